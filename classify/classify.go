@@ -1,0 +1,491 @@
+package classify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Protocol revisions the classifier knows.
+const (
+	Protocol2026 = "2026-07-28"
+	Protocol2025 = "2025-11-25"
+)
+
+// TasksExtension is the extension id that makes resultType "task" legal.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// errorBodyLimit bounds how much of an HTTP error body is read for a
+// JSON-RPC error: error bodies are small, and a proxy's HTML page need not be
+// read whole.
+const errorBodyLimit = 64 << 10
+
+// ErrTooLarge is returned when a JSON body or one SSE event exceeds the
+// classifier's MaxEventSize. It is a limit of the classifier, not a verdict on
+// the server.
+var ErrTooLarge = wire.ErrEventTooLarge
+
+// Classifier classifies exchanges. The zero value is ready to use.
+type Classifier struct {
+	// MaxEventSize bounds a JSON body or one SSE event held in memory
+	// (wire.DefaultMaxEventSize when 0).
+	MaxEventSize int
+	// StopAtTerminal stops reading an event stream once the response has
+	// arrived, as a client does; otherwise the stream is read to its end so
+	// that messages after the response are noticed.
+	StopAtTerminal bool
+	// Now returns the time used to turn a Retry-After HTTP-date into a delay
+	// when the response has no Date header; time.Now when nil.
+	Now func() time.Time
+}
+
+// Classify classifies ex with the default classifier.
+func Classify(ex *Exchange) (*Result, error) {
+	var c Classifier
+	return c.Classify(ex)
+}
+
+// Classify reads the response in ex and returns the verdict. The error is
+// non-nil only when the classifier could not finish for its own reasons (a
+// body or event beyond MaxEventSize); the result then holds what was known.
+func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
+	r := &Result{Method: ex.Method, Protocol: ex.ProtocolVersion, Status: ex.Status}
+	if r.Method == "" {
+		r.Method = "tools/call"
+	}
+	if r.Protocol == "" {
+		r.Protocol = Protocol2026
+	}
+	err := c.classify(r, ex)
+	if r.Warnings == nil {
+		r.Warnings = []Warning{}
+	}
+	r.Layer = r.Outcome.Layer()
+	return r, err
+}
+
+func (c *Classifier) maxSize() int {
+	if c.MaxEventSize > 0 {
+		return c.MaxEventSize
+	}
+	return wire.DefaultMaxEventSize
+}
+
+func (c *Classifier) classify(r *Result, ex *Exchange) error {
+	if ex.Err != nil {
+		networkError(r, ex.Err, "before-response", ex.RequestSent)
+		return nil
+	}
+	if ex.Header != nil {
+		r.ContentType = ex.Header.Get("Content-Type")
+	}
+	if ex.Status < 200 || ex.Status > 299 {
+		c.httpError(r, ex)
+		return nil
+	}
+	if !ex.Notification && ex.ID.IsZero() {
+		r.warn(WarnIDNotChecked, "no request id was given, so the response id was not checked")
+	}
+
+	mt := mediaType(r.ContentType)
+	var body io.Reader
+	data := ex.BodyBytes
+	if ex.Body != nil {
+		body = ex.Body
+	}
+	if mt == "" {
+		// Sniff: the spec requires a Content-Type, but a body is still worth
+		// reading.
+		var head []byte
+		if body != nil {
+			br := bufio.NewReaderSize(body, 512)
+			head, _ = br.Peek(512)
+			body = br
+		} else {
+			head = data
+		}
+		head = bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+		switch {
+		case len(head) == 0:
+			if body != nil {
+				n, _ := io.Copy(io.Discard, io.LimitReader(body, 1))
+				r.BodyBytes = n
+			}
+			return c.empty(r, ex)
+		case head[0] == '{' || head[0] == '[':
+			mt = "application/json"
+			r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as JSON")
+		case hasAnyPrefix(head, "data:", "event:", ":", "id:", "retry:"):
+			mt = "text/event-stream"
+			r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as an event stream")
+		default:
+			r.Outcome = UnexpectedContentType
+			r.Reason = "the response has no Content-Type and its body is neither JSON nor an event stream"
+			return nil
+		}
+	}
+	switch mt {
+	case "text/event-stream":
+		if ex.Notification {
+			return c.notification(r, ex, body, data)
+		}
+		if body == nil {
+			body = bytes.NewReader(data)
+		}
+		return c.stream(r, ex, body)
+	case "application/json":
+		if body != nil {
+			var err error
+			data, err = readBounded(body, c.maxSize())
+			r.BodyBytes = int64(len(data))
+			if err != nil {
+				if errors.Is(err, ErrTooLarge) {
+					return err
+				}
+				networkError(r, err, "body", true)
+				return nil
+			}
+		} else {
+			r.BodyBytes = int64(len(data))
+		}
+		if len(data) == 0 {
+			return c.empty(r, ex)
+		}
+		if ex.Notification {
+			r.Outcome = NotificationAccepted
+			r.Reason = fmt.Sprintf("the notification was accepted with HTTP %d", ex.Status)
+			r.warn(WarnNotificationWithBody, "the notification was answered %d with a %d-byte body", ex.Status, len(data))
+			return nil
+		}
+		c.message(r, ex, data)
+		return nil
+	}
+	if ex.Status == http.StatusAccepted || ex.Status == http.StatusNoContent {
+		if body == nil && len(data) == 0 || body != nil && isEmpty(body) {
+			return c.empty(r, ex)
+		}
+	}
+	r.Outcome = UnexpectedContentType
+	r.Reason = fmt.Sprintf("HTTP %d with Content-Type %q: a response to a request must be application/json or text/event-stream", ex.Status, r.ContentType)
+	return nil
+}
+
+func isEmpty(body io.Reader) bool {
+	var b [1]byte
+	n, _ := io.ReadFull(body, b[:])
+	return n == 0
+}
+
+func hasAnyPrefix(b []byte, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if bytes.HasPrefix(b, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Classifier) empty(r *Result, ex *Exchange) error {
+	if ex.Notification {
+		r.Outcome = NotificationAccepted
+		r.Reason = fmt.Sprintf("the notification was accepted (HTTP %d, no body)", ex.Status)
+		if ex.Status != http.StatusAccepted {
+			r.warn(WarnNotificationWithBody, "an accepted notification should be answered 202, not %d", ex.Status)
+		}
+		return nil
+	}
+	r.Outcome = EmptyResponse
+	r.Reason = fmt.Sprintf("HTTP %d with no body: a request needs a JSON-RPC response, and 202 is only for notifications", ex.Status)
+	return nil
+}
+
+func (c *Classifier) notification(r *Result, ex *Exchange, body io.Reader, data []byte) error {
+	r.Outcome = NotificationAccepted
+	r.Reason = fmt.Sprintf("the notification was accepted with HTTP %d", ex.Status)
+	r.warn(WarnNotificationWithBody, "the notification was answered %d with an event stream", ex.Status)
+	return nil
+}
+
+func readBounded(body io.Reader, max int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	if err != nil {
+		return data, err
+	}
+	if len(data) > max {
+		return data[:max], fmt.Errorf("%w: the JSON body is larger than %d bytes", ErrTooLarge, max)
+	}
+	return data, nil
+}
+
+func networkError(r *Result, err error, phase string, sent bool) {
+	r.Outcome = NetworkError
+	nd := &NetworkDetails{Error: err.Error(), Phase: phase, RequestSent: sent}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+		nd.Timeout = true
+	}
+	r.Network = nd
+	switch {
+	case phase == "body":
+		r.Reason = "the response body was cut after the headers: " + err.Error()
+	case sent:
+		r.Reason = "no HTTP response after the request was sent (the server may have processed it): " + err.Error()
+	default:
+		r.Reason = "no HTTP response; the request was not fully sent: " + err.Error()
+	}
+}
+
+// mediaType returns the lower-cased media type of a Content-Type value,
+// without parameters.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	switch {
+	case strings.EqualFold(ct, "application/json"):
+		return "application/json"
+	case strings.EqualFold(ct, "text/event-stream"):
+		return "text/event-stream"
+	}
+	return strings.ToLower(ct)
+}
+
+func (c *Classifier) httpError(r *Result, ex *Exchange) {
+	r.Outcome = HTTPError
+	r.Reason = fmt.Sprintf("HTTP %d %s", ex.Status, http.StatusText(ex.Status))
+	if ex.Header != nil {
+		if v := ex.Header.Get("Retry-After"); v != "" {
+			ra := ParseRetryAfter(v, ex.Header.Get("Date"), c.now())
+			r.HTTP = &HTTPDetails{RetryAfter: &ra}
+		}
+		if v := ex.Header.Get("WWW-Authenticate"); v != "" {
+			if r.HTTP == nil {
+				r.HTTP = &HTTPDetails{}
+			}
+			r.HTTP.WWWAuthenticate = ParseWWWAuthenticate(v)
+		}
+	}
+	data := ex.BodyBytes
+	if ex.Body != nil {
+		var err error
+		data, err = io.ReadAll(io.LimitReader(ex.Body, errorBodyLimit))
+		if err != nil && len(data) == 0 {
+			return
+		}
+	}
+	r.BodyBytes = int64(len(data))
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || !json.Valid(data) {
+		return
+	}
+	env := scanEnvelope(data)
+	if !env.hasError || wire.Kind(env.err) != '{' {
+		return
+	}
+	d := &JSONRPCDetails{ID: wire.IDFromRaw(env.id)}
+	if !errorObject(env.err, d) {
+		return
+	}
+	r.JSONRPC = d
+	if d.Code != nil {
+		r.Reason += fmt.Sprintf(", JSON-RPC error %d %s: %s", *d.Code, d.CodeName, d.Message)
+	}
+}
+
+func (c *Classifier) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// envelope holds the raw members of a JSON-RPC message.
+type envelope struct {
+	jsonrpc, id, result, err, method []byte
+	hasJSONRPC, hasID, hasResult     bool
+	hasError, hasMethod              bool
+}
+
+func scanEnvelope(obj []byte) envelope {
+	var e envelope
+	_ = wire.EachField(obj, func(k, v []byte) bool {
+		if len(k) < 4 {
+			return true
+		}
+		switch {
+		case wire.KeyIs(k, "jsonrpc"):
+			e.jsonrpc, e.hasJSONRPC = v, true
+		case wire.KeyIs(k, "id"):
+			e.id, e.hasID = v, true
+		case wire.KeyIs(k, "result"):
+			e.result, e.hasResult = v, true
+		case wire.KeyIs(k, "error"):
+			e.err, e.hasError = v, true
+		case wire.KeyIs(k, "method"):
+			e.method, e.hasMethod = v, true
+		}
+		return true
+	})
+	return e
+}
+
+// errorObject fills d from a JSON-RPC error object and reports whether it is
+// well formed (integer code, string message).
+func errorObject(obj []byte, d *JSONRPCDetails) bool {
+	var code, msg, data []byte
+	var hasCode, hasMsg bool
+	_ = wire.EachField(obj, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "code"):
+			code, hasCode = v, true
+		case wire.KeyIs(k, "message"):
+			msg, hasMsg = v, true
+		case wire.KeyIs(k, "data"):
+			data = v
+		}
+		return true
+	})
+	ok := true
+	if hasCode && wire.Kind(code) == '0' && wire.IsIntegerNumber(code) {
+		if n, err := strconv.ParseFloat(string(code), 64); err == nil {
+			v := int64(n)
+			d.Code = &v
+			d.CodeName = CodeName(v)
+		}
+	} else {
+		ok = false
+	}
+	if s, isStr := wire.StringValue(msg); hasMsg && isStr {
+		d.Message = s
+	} else {
+		ok = false
+	}
+	if data != nil {
+		d.Data = json.RawMessage(data)
+	}
+	return ok
+}
+
+// message classifies one JSON body that must be the response.
+func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
+	if !json.Valid(data) {
+		r.Outcome = MalformedJSON
+		r.Reason = "the response body is not valid JSON"
+		return
+	}
+	switch wire.Kind(data) {
+	case '{':
+	case '[':
+		r.Outcome = InvalidEnvelope
+		r.Reason = "the response is a JSON array (a batch); MCP responses are single JSON-RPC objects"
+		return
+	default:
+		r.Outcome = InvalidEnvelope
+		r.Reason = "the response is JSON but not an object"
+		return
+	}
+	env := scanEnvelope(data)
+	if !env.hasResult && !env.hasError && env.hasMethod {
+		r.Outcome = InvalidEnvelope
+		r.Reason = "the body is a JSON-RPC request or notification, not a response"
+		return
+	}
+	c.response(r, ex, env)
+}
+
+// response judges a JSON-RPC response envelope and, for a result, the result.
+func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
+	if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
+		r.Outcome = InvalidEnvelope
+		if env.hasJSONRPC {
+			r.Reason = fmt.Sprintf("jsonrpc is %s, not \"2.0\"", env.jsonrpc)
+		} else {
+			r.Reason = "the jsonrpc member is missing"
+		}
+		return
+	}
+	if env.hasResult == env.hasError {
+		r.Outcome = InvalidEnvelope
+		if env.hasResult {
+			r.Reason = "the response has both result and error"
+		} else {
+			r.Reason = "the response has neither result nor error"
+		}
+		return
+	}
+	d := &JSONRPCDetails{}
+	if env.hasID {
+		d.ID = wire.IDFromRaw(env.id)
+	}
+	r.JSONRPC = d
+	idAbsent := !env.hasID || d.ID.IsNull()
+	if !idAbsent {
+		if !d.ID.IsString() && !d.ID.IsNumber() {
+			r.Outcome = InvalidEnvelope
+			r.Reason = fmt.Sprintf("the response id %s is neither a string nor a number", env.id)
+			return
+		}
+		if !ex.ID.IsZero() && !d.ID.Equal(ex.ID) {
+			r.Outcome = InvalidEnvelope
+			r.Reason = fmt.Sprintf("the response id %s does not match the request id %s", env.id, ex.ID.String())
+			return
+		}
+	}
+	if env.hasError {
+		if wire.Kind(env.err) != '{' || !errorObject(env.err, d) {
+			r.Outcome = InvalidEnvelope
+			r.Reason = "the error member is not an object with an integer code and a string message"
+			return
+		}
+		r.Outcome = JSONRPCError
+		r.Reason = fmt.Sprintf("JSON-RPC error %d", *d.Code)
+		if d.CodeName != "" {
+			r.Reason += " " + d.CodeName
+		}
+		r.Reason += ": " + d.Message
+		if idAbsent {
+			r.warn(WarnErrorWithoutID, "the error response has no id: the server could not read the request id")
+		}
+		c.codeWarnings(r, *d.Code, ex)
+		return
+	}
+	if idAbsent {
+		r.Outcome = InvalidEnvelope
+		r.Reason = "a result response must carry the request id"
+		return
+	}
+	c.result(r, ex, env.result)
+}
+
+func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
+	switch {
+	case code == -32002 || code == -32042:
+		r.warn(WarnRetiredErrorCode, "error code %d is retired in 2026-07-28", code)
+	case code == -32001 || code == -32003 || code == -32004:
+		r.warn(WarnDraftErrorCode, "error code %d is early-draft numbering", code)
+	case code >= -32019 && code <= -32000:
+		r.warn(WarnLegacyErrorCode, "error code %d is in the legacy range -32000..-32019", code)
+	case code >= -32099 && code <= -32023:
+		r.warn(WarnReservedErrorCode, "error code %d is in the reserved range -32020..-32099 but undefined", code)
+	}
+	if r.Protocol == Protocol2026 && ex.Status >= 200 && ex.Status <= 299 {
+		switch code {
+		case -32020, -32021, -32022:
+			r.warn(WarnStatusMismatch, "error %d came with HTTP %d; the spec requires 400", code, ex.Status)
+		case -32601:
+			r.warn(WarnStatusMismatch, "error -32601 came with HTTP %d; the spec requires 404", ex.Status)
+		}
+	}
+}

@@ -1,0 +1,466 @@
+package classify
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// mrtrMethods are the requests that may answer input_required
+// (MCP 2026-07-28 MRTR: "Servers MUST NOT send InputRequiredResult responses
+// on any other client requests").
+func mrtrMethod(m string) bool {
+	return m == "tools/call" || m == "prompts/get" || m == "resources/read"
+}
+
+// result judges the result member of a response with the right id.
+func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
+	toolCall := r.Method == "tools/call"
+	invalid := InvalidResult
+	if toolCall {
+		invalid = InvalidToolResult
+	}
+	if wire.Kind(res) != '{' {
+		r.Outcome = invalid
+		r.Reason = "result is not a JSON object"
+		return
+	}
+	var f resultFields
+	f.scan(res)
+	resultType := "complete"
+	if f.hasResultType {
+		s, ok := wire.StringValue(f.resultType)
+		if !ok {
+			r.Outcome = invalid
+			r.Reason = fmt.Sprintf("resultType is %s, not a string", f.resultType)
+			return
+		}
+		resultType = s
+		r.ResultType = s
+	} else if r.Protocol == Protocol2026 {
+		r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
+	}
+	switch resultType {
+	case "complete":
+	case "input_required":
+		if !mrtrMethod(r.Method) {
+			r.Outcome = invalid
+			r.Reason = fmt.Sprintf("resultType input_required is not allowed for %s (only tools/call, prompts/get, resources/read)", r.Method)
+			return
+		}
+		c.inputRequired(r, &f, invalid)
+		return
+	case "task":
+		if toolCall && declared(ex.Extensions, TasksExtension) {
+			c.task(r, &f)
+			return
+		}
+		r.Outcome = invalid
+		if toolCall {
+			r.Reason = "resultType \"task\" without the tasks extension declared for this request is unknown to the client"
+		} else {
+			r.Reason = fmt.Sprintf("resultType \"task\" is only defined for tools/call, not %s", r.Method)
+		}
+		return
+	default:
+		r.Outcome = invalid
+		r.Reason = fmt.Sprintf("resultType %q is unknown to the client (spec: an unrecognized resultType MUST be considered invalid)", resultType)
+		return
+	}
+	if !toolCall {
+		r.Outcome = ResultSuccess
+		r.Reason = fmt.Sprintf("%s returned a result", r.Method)
+		return
+	}
+	c.callToolResult(r, &f)
+}
+
+func declared(exts []string, id string) bool {
+	for _, e := range exts {
+		if e == id {
+			return true
+		}
+	}
+	return false
+}
+
+type resultFields struct {
+	resultType, content, isError, structured, inputRequests, requestState, taskID, status, meta []byte
+	hasResultType, hasContent, hasIsError, hasStructured, hasInputRequests, hasRequestState  bool
+	hasTaskID, hasStatus, hasMeta                                                            bool
+}
+
+func (f *resultFields) scan(obj []byte) {
+	_ = wire.EachField(obj, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "resultType"):
+			f.resultType, f.hasResultType = v, true
+		case wire.KeyIs(k, "content"):
+			f.content, f.hasContent = v, true
+		case wire.KeyIs(k, "isError"):
+			f.isError, f.hasIsError = v, true
+		case wire.KeyIs(k, "structuredContent"):
+			f.structured, f.hasStructured = v, true
+		case wire.KeyIs(k, "inputRequests"):
+			f.inputRequests, f.hasInputRequests = v, true
+		case wire.KeyIs(k, "requestState"):
+			f.requestState, f.hasRequestState = v, true
+		case wire.KeyIs(k, "taskId"):
+			f.taskID, f.hasTaskID = v, true
+		case wire.KeyIs(k, "status"):
+			f.status, f.hasStatus = v, true
+		case wire.KeyIs(k, "_meta"):
+			f.meta, f.hasMeta = v, true
+		}
+		return true
+	})
+}
+
+func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) {
+	if r.Protocol == Protocol2025 {
+		r.warn(WarnInputRequired2025, "an input_required result on a 2025-11-25 exchange")
+	}
+	if !f.hasInputRequests && !f.hasRequestState {
+		r.Outcome = invalid
+		r.Reason = "input_required without inputRequests and without requestState (the server MUST include at least one)"
+		return
+	}
+	if f.hasRequestState && wire.Kind(f.requestState) != '"' {
+		r.Outcome = invalid
+		r.Reason = "requestState is not a string"
+		return
+	}
+	if f.hasMeta && wire.Kind(f.meta) != '{' {
+		r.Outcome = invalid
+		r.Reason = "_meta is not an object"
+		return
+	}
+	in := &InputDetails{HasRequestState: f.hasRequestState, Requests: []InputRequest{}}
+	if f.hasInputRequests {
+		if wire.Kind(f.inputRequests) != '{' {
+			r.Outcome = invalid
+			r.Reason = "inputRequests is not an object"
+			return
+		}
+		problem := ""
+		_ = wire.EachField(f.inputRequests, func(k, v []byte) bool {
+			key, _ := wire.StringValue(k)
+			if wire.Kind(v) != '{' {
+				problem = fmt.Sprintf("inputRequests[%q] is not an object", key)
+				return false
+			}
+			method, hasMethod := wire.Field(v, "method")
+			m, ok := wire.StringValue(method)
+			if !hasMethod || !ok {
+				problem = fmt.Sprintf("inputRequests[%q] has no string method", key)
+				return false
+			}
+			params, hasParams := wire.Field(v, "params")
+			if hasParams && wire.Kind(params) != '{' {
+				problem = fmt.Sprintf("inputRequests[%q].params is not an object", key)
+				return false
+			}
+			req := InputRequest{Key: key, Method: m}
+			switch m {
+			case "elicitation/create":
+				if !hasParams {
+					problem = fmt.Sprintf("inputRequests[%q] (elicitation/create) has no params", key)
+					return false
+				}
+				req.Mode = "form"
+				if mode, ok := wire.Field(params, "mode"); ok {
+					req.Mode, _ = wire.StringValue(mode)
+				}
+				if _, ok := wire.Field(params, "message"); !ok {
+					problem = fmt.Sprintf("inputRequests[%q] (elicitation/create) has no message", key)
+					return false
+				}
+			case "sampling/createMessage":
+				if !hasParams {
+					problem = fmt.Sprintf("inputRequests[%q] (sampling/createMessage) has no params", key)
+					return false
+				}
+				msgs, ok := wire.Field(params, "messages")
+				if !ok || wire.Kind(msgs) != '[' {
+					problem = fmt.Sprintf("inputRequests[%q] (sampling/createMessage) has no messages array", key)
+					return false
+				}
+			case "roots/list":
+			default:
+				problem = fmt.Sprintf("inputRequests[%q] asks for %q, which is not elicitation/create, sampling/createMessage or roots/list", key, m)
+				return false
+			}
+			in.Requests = append(in.Requests, req)
+			return true
+		})
+		if problem != "" {
+			r.Outcome = invalid
+			r.Reason = problem
+			return
+		}
+	}
+	r.Input = in
+	r.Outcome = InputRequired
+	r.Reason = fmt.Sprintf("the server needs input before it can finish: %d input request(s), requestState %s",
+		len(in.Requests), map[bool]string{true: "present", false: "absent"}[in.HasRequestState])
+}
+
+func (c *Classifier) task(r *Result, f *resultFields) {
+	id, ok1 := wire.StringValue(f.taskID)
+	st, ok2 := wire.StringValue(f.status)
+	if !f.hasTaskID || !ok1 || !f.hasStatus || !ok2 {
+		r.Outcome = InvalidToolResult
+		r.Reason = "a task result needs a string taskId and a string status"
+		return
+	}
+	r.Task = &TaskDetails{TaskID: id, Status: st}
+	r.Outcome = TaskCreated
+	r.Reason = fmt.Sprintf("the server created task %s (status %s); poll it with tasks/get", id, st)
+}
+
+var mcpErrorText = regexp.MustCompile(`MCP error -32[0-9]{3}`)
+
+func (c *Classifier) callToolResult(r *Result, f *resultFields) {
+	if !f.hasContent {
+		r.Outcome = InvalidToolResult
+		r.Reason = "content is missing (CallToolResult requires a content array)"
+		return
+	}
+	if wire.Kind(f.content) != '[' {
+		r.Outcome = InvalidToolResult
+		r.Reason = "content is not an array"
+		return
+	}
+	if f.hasIsError && !isBool(f.isError) {
+		r.Outcome = InvalidToolResult
+		r.Reason = fmt.Sprintf("isError is %s, not a boolean", abbreviate(f.isError))
+		return
+	}
+	if f.hasStructured && r.Protocol == Protocol2025 && wire.Kind(f.structured) != '{' {
+		r.Outcome = InvalidToolResult
+		r.Reason = "structuredContent is not an object (required by 2025-11-25)"
+		return
+	}
+	if f.hasMeta && wire.Kind(f.meta) != '{' {
+		r.Outcome = InvalidToolResult
+		r.Reason = "_meta is not an object"
+		return
+	}
+	isErr := f.hasIsError && wire.Kind(f.isError) == 't'
+	problem := ""
+	protocolText := false
+	_ = wire.EachElement(f.content, func(i int, block []byte) bool {
+		var p string
+		var typ string
+		typ, p = checkBlock(block)
+		if p != "" {
+			problem = fmt.Sprintf("content[%d] %s", i, p)
+			return false
+		}
+		switch typ {
+		case "text", "image", "audio", "resource_link", "resource":
+		default:
+			r.warn(WarnUnknownContentBlock, "content[%d] has unknown type %q", i, typ)
+		}
+		if isErr && typ == "text" && !protocolText {
+			if t, ok := wire.Field(block, "text"); ok && bytes.Contains(t, []byte("MCP error -32")) {
+				if s, _ := wire.StringValue(t); mcpErrorText.MatchString(s) {
+					protocolText = true
+					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", mcpErrorText.FindString(s))
+				}
+			}
+		}
+		return true
+	})
+	if problem != "" {
+		r.Outcome = InvalidToolResult
+		r.Reason = problem
+		return
+	}
+	if f.hasIsError {
+		b := isErr
+		r.IsError = &b
+	}
+	if isErr {
+		r.Outcome = ToolError
+		r.Reason = "the tool ran and reported an error (isError: true); show it to the model, do not retry blindly"
+		return
+	}
+	r.Outcome = ToolSuccess
+	r.Reason = "the tool call completed"
+}
+
+func isBool(v []byte) bool {
+	k := wire.Kind(v)
+	return k == 't' || k == 'f'
+}
+
+func abbreviate(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:37]) + "..."
+	}
+	return string(v)
+}
+
+// checkBlock validates one content block and returns its type, or a problem.
+func checkBlock(block []byte) (typ, problem string) {
+	if wire.Kind(block) != '{' {
+		return "", "is not an object"
+	}
+	var t []byte
+	var hasType bool
+	var fields [8][]byte // text, data, mimeType, uri, name, resource, annotations, _meta
+	var seen [8]bool
+	var bad string
+	_ = wire.EachField(block, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "type"):
+			t, hasType = v, true
+		case wire.KeyIs(k, "text"):
+			fields[0], seen[0] = v, true
+		case wire.KeyIs(k, "data"):
+			fields[1], seen[1] = v, true
+		case wire.KeyIs(k, "mimeType"):
+			fields[2], seen[2] = v, true
+		case wire.KeyIs(k, "uri"):
+			fields[3], seen[3] = v, true
+		case wire.KeyIs(k, "name"):
+			fields[4], seen[4] = v, true
+		case wire.KeyIs(k, "resource"):
+			fields[5], seen[5] = v, true
+		case wire.KeyIs(k, "annotations"):
+			fields[6], seen[6] = v, true
+		case wire.KeyIs(k, "_meta"):
+			fields[7], seen[7] = v, true
+		case wire.KeyIs(k, "title"), wire.KeyIs(k, "description"):
+			if wire.Kind(v) != '"' {
+				bad = fmt.Sprintf("has a non-string %s", k)
+			}
+		case wire.KeyIs(k, "size"):
+			if wire.Kind(v) != '0' {
+				bad = "has a non-numeric size"
+			}
+		case wire.KeyIs(k, "icons"):
+			if wire.Kind(v) != '[' {
+				bad = "has icons that are not an array"
+			}
+		}
+		return true
+	})
+	s, ok := wire.StringValue(t)
+	if !hasType || !ok {
+		return "", "has no string type"
+	}
+	if bad != "" {
+		return s, bad
+	}
+	str := func(i int, name string) string {
+		if !seen[i] {
+			return fmt.Sprintf("(%s) is missing %s", s, name)
+		}
+		if wire.Kind(fields[i]) != '"' {
+			return fmt.Sprintf("(%s) has a non-string %s", s, name)
+		}
+		return ""
+	}
+	optStr := func(i int, name string) string {
+		if seen[i] && wire.Kind(fields[i]) != '"' {
+			return fmt.Sprintf("(%s) has a non-string %s", s, name)
+		}
+		return ""
+	}
+	var p string
+	switch s {
+	case "text":
+		p = str(0, "text")
+	case "image", "audio":
+		if p = str(1, "data"); p == "" {
+			p = str(2, "mimeType")
+		}
+	case "resource_link":
+		if p = str(3, "uri"); p == "" {
+			if p = str(4, "name"); p == "" {
+				p = optStr(2, "mimeType")
+			}
+		}
+	case "resource":
+		p = checkEmbedded(seen[5], fields[5])
+	default:
+		return s, ""
+	}
+	if p == "" && seen[6] {
+		p = checkAnnotations(fields[6])
+	}
+	if p == "" && seen[7] && wire.Kind(fields[7]) != '{' {
+		p = "has a _meta that is not an object"
+	}
+	return s, p
+}
+
+func checkEmbedded(present bool, res []byte) string {
+	if !present {
+		return "(resource) is missing resource"
+	}
+	if wire.Kind(res) != '{' {
+		return "(resource) has a resource that is not an object"
+	}
+	var uri, text, blob, mime []byte
+	var hasURI, hasText, hasBlob, hasMime bool
+	_ = wire.EachField(res, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "uri"):
+			uri, hasURI = v, true
+		case wire.KeyIs(k, "text"):
+			text, hasText = v, true
+		case wire.KeyIs(k, "blob"):
+			blob, hasBlob = v, true
+		case wire.KeyIs(k, "mimeType"):
+			mime, hasMime = v, true
+		}
+		return true
+	})
+	switch {
+	case !hasURI || wire.Kind(uri) != '"':
+		return "(resource) has a resource without a string uri"
+	case hasMime && wire.Kind(mime) != '"':
+		return "(resource) has a resource with a non-string mimeType"
+	case hasText && wire.Kind(text) == '"', hasBlob && wire.Kind(blob) == '"':
+		return ""
+	}
+	return "(resource) has a resource with neither a string text nor a string blob"
+}
+
+func checkAnnotations(a []byte) string {
+	if wire.Kind(a) != '{' {
+		return "has annotations that are not an object"
+	}
+	p := ""
+	_ = wire.EachField(a, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "audience"):
+			if wire.Kind(v) != '[' {
+				p = "has annotations.audience that is not an array"
+				return false
+			}
+			_ = wire.EachElement(v, func(_ int, e []byte) bool {
+				if !wire.StringIs(e, "user") && !wire.StringIs(e, "assistant") {
+					p = "has an annotations.audience entry that is not \"user\" or \"assistant\""
+					return false
+				}
+				return true
+			})
+		case wire.KeyIs(k, "priority"):
+			if wire.Kind(v) != '0' || !priorityInRange(v) {
+				p = "has annotations.priority that is not a number from 0 to 1"
+			}
+		case wire.KeyIs(k, "lastModified"):
+			if wire.Kind(v) != '"' {
+				p = "has annotations.lastModified that is not a string"
+			}
+		}
+		return p == ""
+	})
+	return p
+}

@@ -1,0 +1,104 @@
+package classify
+
+import "fmt"
+
+// Warning codes. Each is documented in docs/outcomes.md with the rule it cites.
+const (
+	WarnIDNotChecked          = "id-not-checked"
+	WarnMissingResultType     = "missing-result-type"
+	WarnErrorWithoutID        = "error-without-id"
+	WarnLegacyErrorCode       = "legacy-error-code"
+	WarnRetiredErrorCode      = "retired-error-code"
+	WarnDraftErrorCode        = "draft-error-code"
+	WarnReservedErrorCode     = "reserved-error-code"
+	WarnStatusMismatch        = "status-mismatch"
+	WarnServerRequestOnStream = "server-request-on-stream"
+	WarnUnknownContentBlock   = "unknown-content-block"
+	WarnProtocolErrorAsTool   = "protocol-error-as-tool-error"
+	WarnMissingContentType    = "missing-content-type"
+	WarnMessageAfterTerminal  = "message-after-terminal"
+	WarnResponseForOtherID    = "response-for-other-id"
+	WarnUnknownEventType      = "unknown-event-type"
+	WarnEmptyEvent            = "empty-event"
+	WarnInputRequired2025     = "input-required-on-2025-11-25"
+	WarnNotificationWithBody  = "notification-answered-with-body"
+	WarnBodyOnError           = "unreadable-error-body"
+)
+
+// rules maps each warning code to the spec rule it cites.
+var rules = map[string]string{
+	WarnIDNotChecked:          "JSON-RPC 2.0 / MCP basic: result responses MUST include the same id as the request; without the request id this could not be checked",
+	WarnMissingResultType:     "MCP 2026-07-28 basic §ResultType: servers MUST include resultType; clients MUST treat an absent resultType as \"complete\"",
+	WarnErrorWithoutID:        "MCP basic §Responses: an error response may omit the id only when the request id could not be read",
+	WarnLegacyErrorCode:       "MCP 2026-07-28 basic §Error Codes: -32000..-32019 is legacy; new implementations SHOULD NOT use it and receivers MUST NOT assume a meaning (except -32002)",
+	WarnRetiredErrorCode:      "MCP 2026-07-28: -32002 (resource not found) and -32042 (URL elicitation required) are retired; implementations MUST NOT emit them",
+	WarnDraftErrorCode:        "MCP 2026-07-28 changelog item 12: pre-release drafts used -32001/-32003/-32004 for HeaderMismatch/MissingRequiredClientCapability/UnsupportedProtocolVersion (now -32020/-32021/-32022)",
+	WarnReservedErrorCode:     "MCP 2026-07-28 basic §Error Codes: -32020..-32099 is reserved for the spec; implementations MUST NOT emit an undefined code from it",
+	WarnStatusMismatch:        "MCP 2026-07-28 Streamable HTTP: -32020/-32021/-32022 MUST be sent with HTTP 400 and -32601 with HTTP 404",
+	WarnServerRequestOnStream: "MCP 2026-07-28 Streamable HTTP §Receiving: the server MUST NOT send JSON-RPC requests on a response stream (use MRTR inputRequests)",
+	WarnUnknownContentBlock:   "MCP 2026-07-28 schema ContentBlock: text, image, audio, resource_link, resource",
+	WarnProtocolErrorAsTool:   "MCP 2026-07-28 tools §Error Handling: unknown tools and malformed requests are protocol errors (JSON-RPC error), not tool execution errors (isError)",
+	WarnMissingContentType:    "MCP Streamable HTTP §Sending: the server MUST reply with Content-Type application/json or text/event-stream",
+	WarnMessageAfterTerminal:  "MCP 2026-07-28 Streamable HTTP: the final response SHOULD terminate the stream, and after cancellation or completion the server MUST NOT send further messages for the request",
+	WarnResponseForOtherID:    "JSON-RPC 2.0: a response carries the id of the request it answers; a response stream relates to its originating request only",
+	WarnUnknownEventType:      "WHATWG SSE: an event with a type other than \"message\" is not delivered to a message listener; MCP defines no other event types",
+	WarnEmptyEvent:            "MCP 2025-11-25 Streamable HTTP allowed a priming event with empty data; it carries no JSON-RPC message",
+	WarnInputRequired2025:     "MCP 2025-11-25 has no MRTR: resultType \"input_required\" is defined from 2026-07-28",
+	WarnNotificationWithBody:  "MCP Streamable HTTP §Sending: an accepted notification MUST be answered 202 Accepted with no body",
+	WarnBodyOnError:           "informational: the body of an HTTP error could not be read as a JSON-RPC error",
+}
+
+// Rule returns the spec rule that a warning code cites.
+func Rule(code string) string { return rules[code] }
+
+// WarningCodes lists every warning code the classifier can emit.
+func WarningCodes() []string {
+	return []string{
+		WarnIDNotChecked, WarnMissingResultType, WarnErrorWithoutID, WarnLegacyErrorCode, WarnRetiredErrorCode,
+		WarnDraftErrorCode, WarnReservedErrorCode, WarnStatusMismatch, WarnServerRequestOnStream,
+		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
+		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
+		WarnNotificationWithBody, WarnBodyOnError,
+	}
+}
+
+func (r *Result) warn(code, format string, args ...any) {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	r.Warnings = append(r.Warnings, Warning{Code: code, Message: msg, Rule: rules[code]})
+}
+
+// CodeName returns the schema name of a JSON-RPC error code, or "".
+func CodeName(code int64) string {
+	switch code {
+	case -32700:
+		return "ParseError"
+	case -32600:
+		return "InvalidRequest"
+	case -32601:
+		return "MethodNotFound"
+	case -32602:
+		return "InvalidParams"
+	case -32603:
+		return "InternalError"
+	case -32020:
+		return "HeaderMismatch"
+	case -32021:
+		return "MissingRequiredClientCapability"
+	case -32022:
+		return "UnsupportedProtocolVersion"
+	case -32002:
+		return "ResourceNotFound (retired)"
+	case -32042:
+		return "URLElicitationRequired (retired)"
+	case -32001:
+		return "HeaderMismatch (draft numbering)"
+	case -32003:
+		return "MissingRequiredClientCapability (draft numbering)"
+	case -32004:
+		return "UnsupportedProtocolVersion (draft numbering)"
+	}
+	return ""
+}

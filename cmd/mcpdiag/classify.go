@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
+	"github.com/spf13/cobra"
+)
+
+type classifyOptions struct {
+	id           string
+	protocol     string
+	method       string
+	extensions   []string
+	notification bool
+	text         bool
+	maxEvent     int
+}
+
+func newClassifyCmd() *cobra.Command {
+	var o classifyOptions
+	cmd := &cobra.Command{
+		Use:   "classify [FILE]",
+		Short: "Classify one raw HTTP response (as `curl -si` prints it) from FILE or stdin",
+		Long: `Reads one raw HTTP response — status line, headers, blank line, body — exactly
+as it came off the wire (JSON or an SSE stream), and names the layer and outcome.
+
+Exit status: 0 when it classified (whatever the outcome), 2 for unreadable
+input or bad flags.`,
+		Example: `  curl -si -X POST http://127.0.0.1:8080/mcp -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -d @call.json | mcpdiag classify --id 1
+  mcpdiag classify --id '"call-7"' --text response.txt`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runClassify(cmd.OutOrStdout(), cmd.InOrStdin(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.id, "id", "", "the request id, as JSON: 7 is a number, '\"a\"' a string (unchecked when absent)")
+	f.StringVar(&o.protocol, "protocol", classify.Protocol2026, "protocol revision of the exchange: 2026-07-28 or 2025-11-25")
+	f.StringVar(&o.method, "method", "tools/call", "JSON-RPC method of the request")
+	f.StringArrayVar(&o.extensions, "extension", nil, "an extension the request declared (repeatable), e.g. io.modelcontextprotocol/tasks")
+	f.BoolVar(&o.notification, "notification", false, "the request was a notification (202 with no body is then correct)")
+	f.BoolVar(&o.text, "text", false, "print a short human explanation instead of JSON")
+	f.IntVar(&o.maxEvent, "max-event-size", wire.DefaultMaxEventSize, "largest JSON body or SSE event held in memory, in bytes")
+	return cmd
+}
+
+func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOptions) error {
+	ex := &classify.Exchange{Method: o.method, Extensions: o.extensions, Notification: o.notification}
+	switch o.protocol {
+	case classify.Protocol2026, classify.Protocol2025:
+		ex.ProtocolVersion = o.protocol
+	default:
+		return usageError("--protocol %q: must be 2026-07-28 or 2025-11-25", o.protocol)
+	}
+	if o.id != "" {
+		id, err := wire.ParseID(o.id)
+		if err != nil {
+			return usageError("--id: %v", err)
+		}
+		ex.ID = id
+	}
+	if o.maxEvent <= 0 {
+		return usageError("--max-event-size must be positive, got %d", o.maxEvent)
+	}
+	in := stdin
+	name := "stdin"
+	if len(args) == 1 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return usageError("cannot open %s: %v", args[0], err)
+		}
+		defer f.Close()
+		in, name = f, args[0]
+	}
+	resp, err := wire.ReadRawResponse(in)
+	if err != nil {
+		return usageError("%s: %v", name, err)
+	}
+	ex.Status, ex.Header, ex.Body = resp.Status, resp.Header, resp.Body
+	c := classify.Classifier{MaxEventSize: o.maxEvent}
+	r, err := c.Classify(ex)
+	if err != nil {
+		if errors.Is(err, classify.ErrTooLarge) {
+			return usageError("%s: %v (raise --max-event-size)", name, err)
+		}
+		return usageError("%s: %v", name, err)
+	}
+	if o.text {
+		_, err = io.WriteString(out, classify.Explain(r))
+		for _, n := range resp.Notes {
+			fmt.Fprintf(out, "  note:   %s\n", n)
+		}
+		return err
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		*classify.Result
+		Notes []string `json:"captureNotes,omitempty"`
+	}{r, resp.Notes})
+}

@@ -1,0 +1,72 @@
+// Command mcpdiag tells in which layer an MCP tool call failed — HTTP
+// transport, JSON-RPC envelope, MCP result shape, interaction or the tool
+// itself — and whether it is safe to try again.
+//
+// The command only parses flags and calls the library packages; everything it
+// does is available from Go.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit code out of a subcommand.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks bad flags or unreadable input: exit code 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "mcpdiag",
+		Short:         "Find the layer where an MCP tool call failed",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError("%v", err)
+	})
+	root.AddCommand(newClassifyCmd())
+	return root
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "mcpdiag: "+oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// cobra's own errors (unknown command, bad args) are usage errors.
+	return 2
+}
+
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
