@@ -22,7 +22,6 @@ const (
 	WarnEmptyEvent            = "empty-event"
 	WarnInputRequired2025     = "input-required-on-2025-11-25"
 	WarnNotificationWithBody  = "notification-answered-with-body"
-	WarnBodyOnError           = "unreadable-error-body"
 )
 
 // rules maps each warning code to the spec rule it cites.
@@ -45,7 +44,6 @@ var rules = map[string]string{
 	WarnEmptyEvent:            "MCP 2025-11-25 Streamable HTTP allowed a priming event with empty data; it carries no JSON-RPC message",
 	WarnInputRequired2025:     "MCP 2025-11-25 has no MRTR: resultType \"input_required\" is defined from 2026-07-28",
 	WarnNotificationWithBody:  "MCP Streamable HTTP §Sending: an accepted notification MUST be answered 202 Accepted with no body",
-	WarnBodyOnError:           "informational: the body of an HTTP error could not be read as a JSON-RPC error",
 }
 
 // Rule returns the spec rule that a warning code cites.
@@ -58,7 +56,7 @@ func WarningCodes() []string {
 		WarnDraftErrorCode, WarnReservedErrorCode, WarnStatusMismatch, WarnServerRequestOnStream,
 		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
 		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
-		WarnNotificationWithBody, WarnBodyOnError,
+		WarnNotificationWithBody,
 	}
 }
 

@@ -43,7 +43,8 @@ type Event struct {
 	Retry    int64
 	HasRetry bool
 	// Offset and Length locate the event's raw bytes in the stream, from its
-	// first line to the end of its terminating blank line.
+	// first line to the end of its terminating blank line. (When that blank
+	// line ends in CRLF and the LF has not arrived yet, Length stops at the CR.)
 	Offset int64
 	Length int64
 }
@@ -246,6 +247,11 @@ func (s *SSEReader) Next() (Event, error) {
 		if len(line) == 0 {
 			if !s.inEvent {
 				continue
+			}
+			if s.skipLF && s.start < s.end && s.buf[s.start] == '\n' {
+				// Take the LF of a CRLF blank line now, so Length covers it.
+				s.consume(1)
+				s.skipLF = false
 			}
 			ev := Event{Offset: s.evStart, Length: s.pos - s.evStart}
 			if !s.hasData {

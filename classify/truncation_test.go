@@ -1,0 +1,95 @@
+package classify
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// TestTruncatedStreamNeverSucceeds cuts valid streams whose last event is
+// the response at every proper prefix: no prefix may classify as a success,
+// and none may panic or fail to classify.
+func TestTruncatedStreamNeverSucceeds(t *testing.T) {
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`
+	ok := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`
+	streams := map[string]string{
+		"LF":        "data: " + progress + "\n\ndata: " + ok + "\n\n",
+		"CRLF":      ": hi\r\ndata: " + progress + "\r\n\r\ndata: " + ok + "\r\n\r\n",
+		"CR":        "data: " + progress + "\r\rdata: " + ok + "\r\r",
+		"multiline": "data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1,\ndata: \"result\":{\"content\":[]}}\n\n",
+		"BOM":       "\xef\xbb\xbfdata: " + ok + "\n\n",
+	}
+	for name, full := range streams {
+		t.Run(name, func(t *testing.T) {
+			r := classifyStream(t, full)
+			if r.Outcome != ToolSuccess {
+				t.Fatalf("the whole stream: %s (%s), want TOOL_SUCCESS", r.Outcome, r.Reason)
+			}
+			for n := 0; n < len(full); n++ {
+				r := classifyStream(t, full[:n])
+				if r.Outcome.Success() {
+					t.Fatalf("prefix of %d/%d bytes classified as %s", n, len(full), r.Outcome)
+				}
+				if r.Outcome != StreamIncomplete && r.Outcome != MalformedJSON {
+					t.Fatalf("prefix of %d bytes: %s (%s)", n, r.Outcome, r.Reason)
+				}
+			}
+		})
+	}
+}
+
+func classifyStream(t *testing.T, body string) *Result {
+	t.Helper()
+	r, err := Classify(&Exchange{
+		ID: wire.IntID(1), Status: 200,
+		Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body:   strings.NewReader(body),
+	})
+	if err != nil {
+		t.Fatalf("classify: %v", err)
+	}
+	return r
+}
+
+// FuzzClassify feeds arbitrary bodies under each content type and status:
+// the classifier must never panic, must always name a known outcome in its
+// layer, and must never call a body that is not JSON a success.
+func FuzzClassify(f *testing.F) {
+	f.Add(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	f.Add(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n")
+	f.Add(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}}}}`)
+	f.Add(500, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}`)
+	f.Add(200, "", `data: x`)
+	f.Add(202, "text/html", ``)
+	f.Fuzz(func(t *testing.T, status int, ct, body string) {
+		if status < 100 || status > 999 {
+			return
+		}
+		for _, stream := range []bool{false, true} {
+			ex := &Exchange{ID: wire.IntID(1), Status: status, Header: http.Header{"Content-Type": {ct}}}
+			if stream {
+				ex.Body = strings.NewReader(body)
+			} else {
+				ex.BodyBytes = []byte(body)
+			}
+			c := Classifier{MaxEventSize: 1 << 16}
+			r, err := c.Classify(ex)
+			if err != nil {
+				return
+			}
+			if r.Layer == "" || r.Outcome.Layer() != r.Layer {
+				t.Fatalf("outcome %q has layer %q", r.Outcome, r.Layer)
+			}
+			if r.Outcome.Success() && !bytes.Contains([]byte(body), []byte("result")) {
+				t.Fatalf("success without a result: %q", body)
+			}
+			if s := fmt.Sprint(r.Outcome); s == "" {
+				t.Fatal("empty outcome")
+			}
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestClassifyCommand(t *testing.T) {
+	ok := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" +
+		`{"jsonrpc":"2.0","id":"a","result":{"resultType":"complete","content":[],"isError":true}}`
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    string
+		wantCode int
+		wantOut  []string // substrings of stdout
+		wantErr  string   // substring of the one-line stderr
+	}{
+		{"json output", []string{"classify", "--id", `"a"`}, ok, 0, []string{`"outcome": "TOOL_ERROR"`, `"layer": "application"`, `"isError": true`}, ""},
+		{"text output", []string{"classify", "--id", `"a"`, "--text"}, ok, 0, []string{"TOOL_ERROR (application layer)", "do:"}, ""},
+		{"id type matters", []string{"classify", "--id", "1"}, ok, 0, []string{`"outcome": "INVALID_ENVELOPE"`}, ""},
+		{"sample file", []string{"classify", "--id", "1", "../../testdata/sample-response.txt"}, "", 0, []string{`"outcome": "STREAM_INCOMPLETE"`, `"notifications": 2`}, ""},
+		{"bad id", []string{"classify", "--id", "abc"}, ok, 2, nil, "--id"},
+		{"bad protocol", []string{"classify", "--protocol", "2024-01-01"}, ok, 2, nil, "--protocol"},
+		{"not HTTP", []string{"classify"}, "{\"jsonrpc\":\"2.0\"}", 2, nil, "not a raw HTTP response"},
+		{"empty input", []string{"classify"}, "", 2, nil, "empty"},
+		{"missing file", []string{"classify", "/nonexistent/x"}, "", 2, nil, "cannot open"},
+		{"unknown flag", []string{"classify", "--nope"}, ok, 2, nil, "unknown flag"},
+		{"event too large", []string{"classify", "--max-event-size", "10"}, "HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: 0123456789abcdef\n\n", 2, nil, "size limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(tt.args, strings.NewReader(tt.stdin), &out, &errb)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tt.wantCode, errb.String())
+			}
+			for _, s := range tt.wantOut {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out.String())
+				}
+			}
+			if tt.wantErr != "" {
+				e := errb.String()
+				if !strings.Contains(e, tt.wantErr) || strings.Count(e, "\n") != 1 || !strings.HasPrefix(e, "mcpdiag: ") {
+					t.Errorf("stderr %q: want one line starting with \"mcpdiag: \" containing %q", e, tt.wantErr)
+				}
+			}
+			if tt.wantCode == 0 && strings.HasPrefix(out.String(), "{") {
+				var v map[string]any
+				if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+					t.Fatalf("stdout is not one JSON object: %v", err)
+				}
+				for _, k := range []string{"layer", "outcome", "status", "contentType", "warnings"} {
+					if _, ok := v[k]; !ok {
+						t.Errorf("output lacks %q", k)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBinaryExitCodes builds the real binary and runs it as a process: the
+// exit status and the one-line error are what a shell sees.
+func TestBinaryExitCodes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcpdiag")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "classify", "--id", "1", "../../testdata/sample-response.txt")
+	out, err := cmd.Output()
+	if err != nil || !bytes.Contains(out, []byte("STREAM_INCOMPLETE")) {
+		t.Fatalf("classify sample: %v\n%s", err, out)
+	}
+	cmd = exec.Command(bin, "classify")
+	cmd.Stdin = strings.NewReader("garbage\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("garbage input: err %v, want exit 2", err)
+	}
+	if strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("stderr is not one line: %q", stderr.String())
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatal(err)
+	}
+}

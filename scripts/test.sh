@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The one test command: everything CI runs, on a fresh clone, with no set-up
+# beyond Go (the module proxy fetches the pinned dependencies).
+#
+#   ./scripts/test.sh            # all checks, fuzzers for FUZZTIME each (default 10s)
+#   FUZZTIME=0 ./scripts/test.sh # skip the fuzzers
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZTIME="${FUZZTIME:-10s}"
+
+echo "== go version: $(go version)"
+go mod download
+
+echo "== gofmt"
+unformatted="$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))"
+if [ -n "$unformatted" ]; then
+	echo "gofmt: these files are not formatted:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+if [ "$FUZZTIME" != "0" ]; then
+	echo "== fuzz targets, ${FUZZTIME} each"
+	# Every Fuzz function in the tree, each run alone for a bounded time.
+	grep -rl --include='*_test.go' '^func Fuzz' . | while read -r file; do
+		pkg="./$(dirname "${file#./}")"
+		for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
+			log="$(mktemp)"
+			if go test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; then
+				echo "fuzz $pkg $fn: $(grep -E 'elapsed' "$log" | tail -n 1)"
+			else
+				cat "$log"; echo "fuzz $pkg $fn: FAILED (the failing input is under $pkg/testdata/fuzz/)"; exit 1
+			fi
+			rm -f "$log"
+		done
+	done
+fi
+
+echo "== go test -race"
+# Last, so the run ends with go test's summary lines.
+go test -race -count=1 -timeout 15m ./...

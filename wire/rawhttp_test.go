@@ -1,0 +1,130 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestReadRawResponse(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		wantStatus int
+		wantBody   string
+		wantNotes  int
+		wantErr    string
+	}{
+		{"HTTP/1.1 CRLF", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}", 200, "{}", 0, ""},
+		{"HTTP/2 LF", "HTTP/2 404\ncontent-type: text/plain\n\nnope", 404, "nope", 0, ""},
+		{"interim 100 skipped", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n\r\nx", 201, "x", 1, ""},
+		{"CONNECT preamble skipped", "HTTP/1.1 200 Connection established\r\n\r\nHTTP/2 503\r\n\r\n", 503, "", 1, ""},
+		{"chunked decoded", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", 200, "abcde", 0, ""},
+		{"chunked header over decoded body", "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n{\"a\":1}", 200, "{\"a\":1}", 1, ""},
+		{"no headers, no body", "HTTP/1.1 204 No Content\r\n\r\n", 204, "", 0, ""},
+		{"leading blank lines", "\r\n\nHTTP/1.1 200 OK\n\nbody", 200, "body", 0, ""},
+		{"not HTTP", "{\"jsonrpc\":\"2.0\"}", 0, "", 0, "not a raw HTTP response"},
+		{"empty", "", 0, "", 0, "empty"},
+		{"bad status", "HTTP/1.1 2000 OK\r\n\r\n", 0, "", 0, "malformed status"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ReadRawResponse(strings.NewReader(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(r.Body)
+			if r.Status != tt.wantStatus || string(body) != tt.wantBody || len(r.Notes) != tt.wantNotes {
+				t.Fatalf("status %d body %q notes %v", r.Status, body, r.Notes)
+			}
+		})
+	}
+	_, err := ReadRawResponse(strings.NewReader("hello"))
+	if !errors.Is(err, ErrNotHTTPResponse) {
+		t.Fatalf("err %v is not ErrNotHTTPResponse", err)
+	}
+}
+
+// FuzzReadRawResponse: arbitrary captures never panic, and a parsed
+// response always has a status in range.
+func FuzzReadRawResponse(f *testing.F) {
+	f.Add("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}")
+	f.Add("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+	f.Add("HTTP/2 100\n\nHTTP/2 204\n\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ReadRawResponse(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if r.Status < 100 || r.Status > 999 {
+			t.Fatalf("status %d", r.Status)
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+	})
+}
+
+func TestIDEqual(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"7", "7", true}, {"7", `"7"`, false}, {`"a"`, `"a"`, true}, {`"\u0061"`, `"a"`, true},
+		{"7", "7.0", true}, {"1e1", "10", true}, {"7", "8", false}, {`"7 "`, `"7"`, false},
+	}
+	for _, tt := range tests {
+		a, err := ParseID(tt.a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ParseID(tt.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Equal(b); got != tt.want {
+			t.Errorf("%s == %s: %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "null", "true", "{}", "[1]", "abc"} {
+		if _, err := ParseID(bad); err == nil {
+			t.Errorf("ParseID(%q) accepted", bad)
+		}
+	}
+	if !bytes.Equal(IntID(3).Raw(), []byte("3")) || StringID("x").String() != `"x"` {
+		t.Fatal("constructors")
+	}
+}
+
+func TestEachFieldAndElement(t *testing.T) {
+	obj := []byte(` { "a" : [1, {"x":"}"}, "\"]"] , "b\u0063":true,"d":{} } `)
+	var keys []string
+	if err := EachField(obj, func(k, v []byte) bool { keys = append(keys, string(k)+"="+string(v)); return true }); err != nil {
+		t.Fatal(err)
+	}
+	want := `"a"=[1, {"x":"}"}, "\"]"]|"b\u0063"=true|"d"={}`
+	if strings.Join(keys, "|") != want {
+		t.Fatalf("fields %q", keys)
+	}
+	if !KeyIs([]byte(`"b\u0063"`), "bc") {
+		t.Fatal("escaped key")
+	}
+	var n int
+	_ = EachElement([]byte(`[1, {"x":"}"}, "\"]"]`), func(i int, v []byte) bool { n++; return true })
+	if n != 3 {
+		t.Fatalf("%d elements", n)
+	}
+	for _, bad := range []string{`{"a" 1}`, `{"a":1,}`, `[1 2]`, `{"a":"x`} {
+		err1 := EachField([]byte(bad), func(k, v []byte) bool { return true })
+		err2 := EachElement([]byte(bad), func(int, []byte) bool { return true })
+		if err1 == nil && err2 == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
