@@ -45,6 +45,14 @@ type Classifier struct {
 	// arrived, as a client does; otherwise the stream is read to its end so
 	// that messages after the response are noticed.
 	StopAtTerminal bool
+	// KeepResponse copies the JSON-RPC response message into
+	// Result.Response, for callers that need the result itself (a client
+	// reading tools/list, or the next MRTR round).
+	KeepResponse bool
+	// OnServerRequest, when set, is called with each JSON-RPC request the
+	// server sends on a response stream (legal in 2025-11-25, where
+	// elicitation arrives this way). The bytes are only valid during the call.
+	OnServerRequest func(msg []byte)
 	// Now returns the time used to turn a Retry-After HTTP-date into a delay
 	// when the response has no Date header; time.Now when nil.
 	Now func() time.Time
@@ -403,6 +411,9 @@ func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
 		return
 	}
 	c.response(r, ex, env)
+	if c.KeepResponse {
+		r.Response = data
+	}
 }
 
 // response judges a JSON-RPC response envelope and, for a result, the result.

@@ -62,6 +62,9 @@ type Result struct {
 	Task       *TaskDetails    `json:"task,omitempty"`
 	// BodyBytes counts the response body bytes the classifier read.
 	BodyBytes int64 `json:"bodyBytes"`
+	// Response is the JSON-RPC response message, kept only when the
+	// classifier's KeepResponse is set.
+	Response []byte `json:"-"`
 }
 
 // JSONRPCDetails are the JSON-RPC facts of the response.

@@ -125,6 +125,9 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			}
 			if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
 				sse.Requests++
+				if c.OnServerRequest != nil {
+					c.OnServerRequest(ev.Data)
+				}
 				if r.Protocol == Protocol2026 && !warnedRequest {
 					warnedRequest = true
 					m, _ := wire.StringValue(env.method)
@@ -158,6 +161,9 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			sse.Terminal = true
 			sse.TerminalEvent = sse.Events
 			c.response(r, ex, env)
+			if c.KeepResponse {
+				r.Response = append([]byte(nil), ev.Data...)
+			}
 			if c.StopAtTerminal {
 				sse.End = "stopped-at-terminal"
 				return nil
