@@ -1,0 +1,383 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// InputRoundsExceeded is the call-level outcome when the server keeps asking
+// for input past Options.MaxRounds. The classifier never produces it: it is a
+// verdict on the whole call, not on one response.
+const InputRoundsExceeded classify.Outcome = "INPUT_ROUNDS_EXCEEDED"
+
+// ErrUsage marks a call that cannot start because of its inputs (bad URL,
+// arguments that are not a JSON object).
+var ErrUsage = errors.New("usage")
+
+// Client is a diagnostic MCP client for one endpoint. It is not safe for
+// concurrent use: a call is a sequence of numbered exchanges.
+type Client struct {
+	opts Options
+	http *http.Client
+	// pol is made once per client, so its retry budget spans every call.
+	pol retry.Policy
+
+	mu        sync.Mutex
+	seq       int
+	nextID    int64
+	protocol  string // the era in use; "" until decided
+	eraReason string
+	session   string // 2025-11-25 Mcp-Session-Id
+	tools     map[string]Tool
+	listed    bool
+	exchanges []*Exchange
+}
+
+// New returns a client for opts.URL.
+func New(opts Options) (*Client, error) {
+	if opts.URL == "" {
+		return nil, fmt.Errorf("%w: no server URL", ErrUsage)
+	}
+	switch opts.Protocol {
+	case "":
+		opts.Protocol = ProtocolAuto
+	case ProtocolAuto, Protocol2026, Protocol2025:
+	default:
+		return nil, fmt.Errorf("%w: protocol %q: must be auto, 2026-07-28 or 2025-11-25", ErrUsage, opts.Protocol)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c := &Client{opts: opts, http: hc, pol: opts.policy()}
+	if opts.MaxRounds > 0 || c.pol.MaxInputRounds == 0 {
+		c.pol.MaxInputRounds = opts.maxRounds()
+	}
+	switch opts.Protocol {
+	case Protocol2026, Protocol2025:
+		c.protocol = opts.Protocol
+		c.eraReason = "fixed by --protocol " + opts.Protocol
+	}
+	return c, nil
+}
+
+// Exchanges returns every exchange the client has made, in order.
+func (c *Client) Exchanges() []*Exchange { return c.exchanges }
+
+func (c *Client) newID() wire.ID {
+	c.nextID++
+	return wire.IntID(c.nextID)
+}
+
+// Call is the outcome of one logical tools/call.
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage
+	// Protocol is the era used and EraReason why.
+	Protocol  string
+	EraReason string
+	// Safety is the tool's safety as the retry policy saw it, and
+	// SafetySource where it came from (annotations, --safe/--unsafe,
+	// idempotency key, or "tool not listed").
+	Safety       retry.Safety
+	SafetySource string
+	// Exchanges are all the exchanges of the call, set-up included.
+	Exchanges []*Exchange
+	// Final is the classification of the last tools/call response (or of
+	// the exchange that stopped the call before tools/call was sent).
+	Final *classify.Result
+	// Outcome is Final's outcome, or InputRoundsExceeded.
+	Outcome classify.Outcome
+	// Decision is the last decision of the retry policy.
+	Decision retry.Decision
+	// Retries, Rounds and Recoveries count what the call did.
+	Retries    int
+	Rounds     int
+	Recoveries []string
+	// Unanswered lists input request keys no answer was found for.
+	Unanswered []string
+	// Result is the final JSON-RPC response message (when there was one).
+	Result json.RawMessage
+}
+
+// Layer returns the layer of the call's outcome.
+func (c *Call) Layer() classify.Layer {
+	if c.Outcome == InputRoundsExceeded {
+		return classify.LayerInteraction
+	}
+	return c.Outcome.Layer()
+}
+
+// Exit codes of `mcpdiag call`, by the call's outcome.
+const (
+	ExitSuccess   = 0
+	ExitToolError = 1
+	ExitUsage     = 2
+	ExitProtocol  = 3
+	ExitTransport = 4
+	ExitInput     = 5
+)
+
+// ExitCode maps the outcome to the documented exit code: 0 TOOL_SUCCESS, 1
+// TOOL_ERROR, 3 protocol layer, 4 transport layer, 5 input required and not
+// answered (or too many rounds). TASK_CREATED exits 0: the call was accepted.
+func (c *Call) ExitCode() int {
+	switch c.Layer() {
+	case classify.LayerApplication:
+		if c.Outcome == classify.ToolError {
+			return ExitToolError
+		}
+		return ExitSuccess
+	case classify.LayerInteraction:
+		if c.Outcome == classify.TaskCreated {
+			return ExitSuccess
+		}
+		return ExitInput
+	case classify.LayerProtocol:
+		return ExitProtocol
+	}
+	return ExitTransport
+}
+
+// callState is the mutable state of one logical call.
+type callState struct {
+	call     *Call
+	facts    retry.Facts
+	inputs   json.RawMessage // inputResponses for the next round
+	state    json.RawMessage // requestState to echo, raw JSON string
+	origin   Origin
+	deadline context.Context
+}
+
+// CallTool performs one logical tools/call of tool with args (a JSON object,
+// or nil for none) and returns what happened. The error is non-nil only for
+// bad inputs; every server-side failure is in the Call.
+func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage) (*Call, error) {
+	if len(args) > 0 && wire.Kind(args) != '{' {
+		return nil, fmt.Errorf("%w: tool arguments must be a JSON object", ErrUsage)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.timeout())
+	defer cancel()
+	first := len(c.exchanges)
+	call := &Call{Tool: tool, Arguments: args}
+	st := &callState{call: call, origin: OriginNone}
+	if c.opts.Rand != nil {
+		st.facts.Rand = c.opts.Rand
+	}
+	defer func() {
+		call.Exchanges = append([]*Exchange(nil), c.exchanges[first:]...)
+		// An answer to a 2025-11-25 server request is sent while the
+		// tools/call stream is open, so it is recorded first; order by Seq.
+		sort.SliceStable(call.Exchanges, func(i, j int) bool { return call.Exchanges[i].Seq < call.Exchanges[j].Seq })
+		call.Protocol, call.EraReason = c.protocol, c.eraReason
+		if call.Outcome == "" && call.Final != nil {
+			call.Outcome = call.Final.Outcome
+		}
+	}()
+
+	if !c.prepare(ctx, st) {
+		return call, nil
+	}
+	call.Safety, call.SafetySource = c.safety(tool)
+	st.facts.Safety = call.Safety
+	pol := c.pol
+	for {
+		ex := c.callOnce(ctx, st)
+		d := c.decide(ctx, pol, ex, &st.facts)
+		call.Final, call.Decision = ex.Result, d
+		call.Result = ex.Result.Response
+		switch d.Action {
+		case retry.Retry:
+			if !c.sleep(ctx, d.Delay) {
+				return call, nil
+			}
+			st.facts.Count(d)
+			call.Retries++
+			st.origin = OriginPolicy
+		case retry.ContinueInput:
+			if call.Rounds >= c.opts.maxRounds() {
+				call.Outcome = InputRoundsExceeded
+				call.Decision = retry.Decision{Action: retry.Fail, Reason: fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d)", call.Rounds, c.opts.maxRounds())}
+				return call, nil
+			}
+			if !c.answerInputs(ctx, st, ex.Result) {
+				return call, nil
+			}
+			st.facts.Count(d)
+			call.Rounds++
+			st.origin = OriginMRTR
+		case retry.Reinitialize:
+			st.facts.Count(d)
+			call.Recoveries = append(call.Recoveries, "reinitialize: "+d.Reason)
+			c.session = ""
+			if !c.initialize(ctx, st) {
+				return call, nil
+			}
+			st.origin = OriginPolicy
+		case retry.Renegotiate:
+			st.facts.Count(d)
+			call.Recoveries = append(call.Recoveries, "renegotiate: "+d.Reason)
+			c.protocol, c.eraReason = d.Version, "renegotiated: "+d.Reason
+			if c.protocol == Protocol2025 && !c.initialize(ctx, st) {
+				return call, nil
+			}
+			st.origin = OriginPolicy
+		case retry.RefreshAndRetry:
+			st.facts.Count(d)
+			call.Recoveries = append(call.Recoveries, "refresh tools/list: "+d.Reason)
+			c.listed = false
+			if !c.listTools(ctx, st) {
+				return call, nil
+			}
+			st.origin = OriginPolicy
+		default:
+			// Done, SurfaceToModel, Fail, Reauthorize (the caller must
+			// bring a new token), PollTask, Resume (no resumable streams
+			// here): the call ends with this decision.
+			return call, nil
+		}
+	}
+}
+
+// decide asks the policy about one exchange and records the decision on it.
+func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *retry.Facts) retry.Decision {
+	f.Protocol = ex.Protocol
+	f.SessionHeld = ex.RequestHeader.Get("Mcp-Session-Id") != ""
+	f.ParamHeaders = hasParamHeaders(ex.RequestHeader)
+	if dl, ok := ctx.Deadline(); ok {
+		f.Remaining = max(0, timeUntil(dl))
+	}
+	d := pol.Decide(ex.Result, *f)
+	ex.Decision = &d
+	c.emit(ex)
+	return d
+}
+
+func (c *Client) emit(ex *Exchange) {
+	if c.opts.OnExchange != nil {
+		c.opts.OnExchange(ex)
+	}
+}
+
+func (c *Client) record(ex *Exchange) {
+	c.exchanges = append(c.exchanges, ex)
+}
+
+// callOnce sends the tools/call of this round or retry.
+func (c *Client) callOnce(ctx context.Context, st *callState) *Exchange {
+	call := st.call
+	p := map[string]json.RawMessage{}
+	name, _ := json.Marshal(call.Tool)
+	p["name"] = name
+	if len(call.Arguments) > 0 {
+		p["arguments"] = call.Arguments
+	}
+	if st.inputs != nil {
+		p["inputResponses"] = st.inputs
+	}
+	if st.state != nil {
+		p["requestState"] = st.state
+	}
+	hdr := http.Header{}
+	if c.opts.IdempotencyKey != "" {
+		hdr.Set("Idempotency-Key", c.opts.IdempotencyKey)
+	}
+	if c.protocol == Protocol2026 {
+		if t, ok := c.tools[call.Tool]; ok {
+			for k, v := range paramHeaders(t.InputSchema, call.Arguments) {
+				hdr.Set(k, v)
+			}
+		}
+	}
+	rq := c.buildRequest("tools/call", call.Tool, p, hdr, st.origin)
+	ex := c.send(ctx, rq)
+	c.record(ex)
+	// The next round's inputs are set again by the next input_required.
+	st.inputs, st.state = nil, nil
+	return ex
+}
+
+// buildRequest fills in the era's headers and _meta.
+func (c *Client) buildRequest(method, name string, params map[string]json.RawMessage, hdr http.Header, origin Origin) *request {
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	rq := &request{method: method, id: c.newID(), tool: name, origin: origin, protocol: c.protocol}
+	if c.protocol == Protocol2026 {
+		hdr.Set("MCP-Protocol-Version", Protocol2026)
+		hdr.Set("Mcp-Method", method)
+		if name != "" {
+			hdr.Set("Mcp-Name", encodeHeaderValue(name))
+		}
+		meta := map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    Protocol2026,
+			"io.modelcontextprotocol/clientCapabilities": json.RawMessage(c.opts.capabilities()),
+			"io.modelcontextprotocol/clientInfo":         c.opts.clientInfo(),
+		}
+		mb, _ := json.Marshal(meta)
+		if params == nil {
+			params = map[string]json.RawMessage{}
+		}
+		params["_meta"] = mb
+	} else if c.protocol == Protocol2025 {
+		hdr.Set("MCP-Protocol-Version", Protocol2025)
+		if c.session != "" {
+			hdr.Set("Mcp-Session-Id", c.session)
+		}
+	}
+	if params != nil {
+		rq.params = marshalParams(params)
+	}
+	rq.header = hdr
+	return rq
+}
+
+// marshalParams writes a params object with a stable member order, keeping
+// raw values (requestState, arguments) byte for byte.
+func marshalParams(p map[string]json.RawMessage) json.RawMessage {
+	order := []string{"name", "uri", "cursor", "arguments", "inputResponses", "requestState", "protocolVersion", "capabilities", "clientInfo", "_meta"}
+	var b []byte
+	b = append(b, '{')
+	first := true
+	emit := func(k string, v json.RawMessage) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	seen := map[string]bool{}
+	for _, k := range order {
+		if v, ok := p[k]; ok {
+			emit(k, v)
+			seen[k] = true
+		}
+	}
+	for k, v := range p {
+		if !seen[k] {
+			emit(k, v)
+		}
+	}
+	return append(b, '}')
+}
+
+func hasParamHeaders(h http.Header) bool {
+	for k := range h {
+		if len(k) > 10 && http.CanonicalHeaderKey(k)[:10] == "Mcp-Param-" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Origin says why an exchange was sent.
+type Origin string
+
+// The origins, with the record schema's names.
+const (
+	OriginNone   Origin = "none"   // the first attempt of a request
+	OriginPolicy Origin = "policy" // a retry or recovery the policy decided
+	OriginMRTR   Origin = "mrtr"   // the next MRTR round
+	OriginUser   Origin = "user"   // the caller repeats a call (--attempt-of)
+)
+
+// Exchange is one HTTP request and its classified response.
+type Exchange struct {
+	// Seq numbers the exchanges of a Client from 1 (the POST count so far).
+	Seq    int
+	Method string
+	Tool   string
+	// ID is the JSON-RPC id sent (zero for a notification).
+	ID       wire.ID
+	Origin   Origin
+	Protocol string
+	// RequestHeader and RequestBody are what was sent. Credentials are in
+	// RequestHeader; records redact them.
+	RequestHeader http.Header
+	RequestBody   []byte
+	// Status and ResponseHeader are zero when no response arrived.
+	Status         int
+	ResponseHeader http.Header
+	Result         *classify.Result
+	// Decision is the retry policy's verdict on this exchange (nil for
+	// exchanges that need none, such as an accepted notification).
+	Decision *retry.Decision
+	// Start, and the durations from it: to response headers, to the first
+	// body byte, to the end of classification.
+	Start       time.Time
+	ToHeaders   time.Duration
+	ToFirstByte time.Duration
+	Total       time.Duration
+}
+
+// request describes one POST to send.
+type request struct {
+	method       string
+	id           wire.ID
+	notification bool
+	params       json.RawMessage // the params object, _meta included
+	tool         string
+	header       http.Header // MCP headers for this request
+	origin       Origin
+	protocol     string
+	// raw, when set, is sent as the body instead of an envelope (a JSON-RPC
+	// response to a server request).
+	raw []byte
+}
+
+// envelope encodes a JSON-RPC request or notification.
+func (r *request) envelope() []byte {
+	if r.raw != nil {
+		return r.raw
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0",`)
+	if !r.notification {
+		b.WriteString(`"id":`)
+		b.Write(r.id.Raw())
+		b.WriteByte(',')
+	}
+	b.WriteString(`"method":`)
+	m, _ := json.Marshal(r.method)
+	b.Write(m)
+	if r.params != nil {
+		b.WriteString(`,"params":`)
+		b.Write(r.params)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// firstByteReader notes when the first body byte arrives.
+type firstByteReader struct {
+	r     io.Reader
+	start time.Time
+	at    time.Duration
+}
+
+func (f *firstByteReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if n > 0 && f.at == 0 {
+		f.at = time.Since(f.start)
+	}
+	return n, err
+}
+
+// errFirstByteTimeout marks a response whose headers did not arrive in time.
+var errFirstByteTimeout = errors.New("no response headers within the first-byte timeout")
+
+// send performs one POST and classifies the response.
+func (c *Client) send(ctx context.Context, rq *request) *Exchange {
+	c.seq++
+	body := rq.envelope()
+	ex := &Exchange{Seq: c.seq, Method: rq.method, Tool: rq.tool, ID: rq.id, Origin: rq.origin, Protocol: rq.protocol, RequestBody: body, Start: time.Now()}
+	hdr := http.Header{}
+	hdr.Set("Accept", "application/json, text/event-stream")
+	hdr.Set("Content-Type", "application/json")
+	for k, vs := range c.opts.Header {
+		for _, v := range vs {
+			hdr.Add(k, v)
+		}
+	}
+	for k, vs := range rq.header {
+		hdr[k] = vs
+	}
+	if c.opts.Bearer != "" {
+		hdr.Set("Authorization", "Bearer "+c.opts.Bearer)
+	}
+	ex.RequestHeader = hdr
+
+	cex := &classify.Exchange{Method: rq.method, ID: rq.id, Notification: rq.notification, ProtocolVersion: rq.protocol, Extensions: c.opts.Extensions}
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(c.opts.firstByte(), func() { timedOut.Store(true); cancel() })
+	var sent atomic.Bool
+	var fb *firstByteReader
+	trace := &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { sent.Store(i.Err == nil) },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	if err != nil {
+		cex.Err = fmt.Errorf("building the request: %w", err)
+	} else {
+		req.Header = hdr
+		resp, err := c.http.Do(req)
+		timer.Stop()
+		ex.ToHeaders = time.Since(ex.Start)
+		if err != nil {
+			if timedOut.Load() {
+				err = fmt.Errorf("%w (%s): %w", errFirstByteTimeout, c.opts.firstByte(), err)
+			}
+			cex.Err, cex.RequestSent = err, sent.Load()
+		} else {
+			defer resp.Body.Close()
+			ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header
+			fb = &firstByteReader{r: resp.Body, start: ex.Start}
+			cex.Status, cex.Header, cex.Body = resp.StatusCode, resp.Header, fb
+		}
+	}
+	cl := classify.Classifier{StopAtTerminal: true, KeepResponse: true, MaxEventSize: c.opts.MaxEventSize}
+	if rq.protocol == Protocol2025 && c.opts.Inputs != nil {
+		cl.OnServerRequest = func(msg []byte) { c.answerServerRequest(ctx, msg) }
+	}
+	res, err := cl.Classify(cex)
+	if err != nil && res.Outcome == "" {
+		// Past the classifier's size bound: report it as what the client
+		// experienced, a response it could not read whole.
+		res.Outcome, res.Layer = classify.StreamIncomplete, classify.LayerTransport
+		res.Reason = err.Error()
+	}
+	if res.Reason != "" && timedOut.Load() && res.Outcome == classify.NetworkError {
+		res.Reason = "timed out waiting for the response headers: " + res.Reason
+	}
+	ex.Result = res
+	ex.Total = time.Since(ex.Start)
+	if fb != nil {
+		ex.ToFirstByte = fb.at
+	}
+	return ex
+}

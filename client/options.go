@@ -1,0 +1,140 @@
+package client
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/retry"
+)
+
+// Protocol modes.
+const (
+	ProtocolAuto = "auto"
+	Protocol2026 = "2026-07-28"
+	Protocol2025 = "2025-11-25"
+)
+
+// Defaults for Options.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxRounds = 10
+	// DefaultMaxPages bounds tools/list pagination, so a server whose
+	// cursors never end cannot keep the client busy.
+	DefaultMaxPages = 100
+)
+
+// Implementation identifies the client in _meta and initialize.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// DefaultClientInfo is what the client calls itself.
+var DefaultClientInfo = Implementation{Name: "mcpdiag", Version: "0.1.0"}
+
+// Options configure a Client. The zero value of every field is a documented
+// default.
+type Options struct {
+	// URL is the MCP endpoint.
+	URL string
+	// Protocol is ProtocolAuto (default), Protocol2026 or Protocol2025.
+	Protocol string
+	// HTTPClient sends the requests; a fresh client with no timeout of its own
+	// when nil (the call's timeouts apply).
+	HTTPClient *http.Client
+	// Header is added to every request.
+	Header http.Header
+	// Bearer, when set, is sent as "Authorization: Bearer …" and is never
+	// printed or recorded.
+	Bearer string
+	// Timeout bounds the whole logical call (DefaultTimeout when 0).
+	Timeout time.Duration
+	// FirstByteTimeout bounds the wait for each response's headers
+	// (Timeout when 0).
+	FirstByteTimeout time.Duration
+	// ClientInfo is sent in _meta / initialize (DefaultClientInfo when zero).
+	ClientInfo Implementation
+	// Capabilities are the client capabilities declared on every request.
+	// nil declares elicitation (form and url) when Inputs is set, and nothing
+	// otherwise.
+	Capabilities json.RawMessage
+	// Extensions are extension ids declared in the capabilities (for
+	// example io.modelcontextprotocol/tasks).
+	Extensions []string
+	// Inputs answers MRTR input requests; nil answers none.
+	Inputs InputProvider
+	// MaxRounds bounds MRTR rounds (DefaultMaxRounds when 0).
+	MaxRounds int
+	// Policy decides retries; retry.DefaultPolicy() when nil.
+	Policy *retry.Policy
+	// Safety overrides what the tool's annotations say ("" = annotations).
+	Safety retry.Safety
+	// IdempotencyKey is sent as Idempotency-Key on tools/call and makes the
+	// call retryable.
+	IdempotencyKey string
+	// Rand is the jitter source (seed it for reproducible backoff).
+	Rand retry.Rand
+	// Sleep waits between retries; a context-aware timer when nil. Tests
+	// replace it.
+	Sleep func(ctxDone <-chan struct{}, d time.Duration) bool
+	// MaxEventSize bounds one JSON body or SSE event held in memory.
+	MaxEventSize int
+	// OnExchange, when set, is called after every exchange, in order.
+	OnExchange func(*Exchange)
+}
+
+func (o *Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (o *Options) firstByte() time.Duration {
+	if o.FirstByteTimeout > 0 {
+		return o.FirstByteTimeout
+	}
+	return o.timeout()
+}
+
+func (o *Options) maxRounds() int {
+	if o.MaxRounds > 0 {
+		return o.MaxRounds
+	}
+	return DefaultMaxRounds
+}
+
+func (o *Options) clientInfo() Implementation {
+	if o.ClientInfo.Name != "" {
+		return o.ClientInfo
+	}
+	return DefaultClientInfo
+}
+
+func (o *Options) policy() retry.Policy {
+	if o.Policy != nil {
+		return *o.Policy
+	}
+	return retry.DefaultPolicy()
+}
+
+// capabilities returns the ClientCapabilities object to declare.
+func (o *Options) capabilities() json.RawMessage {
+	if o.Capabilities != nil {
+		return o.Capabilities
+	}
+	caps := map[string]any{}
+	if o.Inputs != nil {
+		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
+	}
+	if len(o.Extensions) > 0 {
+		ext := map[string]any{}
+		for _, e := range o.Extensions {
+			ext[e] = map[string]any{}
+		}
+		caps["extensions"] = ext
+	}
+	b, _ := json.Marshal(caps)
+	return b
+}

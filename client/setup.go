@@ -1,0 +1,268 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// prepare decides the era (initializing a 2025-11-25 session when needed)
+// and reads tools/list. It reports false when the call cannot go on; the
+// exchange that stopped it is then st.call.Final.
+func (c *Client) prepare(ctx context.Context, st *callState) bool {
+	if c.protocol == Protocol2025 && c.session == "" {
+		if !c.initialize(ctx, st) {
+			return false
+		}
+	}
+	if !c.listed {
+		return c.listTools(ctx, st)
+	}
+	return true
+}
+
+// setup sends a set-up request (tools/list, initialize, initialized) and
+// applies only the policy's Retry: the request is safe to repeat. Any other
+// failure stops the call with that exchange as its final word.
+func (c *Client) setup(ctx context.Context, st *callState, build func() *request) (*Exchange, bool) {
+	facts := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
+	for {
+		rq := build()
+		ex := c.send(ctx, rq)
+		c.record(ex)
+		d := c.decide(ctx, c.pol, ex, &facts)
+		if ex.Result.Outcome.Success() {
+			return ex, true
+		}
+		if d.Action == retry.Retry && c.sleep(ctx, d.Delay) {
+			facts.Count(d)
+			continue
+		}
+		return ex, false
+	}
+}
+
+// stop ends the call at a set-up exchange.
+func (st *callState) stop(ex *Exchange) bool {
+	st.call.Final = ex.Result
+	if ex.Decision != nil {
+		st.call.Decision = *ex.Decision
+	}
+	return false
+}
+
+// initialize runs the 2025-11-25 handshake: initialize, then
+// notifications/initialized, keeping the session id.
+func (c *Client) initialize(ctx context.Context, st *callState) bool {
+	c.protocol = Protocol2025
+	c.session = ""
+	caps := c.opts.capabilities()
+	info, _ := json.Marshal(c.opts.clientInfo())
+	ex, ok := c.setup(ctx, st, func() *request {
+		rq := c.buildRequest("initialize", "", map[string]json.RawMessage{
+			"protocolVersion": json.RawMessage(`"` + Protocol2025 + `"`),
+			"capabilities":    caps,
+			"clientInfo":      info,
+		}, nil, OriginNone)
+		// The version header belongs to the requests after initialize.
+		rq.header.Del("MCP-Protocol-Version")
+		return rq
+	})
+	if !ok {
+		return st.stop(ex)
+	}
+	c.session = ex.ResponseHeader.Get("Mcp-Session-Id")
+	var res struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(ex.Result.Response, &res)
+	if v := res.Result.ProtocolVersion; v != "" && v != Protocol2025 {
+		c.eraReason += fmt.Sprintf(" (the server answered initialize with protocolVersion %s)", v)
+	}
+	ex, ok = c.setup(ctx, st, func() *request {
+		rq := c.buildRequest("notifications/initialized", "", nil, nil, OriginNone)
+		rq.notification, rq.id = true, wire.ID{}
+		return rq
+	})
+	if !ok {
+		return st.stop(ex)
+	}
+	return true
+}
+
+// Tool is what tools/list says about one tool.
+type Tool struct {
+	Name        string          `json:"name"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations struct {
+		ReadOnlyHint    *bool `json:"readOnlyHint"`
+		DestructiveHint *bool `json:"destructiveHint"`
+		IdempotentHint  *bool `json:"idempotentHint"`
+	} `json:"annotations"`
+}
+
+// listTools reads every page of tools/list. In auto mode its first request
+// is the probe that decides the era.
+func (c *Client) listTools(ctx context.Context, st *callState) bool {
+	tools := map[string]Tool{}
+	var cursor *string
+	seen := map[string]bool{}
+	for page := 0; page < DefaultMaxPages; page++ {
+		probing := c.protocol == ""
+		if probing {
+			c.protocol = Protocol2026
+		}
+		build := func() *request {
+			var p map[string]json.RawMessage
+			if cursor != nil {
+				cb, _ := json.Marshal(*cursor)
+				p = map[string]json.RawMessage{"cursor": cb}
+			}
+			return c.buildRequest("tools/list", "", p, nil, OriginNone)
+		}
+		var ex *Exchange
+		var ok bool
+		if probing {
+			ex = c.send(ctx, build())
+			c.record(ex)
+			c.decideSetup(ctx, ex)
+			c.emit(ex)
+			ok = ex.Result.Outcome.Success()
+			era, why := eraFromProbe(ex.Result)
+			c.eraReason = why
+			switch {
+			case era == Protocol2026 && ok:
+			case era == Protocol2025:
+				if !c.initialize(ctx, st) {
+					return false
+				}
+				page--
+				continue
+			default:
+				// A modern server refused the probe for a reason the call
+				// itself would hit too, or the era could not be decided:
+				// the call stops here with the policy's verdict.
+				c.protocol = ""
+				return st.stop(ex)
+			}
+		} else {
+			ex, ok = c.setup(ctx, st, build)
+			if !ok {
+				return st.stop(ex)
+			}
+		}
+		var res struct {
+			Result struct {
+				Tools      []Tool  `json:"tools"`
+				NextCursor *string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(ex.Result.Response, &res); err != nil {
+			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"})
+		}
+		for _, t := range res.Result.Tools {
+			if _, dup := tools[t.Name]; !dup {
+				tools[t.Name] = t
+			}
+		}
+		if res.Result.NextCursor == nil || *res.Result.NextCursor == "" {
+			break
+		}
+		if seen[*res.Result.NextCursor] {
+			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "cursor-loop", Message: fmt.Sprintf("nextCursor %q was already followed; pagination stopped", *res.Result.NextCursor), Rule: "MCP pagination: cursors are opaque; a repeated cursor means the list never ends"})
+			break
+		}
+		seen[*res.Result.NextCursor] = true
+		cursor = res.Result.NextCursor
+	}
+	c.tools, c.listed = tools, true
+	return true
+}
+
+// decideSetup attaches the policy's verdict to a set-up exchange that
+// stopped the call.
+func (c *Client) decideSetup(ctx context.Context, ex *Exchange) {
+	f := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
+	d := c.pol.Decide(ex.Result, f)
+	ex.Decision = &d
+}
+
+// eraFromProbe applies the spec's backward-compatibility rule to the answer
+// to a modern request: success or a recognised modern error means modern; an
+// UnsupportedProtocolVersion error naming only older versions, or an empty or
+// unrecognised 4xx, means fall back to initialize (2025-11-25).
+func eraFromProbe(r *classify.Result) (era, why string) {
+	if r.Outcome.Success() || r.Outcome == classify.JSONRPCError && r.Status >= 200 && r.Status < 300 {
+		return Protocol2026, "the server answered a 2026-07-28 request"
+	}
+	if supported, _, ok := retry.UnsupportedVersion(r); ok {
+		if slices.Contains(supported, Protocol2026) {
+			return Protocol2026, "the server rejected the version but lists 2026-07-28 as supported"
+		}
+		if v, ok := retry.PickVersion(supported, []string{Protocol2025}); ok {
+			return v, fmt.Sprintf("HTTP %d with -32022 UnsupportedProtocolVersion, supported %v: falling back to initialize", r.Status, supported)
+		}
+		return "", fmt.Sprintf("the server supports only %v; this client speaks 2026-07-28 and 2025-11-25", supported)
+	}
+	if r.Outcome == classify.HTTPError && r.Status >= 400 && r.Status < 500 {
+		if r.JSONRPC != nil && r.JSONRPC.Code != nil {
+			switch *r.JSONRPC.Code {
+			case -32020, -32021, -32602, -32601:
+				return Protocol2026, fmt.Sprintf("HTTP %d with the modern error %d: the server speaks 2026-07-28", r.Status, *r.JSONRPC.Code)
+			}
+		}
+		if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
+			return "", fmt.Sprintf("HTTP %d before the era could be decided: authorization is needed first", r.Status)
+		}
+		return Protocol2025, fmt.Sprintf("HTTP %d without a recognised modern error: a legacy server, falling back to initialize", r.Status)
+	}
+	return "", "the probe failed before the era could be decided: " + r.Reason
+}
+
+// safety says how safe the tool is to repeat, and why.
+func (c *Client) safety(tool string) (retry.Safety, string) {
+	if c.opts.IdempotencyKey != "" {
+		return retry.IdempotencyKey, "an Idempotency-Key is sent"
+	}
+	if c.opts.Safety != "" {
+		return c.opts.Safety, "set by the caller (--safe/--unsafe)"
+	}
+	t, ok := c.tools[tool]
+	if !ok {
+		return retry.Unknown, "the tool is not in tools/list"
+	}
+	a := t.Annotations
+	s := retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
+	if s == retry.Unknown {
+		return s, "tools/list gives no annotations (hints default to destructive, not idempotent)"
+	}
+	return s, "tools/list annotations"
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) bool {
+	if c.opts.Sleep != nil {
+		return c.opts.Sleep(ctx.Done(), d)
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func timeUntil(t time.Time) time.Duration { return time.Until(t) }
