@@ -88,8 +88,8 @@ func declared(exts []string, id string) bool {
 
 type resultFields struct {
 	resultType, content, isError, structured, inputRequests, requestState, taskID, status, meta []byte
-	hasResultType, hasContent, hasIsError, hasStructured, hasInputRequests, hasRequestState  bool
-	hasTaskID, hasStatus, hasMeta                                                            bool
+	hasResultType, hasContent, hasIsError, hasStructured, hasInputRequests, hasRequestState     bool
+	hasTaskID, hasStatus, hasMeta                                                               bool
 }
 
 func (f *resultFields) scan(obj []byte) {
@@ -173,8 +173,8 @@ func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) 
 				if mode, ok := wire.Field(params, "mode"); ok {
 					req.Mode, _ = wire.StringValue(mode)
 				}
-				if _, ok := wire.Field(params, "message"); !ok {
-					problem = fmt.Sprintf("inputRequests[%q] (elicitation/create) has no message", key)
+				if msg, ok := wire.Field(params, "message"); !ok || wire.Kind(msg) != '"' {
+					problem = fmt.Sprintf("inputRequests[%q] (elicitation/create) has no string message", key)
 					return false
 				}
 			case "sampling/createMessage":
@@ -305,46 +305,28 @@ func abbreviate(v []byte) string {
 }
 
 // checkBlock validates one content block and returns its type, or a problem.
+// Members that a block type does not define are not checked: the schema
+// allows additional members, so a text block with a numeric "title" is valid.
 func checkBlock(block []byte) (typ, problem string) {
 	if wire.Kind(block) != '{' {
 		return "", "is not an object"
 	}
 	var t []byte
 	var hasType bool
-	var fields [8][]byte // text, data, mimeType, uri, name, resource, annotations, _meta
-	var seen [8]bool
-	var bad string
+	// text, data, mimeType, uri, name, resource, annotations, _meta, title,
+	// description, size, icons
+	var fields [12][]byte
+	var seen [12]bool
+	names := [...]string{"text", "data", "mimeType", "uri", "name", "resource", "annotations", "_meta", "title", "description", "size", "icons"}
 	_ = wire.EachField(block, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "type"):
+		if wire.KeyIs(k, "type") {
 			t, hasType = v, true
-		case wire.KeyIs(k, "text"):
-			fields[0], seen[0] = v, true
-		case wire.KeyIs(k, "data"):
-			fields[1], seen[1] = v, true
-		case wire.KeyIs(k, "mimeType"):
-			fields[2], seen[2] = v, true
-		case wire.KeyIs(k, "uri"):
-			fields[3], seen[3] = v, true
-		case wire.KeyIs(k, "name"):
-			fields[4], seen[4] = v, true
-		case wire.KeyIs(k, "resource"):
-			fields[5], seen[5] = v, true
-		case wire.KeyIs(k, "annotations"):
-			fields[6], seen[6] = v, true
-		case wire.KeyIs(k, "_meta"):
-			fields[7], seen[7] = v, true
-		case wire.KeyIs(k, "title"), wire.KeyIs(k, "description"):
-			if wire.Kind(v) != '"' {
-				bad = fmt.Sprintf("has a non-string %s", k)
-			}
-		case wire.KeyIs(k, "size"):
-			if wire.Kind(v) != '0' {
-				bad = "has a non-numeric size"
-			}
-		case wire.KeyIs(k, "icons"):
-			if wire.Kind(v) != '[' {
-				bad = "has icons that are not an array"
+			return true
+		}
+		for i, name := range names {
+			if wire.KeyIs(k, name) {
+				fields[i], seen[i] = v, true
+				break
 			}
 		}
 		return true
@@ -352,9 +334,6 @@ func checkBlock(block []byte) (typ, problem string) {
 	s, ok := wire.StringValue(t)
 	if !hasType || !ok {
 		return "", "has no string type"
-	}
-	if bad != "" {
-		return s, bad
 	}
 	str := func(i int, name string) string {
 		if !seen[i] {
@@ -380,10 +359,24 @@ func checkBlock(block []byte) (typ, problem string) {
 			p = str(2, "mimeType")
 		}
 	case "resource_link":
-		if p = str(3, "uri"); p == "" {
-			if p = str(4, "name"); p == "" {
-				p = optStr(2, "mimeType")
-			}
+		p = str(3, "uri")
+		if p == "" {
+			p = str(4, "name")
+		}
+		if p == "" {
+			p = optStr(2, "mimeType")
+		}
+		if p == "" {
+			p = optStr(8, "title")
+		}
+		if p == "" {
+			p = optStr(9, "description")
+		}
+		if p == "" && seen[10] && (wire.Kind(fields[10]) != '0' || !wire.IsIntegerNumber(fields[10])) {
+			p = "(resource_link) has a size that is not an integer"
+		}
+		if p == "" && seen[11] {
+			p = checkIcons(fields[11])
 		}
 	case "resource":
 		p = checkEmbedded(seen[5], fields[5])
@@ -399,6 +392,65 @@ func checkBlock(block []byte) (typ, problem string) {
 	return s, p
 }
 
+// checkIcons validates a resource link's icons: an array of Icon objects
+// with a string src, and when present a string mimeType, an array of string
+// sizes and a theme of "light" or "dark".
+func checkIcons(icons []byte) string {
+	if wire.Kind(icons) != '[' {
+		return "(resource_link) has icons that are not an array"
+	}
+	p := ""
+	_ = wire.EachElement(icons, func(i int, icon []byte) bool {
+		if wire.Kind(icon) != '{' {
+			p = fmt.Sprintf("(resource_link) has icons[%d] that is not an object", i)
+			return false
+		}
+		hasSrc := false
+		_ = wire.EachField(icon, func(k, v []byte) bool {
+			switch {
+			case wire.KeyIs(k, "src"):
+				hasSrc = true
+				if wire.Kind(v) != '"' {
+					p = fmt.Sprintf("(resource_link) has icons[%d] with a non-string src", i)
+				}
+			case wire.KeyIs(k, "mimeType"):
+				if wire.Kind(v) != '"' {
+					p = fmt.Sprintf("(resource_link) has icons[%d] with a non-string mimeType", i)
+				}
+			case wire.KeyIs(k, "theme"):
+				if !wire.StringIs(v, "light") && !wire.StringIs(v, "dark") {
+					p = fmt.Sprintf("(resource_link) has icons[%d] with a theme that is not \"light\" or \"dark\"", i)
+				}
+			case wire.KeyIs(k, "sizes"):
+				if !isStringArray(v) {
+					p = fmt.Sprintf("(resource_link) has icons[%d] with sizes that are not an array of strings", i)
+				}
+			}
+			return p == ""
+		})
+		if p == "" && !hasSrc {
+			p = fmt.Sprintf("(resource_link) has icons[%d] without src", i)
+		}
+		return p == ""
+	})
+	return p
+}
+
+// isStringArray reports whether v is an array whose elements are all strings.
+func isStringArray(v []byte) bool {
+	if wire.Kind(v) != '[' {
+		return false
+	}
+	ok := true
+	_ = wire.EachElement(v, func(_ int, e []byte) bool {
+		ok = wire.Kind(e) == '"'
+		return ok
+	})
+	return ok
+}
+
+// checkEmbedded validates the resource of an embedded resource block: a
+// TextResourceContents or a BlobResourceContents.
 func checkEmbedded(present bool, res []byte) string {
 	if !present {
 		return "(resource) is missing resource"
@@ -406,8 +458,8 @@ func checkEmbedded(present bool, res []byte) string {
 	if wire.Kind(res) != '{' {
 		return "(resource) has a resource that is not an object"
 	}
-	var uri, text, blob, mime []byte
-	var hasURI, hasText, hasBlob, hasMime bool
+	var uri, text, blob, mime, meta []byte
+	var hasURI, hasText, hasBlob, hasMime, hasMeta bool
 	_ = wire.EachField(res, func(k, v []byte) bool {
 		switch {
 		case wire.KeyIs(k, "uri"):
@@ -418,6 +470,8 @@ func checkEmbedded(present bool, res []byte) string {
 			blob, hasBlob = v, true
 		case wire.KeyIs(k, "mimeType"):
 			mime, hasMime = v, true
+		case wire.KeyIs(k, "_meta"):
+			meta, hasMeta = v, true
 		}
 		return true
 	})
@@ -426,6 +480,8 @@ func checkEmbedded(present bool, res []byte) string {
 		return "(resource) has a resource without a string uri"
 	case hasMime && wire.Kind(mime) != '"':
 		return "(resource) has a resource with a non-string mimeType"
+	case hasMeta && wire.Kind(meta) != '{':
+		return "(resource) has a resource whose _meta is not an object"
 	case hasText && wire.Kind(text) == '"', hasBlob && wire.Kind(blob) == '"':
 		return ""
 	}

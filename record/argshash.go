@@ -1,0 +1,167 @@
+package record
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+)
+
+// ArgsHash identifies a call by what it asks for: "sha256:" and the
+// hex SHA-256 of the JSON array [method, tool, canonical arguments]. The
+// canonical form sorts object keys (by their UTF-8 bytes, duplicates kept in
+// their order), drops insignificant whitespace, writes strings with one
+// fixed escaping and numbers exactly as they were written (1.0 and 1 differ).
+// So the same arguments in another key order or layout hash equal, and a
+// retry of a call can be matched with the call it repeats across client,
+// proxy and server records. Empty args hash as JSON null; args that are not
+// JSON hash their raw bytes under a distinct framing.
+//
+// The hash is an identity, not a secrecy device: arguments of low entropy
+// (a PIN, a yes/no flag) can be recovered by hashing guesses.
+func ArgsHash(method, tool string, args json.RawMessage) string {
+	return argsHash(method, tool, args, false)
+}
+
+// argsHash is ArgsHash; skipMeta drops a top-level "_meta" member of an
+// object args (used for non-tool methods, whose params carry per-request
+// _meta values).
+func argsHash(method, tool string, args []byte, skipMeta bool) string {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	writeJSONString(&buf, method)
+	buf.WriteByte(',')
+	writeJSONString(&buf, tool)
+	buf.WriteByte(',')
+	if err := canonicalJSON(&buf, args, skipMeta); err != nil {
+		buf.Reset()
+		buf.WriteByte('[')
+		writeJSONString(&buf, method)
+		buf.WriteByte(',')
+		writeJSONString(&buf, tool)
+		buf.WriteString(",null,")
+		writeJSONString(&buf, string(args))
+	}
+	buf.WriteByte(']')
+	sum := sha256.Sum256(buf.Bytes())
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// CanonicalJSON returns the canonical form of the JSON value v that ArgsHash
+// hashes, or an error when v is not a single JSON value. Empty input is null.
+func CanonicalJSON(v []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := canonicalJSON(&buf, v, false); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var errNotOneValue = errors.New("record: not a single JSON value")
+
+func canonicalJSON(buf *bytes.Buffer, v []byte, skipMeta bool) error {
+	if len(bytes.TrimSpace(v)) == 0 {
+		buf.WriteString("null")
+		return nil
+	}
+	if !json.Valid(v) {
+		return errNotOneValue
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if err := canonicalValue(buf, dec, skipMeta); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errNotOneValue
+	}
+	return nil
+}
+
+func canonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			type member struct {
+				key string
+				val []byte
+			}
+			var members []member
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				var sub bytes.Buffer
+				if err := canonicalValue(&sub, dec, false); err != nil {
+					return err
+				}
+				if skipMeta && key == "_meta" {
+					continue
+				}
+				members = append(members, member{key, sub.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
+			buf.WriteByte('{')
+			for i, m := range members {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				writeJSONString(buf, m.key)
+				buf.WriteByte(':')
+				buf.Write(m.val)
+			}
+			buf.WriteByte('}')
+		case '[':
+			buf.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := canonicalValue(buf, dec, false); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			buf.WriteByte(']')
+		default:
+			return errNotOneValue
+		}
+	case string:
+		writeJSONString(buf, t)
+	case json.Number:
+		buf.WriteString(t.String())
+	case bool:
+		if t {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case nil:
+		buf.WriteString("null")
+	}
+	return nil
+}
+
+// writeJSONString writes s as a JSON string without HTML escaping.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	buf.Truncate(buf.Len() - 1) // the newline Encode adds
+}

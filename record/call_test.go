@@ -1,0 +1,84 @@
+package record
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+func TestCallPolicyRetry(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	call := NewCall(Record{Client: "c@1", Scenario: "transport.http_503_then_200"})
+	ex1 := &Record{HTTPMethod: "POST", Time: t0, Status: 503, Outcome: classify.HTTPError, Layer: classify.LayerTransport,
+		Method: "tools/call", Tool: "echo", ArgsHash: "sha256:a", JSONRPC: JSONRPC{ID: wire.IntID(1)},
+		Timings: Timings{Total: Duration(10 * time.Millisecond)}, Decision: &Decision{Action: "retry", DelayMs: 200}}
+	call.Add(ex1)
+	ex2 := &Record{HTTPMethod: "POST", Time: t0.Add(300 * time.Millisecond), Status: 200, RetryOrigin: OriginPolicy,
+		Outcome: classify.ToolSuccess, Layer: classify.LayerApplication, ResultType: "complete", Method: "tools/call",
+		JSONRPC: JSONRPC{ID: wire.IntID(2)}, Timings: Timings{Total: Duration(20 * time.Millisecond)}}
+	call.Add(ex2)
+	if ex1.Kind != KindExchange || ex1.CallID != call.ID() || ex1.Seq != 1 || ex1.PostCount != 1 || fmt.Sprint(ex1.HTTPStatuses) != "[503]" ||
+		ex1.Client != "c@1" || ex1.Scenario != "transport.http_503_then_200" {
+		t.Errorf("ex1: %+v", ex1)
+	}
+	if ex2.Seq != 2 || ex2.PostCount != 2 || fmt.Sprint(ex2.HTTPStatuses) != "[503 200]" {
+		t.Errorf("ex2: %+v", ex2)
+	}
+	s := call.Summary()
+	if s.Kind != KindCall || s.ID != call.ID() || s.PostCount != 2 || fmt.Sprint(s.HTTPStatuses) != "[503 200]" ||
+		s.Exchanges != 2 || s.RetryOrigin != OriginPolicy || s.PolicyRetries != 1 || s.Outcome != classify.ToolSuccess ||
+		s.ResultType != "complete" || s.Tool != "echo" || s.ArgsHash != "sha256:a" || s.JSONRPC.ID.String() != "1" ||
+		!s.Time.Equal(t0) || time.Duration(s.Timings.Total) != 320*time.Millisecond || s.Decision.Action != "retry" {
+		t.Errorf("summary: %+v", s)
+	}
+	// The summary is a copy.
+	s.HTTPStatuses[0] = 0
+	if call.Summary().HTTPStatuses[0] != 503 {
+		t.Error("Summary shares its slice")
+	}
+}
+
+func TestCallOrigins(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		attemptOf string
+		origins   []RetryOrigin
+		methods   []string
+		want      RetryOrigin
+		posts     int
+	}{
+		{"single", "", []RetryOrigin{""}, nil, OriginNone, 1},
+		{"mrtr", "", []RetryOrigin{"", OriginMRTR, OriginMRTR}, nil, OriginMRTR, 3},
+		{"policy beats mrtr", "", []RetryOrigin{"", OriginMRTR, OriginPolicy}, nil, OriginPolicy, 3},
+		{"user beats all", "01PREVIOUS", []RetryOrigin{"", OriginPolicy}, nil, OriginUser, 2},
+		{"get is not a post", "", []RetryOrigin{"", ""}, []string{"POST", "GET"}, OriginNone, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			call := NewCall(Record{AttemptOf: tt.attemptOf})
+			var first *Record
+			for i, o := range tt.origins {
+				ex := &Record{RetryOrigin: o, Status: 200}
+				if tt.methods != nil {
+					ex.HTTPMethod = tt.methods[i]
+				}
+				call.Add(ex)
+				if i == 0 {
+					first = ex
+				}
+			}
+			s := call.Summary()
+			if s.RetryOrigin != tt.want || s.PostCount != tt.posts {
+				t.Errorf("retryOrigin %q postCount %d, want %q %d", s.RetryOrigin, s.PostCount, tt.want, tt.posts)
+			}
+			if tt.attemptOf != "" && (first.RetryOrigin != OriginUser || s.AttemptOf != tt.attemptOf) {
+				t.Errorf("first exchange of a repeated call has origin %q", first.RetryOrigin)
+			}
+		})
+	}
+}

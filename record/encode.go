@@ -1,0 +1,272 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Limits.
+const (
+	// DefaultBodyLimit caps each recorded body excerpt and ErrorData:
+	// 1 MiB, as go-sdk's SSE line cap and Go's DefaultMaxHeaderBytes.
+	DefaultBodyLimit = 1 << 20
+	// DefaultMaxLineSize is the longest line the encoder writes and the
+	// reader accepts by default. The encoder keeps its lines below it by
+	// dropping body texts when needed.
+	DefaultMaxLineSize = 8 << 20
+)
+
+// Errors of the encoder.
+var (
+	// ErrRecordTooLarge is returned for a record whose line exceeds the
+	// maximum line size even without its bodies.
+	ErrRecordTooLarge = errors.New("record: record too large")
+	// ErrSecretInLine is returned when a registered secret survived
+	// redaction; the line is not written. It means a bug in this package.
+	ErrSecretInLine = errors.New("record: a registered secret survived redaction; line not written")
+)
+
+// Encoder turns records into redacted JSON lines. The zero value uses the
+// Default redactor and the default limits. An Encoder is safe for concurrent
+// use.
+type Encoder struct {
+	// Redactor scrubs the records; Default when nil.
+	Redactor *Redactor
+	// BodyLimit caps each body excerpt and ErrorData in bytes;
+	// DefaultBodyLimit when 0. A negative limit records no body text.
+	BodyLimit int
+	// MaxLineSize bounds a line; DefaultMaxLineSize when 0.
+	MaxLineSize int
+	// Now returns the time for records with a zero Time; time.Now when nil.
+	Now func() time.Time
+}
+
+func (e *Encoder) redactor() *Redactor {
+	if e == nil || e.Redactor == nil {
+		return Default
+	}
+	return e.Redactor
+}
+
+func (e *Encoder) bodyLimit() int {
+	if e == nil || e.BodyLimit == 0 {
+		return DefaultBodyLimit
+	}
+	return e.BodyLimit
+}
+
+func (e *Encoder) maxLine() int {
+	if e == nil || e.MaxLineSize <= 0 {
+		return DefaultMaxLineSize
+	}
+	return e.MaxLineSize
+}
+
+// Marshal encodes rec as one redacted JSON line (ending in "\n") with a zero
+// Encoder.
+func Marshal(rec *Record) ([]byte, error) {
+	var e Encoder
+	return e.Encode(rec)
+}
+
+// Encode returns rec as one JSON line ending in "\n", redacted. It never
+// modifies rec. It fills in the schema version, a new ID when rec has none,
+// the time when it is zero, retryOrigin "none" on an exchange or call that
+// has none, and [] for absent httpStatuses. When the line would exceed
+// MaxLineSize, the body texts and ErrorData are dropped (and marked
+// truncated); when it still does, the error is ErrRecordTooLarge.
+func (e *Encoder) Encode(rec *Record) ([]byte, error) {
+	if rec == nil {
+		return nil, errors.New("record: nil record")
+	}
+	c := e.sanitize(rec)
+	if c.V == 0 {
+		c.V = SchemaVersion
+	}
+	if c.ID == "" {
+		c.ID = NewID()
+	}
+	if c.Time.IsZero() {
+		if e != nil && e.Now != nil {
+			c.Time = e.Now()
+		} else {
+			c.Time = time.Now()
+		}
+	}
+	c.Time = c.Time.UTC()
+	if c.RetryOrigin == "" && (c.Kind == KindExchange || c.Kind == KindCall) {
+		c.RetryOrigin = OriginNone
+	}
+	if c.HTTPStatuses == nil {
+		c.HTTPStatuses = []int{}
+	}
+	line, err := encodeLine(&c)
+	if err != nil {
+		return nil, err
+	}
+	if len(line) > e.maxLine() {
+		for _, b := range []**Body{&c.RequestBody, &c.ResponseBody} {
+			if *b != nil {
+				*b = &Body{Truncated: true}
+			}
+		}
+		if c.ErrorData != nil {
+			c.ErrorData, c.ErrorDataTruncated = nil, true
+		}
+		if line, err = encodeLine(&c); err != nil {
+			return nil, err
+		}
+		if len(line) > e.maxLine() {
+			return nil, fmt.Errorf("%w: %d bytes without bodies, limit %d", ErrRecordTooLarge, len(line), e.maxLine())
+		}
+	}
+	return e.redactor().checkLine(line)
+}
+
+func encodeLine(r *Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("record: encode: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// checkLine is the last line of defence: a registered secret that is still
+// in the line is replaced; if that breaks the JSON, the line is refused.
+func (r *Redactor) checkLine(line []byte) ([]byte, error) {
+	changed := false
+	for _, sec := range r.secretList() {
+		if bytes.Contains(line, []byte(sec)) {
+			line = bytes.ReplaceAll(line, []byte(sec), []byte(Redacted))
+			changed = true
+		}
+	}
+	if changed && !json.Valid(line) {
+		return nil, ErrSecretInLine
+	}
+	return line, nil
+}
+
+// sanitize returns a redacted copy of rec; rec itself is not modified and
+// no slice or map of the copy is shared with it where a value changed.
+func (e *Encoder) sanitize(rec *Record) Record {
+	red := e.redactor()
+	s := red.Scrub
+	c := *rec
+
+	c.Kind = Kind(s(string(c.Kind)))
+	c.ID, c.CallID, c.AttemptOf = s(c.ID), s(c.CallID), s(c.AttemptOf)
+	c.Client, c.ProtocolVersion, c.Scenario, c.Method = s(c.Client), s(c.ProtocolVersion), s(c.Scenario), s(c.Method)
+	c.HTTPStatuses = append([]int(nil), c.HTTPStatuses...)
+	c.JSONRPC.ID = scrubID(red, c.JSONRPC.ID)
+	c.JSONRPC.ResponseID = scrubID(red, c.JSONRPC.ResponseID)
+	c.JSONRPC.ErrorName = s(c.JSONRPC.ErrorName)
+	if c.JSONRPC.ErrorCode != nil {
+		code := *c.JSONRPC.ErrorCode
+		c.JSONRPC.ErrorCode = &code
+	}
+	c.ResultType = ResultType(s(string(c.ResultType)))
+	c.Outcome = classify.Outcome(s(string(c.Outcome)))
+	c.RetryOrigin = RetryOrigin(s(string(c.RetryOrigin)))
+	c.Layer = classify.Layer(s(string(c.Layer)))
+	c.Reason, c.Tool, c.ArgsHash = s(c.Reason), s(c.Tool), s(c.ArgsHash)
+	c.Session = HashSession(c.Session)
+	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
+	c.ContentType, c.ErrorMessage, c.RetryAfter, c.Note = s(c.ContentType), s(c.ErrorMessage), s(c.RetryAfter), s(c.Note)
+	if c.IsError != nil {
+		b := *c.IsError
+		c.IsError = &b
+	}
+	if len(c.ErrorData) > 0 {
+		c.ErrorData, c.ErrorDataTruncated = e.errorData(red, c.ErrorData, c.ErrorDataTruncated)
+	}
+	if c.SSE != nil {
+		v := *c.SSE
+		v.End = s(v.End)
+		c.SSE = &v
+	}
+	if c.Network != nil {
+		v := *c.Network
+		v.Error, v.Phase = s(v.Error), s(v.Phase)
+		c.Network = &v
+	}
+	if c.Input != nil {
+		v := Input{HasRequestState: c.Input.HasRequestState, Requests: make([]InputRequest, len(c.Input.Requests))}
+		for i, q := range c.Input.Requests {
+			v.Requests[i] = InputRequest{Key: s(q.Key), Method: s(q.Method), Mode: s(q.Mode)}
+		}
+		c.Input = &v
+	}
+	if c.Task != nil {
+		c.Task = &Task{TaskID: s(c.Task.TaskID), Status: s(c.Task.Status)}
+	}
+	if c.Decision != nil {
+		c.Decision = &Decision{Action: s(c.Decision.Action), DelayMs: c.Decision.DelayMs, Reason: s(c.Decision.Reason)}
+	}
+	if c.Warnings != nil {
+		ws := make([]Warning, len(c.Warnings))
+		for i, w := range c.Warnings {
+			ws[i] = Warning{Code: s(w.Code), Message: s(w.Message)}
+		}
+		c.Warnings = ws
+	}
+	c.RequestHeaders = red.Headers(c.RequestHeaders)
+	c.ResponseHeaders = red.Headers(c.ResponseHeaders)
+	c.RequestBody = e.body(red, c.RequestBody)
+	c.ResponseBody = e.body(red, c.ResponseBody)
+	return c
+}
+
+func (e *Encoder) body(red *Redactor, b *Body) *Body {
+	if b == nil {
+		return nil
+	}
+	text, cut := red.Body([]byte(b.Text), e.bodyLimit())
+	return &Body{Text: text, Truncated: b.Truncated || cut}
+}
+
+// errorData redacts and caps the raw JSON of a JSON-RPC error's data. Data
+// that is too large, or not JSON, becomes a JSON string holding a redacted
+// excerpt.
+func (e *Encoder) errorData(red *Redactor, data json.RawMessage, truncated bool) (json.RawMessage, bool) {
+	limit := e.bodyLimit()
+	if json.Valid(data) {
+		out := red.redactJSON(data)
+		if limit > 0 && len(out) <= limit {
+			var buf bytes.Buffer
+			if json.Compact(&buf, out) == nil {
+				return buf.Bytes(), truncated
+			}
+		}
+	}
+	if limit < 0 {
+		return nil, true
+	}
+	text, cut := red.Body(data, limit)
+	var buf bytes.Buffer
+	writeJSONString(&buf, text)
+	return buf.Bytes(), truncated || cut
+}
+
+// scrubID scrubs a string id; numbers and null are kept.
+func scrubID(red *Redactor, id wire.ID) wire.ID {
+	if !id.IsString() {
+		return id
+	}
+	s, ok := wire.StringValue(id.Raw())
+	if !ok {
+		return id
+	}
+	if clean := red.Scrub(s); clean != s {
+		return wire.StringID(clean)
+	}
+	return id
+}

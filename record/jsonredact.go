@@ -1,0 +1,201 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// redactJSON copies the JSON document b (json.Valid has accepted it),
+// replacing the value of every member with a sensitive name by
+// "[redacted]" and scrubbing every string as text. Bytes that need no change
+// (white space, number spelling, escapes, key order) are kept exactly. If
+// the walk fails it falls back to scrubbing b as text.
+func (r *Redactor) redactJSON(b []byte) []byte {
+	w := jsonRedactor{src: b, red: r, out: make([]byte, 0, len(b))}
+	if !w.value() {
+		return []byte(r.Scrub(string(b)))
+	}
+	w.out = append(w.out, b[w.i:]...) // trailing white space
+	return w.out
+}
+
+// jsonRedactor walks valid JSON. Every method reports false on input it
+// cannot follow, which valid JSON never produces.
+type jsonRedactor struct {
+	src []byte
+	i   int
+	out []byte
+	red *Redactor
+}
+
+func (w *jsonRedactor) space() {
+	start := w.i
+	for w.i < len(w.src) {
+		switch w.src[w.i] {
+		case ' ', '\t', '\r', '\n':
+			w.i++
+			continue
+		}
+		break
+	}
+	w.out = append(w.out, w.src[start:w.i]...)
+}
+
+func (w *jsonRedactor) value() bool {
+	w.space()
+	if w.i >= len(w.src) {
+		return false
+	}
+	switch w.src[w.i] {
+	case '{':
+		return w.object()
+	case '[':
+		return w.array()
+	case '"':
+		_, ok := w.str()
+		return ok
+	}
+	start := w.i
+	for w.i < len(w.src) {
+		switch w.src[w.i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			w.out = append(w.out, w.src[start:w.i]...)
+			return w.i > start
+		}
+		w.i++
+	}
+	w.out = append(w.out, w.src[start:w.i]...)
+	return w.i > start
+}
+
+// str copies the string at w.i, scrubbed, and returns its decoded value.
+func (w *jsonRedactor) str() (string, bool) {
+	start := w.i
+	w.i++
+	for w.i < len(w.src) {
+		switch w.src[w.i] {
+		case '\\':
+			w.i += 2
+			continue
+		case '"':
+			w.i++
+			raw := w.src[start:w.i]
+			var s string
+			if bytes.IndexByte(raw, '\\') < 0 {
+				s = string(raw[1 : len(raw)-1])
+			} else if json.Unmarshal(raw, &s) != nil {
+				return "", false
+			}
+			if clean := w.red.Scrub(s); clean != s {
+				var b bytes.Buffer
+				writeJSONString(&b, clean)
+				w.out = append(w.out, b.Bytes()...)
+			} else {
+				w.out = append(w.out, raw...)
+			}
+			return s, true
+		}
+		w.i++
+	}
+	return "", false
+}
+
+func (w *jsonRedactor) object() bool {
+	w.out = append(w.out, '{')
+	w.i++
+	for {
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		if w.src[w.i] == '}' {
+			w.out = append(w.out, '}')
+			w.i++
+			return true
+		}
+		if w.src[w.i] != '"' {
+			return false
+		}
+		key, ok := w.str()
+		if !ok {
+			return false
+		}
+		w.space()
+		if w.i >= len(w.src) || w.src[w.i] != ':' {
+			return false
+		}
+		w.out = append(w.out, ':')
+		w.i++
+		if jsonSensitive[normalizeName(key)] {
+			w.space()
+			mark := len(w.out)
+			null := bytes.HasPrefix(w.src[w.i:], []byte("null"))
+			if !w.value() {
+				return false
+			}
+			if !null {
+				w.out = append(w.out[:mark], `"`+Redacted+`"`...)
+			}
+		} else if !w.value() {
+			return false
+		}
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		switch w.src[w.i] {
+		case ',':
+			w.out = append(w.out, ',')
+			w.i++
+		case '}':
+			w.out = append(w.out, '}')
+			w.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (w *jsonRedactor) array() bool {
+	w.out = append(w.out, '[')
+	w.i++
+	for {
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		if w.src[w.i] == ']' {
+			w.out = append(w.out, ']')
+			w.i++
+			return true
+		}
+		if !w.value() {
+			return false
+		}
+		w.space()
+		if w.i >= len(w.src) {
+			return false
+		}
+		switch w.src[w.i] {
+		case ',':
+			w.out = append(w.out, ',')
+			w.i++
+		case ']':
+			w.out = append(w.out, ']')
+			w.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// RedactJSON returns a redacted copy of a JSON document (see Redactor.Body),
+// or the document scrubbed as text when it is not valid JSON.
+func (r *Redactor) RedactJSON(b []byte) []byte {
+	if !json.Valid(b) {
+		return []byte(r.Scrub(string(b)))
+	}
+	return r.redactJSON(b)
+}

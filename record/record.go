@@ -1,0 +1,460 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// SchemaVersion is the value of the "v" field of records written by this
+// package. It changes only if a field changes meaning; adding fields does not
+// change it.
+const SchemaVersion = 1
+
+// Kind says what a record describes.
+type Kind string
+
+// The kinds of record.
+const (
+	// KindExchange is one HTTP exchange: one request and its response (or
+	// the transport error that replaced it).
+	KindExchange Kind = "exchange"
+	// KindCall is the summary of one logical call: every exchange it took
+	// (retries, MRTR input rounds) and the final verdict.
+	KindCall Kind = "call"
+	// KindServer is reserved for a server's own log line about a request it
+	// received (the fault server); it uses the same fields.
+	KindServer Kind = "server"
+	// KindDropped reports records an [Async] writer dropped because its
+	// queue was full; Dropped holds the count.
+	KindDropped Kind = "dropped"
+)
+
+// RetryOrigin says why a request was sent again.
+type RetryOrigin string
+
+// The retry origins. On an exchange record the origin is why that exchange
+// was sent; on a call record it is the strongest origin among its exchanges,
+// in the order user > policy > mrtr > none (see [Call.Summary]).
+const (
+	// OriginNone marks the first request of a call.
+	OriginNone RetryOrigin = "none"
+	// OriginPolicy marks a retry by this client's retry policy.
+	OriginPolicy RetryOrigin = "policy"
+	// OriginMRTR marks a new round of a multi-round tool call: the client
+	// answers the server's inputRequests.
+	OriginMRTR RetryOrigin = "mrtr"
+	// OriginUser marks a call the user repeated (mcpdiag call --attempt-of).
+	OriginUser RetryOrigin = "user"
+)
+
+// ResultType is the MCP resultType of a result ("complete",
+// "input_required", "task"). The empty value means that the result carried
+// none (or that there was no result) and is written as JSON null.
+type ResultType string
+
+// MarshalJSON writes the result type, or null when it is empty.
+func (t ResultType) MarshalJSON() ([]byte, error) {
+	if t == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(t))
+}
+
+// Record is one line of a record file. The same type serves every kind; a
+// field that does not apply to a kind is left empty (and, except for the
+// article's fields, omitted). See docs/records.md for each field.
+type Record struct {
+	// V is the schema version (SchemaVersion; the encoder fills it in).
+	V int `json:"v"`
+	// Kind says what the record describes.
+	Kind Kind `json:"kind"`
+	// ID identifies the record (see NewID; the encoder fills in a new one
+	// when it is empty).
+	ID string `json:"id"`
+	// CallID is, on an exchange, the ID of the call record it belongs to.
+	CallID string `json:"callId,omitempty"`
+	// Seq is, on an exchange, its 1-based position among the exchanges of
+	// its call.
+	Seq int `json:"seq,omitempty"`
+	// Exchanges is, on a call, how many exchange records it summarises.
+	Exchanges int `json:"exchanges,omitempty"`
+	// AttemptOf is, on a call, the ID of the earlier call record the user
+	// repeated (retryOrigin "user").
+	AttemptOf string `json:"attemptOf,omitempty"`
+	// Time is when the exchange or call started (the request was about to
+	// be sent). The encoder uses the time of writing when it is zero.
+	Time time.Time `json:"time,omitzero"`
+
+	// The article's fields: always present.
+
+	// Client names the client, as "name@version" (clientInfo, or the
+	// User-Agent when that is all a proxy sees).
+	Client string `json:"client"`
+	// ProtocolVersion is the MCP protocol revision of the request.
+	ProtocolVersion string `json:"protocolVersion"`
+	// Scenario is the fault scenario id when one is known, else "".
+	Scenario string `json:"scenario"`
+	// Method is the JSON-RPC method of the request.
+	Method string `json:"method"`
+	// PostCount counts the POST requests of the call: on an exchange, up to
+	// and including this one; on a call, all of them.
+	PostCount int `json:"postCount"`
+	// HTTPStatuses are the HTTP statuses of the call in order, 0 where no
+	// response arrived: on an exchange, up to and including this one.
+	HTTPStatuses []int `json:"httpStatuses"`
+	// JSONRPC holds the request id and the JSON-RPC error code.
+	JSONRPC JSONRPC `json:"jsonrpc"`
+	// ResultType is the result's resultType (null when absent).
+	ResultType ResultType `json:"resultType"`
+	// Outcome is the classifier's verdict (classify.Outcome).
+	Outcome classify.Outcome `json:"outcome"`
+	// RetryOrigin says why the request was sent (the encoder writes "none"
+	// when it is empty on an exchange or call).
+	RetryOrigin RetryOrigin `json:"retryOrigin"`
+
+	// Layer is the layer of the outcome.
+	Layer classify.Layer `json:"layer,omitempty"`
+	// Reason is the classifier's one-line explanation.
+	Reason string `json:"reason,omitempty"`
+	// Tool is the tool name of a tools/call (params.name; for prompts/get,
+	// the prompt name).
+	Tool string `json:"tool,omitempty"`
+	// ArgsHash identifies the call's arguments (see ArgsHash).
+	ArgsHash string `json:"argsHash,omitempty"`
+	// Session is the hashed Mcp-Session-Id ("sha256:" and 16 hex digits).
+	// A raw value is hashed by the encoder.
+	Session string `json:"session,omitempty"`
+	// HTTPMethod is the request's HTTP method (POST, GET, DELETE).
+	HTTPMethod string `json:"httpMethod,omitempty"`
+	// URL is the request URL, with userinfo and credential query
+	// parameters redacted by the encoder.
+	URL string `json:"url,omitempty"`
+	// Status is this exchange's HTTP status, 0 when no response arrived.
+	Status int `json:"status,omitempty"`
+	// ContentType is the response's Content-Type.
+	ContentType string `json:"contentType,omitempty"`
+	// IsError is the tool result's isError member, when present.
+	IsError *bool `json:"isError,omitempty"`
+	// ErrorMessage is the JSON-RPC error message.
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	// ErrorData is the JSON-RPC error data, redacted like a JSON body and
+	// capped; when it was too large it becomes a JSON string excerpt and
+	// ErrorDataTruncated is set.
+	ErrorData json.RawMessage `json:"errorData,omitempty"`
+	// ErrorDataTruncated reports that ErrorData was cut.
+	ErrorDataTruncated bool `json:"errorDataTruncated,omitempty"`
+	// RetryAfter is the raw Retry-After header of the response.
+	RetryAfter string `json:"retryAfter,omitempty"`
+	// Timings are the exchange's (or call's) durations.
+	Timings Timings `json:"timings,omitzero"`
+	// SSE counts the events of an event-stream response.
+	SSE *SSE `json:"sse,omitempty"`
+	// Network describes a transport failure.
+	Network *Network `json:"network,omitempty"`
+	// Input describes an InputRequiredResult (MRTR).
+	Input *Input `json:"input,omitempty"`
+	// Task describes a CreateTaskResult (tasks extension).
+	Task *Task `json:"task,omitempty"`
+	// Decision is what the client decided after this exchange (retry,
+	// stop, …), or on a call, the final decision.
+	Decision *Decision `json:"decision,omitempty"`
+	// PolicyRetries counts, on a call, the exchanges sent by the retry
+	// policy.
+	PolicyRetries int `json:"policyRetries,omitempty"`
+	// InputRounds counts, on a call, the exchanges that answered
+	// inputRequests (MRTR rounds).
+	InputRounds int `json:"inputRounds,omitempty"`
+	// Warnings are the classifier's warnings (code and message; the rule a
+	// code cites is classify.Rule(code)).
+	Warnings []Warning `json:"warnings,omitempty"`
+	// RequestHeaders are the request's headers, redacted by the encoder.
+	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
+	// ResponseHeaders are the response's headers, redacted by the encoder.
+	ResponseHeaders http.Header `json:"responseHeaders,omitempty"`
+	// RequestBytes is the size of the request body.
+	RequestBytes int64 `json:"requestBytes,omitempty"`
+	// ResponseBytes is the number of response body bytes read.
+	ResponseBytes int64 `json:"responseBytes,omitempty"`
+	// RequestBody is an excerpt of the request body (opt-in: it holds the
+	// tool arguments).
+	RequestBody *Body `json:"requestBody,omitempty"`
+	// ResponseBody is an excerpt of the response body.
+	ResponseBody *Body `json:"responseBody,omitempty"`
+	// Dropped is, on a "dropped" record, how many records were dropped.
+	Dropped int64 `json:"dropped,omitempty"`
+	// Note is free text from the producer, such as a classifier limit that
+	// was hit.
+	Note string `json:"note,omitempty"`
+}
+
+// JSONRPC holds the JSON-RPC facts of a record, in the article's shape.
+type JSONRPC struct {
+	// ID is the request's id (null for a notification or when unknown).
+	ID wire.ID `json:"id"`
+	// ErrorCode is the JSON-RPC error code, null when there was no error.
+	ErrorCode *int64 `json:"errorCode"`
+	// ErrorName is the schema name of ErrorCode (classify.CodeName).
+	ErrorName string `json:"errorName,omitempty"`
+	// ResponseID is the response's id when it differs from ID.
+	ResponseID wire.ID `json:"responseId,omitzero"`
+}
+
+// Timings are durations measured from the moment the request started. A
+// duration that was not measured is zero and omitted.
+type Timings struct {
+	// Headers is the time until the response headers arrived.
+	Headers Duration `json:"headersMs,omitempty"`
+	// FirstEvent is the time until the first SSE event arrived.
+	FirstEvent Duration `json:"firstEventMs,omitempty"`
+	// Total is the time until the response was read (or failed); on a call,
+	// from its first request to the end of its last exchange.
+	Total Duration `json:"totalMs,omitempty"`
+}
+
+// Duration is a time.Duration written in JSON as milliseconds, a number with
+// up to three decimals (microsecond precision).
+type Duration time.Duration
+
+// MarshalJSON writes d in milliseconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	us := time.Duration(d).Round(time.Microsecond)
+	return strconv.AppendFloat(nil, float64(us)/float64(time.Millisecond), 'f', -1, 64), nil
+}
+
+// UnmarshalJSON reads milliseconds (null leaves d unchanged).
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*d = Duration(f * float64(time.Millisecond))
+	return nil
+}
+
+// SSE is a copy of the classifier's event-stream counts
+// (classify.SSEDetails), with the same JSON names.
+type SSE struct {
+	// Events counts the events read.
+	Events int `json:"events"`
+	// Notifications counts JSON-RPC notifications among them.
+	Notifications int `json:"notifications"`
+	// Progress counts notifications/progress.
+	Progress int `json:"progress"`
+	// Messages counts notifications/message (log messages).
+	Messages int `json:"messages"`
+	// Requests counts server-to-client requests on the stream.
+	Requests int `json:"requests"`
+	// Comments counts comment lines (keep-alives).
+	Comments int `json:"comments"`
+	// Terminal reports that the response for the request arrived.
+	Terminal bool `json:"terminal"`
+	// TerminalEvent is the 1-based index of the event that carried it.
+	TerminalEvent int `json:"terminalEvent,omitempty"`
+	// AfterTerminal counts events after the response.
+	AfterTerminal int `json:"afterTerminal,omitempty"`
+	// Unterminated reports a final event without its blank line.
+	Unterminated bool `json:"unterminated,omitempty"`
+	// End says how the stream ended ("eof", "unterminated-event",
+	// "stopped-at-terminal", "stopped-at-error", "error: …").
+	End string `json:"end,omitempty"`
+}
+
+// Network is a copy of the classifier's transport-failure details
+// (classify.NetworkDetails).
+type Network struct {
+	// Error is the transport error's text.
+	Error string `json:"error"`
+	// Phase is "before-response" (no headers arrived) or "body" (the body
+	// was cut after the headers).
+	Phase string `json:"phase"`
+	// RequestSent reports whether the whole request had been written, so
+	// that the server may have processed it.
+	RequestSent bool `json:"requestSent"`
+	// Timeout reports a timeout.
+	Timeout bool `json:"timeout,omitempty"`
+}
+
+// Input is a copy of the classifier's InputRequiredResult details.
+type Input struct {
+	// Requests are the entries of inputRequests.
+	Requests []InputRequest `json:"requests"`
+	// HasRequestState reports that the result carried requestState.
+	HasRequestState bool `json:"hasRequestState"`
+}
+
+// InputRequest is one entry of inputRequests.
+type InputRequest struct {
+	// Key is the entry's key in inputRequests.
+	Key string `json:"key"`
+	// Method is the request's method, such as "elicitation/create".
+	Method string `json:"method"`
+	// Mode is the elicitation mode, when given.
+	Mode string `json:"mode,omitempty"`
+}
+
+// Task is a copy of the classifier's CreateTaskResult details.
+type Task struct {
+	// TaskID is the task's id.
+	TaskID string `json:"taskId"`
+	// Status is the task's status when it was created.
+	Status string `json:"status"`
+}
+
+// Warning is a classifier warning without its rule text.
+type Warning struct {
+	// Code is the stable warning code, such as "missing-result-type".
+	Code string `json:"code"`
+	// Message says what was seen.
+	Message string `json:"message"`
+}
+
+// Decision is what the client decided after an exchange. The fields are
+// plain strings so that this package does not depend on the retry policy.
+type Decision struct {
+	// Action is the decision, such as "retry", "stop" or "reauthorize".
+	Action string `json:"action"`
+	// DelayMs is the wait before the next attempt, in milliseconds.
+	DelayMs int64 `json:"delayMs,omitempty"`
+	// Reason says why.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Body is an excerpt of a request or response body. Producers may put the
+// raw body in Text: the encoder redacts it and caps it (Encoder.BodyLimit).
+type Body struct {
+	// Text is the (redacted) excerpt. Bytes that are not UTF-8 are
+	// replaced by U+FFFD.
+	Text string `json:"text"`
+	// Truncated reports that Text is shorter than the body.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// NewBody returns a redacted excerpt of b capped at DefaultBodyLimit, using
+// the Default redactor.
+func NewBody(b []byte) *Body {
+	text, truncated := Default.Body(b, DefaultBodyLimit)
+	return &Body{Text: text, Truncated: truncated}
+}
+
+// SetResult copies the classifier's verdict and evidence into r: layer,
+// outcome, reason, status, content type, result type, JSON-RPC error, SSE
+// counts, network failure, MRTR and task details, Retry-After, warnings and
+// the body size. Method and ProtocolVersion are set only when r has none,
+// and JSONRPC.ID only when the request id is unknown; a response id that
+// differs from the request id goes to JSONRPC.ResponseID.
+func (r *Record) SetResult(res *classify.Result) {
+	if res == nil {
+		return
+	}
+	r.Layer, r.Outcome, r.Reason = res.Layer, res.Outcome, res.Reason
+	if res.Status != 0 {
+		r.Status = res.Status
+	}
+	if res.ContentType != "" {
+		r.ContentType = res.ContentType
+	}
+	if r.Method == "" {
+		r.Method = res.Method
+	}
+	if r.ProtocolVersion == "" {
+		r.ProtocolVersion = res.Protocol
+	}
+	r.ResultType = ResultType(res.ResultType)
+	if res.IsError != nil {
+		b := *res.IsError
+		r.IsError = &b
+	}
+	if d := res.JSONRPC; d != nil {
+		respID := wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
+		switch {
+		case r.JSONRPC.ID.IsZero():
+			r.JSONRPC.ID = respID
+		case !respID.IsZero() && !respID.Equal(r.JSONRPC.ID):
+			r.JSONRPC.ResponseID = respID
+		}
+		if d.Code != nil {
+			c := *d.Code
+			r.JSONRPC.ErrorCode = &c
+			r.JSONRPC.ErrorName = d.CodeName
+			r.ErrorMessage = d.Message
+		}
+		if len(d.Data) > 0 {
+			r.ErrorData = bytes.Clone(d.Data)
+		}
+	}
+	if s := res.SSE; s != nil {
+		r.SSE = &SSE{
+			Events: s.Events, Notifications: s.Notifications, Progress: s.Progress, Messages: s.Messages,
+			Requests: s.Requests, Comments: s.Comments, Terminal: s.Terminal, TerminalEvent: s.TerminalEvent,
+			AfterTerminal: s.AfterTerminal, Unterminated: s.Unterminated, End: s.End,
+		}
+	}
+	if n := res.Network; n != nil {
+		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout}
+	}
+	if in := res.Input; in != nil {
+		r.Input = &Input{HasRequestState: in.HasRequestState, Requests: make([]InputRequest, len(in.Requests))}
+		for i, q := range in.Requests {
+			r.Input.Requests[i] = InputRequest(q)
+		}
+	}
+	if t := res.Task; t != nil {
+		r.Task = &Task{TaskID: t.TaskID, Status: t.Status}
+	}
+	if res.HTTP != nil && res.HTTP.RetryAfter != nil {
+		r.RetryAfter = res.HTTP.RetryAfter.Raw
+	}
+	r.Warnings = nil
+	for _, w := range res.Warnings {
+		r.Warnings = append(r.Warnings, Warning{Code: w.Code, Message: w.Message})
+	}
+	r.ResponseBytes = res.BodyBytes
+}
+
+// SetRequest reads the facts of a JSON-RPC request body into r: Method,
+// JSONRPC.ID, Tool, ArgsHash and RequestBytes. For tools/call and
+// prompts/get the tool is params.name and the hashed arguments are
+// params.arguments; for other methods the tool is empty and the hashed
+// arguments are params without its "_meta" member (which carries per-request
+// values such as a progress token). It does not store the body: set
+// RequestBody when body capture is wanted. A body that is not a JSON object
+// only sets RequestBytes.
+func (r *Record) SetRequest(body []byte) {
+	r.RequestBytes = int64(len(body))
+	if wire.Kind(body) != '{' || !json.Valid(body) {
+		return
+	}
+	if m, ok := wire.Field(body, "method"); ok {
+		if s, isStr := wire.StringValue(m); isStr {
+			r.Method = s
+		}
+	}
+	if id, ok := wire.Field(body, "id"); ok {
+		r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(bytes.TrimSpace(id)))
+	}
+	params, _ := wire.Field(body, "params")
+	var args []byte
+	tool, skipMeta := "", false
+	switch {
+	case r.Method == "tools/call" || r.Method == "prompts/get":
+		if wire.Kind(params) == '{' {
+			if n, ok := wire.Field(params, "name"); ok {
+				tool, _ = wire.StringValue(n)
+			}
+			args, _ = wire.Field(params, "arguments")
+		}
+	default:
+		args, skipMeta = params, true
+	}
+	r.Tool = tool
+	r.ArgsHash = argsHash(r.Method, tool, args, skipMeta)
+}
