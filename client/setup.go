@@ -43,6 +43,7 @@ func (c *Client) setup(ctx context.Context, st *callState, build func() *request
 		}
 		if d.Action == retry.Retry && c.sleep(ctx, d.Delay) {
 			facts.Count(d)
+			st.call.Retries++
 			continue
 		}
 		return ex, false

@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 		return usageError("%v", err)
 	})
 	root.AddCommand(newClassifyCmd())
+	root.AddCommand(newCallCmd())
 	return root
 }
 
@@ -58,9 +59,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "mcpdiag: "+oneLine(err.Error()))
 	var ee *exitError
-	if errors.As(err, &ee) {
+	if errors.As(err, &ee) && ee.err == errSilent {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "mcpdiag: "+oneLine(err.Error()))
+	if ee != nil {
 		return ee.code
 	}
 	// cobra's own errors (unknown command, bad args) are usage errors.

@@ -1,0 +1,79 @@
+package client
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// Records turns the call into record lines: one exchange record per HTTP
+// exchange and one call summary, linked by call id. base carries what the
+// caller knows (Client, Scenario, AttemptOf); URL and the era come from the
+// call. Records hold raw headers: the record encoder redacts them.
+func (call *Call) Records(base record.Record, url string) (exchanges []*record.Record, summary *record.Record) {
+	base.ProtocolVersion = call.Protocol
+	base.URL = url
+	rc := record.NewCall(base)
+	for _, ex := range call.Exchanges {
+		r := &record.Record{
+			Kind:            record.KindExchange,
+			Time:            ex.Start,
+			ProtocolVersion: ex.Protocol,
+			HTTPMethod:      http.MethodPost,
+			URL:             url,
+			RetryOrigin:     record.RetryOrigin(ex.Origin),
+			RequestHeaders:  ex.RequestHeader,
+			ResponseHeaders: ex.ResponseHeader,
+			Status:          ex.Status,
+			Session:         ex.RequestHeader.Get("Mcp-Session-Id"),
+		}
+		if r.ProtocolVersion == "" {
+			r.ProtocolVersion = call.Protocol
+		}
+		r.SetRequest(ex.RequestBody)
+		if r.Method == "" {
+			r.Method = ex.Method
+		}
+		r.SetResult(ex.Result)
+		r.Timings = record.Timings{
+			Headers:    record.Duration(ex.ToHeaders),
+			FirstEvent: record.Duration(ex.ToFirstByte),
+			Total:      record.Duration(ex.Total),
+		}
+		if len(ex.Result.Response) > 0 {
+			r.ResponseBody = &record.Body{Text: string(ex.Result.Response)}
+		}
+		if ex.Decision != nil {
+			r.Decision = decision(ex.Decision.Action, ex.Decision.Delay.Milliseconds(), ex.Decision.Reason)
+		}
+		rc.Add(r)
+		exchanges = append(exchanges, r)
+	}
+	summary = rc.Summary()
+	summary.Tool = call.Tool
+	summary.Method = "tools/call"
+	if call.Outcome == InputRoundsExceeded {
+		summary.Outcome, summary.Layer = InputRoundsExceeded, call.Layer()
+	}
+	if call.Final != nil && summary.Outcome == "" {
+		summary.SetResult(call.Final)
+	}
+	summary.Decision = decision(call.Decision.Action, call.Decision.Delay.Milliseconds(), call.Decision.Reason)
+	summary.Note = fmt.Sprintf("era %s (%s); tool safety %s (%s)", orNone(call.Protocol), call.EraReason, call.Safety, call.SafetySource)
+	if len(call.Unanswered) > 0 {
+		summary.Note += fmt.Sprintf("; unanswered input requests: %v", call.Unanswered)
+	}
+	return exchanges, summary
+}
+
+func decision[A ~string](action A, delayMs int64, reason string) *record.Decision {
+	return &record.Decision{Action: string(action), DelayMs: delayMs, Reason: reason}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "undecided"
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+)
+
+// WriteReport prints the short human report of a call: the layer that
+// failed (or the success), the evidence exchange by exchange, and the
+// decision, in one screen.
+func (call *Call) WriteReport(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s layer) — tool %q", call.Outcome, call.Layer(), call.Tool)
+	if call.Protocol != "" {
+		fmt.Fprintf(&b, " on %s", call.Protocol)
+	}
+	b.WriteString("\n")
+	if call.Final != nil && call.Final.Reason != "" {
+		fmt.Fprintf(&b, "  what:      %s\n", call.Final.Reason)
+	}
+	d := call.Decision
+	fmt.Fprintf(&b, "  decision:  %s", d.Action)
+	if d.Delay > 0 {
+		fmt.Fprintf(&b, " after %s", d.Delay.Round(time.Millisecond))
+	}
+	if d.Reason != "" {
+		fmt.Fprintf(&b, " — %s", d.Reason)
+	}
+	b.WriteString("\n")
+	if call.EraReason != "" {
+		fmt.Fprintf(&b, "  era:       %s\n", call.EraReason)
+	}
+	if call.Safety != "" {
+		fmt.Fprintf(&b, "  safety:    %s (%s)\n", call.Safety, call.SafetySource)
+	}
+	if len(call.Unanswered) > 0 {
+		fmt.Fprintf(&b, "  input:     no answer for %s (use --input FILE, or run on a terminal)\n", strings.Join(call.Unanswered, ", "))
+	}
+	for _, r := range call.Recoveries {
+		fmt.Fprintf(&b, "  recovery:  %s\n", r)
+	}
+	fmt.Fprintf(&b, "  exchanges: %d POST(s), %d retr%s, %d input round(s)\n", len(call.Exchanges), call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], call.Rounds)
+	for _, ex := range call.Exchanges {
+		status := "---"
+		if ex.Status != 0 {
+			status = fmt.Sprint(ex.Status)
+		}
+		ct := ""
+		if ex.Result.ContentType != "" {
+			ct = strings.SplitN(ex.Result.ContentType, ";", 2)[0]
+		}
+		method := ex.Method
+		if ex.Tool != "" {
+			method += " " + ex.Tool
+		}
+		fmt.Fprintf(&b, "    #%-2d %-28s %s %-18s %-22s %6s", ex.Seq, trim(method, 28), status, trim(ct, 18), ex.Result.Outcome, ex.Total.Round(time.Millisecond))
+		if ex.Origin != OriginNone && ex.Origin != "" {
+			fmt.Fprintf(&b, "  (%s)", ex.Origin)
+		}
+		if ex.Decision != nil && ex.Decision.Action != "done" && ex != call.Exchanges[len(call.Exchanges)-1] {
+			fmt.Fprintf(&b, "  → %s", ex.Decision.Action)
+			if ex.Decision.Delay > 0 {
+				fmt.Fprintf(&b, " in %s", ex.Decision.Delay.Round(time.Millisecond))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if call.Final != nil {
+		for _, wn := range call.Final.Warnings {
+			fmt.Fprintf(&b, "  warning:   %s: %s\n", wn.Code, wn.Message)
+		}
+	}
+	if text := resultText(call.Result); text != "" && (call.Outcome == classify.ToolSuccess || call.Outcome == classify.ToolError) {
+		fmt.Fprintf(&b, "  result:    %s\n", trim(strings.ReplaceAll(text, "\n", " "), 200))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+// resultText returns the text blocks of a tools/call result.
+func resultText(msg json.RawMessage) string {
+	var m struct {
+		Result struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range m.Result.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/spf13/cobra"
+)
+
+type callOptions struct {
+	args           string
+	protocol       string
+	headers        []string
+	bearer         string
+	input          string
+	maxRounds      int
+	timeout        time.Duration
+	firstByte      time.Duration
+	retries        int
+	backoff        time.Duration
+	maxBackoff     time.Duration
+	maxRetryAfter  time.Duration
+	safe, unsafe   bool
+	idempotencyKey string
+	recordFile     string
+	fsync          string
+	json           bool
+	attemptOf      string
+	scenario       string
+	seed           uint64
+	seeded         bool
+}
+
+func newCallCmd() *cobra.Command {
+	var o callOptions
+	p := retry.DefaultPolicy()
+	cmd := &cobra.Command{
+		Use:   "call URL TOOL",
+		Short: "Call a tool on an MCP server and show, exchange by exchange, where it failed and what to do next",
+		Long: `Performs one real tools/call against an MCP server (Streamable HTTP), in the
+2026-07-28 stateless era or the 2025-11-25 session era, answering MRTR input
+requests and applying a retry policy that never repeats an unsafe call blindly.
+
+Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
+3 protocol layer, 4 transport layer, 5 input required and not answered.`,
+		Example: `  mcpdiag call http://127.0.0.1:8080/mcp echo --args '{"text":"hi"}'
+  mcpdiag call http://127.0.0.1:8080/mcp delete_item --args @args.json --idempotency-key k-42
+  mcpdiag call https://mcp.example.com/mcp search --bearer "$TOKEN" --record calls.jsonl --json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.seeded = cmd.Flags().Changed("seed")
+			return runCall(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1], o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.args, "args", "", "tool arguments: a JSON object, or @FILE to read it from a file")
+	f.StringVar(&o.protocol, "protocol", client.ProtocolAuto, "auto, 2026-07-28 or 2025-11-25")
+	f.StringArrayVar(&o.headers, "header", nil, "an extra request header 'K: V' (repeatable)")
+	f.StringVar(&o.bearer, "bearer", "", "a bearer token (sent as Authorization; never printed or recorded)")
+	f.StringVar(&o.input, "input", "", "JSON file mapping input request keys (or methods) to responses, for MRTR")
+	f.IntVar(&o.maxRounds, "max-rounds", client.DefaultMaxRounds, "most MRTR input rounds before giving up")
+	f.DurationVar(&o.timeout, "timeout", client.DefaultTimeout, "time limit for the whole call")
+	f.DurationVar(&o.firstByte, "first-byte-timeout", 0, "time limit for each response's headers (default: --timeout)")
+	f.IntVar(&o.retries, "retries", p.MaxRetries, "most automatic retries (0 disables)")
+	f.DurationVar(&o.backoff, "backoff", p.Backoff, "base of the exponential backoff (full jitter)")
+	f.DurationVar(&o.maxBackoff, "max-backoff", p.MaxBackoff, "cap of one backoff wait")
+	f.DurationVar(&o.maxRetryAfter, "max-retry-after", p.MaxRetryAfter, "longest Retry-After honoured; past it the call fails")
+	f.BoolVar(&o.safe, "safe", false, "treat the tool as safe to repeat, whatever its annotations say")
+	f.BoolVar(&o.unsafe, "unsafe", false, "treat the tool as unsafe to repeat, whatever its annotations say")
+	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "send Idempotency-Key: K on tools/call (makes the call retryable)")
+	f.StringVar(&o.recordFile, "record", "", "append the records (JSONL) to FILE")
+	f.StringVar(&o.fsync, "fsync", string(record.SyncClose), "when --record syncs to disk: close, always or never")
+	f.BoolVar(&o.json, "json", false, "print the records (JSONL) instead of the human report")
+	f.StringVar(&o.attemptOf, "attempt-of", "", "the call record id this call repeats (retryOrigin user)")
+	f.StringVar(&o.scenario, "scenario", "", "a scenario id to note in the records")
+	f.Uint64Var(&o.seed, "seed", 0, "seed for the backoff jitter (reproducible delays)")
+	return cmd
+}
+
+func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url, tool string, o callOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opts := client.Options{URL: url, Protocol: o.protocol, Bearer: o.bearer, Timeout: o.timeout, FirstByteTimeout: o.firstByte, MaxRounds: o.maxRounds, IdempotencyKey: o.idempotencyKey}
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return usageError("URL %q: must start with http:// or https://", url)
+	}
+	switch o.protocol {
+	case client.ProtocolAuto, client.Protocol2026, client.Protocol2025:
+	default:
+		return usageError("--protocol %q: must be auto, 2026-07-28 or 2025-11-25", o.protocol)
+	}
+	if o.safe && o.unsafe {
+		return usageError("--safe and --unsafe cannot both be set")
+	}
+	if o.safe {
+		opts.Safety = retry.Idempotent
+	}
+	if o.unsafe {
+		opts.Safety = retry.Unsafe
+	}
+	for name, d := range map[string]time.Duration{"--timeout": o.timeout, "--backoff": o.backoff, "--max-backoff": o.maxBackoff, "--max-retry-after": o.maxRetryAfter} {
+		if d < 0 || (name == "--timeout" && d == 0) {
+			return usageError("%s must be positive, got %s", name, d)
+		}
+	}
+	if o.retries < 0 || o.maxRounds < 1 {
+		return usageError("--retries must be >= 0 and --max-rounds >= 1")
+	}
+	pol := retry.DefaultPolicy()
+	pol.MaxRetries, pol.Backoff, pol.MaxBackoff, pol.MaxRetryAfter = o.retries, o.backoff, o.maxBackoff, o.maxRetryAfter
+	opts.Policy = &pol
+	if o.seeded {
+		opts.Rand = rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
+	}
+	args, err := readArgs(o.args)
+	if err != nil {
+		return err
+	}
+	opts.Header = http.Header{}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return usageError("--header %q: want 'Name: value'", h)
+		}
+		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	switch {
+	case o.input != "":
+		f, err := os.Open(o.input)
+		if err != nil {
+			return usageError("--input: %v", err)
+		}
+		in, err := client.ReadInputs(f)
+		f.Close()
+		if err != nil {
+			return usageError("--input %s: %v", o.input, err)
+		}
+		opts.Inputs = in
+	case isTerminal(stdin):
+		opts.Inputs = &client.PromptInputs{In: stdin, Out: stderr}
+	}
+
+	// Open the record file before calling, so a bad path fails before any
+	// request is sent.
+	red := record.NewRedactor()
+	if o.bearer != "" {
+		if err := red.AddSecret(o.bearer); err != nil {
+			return usageError("--bearer: %v", err)
+		}
+	}
+	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
+	var file *record.FileWriter
+	if o.recordFile != "" {
+		sync, err := record.ParseSyncPolicy(o.fsync)
+		if err != nil {
+			return usageError("--fsync: %v", err)
+		}
+		file, err = record.OpenFile(o.recordFile, record.FileOptions{Sync: sync, Encoder: enc})
+		if err != nil {
+			return usageError("--record: %v", err)
+		}
+		defer file.Close()
+	}
+
+	c, err := client.New(opts)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	call, err := c.CallTool(ctx, tool, args)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	exchanges, summary := call.Records(record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, Scenario: o.scenario, AttemptOf: o.attemptOf}, url)
+	lines := append(exchanges, summary)
+	if file != nil {
+		for _, r := range lines {
+			if err := file.Write(r); err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
+			}
+		}
+		if err := file.Close(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
+		}
+	}
+	if o.json {
+		w := record.NewStreamWriter(stdout, enc)
+		for _, r := range lines {
+			if err := w.Write(r); err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("writing records: %w", err)}
+			}
+		}
+	} else {
+		if err := call.WriteReport(stdout); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  record:    call %s\n", summary.ID)
+	}
+	if code := call.ExitCode(); code != 0 {
+		return &exitError{code: code, err: errSilent}
+	}
+	return nil
+}
+
+// errSilent ends the process with a code but prints nothing: the report
+// already said what happened.
+var errSilent = errors.New("")
+
+func readArgs(s string) (json.RawMessage, error) {
+	if s == "" {
+		return nil, nil
+	}
+	data := []byte(s)
+	if strings.HasPrefix(s, "@") {
+		b, err := os.ReadFile(s[1:])
+		if err != nil {
+			return nil, usageError("--args: %v", err)
+		}
+		data = b
+	}
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, usageError("--args: not a JSON object: %v", err)
+	}
+	return json.RawMessage(data), nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
