@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/report"
+	"github.com/spf13/cobra"
+)
+
+type reportOptions struct {
+	json            bool
+	failOn          []string
+	baseline        string
+	maxRateIncrease float64
+	maxP95Ratio     float64
+	gateOn          string
+	har             string
+	top             int
+}
+
+// maxBadLinesShown bounds the malformed-line warnings printed on stderr;
+// the rest are only counted.
+const maxBadLinesShown = 20
+
+func newReportCmd() *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report [FILE…]",
+		Short: "Summarise record files: counts by layer, outcome and tool, latency percentiles, worst offenders; CI gates; HAR export",
+		Long: `Reads record files (JSONL written by mcpdiag call --record, serve's log or
+proxy --record) from FILEs, or stdin when FILE is "-" or absent, streaming, and
+prints a summary. Calls, exchanges and server lines are counted separately.
+A malformed line is reported on stderr with its line number and skipped.
+
+Gates for CI: --fail-on OUTCOME,… fails when any call (or exchange, see
+--gate-on) has one of the outcomes; --baseline FILE compares with the --json
+output of an earlier report: each failure rate may rise by at most
+--max-rate-increase (absolute) and p95 may reach at most --max-p95-ratio
+times the baseline's. Each failed gate is explained in one line on stderr.
+
+Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input.`,
+		Example: `  mcpdiag report calls.jsonl
+  mcpdiag call http://127.0.0.1:8080/mcp echo --json | mcpdiag report
+  mcpdiag report --json proxy.jsonl > baseline.json
+  mcpdiag report --fail-on TOOL_ERROR,JSONRPC_ERROR --baseline baseline.json proxy.jsonl
+  mcpdiag report --har exchanges.har proxy.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON (usable later as --baseline)")
+	f.StringSliceVar(&o.failOn, "fail-on", nil, "exit 1 when a record has one of these `OUTCOMES` (comma-separated, e.g. TOOL_ERROR,HTTP_ERROR)")
+	f.StringVar(&o.baseline, "baseline", "", "compare with an earlier report's --json output in `FILE`; exit 1 past the thresholds")
+	f.Float64Var(&o.maxRateIncrease, "max-rate-increase", report.DefaultMaxRateIncrease, "with --baseline: largest allowed rise of a failure rate, absolute (0.05 = 5 points)")
+	f.Float64Var(&o.maxP95Ratio, "max-p95-ratio", report.DefaultMaxP95Ratio, "with --baseline: largest allowed p95 latency as a multiple of the baseline's")
+	f.StringVar(&o.gateOn, "gate-on", "auto", "`KIND` of records the gates look at: auto (calls if any, else exchanges, else server lines), call, exchange or server")
+	f.StringVar(&o.har, "har", "", "also write the exchanges as a HAR 1.2 archive to `FILE` (opens in browser devtools)")
+	f.IntVar(&o.top, "top", report.DefaultTop, "list the `N` worst offenders and slowest records")
+	return cmd
+}
+
+func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o reportOptions) error {
+	// Everything that can be refused is checked before the first record is
+	// read, so a usage error never leaves a half-written output.
+	gates := report.Gates{MaxRateIncrease: o.maxRateIncrease, MaxP95Ratio: o.maxP95Ratio}
+	outcomes, err := report.ParseOutcomes(strings.Join(o.failOn, ","))
+	if err != nil {
+		return usageError("--fail-on: %v", err)
+	}
+	gates.FailOn = outcomes
+	switch on := strings.TrimSuffix(o.gateOn, "s"); on {
+	case "auto":
+	case "call", "exchange", "server":
+		gates.On = on
+	default:
+		return usageError("--gate-on %q: want auto, call, exchange or server", o.gateOn)
+	}
+	if o.maxRateIncrease < 0 || o.maxRateIncrease > 1 {
+		return usageError("--max-rate-increase must be between 0 and 1, got %g", o.maxRateIncrease)
+	}
+	if o.maxRateIncrease == 0 {
+		gates.MaxRateIncrease = -1 // no increase at all; 0 would mean the default
+	}
+	if !(o.maxP95Ratio > 0) {
+		return usageError("--max-p95-ratio must be positive, got %g", o.maxP95Ratio)
+	}
+	if o.top < 1 {
+		return usageError("--top must be at least 1, got %d", o.top)
+	}
+	if o.baseline != "" {
+		f, err := os.Open(o.baseline)
+		if err != nil {
+			return usageError("--baseline: %v", err)
+		}
+		gates.Baseline, err = report.ReadSummary(f)
+		f.Close()
+		if err != nil {
+			return usageError("--baseline %s: %v", o.baseline, err)
+		}
+	}
+
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	inputs := make([]io.Reader, len(files))
+	var harTarget os.FileInfo
+	if o.har != "" {
+		harTarget, _ = os.Stat(o.har)
+	}
+	for i, name := range files {
+		if name == "-" {
+			inputs[i] = stdin
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return usageError("cannot open %s: %v", name, err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil {
+			if st.IsDir() {
+				return usageError("%s is a directory", name)
+			}
+			if harTarget != nil && os.SameFile(st, harTarget) {
+				return usageError("--har %s would overwrite an input", o.har)
+			}
+		}
+		inputs[i] = f
+	}
+
+	acc := report.New(report.Options{Top: o.top})
+	reports := []report.Report{acc}
+	var har *report.HARWriter
+	var harFile *os.File
+	if o.har != "" {
+		harFile, err = os.OpenFile(o.har, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return usageError("--har: %v", err)
+		}
+		defer harFile.Close()
+		har = report.NewHARWriter(harFile, report.HAROptions{Creator: "mcpdiag", Version: client.DefaultClientInfo.Version})
+		reports = append(reports, har)
+	}
+
+	var bad int64
+	onBad := func(b report.BadLine) {
+		bad++
+		if bad <= maxBadLinesShown {
+			fmt.Fprintf(stderr, "mcpdiag: %s:%d: skipped malformed line: %s\n", b.File, b.Line, oneLine(b.Error))
+		}
+	}
+	for i, in := range inputs {
+		name := files[i]
+		if name == "-" {
+			name = "stdin"
+		}
+		if _, err := report.Read(in, name, onBad, reports...); err != nil {
+			if har != nil {
+				har.Close()
+			}
+			return usageError("reading %s: %v", name, err)
+		}
+		if har != nil && har.Err() != nil {
+			return usageError("--har %s: %v", o.har, har.Err())
+		}
+	}
+	if bad > maxBadLinesShown {
+		fmt.Fprintf(stderr, "mcpdiag: %d more malformed lines skipped (%d in all)\n", bad-maxBadLinesShown, bad)
+	}
+	acc.Close()
+	if har != nil {
+		if err := har.Close(); err != nil {
+			return usageError("--har %s: %v", o.har, err)
+		}
+		if err := harFile.Close(); err != nil {
+			return usageError("--har %s: %v", o.har, err)
+		}
+	}
+
+	s := acc.Summary()
+	s.Files = files
+	if gates.Enabled() {
+		s.Gates, err = gates.Check(s)
+		if err != nil {
+			return usageError("--baseline %s: %v", o.baseline, err)
+		}
+	}
+	render := report.NewTextReporter(s)
+	if o.json {
+		render = report.NewJSONReporter(s)
+	}
+	if err := render.Report(stdout); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("writing the report: %w", err)}
+	}
+	if s.Gates != nil && !s.Gates.Passed {
+		for _, f := range s.Gates.Failures {
+			fmt.Fprintf(stderr, "mcpdiag: gate failed: %s\n", oneLine(f.Message))
+		}
+		return &exitError{code: 1, err: errSilent}
+	}
+	return nil
+}

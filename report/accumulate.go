@@ -1,0 +1,534 @@
+package report
+
+import (
+	"cmp"
+	"container/heap"
+	"container/list"
+	"slices"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// Report is something records are added to, one at a time: the
+// Accumulator and the HARWriter.
+type Report interface {
+	// Add takes one record. It must not keep the record itself after
+	// returning (it may keep strings from it).
+	Add(r *record.Record)
+}
+
+// Defaults of Options.
+const (
+	DefaultTop          = 10
+	DefaultExamples     = 3
+	DefaultExactSamples = 1000
+	DefaultMaxTools     = 1000
+	DefaultMaxOutcomes  = 64
+	DefaultMaxOpenCalls = 1 << 16
+)
+
+// Labels used where a record lacks a value or a bound was reached.
+const (
+	// None labels a record without an outcome or layer.
+	None = "(none)"
+	// Other gathers the keys past a bound (Options.MaxTools,
+	// Options.MaxOutcomes).
+	Other = "(other)"
+)
+
+// Options bound what an Accumulator keeps. Every bound is per section
+// (calls, exchanges, server), so memory does not grow with the number of
+// records. Zero values take the defaults.
+type Options struct {
+	// Top is how many worst offenders and slowest records are kept
+	// (DefaultTop).
+	Top int
+	// Examples is how many record ids are kept per outcome and per
+	// offender (DefaultExamples).
+	Examples int
+	// ExactSamples is how many latencies are kept exactly per key (the
+	// section, and each tool). Past it the percentiles of that key come
+	// from a sketch with SketchRelativeError (DefaultExactSamples).
+	ExactSamples int
+	// MaxTools bounds the distinct (method, tool) keys; records of further
+	// keys are counted under the tool Other (DefaultMaxTools).
+	MaxTools int
+	// MaxOutcomes bounds the distinct outcome and layer names; further
+	// names (not produced by this version's classifier) are counted as
+	// Other (DefaultMaxOutcomes).
+	MaxOutcomes int
+	// MaxOpenCalls bounds the calls whose exchanges were seen but whose
+	// call line was not yet; past it the oldest is counted as an orphan at
+	// once (DefaultMaxOpenCalls).
+	MaxOpenCalls int
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.Top, DefaultTop)
+	def(&o.Examples, DefaultExamples)
+	def(&o.ExactSamples, DefaultExactSamples)
+	def(&o.MaxTools, DefaultMaxTools)
+	def(&o.MaxOutcomes, DefaultMaxOutcomes)
+	def(&o.MaxOpenCalls, DefaultMaxOpenCalls)
+	return o
+}
+
+// Failure reports whether outcome o counts as a failure on a record of kind
+// k. Successes (TOOL_SUCCESS, RESULT_SUCCESS, NOTIFICATION_ACCEPTED) and
+// TASK_CREATED (the work goes on as a task) are not failures. INPUT_REQUIRED
+// is a failure on a call (it ended waiting for input nobody gave) but not
+// on an exchange (one round of a multi-round call). A record without an
+// outcome (a server line) is not a failure; an outcome this version does
+// not know is.
+func Failure(k record.Kind, o classify.Outcome) bool {
+	switch {
+	case o == "", o.Success(), o == classify.TaskCreated:
+		return false
+	case o == classify.InputRequired:
+		return k == record.KindCall
+	}
+	return true
+}
+
+// Accumulator adds records up into a Summary, in bounded memory: counts by
+// layer, outcome and tool, latency percentiles, the worst offenders and the
+// slowest records, each per kind of record. It is not safe for concurrent
+// use.
+type Accumulator struct {
+	opts      Options
+	records   int64
+	bad       int64
+	badLines  []BadLine
+	dropped   int64
+	other     int64
+	calls     *section
+	exchanges *section
+	server    *section
+
+	// Exchanges whose call line has not been seen, by callId, oldest
+	// first in order.
+	open  map[string]*openCall
+	order list.List
+}
+
+// openCall is a call known from its exchanges only, so far.
+type openCall struct {
+	id          string
+	method      string
+	tool        string
+	outcome     classify.Outcome
+	layer       classify.Layer
+	seq         int
+	start, end  time.Time
+	sumMs       float64
+	timed, span bool
+	elem        *list.Element
+}
+
+// New returns an empty accumulator.
+func New(opts Options) *Accumulator {
+	opts = opts.withDefaults()
+	return &Accumulator{
+		opts:      opts,
+		calls:     newSection(record.KindCall, opts),
+		exchanges: newSection(record.KindExchange, opts),
+		server:    newSection(record.KindServer, opts),
+		open:      map[string]*openCall{},
+	}
+}
+
+// Add counts one record. Call lines count in the calls, exchange lines in
+// the exchanges, server lines in the server section; a "dropped" line adds
+// to Summary.Dropped. An exchange with a callId opens that call until its
+// call line arrives (a producer writes it after the call's last exchange);
+// Close turns the calls still open into orphans.
+func (a *Accumulator) Add(r *record.Record) {
+	if r == nil {
+		return
+	}
+	a.records++
+	switch r.Kind {
+	case record.KindCall:
+		a.calls.add(observe(r))
+		if oc, ok := a.open[r.ID]; ok && r.ID != "" {
+			a.order.Remove(oc.elem)
+			delete(a.open, r.ID)
+		}
+	case record.KindExchange:
+		a.exchanges.add(observe(r))
+		if r.CallID != "" {
+			a.track(r)
+		}
+	case record.KindServer:
+		a.server.add(observe(r))
+	case record.KindDropped:
+		a.dropped += max(r.Dropped, 0)
+	default:
+		a.other++
+	}
+}
+
+// AddBadLine counts a line that was not a record.
+func (a *Accumulator) AddBadLine(b BadLine) {
+	a.bad++
+	if len(a.badLines) < 4*a.opts.Examples {
+		a.badLines = append(a.badLines, b)
+	}
+}
+
+// track notes an exchange of a call whose call line has not been seen.
+func (a *Accumulator) track(r *record.Record) {
+	oc, ok := a.open[r.CallID]
+	if !ok {
+		if len(a.open) >= a.opts.MaxOpenCalls {
+			a.orphan(a.order.Front().Value.(*openCall))
+		}
+		oc = &openCall{id: r.CallID}
+		oc.elem = a.order.PushBack(oc)
+		a.open[r.CallID] = oc
+	}
+	if oc.method == "" {
+		oc.method = r.Method
+	}
+	if oc.tool == "" {
+		oc.tool = r.Tool
+	}
+	if r.Seq >= oc.seq {
+		oc.seq, oc.outcome, oc.layer = r.Seq, r.Outcome, r.Layer
+	}
+	ms := durationMs(r.Timings.Total)
+	if ms > 0 {
+		oc.timed = true
+		oc.sumMs += ms
+	}
+	if !r.Time.IsZero() {
+		end := r.Time.Add(time.Duration(r.Timings.Total))
+		if !oc.span || r.Time.Before(oc.start) {
+			oc.start = r.Time
+		}
+		if !oc.span || end.After(oc.end) {
+			oc.end = end
+		}
+		oc.span = true
+	}
+}
+
+// orphan counts an open call as a call and forgets it.
+func (a *Accumulator) orphan(oc *openCall) {
+	a.order.Remove(oc.elem)
+	delete(a.open, oc.id)
+	o := obs{id: oc.id, method: oc.method, tool: oc.tool, outcome: oc.outcome, layer: oc.layer}
+	switch {
+	case oc.span && oc.end.After(oc.start):
+		o.ms = durationMs(record.Duration(oc.end.Sub(oc.start)))
+	case oc.timed:
+		o.ms = oc.sumMs
+	}
+	a.calls.orphans++
+	a.calls.add(o)
+}
+
+// Close counts the calls still open (exchanges seen, call line missing) as
+// orphan calls, with the verdict of their last exchange and the time from
+// their first exchange's start to their last one's end. Add may be called
+// again afterwards.
+func (a *Accumulator) Close() {
+	for a.order.Len() > 0 {
+		a.orphan(a.order.Front().Value.(*openCall))
+	}
+}
+
+// Summary computes the summary of the records added so far. It may be
+// called again after more records are added.
+func (a *Accumulator) Summary() *Summary {
+	s := &Summary{
+		Format:     Format,
+		Records:    a.records,
+		Malformed:  Malformed{Lines: a.bad, Examples: slices.Clone(a.badLines)},
+		Dropped:    a.dropped,
+		OtherKinds: a.other,
+		Calls:      a.calls.summary(),
+		Exchanges:  a.exchanges.summary(),
+		Server:     a.server.summary(),
+	}
+	s.Calls.Open = int64(len(a.open))
+	return s
+}
+
+// obs is what a section needs of a record.
+type obs struct {
+	id, callID   string
+	method, tool string
+	outcome      classify.Outcome
+	layer        classify.Layer
+	ms           float64
+}
+
+func observe(r *record.Record) obs {
+	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total)}
+}
+
+func durationMs(d record.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
+}
+
+type toolKey struct{ method, tool string }
+
+type offKey struct {
+	tool    toolKey
+	outcome string
+}
+
+// counted is a count with the ids of its first records.
+type counted struct {
+	n        int64
+	examples []string
+}
+
+func (c *counted) add(id string, keep int) {
+	c.n++
+	if id != "" && len(c.examples) < keep {
+		c.examples = append(c.examples, id)
+	}
+}
+
+type toolStat struct {
+	total, failures int64
+	outcomes        map[string]int64
+	lat             latency
+}
+
+// section accumulates the records of one kind.
+type section struct {
+	kind      record.Kind
+	opts      Options
+	total     int64
+	failures  int64
+	orphans   int64
+	layers    map[string]int64
+	outcomes  map[string]*counted
+	tools     map[toolKey]*toolStat
+	offenders map[offKey]*counted
+	lat       latency
+	slow      slowHeap
+}
+
+func newSection(k record.Kind, opts Options) *section {
+	return &section{
+		kind: k, opts: opts,
+		layers:    map[string]int64{},
+		outcomes:  map[string]*counted{},
+		tools:     map[toolKey]*toolStat{},
+		offenders: map[offKey]*counted{},
+		lat:       latency{limit: opts.ExactSamples},
+	}
+}
+
+// label returns name, None when it is empty, or Other when m already holds
+// max names and not this one.
+func label[V any](m map[string]V, name string, max int) string {
+	if name == "" {
+		name = None
+	}
+	if _, ok := m[name]; !ok && len(m) >= max {
+		return Other
+	}
+	return name
+}
+
+func (s *section) add(o obs) {
+	s.total++
+	fail := Failure(s.kind, o.outcome)
+	if fail {
+		s.failures++
+	}
+	layer := o.layer
+	if layer == "" {
+		layer = o.outcome.Layer()
+	}
+	s.layers[label(s.layers, string(layer), s.opts.MaxOutcomes)]++
+
+	out := label(s.outcomes, string(o.outcome), s.opts.MaxOutcomes)
+	oc := s.outcomes[out]
+	if oc == nil {
+		oc = &counted{}
+		s.outcomes[out] = oc
+	}
+	oc.add(o.id, s.opts.Examples)
+
+	key := toolKey{o.method, o.tool}
+	ts := s.tools[key]
+	if ts == nil {
+		if len(s.tools) >= s.opts.MaxTools {
+			key = toolKey{tool: Other}
+			ts = s.tools[key]
+		}
+		if ts == nil {
+			ts = &toolStat{outcomes: map[string]int64{}, lat: latency{limit: s.opts.ExactSamples}}
+			s.tools[key] = ts
+		}
+	}
+	ts.total++
+	ts.outcomes[label(ts.outcomes, string(o.outcome), s.opts.MaxOutcomes)]++
+	ts.lat.add(o.ms)
+	if fail {
+		ts.failures++
+		k := offKey{key, out}
+		c := s.offenders[k]
+		if c == nil {
+			c = &counted{}
+			s.offenders[k] = c
+		}
+		c.add(o.id, s.opts.Examples)
+	}
+
+	s.lat.add(o.ms)
+	if o.ms > 0 {
+		s.slow.push(Slow{ID: o.id, CallID: o.callID, Method: o.method, Tool: o.tool, Outcome: string(o.outcome), TotalMs: o.ms, seq: s.total}, s.opts.Top)
+	}
+}
+
+func rate(n, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(n) / float64(total)
+}
+
+// outcomeOrder ranks the classifier's outcomes in layer order, for ties.
+var outcomeOrder = func() map[string]int {
+	m := map[string]int{}
+	for i, o := range classify.Outcomes {
+		m[string(o)] = i
+	}
+	return m
+}()
+
+func compareOutcomes(a, b string) int {
+	ia, oka := outcomeOrder[a]
+	ib, okb := outcomeOrder[b]
+	switch {
+	case oka && okb:
+		return cmp.Compare(ia, ib)
+	case oka != okb: // known outcomes first
+		if oka {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Compare(a, b)
+}
+
+func outcomeLayer(name string) string {
+	if l := classify.Outcome(name).Layer(); l != "" {
+		return string(l)
+	}
+	return None
+}
+
+func (s *section) summary() *Section {
+	out := &Section{
+		Kind:           string(s.kind),
+		Total:          s.total,
+		Failures:       s.failures,
+		FailureRate:    rate(s.failures, s.total),
+		Orphans:        s.orphans,
+		ByLayer:        make(map[string]int64, len(s.layers)),
+		ByOutcome:      []OutcomeCount{},
+		ByTool:         []ToolStats{},
+		Latency:        s.lat.summary(),
+		WorstOffenders: []Offender{},
+		Slowest:        s.slow.sorted(),
+	}
+	for l, n := range s.layers {
+		out.ByLayer[l] = n
+	}
+	for name, c := range s.outcomes {
+		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
+			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
+			Count: c.n, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+		})
+	}
+	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), compareOutcomes(a.Outcome, b.Outcome))
+	})
+	for k, ts := range s.tools {
+		t := ToolStats{Method: k.method, Tool: k.tool, Total: ts.total, Failures: ts.failures, ByOutcome: make(map[string]int64, len(ts.outcomes)), Latency: ts.lat.summary()}
+		for o, n := range ts.outcomes {
+			t.ByOutcome[o] = n
+		}
+		out.ByTool = append(out.ByTool, t)
+	}
+	slices.SortFunc(out.ByTool, func(a, b ToolStats) int {
+		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Tool, b.Tool))
+	})
+	for k, c := range s.offenders {
+		out.WorstOffenders = append(out.WorstOffenders, Offender{
+			Method: k.tool.method, Tool: k.tool.tool, Outcome: k.outcome, Layer: outcomeLayer(k.outcome),
+			Count: c.n, Examples: slices.Clone(c.examples),
+		})
+	}
+	slices.SortFunc(out.WorstOffenders, func(a, b Offender) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Tool, b.Tool), compareOutcomes(a.Outcome, b.Outcome))
+	})
+	if len(out.WorstOffenders) > s.opts.Top {
+		out.WorstOffenders = out.WorstOffenders[:s.opts.Top]
+	}
+	return out
+}
+
+// slowHeap keeps the slowest records seen: a min-heap on TotalMs, so the
+// fastest of those kept is the one a slower record replaces.
+type slowHeap []Slow
+
+func (h slowHeap) Len() int { return len(h) }
+func (h slowHeap) Less(i, j int) bool {
+	// The root is the one to replace: the fastest, and of equal ones the
+	// latest seen, so that the first seen stay.
+	if h[i].TotalMs != h[j].TotalMs {
+		return h[i].TotalMs < h[j].TotalMs
+	}
+	return h[i].seq > h[j].seq
+}
+func (h slowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *slowHeap) Push(x any)   { *h = append(*h, x.(Slow)) }
+func (h *slowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// push keeps s if it is among the top slowest. On equal times the record
+// seen first stays.
+func (h *slowHeap) push(s Slow, top int) {
+	if len(*h) < top {
+		heap.Push(h, s)
+		return
+	}
+	if s.TotalMs > (*h)[0].TotalMs {
+		(*h)[0] = s
+		heap.Fix(h, 0)
+	}
+}
+
+func (h slowHeap) sorted() []Slow {
+	out := slices.Clone([]Slow(h))
+	if out == nil {
+		out = []Slow{}
+	}
+	for i := range out {
+		out[i].TotalMs = roundMs(out[i].TotalMs)
+	}
+	slices.SortFunc(out, func(a, b Slow) int {
+		return cmp.Or(cmp.Compare(b.TotalMs, a.TotalMs), cmp.Compare(a.seq, b.seq))
+	})
+	return out
+}

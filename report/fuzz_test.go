@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// FuzzReport feeds arbitrary record files through the accumulator, the
+// renderers, the gates and the HAR writer (the record reader has its own
+// fuzz target, record.FuzzReader). Whatever the input: the counts add up,
+// both renderers work, the JSON summary reads back as a baseline, a run
+// compared with itself passes the baseline gates, and the HAR is valid.
+func FuzzReport(f *testing.F) {
+	data, _ := mixedFile(f)
+	f.Add(string(data))
+	f.Add(`{"kind":"exchange","callId":"c","seq":2,"outcome":"TOOL_ERROR","timings":{"totalMs":1e300}}` + "\n" +
+		`{"kind":"exchange","callId":"c","seq":1,"time":"2026-01-01T00:00:00Z","timings":{"totalMs":-3}}` + "\n" +
+		`{"kind":"call","id":"c","outcome":"","layer":"weird"}` + "\n{bad\n" +
+		`{"kind":"dropped","dropped":-4}` + "\n" + `{"kind":"server","tool":"\u0000"}`)
+	f.Add(`{"kind":"exchange","url":"http://x/?a=%zz&b","requestHeaders":{"A":["1","2"]},"status":999,"jsonrpc":{"id":"s"}}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		acc := New(Options{Top: 3, Examples: 2, ExactSamples: 4, MaxTools: 3, MaxOutcomes: 3, MaxOpenCalls: 2})
+		var har bytes.Buffer
+		h := NewHARWriter(&har, HAROptions{})
+		if _, err := Read(strings.NewReader(in), "fuzz", nil, acc, h); err != nil {
+			t.Fatal(err)
+		}
+		acc.Close()
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s := acc.Summary()
+		for _, sec := range []*Section{s.Calls, s.Exchanges, s.Server} {
+			var byOutcome, byLayer, byTool, failures int64
+			for _, c := range sec.ByOutcome {
+				byOutcome += c.Count
+			}
+			for _, n := range sec.ByLayer {
+				byLayer += n
+			}
+			for _, ts := range sec.ByTool {
+				byTool += ts.Total
+				failures += ts.Failures
+			}
+			if byOutcome != sec.Total || byLayer != sec.Total || byTool != sec.Total || failures != sec.Failures || sec.Failures > sec.Total {
+				t.Fatalf("%s: total %d, by outcome %d, by layer %d, by tool %d; failures %d vs %d", sec.Kind, sec.Total, byOutcome, byLayer, byTool, sec.Failures, failures)
+			}
+			if l := sec.Latency; l.Samples > 0 && !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.P99Ms && l.P99Ms <= l.MaxMs) {
+				t.Fatalf("%s: latency out of order %+v", sec.Kind, l)
+			}
+		}
+		if got := int64(len(checkHAR(t, har.Bytes()))); got != s.Exchanges.Total {
+			t.Fatalf("%d HAR entries for %d exchanges", got, s.Exchanges.Total)
+		}
+		var text, js bytes.Buffer
+		if err := NewTextReporter(s).Report(&text); err != nil {
+			t.Fatal(err)
+		}
+		if err := NewJSONReporter(s).Report(&js); err != nil {
+			t.Fatal(err)
+		}
+		base, err := ReadSummary(&js)
+		if err != nil {
+			t.Fatalf("the JSON summary does not read back: %v", err)
+		}
+		if s.Primary().Total > 0 {
+			rep, err := (&Gates{Baseline: base}).Check(s)
+			if err != nil || !rep.Passed {
+				t.Fatalf("a run compared with itself: %v %+v", err, rep)
+			}
+		}
+	})
+}

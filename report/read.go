@@ -1,0 +1,62 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// BadLine is a line of a record file that is not a record: malformed JSON,
+// a value that is not an object, a field of the wrong type, or a line
+// longer than the reader's limit.
+type BadLine struct {
+	// File names the input ("-" for stdin).
+	File string `json:"file"`
+	// Line is the 1-based line number.
+	Line int64 `json:"line"`
+	// Error says what is wrong with it.
+	Error string `json:"error"`
+}
+
+// String returns "FILE:LINE: ERROR".
+func (b BadLine) String() string { return fmt.Sprintf("%s:%d: %s", b.File, b.Line, b.Error) }
+
+// BadLineAdder is a Report that also counts malformed lines (the
+// Accumulator).
+type BadLineAdder interface {
+	AddBadLine(BadLine)
+}
+
+// Read streams the records of r, named name in BadLines, into every report:
+// memory is bounded by the longest line, not by the input. A malformed line
+// is skipped: it goes to onBad (when not nil) and to every report that is a
+// BadLineAdder, and reading goes on with the next line. Read returns the
+// number of records read and an error only when r itself fails.
+func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int64, error) {
+	var n int64
+	for rec, err := range record.NewReader(r).All() {
+		var le *record.LineError
+		switch {
+		case errors.As(err, &le):
+			b := BadLine{File: name, Line: le.Line, Error: le.Err.Error()}
+			if onBad != nil {
+				onBad(b)
+			}
+			for _, rep := range reports {
+				if ba, ok := rep.(BadLineAdder); ok {
+					ba.AddBadLine(b)
+				}
+			}
+			continue
+		case err != nil:
+			return n, err
+		}
+		n++
+		for _, rep := range reports {
+			rep.Add(rec)
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,264 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Reporter renders a summary to w.
+type Reporter func(w io.Writer) error
+
+// Report calls r.
+func (r Reporter) Report(w io.Writer) error { return r(w) }
+
+// NewJSONReporter renders s as one indented JSON document (the Format
+// schema), which can serve as a later run's baseline.
+func NewJSONReporter(s *Summary) Reporter {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(s)
+	}
+}
+
+// NewTextReporter renders s for people: one block per kind of record that
+// is present, each with its counts by layer and outcome, latency
+// percentiles, the tools, the worst offenders and the slowest records with
+// their ids, then the gates' verdict.
+func NewTextReporter(s *Summary) Reporter {
+	return func(w io.Writer) error {
+		ew := &errWriter{w: w}
+		writeText(ew, s)
+		return ew.err
+	}
+}
+
+// errWriter remembers the first write error and skips the rest.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	_, e.err = e.w.Write(p)
+	return len(p), nil
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// layerOrder lists the layers from the wire up, then the others.
+var layerOrder = []string{"transport", "protocol", "interaction", "application", None, Other}
+
+func writeText(w *errWriter, s *Summary) {
+	files := "stdin"
+	switch len(s.Files) {
+	case 0:
+	case 1:
+		if s.Files[0] != "-" {
+			files = s.Files[0]
+		}
+	default:
+		files = fmt.Sprintf("%d files", len(s.Files))
+	}
+	w.printf("mcpdiag report: %s, %d records", files, s.Records)
+	if s.Malformed.Lines > 0 {
+		w.printf(", %d malformed %s skipped", s.Malformed.Lines, plural(s.Malformed.Lines, "line", "lines"))
+	}
+	w.printf("\n")
+	for _, b := range s.Malformed.Examples {
+		w.printf("  skipped %s\n", b)
+	}
+	if s.Dropped > 0 {
+		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
+	}
+	if s.OtherKinds > 0 {
+		w.printf("  %d records of unknown kinds ignored\n", s.OtherKinds)
+	}
+	shown := false
+	for _, sec := range []*Section{s.Calls, s.Exchanges, s.Server} {
+		if sec == nil || sec.Total == 0 && sec.Open == 0 {
+			continue
+		}
+		shown = true
+		w.printf("\n")
+		writeSection(w, sec)
+	}
+	if !shown {
+		w.printf("\nno calls, exchanges or server lines\n")
+	}
+	if g := s.Gates; g != nil {
+		w.printf("\ngates (%s): ", kindPlural(g.On))
+		if g.Passed {
+			w.printf("passed\n")
+		}
+		if len(g.Failures) > 0 {
+			w.printf("FAILED\n")
+		}
+		for _, f := range g.Failures {
+			w.printf("  %s: %s\n", f.Gate, f.Message)
+		}
+	}
+}
+
+func writeSection(w *errWriter, sec *Section) {
+	w.printf("%s: %d", sec.plural(), sec.Total)
+	w.printf(", %d failed (%s)", sec.Failures, pct(sec.FailureRate))
+	if sec.Orphans > 0 {
+		w.printf(", %d rebuilt from exchanges without a call line", sec.Orphans)
+	}
+	if sec.Open > 0 {
+		w.printf(", %d still open", sec.Open)
+	}
+	w.printf("\n")
+
+	var layers []string
+	for _, l := range layerOrder {
+		if n, ok := sec.ByLayer[l]; ok {
+			layers = append(layers, fmt.Sprintf("%s %d", l, n))
+		}
+	}
+	var extra []string
+	for l := range sec.ByLayer {
+		if !slices.Contains(layerOrder, l) {
+			extra = append(extra, l)
+		}
+	}
+	slices.Sort(extra)
+	for _, l := range extra {
+		layers = append(layers, fmt.Sprintf("%s %d", l, sec.ByLayer[l]))
+	}
+	w.printf("  by layer:    %s\n", strings.Join(layers, ", "))
+	var outcomes []string
+	for _, c := range sec.ByOutcome {
+		outcomes = append(outcomes, fmt.Sprintf("%s %d", c.Outcome, c.Count))
+	}
+	w.printf("  by outcome:  %s\n", strings.Join(outcomes, ", "))
+	w.printf("  latency:     %s\n", latencyText(sec.Latency))
+
+	if len(sec.ByTool) > 0 {
+		w.printf("  by tool:\n")
+		rows := [][]string{{"TOOL", strings.ToUpper(sec.plural()), "FAILED", "P50", "P95", "P99"}}
+		for _, t := range sec.ByTool {
+			l := t.Latency
+			rows = append(rows, []string{t.Name(), strconv.FormatInt(t.Total, 10), strconv.FormatInt(t.Failures, 10),
+				msOrDash(l, l.P50Ms), msOrDash(l, l.P95Ms), msOrDash(l, l.P99Ms)})
+		}
+		table(w, rows, "lrrrrr")
+	}
+	if len(sec.WorstOffenders) > 0 {
+		w.printf("  worst offenders:\n")
+		var rows [][]string
+		for _, o := range sec.WorstOffenders {
+			rows = append(rows, []string{o.Name(), o.Outcome, strconv.FormatInt(o.Count, 10), "e.g. " + idList(o.Examples)})
+		}
+		table(w, rows, "llrl")
+	}
+	if len(sec.Slowest) > 0 {
+		w.printf("  slowest:\n")
+		var rows [][]string
+		for _, s := range sec.Slowest {
+			id := cmp.Or(s.ID, "(no id)")
+			if s.CallID != "" {
+				id += " (call " + s.CallID + ")"
+			}
+			rows = append(rows, []string{FormatMs(s.TotalMs), s.Name(), orNone(s.Outcome), id})
+		}
+		table(w, rows, "rlll")
+	}
+}
+
+// table writes rows indented by four spaces, columns two spaces apart,
+// aligned left or right as align says ("l" or "r" per column). The last
+// column is not padded when it is aligned left.
+func table(w *errWriter, rows [][]string, align string) {
+	width := make([]int, len(align))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		b.WriteString("    ")
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			switch {
+			case align[i] == 'r':
+				b.WriteString(pad + c)
+			case i == len(r)-1:
+				b.WriteString(c)
+			default:
+				b.WriteString(c + pad)
+			}
+		}
+		w.printf("%s\n", b.String())
+	}
+}
+
+func latencyText(l Latency) string {
+	if l.Samples == 0 {
+		return "not measured"
+	}
+	method := "exact"
+	if l.Method == MethodSketch {
+		method = fmt.Sprintf("sketch, ±%g%%", 100*l.RelativeError)
+	}
+	return fmt.Sprintf("p50 %s  p95 %s  p99 %s  (min %s, mean %s, max %s; %d samples, %s)",
+		FormatMs(l.P50Ms), FormatMs(l.P95Ms), FormatMs(l.P99Ms), FormatMs(l.MinMs), FormatMs(l.MeanMs), FormatMs(l.MaxMs), l.Samples, method)
+}
+
+func msOrDash(l Latency, ms float64) string {
+	if l.Samples == 0 {
+		return "-"
+	}
+	return FormatMs(ms)
+}
+
+// FormatMs formats milliseconds for people: "0.41ms", "12.3ms", "812ms",
+// "1.24s".
+func FormatMs(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
+	case ms >= 100:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 2, 64) + "ms"
+}
+
+func idList(ids []string) string {
+	if len(ids) == 0 {
+		return "(no ids)"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return None
+	}
+	return s
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

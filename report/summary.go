@@ -1,0 +1,274 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Format identifies the JSON summary ("--json" output); a baseline must
+// carry it. The number after the slash changes only if a field changes
+// meaning; fields are only ever added.
+const Format = "mcpdiag-report/1"
+
+// The ways a Latency's percentiles were computed.
+const (
+	// MethodExact: every sample was kept; percentiles are exact
+	// nearest-rank values.
+	MethodExact = "exact"
+	// MethodSketch: more samples than Options.ExactSamples; percentiles
+	// come from a log-bucket sketch and are within RelativeError of the
+	// exact value.
+	MethodSketch = "sketch"
+)
+
+// Summary is what a report says: the JSON document of `mcpdiag report
+// --json`, and the input of the text renderer and of the gates. A summary
+// from an earlier run serves as the baseline of a later one.
+type Summary struct {
+	// Format is the value of the constant Format.
+	Format string `json:"format"`
+	// Files are the inputs, in order ("-" for stdin).
+	Files []string `json:"files,omitempty"`
+	// Records counts the lines that were records, of every kind.
+	Records int64 `json:"records"`
+	// Malformed counts the lines that were skipped, with the first few.
+	Malformed Malformed `json:"malformed"`
+	// Dropped sums the "dropped" lines: records the producer dropped
+	// because its queue was full, so every count below is short by up to
+	// this many.
+	Dropped int64 `json:"dropped,omitempty"`
+	// OtherKinds counts records of a kind this version does not know.
+	OtherKinds int64 `json:"otherKinds,omitempty"`
+	// Calls summarises the logical calls: the call lines, plus the calls
+	// whose exchanges were recorded but whose call line never was
+	// (Section.Orphans).
+	Calls *Section `json:"calls"`
+	// Exchanges summarises the exchange lines (one HTTP exchange each).
+	Exchanges *Section `json:"exchanges"`
+	// Server summarises the server's own log lines (kind "server").
+	Server *Section `json:"server"`
+	// Gates is the verdict of the CI gates, when any were checked.
+	Gates *GateReport `json:"gates,omitempty"`
+}
+
+// Malformed describes the lines that were not records.
+type Malformed struct {
+	// Lines counts them.
+	Lines int64 `json:"lines"`
+	// Examples are the first few (Options.Examples × 4).
+	Examples []BadLine `json:"examples,omitempty"`
+}
+
+// Section summarises the records of one kind. Calls, exchanges and server
+// lines are never mixed: a call that took three exchanges counts once in
+// Calls and three times in Exchanges.
+type Section struct {
+	// Kind is "call", "exchange" or "server".
+	Kind string `json:"kind"`
+	// Total counts the records (for calls, orphans included).
+	Total int64 `json:"total"`
+	// Failures counts the records whose outcome is a failure (see
+	// Failure).
+	Failures int64 `json:"failures"`
+	// FailureRate is Failures / Total.
+	FailureRate float64 `json:"failureRate"`
+	// Orphans counts, in Calls, the calls rebuilt from exchange lines
+	// whose call line is missing (a producer killed mid-call): their
+	// verdict is their last exchange's.
+	Orphans int64 `json:"orphans,omitempty"`
+	// Open counts, in Calls, exchange groups still waiting for their call
+	// line (only before Accumulator.Close; they are not in Total).
+	Open int64 `json:"open,omitempty"`
+	// ByLayer counts the records by layer ("transport", "protocol",
+	// "interaction", "application"; "(none)" without an outcome).
+	ByLayer map[string]int64 `json:"byLayer"`
+	// ByOutcome counts the records by outcome, most frequent first.
+	ByOutcome []OutcomeCount `json:"byOutcome"`
+	// ByTool counts the records by method and tool, most frequent first.
+	ByTool []ToolStats `json:"byTool"`
+	// Latency summarises timings.totalMs.
+	Latency Latency `json:"latency"`
+	// WorstOffenders are the (method, tool, outcome) groups with the most
+	// failures, most first, at most Options.Top.
+	WorstOffenders []Offender `json:"worstOffenders"`
+	// Slowest are the records with the largest timings.totalMs, slowest
+	// first, at most Options.Top.
+	Slowest []Slow `json:"slowest"`
+}
+
+// OutcomeCount is one outcome's share of a section.
+type OutcomeCount struct {
+	// Outcome is the classifier's outcome ("(none)" when the record had
+	// none; "(other)" gathers outcomes past Options.MaxOutcomes).
+	Outcome string `json:"outcome"`
+	// Layer is the outcome's layer.
+	Layer string `json:"layer"`
+	// Failure reports whether the outcome counts as a failure here.
+	Failure bool `json:"failure"`
+	// Count counts the records.
+	Count int64 `json:"count"`
+	// Rate is Count / Section.Total.
+	Rate float64 `json:"rate"`
+	// Examples are the ids of the first few records.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// ToolStats summarises the records of one method and tool.
+type ToolStats struct {
+	// Method is the JSON-RPC method.
+	Method string `json:"method"`
+	// Tool is the tool (or prompt) name; empty for methods without one.
+	// "(other)" gathers the keys past Options.MaxTools.
+	Tool string `json:"tool,omitempty"`
+	// Total counts the records.
+	Total int64 `json:"total"`
+	// Failures counts the failed ones.
+	Failures int64 `json:"failures"`
+	// ByOutcome counts them by outcome.
+	ByOutcome map[string]int64 `json:"byOutcome"`
+	// Latency summarises their timings.totalMs.
+	Latency Latency `json:"latency"`
+}
+
+// Name returns the tool, or the method in brackets when there is no tool.
+func (t *ToolStats) Name() string { return target(t.Method, t.Tool) }
+
+// Latency summarises durations, in milliseconds. Records without
+// timings.totalMs (not measured) are not samples.
+type Latency struct {
+	// Samples counts the measured records.
+	Samples int64 `json:"samples"`
+	// Method is MethodExact or MethodSketch (empty without samples).
+	Method string `json:"method,omitempty"`
+	// RelativeError bounds the error of the percentiles with MethodSketch.
+	RelativeError float64 `json:"relativeError,omitempty"`
+	// The figures, in milliseconds rounded to the microsecond: min, mean
+	// and max are exact; the percentiles are nearest-rank.
+	MinMs  float64 `json:"minMs"`
+	MeanMs float64 `json:"meanMs"`
+	P50Ms  float64 `json:"p50Ms"`
+	P95Ms  float64 `json:"p95Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	MaxMs  float64 `json:"maxMs"`
+}
+
+// Offender is a group of failures: one outcome of one method and tool.
+type Offender struct {
+	// Method, Tool and Outcome identify the group; Layer is the outcome's.
+	Method  string `json:"method"`
+	Tool    string `json:"tool,omitempty"`
+	Outcome string `json:"outcome"`
+	Layer   string `json:"layer"`
+	// Count counts the failures.
+	Count int64 `json:"count"`
+	// Examples are the ids of the first few.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// Name returns the tool, or the method in brackets when there is no tool.
+func (o *Offender) Name() string { return target(o.Method, o.Tool) }
+
+// Slow is one of the slowest records.
+type Slow struct {
+	// ID is the record's id; CallID, on an exchange, its call's.
+	ID      string `json:"id"`
+	CallID  string `json:"callId,omitempty"`
+	Method  string `json:"method"`
+	Tool    string `json:"tool,omitempty"`
+	Outcome string `json:"outcome"`
+	// TotalMs is the record's timings.totalMs.
+	TotalMs float64 `json:"totalMs"`
+
+	seq int64 // arrival order, for ties
+}
+
+// Name returns the tool, or the method in brackets when there is no tool.
+func (s *Slow) Name() string { return target(s.Method, s.Tool) }
+
+func target(method, tool string) string {
+	switch {
+	case tool != "":
+		return tool
+	case method != "":
+		return "[" + method + "]"
+	}
+	return "[unknown method]"
+}
+
+// Section returns the section of records of kind k ("call", "exchange",
+// "server"; plurals are accepted), or nil.
+func (s *Summary) Section(k string) *Section {
+	switch strings.TrimSuffix(k, "s") {
+	case "call":
+		return s.Calls
+	case "exchange":
+		return s.Exchanges
+	case "server":
+		return s.Server
+	}
+	return nil
+}
+
+// Primary returns the section the gates look at by default: the calls
+// when there are any (what the user or agent experienced, after retries),
+// else the exchanges, else the server lines.
+func (s *Summary) Primary() *Section {
+	for _, sec := range []*Section{s.Calls, s.Exchanges, s.Server} {
+		if sec != nil && sec.Total > 0 {
+			return sec
+		}
+	}
+	return s.Calls
+}
+
+// Outcome returns the count of outcome o, or a zero count.
+func (s *Section) Outcome(o string) OutcomeCount {
+	for _, c := range s.ByOutcome {
+		if c.Outcome == o {
+			return c
+		}
+	}
+	return OutcomeCount{Outcome: o}
+}
+
+// plural returns the section's kind as a plural noun for messages.
+func (s *Section) plural() string { return kindPlural(s.Kind) }
+
+func kindPlural(kind string) string {
+	switch kind {
+	case "server":
+		return "server lines"
+	case "":
+		return "records"
+	}
+	return kind + "s"
+}
+
+// ErrNotSummary reports a baseline that is not the JSON output of
+// `mcpdiag report`.
+var ErrNotSummary = errors.New("not the --json output of mcpdiag report")
+
+// ReadSummary reads a summary written by the JSON reporter, such as a
+// baseline. Unknown fields are ignored.
+func ReadSummary(r io.Reader) (*Summary, error) {
+	var s Summary
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotSummary, err)
+	}
+	if !strings.HasPrefix(s.Format, "mcpdiag-report/") {
+		return nil, fmt.Errorf("%w: format %q", ErrNotSummary, s.Format)
+	}
+	if s.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, this version reads %q", ErrNotSummary, s.Format, Format)
+	}
+	for _, sec := range []**Section{&s.Calls, &s.Exchanges, &s.Server} {
+		if *sec == nil {
+			*sec = &Section{}
+		}
+	}
+	return &s, nil
+}
