@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +97,7 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			}
 			continue
 		}
-		if !json.Valid(ev.Data) {
+		if !wire.Valid(ev.Data) {
 			r.Outcome = MalformedJSON
 			r.Reason = fmt.Sprintf("the data of event %d is not valid JSON", sse.Events)
 			sse.End = "stopped-at-error"
@@ -180,7 +179,7 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 // wouldBeResponse reports whether data (an undispatched event) holds the
 // response the exchange waits for.
 func (c *Classifier) wouldBeResponse(ex *Exchange, data []byte) bool {
-	if !json.Valid(data) || wire.Kind(data) != '{' {
+	if !wire.Valid(data) || wire.Kind(data) != '{' {
 		return false
 	}
 	env := scanEnvelope(data)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // DefaultMaxEventSize bounds the bytes of one SSE event (all its lines) that
@@ -91,7 +93,27 @@ func NewSSEReader(r io.Reader, maxEvent int) *SSEReader {
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	return &SSEReader{r: r, max: maxEvent, buf: make([]byte, 32<<10)}
+	return &SSEReader{r: r, max: maxEvent, buf: make([]byte, readBufferSize(r))}
+}
+
+// sseBufferSize is the read buffer of an SSEReader.
+const sseBufferSize = 32 << 10
+
+// readBufferSize is sseBufferSize, or less for an in-memory body that is
+// shorter: one byte more than the body reads it whole and then meets EOF, in
+// the same reads a full-size buffer makes, without allocating (and clearing)
+// 32 KiB for a 1 KiB response.
+func readBufferSize(r io.Reader) int {
+	n := sseBufferSize
+	switch b := r.(type) {
+	case *bytes.Reader:
+		n = b.Len()
+	case *bytes.Buffer:
+		n = b.Len()
+	case *strings.Reader:
+		n = b.Len()
+	}
+	return min(n+1, sseBufferSize)
 }
 
 // fill reads more bytes into the buffer, compacting it first.
@@ -121,7 +143,10 @@ func (s *SSEReader) fill() {
 // the stream ended before a line terminator; the returned bytes are then the
 // unterminated remainder (possibly empty).
 func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
-	s.line = s.line[:0]
+	// A line that spans buffer refills is assembled in the spare capacity of
+	// s.data (see appendLine): the value of a data line then moves down in
+	// place when field appends it, instead of being copied a second time.
+	s.line = s.data[len(s.data):len(s.data)]
 	spanning := false
 	for {
 		if s.skipLF && s.start < s.end {
@@ -153,7 +178,7 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 				if s.evBytes+len(s.line)+i > s.max {
 					return nil, false, ErrEventTooLarge
 				}
-				s.line = append(s.line, chunk[:i]...)
+				s.line = s.appendLine(chunk[:i])
 				out = s.line
 			} else {
 				out = chunk[:i]
@@ -170,7 +195,7 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 				rest := chunk
 				s.consume(len(rest))
 				if spanning {
-					s.line = append(s.line, rest...)
+					s.line = s.appendLine(rest)
 					rest = s.line
 				}
 				return rest, true, nil
@@ -185,12 +210,27 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 			if s.evBytes+len(s.line)+len(chunk) > s.max {
 				return nil, false, ErrEventTooLarge
 			}
-			s.line = append(s.line, chunk...)
+			s.line = s.appendLine(chunk)
 			spanning = true
 			s.consume(len(chunk))
 		}
 		s.fill()
 	}
+}
+
+// appendLine appends part of a line that spans buffer refills to s.line,
+// which lies in the spare capacity of s.data. It grows that array by
+// doubling (up to the event bound) rather than by a quarter at a time, so a
+// 4 MiB line is copied about twice, not five times, and never into a buffer
+// of its own.
+func (s *SSEReader) appendLine(b []byte) []byte {
+	if need := len(s.line) + len(b); need > cap(s.line) {
+		want := min(max(2*cap(s.line), need), max(s.max, need))
+		dl, ll := len(s.data), len(s.line)
+		both := slices.Grow(s.data[:dl+ll], want-ll)
+		s.data, s.line = both[:dl], both[dl:dl+ll]
+	}
+	return append(s.line, b...)
 }
 
 func (s *SSEReader) consume(n int) {

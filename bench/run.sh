@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs the Go classifier benchmarks and the article's Node.js classifier
+# benchmark in alternating rounds (so both see the same machine noise), then
+# prints medians and the ratios the performance goals are stated in.
+#
+#   bench/run.sh                 # 5 rounds, 1s per benchmark
+#   COUNT=10 BENCHTIME=2s bench/run.sh
+#   CPU=1 bench/run.sh           # GOMAXPROCS=1 for the Go side
+#   GOBENCH='^BenchmarkClassifySeedSmall$' bench/run.sh   # a subset
+#
+# Results land in $OUT (default bench/out): go.txt, node.txt, memory.txt,
+# report.md, and benchstat.txt when benchstat is installed
+# (go install golang.org/x/perf/cmd/benchstat@latest).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+COUNT=${COUNT:-5}
+BENCHTIME=${BENCHTIME:-1s}
+NODE_MS=${NODE_MS:-1000}
+CPU=${CPU:-}
+GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkClassifySeedSmall)$'}
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT"
+
+echo "# $(go version); node $(node --version); $(nproc) CPUs; $(date -u +%Y-%m-%dT%H:%M:%SZ)" | tee "$OUT/env.txt"
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/env.txt"
+
+go test -c -o "$OUT/classify.test" ./classify/
+cpuflag=()
+if [[ -n "$CPU" ]]; then cpuflag=(-test.cpu "$CPU"); fi
+
+: >"$OUT/go.txt"
+: >"$OUT/node.txt"
+for i in $(seq "$COUNT"); do
+	echo "round $i/$COUNT" >&2
+	"$OUT/classify.test" -test.run '^$' \
+		-test.bench "$GOBENCH" \
+		-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1 "${cpuflag[@]}" >>"$OUT/go.txt"
+	node bench/node/bench.mjs -count 1 -benchtime "$NODE_MS" >>"$OUT/node.txt"
+done
+
+# Memory against stream length: one run is enough, B/op does not vary.
+"$OUT/classify.test" -test.run '^TestStreamMemoryBounded$' -test.v \
+	-test.bench '^BenchmarkStreamMemory$' -test.benchmem -test.benchtime 3x "${cpuflag[@]}" >"$OUT/memory.txt"
+grep -E 'allocated in total|^Benchmark' "$OUT/memory.txt"
+
+node bench/report.mjs "$OUT/go.txt" "$OUT/node.txt" "$OUT/memory.txt" | tee "$OUT/report.md"
+
+if [[ -z "${BENCHSTAT:-}" ]]; then
+	for b in "$(command -v benchstat || true)" "$(go env GOBIN)/benchstat" "$(go env GOPATH)/bin/benchstat"; do
+		if [[ -x "$b" && ! -d "$b" ]]; then BENCHSTAT=$b; break; fi
+	done
+fi
+BENCHSTAT=${BENCHSTAT:-}
+if [[ -x "$BENCHSTAT" ]]; then
+	"$BENCHSTAT" "$OUT/go.txt" >"$OUT/benchstat.txt"
+	"$BENCHSTAT" "$OUT/node.txt" >>"$OUT/benchstat.txt"
+	echo "benchstat summary: $OUT/benchstat.txt"
+else
+	echo "benchstat not found; medians above are computed by bench/report.mjs"
+fi
