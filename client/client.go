@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -32,13 +33,18 @@ type Client struct {
 	// pol is made once per client, so its retry budget spans every call.
 	pol retry.Policy
 
+	// mu guards seq, exchanges and OnExchange calls, which the 2025-11-25
+	// standalone stream's goroutine shares; answerMu serializes Inputs.
 	mu        sync.Mutex
+	answerMu  sync.Mutex
 	seq       int
 	nextID    int64
 	protocol  string // the era in use; "" until decided
 	eraReason string
 	session   string // 2025-11-25 Mcp-Session-Id
 	tools     map[string]Tool
+	toolOrder []string            // tool names in the server's order
+	excluded  map[string][]string // tool name → why its x-mcp-header annotations exclude it
 	listed    bool
 	exchanges []*Exchange
 }
@@ -112,8 +118,11 @@ type Call struct {
 
 // Layer returns the layer of the call's outcome.
 func (c *Call) Layer() classify.Layer {
-	if c.Outcome == InputRoundsExceeded {
+	switch c.Outcome {
+	case InputRoundsExceeded:
 		return classify.LayerInteraction
+	case ToolExcluded:
+		return classify.LayerProtocol
 	}
 	return c.Outcome.Layer()
 }
@@ -157,6 +166,13 @@ type callState struct {
 	state    json.RawMessage // requestState to echo, raw JSON string
 	origin   Origin
 	deadline context.Context
+	// resume, when set, makes the next exchange a GET that resumes the
+	// 2025-11-25 stream of the request with id resumeID after this event.
+	resume   string
+	resumeID wire.ID
+	// retryField is the reconnection time the call's event streams set
+	// (the SSE retry field), the least wait before resuming.
+	retryField time.Duration
 }
 
 // CallTool performs one logical tools/call of tool with args (a JSON object,
@@ -188,11 +204,21 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 	if !c.prepare(ctx, st) {
 		return call, nil
 	}
+	if reasons, excluded := c.excluded[tool]; excluded {
+		c.excludedCall(call, reasons)
+		return call, nil
+	}
 	call.Safety, call.SafetySource = c.safety(tool)
 	st.facts.Safety = call.Safety
 	pol := c.pol
 	for {
 		ex := c.callOnce(ctx, st)
+		switch {
+		case ex.HTTPMethod == "":
+			st.retryField = ex.sse.retry
+		case ex.sse.hasRetry:
+			st.retryField = ex.sse.retry
+		}
 		d := c.decide(ctx, pol, ex, &st.facts)
 		call.Final, call.Decision = ex.Result, d
 		call.Result = ex.Result.Response
@@ -244,11 +270,30 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 			if !c.listTools(ctx, st) {
 				return call, nil
 			}
+			if reasons, excluded := c.excluded[tool]; excluded {
+				c.excludedCall(call, reasons)
+				return call, nil
+			}
+			st.origin = OriginPolicy
+		case retry.Resume:
+			// The stream's retry field is the least wait (WHATWG, and
+			// 2025-11-25 transports: the client MUST respect it).
+			if wait := max(d.Delay, st.retryField); wait > d.Delay {
+				d.Delay = wait
+				d.Reason += fmt.Sprintf(" (waiting %s, as the stream's retry field asks)", wait)
+				*ex.Decision, call.Decision = d, d
+			}
+			if !c.sleep(ctx, d.Delay) {
+				return call, nil
+			}
+			st.facts.Count(d)
+			call.Recoveries = append(call.Recoveries, "resume: "+d.Reason)
+			st.resume, st.resumeID = st.facts.LastEventID, ex.ID
 			st.origin = OriginPolicy
 		default:
 			// Done, SurfaceToModel, Fail, Reauthorize (the caller must
-			// bring a new token), PollTask, Resume (no resumable streams
-			// here): the call ends with this decision.
+			// bring a new token), PollTask: the call ends with this
+			// decision.
 			return call, nil
 		}
 	}
@@ -259,28 +304,56 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	f.Protocol = ex.Protocol
 	f.SessionHeld = ex.RequestHeader.Get("Mcp-Session-Id") != ""
 	f.ParamHeaders = hasParamHeaders(ex.RequestHeader)
+	// A resumed stream that broke again before any event keeps the id it
+	// resumed from; a new POST starts a new stream.
+	if ex.HTTPMethod == "" || ex.sse.lastEventID != "" {
+		f.LastEventID = ex.sse.lastEventID
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		f.Remaining = max(0, timeUntil(dl))
 	}
 	d := pol.Decide(ex.Result, *f)
+	if alt, ok := versionListedAnyway(pol, ex, d, *f); ok {
+		d = alt
+	}
 	ex.Decision = &d
 	c.emit(ex)
 	return d
 }
 
+// emit and record may run on the 2025-11-25 standalone stream's goroutine
+// too (an answer to a server request), so they hold c.mu: OnExchange is
+// never called concurrently.
 func (c *Client) emit(ex *Exchange) {
 	if c.opts.OnExchange != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		c.opts.OnExchange(ex)
 	}
 }
 
 func (c *Client) record(ex *Exchange) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.exchanges = append(c.exchanges, ex)
 }
 
-// callOnce sends the tools/call of this round or retry.
+func (c *Client) nextSeq() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	return c.seq
+}
+
+// callOnce sends the tools/call of this round or retry, or resumes its
+// 2025-11-25 response stream.
 func (c *Client) callOnce(ctx context.Context, st *callState) *Exchange {
 	call := st.call
+	if st.resume != "" {
+		ex := c.resumeStream(ctx, st)
+		c.record(ex)
+		return ex
+	}
 	p := map[string]json.RawMessage{}
 	name, _ := json.Marshal(call.Tool)
 	p["name"] = name
@@ -305,7 +378,9 @@ func (c *Client) callOnce(ctx context.Context, st *callState) *Exchange {
 		}
 	}
 	rq := c.buildRequest("tools/call", call.Tool, p, hdr, st.origin)
+	stop := c.listen(ctx)
 	ex := c.send(ctx, rq)
+	stop()
 	c.record(ex)
 	// The next round's inputs are set again by the next input_required.
 	st.inputs, st.state = nil, nil

@@ -26,6 +26,29 @@
 // is a modern tools/list; the spec's backward-compatibility rule decides the
 // era from the answer, and Call.EraReason says why.
 //
+// A -32022 UnsupportedProtocolVersion whose data.supported lists the very
+// version the request used is re-sent once at that version (another instance
+// behind the same URL may accept it).
+//
+// # Tools and x-mcp-header
+//
+// On 2026-07-28 a tool whose x-mcp-header annotations break the transport's
+// rules (an empty name or one that is not an RFC 9110 token, a name repeated
+// case-insensitively, a property that is not string, integer or boolean, or
+// an annotation not reached through properties alone) is excluded from the
+// listing, as the spec requires, with a tool-excluded warning on the
+// tools/list exchange. ListTools, Tools and ExcludedTools show the result;
+// calling an excluded tool sends nothing and ends TOOL_EXCLUDED.
+//
+// # 2025-11-25 streams
+//
+// A response stream that ends after an event id is resumed with GET and
+// Last-Event-ID (the policy's resume decision), after at least the stream's
+// retry field. When the client can answer server requests (Options.Inputs),
+// it also opens the standalone GET stream for the length of each tools/call,
+// since some servers send their requests there rather than on the response
+// stream.
+//
 // # MRTR
 //
 // An input_required result is answered from an InputProvider and followed by a

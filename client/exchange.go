@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,10 +29,15 @@ const (
 
 // Exchange is one HTTP request and its classified response.
 type Exchange struct {
-	// Seq numbers the exchanges of a Client from 1 (the POST count so far).
-	Seq    int
-	Method string
-	Tool   string
+	// Seq numbers the exchanges of a Client from 1 (the request count so
+	// far).
+	Seq int
+	// HTTPMethod is the HTTP method; "" means POST. A 2025-11-25 stream
+	// resumed with Last-Event-ID is a GET, classified as the rest of the
+	// request it resumes (Method and ID are that request's).
+	HTTPMethod string
+	Method     string
+	Tool       string
 	// ID is the JSON-RPC id sent (zero for a notification).
 	ID       wire.ID
 	Origin   Origin
@@ -55,6 +59,10 @@ type Exchange struct {
 	ToHeaders   time.Duration
 	ToFirstByte time.Duration
 	Total       time.Duration
+
+	// sse is what the event stream said about resuming: the last event id
+	// and the reconnection time (retry field).
+	sse sseWatch
 }
 
 // request describes one POST to send.
@@ -70,6 +78,9 @@ type request struct {
 	// raw, when set, is sent as the body instead of an envelope (a JSON-RPC
 	// response to a server request).
 	raw []byte
+	// lastEventID, when set, makes the request a GET that resumes the
+	// 2025-11-25 response stream of request id after that event.
+	lastEventID string
 }
 
 // envelope encodes a JSON-RPC request or notification.
@@ -111,16 +122,33 @@ func (f *firstByteReader) Read(p []byte) (int, error) {
 }
 
 // errFirstByteTimeout marks a response whose headers did not arrive in time.
-var errFirstByteTimeout = errors.New("no response headers within the first-byte timeout")
+// It is a net.Error that says Timeout, so the classifier reports a timeout
+// whichever fires first, this timer or the call's deadline.
+var errFirstByteTimeout error = firstByteTimeout{}
+
+type firstByteTimeout struct{}
+
+func (firstByteTimeout) Error() string   { return "no response headers within the first-byte timeout" }
+func (firstByteTimeout) Timeout() bool   { return true }
+func (firstByteTimeout) Temporary() bool { return false }
 
 // send performs one POST and classifies the response.
 func (c *Client) send(ctx context.Context, rq *request) *Exchange {
-	c.seq++
-	body := rq.envelope()
-	ex := &Exchange{Seq: c.seq, Method: rq.method, Tool: rq.tool, ID: rq.id, Origin: rq.origin, Protocol: rq.protocol, RequestBody: body, Start: time.Now()}
+	seq := c.nextSeq()
+	httpMethod, body := http.MethodPost, rq.envelope()
 	hdr := http.Header{}
-	hdr.Set("Accept", "application/json, text/event-stream")
-	hdr.Set("Content-Type", "application/json")
+	if rq.lastEventID != "" {
+		httpMethod, body = http.MethodGet, nil
+		hdr.Set("Accept", "text/event-stream")
+		hdr.Set("Last-Event-ID", rq.lastEventID)
+	} else {
+		hdr.Set("Accept", "application/json, text/event-stream")
+		hdr.Set("Content-Type", "application/json")
+	}
+	ex := &Exchange{Seq: seq, Method: rq.method, Tool: rq.tool, ID: rq.id, Origin: rq.origin, Protocol: rq.protocol, RequestBody: body, Start: time.Now()}
+	if httpMethod != http.MethodPost {
+		ex.HTTPMethod = httpMethod
+	}
 	for k, vs := range c.opts.Header {
 		for _, v := range vs {
 			hdr.Add(k, v)
@@ -144,7 +172,11 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 	trace := &httptrace.ClientTrace{
 		WroteRequest: func(i httptrace.WroteRequestInfo) { sent.Store(i.Err == nil) },
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), http.MethodPost, c.opts.URL, bytes.NewReader(body))
+	var reqBody io.Reader
+	if body != nil {
+		reqBody = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), httpMethod, c.opts.URL, reqBody)
 	if err != nil {
 		cex.Err = fmt.Errorf("building the request: %w", err)
 	} else {
@@ -162,6 +194,10 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 			ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header
 			fb = &firstByteReader{r: resp.Body, start: ex.Start}
 			cex.Status, cex.Header, cex.Body = resp.StatusCode, resp.Header, fb
+			if isEventStream(resp.Header.Get("Content-Type")) {
+				ex.sse.r = fb
+				cex.Body = &ex.sse
+			}
 		}
 	}
 	cl := classify.Classifier{StopAtTerminal: true, KeepResponse: true, MaxEventSize: c.opts.MaxEventSize}

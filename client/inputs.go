@@ -230,7 +230,13 @@ func (c *Client) answerServerRequest(ctx context.Context, msg []byte) {
 	}
 	key := strings.Trim(string(req.ID), `"`)
 	body := []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"mcpdiag has no answer for this request"}}`)
-	if ans, err := c.opts.Inputs.Answer(ctx, InputRequest{Key: key, Method: req.Method, Params: req.Params}); err == nil {
+	// One question at a time: the standalone stream's goroutine and the
+	// response stream may both ask, and a provider (a terminal prompt) need
+	// not be safe for concurrent use.
+	c.answerMu.Lock()
+	ans, err := c.opts.Inputs.Answer(ctx, InputRequest{Key: key, Method: req.Method, Params: req.Params})
+	c.answerMu.Unlock()
+	if err == nil {
 		body = []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + string(ans) + `}`)
 	}
 	hdr := http.Header{}

@@ -20,7 +20,7 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 			Kind:            record.KindExchange,
 			Time:            ex.Start,
 			ProtocolVersion: ex.Protocol,
-			HTTPMethod:      http.MethodPost,
+			HTTPMethod:      httpMethod(ex),
 			URL:             url,
 			RetryOrigin:     record.RetryOrigin(ex.Origin),
 			RequestHeaders:  ex.RequestHeader,
@@ -53,8 +53,8 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 	summary = rc.Summary()
 	summary.Tool = call.Tool
 	summary.Method = "tools/call"
-	if call.Outcome == InputRoundsExceeded {
-		summary.Outcome, summary.Layer = InputRoundsExceeded, call.Layer()
+	if call.Outcome == InputRoundsExceeded || call.Outcome == ToolExcluded {
+		summary.Outcome, summary.Layer = call.Outcome, call.Layer()
 	}
 	if call.Final != nil && summary.Outcome == "" {
 		summary.SetResult(call.Final)
@@ -76,4 +76,11 @@ func orNone(s string) string {
 		return "undecided"
 	}
 	return s
+}
+
+func httpMethod(ex *Exchange) string {
+	if ex.HTTPMethod != "" {
+		return ex.HTTPMethod
+	}
+	return http.MethodPost
 }

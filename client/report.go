@@ -44,7 +44,17 @@ func (call *Call) WriteReport(w io.Writer) error {
 	for _, r := range call.Recoveries {
 		fmt.Fprintf(&b, "  recovery:  %s\n", r)
 	}
-	fmt.Fprintf(&b, "  exchanges: %d POST(s), %d retr%s, %d input round(s)\n", len(call.Exchanges), call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], call.Rounds)
+	gets := 0
+	for _, ex := range call.Exchanges {
+		if ex.HTTPMethod == "GET" {
+			gets++
+		}
+	}
+	requests := fmt.Sprintf("%d POST(s)", len(call.Exchanges)-gets)
+	if gets > 0 {
+		requests += fmt.Sprintf(" and %d GET(s)", gets)
+	}
+	fmt.Fprintf(&b, "  exchanges: %s, %d retr%s, %d input round(s)\n", requests, call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], call.Rounds)
 	for _, ex := range call.Exchanges {
 		status := "---"
 		if ex.Status != 0 {
@@ -58,6 +68,9 @@ func (call *Call) WriteReport(w io.Writer) error {
 		if ex.Tool != "" {
 			method += " " + ex.Tool
 		}
+		if ex.HTTPMethod != "" {
+			method = ex.HTTPMethod + " " + method
+		}
 		fmt.Fprintf(&b, "    #%-2d %-28s %s %-18s %-22s %6s", ex.Seq, trim(method, 28), status, trim(ct, 18), ex.Result.Outcome, ex.Total.Round(time.Millisecond))
 		if ex.Origin != OriginNone && ex.Origin != "" {
 			fmt.Fprintf(&b, "  (%s)", ex.Origin)
@@ -69,6 +82,18 @@ func (call *Call) WriteReport(w io.Writer) error {
 			}
 		}
 		b.WriteString("\n")
+	}
+	// Warnings of the set-up exchanges (an excluded tool, a cursor loop)
+	// name their exchange; the final answer's come last.
+	for _, ex := range call.Exchanges {
+		if ex.Result == nil || ex.Result == call.Final {
+			continue
+		}
+		for _, wn := range ex.Result.Warnings {
+			if ex.Method == "tools/list" {
+				fmt.Fprintf(&b, "  warning:   #%d %s: %s: %s\n", ex.Seq, ex.Method, wn.Code, wn.Message)
+			}
+		}
 	}
 	if call.Final != nil {
 		for _, wn := range call.Final.Warnings {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -32,7 +33,14 @@ func (c *Client) prepare(ctx context.Context, st *callState) bool {
 // applies only the policy's Retry: the request is safe to repeat. Any other
 // failure stops the call with that exchange as its final word.
 func (c *Client) setup(ctx context.Context, st *callState, build func() *request) (*Exchange, bool) {
-	facts := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
+	return c.setupWith(ctx, st, retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}, build)
+}
+
+// setupWith is setup with the facts so far (a probe that already re-sent
+// once passes its count on). Besides Retry it follows a Renegotiate to the
+// version the request already used (see versionListedAnyway): a set-up
+// request never changes the era.
+func (c *Client) setupWith(ctx context.Context, st *callState, facts retry.Facts, build func() *request) (*Exchange, bool) {
 	for {
 		rq := build()
 		ex := c.send(ctx, rq)
@@ -44,6 +52,11 @@ func (c *Client) setup(ctx context.Context, st *callState, build func() *request
 		if d.Action == retry.Retry && c.sleep(ctx, d.Delay) {
 			facts.Count(d)
 			st.call.Retries++
+			continue
+		}
+		if d.Action == retry.Renegotiate && d.Version == c.protocol {
+			facts.Count(d)
+			st.call.Recoveries = append(st.call.Recoveries, "renegotiate: "+d.Reason)
 			continue
 		}
 		return ex, false
@@ -115,6 +128,8 @@ type Tool struct {
 // is the probe that decides the era.
 func (c *Client) listTools(ctx context.Context, st *callState) bool {
 	tools := map[string]Tool{}
+	excluded := map[string][]string{}
+	var order []string
 	var cursor *string
 	seen := map[string]bool{}
 	for page := 0; page < DefaultMaxPages; page++ {
@@ -142,6 +157,15 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			c.eraReason = why
 			switch {
 			case era == Protocol2026 && ok:
+			case era == Protocol2026 && ex.Decision.Action == retry.Renegotiate && ex.Decision.Version == Protocol2026:
+				// A -32022 that lists 2026-07-28 anyway: re-send the
+				// listing once at that version (the era is decided).
+				st.call.Recoveries = append(st.call.Recoveries, "renegotiate: "+ex.Decision.Reason)
+				facts := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
+				facts.Count(*ex.Decision)
+				if ex, ok = c.setupWith(ctx, st, facts, build); !ok {
+					return st.stop(ex)
+				}
 			case era == Protocol2025:
 				if !c.initialize(ctx, st) {
 					return false
@@ -171,9 +195,28 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"})
 		}
 		for _, t := range res.Result.Tools {
-			if _, dup := tools[t.Name]; !dup {
-				tools[t.Name] = t
+			if _, dup := tools[t.Name]; dup {
+				continue
 			}
+			if _, dup := excluded[t.Name]; dup {
+				continue
+			}
+			// x-mcp-header belongs to the 2026-07-28 transport: a tool
+			// listed on that era whose annotations break the rules is
+			// excluded, as the spec requires, and the exclusion is reported.
+			if c.protocol == Protocol2026 {
+				if problems := headerAnnotationProblems(t.InputSchema); len(problems) > 0 {
+					excluded[t.Name] = problems
+					ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{
+						Code:    WarnToolExcluded,
+						Message: fmt.Sprintf("tool %q excluded: %s", t.Name, strings.Join(problems, "; ")),
+						Rule:    headerRule,
+					})
+					continue
+				}
+			}
+			tools[t.Name] = t
+			order = append(order, t.Name)
 		}
 		if res.Result.NextCursor == nil || *res.Result.NextCursor == "" {
 			break
@@ -185,7 +228,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 		seen[*res.Result.NextCursor] = true
 		cursor = res.Result.NextCursor
 	}
-	c.tools, c.listed = tools, true
+	c.tools, c.toolOrder, c.excluded, c.listed = tools, order, excluded, true
 	return true
 }
 
@@ -194,7 +237,30 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 func (c *Client) decideSetup(ctx context.Context, ex *Exchange) {
 	f := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
 	d := c.pol.Decide(ex.Result, f)
+	if alt, ok := versionListedAnyway(c.pol, ex, d, f); ok {
+		d = alt
+	}
 	ex.Decision = &d
+}
+
+// versionListedAnyway turns the policy's Fail on an UnsupportedProtocolVersion
+// error whose data.supported lists the very version the request used into
+// one Renegotiate to that version. The answer contradicts itself; it often
+// comes from another instance behind the same URL (a rolling upgrade), so
+// the re-send is likely to reach one that accepts it. The re-send counts as
+// the call's renegotiation, so it happens at most Policy.MaxRecoveries times.
+func versionListedAnyway(pol retry.Policy, ex *Exchange, d retry.Decision, f retry.Facts) (retry.Decision, bool) {
+	r := ex.Result
+	if d.Action != retry.Fail || ex.Protocol == "" || r == nil || r.JSONRPC == nil || r.JSONRPC.Code == nil || *r.JSONRPC.Code != -32022 {
+		return d, false
+	}
+	supported, _, ok := retry.UnsupportedVersion(r)
+	if !ok || !slices.Contains(supported, ex.Protocol) || f.Renegotiations >= pol.MaxRecoveries {
+		return d, false
+	}
+	return retry.Decision{Action: retry.Renegotiate, Version: ex.Protocol, Reason: fmt.Sprintf(
+		"-32022 UnsupportedProtocolVersion, yet data.supported (%s) lists %s, the version this request used: the answer contradicts itself "+
+			"(often another instance behind the same URL); re-send once at %s", strings.Join(supported, ", "), ex.Protocol, ex.Protocol)}, true
 }
 
 // eraFromProbe applies the spec's backward-compatibility rule to the answer

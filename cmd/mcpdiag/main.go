@@ -41,6 +41,7 @@ func newRoot() *cobra.Command {
 	})
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newCallCmd())
+	root.AddCommand(newConformanceClientCmd())
 	root.AddCommand(newReportCmd())
 	return root
 }

@@ -1,0 +1,214 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// sseWatch passes an event stream through to the classifier unchanged and
+// notes, as the bytes go by, what a reconnection needs (WHATWG HTML
+// §9.2.6): the last event id (the id field's value as of the last
+// dispatched event) and the reconnection time (the last retry field made
+// of digits). Lines other than id and retry are only counted through, so
+// memory stays bounded whatever the stream holds.
+type sseWatch struct {
+	r io.Reader
+
+	line     []byte // the current line, while it may still be an id or retry field
+	long     bool   // the current line outgrew maxWatchedLine: ignored
+	afterCR  bool   // the previous byte ended a line with CR
+	started  bool   // past the first line (and its optional byte order mark)
+	idBuffer string // the id field's value so far (WHATWG: last event ID buffer)
+	pending  bool   // a field has been seen since the last dispatch
+
+	lastEventID string
+	retry       time.Duration
+	hasRetry    bool
+}
+
+// maxWatchedLine bounds the id or retry line kept in memory; event ids
+// longer than this are not used for resumption.
+const maxWatchedLine = 1024
+
+func (w *sseWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.scan(p[:n])
+	return n, err
+}
+
+func (w *sseWatch) scan(b []byte) {
+	for _, c := range b {
+		switch {
+		case c == '\n' && w.afterCR:
+			w.afterCR = false // the LF of a CRLF: the line already ended
+		case c == '\n' || c == '\r':
+			w.afterCR = c == '\r'
+			w.endLine()
+		default:
+			w.afterCR = false
+			if w.long {
+				continue
+			}
+			if len(w.line) >= maxWatchedLine {
+				w.long, w.line = true, w.line[:0]
+				continue
+			}
+			w.line = append(w.line, c)
+		}
+	}
+}
+
+func (w *sseWatch) endLine() {
+	line, long := w.line, w.long
+	w.line, w.long = w.line[:0], false
+	if !w.started {
+		// A UTF-8 byte order mark may start the stream.
+		w.started = true
+		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	}
+	if len(line) == 0 && !long {
+		// A blank line dispatches the event: the last event id becomes the
+		// id buffer, even for an event without data.
+		if w.pending {
+			w.lastEventID = w.idBuffer
+			w.pending = false
+		}
+		return
+	}
+	w.pending = true
+	if long || line[0] == ':' {
+		return
+	}
+	name, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(name) {
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			w.idBuffer = string(value)
+		}
+	case "retry":
+		if ms, err := strconv.ParseInt(string(value), 10, 64); err == nil && ms >= 0 && allDigits(value) {
+			w.retry = time.Duration(min(ms, int64(time.Hour/time.Millisecond))) * time.Millisecond
+			w.hasRetry = true
+		}
+	}
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func isEventStream(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && strings.EqualFold(mt, "text/event-stream")
+}
+
+// resumeStream sends the GET that resumes the 2025-11-25 response stream
+// of the call's last request after the last event it delivered. The answer
+// is classified as the rest of that request: same method, same id.
+func (c *Client) resumeStream(ctx context.Context, st *callState) *Exchange {
+	hdr := http.Header{}
+	hdr.Set("MCP-Protocol-Version", c.protocol)
+	if c.session != "" {
+		hdr.Set("Mcp-Session-Id", c.session)
+	}
+	rq := &request{method: "tools/call", id: st.resumeID, tool: st.call.Tool, header: hdr, origin: st.origin, protocol: c.protocol, lastEventID: st.resume}
+	st.resume = ""
+	return c.send(ctx, rq)
+}
+
+// listenWait bounds the wait for the standalone stream's headers before the
+// request goes out.
+const listenWait = time.Second
+
+// listen opens the 2025-11-25 standalone GET stream for the length of one
+// request, when the client can answer server requests (Options.Inputs). A
+// server may send a request such as elicitation/create there rather than on
+// the request's own response stream (the TypeScript SDK does for a request
+// its tool makes through the server object), and drops it when no stream is
+// open. Requests that arrive are answered as on the response stream; the
+// GET itself is a listening channel, not an exchange, and is not recorded.
+// The returned function closes the stream and waits for it to end.
+func (c *Client) listen(ctx context.Context) (stop func()) {
+	if c.protocol != Protocol2025 || c.opts.Inputs == nil || c.session == "" {
+		return func() {}
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		c.standalone(lctx, ready)
+	}()
+	t := time.NewTimer(min(listenWait, c.opts.firstByte()))
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return func() { cancel(); <-done }
+}
+
+// standalone reads the standalone stream until ctx ends, answering every
+// server request on it. ready is closed once the server answered the GET
+// (or failed to).
+func (c *Client) standalone(ctx context.Context, ready chan<- struct{}) {
+	var once sync.Once
+	signal := func() { once.Do(func() { close(ready) }) }
+	defer signal()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.opts.URL, nil)
+	if err != nil {
+		return
+	}
+	for k, vs := range c.opts.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", Protocol2025)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	if c.opts.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.Bearer)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	signal()
+	// 405 (no standalone stream) and anything that is not a stream end the
+	// listening quietly: the stream is optional.
+	if resp.StatusCode != http.StatusOK || !isEventStream(resp.Header.Get("Content-Type")) {
+		return
+	}
+	rd := wire.NewSSEReader(resp.Body, c.opts.MaxEventSize)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return
+		}
+		if ev.Type != "" && ev.Type != "message" || wire.Kind(ev.Data) != '{' {
+			continue
+		}
+		method, hasMethod := wire.Field(ev.Data, "method")
+		id, hasID := wire.Field(ev.Data, "id")
+		if hasMethod && hasID && !wire.IDFromRaw(id).IsNull() && wire.Kind(method) == '"' {
+			c.answerServerRequest(ctx, append([]byte(nil), ev.Data...))
+		}
+	}
+}

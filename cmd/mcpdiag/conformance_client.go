@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/wire"
+	"github.com/spf13/cobra"
+)
+
+// The environment the official conformance suite (@modelcontextprotocol/
+// conformance, `conformance client --command …`) sets for the client under
+// test. The server URL is the last argument.
+const (
+	envScenario = "MCP_CONFORMANCE_SCENARIO"
+	envContext  = "MCP_CONFORMANCE_CONTEXT"
+	envProtocol = "MCP_CONFORMANCE_PROTOCOL_VERSION"
+)
+
+// conformanceCallTimeout bounds each step; the suite kills the client after
+// 30 s by default.
+const conformanceCallTimeout = 20 * time.Second
+
+func newConformanceClientCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "conformance-client URL",
+		Short: "Adapter for the official MCP conformance suite's client leg (run by `conformance client --command`)",
+		Long: `Drives mcpdiag's client through the scenario named by MCP_CONFORMANCE_SCENARIO
+against the suite's mock server at URL: it lists the tools, then calls what the
+scenario asks for (MCP_CONFORMANCE_CONTEXT's toolCalls when given, otherwise
+every tool the client kept, with arguments made from the input schema), in the
+era MCP_CONFORMANCE_PROTOCOL_VERSION names. Each call's report goes to stderr.
+Exit status: 0 when every step got an answer from the server (a tool error is
+an answer), 1 otherwise.`,
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runConformanceClient(ctx, os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+		},
+	}
+}
+
+// conformanceContext is the part of MCP_CONFORMANCE_CONTEXT the adapter
+// uses.
+type conformanceContext struct {
+	Name      string `json:"name"`
+	ToolCalls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"toolCalls"`
+}
+
+// conformanceStep is one tools/call the scenario asks for.
+type conformanceStep struct {
+	tool string
+	args json.RawMessage
+}
+
+func runConformanceClient(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, url string) error {
+	scenario, version := getenv(envScenario), getenv(envProtocol)
+	var sc conformanceContext
+	if raw := getenv(envContext); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			return usageError("%s is not the JSON object the suite sends: %v", envContext, err)
+		}
+	}
+	protocol := client.ProtocolAuto
+	switch version {
+	case client.Protocol2026, client.Protocol2025:
+		protocol = version
+	case "":
+	default:
+		fmt.Fprintf(stderr, "note: %s=%s is not an era mcpdiag speaks (2026-07-28, 2025-11-25); negotiating\n", envProtocol, version)
+	}
+	fmt.Fprintf(stdout, "mcpdiag conformance-client: scenario %q, protocol %s, server %s\n", scenario, protocol, url)
+	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: conformanceInputs{}, Timeout: conformanceCallTimeout})
+	if err != nil {
+		return usageError("%v", err)
+	}
+
+	listing := c.ListTools(ctx)
+	for _, ex := range listing.Excluded {
+		// The spec's SHOULD: warn with the tool's name and the reason.
+		fmt.Fprintf(stderr, "warning: tool %q excluded from tools/list: %s\n", ex.Name, strings.Join(ex.Reasons, "; "))
+	}
+	names := make([]string, 0, len(listing.Tools))
+	for _, t := range listing.Tools {
+		names = append(names, t.Name)
+	}
+	if !listing.OK {
+		what := "the listing failed"
+		if listing.Final != nil {
+			what = fmt.Sprintf("%s (%s layer): %s", listing.Final.Outcome, listing.Final.Layer, listing.Final.Reason)
+		}
+		fmt.Fprintf(stdout, "tools/list: %s; decision %s: %s\n", what, listing.Decision.Action, listing.Decision.Reason)
+		if listing.Final != nil && listing.Final.Status == 401 {
+			fmt.Fprintln(stdout, "note: the server wants authorization; mcpdiag has no OAuth flow (it takes --bearer TOKEN)")
+		}
+		return &exitError{code: 1, err: errSilent}
+	}
+	fmt.Fprintf(stdout, "tools/list (%s): kept %d tool(s) %v, excluded %d\n", listing.Protocol, len(names), names, len(listing.Excluded))
+
+	steps := conformanceSteps(scenario, sc, listing.Tools)
+	failed := 0
+	for _, s := range steps {
+		call, err := c.CallTool(ctx, s.tool, s.args)
+		if err != nil {
+			fmt.Fprintf(stdout, "tools/call %s: not sent: %v\n", s.tool, err)
+			failed++
+			continue
+		}
+		fmt.Fprintf(stdout, "tools/call %s: %s (%s layer), %d exchange(s), %d round(s), %d retr(ies)\n", s.tool, call.Outcome, call.Layer(), len(call.Exchanges), call.Rounds, call.Retries)
+		_ = call.WriteReport(stderr)
+		switch call.Layer() {
+		case classify.LayerTransport, classify.LayerProtocol:
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d of %d call(s) got no MCP answer\n", failed, len(steps))
+		return &exitError{code: 1, err: errSilent}
+	}
+	return nil
+}
+
+// conformanceSteps turns the scenario into calls. Most scenarios are served
+// by the generic rule (the context's toolCalls, or every kept tool); the
+// exceptions are scenarios whose server expects specific arguments or no
+// call at all.
+func conformanceSteps(scenario string, sc conformanceContext, tools []client.Tool) []conformanceStep {
+	var steps []conformanceStep
+	switch scenario {
+	case "json-schema-ref-no-deref":
+		// Listing is the whole scenario: it checks that no network $ref is
+		// fetched. mcpdiag never dereferences $ref; the server has no
+		// tools/call handler.
+		return nil
+	case "json-schema-2020-12-preservation":
+		// Send the focal tool's inputSchema back, byte for byte as listed,
+		// through the echo tool.
+		const echo = "json_schema_echo"
+		for _, t := range tools {
+			if t.Name != echo {
+				args := append(append([]byte(`{"schema":`), t.InputSchema...), '}')
+				return []conformanceStep{{tool: echo, args: args}}
+			}
+		}
+	case "tools_call":
+		for _, t := range tools {
+			if t.Name == "add_numbers" {
+				return []conformanceStep{{tool: t.Name, args: json.RawMessage(`{"a":5,"b":3}`)}}
+			}
+		}
+	}
+	if len(sc.ToolCalls) > 0 {
+		for _, tc := range sc.ToolCalls {
+			steps = append(steps, conformanceStep{tool: tc.Name, args: tc.Arguments})
+		}
+		return steps
+	}
+	for _, t := range tools {
+		steps = append(steps, conformanceStep{tool: t.Name, args: argumentsFor(t.InputSchema)})
+	}
+	return steps
+}
+
+// argumentsFor makes arguments that satisfy the required properties of an
+// input schema: the default, const or first enum value when there is one,
+// otherwise a plain value of the declared type.
+func argumentsFor(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
+		return nil
+	}
+	args := map[string]json.RawMessage{}
+	for _, name := range s.Required {
+		args[name] = valueFor(s.Properties[name])
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+// valueFor picks a value for one property schema.
+func valueFor(prop json.RawMessage) json.RawMessage {
+	for _, k := range []string{"default", "const"} {
+		if v, ok := wire.Field(prop, k); ok {
+			return json.RawMessage(v)
+		}
+	}
+	if enum, ok := wire.Field(prop, "enum"); ok && wire.Kind(enum) == '[' {
+		var first json.RawMessage
+		_ = wire.EachElement(enum, func(_ int, v []byte) bool { first = json.RawMessage(v); return false })
+		if first != nil {
+			return first
+		}
+	}
+	typ, _ := wire.Field(prop, "type")
+	name, _ := wire.StringValue(typ)
+	switch name {
+	case "integer", "number":
+		return json.RawMessage(`1`)
+	case "boolean":
+		return json.RawMessage(`true`)
+	case "object":
+		return json.RawMessage(`{}`)
+	case "array":
+		return json.RawMessage(`[]`)
+	case "null":
+		return json.RawMessage(`null`)
+	}
+	return json.RawMessage(`"mcpdiag"`)
+}
+
+// conformanceInputs answers the input requests of the suite's scenarios as
+// a cooperative user would: accept every form elicitation, filling each
+// field with its default (SEP-1034) or a plain value, consent to URL
+// elicitations, answer sampling with a fixed message and roots with none.
+type conformanceInputs struct{}
+
+func (conformanceInputs) Answer(_ context.Context, req client.InputRequest) (json.RawMessage, error) {
+	switch req.Method {
+	case "elicitation/create":
+		var p struct {
+			Mode            string `json:"mode"`
+			RequestedSchema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"requestedSchema"`
+		}
+		if err := json.Unmarshal(req.Params, &p); err != nil && len(req.Params) > 0 {
+			return nil, fmt.Errorf("elicitation params: %w", err)
+		}
+		if p.Mode == "url" {
+			return json.RawMessage(`{"action":"accept"}`), nil
+		}
+		names := make([]string, 0, len(p.RequestedSchema.Properties))
+		for n := range p.RequestedSchema.Properties {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		content := map[string]json.RawMessage{}
+		for _, n := range names {
+			content[n] = elicitValue(p.RequestedSchema.Properties[n])
+		}
+		return json.Marshal(map[string]any{"action": "accept", "content": content})
+	case "sampling/createMessage":
+		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"mcpdiag conformance answer"},"model":"mcpdiag","stopReason":"endTurn"}`), nil
+	case "roots/list":
+		return json.RawMessage(`{"roots":[]}`), nil
+	}
+	return nil, client.ErrNoAnswer
+}
+
+// elicitValue is valueFor for the flat primitive schemas of a form
+// elicitation, where titled enums are oneOf/anyOf lists of const values and
+// a multi-select is an array of such.
+func elicitValue(prop json.RawMessage) json.RawMessage {
+	if _, ok := wire.Field(prop, "default"); ok {
+		return valueFor(prop)
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		if list, ok := wire.Field(prop, k); ok && wire.Kind(list) == '[' {
+			var first json.RawMessage
+			_ = wire.EachElement(list, func(_ int, v []byte) bool {
+				if c, ok := wire.Field(v, "const"); ok {
+					first = json.RawMessage(c)
+				}
+				return first == nil
+			})
+			if first != nil {
+				return first
+			}
+		}
+	}
+	if items, ok := wire.Field(prop, "items"); ok {
+		if typ, _ := wire.Field(prop, "type"); wire.StringIs(typ, "array") {
+			return json.RawMessage("[" + string(elicitValue(items)) + "]")
+		}
+	}
+	return valueFor(prop)
+}
+
+var _ client.InputProvider = conformanceInputs{}

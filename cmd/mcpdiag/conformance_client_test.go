@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/client"
+)
+
+func TestConformanceSteps(t *testing.T) {
+	tools := []client.Tool{
+		{Name: "add_numbers", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
+		{Name: "json_schema_echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"schema":{"type":"object"}},"required":["schema"]}`)},
+	}
+	var sc conformanceContext
+	_ = json.Unmarshal([]byte(`{"name":"x","toolCalls":[{"name":"t1","arguments":{"region":"us","verbose":null}},{"name":"t2"}]}`), &sc)
+	render := func(steps []conformanceStep) string {
+		var parts []string
+		for _, s := range steps {
+			parts = append(parts, s.tool+" "+string(s.args))
+		}
+		return strings.Join(parts, " | ")
+	}
+	tests := []struct {
+		scenario string
+		sc       conformanceContext
+		want     string
+	}{
+		{"tools_call", conformanceContext{}, `add_numbers {"a":5,"b":3}`},
+		{"json-schema-ref-no-deref", conformanceContext{}, ``},
+		{"json-schema-2020-12-preservation", conformanceContext{}, `json_schema_echo {"schema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}`},
+		{"http-custom-headers", sc, `t1 {"region":"us","verbose":null} | t2 `},
+		{"anything-else", conformanceContext{}, `add_numbers {"a":1,"b":1} | json_schema_echo {"schema":{}}`},
+	}
+	for _, tt := range tests {
+		if got := render(conformanceSteps(tt.scenario, tt.sc, tools)); got != tt.want {
+			t.Errorf("%s: steps %q, want %q", tt.scenario, got, tt.want)
+		}
+	}
+}
+
+func TestArgumentsFor(t *testing.T) {
+	got := argumentsFor(json.RawMessage(`{"type":"object","properties":{
+		"s":{"type":"string"},"d":{"type":"string","default":"dflt"},"e":{"enum":["x","y"]},"c":{"const":7},
+		"i":{"type":"integer"},"b":{"type":"boolean"},"o":{"type":"object"},"a":{"type":"array"},"opt":{"type":"string"}},
+		"required":["s","d","e","c","i","b","o","a","missing"]}`))
+	want := `{"a":[],"b":true,"c":7,"d":"dflt","e":"x","i":1,"missing":"mcpdiag","o":{},"s":"mcpdiag"}`
+	if string(got) != want {
+		t.Errorf("arguments %s, want %s", got, want)
+	}
+	if got := argumentsFor(json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)); got != nil {
+		t.Errorf("no required properties: %s", got)
+	}
+}
+
+func TestConformanceInputs(t *testing.T) {
+	var in conformanceInputs
+	ctx := context.Background()
+	tests := []struct {
+		method, params, want string
+	}{
+		// SEP-1034: every default applied.
+		{"elicitation/create", `{"message":"m","requestedSchema":{"type":"object","properties":{
+			"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},
+			"status":{"type":"string","enum":["active","inactive"],"default":"active"},"verified":{"type":"boolean","default":true}}}}`,
+			`{"action":"accept","content":{"age":30,"name":"John Doe","score":95.5,"status":"active","verified":true}}`},
+		{"elicitation/create", `{"message":"m","requestedSchema":{"type":"object","properties":{"confirmed":{"type":"boolean"},
+			"pick":{"type":"string","oneOf":[{"const":"p1","title":"P1"},{"const":"p2"}]},"many":{"type":"array","items":{"enum":["m1","m2"]}}}}}`,
+			`{"action":"accept","content":{"confirmed":true,"many":["m1"],"pick":"p1"}}`},
+		{"elicitation/create", `{"mode":"url","message":"m","url":"https://example.com"}`, `{"action":"accept"}`},
+		{"sampling/createMessage", `{"messages":[],"maxTokens":10}`, `{"role":"assistant","content":{"type":"text","text":"mcpdiag conformance answer"},"model":"mcpdiag","stopReason":"endTurn"}`},
+		{"roots/list", ``, `{"roots":[]}`},
+	}
+	for _, tt := range tests {
+		got, err := in.Answer(ctx, client.InputRequest{Key: "k", Method: tt.method, Params: json.RawMessage(tt.params)})
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%s: %s (%v), want %s", tt.method, got, err, tt.want)
+		}
+	}
+	if _, err := in.Answer(ctx, client.InputRequest{Method: "other/method"}); !errors.Is(err, client.ErrNoAnswer) {
+		t.Errorf("an unknown method: %v", err)
+	}
+}
+
+// TestConformanceClientCommand runs the hidden subcommand as the suite
+// does: the scenario in the environment, the URL last.
+func TestConformanceClientCommand(t *testing.T) {
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && strings.Contains(r.URL.Path, "auth") {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[
+				{"name":"valid_tool","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"]}},
+				{"name":"invalid_space_in_name","inputSchema":{"type":"object","properties":{"value":{"type":"string","x-mcp-header":"My Region"}},"required":["value"]}}]}}`, m.ID)
+		case "tools/call":
+			calls = append(calls, m.Params.Name+" "+r.Header.Get("Mcp-Param-Region"))
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}]}}`, m.ID)
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	t.Setenv(envScenario, "http-invalid-tool-headers")
+	t.Setenv(envProtocol, "2026-07-28")
+	t.Setenv(envContext, `{"name":"http-invalid-tool-headers"}`)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"conformance-client", srv.URL + "/mcp"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if strings.Join(calls, ",") != "valid_tool mcpdiag" {
+		t.Errorf("calls %q: want only valid_tool, with its Mcp-Param-Region header", calls)
+	}
+	for _, want := range []string{`kept 1 tool(s) [valid_tool], excluded 1`, `tools/call valid_tool: TOOL_SUCCESS (application layer)`} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), `warning: tool "invalid_space_in_name" excluded from tools/list: x-mcp-header "My Region" of property "value" contains a space`) {
+		t.Errorf("stderr lacks the exclusion warning:\n%s", stderr.String())
+	}
+
+	// An auth scenario: the listing ends at the 401, exit 1, and says why.
+	t.Setenv(envScenario, "auth/metadata-default")
+	stdout.Reset()
+	if code := run([]string{"conformance-client", srv.URL + "/auth/mcp"}, strings.NewReader(""), &stdout, &stderr); code != 1 {
+		t.Errorf("auth scenario: exit %d, want 1\n%s", code, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "no OAuth flow") {
+		t.Errorf("auth scenario output:\n%s", stdout.String())
+	}
+
+	t.Setenv(envContext, `[not json`)
+	if code := run([]string{"conformance-client", srv.URL}, strings.NewReader(""), &stdout, &stderr); code != 2 {
+		t.Errorf("a context that is not JSON: exit %d, want 2", code)
+	}
+
+	var help bytes.Buffer
+	run([]string{"--help"}, strings.NewReader(""), &help, &help)
+	if strings.Contains(help.String(), "conformance-client") {
+		t.Errorf("the adapter is listed in --help; it is hidden:\n%s", help.String())
+	}
+}
+
+// TestConformanceClientSuite runs scripts/conformance-client.sh: the
+// official conformance suite's client leg (--requirements 2026-07-28, and
+// --suite core --spec-version 2025-11-25) against the adapter, with
+// conformance/client-expected-failures.yml as the baseline. It installs the
+// pinned suite and Node 22 into .tools/node on first use (cached after), so
+// it needs node and npm; it fails, never skips, when they are present but
+// the tools cannot be installed or the binary built.
+func TestConformanceClientSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the conformance client leg (scripts/conformance-client.sh) did not run")
+	}
+	for _, tool := range []string{"node", "npm", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH: the conformance client leg (scripts/conformance-client.sh) did not run", tool)
+		}
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bounded by the test's own deadline (the script bounds the install and
+	// each run too), leaving time to report.
+	budget := 12 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		budget = min(budget, time.Until(dl)-30*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "conformance-client.sh"))
+	cmd.Dir = root
+	cmd.Env = os.Environ()
+	cmd.WaitDelay = 10 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start).Round(time.Second)
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("scripts/conformance-client.sh did not finish within %s:\n%s", budget, out.String())
+	case errors.As(err, &ee) && ee.ExitCode() == 2:
+		t.Fatalf("scripts/conformance-client.sh could not set up (installing the pinned conformance suite and Node 22 into .tools/node, or building mcpdiag, failed):\n%s", out.String())
+	case err != nil:
+		t.Fatalf("the conformance client leg failed (%v): a scenario outside conformance/client-expected-failures.yml failed, or an entry there now passes:\n%s", err, out.String())
+	}
+	totals := regexp.MustCompile(`(?m)^Total: \d+ passed, \d+ failed.*$`).FindAllString(out.String(), -1)
+	if len(totals) != 2 {
+		t.Fatalf("want one Total line per run (2), got %d:\n%s", len(totals), out.String())
+	}
+	t.Logf("conformance client leg in %s: 2026-07-28 requirements %q; 2025-11-25 core %q", elapsed, totals[0], totals[1])
+}
