@@ -379,19 +379,16 @@ type envelope struct {
 func scanEnvelope(obj []byte) envelope {
 	var e envelope
 	_ = wire.EachField(obj, func(k, v []byte) bool {
-		if len(k) < 4 {
-			return true
-		}
-		switch {
-		case wire.KeyIs(k, "jsonrpc"):
+		switch string(wire.Key(k)) {
+		case "jsonrpc":
 			e.jsonrpc, e.hasJSONRPC = v, true
-		case wire.KeyIs(k, "id"):
+		case "id":
 			e.id, e.hasID = v, true
-		case wire.KeyIs(k, "result"):
+		case "result":
 			e.result, e.hasResult = v, true
-		case wire.KeyIs(k, "error"):
+		case "error":
 			e.err, e.hasError = v, true
-		case wire.KeyIs(k, "method"):
+		case "method":
 			e.method, e.hasMethod = v, true
 		}
 		return true
@@ -405,12 +402,12 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 	var code, msg, data []byte
 	var hasCode, hasMsg bool
 	_ = wire.EachField(obj, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "code"):
+		switch string(wire.Key(k)) {
+		case "code":
 			code, hasCode = v, true
-		case wire.KeyIs(k, "message"):
+		case "message":
 			msg, hasMsg = v, true
-		case wire.KeyIs(k, "data"):
+		case "data":
 			data = v
 		}
 		return true
@@ -418,9 +415,9 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 	ok := true
 	if hasCode && wire.Kind(code) == '0' && wire.IsIntegerNumber(code) {
 		if n, err := strconv.ParseFloat(string(code), 64); err == nil {
-			v := int64(n)
-			d.Code = &v
-			d.CodeName = CodeName(v)
+			d.code = int64(n)
+			d.Code = &d.code
+			d.CodeName = CodeName(d.code)
 		}
 	} else {
 		ok = false
@@ -486,7 +483,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 		}
 		return
 	}
-	d := &JSONRPCDetails{}
+	d := &r.jsonrpc
 	if env.hasID {
 		d.ID = wire.IDFromRaw(env.id)
 	}

@@ -65,6 +65,11 @@ type Result struct {
 	// Response is the JSON-RPC response message, kept only when the
 	// classifier's KeepResponse is set.
 	Response []byte `json:"-"`
+
+	// Storage for the details above, so that classifying a small response
+	// allocates the Result and nothing else.
+	isError bool
+	jsonrpc JSONRPCDetails
 }
 
 // JSONRPCDetails are the JSON-RPC facts of the response.
@@ -72,6 +77,7 @@ type JSONRPCDetails struct {
 	// ID is the response's id as it arrived (null when absent).
 	ID       wire.ID         `json:"id"`
 	Code     *int64          `json:"code,omitempty"`
+	code     int64
 	CodeName string          `json:"codeName,omitempty"`
 	Message  string          `json:"message,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty"`

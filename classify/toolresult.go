@@ -94,24 +94,24 @@ type resultFields struct {
 
 func (f *resultFields) scan(obj []byte) {
 	_ = wire.EachField(obj, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "resultType"):
+		switch string(wire.Key(k)) {
+		case "resultType":
 			f.resultType, f.hasResultType = v, true
-		case wire.KeyIs(k, "content"):
+		case "content":
 			f.content, f.hasContent = v, true
-		case wire.KeyIs(k, "isError"):
+		case "isError":
 			f.isError, f.hasIsError = v, true
-		case wire.KeyIs(k, "structuredContent"):
+		case "structuredContent":
 			f.structured, f.hasStructured = v, true
-		case wire.KeyIs(k, "inputRequests"):
+		case "inputRequests":
 			f.inputRequests, f.hasInputRequests = v, true
-		case wire.KeyIs(k, "requestState"):
+		case "requestState":
 			f.requestState, f.hasRequestState = v, true
-		case wire.KeyIs(k, "taskId"):
+		case "taskId":
 			f.taskID, f.hasTaskID = v, true
-		case wire.KeyIs(k, "status"):
+		case "status":
 			f.status, f.hasStatus = v, true
-		case wire.KeyIs(k, "_meta"):
+		case "_meta":
 			f.meta, f.hasMeta = v, true
 		}
 		return true
@@ -280,8 +280,8 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		return
 	}
 	if f.hasIsError {
-		b := isErr
-		r.IsError = &b
+		r.isError = isErr
+		r.IsError = &r.isError
 	}
 	if isErr {
 		r.Outcome = ToolError
@@ -317,17 +317,38 @@ func checkBlock(block []byte) (typ, problem string) {
 	// description, size, icons
 	var fields [12][]byte
 	var seen [12]bool
-	names := [...]string{"text", "data", "mimeType", "uri", "name", "resource", "annotations", "_meta", "title", "description", "size", "icons"}
 	_ = wire.EachField(block, func(k, v []byte) bool {
-		if wire.KeyIs(k, "type") {
+		i := -1
+		switch string(wire.Key(k)) {
+		case "type":
 			t, hasType = v, true
-			return true
+		case "text":
+			i = 0
+		case "data":
+			i = 1
+		case "mimeType":
+			i = 2
+		case "uri":
+			i = 3
+		case "name":
+			i = 4
+		case "resource":
+			i = 5
+		case "annotations":
+			i = 6
+		case "_meta":
+			i = 7
+		case "title":
+			i = 8
+		case "description":
+			i = 9
+		case "size":
+			i = 10
+		case "icons":
+			i = 11
 		}
-		for i, name := range names {
-			if wire.KeyIs(k, name) {
-				fields[i], seen[i] = v, true
-				break
-			}
+		if i >= 0 {
+			fields[i], seen[i] = v, true
 		}
 		return true
 	})
@@ -407,21 +428,21 @@ func checkIcons(icons []byte) string {
 		}
 		hasSrc := false
 		_ = wire.EachField(icon, func(k, v []byte) bool {
-			switch {
-			case wire.KeyIs(k, "src"):
+			switch string(wire.Key(k)) {
+			case "src":
 				hasSrc = true
 				if wire.Kind(v) != '"' {
 					p = fmt.Sprintf("(resource_link) has icons[%d] with a non-string src", i)
 				}
-			case wire.KeyIs(k, "mimeType"):
+			case "mimeType":
 				if wire.Kind(v) != '"' {
 					p = fmt.Sprintf("(resource_link) has icons[%d] with a non-string mimeType", i)
 				}
-			case wire.KeyIs(k, "theme"):
+			case "theme":
 				if !wire.StringIs(v, "light") && !wire.StringIs(v, "dark") {
 					p = fmt.Sprintf("(resource_link) has icons[%d] with a theme that is not \"light\" or \"dark\"", i)
 				}
-			case wire.KeyIs(k, "sizes"):
+			case "sizes":
 				if !isStringArray(v) {
 					p = fmt.Sprintf("(resource_link) has icons[%d] with sizes that are not an array of strings", i)
 				}
@@ -461,16 +482,16 @@ func checkEmbedded(present bool, res []byte) string {
 	var uri, text, blob, mime, meta []byte
 	var hasURI, hasText, hasBlob, hasMime, hasMeta bool
 	_ = wire.EachField(res, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "uri"):
+		switch string(wire.Key(k)) {
+		case "uri":
 			uri, hasURI = v, true
-		case wire.KeyIs(k, "text"):
+		case "text":
 			text, hasText = v, true
-		case wire.KeyIs(k, "blob"):
+		case "blob":
 			blob, hasBlob = v, true
-		case wire.KeyIs(k, "mimeType"):
+		case "mimeType":
 			mime, hasMime = v, true
-		case wire.KeyIs(k, "_meta"):
+		case "_meta":
 			meta, hasMeta = v, true
 		}
 		return true
@@ -494,8 +515,8 @@ func checkAnnotations(a []byte) string {
 	}
 	p := ""
 	_ = wire.EachField(a, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "audience"):
+		switch string(wire.Key(k)) {
+		case "audience":
 			if wire.Kind(v) != '[' {
 				p = "has annotations.audience that is not an array"
 				return false
@@ -507,11 +528,11 @@ func checkAnnotations(a []byte) string {
 				}
 				return true
 			})
-		case wire.KeyIs(k, "priority"):
+		case "priority":
 			if wire.Kind(v) != '0' || !priorityInRange(v) {
 				p = "has annotations.priority that is not a number from 0 to 1"
 			}
-		case wire.KeyIs(k, "lastModified"):
+		case "lastModified":
 			if wire.Kind(v) != '"' {
 				p = "has annotations.lastModified that is not a string"
 			}

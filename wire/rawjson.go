@@ -505,6 +505,21 @@ func KeyIs(rawKey []byte, name string) bool {
 	return ok && s == name
 }
 
+// Key returns the name of a raw key (quotes included): its inner bytes when
+// it has no escapes (no allocation), else its decoded text. Callers switch
+// on string(Key(k)), which Go compiles without a conversion.
+func Key(rawKey []byte) []byte {
+	if len(rawKey) < 2 {
+		return nil
+	}
+	inner := rawKey[1 : len(rawKey)-1]
+	if !hasBackslash(inner) {
+		return inner
+	}
+	s, _ := StringValue(rawKey)
+	return []byte(s)
+}
+
 // StringValue decodes the raw JSON string v. ok is false when v is not a
 // string.
 func StringValue(v []byte) (string, bool) {
