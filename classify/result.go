@@ -75,8 +75,8 @@ type Result struct {
 // JSONRPCDetails are the JSON-RPC facts of the response.
 type JSONRPCDetails struct {
 	// ID is the response's id as it arrived (null when absent).
-	ID       wire.ID         `json:"id"`
-	Code     *int64          `json:"code,omitempty"`
+	ID       wire.ID `json:"id"`
+	Code     *int64  `json:"code,omitempty"`
 	code     int64
 	CodeName string          `json:"codeName,omitempty"`
 	Message  string          `json:"message,omitempty"`
