@@ -43,6 +43,8 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newCallCmd())
 	root.AddCommand(newConformanceClientCmd())
 	root.AddCommand(newReportCmd())
+	root.AddCommand(newServeCmd())
+	root.AddCommand(newScenariosCmd())
 	return root
 }
 

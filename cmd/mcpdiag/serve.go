@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/serve"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	addr         string
+	scenario     string
+	params       string
+	config       string
+	seed         uint64
+	adminToken   string
+	logFile      string
+	logLimit     int
+	jsonResponse bool
+}
+
+func newServeCmd() *cobra.Command {
+	var o serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run an MCP server that fails on purpose (fault scenarios over a healthy fixture server)",
+		Long: `Serves a healthy MCP server (both protocol eras on one endpoint) wrapped in fault
+scenarios: --scenario on /mcp, and every scenario of the catalogue at
+/s/{id}/mcp with its params in the query string. Compose with a+b.
+
+Admin API (loopback only unless --admin-token): GET /admin/log (JSONL),
+POST /admin/reset, GET|PUT /admin/scenario, GET /admin/counters,
+GET /admin/scenarios. docs/scenarios.md describes every scenario;
+mcpdiag scenarios lists them.
+
+Stops cleanly on SIGINT or SIGTERM.`,
+		Example: `  mcpdiag serve
+  mcpdiag serve --scenario errors.http_status_sequence --params '{"statusCodes":[503,503,200]}'
+  mcpdiag serve --scenario 'baseline+errors.tool_error' --params '[{"delay":{"ms":200}},{"schedule":{"every":2}}]'
+  mcpdiag serve --addr 127.0.0.1:0 --seed 42 --log server.jsonl
+  mcpdiag call 'http://127.0.0.1:8080/s/sse.truncated/mcp?midEvent=true' echo --args '{"text":"hi"}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cmd.OutOrStdout(), o, cmd.Flags().Changed("seed"))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", serve.DefaultAddr, "listen address (loopback by default; port 0 picks a free port)")
+	f.StringVar(&o.scenario, "scenario", "", "scenario id(s) for /mcp, composed with + (see mcpdiag scenarios)")
+	f.StringVar(&o.params, "params", "", "scenario params: a JSON object (an array or an object keyed by id for a+b), or @FILE")
+	f.StringVar(&o.config, "config", "", `JSON file: {"scenario": "a+b" or [{"id":…,"params":{…}}], "params": …, "seed": N}`)
+	f.Uint64Var(&o.seed, "seed", 0, "seed of every schedule and delay (default: random, printed and logged)")
+	f.StringVar(&o.adminToken, "admin-token", "", "require this bearer token on the admin API, and open it to non-loopback clients")
+	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE")
+	f.IntVar(&o.logLimit, "log-limit", serve.DefaultLogLimit, "log lines kept in memory for GET /admin/log")
+	f.BoolVar(&o.jsonResponse, "json-response", false, "the healthy server answers application/json instead of text/event-stream")
+	return cmd
+}
+
+// readArg returns s, or the contents of the file when s is @FILE.
+func readArg(s string) ([]byte, error) {
+	if name, ok := strings.CutPrefix(s, "@"); ok {
+		return os.ReadFile(name)
+	}
+	return []byte(s), nil
+}
+
+// serveConfig is the --config file.
+type serveConfig struct {
+	Scenario json.RawMessage `json:"scenario"`
+	Params   json.RawMessage `json:"params"`
+	Seed     uint64          `json:"seed"`
+}
+
+// selection builds the scenarios of /mcp from the flags and the config file.
+func (o serveOptions) selection(seedSet bool) (faults.Selection, uint64, error) {
+	seed := o.seed
+	spec, params := o.scenario, json.RawMessage(nil)
+	if o.params != "" {
+		b, err := readArg(o.params)
+		if err != nil {
+			return nil, 0, usageError("--params: %v", err)
+		}
+		params = b
+	}
+	if o.config != "" {
+		b, err := os.ReadFile(o.config)
+		if err != nil {
+			return nil, 0, usageError("--config: %v", err)
+		}
+		var c serveConfig
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return nil, 0, usageError("--config %s: %v", o.config, err)
+		}
+		if len(c.Scenario) > 0 && spec != "" {
+			return nil, 0, usageError("--scenario and --config both name scenarios; give one")
+		}
+		if !seedSet && c.Seed != 0 {
+			seed = c.Seed
+		}
+		if len(c.Scenario) > 0 && c.Scenario[0] == '[' {
+			if len(c.Params) > 0 || len(params) > 0 {
+				return nil, 0, usageError("--config %s: a scenario list carries its own params", o.config)
+			}
+			var sel faults.Selection
+			if err := json.Unmarshal(c.Scenario, &sel); err != nil {
+				return nil, 0, usageError("--config %s: %v", o.config, err)
+			}
+			return sel, seed, nil
+		}
+		if len(c.Scenario) > 0 {
+			if err := json.Unmarshal(c.Scenario, &spec); err != nil {
+				return nil, 0, usageError("--config %s: scenario: want \"a+b\" or a list", o.config)
+			}
+		}
+		if len(params) == 0 {
+			params = c.Params
+		}
+	}
+	sel, err := faults.Select(spec, params)
+	if err != nil {
+		return nil, 0, usageError("%v", err)
+	}
+	return sel, seed, nil
+}
+
+func runServe(ctx context.Context, out io.Writer, o serveOptions, seedSet bool) error {
+	sel, seed, err := o.selection(seedSet)
+	if err != nil {
+		return err
+	}
+	opts := serve.Options{Selection: sel, Seed: seed, AdminToken: o.adminToken, LogLimit: o.logLimit,
+		NewServer: func() http.Handler { return fixture.New(fixture.Options{JSONResponse: o.jsonResponse}) }}
+	if o.adminToken != "" {
+		if err := record.AddSecret(o.adminToken); err != nil {
+			return usageError("--admin-token: %v", err)
+		}
+	}
+	if o.logFile != "" {
+		w, err := record.OpenFile(o.logFile, record.FileOptions{})
+		if err != nil {
+			return usageError("--log: %v", err)
+		}
+		defer w.Close()
+		opts.LogFile = w
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", o.addr, err)}
+	}
+	s := serve.New(opts)
+	name := sel.String()
+	if name == "" {
+		name = "none (healthy)"
+	}
+	err = s.Serve(ctx, ln, func(u string) {
+		base := strings.TrimSuffix(u, serve.MainPath)
+		admin := "loopback only"
+		if o.adminToken != "" {
+			admin = "bearer token required"
+		}
+		fmt.Fprintf(out, "mcpdiag serve: %s\n", u)
+		fmt.Fprintf(out, "  scenario:  %s (seed %d)\n", name, s.Seed())
+		fmt.Fprintf(out, "  per scenario: %s/s/{id}/mcp (mcpdiag scenarios lists the ids)\n", base)
+		fmt.Fprintf(out, "  admin:     %s/admin/log, /admin/reset, /admin/scenario, /admin/counters (%s)\n", base, admin)
+		if !isLoopback(ln.Addr()) {
+			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())
+		}
+	})
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	if err := s.LogFileError(); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("--log: %w", err)}
+	}
+	fmt.Fprintln(out, "mcpdiag serve: stopped")
+	return nil
+}
+
+func isLoopback(a net.Addr) bool {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

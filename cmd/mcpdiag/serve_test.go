@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs `mcpdiag serve` in-process on a free loopback port and
+// returns the endpoint URL; the server stops when the test ends.
+func startServe(t *testing.T, o serveOptions) (string, *syncBuffer) {
+	t.Helper()
+	if o.addr == "" {
+		o.addr = "127.0.0.1:0"
+	}
+	if o.logLimit == 0 {
+		o.logLimit = 1000
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, out, o, o.seed != 0) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if !strings.Contains(out.String(), "mcpdiag serve: stopped") {
+			t.Errorf("no clean stop in %q", out.String())
+		}
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if first, _, ok := strings.Cut(out.String(), "\n"); ok {
+			u := strings.TrimPrefix(first, "mcpdiag serve: ")
+			if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.HasSuffix(u, "/mcp") {
+				t.Fatalf("first line %q", first)
+			}
+			return u, out
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v (%s)", err, out.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no URL printed: %q", out.String())
+	return "", nil
+}
+
+// exitFor is the documented exit code of `mcpdiag call` for an outcome.
+func exitFor(o classify.Outcome) int {
+	switch {
+	case o == classify.ToolError:
+		return 1
+	case o.Success():
+		return 0
+	case o.Layer() == classify.LayerInteraction:
+		return 5
+	case o.Layer() == classify.LayerProtocol:
+		return 3
+	}
+	return 4
+}
+
+// TestServeCallEveryScenario is the catalogue's promise taken literally:
+// `mcpdiag call URL TOOL --args ARGS --retries 0 --timeout 10s` against each
+// scenario's endpoint of `mcpdiag serve` reports the expected outcome, with
+// the matching exit code.
+func TestServeCallEveryScenario(t *testing.T) {
+	main, _ := startServe(t, serveOptions{seed: 1})
+	base := strings.TrimSuffix(main, "/mcp")
+	for _, e := range faults.Catalogue() {
+		t.Run(e.ID, func(t *testing.T) {
+			t.Parallel()
+			u := base + "/s/" + e.ID + "/mcp"
+			timeout := "10s"
+			if len(e.QuickParams) > 0 {
+				u += "?params=" + url.QueryEscape(string(e.QuickParams))
+			}
+			if e.QuickTimeoutMs > 0 {
+				timeout = (time.Duration(e.QuickTimeoutMs) * time.Millisecond).String()
+			}
+			args := []string{"call", u, e.Tool, "--args", string(e.Args), "--retries", "0", "--timeout", timeout, "--json"}
+			if e.Protocol != "" {
+				args = append(args, "--protocol", e.Protocol)
+			}
+			if len(e.Input) > 0 {
+				in := filepath.Join(t.TempDir(), "input.json")
+				if err := os.WriteFile(in, e.Input, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--input", in)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(args, strings.NewReader(""), &stdout, &stderr)
+			var call *record.Record
+			sc := bufio.NewScanner(&stdout)
+			sc.Buffer(nil, 16<<20)
+			for sc.Scan() {
+				rec, err := record.Decode(sc.Bytes())
+				if err != nil {
+					t.Fatalf("%v: %s", err, sc.Bytes())
+				}
+				if rec.Kind == record.KindCall {
+					call = rec
+				}
+			}
+			if call == nil {
+				t.Fatalf("no call record (exit %d): %s %s", code, stdout.String(), stderr.String())
+			}
+			if call.Outcome != e.ExpectedOutcome {
+				t.Errorf("outcome %s (%s), want %s", call.Outcome, call.Reason, e.ExpectedOutcome)
+			}
+			if call.PostCount != e.ExpectedPosts {
+				t.Errorf("the client counted %d POSTs, want %d", call.PostCount, e.ExpectedPosts)
+			}
+			if want := exitFor(e.ExpectedOutcome); code != want {
+				t.Errorf("exit code %d, want %d (stderr %s)", code, want, stderr.String())
+			}
+		})
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	_ = os.WriteFile(cfg, []byte(`{"scenario":[{"id":"baseline","params":{"delay":{"ms":1}}},{"id":"errors.tool_error"}],"seed":9}`), 0o600)
+	bad := filepath.Join(dir, "bad.json")
+	_ = os.WriteFile(bad, []byte(`{"scenarios":"baseline"}`), 0o600)
+	params := filepath.Join(dir, "params.json")
+	_ = os.WriteFile(params, []byte(`{"statusCodes":[500]}`), 0o600)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve", "--scenario", "errors.tool_error", "--params", `{"errorMessage":1}`}, 2, "errors.tool_error: param errorMessage"},
+		{[]string{"serve", "--scenario", "nope"}, 2, `unknown scenario "nope"`},
+		{[]string{"serve", "--params", `{"a":1}`}, 2, "params given without a scenario"},
+		{[]string{"serve", "--scenario", "baseline", "--config", cfg}, 2, "both name scenarios"},
+		{[]string{"serve", "--config", bad}, 2, `unknown field "scenarios"`},
+		{[]string{"serve", "--config", filepath.Join(dir, "missing.json")}, 2, "--config"},
+		{[]string{"serve", "--scenario", "errors.http_status_sequence", "--params", "@" + filepath.Join(dir, "missing.json")}, 2, "--params"},
+		{[]string{"serve", "--addr", ln.Addr().String()}, 1, "listen on"},
+		{[]string{"serve", "extra"}, 2, "unknown command"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+	}
+	// The config file and a params file are read.
+	o := serveOptions{config: cfg}
+	sel, seed, err := o.selection(false)
+	if err != nil || sel.String() != "baseline+errors.tool_error" || seed != 9 {
+		t.Errorf("config: %v %d %v", sel, seed, err)
+	}
+	o = serveOptions{scenario: "errors.http_status_sequence", params: "@" + params}
+	if sel, _, err := o.selection(false); err != nil || sel[0].Scenario.(*faults.StatusSequence).StatusCodes[0] != 500 {
+		t.Errorf("@params: %v %v", sel, err)
+	}
+}
+
+// TestServeMainEndpointAndLog runs `mcpdiag serve --scenario` and reads its
+// log file after a call.
+func TestServeMainEndpointAndLog(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "server.jsonl")
+	u, out := startServe(t, serveOptions{scenario: "errors.jsonrpc_error", params: `{"code":-32000,"message":"busy"}`, seed: 3, logFile: logFile})
+	if !strings.Contains(out.String(), "scenario:  errors.jsonrpc_error (seed 3)") {
+		t.Errorf("banner %q", out.String())
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"call", u, "echo", "--args", `{"text":"x"}`, "--retries", "0"}, strings.NewReader(""), &stdout, &stderr); code != 3 {
+		t.Errorf("exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	var lines []string
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(logFile)
+		lines = strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(lines) != 2 || !strings.Contains(strings.Join(lines, ""), `"fired":"errors.jsonrpc_error"`) {
+		t.Errorf("log file: %q", lines)
+	}
+	for _, l := range lines {
+		var v struct {
+			Kind  string `json:"kind"`
+			Serve struct {
+				Seed string `json:"seed"`
+			} `json:"serve"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Kind != "server" || v.Serve.Seed != "3" {
+			t.Errorf("line %s: %v", l, err)
+		}
+	}
+}
+
+func TestScenariosCmd(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"scenarios"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, id := range faults.IDs() {
+		if !strings.Contains(out.String(), id+" ") {
+			t.Errorf("%s missing from the table", id)
+		}
+	}
+	out.Reset()
+	run([]string{"scenarios", "--json"}, strings.NewReader(""), &out, &errb)
+	var entries []struct {
+		ID              string          `json:"id"`
+		ExpectedOutcome string          `json:"expectedOutcome"`
+		Defaults        json.RawMessage `json:"defaults"`
+		Tool            string          `json:"tool"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &entries); err != nil || len(entries) != len(faults.IDs()) {
+		t.Fatalf("--json: %v (%d entries)", err, len(entries))
+	}
+	for _, e := range entries {
+		if e.ExpectedOutcome == "" || e.Tool == "" || len(e.Defaults) == 0 {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"scenarios", "elicitation.approval"}, strings.NewReader(""), &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "default params:") || !strings.Contains(out.String(), "--input input.json") {
+		t.Errorf("one scenario: %d %s", code, out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"scenarios", "nope"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown scenario") {
+		t.Errorf("unknown: %d %s", code, errb.String())
+	}
+	out.Reset()
+	run([]string{"scenarios", "--markdown"}, strings.NewReader(""), &out, &errb)
+	doc, err := os.ReadFile("../../docs/scenarios.md")
+	if err != nil || !bytes.Equal(doc, out.Bytes()) {
+		t.Errorf("--markdown differs from docs/scenarios.md (%v)", err)
+	}
+}
+
+// TestServeBinarySignal runs the real binary and stops it with SIGTERM
+// while a request hangs in a scenario: it must exit 0, promptly.
+func TestServeBinarySignal(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "mcpdiag")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--scenario", "timeout.uncooperative_hang", "--params", `{"match":{}}`)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	br := bufio.NewReader(stdout)
+	first, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := strings.TrimSpace(strings.TrimPrefix(first, "mcpdiag serve: "))
+	if !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("first line %q", first)
+	}
+	go func() {
+		resp, err := http.Post(u, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(br)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopping took %s", d)
+	}
+	if !strings.Contains(string(rest), "mcpdiag serve: stopped") {
+		t.Errorf("output %q", rest)
+	}
+}

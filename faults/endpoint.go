@@ -1,0 +1,356 @@
+package faults
+
+import (
+	"bufio"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EndpointOptions configure an Endpoint.
+type EndpointOptions struct {
+	// Path is the endpoint's URL path (for advertised URLs such as the
+	// resource metadata).
+	Path string
+	// Name identifies the endpoint in observations (Path when empty).
+	Name string
+	// Seed seeds every random source of the endpoint; 0 draws a random
+	// seed, which Seed() reports and every observation carries, so that a
+	// run can be replayed with it.
+	Seed uint64
+	// Key signs requestState (HMAC-SHA256); a random 32-byte key when
+	// empty.
+	Key []byte
+	// MaxBody caps request bodies (DefaultMaxBody when 0).
+	MaxBody int64
+	// Observe, when set, is called once after every request, in the
+	// request's goroutine.
+	Observe func(*Observation)
+}
+
+// Endpoint is one fault-injecting MCP endpoint: a Selection over the next
+// handler, with its own counters and seeded randomness. It is safe for
+// concurrent use.
+type Endpoint struct {
+	next http.Handler
+	opts EndpointOptions
+	seed uint64
+
+	mu       sync.Mutex
+	sel      Selection
+	chain    http.Handler
+	counters Counters
+	inFlight int
+}
+
+// InFlight returns the number of requests the endpoint is still handling
+// (a scenario may keep one running after its client left).
+func (e *Endpoint) InFlight() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inFlight
+}
+
+// NewEndpoint returns an endpoint applying sel in front of next.
+func NewEndpoint(sel Selection, next http.Handler, opts EndpointOptions) *Endpoint {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxBody
+	}
+	if opts.Name == "" {
+		opts.Name = opts.Path
+	}
+	if len(opts.Key) == 0 {
+		opts.Key = make([]byte, 32)
+		_, _ = crand.Read(opts.Key)
+	}
+	seed := opts.Seed
+	for seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	e := &Endpoint{next: next, opts: opts, seed: seed}
+	e.install(sel)
+	return e
+}
+
+// Seed returns the endpoint's seed.
+func (e *Endpoint) Seed() uint64 { return e.seed }
+
+// Selection returns the scenarios in force.
+func (e *Endpoint) Selection() Selection {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sel
+}
+
+// Counters returns a copy of the endpoint's counters.
+func (e *Endpoint) Counters() Counters {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counters.clone()
+}
+
+// Reset zeroes the counters and rebuilds the chain: schedules, random
+// sources and scenario state start again from the seed. Requests already
+// running finish on the old chain.
+func (e *Endpoint) Reset() {
+	e.mu.Lock()
+	sel := e.sel
+	e.mu.Unlock()
+	e.install(sel)
+}
+
+// SetSelection puts sel in force from the next request, with the counters
+// zeroed, as after Reset.
+func (e *Endpoint) SetSelection(sel Selection) {
+	e.install(sel)
+}
+
+func (e *Endpoint) install(sel Selection) {
+	var h = e.next
+	for i := len(sel) - 1; i >= 0; i-- {
+		h = e.layer(i, sel[i], h)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sel, e.chain = sel, h
+	e.counters = Counters{Methods: map[string]int{}, Tools: map[string]int{}}
+}
+
+// stream returns a generator for one purpose of one layer; the streams of
+// different layers and purposes are independent.
+func (e *Endpoint) stream(seed uint64, index, purpose int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(index)<<8|uint64(purpose)))
+}
+
+// layer wraps next with scenario c at position index.
+func (e *Endpoint) layer(index int, c Configured, next http.Handler) http.Handler {
+	rules := &Rules{}
+	if r, ok := c.Scenario.(ruled); ok {
+		rules = r.CommonRules()
+	}
+	seed := e.seed
+	if rules.Schedule.Seed != nil {
+		seed = *rules.Schedule.Seed
+	}
+	env := &Env{ID: c.ID, Index: index, Seed: seed, Key: e.opts.Key, Base: e.opts.Path, rng: e.stream(seed, index, 2)}
+	fault := c.Scenario.Wrap(next, env)
+	matcher, _ := c.Scenario.(Matcher)
+	var (
+		mu       sync.Mutex
+		n        int
+		schedRng = e.stream(seed, index, 0)
+		delayRng = e.stream(seed, index, 1)
+	)
+	drawDelay := func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return rules.Delay.draw(delayRng)
+	}
+	decide := func(req *Request) *Firing {
+		f := &Firing{Scenario: c.ID, Layer: index}
+		if !req.Post {
+			f.Why = "not a POST"
+			return f
+		}
+		if ok, why := rules.Match.matches(req); !ok {
+			f.Why = why
+			return f
+		}
+		if matcher != nil {
+			if ok, why := matcher.Matches(req); !ok {
+				f.Why = why
+				return f
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		f.Matched, f.N = true, n
+		var draw *float64
+		if rules.Schedule.P != nil {
+			d := schedRng.Float64()
+			draw = &d
+			f.Draw = draw
+		}
+		f.Fired, f.Why = rules.Schedule.fires(n, draw)
+		return f
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := RequestOf(r)
+		if req == nil {
+			// Used outside an Endpoint: read the request here.
+			var err error
+			if req, err = readRequest(r, e.opts.MaxBody); err != nil {
+				http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+				return
+			}
+			r = withRequest(r, req)
+		}
+		f := decide(req)
+		req.addFiring(f)
+		if !f.Fired {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if rules.Delay.active() {
+			switch rules.Delay.place() {
+			case PlaceBeforeHeaders:
+				d := drawDelay()
+				req.addDelay(index, d)
+				if !sleep(r.Context(), d) {
+					req.note(index, "the client went away during the delay")
+					return
+				}
+			default:
+				dw := &delayWriter{ResponseWriter: w, ctx: r.Context(), place: rules.Delay.place(), next: drawDelay,
+					waited: func(d time.Duration) { req.addDelay(index, d) }}
+				defer dw.finish()
+				w = dw
+			}
+		}
+		fault.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP counts the request, runs it through the chain in force, and
+// reports an Observation.
+func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, err := readRequest(r, e.opts.MaxBody)
+	e.mu.Lock()
+	chain, sel := e.chain, e.sel
+	if req.Post {
+		e.counters.Posts++
+		req.Count.Post = e.counters.Posts
+		if req.Method != "" {
+			e.counters.Methods[req.Method]++
+			req.Count.Method = e.counters.Methods[req.Method]
+		}
+		if req.Name != "" && req.Method == "tools/call" {
+			e.counters.Tools[req.Name]++
+			req.Count.Tool = e.counters.Tools[req.Name]
+		}
+	}
+	req.Counters = e.counters.clone()
+	e.inFlight++
+	e.mu.Unlock()
+
+	rec := &recorder{ResponseWriter: w}
+	obs := &Observation{Endpoint: e.opts.Name, Scenario: sel.String(), Seed: e.seed, Request: req,
+		HTTPMethod: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(), Time: req.Start}
+	defer func() {
+		p := recover()
+		e.mu.Lock()
+		e.inFlight--
+		e.mu.Unlock()
+		obs.Duration = time.Since(req.Start)
+		obs.Status, obs.ContentType, obs.Bytes, obs.Hijacked = rec.status, rec.contentType, rec.bytes, rec.hijacked
+		if p != nil {
+			obs.Aborted = true
+		}
+		obs.Firings = req.Firings()
+		if e.opts.Observe != nil {
+			e.opts.Observe(obs)
+		}
+		if p != nil {
+			panic(p)
+		}
+	}()
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		http.Error(rec, fmt.Sprintf("request body larger than %d bytes", e.opts.MaxBody), http.StatusRequestEntityTooLarge)
+		return
+	case err != nil:
+		http.Error(rec, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	chain.ServeHTTP(rec, withRequest(r, req))
+}
+
+// recorder notes the status, type and size of what is written, and whether
+// the connection was hijacked.
+type recorder struct {
+	http.ResponseWriter
+	status      int
+	contentType string
+	bytes       int64
+	hijacked    bool
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+		r.contentType = r.Header().Get("Content-Type")
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Flush() {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil {
+		r.hijacked = true
+	}
+	return c, rw, err
+}
+
+// Observation is what an Endpoint saw and did for one request.
+type Observation struct {
+	Endpoint string
+	Scenario string
+	Seed     uint64
+	Time     time.Time
+	Duration time.Duration
+	// HTTPMethod, URL (path and query) and Header are the request's.
+	HTTPMethod string
+	URL        string
+	Header     http.Header
+	Request    *Request
+	// Status is the status sent (0 when none was: a reset connection);
+	// ContentType and Bytes describe the body sent.
+	Status      int
+	ContentType string
+	Bytes       int64
+	// Hijacked reports that a scenario took over the connection (to reset
+	// or close it); Aborted that the handler aborted the response.
+	Hijacked bool
+	Aborted  bool
+	// Firings are the decisions of every scenario, outermost first.
+	Firings []Firing
+}
+
+// Fired returns the ids of the scenarios that fired, joined with "+".
+func (o *Observation) Fired() string {
+	var ids []string
+	for _, f := range o.Firings {
+		if f.Fired {
+			ids = append(ids, f.Scenario)
+		}
+	}
+	return strings.Join(ids, "+")
+}
