@@ -275,6 +275,30 @@ func BenchmarkClassifySeedSmall(b *testing.B) {
 	}
 }
 
+// BenchmarkClassifySeedSmallInto is BenchmarkClassifySeedSmall with the
+// caller's Result reused through ClassifyInto, as a proxy or a loop of calls
+// does: no allocation per response.
+func BenchmarkClassifySeedSmallInto(b *testing.B) {
+	id := wire.IntID(1)
+	for _, tc := range benchSeedSmall {
+		body := []byte(tc.body)
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			ex := &classify.Exchange{Status: 200, Header: benchJSONHeader, BodyBytes: body, ID: id}
+			c := &classify.Classifier{}
+			var r classify.Result
+			if err := c.ClassifyInto(ex, &r); err != nil || r.Outcome != tc.want {
+				b.Fatalf("outcome %s, err %v; want %s", r.Outcome, err, tc.want)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = c.ClassifyInto(ex, &r)
+			}
+		})
+	}
+}
+
 // benchNotificationStream generates an event stream on the fly: events
 // notifications of eventSize bytes each, then one response event whose data
 // is final. It holds one event at a time and does not allocate per event.

@@ -53,6 +53,9 @@ type Classifier struct {
 	// server sends on a response stream (legal in 2025-11-25, where
 	// elicitation arrives this way). The bytes are only valid during the call.
 	OnServerRequest func(msg []byte)
+
+	// noFastPath makes every body take the general path (tests compare).
+	noFastPath bool
 	// Now returns the time used to turn a Retry-After HTTP-date into a delay
 	// when the response has no Date header; time.Now when nil.
 	Now func() time.Time
@@ -68,7 +71,18 @@ func Classify(ex *Exchange) (*Result, error) {
 // non-nil only when the classifier could not finish for its own reasons (a
 // body or event beyond MaxEventSize); the result then holds what was known.
 func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
-	r := &Result{Method: ex.Method, Protocol: ex.ProtocolVersion, Status: ex.Status}
+	r := new(Result)
+	err := c.ClassifyInto(ex, r)
+	return r, err
+}
+
+// ClassifyInto is Classify writing into a Result the caller owns, so that a
+// loop over many exchanges (a proxy, a benchmark) allocates nothing for
+// small responses. Everything r held before is overwritten; its Warnings
+// backing array is reused, so a caller that keeps an earlier verdict must
+// copy it first.
+func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
+	*r = Result{Method: ex.Method, Protocol: ex.ProtocolVersion, Status: ex.Status, Warnings: r.Warnings[:0]}
 	if r.Method == "" {
 		r.Method = "tools/call"
 	}
@@ -80,7 +94,7 @@ func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
 		r.Warnings = []Warning{}
 	}
 	r.Layer = r.Outcome.Layer()
-	return r, err
+	return err
 }
 
 func (c *Classifier) maxSize() int {
@@ -96,7 +110,11 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 		return nil
 	}
 	if ex.Header != nil {
-		r.ContentType = ex.Header.Get("Content-Type")
+		if v := ex.Header["Content-Type"]; len(v) > 0 {
+			r.ContentType = v[0]
+		} else {
+			r.ContentType = ex.Header.Get("Content-Type")
+		}
 	}
 	if ex.Status < 200 || ex.Status > 299 {
 		c.httpError(r, ex)
@@ -374,6 +392,11 @@ type envelope struct {
 	jsonrpc, id, result, err, method []byte
 	hasJSONRPC, hasID, hasResult     bool
 	hasError, hasMethod              bool
+
+	// errParsed: the fast path already read a well-formed error object.
+	errParsed       bool
+	errCode         int64
+	errMsg, errData []byte
 }
 
 func scanEnvelope(obj []byte) envelope {
@@ -435,6 +458,9 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 
 // message classifies one JSON body that must be the response.
 func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
+	if !c.noFastPath && c.fastToolCall(r, ex, data) {
+		return
+	}
 	if !wire.Valid(data) {
 		r.Outcome = MalformedJSON
 		r.Reason = "the response body is not valid JSON"
@@ -502,7 +528,13 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 		}
 	}
 	if env.hasError {
-		if wire.Kind(env.err) != '{' || !errorObject(env.err, d) {
+		if env.errParsed {
+			d.code = env.errCode
+			d.Code, d.CodeName, d.Message = &d.code, CodeName(env.errCode), string(env.errMsg)
+			if env.errData != nil {
+				d.Data = env.errData
+			}
+		} else if wire.Kind(env.err) != '{' || !errorObject(env.err, d) {
 			r.Outcome = InvalidEnvelope
 			r.Reason = "the error member is not an object with an integer code and a string message"
 			return

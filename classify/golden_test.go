@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -332,5 +333,39 @@ func TestGoldenCoverage(t *testing.T) {
 		if Rule(w) == "" {
 			t.Errorf("warning %s cites no rule", w)
 		}
+	}
+}
+
+// TestGoldenBothPaths classifies every golden capture with and without the
+// single-pass fast path: the verdicts must be identical.
+func TestGoldenBothPaths(t *testing.T) {
+	fastTaken := 0
+	for _, gc := range loadGolden(t) {
+		if gc.exchange["network"] != "" {
+			continue
+		}
+		var out [2][]byte
+		for i, c := range []Classifier{{}, {noFastPath: true}} {
+			raw, err := wire.ReadRawResponse(bytes.NewReader(gc.response))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex := exchangeFor(t, gc)
+			ex.Status, ex.Header, ex.Body = raw.Status, raw.Header, raw.Body
+			r, _ := c.Classify(ex)
+			out[i], _ = json.Marshal(r)
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("%s: fast path %s\ngeneral path %s", gc.name, out[0], out[1])
+		}
+		body := gc.response[bytes.Index(gc.response, []byte("\n\n"))+2:]
+		var r Result
+		r.Method, r.Protocol = "tools/call", Protocol2026
+		if (&Classifier{}).fastToolCall(&r, exchangeFor(t, gc), bytes.TrimSpace(body)) {
+			fastTaken++
+		}
+	}
+	if fastTaken < 10 {
+		t.Errorf("the fast path answered only %d golden cases; the comparison is too thin", fastTaken)
 	}
 }

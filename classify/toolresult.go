@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"regexp"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -203,8 +204,11 @@ func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) 
 	}
 	r.Input = in
 	r.Outcome = InputRequired
-	r.Reason = fmt.Sprintf("the server needs input before it can finish: %d input request(s), requestState %s",
-		len(in.Requests), map[bool]string{true: "present", false: "absent"}[in.HasRequestState])
+	state := "absent"
+	if in.HasRequestState {
+		state = "present"
+	}
+	r.Reason = "the server needs input before it can finish: " + strconv.Itoa(len(in.Requests)) + " input request(s), requestState " + state
 }
 
 func (c *Classifier) task(r *Result, f *resultFields) {
@@ -219,6 +223,12 @@ func (c *Classifier) task(r *Result, f *resultFields) {
 	r.Outcome = TaskCreated
 	r.Reason = fmt.Sprintf("the server created task %s (status %s); poll it with tasks/get", id, st)
 }
+
+// The reasons of the two application outcomes, shared with the fast path.
+const (
+	reasonToolError   = "the tool ran and reported an error (isError: true); show it to the model, do not retry blindly"
+	reasonToolSuccess = "the tool call completed"
+)
 
 var mcpErrorText = regexp.MustCompile(`MCP error -32[0-9]{3}`)
 
@@ -285,11 +295,11 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 	}
 	if isErr {
 		r.Outcome = ToolError
-		r.Reason = "the tool ran and reported an error (isError: true); show it to the model, do not retry blindly"
+		r.Reason = reasonToolError
 		return
 	}
 	r.Outcome = ToolSuccess
-	r.Reason = "the tool call completed"
+	r.Reason = reasonToolSuccess
 }
 
 func isBool(v []byte) bool {

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -98,6 +99,47 @@ func FuzzClassify(f *testing.F) {
 			if s := fmt.Sprint(r.Outcome); s == "" {
 				t.Fatal("empty outcome")
 			}
+		}
+	})
+}
+
+// FuzzFastPath: wherever the single-pass fast path answers, its verdict is
+// exactly the general path's (compared as the JSON a user sees), for JSON
+// bodies and the same message as an SSE event, on both protocol revisions.
+func FuzzFastPath(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"x","type":"text"},{"type":"text","text":"y"}],"isError":true}}`,
+		`{"id":"a","jsonrpc":"2.0","result":{"content":[],"structuredContent":[1,{"a":null}],"_meta":{"k":1},"x":true}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"MCP error -32602: no"}],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":1.0,"result":{"content":[]},"extra":[1,2,{"b":"c"}]}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"x":[1]}}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":1.5,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"message":"\xff\xfe","code":123456789012345678,"data":null}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-0,"message":"x","data":[1],"extra":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":{"code":1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"},"result":{"content":[]}}`,
+	} {
+		f.Add(s, "1", false)
+	}
+	f.Fuzz(func(t *testing.T, body, id string, legacy bool) {
+		ex := func() *Exchange {
+			e := &Exchange{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(body)}
+			if legacy {
+				e.ProtocolVersion = Protocol2025
+			}
+			if pid, err := wire.ParseID(id); err == nil {
+				e.ID = pid
+			}
+			return e
+		}
+		fast, _ := (&Classifier{KeepResponse: true}).Classify(ex())
+		slow, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(ex())
+		a, _ := json.Marshal(fast)
+		b, _ := json.Marshal(slow)
+		if string(a) != string(b) || string(fast.Response) != string(slow.Response) {
+			t.Fatalf("fast and general paths differ on %q:\nfast    %s\ngeneral %s", body, a, b)
 		}
 	})
 }

@@ -619,3 +619,58 @@ func Field(obj []byte, name string) (value []byte, found bool) {
 	})
 	return value, found
 }
+
+// The Scan functions validate one JSON token or value in place, for parsers
+// that walk a document once instead of validating it first and walking it
+// after. Each returns the index just past what it read, or -1 when the bytes
+// are not valid JSON.
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func SkipSpace(data []byte, i int) int { return skipSpace(data, i) }
+
+// ScanString validates the string that starts at data[i] == '"'. escaped
+// reports a backslash inside it (its bytes then differ from its value).
+func ScanString(data []byte, i int) (end int, escaped bool) {
+	end = validString(data, i)
+	if end < 0 {
+		return -1, false
+	}
+	return end, hasBackslash(data[i+1 : end-1])
+}
+
+// ScanValue validates the value (of any type) that starts at data[i],
+// exactly as json.Valid would, and returns the index just past it.
+func ScanValue(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	switch data[i] {
+	case '"':
+		return validString(data, i)
+	case 't':
+		return scanLiteral(data, i, "true")
+	case 'f':
+		return scanLiteral(data, i, "false")
+	case 'n':
+		return scanLiteral(data, i, "null")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return validNumber(data, i)
+	case '{', '[':
+		// Find the end without validating, then validate that span: a valid
+		// value is self-delimiting, so the span is exactly the value.
+		end, err := skipValue(data, i)
+		if err != nil || !Valid(data[i:end]) {
+			return -1
+		}
+		return end
+	}
+	return -1
+}
+
+func scanLiteral(data []byte, i int, lit string) int {
+	if len(data)-i < len(lit) || string(data[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}

@@ -1,0 +1,444 @@
+package classify
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// fastLimit bounds the responses the fast path takes. It is for the small
+// responses that dominate real traffic; larger bodies are dominated by their
+// bytes, which the general path already reads near json.Valid's speed. (The
+// bound also keeps nesting far below encoding/json's limit of 10000, so the
+// fast path's verdict on validity equals json.Valid's.)
+const fastLimit = 16 << 10
+
+// fastToolCall classifies the common tools/call response — a complete
+// CallToolResult with text blocks, or one whose isError is true — in a single
+// validating pass over the bytes. It reports false, having changed nothing in
+// r, for anything else (errors, MRTR, other block types or members it does
+// not check, escapes in the strings it compares, duplicate members…); the
+// general path then classifies the body from scratch. FuzzFastPath checks
+// that both paths agree wherever the fast one answers.
+func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
+	if len(data) > fastLimit || r.Method != "tools/call" {
+		return false
+	}
+	var (
+		idStart, idEnd                int
+		hasJSONRPC, hasID, hasResult  bool
+		resultType                    []byte
+		hasResultType, hasContent     bool
+		hasIsError, isErr, hasStruct  bool
+		structuredIsObject, protoText bool
+		hasMeta, hasError             bool
+		errStart, errEnd, jStart      int
+		errCode                       int64
+		errMsg, errData               []byte
+	)
+	i := wire.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = wire.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return false
+	}
+	for {
+		k0 := i
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		k1, esc := wire.ScanString(data, i)
+		if k1 < 0 || esc {
+			return false
+		}
+		key := data[k0+1 : k1-1]
+		i = wire.SkipSpace(data, k1)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = wire.SkipSpace(data, i+1)
+		if i >= len(data) {
+			return false
+		}
+		switch string(key) {
+		case "jsonrpc":
+			if hasJSONRPC || len(data)-i < 5 || string(data[i:i+5]) != `"2.0"` {
+				return false
+			}
+			hasJSONRPC, jStart = true, i
+			i += 5
+		case "id":
+			if hasID {
+				return false
+			}
+			hasID = true
+			idStart = i
+			if data[i] == '"' {
+				if i, esc = wire.ScanString(data, i); i < 0 || esc {
+					return false
+				}
+			} else if i = wire.ScanValue(data, i); i < 0 || !wire.IDFromRaw(data[idStart:i]).IsNumber() {
+				return false
+			}
+			idEnd = i
+		case "result":
+			if hasResult || data[i] != '{' {
+				return false
+			}
+			hasResult = true
+			// The result object, member by member.
+			i = wire.SkipSpace(data, i+1)
+			if i < len(data) && data[i] == '}' {
+				return false
+			}
+			for {
+				r0 := i
+				if i >= len(data) || data[i] != '"' {
+					return false
+				}
+				r1, esc := wire.ScanString(data, i)
+				if r1 < 0 || esc {
+					return false
+				}
+				rkey := data[r0+1 : r1-1]
+				i = wire.SkipSpace(data, r1)
+				if i >= len(data) || data[i] != ':' {
+					return false
+				}
+				i = wire.SkipSpace(data, i+1)
+				if i >= len(data) {
+					return false
+				}
+				switch string(rkey) {
+				case "resultType":
+					if hasResultType || data[i] != '"' {
+						return false
+					}
+					hasResultType = true
+					end, esc := wire.ScanString(data, i)
+					if end < 0 || esc {
+						return false
+					}
+					resultType = data[i+1 : end-1]
+					i = end
+				case "isError":
+					if hasIsError {
+						return false
+					}
+					hasIsError = true
+					switch {
+					case len(data)-i >= 4 && string(data[i:i+4]) == "true":
+						isErr, i = true, i+4
+					case len(data)-i >= 5 && string(data[i:i+5]) == "false":
+						i += 5
+					default:
+						return false
+					}
+				case "content":
+					if hasContent || data[i] != '[' {
+						return false
+					}
+					hasContent = true
+					if i, protoText = fastTextBlocks(data, i); i < 0 {
+						return false
+					}
+				case "structuredContent":
+					if hasStruct {
+						return false
+					}
+					hasStruct, structuredIsObject = true, data[i] == '{'
+					if i = wire.ScanValue(data, i); i < 0 {
+						return false
+					}
+				case "_meta":
+					if hasMeta || data[i] != '{' {
+						return false
+					}
+					hasMeta = true
+					if i = wire.ScanValue(data, i); i < 0 {
+						return false
+					}
+				case "inputRequests", "requestState", "taskId", "status":
+					return false
+				default:
+					if i = wire.ScanValue(data, i); i < 0 {
+						return false
+					}
+				}
+				i = wire.SkipSpace(data, i)
+				if i >= len(data) {
+					return false
+				}
+				if data[i] == '}' {
+					i++
+					break
+				}
+				if data[i] != ',' {
+					return false
+				}
+				i = wire.SkipSpace(data, i+1)
+			}
+		case "error":
+			if hasError || data[i] != '{' {
+				return false
+			}
+			hasError, errStart = true, i
+			if i, errCode, errMsg, errData = fastErrorObject(data, i); i < 0 {
+				return false
+			}
+			errEnd = i
+		case "method":
+			return false
+		default:
+			if i = wire.ScanValue(data, i); i < 0 {
+				return false
+			}
+		}
+		i = wire.SkipSpace(data, i)
+		if i >= len(data) {
+			return false
+		}
+		if data[i] == '}' {
+			i++
+			break
+		}
+		if data[i] != ',' {
+			return false
+		}
+		i = wire.SkipSpace(data, i+1)
+	}
+	if wire.SkipSpace(data, i) != len(data) {
+		return false
+	}
+	if hasError && !hasResult && hasJSONRPC {
+		// A well-framed error response: the general envelope rules take it
+		// from here, without validating and scanning the body again.
+		env := envelope{jsonrpc: data[jStart : jStart+5], hasJSONRPC: true, err: data[errStart:errEnd], hasError: true,
+			errParsed: true, errCode: errCode, errMsg: errMsg, errData: errData}
+		if hasID {
+			env.id, env.hasID = data[idStart:idEnd], true
+		}
+		c.response(r, ex, env)
+		if c.KeepResponse {
+			r.Response = data
+		}
+		return true
+	}
+	if hasError || !hasJSONRPC || !hasID || !hasResult || !hasContent || protoText {
+		return false
+	}
+	if hasResultType && string(resultType) != "complete" {
+		return false
+	}
+	if hasStruct && !structuredIsObject && r.Protocol == Protocol2025 {
+		return false
+	}
+	id := wire.IDFromRaw(data[idStart:idEnd])
+	if !ex.ID.IsZero() && !id.Equal(ex.ID) {
+		return false
+	}
+	// The verdict, exactly as the general path writes it.
+	r.jsonrpc = JSONRPCDetails{ID: id}
+	r.JSONRPC = &r.jsonrpc
+	if hasResultType {
+		r.ResultType = "complete"
+	} else if r.Protocol == Protocol2026 {
+		r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
+	}
+	if hasIsError {
+		r.isError = isErr
+		r.IsError = &r.isError
+	}
+	if isErr {
+		r.Outcome = ToolError
+		r.Reason = reasonToolError
+	} else {
+		r.Outcome = ToolSuccess
+		r.Reason = reasonToolSuccess
+	}
+	if c.KeepResponse {
+		r.Response = data
+	}
+	return true
+}
+
+// fastTextBlocks reads a content array whose blocks are all
+// {"type":"text","text":"…"} (members in any order, no others) and returns
+// the index after it. protoText reports a text that mentions "MCP error -32",
+// which the general path inspects. -1 means "not for the fast path".
+func fastTextBlocks(data []byte, i int) (end int, protoText bool) {
+	i = wire.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		return i + 1, false
+	}
+	for {
+		if i >= len(data) || data[i] != '{' {
+			return -1, false
+		}
+		i = wire.SkipSpace(data, i+1)
+		var hasType, hasText bool
+		for {
+			k0 := i
+			if i >= len(data) || data[i] != '"' {
+				return -1, false
+			}
+			k1, esc := wire.ScanString(data, i)
+			if k1 < 0 || esc {
+				return -1, false
+			}
+			key := data[k0+1 : k1-1]
+			i = wire.SkipSpace(data, k1)
+			if i >= len(data) || data[i] != ':' {
+				return -1, false
+			}
+			i = wire.SkipSpace(data, i+1)
+			switch string(key) {
+			case "type":
+				if hasType || len(data)-i < 6 || string(data[i:i+6]) != `"text"` {
+					return -1, false
+				}
+				hasType, i = true, i+6
+			case "text":
+				if hasText || i >= len(data) || data[i] != '"' {
+					return -1, false
+				}
+				hasText = true
+				s := i
+				if i, _ = wire.ScanString(data, i); i < 0 {
+					return -1, false
+				}
+				if bytes.Contains(data[s:i], []byte("MCP error -32")) {
+					protoText = true
+				}
+			default:
+				return -1, false
+			}
+			i = wire.SkipSpace(data, i)
+			if i >= len(data) {
+				return -1, false
+			}
+			if data[i] == '}' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return -1, false
+			}
+			i = wire.SkipSpace(data, i+1)
+		}
+		if !hasType || !hasText {
+			return -1, false
+		}
+		i = wire.SkipSpace(data, i)
+		if i >= len(data) {
+			return -1, false
+		}
+		if data[i] == ']' {
+			return i + 1, protoText
+		}
+		if data[i] != ',' {
+			return -1, false
+		}
+		i = wire.SkipSpace(data, i+1)
+	}
+}
+
+// fastErrorObject reads a JSON-RPC error object whose code is a plain
+// integer and whose message is a string without escapes (members in any
+// order, data optional, others validated and ignored) and returns the index
+// after it. -1 means "not for the fast path": the general path decides,
+// including whether the object is malformed.
+func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []byte) {
+	var hasCode, hasMsg, hasData bool
+	i = wire.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return -1, 0, nil, nil
+	}
+	for {
+		k0 := i
+		if i >= len(data) || data[i] != '"' {
+			return -1, 0, nil, nil
+		}
+		k1, esc := wire.ScanString(data, i)
+		if k1 < 0 || esc {
+			return -1, 0, nil, nil
+		}
+		key := data[k0+1 : k1-1]
+		i = wire.SkipSpace(data, k1)
+		if i >= len(data) || data[i] != ':' {
+			return -1, 0, nil, nil
+		}
+		i = wire.SkipSpace(data, i+1)
+		if i >= len(data) {
+			return -1, 0, nil, nil
+		}
+		switch string(key) {
+		case "code":
+			if hasCode {
+				return -1, 0, nil, nil
+			}
+			hasCode = true
+			j, neg := i, false
+			if data[j] == '-' {
+				neg, j = true, j+1
+			}
+			start := j
+			var n int64
+			for j < len(data) && data[j] >= '0' && data[j] <= '9' && j-start < 15 {
+				n = n*10 + int64(data[j]-'0')
+				j++
+			}
+			// Only plain integers: no leading zero, fraction or exponent.
+			if j == start || (data[start] == '0' && j-start > 1) || (j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E' || (data[j] >= '0' && data[j] <= '9'))) {
+				return -1, 0, nil, nil
+			}
+			if neg {
+				n = -n
+			}
+			code, i = n, j
+		case "message":
+			if hasMsg || data[i] != '"' {
+				return -1, 0, nil, nil
+			}
+			hasMsg = true
+			j, esc := wire.ScanString(data, i)
+			// The general path turns bytes that are not UTF-8 into U+FFFD.
+			if j < 0 || esc || !utf8.Valid(data[i+1:j-1]) {
+				return -1, 0, nil, nil
+			}
+			msg, i = data[i+1:j-1], j
+		case "data":
+			if hasData {
+				return -1, 0, nil, nil
+			}
+			hasData = true
+			j := wire.ScanValue(data, i)
+			if j < 0 {
+				return -1, 0, nil, nil
+			}
+			errData, i = data[i:j], j
+		default:
+			if i = wire.ScanValue(data, i); i < 0 {
+				return -1, 0, nil, nil
+			}
+		}
+		i = wire.SkipSpace(data, i)
+		if i >= len(data) {
+			return -1, 0, nil, nil
+		}
+		if data[i] == '}' {
+			break
+		}
+		if data[i] != ',' {
+			return -1, 0, nil, nil
+		}
+		i = wire.SkipSpace(data, i+1)
+	}
+	if !hasCode || !hasMsg {
+		return -1, 0, nil, nil
+	}
+	return i + 1, code, msg, errData
+}
