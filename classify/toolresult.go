@@ -3,8 +3,8 @@ package classify
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"regexp"
+	"strconv"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
