@@ -18,7 +18,7 @@ COUNT=${COUNT:-5}
 BENCHTIME=${BENCHTIME:-1s}
 NODE_MS=${NODE_MS:-1000}
 CPU=${CPU:-}
-GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkClassifySeedSmall)$'}
+GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkClassifySeedSmall|BenchmarkClassifySeedSmallInto)$'}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 
