@@ -1,0 +1,434 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/proxy/metrics"
+	"github.com/mcpdiag/mcpdiag/proxy/tracing"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// defaultProxyListen is where the proxy listens unless told otherwise:
+// loopback only.
+const defaultProxyListen = "127.0.0.1:8081"
+
+type proxyOptions struct {
+	upstream         string
+	listen           string
+	stdio            bool
+	recordFile       string
+	recordBodies     string
+	bodyLimit        int
+	queue            int
+	queuePolicy      string
+	fsync            string
+	preserveHost     bool
+	maxEventSize     int
+	scenario         string
+	params           string
+	seed             uint64
+	allowFaultHeader bool
+	stdioFault       string
+	metricsAddr      string
+	otlp             string
+	shutdownTimeout  time.Duration
+
+	// ready, when set (tests), is called with the proxy's URL once it
+	// listens.
+	ready func(proxyURL, metricsURL string)
+	// signals, when set (tests), replaces the process's signals.
+	signals chan os.Signal
+}
+
+func newProxyCmd() *cobra.Command {
+	var o proxyOptions
+	cmd := &cobra.Command{
+		Use:   "proxy --upstream URL | proxy --stdio -- COMMAND [ARGS…]",
+		Short: "Sit between an MCP client and server, change nothing, and record every exchange with its layer",
+		Long: `A byte-transparent recording proxy. In HTTP mode it forwards every request to
+--upstream and the response back exactly as the upstream sent it (SSE event by
+event, as it arrives); in stdio mode it starts the server command and passes
+stdin and stdout through line by line. Either way it writes one classified
+record per exchange (--record FILE) without slowing or altering the traffic.
+
+Host: the upstream's host is sent as Host (as a client talking to it directly
+would); --preserve-host forwards the client's instead. go-sdk servers on a
+loopback address refuse a non-loopback Host with 403.
+
+Paths: a request path is forwarded as it is (point the client at the proxy with
+the upstream's path, e.g. http://127.0.0.1:8081/mcp); only "/" maps to the
+upstream URL's own path.
+
+Upstream failures: a refused connection (or DNS, TLS, connect timeout) is
+answered 502 (504 for a timeout) with a Proxy-Status header (RFC 9209); an
+upstream that drops the connection before responding has the client's
+connection dropped too; a response cut mid-stream reaches the client cut.
+
+Faults: --scenario applies a scenario of the fault catalogue (mcpdiag
+scenarios) to the real upstream's traffic; with --allow-fault-header a request
+may pick its own with the Mcpdiag-Scenario (and Mcpdiag-Params) header. In
+stdio mode, --stdio-fault delay=500ms|drop|garbage|exit[,tool=NAME][,times=N].
+
+Metrics: --metrics ADDR serves Prometheus /metrics. Traces: OTLP over HTTP to
+--otlp URL or $OTEL_EXPORTER_OTLP_ENDPOINT. Both are off by default.
+
+Exit status: 0 after a clean shutdown (HTTP) or the server's own exit code
+(stdio; 128+N when a signal N killed it), 1 when the proxy failed, 2 usage.`,
+		Example: `  mcpdiag proxy --upstream https://mcp.example.com/mcp --record calls.jsonl
+  mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --listen 127.0.0.1:9000 --metrics 127.0.0.1:9464
+  mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --scenario sse.truncated --record chaos.jsonl
+  mcpdiag proxy --stdio --record calls.jsonl -- npx -y @modelcontextprotocol/server-everything
+  mcpdiag proxy --stdio --stdio-fault garbage,tool=echo -- ./my-server --flag`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash > 0 {
+				return usageError("unexpected arguments before --: %q", args[:dash])
+			}
+			return runProxy(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.upstream, "upstream", "", "the MCP endpoint to forward to (HTTP mode)")
+	f.StringVar(&o.listen, "listen", defaultProxyListen, "listen address (an address without a host binds 127.0.0.1; port 0 picks a free port)")
+	f.BoolVar(&o.stdio, "stdio", false, "wrap a stdio server: the command and its arguments follow --")
+	f.StringVar(&o.recordFile, "record", "", "append one record (JSONL) per exchange to FILE (\"-\" for stdout, HTTP mode only)")
+	f.StringVar(&o.recordBodies, "record-bodies", string(proxy.BodiesErrors), "bodies in records: none, errors (response bodies of failed exchanges), all, or full (complete bytes with SSE arrival times)")
+	f.IntVar(&o.bodyLimit, "record-body-limit", 0, "cap of each recorded body in bytes (default 1 MiB; 3 MiB with full); forwarded bodies are never capped")
+	f.IntVar(&o.queue, "record-queue", record.DefaultQueueSize, "records queued for the writer goroutine")
+	f.StringVar(&o.queuePolicy, "record-queue-policy", string(record.QueueBlock), "when the record queue is full: block (lose no record; the recorder waits, the forwarding does not) or drop (count them)")
+	f.StringVar(&o.fsync, "fsync", string(record.SyncClose), "when --record syncs to disk: close, always or never")
+	f.BoolVar(&o.preserveHost, "preserve-host", false, "forward the client's Host header instead of the upstream's")
+	f.IntVar(&o.maxEventSize, "max-event-size", 0, "largest JSON body or SSE event the classifier holds (default 16 MiB); bounds memory per stream")
+	f.StringVar(&o.scenario, "scenario", "", "fault scenario id(s) applied to the upstream's traffic, composed with + (HTTP mode)")
+	f.StringVar(&o.params, "params", "", "scenario params: a JSON object (or array for a+b), or @FILE")
+	f.Uint64Var(&o.seed, "seed", 0, "seed of the scenarios' schedules and delays (default: random, noted in records)")
+	f.BoolVar(&o.allowFaultHeader, "allow-fault-header", false, "let a request choose a scenario with the "+proxy.HeaderScenario+" header (off: clients cannot inject faults)")
+	f.StringVar(&o.stdioFault, "stdio-fault", "", "stdio mode fault: delay=DURATION, drop, garbage or exit, then ,tool=NAME ,method=M ,times=N")
+	f.StringVar(&o.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (an address without a host binds 127.0.0.1)")
+	f.StringVar(&o.otlp, "otlp", "", "export traces with OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; otherwise no traces)")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 5*time.Second, "on SIGINT/SIGTERM, how long open streams may finish before they are cut")
+	return cmd
+}
+
+// loopbackDefault binds an address without a host to 127.0.0.1.
+func loopbackDefault(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	bodies, err := proxy.ParseBodyMode(o.recordBodies)
+	if err != nil {
+		return usageError("--record-bodies: %v", err)
+	}
+	policy, err := record.ParseQueuePolicy(o.queuePolicy)
+	if err != nil {
+		return usageError("--record-queue-policy: %v", err)
+	}
+	syncPolicy, err := record.ParseSyncPolicy(o.fsync)
+	if err != nil {
+		return usageError("--fsync: %v", err)
+	}
+	if o.bodyLimit < 0 || o.maxEventSize < 0 || o.queue < 0 {
+		return usageError("--record-body-limit, --max-event-size and --record-queue must not be negative")
+	}
+	if o.stdio {
+		if o.upstream != "" || o.scenario != "" || o.allowFaultHeader || o.preserveHost {
+			return usageError("--stdio takes the server command after --; --upstream, --scenario, --allow-fault-header and --preserve-host are for HTTP mode")
+		}
+		if len(args) == 0 {
+			return usageError("--stdio needs the server command after --, e.g. mcpdiag proxy --stdio -- npx some-server")
+		}
+		if o.recordFile == "-" {
+			return usageError("--record -: in stdio mode stdout carries the protocol; give a file")
+		}
+	} else {
+		if len(args) > 0 {
+			return usageError("unexpected arguments %q (a server command needs --stdio)", args)
+		}
+		if o.upstream == "" {
+			return usageError("--upstream URL is required (or --stdio -- COMMAND)")
+		}
+		if o.stdioFault != "" {
+			return usageError("--stdio-fault is for stdio mode; use --scenario in HTTP mode")
+		}
+	}
+	limit := o.bodyLimit
+	if limit == 0 {
+		limit = proxy.DefaultBodyLimit
+		if bodies == proxy.BodiesFull {
+			limit = proxy.DefaultFullBodyLimit
+		}
+	}
+	enc := record.Encoder{BodyLimit: limit}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	// Records: opened before anything starts, so a bad path fails first.
+	var sink *record.Async
+	if o.recordFile != "" {
+		var lw record.LineWriter
+		if o.recordFile == "-" {
+			lw = record.NewStreamWriter(stdout, enc)
+		} else {
+			fw, err := record.OpenFile(o.recordFile, record.FileOptions{Sync: syncPolicy, Encoder: enc})
+			if err != nil {
+				return usageError("--record: %v", err)
+			}
+			lw = fw
+		}
+		sink = record.NewAsync(proxy.ExtensionLines(lw), record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc})
+	}
+	closeSink := func() error {
+		if sink == nil {
+			return nil
+		}
+		if err := sink.Close(); err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+		return nil
+	}
+
+	// Observers: metrics and traces, only when asked for.
+	var observers proxy.Observers
+	var stats func() proxy.Stats
+	var metricsSrv *http.Server
+	var metricsLn net.Listener
+	if o.metricsAddr != "" {
+		addr, err := loopbackDefault(o.metricsAddr)
+		if err != nil {
+			closeSink()
+			return usageError("--metrics %q: %v", o.metricsAddr, err)
+		}
+		reg := prometheus.NewRegistry()
+		mo := metrics.Options{InFlight: func() int64 {
+			if stats == nil {
+				return 0
+			}
+			return stats().InFlight
+		}}
+		if sink != nil {
+			mo.RecordsDropped = sink.Dropped
+			mo.RecordErrors = func() int64 { return sink.Stats().Failed }
+		}
+		m, err := metrics.New(reg, mo)
+		if err != nil {
+			closeSink()
+			return err
+		}
+		observers = append(observers, m)
+		metricsLn, err = net.Listen("tcp", addr)
+		if err != nil {
+			closeSink()
+			return &exitError{code: 1, err: fmt.Errorf("--metrics: %w", err)}
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler(reg))
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(metricsLn) }()
+		defer metricsSrv.Close()
+	}
+	otlp := o.otlp
+	if otlp == "" && (os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "") {
+		otlp = "env"
+	}
+	if otlp != "" {
+		endpoint := o.otlp
+		tp, err := tracing.Setup(ctx, endpoint)
+		if err != nil {
+			closeSink()
+			return usageError("--otlp: %v", err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = tp.Shutdown(sctx)
+		}()
+		observers = append(observers, tracing.New(trace.TracerProvider(tp)))
+	}
+	var observer proxy.Observer
+	if len(observers) > 0 {
+		observer = observers
+	}
+	var records proxy.Sink
+	if sink != nil {
+		records = sink
+	}
+
+	if o.stdio {
+		return runStdioProxy(ctx, stdin, stdout, stderr, args, o, bodies, o.bodyLimit, records, observer, logger, closeSink)
+	}
+	return runHTTPProxy(ctx, stderr, o, bodies, records, observer, logger, closeSink, &stats, metricsLn)
+}
+
+func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies proxy.BodyMode, records proxy.Sink,
+	observer proxy.Observer, logger *slog.Logger, closeSink func() error, stats *func() proxy.Stats, metricsLn net.Listener) error {
+	up, err := url.Parse(o.upstream)
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		closeSink()
+		return usageError("--upstream %q: want an http:// or https:// URL", o.upstream)
+	}
+	opts := proxy.Options{
+		Upstream: up, Records: records, Bodies: bodies, BodyLimit: o.bodyLimit, MaxEventSize: o.maxEventSize,
+		PreserveHost: o.preserveHost, Observer: observer, Logger: logger,
+	}
+	if o.scenario != "" || o.allowFaultHeader {
+		var params json.RawMessage
+		if o.params != "" {
+			b := []byte(o.params)
+			if name, ok := strings.CutPrefix(o.params, "@"); ok {
+				if b, err = os.ReadFile(name); err != nil {
+					closeSink()
+					return usageError("--params: %v", err)
+				}
+			}
+			params = b
+		}
+		sel, err := faults.Select(o.scenario, params)
+		if err != nil {
+			closeSink()
+			return usageError("--scenario: %v", err)
+		}
+		opts.Faults = &proxy.FaultOptions{Selection: sel, AllowHeader: o.allowFaultHeader, Seed: o.seed}
+	} else if o.params != "" {
+		closeSink()
+		return usageError("--params needs --scenario")
+	}
+	p, err := proxy.New(opts)
+	if err != nil {
+		closeSink()
+		return usageError("%v", err)
+	}
+	*stats = p.Stats
+	addr, err := loopbackDefault(o.listen)
+	if err != nil {
+		closeSink()
+		return usageError("--listen %q: %v", o.listen, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		closeSink()
+		return &exitError{code: 1, err: fmt.Errorf("--listen: %w", err)}
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	path := up.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	proxyURL := "http://" + ln.Addr().String() + path
+	fmt.Fprintf(stderr, "mcpdiag proxy: %s → %s\n", proxyURL, up.Redacted())
+	metricsURL := ""
+	if metricsLn != nil {
+		metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
+		fmt.Fprintf(stderr, "mcpdiag proxy: metrics at %s\n", metricsURL)
+	}
+	if o.ready != nil {
+		o.ready(proxyURL, metricsURL)
+	}
+
+	sigs := o.signals
+	if sigs == nil {
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case serveErr = <-served:
+	case <-sigs:
+	case <-ctx.Done():
+	}
+	// Let open exchanges finish for a while, then cut them: every one still
+	// gets its record.
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	cancel()
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	werr := p.Close(wctx)
+	cerr := closeSink()
+	st := p.Stats()
+	fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges recorded", st.Exchanges)
+	if st.UpstreamErrors+st.UpstreamResets+st.ClientGone > 0 {
+		fmt.Fprintf(stderr, " (%d upstream failures, %d cut by the upstream, %d left by the client)", st.UpstreamErrors, st.UpstreamResets, st.ClientGone)
+	}
+	fmt.Fprintln(stderr)
+	switch {
+	case serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed):
+		return &exitError{code: 1, err: serveErr}
+	case werr != nil:
+		return &exitError{code: 1, err: werr}
+	case cerr != nil:
+		return &exitError{code: 1, err: cerr}
+	}
+	return nil
+}
+
+func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions, bodies proxy.BodyMode,
+	bodyLimit int, records proxy.Sink, observer proxy.Observer, logger *slog.Logger, closeSink func() error) error {
+	opts := proxy.StdioOptions{
+		Command: args[0], Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr,
+		Records: records, Bodies: bodies, BodyLimit: bodyLimit, MaxLineSize: o.maxEventSize, Observer: observer, Logger: logger,
+	}
+	if o.stdioFault != "" {
+		f, err := proxy.ParseStdioFault(o.stdioFault)
+		if err != nil {
+			closeSink()
+			return usageError("--stdio-fault: %v", err)
+		}
+		opts.Fault = f
+	}
+	sigs := o.signals
+	if sigs == nil {
+		sigs = make(chan os.Signal, 4)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+		defer signal.Stop(sigs)
+	}
+	opts.Signals = sigs
+	res, err := proxy.RunStdio(ctx, opts)
+	cerr := closeSink()
+	if err != nil && res == nil {
+		return &exitError{code: 1, err: err}
+	}
+	if cerr != nil {
+		fmt.Fprintln(stderr, "mcpdiag proxy:", cerr)
+	}
+	switch {
+	case res.Signal != 0:
+		return &exitError{code: 128 + int(res.Signal), err: errSilent}
+	case res.ExitCode != 0:
+		return &exitError{code: res.ExitCode, err: errSilent}
+	case cerr != nil:
+		return &exitError{code: 1, err: errSilent}
+	}
+	return nil
+}

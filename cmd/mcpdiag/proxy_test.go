@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// The stdio server of these tests is this test binary, re-executed with
+// MCPDIAG_CMD_TEST_LINE_SERVER=1: it answers every request line with a tool
+// result, and exits with status 5 on a tools/call of "crash".
+const lineServerEnv = "MCPDIAG_CMD_TEST_LINE_SERVER"
+
+func init() {
+	if os.Getenv(lineServerEnv) == "1" {
+		lineServer()
+		os.Exit(0)
+	}
+}
+
+func lineServer() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		if m.Params.Name == "crash" {
+			os.Exit(5)
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", m.ID)
+	}
+}
+
+func TestProxyUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy"}, "--upstream URL is required"},
+		{[]string{"proxy", "--upstream", "ftp://x/mcp"}, "want an http:// or https:// URL"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--record-bodies", "some"}, "--record-bodies"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--params", "{}"}, "--params needs --scenario"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--scenario", "no.such"}, "--scenario"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "extra"}, "needs --stdio"},
+		{[]string{"proxy", "--stdio"}, "needs the server command"},
+		{[]string{"proxy", "--stdio", "--record", "-", "--", "true"}, "stdout carries the protocol"},
+		{[]string{"proxy", "--stdio", "--upstream", "http://x/", "--", "true"}, "for HTTP mode"},
+		{[]string{"proxy", "--stdio", "--stdio-fault", "explode", "--", "true"}, "--stdio-fault"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--stdio-fault", "drop"}, "for stdio mode"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// proxyStderr is a bytes.Buffer safe for the proxy's writes and the
+// test's reads.
+type proxyStderr struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *proxyStderr) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *proxyStderr) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// HTTP mode end to end: a real client through `mcpdiag proxy` to the
+// fixture server; SIGTERM ends it cleanly and every exchange is in the
+// record file; /metrics counts them.
+func TestProxyHTTPCommand(t *testing.T) {
+	up := httptest.NewServer(fixture.New(fixture.Options{}))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	ready := make(chan [2]string, 1)
+	sigs := make(chan os.Signal, 1)
+	o := proxyOptions{
+		upstream: up.URL + "/mcp", listen: "127.0.0.1:0", recordFile: path, recordBodies: "errors",
+		queue: 16, queuePolicy: "block", fsync: "close", metricsAddr: "127.0.0.1:0", shutdownTimeout: time.Second,
+		ready: func(p, m string) { ready <- [2]string{p, m} }, signals: sigs,
+	}
+	var stderr proxyStderr
+	done := make(chan error, 1)
+	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
+	var urls [2]string
+	select {
+	case urls = <-ready:
+	case err := <-done:
+		t.Fatalf("the proxy ended: %v", err)
+	}
+	c, err := client.New(client.Options{URL: urls[0], Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
+	if err != nil || call.Outcome != classify.ToolSuccess {
+		t.Fatalf("call through the proxy: %v %v", err, call.Outcome)
+	}
+	resp, err := http.Get(urls[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sigs <- syscall.SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("runProxy: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the proxy did not stop")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []*record.Record
+	for r, err := range record.NewReader(f).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != len(c.Exchanges()) {
+		t.Errorf("%d records for %d exchanges", len(recs), len(c.Exchanges()))
+	}
+	if !strings.Contains(string(metricsText), `mcpdiag_proxy_exchanges_total{layer="application",method="tools/call",outcome="TOOL_SUCCESS",tool="echo",transport="tcp"} 1`) {
+		t.Errorf("metrics:\n%s", metricsText)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("%d exchanges recorded", len(recs))) {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// stdio mode: lines pass through, pairs are recorded, and the server's exit
+// code is the proxy's.
+func TestProxyStdioCommand(t *testing.T) {
+	t.Setenv(lineServerEnv, "1")
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash"}}`,
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	code := run([]string{"proxy", "--stdio", "--record", path, "--", os.Args[0], "-test.run=^$"}, strings.NewReader(in), &out, &errb)
+	if code != 5 {
+		t.Fatalf("exit %d, want the server's 5; stderr %q", code, errb.String())
+	}
+	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}` + "\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"outcome":"TOOL_SUCCESS"`) || !strings.Contains(lines[0], `"client":"c@1"`) ||
+		!strings.Contains(lines[1], `"outcome":"NETWORK_ERROR"`) || !strings.Contains(lines[1], "exit status 5") {
+		t.Errorf("records:\n%s", data)
+	}
+}

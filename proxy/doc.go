@@ -1,0 +1,53 @@
+// Package proxy is mcpdiag's recording proxy: it sits between a real MCP
+// client and a real MCP server, changes nothing, and writes one classified
+// record per exchange, so that "the tool failed" can be traced to the layer
+// where it failed.
+//
+//	u, _ := url.Parse("https://mcp.example.com/mcp")
+//	file, _ := record.OpenFile("calls.jsonl", record.FileOptions{})
+//	records := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{})
+//	p, _ := proxy.New(proxy.Options{Upstream: u, Records: records})
+//	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: p}
+//	go srv.ListenAndServe()
+//	…
+//	srv.Shutdown(ctx)   // stop taking requests
+//	p.Close(ctx)        // every exchange finished and its record handed over
+//	records.Close()     // every record on disk
+//
+// [RunStdio] does the same for a server run as a child process over stdio.
+//
+// # Overview
+//
+// One chain of http.Handlers, as in `mcpdiag serve`:
+//
+//	client ─► Proxy (recorder) ─► [fault scenarios] ─► httputil.ReverseProxy ─► upstream
+//
+// The recorder reads the request body before forwarding it (up to
+// Options.MaxRequestParse; the rest streams after it), to learn the JSON-RPC
+// id, method, tool, protocol version and client, then forwards the request
+// as it came. It wraps the ResponseWriter: every byte written to the client
+// is written first, flushed (the reverse proxy flushes every write), and only
+// then copied to the classifier, which runs on the exchange's own goroutine
+// and reads the copy through a bounded pipe. The forwarding path never waits
+// for the classifier (unless it falls 256 KiB behind) and never for the
+// record file. Classification starts lazily, once 16 KiB are waiting or the
+// response ends, so an idle stream holds no parser.
+//
+// # Exactly one record per exchange
+//
+// ServeHTTP counts the exchange in, and its deferred end (which also runs
+// when the handler panics with http.ErrAbortHandler to cut a stream) closes
+// the pipe with the reason the response ended and lets the exchange's
+// goroutine classify, build the record, tell the Observer and hand the record
+// to the Sink. [Proxy.Wait] and [Proxy.Close] wait for all of them, so a
+// server shut down and a proxy closed have written every record.
+//
+// # Failure vocabulary
+//
+// The record says what the client saw (the classifier's outcome) and, in its
+// note, why, in Envoy's response-flag words: UF (the upstream could not be
+// reached: the proxy answered 502/504 with a Proxy-Status header, RFC 9209),
+// UC (the upstream dropped the connection before responding: so did the
+// proxy), UR (the upstream cut the response after it started: the client got
+// the cut stream), DC (the client left), FI (a fault scenario fired).
+package proxy

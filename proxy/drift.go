@@ -1,0 +1,240 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Warning codes of tool-definition drift. They appear in the warnings of the
+// tools/list exchange that showed the change and of the KindWarning record
+// written for it.
+const (
+	// WarnToolChanged: a tool's definition differs from the one an earlier
+	// tools/list returned.
+	WarnToolChanged = "tool-definition-changed"
+	// WarnToolBecameDestructive: a tool that was read-only (or declared
+	// non-destructive) is now destructive. Retry decisions trust these
+	// annotations, so a client may now repeat a call that is no longer safe.
+	WarnToolBecameDestructive = "tool-became-destructive"
+)
+
+// KindWarning is the record kind of a drift warning: one record per changed
+// tool, besides the exchange record of the tools/list that showed it.
+const KindWarning record.Kind = "warning"
+
+// maxTrackedTools bounds the drift tracker's memory: past it, new tool names
+// are not tracked (changes to the tracked ones still are).
+const maxTrackedTools = 10000
+
+// Drift describes one tool whose definition changed.
+type Drift struct {
+	// Tool is the tool's name.
+	Tool string
+	// Changes are the members that changed: top-level member names
+	// ("description", "inputSchema") and, for annotations, one level deeper
+	// ("annotations.readOnlyHint").
+	Changes []string
+	// BecameDestructive reports a tool that was read-only or declared
+	// non-destructive and now is destructive.
+	BecameDestructive bool
+	// Code is WarnToolBecameDestructive or WarnToolChanged.
+	Code string
+	// Message says what changed, in one line.
+	Message string
+}
+
+type toolDef struct {
+	at          time.Time // when the response that carried it ended
+	hash        string
+	members     map[string]string // member path → canonical JSON
+	readOnly    bool
+	destructive bool // effective: not read-only and destructiveHint not false
+	idempotent  bool
+}
+
+// driftTracker remembers the hash of every tool definition seen per
+// upstream.
+type driftTracker struct {
+	mu    sync.Mutex
+	tools map[string]*toolDef // upstream + "\x00" + tool name
+}
+
+// observe compares the tools of a tools/list response message, whose
+// response ended at at, with the definitions seen before and returns the
+// changes. Exchanges finish on their own goroutines, so an observation may
+// come in after a later one: it is then compared as the older definition.
+func (d *driftTracker) observe(upstream string, response []byte, at time.Time) []Drift {
+	result, ok := wire.Field(response, "result")
+	if !ok || wire.Kind(result) != '{' {
+		return nil
+	}
+	tools, ok := wire.Field(result, "tools")
+	if !ok || wire.Kind(tools) != '[' {
+		return nil
+	}
+	var out []Drift
+	_ = wire.EachElement(tools, func(_ int, tool []byte) bool {
+		name, def := toolDefinition(tool)
+		if def != nil {
+			def.at = at
+		}
+		if name == "" {
+			return true
+		}
+		if dr := d.update(upstream+"\x00"+name, name, def); dr != nil {
+			out = append(out, *dr)
+		}
+		return true
+	})
+	return out
+}
+
+func (d *driftTracker) update(key, name string, def *toolDef) *Drift {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tools == nil {
+		d.tools = map[string]*toolDef{}
+	}
+	old, seen := d.tools[key]
+	if !seen {
+		if len(d.tools) < maxTrackedTools {
+			d.tools[key] = def
+		}
+		return nil
+	}
+	if old.hash == def.hash {
+		if def.at.After(old.at) {
+			old.at = def.at
+		}
+		return nil
+	}
+	if def.at.Before(old.at) {
+		return diffTools(name, def, old)
+	}
+	d.tools[key] = def
+	return diffTools(name, old, def)
+}
+
+// toolDefinition hashes a tool object and splits it into members.
+func toolDefinition(tool []byte) (string, *toolDef) {
+	if wire.Kind(tool) != '{' {
+		return "", nil
+	}
+	canon, err := record.CanonicalJSON(tool)
+	if err != nil {
+		return "", nil
+	}
+	sum := sha256.Sum256(canon)
+	def := &toolDef{hash: hex.EncodeToString(sum[:]), members: map[string]string{}}
+	var name string
+	var readOnly, destructive, idempotent []byte
+	_ = wire.EachField(tool, func(k, v []byte) bool {
+		key, _ := wire.StringValue(k)
+		if key == "name" {
+			name, _ = wire.StringValue(v)
+		}
+		if key == "annotations" && wire.Kind(v) == '{' {
+			_ = wire.EachField(v, func(ak, av []byte) bool {
+				akey, _ := wire.StringValue(ak)
+				def.members["annotations."+akey] = canonical(av)
+				switch akey {
+				case "readOnlyHint":
+					readOnly = av
+				case "destructiveHint":
+					destructive = av
+				case "idempotentHint":
+					idempotent = av
+				}
+				return true
+			})
+			return true
+		}
+		def.members[key] = canonical(v)
+		return true
+	})
+	def.readOnly = wire.Kind(readOnly) == 't'
+	def.destructive = !def.readOnly && wire.Kind(destructive) != 'f'
+	def.idempotent = wire.Kind(idempotent) == 't'
+	return name, def
+}
+
+func canonical(v []byte) string {
+	c, err := record.CanonicalJSON(v)
+	if err != nil {
+		return string(v)
+	}
+	return string(c)
+}
+
+// diffTools names what changed between two definitions of a tool.
+func diffTools(name string, old, cur *toolDef) *Drift {
+	dr := &Drift{Tool: name, Code: WarnToolChanged}
+	var details []string
+	keys := make([]string, 0, len(old.members)+len(cur.members))
+	for k := range old.members {
+		keys = append(keys, k)
+	}
+	for k := range cur.members {
+		if _, ok := old.members[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		was, hadOld := old.members[k]
+		now, hasNew := cur.members[k]
+		if hadOld && hasNew && was == now {
+			continue
+		}
+		dr.Changes = append(dr.Changes, k)
+		if strings.HasPrefix(k, "annotations.") {
+			details = append(details, fmt.Sprintf("%s (%s → %s)", k, shortValue(was, hadOld), shortValue(now, hasNew)))
+		} else {
+			details = append(details, fmt.Sprintf("%s (%s)", k, changeKind(hadOld, hasNew)))
+		}
+	}
+	if !old.destructive && cur.destructive {
+		dr.BecameDestructive = true
+		dr.Code = WarnToolBecameDestructive
+		was := "declared non-destructive"
+		if old.readOnly {
+			was = "read-only"
+		}
+		dr.Message = fmt.Sprintf("TOOL BECAME DESTRUCTIVE: tool %q was %s and is now destructive; a client that retries it as safe would now repeat a destructive call; changed: %s",
+			name, was, strings.Join(details, ", "))
+		return dr
+	}
+	dr.Message = fmt.Sprintf("tool %q changed its definition: %s", name, strings.Join(details, ", "))
+	if old.idempotent && !cur.idempotent {
+		dr.Message += "; it is no longer declared idempotent"
+	}
+	return dr
+}
+
+func shortValue(v string, present bool) string {
+	if !present {
+		return "absent"
+	}
+	if len(v) > 40 {
+		return v[:40] + "…"
+	}
+	return v
+}
+
+func changeKind(hadOld, hasNew bool) string {
+	switch {
+	case !hadOld:
+		return "added"
+	case !hasNew:
+		return "removed"
+	}
+	return "changed"
+}

@@ -1,0 +1,439 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// run is the exchange's finishing goroutine: it classifies the response as
+// the client received it (reading the pipe while the response streams),
+// waits for the handler to end, and writes the one record of the exchange.
+// It starts with the first response bytes, or when the handler ends.
+func (p *Proxy) run(ex *exchange) {
+	defer p.wg.Done()
+	defer p.inFlight.Add(-1)
+	var capt *capture
+	if p.opts.Bodies != BodiesNone {
+		capt = &capture{limit: p.bodyLimit}
+	}
+	var res *classify.Result
+	var cerr error
+	if ex.status == 0 {
+		<-ex.ended
+		res = p.noResponse(ex)
+	} else {
+		var body io.Reader = ex.bodyReader()
+		if capt != nil {
+			capt.r = body
+			body = capt
+		}
+		if ex.msg.kind == kindRequest || ex.msg.kind == kindNotification || ex.msg.kind == kindResponse {
+			cl := classify.Classifier{MaxEventSize: p.opts.MaxEventSize}
+			cl.KeepResponse = ex.msg.method == "tools/list" || ex.msg.method == "initialize"
+			res, cerr = cl.Classify(&classify.Exchange{
+				Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
+				ProtocolVersion: ex.protocol, Extensions: ex.msg.extensions,
+				Status: ex.status, Header: ex.respHeader, Body: body,
+			})
+		} else {
+			res = plainHTTP(ex, body)
+		}
+		if capt != nil && !capt.more && ex.pipe != nil {
+			// Keep capturing what the classifier did not read (it stops
+			// at a malformed event, and reads 64 KiB of an error body).
+			_, _ = io.Copy(io.Discard, capt)
+		}
+		if ex.pipe != nil {
+			ex.pipe.stop()
+		}
+		<-ex.ended
+	}
+	p.finish(ex, res, cerr, capt)
+}
+
+// noResponse classifies an exchange in which no response headers reached
+// the client.
+func (p *Proxy) noResponse(ex *exchange) *classify.Result {
+	var err error
+	switch {
+	case ex.hijacked:
+		err = errHijacked
+	case ex.mirrored:
+		err = errors.New(urlFree(ex.upErr))
+	case ex.shutdown:
+		err = errShutdown
+	case ex.clientGone:
+		err = errClientGone
+	default:
+		// The handler wrote nothing: net/http answers 200 with no body.
+		ex.status = http.StatusOK
+		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
+			Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
+			ProtocolVersion: ex.protocol, Status: http.StatusOK, Header: http.Header{},
+		})
+		return res
+	}
+	res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
+		Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
+		ProtocolVersion: ex.protocol, Err: err, RequestSent: ex.reqSent.Load(),
+	})
+	return res
+}
+
+// plainHTTP judges an exchange that is not a JSON-RPC message (GET and
+// DELETE on the MCP endpoint, OAuth metadata, a body that is not JSON-RPC)
+// at the HTTP layer only.
+func plainHTTP(ex *exchange, body io.Reader) *classify.Result {
+	if ex.status < 200 || ex.status > 299 {
+		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
+			Method: ex.msg.method, Status: ex.status, Header: ex.respHeader, Body: body,
+		})
+		_, _ = io.Copy(io.Discard, body)
+		return res
+	}
+	res := &classify.Result{Status: ex.status, ContentType: ex.respHeader.Get("Content-Type"), Warnings: []classify.Warning{}}
+	what := fmt.Sprintf("HTTP %d to %s", ex.status, ex.in.Method)
+	var err error
+	if isEventStream(res.ContentType) {
+		sse := &classify.SSEDetails{}
+		rd := wire.NewSSEReader(body, 0)
+		for {
+			ev, rerr := rd.Next()
+			if rerr != nil {
+				if rerr != io.EOF && !errors.As(rerr, new(*wire.UnterminatedEventError)) {
+					err = rerr
+				}
+				break
+			}
+			sse.Events++
+			if m := parseMessage(ev.Data); m.kind == kindRequest {
+				sse.Requests++
+			} else if m.kind == kindNotification {
+				sse.Notifications++
+			}
+		}
+		sse.Comments = rd.Comments
+		_, _ = io.Copy(io.Discard, body) // past an oversized event
+		sse.End = "eof"
+		if err != nil {
+			sse.End = "error: " + err.Error()
+		}
+		res.SSE = sse
+		res.BodyBytes = rd.Bytes
+		what += fmt.Sprintf(", an event stream of %d event(s)", sse.Events)
+	} else {
+		n, rerr := io.Copy(io.Discard, body)
+		res.BodyBytes, err = n, rerr
+	}
+	if err != nil && !errors.Is(err, errClientGone) && !errors.Is(err, errShutdown) {
+		res.Outcome = classify.NetworkError
+		res.Network = &classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true}
+		res.Reason = what + ", cut: " + err.Error()
+	} else {
+		res.Outcome = classify.ResultSuccess
+		res.Reason = what + "; not a JSON-RPC exchange, judged at the HTTP layer only"
+	}
+	res.Layer = res.Outcome.Layer()
+	return res
+}
+
+// capture keeps the first limit bytes the classifier reads, for the record.
+type capture struct {
+	r     io.Reader
+	buf   []byte
+	limit int
+	more  bool
+}
+
+func (c *capture) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		room := c.limit - len(c.buf)
+		if room > 0 {
+			c.buf = append(c.buf, p[:min(n, room)]...)
+		}
+		if n > room {
+			c.more = true
+		}
+	}
+	return n, err
+}
+
+// finish builds the exchange's record, updates the session and drift state,
+// tells the observer, and writes the record.
+func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *capture) {
+	in := ex.in
+	rec := &record.Record{
+		Kind:            record.KindExchange,
+		Time:            ex.start,
+		Client:          ex.client,
+		ProtocolVersion: ex.protocol,
+		Scenario:        ex.scenario,
+		HTTPMethod:      in.Method,
+		URL:             ex.out.String(),
+		RequestHeaders:  in.Header,
+		ResponseHeaders: ex.respHeader,
+		Session:         ex.session,
+		Status:          ex.status,
+		HTTPStatuses:    []int{ex.status},
+	}
+	if in.Method == http.MethodPost {
+		rec.PostCount = 1
+	}
+	if p.opts.Faults != nil {
+		// With fault injection, the scenario is what fired on this request.
+		rec.Scenario = ex.fired
+	}
+	if rec.Session == "" && ex.respHeader != nil {
+		rec.Session = ex.respHeader.Get("Mcp-Session-Id")
+	}
+	if ex.reqComplete && ex.msg.kind != kindNone {
+		rec.SetRequest(ex.reqBody)
+	}
+	method, protocol := rec.Method, rec.ProtocolVersion
+	if ex.msg.kind == kindResponse || ex.msg.kind == kindInvalid || ex.msg.kind == kindBatch || ex.msg.kind == kindNone {
+		method = ""
+	}
+	rec.SetResult(res)
+	rec.Method, rec.ProtocolVersion = method, protocol
+	if n := ex.reqBytes.Load(); n > 0 {
+		rec.RequestBytes = n
+	} else if ex.reqComplete {
+		rec.RequestBytes = int64(len(ex.reqBody))
+	}
+	rec.ResponseBytes = ex.wrote
+	rec.Timings = record.Timings{
+		Headers:    record.Duration(ex.headersAt),
+		FirstEvent: record.Duration(ex.firstEvent),
+		Total:      record.Duration(ex.end.Sub(ex.start)),
+	}
+
+	var notes []string
+	switch ex.msg.kind {
+	case kindResponse:
+		notes = append(notes, "the client's response to a server request")
+	case kindBatch:
+		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
+	case kindInvalid:
+		if !ex.reqComplete && ex.reqErr == nil {
+			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was forwarded whole but not parsed", p.maxParse))
+		} else if in.Method == http.MethodPost {
+			notes = append(notes, "the request body is not a JSON-RPC message")
+		}
+	}
+	if ex.proxyError != "" {
+		p.stats.upstreamErrors.Add(1)
+		cause := ex.upErr
+		if cause == nil {
+			cause = errors.New("unknown")
+		}
+		_, _, flag := upstreamFailure(cause, ex.reqSent.Load())
+		notes = append(notes, fmt.Sprintf("proxy-generated: mcpdiag proxy answered %d itself because the upstream failed before responding (%s, Proxy-Status error=%s)", ex.status, flag, ex.proxyError))
+		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: ex.reqSent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
+	}
+	if ex.mirrored {
+		p.stats.upstreamErrors.Add(1)
+		_, _, flag := upstreamFailure(ex.upErr, ex.reqSent.Load())
+		notes = append(notes, fmt.Sprintf("the upstream closed the connection before any response (%s, %s); the proxy dropped the client's connection the same way", flag, ProxyConnectionTerminated))
+	}
+	if ex.upReset {
+		p.stats.upstreamResets.Add(1)
+		notes = append(notes, fmt.Sprintf("upstream reset after the response started (UR): %s; the client received the cut response (%d bytes)", urlFree(ex.upBodyErr), ex.wrote))
+	}
+	// A client that stops reading once the response arrived (as the
+	// diagnostic client does) is not a failure.
+	afterResponse := ex.clientGone && res != nil && res.SSE != nil && res.SSE.Terminal
+	if ex.clientGone {
+		if !afterResponse {
+			p.stats.clientGone.Add(1)
+		}
+		switch {
+		case ex.shutdown:
+			notes = append(notes, fmt.Sprintf("the proxy shut down after %d response bytes; the upstream request was cancelled", ex.wrote))
+		case ex.status == 0:
+			notes = append(notes, "client disconnected (DC) before the response; the upstream request was cancelled")
+		case afterResponse:
+			notes = append(notes, fmt.Sprintf("the client closed the stream after receiving the response (%d bytes); the upstream stream was cancelled", ex.wrote))
+		default:
+			notes = append(notes, fmt.Sprintf("client disconnected (DC) after %d response bytes; the upstream request was cancelled", ex.wrote))
+		}
+		if ex.protocol == classify.Protocol2026 {
+			notes[len(notes)-1] += " (in 2026-07-28 a disconnect cancels the request)"
+		}
+	}
+	if ex.hijacked {
+		notes = append(notes, "a handler in front of the upstream took over (hijacked) the connection; its raw bytes were not recorded")
+	}
+	if ex.fired != "" {
+		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", ex.fired, ex.faultSeed))
+	}
+	if cerr != nil {
+		notes = append(notes, "the classifier stopped at its limit (raise --max-event-size): "+cerr.Error())
+		if rec.Outcome == "" {
+			rec.Outcome, rec.Layer = classify.StreamIncomplete, classify.LayerTransport
+			rec.Reason = "not classified: " + cerr.Error()
+		}
+	}
+
+	p.bodies(ex, rec, capt)
+	p.rememberSession(ex, rec, res)
+
+	var drifts []Drift
+	if ex.msg.method == "tools/list" && res != nil && len(res.Response) > 0 {
+		drifts = p.drift.observe(p.upstream.String(), res.Response, ex.end)
+		for _, d := range drifts {
+			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
+		}
+	}
+	if len(ex.arrivals) > 0 {
+		// Last, where ExtensionLines looks for it.
+		notes = append(notes, arrivalsNote(ex.arrivals))
+	}
+	rec.Note = strings.Join(notes, "; ")
+
+	if p.opts.Observer != nil {
+		o := &Observation{
+			Record: rec, Start: ex.start, End: ex.end, Transport: TransportTCP,
+			TraceParent: ex.traceparent, TraceState: ex.tracestate,
+			ClientAddr: in.RemoteAddr, ServerAddr: p.upstream.Host,
+			ProxyError: ex.proxyError, UpstreamError: ex.proxyError, UpstreamReset: ex.upReset, ClientGone: ex.clientGone && !afterResponse,
+			Drift: drifts,
+		}
+		if ex.mirrored {
+			o.UpstreamError = ProxyConnectionTerminated
+		}
+		if !ex.upStart.IsZero() {
+			o.Upstream = Leg{Start: ex.upStart, End: ex.upEnd}
+			if o.Upstream.End.IsZero() {
+				o.Upstream.End = ex.end
+			}
+		}
+		p.opts.Observer.Observe(o)
+	}
+	p.stats.exchanges.Add(1)
+	p.write(rec)
+	for _, d := range drifts {
+		p.log.Warn(d.Message, "tool", d.Tool, "code", d.Code)
+		p.write(driftRecord(rec, d))
+	}
+}
+
+// driftRecord is the warning record of one changed tool.
+func driftRecord(ex *record.Record, d Drift) *record.Record {
+	return &record.Record{
+		Kind: KindWarning, Time: time.Now(), Client: ex.Client, ProtocolVersion: ex.ProtocolVersion,
+		Scenario: ex.Scenario, Method: "tools/list", Tool: d.Tool, URL: ex.URL, Session: ex.Session,
+		HTTPStatuses: []int{}, Layer: classify.LayerApplication,
+		Reason:   d.Message,
+		Warnings: []record.Warning{{Code: d.Code, Message: d.Message}},
+		Note:     "changed: " + strings.Join(d.Changes, ", ") + "; seen in exchange " + ex.ID,
+	}
+}
+
+// write hands a record to the sink.
+func (p *Proxy) write(rec *record.Record) {
+	if p.opts.Records == nil {
+		return
+	}
+	if rec.ID == "" {
+		rec.ID = record.NewID()
+	}
+	if err := p.opts.Records.Write(rec); err != nil {
+		p.stats.recordErrors.Add(1)
+		p.recordErrOnce.Do(func() {
+			p.log.Error("writing records failed; later failures are counted, not logged", slog.Any("error", err))
+		})
+	}
+}
+
+// bodies puts the request and response bodies into rec, per the body mode.
+func (p *Proxy) bodies(ex *exchange, rec *record.Record, capt *capture) {
+	mode := p.opts.Bodies
+	if mode == BodiesNone || capt == nil {
+		return
+	}
+	if mode == BodiesAll || mode == BodiesFull {
+		if len(ex.reqBody) > 0 {
+			b := ex.reqBody[:min(len(ex.reqBody), p.bodyLimit)]
+			rec.RequestBody = &record.Body{Text: string(b), Truncated: len(b) < len(ex.reqBody) || !ex.reqComplete}
+		}
+	}
+	if mode == BodiesErrors && rec.Outcome.Success() {
+		return
+	}
+	if len(capt.buf) > 0 || capt.more {
+		rec.ResponseBody = &record.Body{Text: string(capt.buf), Truncated: capt.more}
+	}
+}
+
+// rememberSession keeps the client and negotiated version of a 2025-11-25
+// session for its later requests, and forgets a deleted session.
+func (p *Proxy) rememberSession(ex *exchange, rec *record.Record, res *classify.Result) {
+	if ex.status < 200 || ex.status > 299 {
+		return
+	}
+	switch {
+	case ex.msg.method == "initialize" && rec.Session != "":
+		info := sessionInfo{client: ex.client, protocol: ex.protocol}
+		if res != nil && len(res.Response) > 0 {
+			if r, ok := wire.Field(res.Response, "result"); ok {
+				if v, ok := wire.Field(r, "protocolVersion"); ok {
+					if s, ok := wire.StringValue(v); ok {
+						info.protocol = s
+					}
+				}
+			}
+		}
+		p.sessions.put(rec.Session, info)
+	case ex.in.Method == http.MethodDelete && ex.session != "":
+		p.sessions.del(ex.session)
+	}
+}
+
+// urlFree is an error's text without the URL a *url.Error adds (it may
+// carry credentials, and the record has the URL already).
+func urlFree(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// arrivalsNote encodes the SSE arrival times for BodiesFull:
+// "sseArrivals=[[endOffset,ms],…]". ExtensionLines turns it into the
+// record's "sseArrivals" member.
+func arrivalsNote(a []arrival) string {
+	var b strings.Builder
+	b.WriteString(arrivalsPrefix)
+	b.WriteByte('[')
+	for i, x := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('[')
+		b.WriteString(strconv.FormatInt(x.off, 10))
+		b.WriteByte(',')
+		us := x.at.Round(time.Microsecond)
+		b.WriteString(strconv.FormatFloat(float64(us)/float64(time.Millisecond), 'f', -1, 64))
+		b.WriteByte(']')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+const arrivalsPrefix = "sseArrivals="

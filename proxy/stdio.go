@@ -1,0 +1,631 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// StdioNoise is the outcome of a line on the server's stdout that is not
+// JSON at all: a stray print, a log line, a banner. Clients that read
+// stdout as newline-delimited JSON-RPC fail on it ("Unexpected token … is not
+// valid JSON") or drop the connection. It is a transport-layer outcome: the
+// framing broke, whatever the server meant. (A line that starts like JSON but
+// does not parse is MALFORMED_JSON, as over HTTP.) The record carries the
+// offending line as its response body.
+const StdioNoise classify.Outcome = "STDIO_NOISE"
+
+// maxNoiseRecords bounds the records written for noise lines: a server that
+// logs to stdout would otherwise write one per log line. Past it, noise lines
+// are counted and one summary record is written at the end.
+const maxNoiseRecords = 1000
+
+// StdioOptions configure RunStdio.
+type StdioOptions struct {
+	// Command and Args start the MCP server.
+	Command string
+	Args    []string
+	// Env is the server's environment (the proxy's own when nil); Dir its
+	// working directory.
+	Env []string
+	Dir string
+	// Stdin is what the client writes (the proxy's stdin), Stdout where the
+	// server's messages go (the proxy's stdout), Stderr where the server's
+	// stderr goes, unchanged (the proxy's stderr).
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Signals, when set, are forwarded to the server as they arrive.
+	Signals <-chan os.Signal
+	// Records receives one record per request/response pair; nil records
+	// nothing.
+	Records Sink
+	// Bodies and BodyLimit say which bodies are recorded, as in Options.
+	Bodies    BodyMode
+	BodyLimit int
+	// MaxLineSize bounds the part of one line held for inspection
+	// (wire.DefaultMaxEventSize when 0). Longer lines are forwarded whole
+	// all the same.
+	MaxLineSize int
+	// Scenario is noted in every record.
+	Scenario string
+	// Fault, when set, is applied to the server's traffic.
+	Fault *StdioFault
+	// Observer sees every finished exchange.
+	Observer Observer
+	// Logger receives the proxy's own warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// StdioResult is how the server ended.
+type StdioResult struct {
+	// ExitCode is the server's exit code; -1 when a signal killed it.
+	ExitCode int
+	// Signal is the signal that killed the server, if one did.
+	Signal syscall.Signal
+	// Exchanges counts the records of request/response pairs written.
+	Exchanges int64
+	// Noise counts non-JSON lines on the server's stdout.
+	Noise int64
+}
+
+// stdioPending is a request waiting for its response.
+type stdioPending struct {
+	start     time.Time
+	line      []byte // the request line, capped
+	complete  bool   // line is the whole request
+	msg       message
+	protocol  string
+	client    string
+	fromSrv   bool // a server-to-client request
+	cancelled time.Duration
+	fault     bool // the fault applies to this request
+}
+
+// stdioProxy is one run of RunStdio.
+type stdioProxy struct {
+	opts    StdioOptions
+	maxLine int
+	limit   int
+	name    string // the command's base name, for records
+	log     *slog.Logger
+
+	mu        sync.Mutex
+	pending   map[string]*stdioPending // client requests by id
+	srvReqs   map[string]*stdioPending // server requests by id
+	client    string
+	protocol  string
+	noise     int64
+	noiseRec  int64
+	records   int64
+	faulted   int
+	killAfter bool
+	exited    chan struct{}
+	cmd       *exec.Cmd
+}
+
+// RunStdio starts the server command, passes the client's stdin to it and
+// its stdout back, byte for byte and line by line, and records every
+// request/response pair. It returns when the server has exited and its
+// stdout is drained; the error is non-nil only when the server could not be
+// started or ctx ended the run (the server is then killed).
+func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
+	if opts.Command == "" {
+		return nil, errors.New("proxy: no command to run")
+	}
+	if opts.Bodies == "" {
+		opts.Bodies = BodiesErrors
+	}
+	s := &stdioProxy{
+		opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command),
+		log: opts.Logger, pending: map[string]*stdioPending{}, srvReqs: map[string]*stdioPending{}, exited: make(chan struct{}),
+	}
+	if s.maxLine <= 0 {
+		s.maxLine = wire.DefaultMaxEventSize
+	}
+	if s.limit == 0 {
+		s.limit = DefaultBodyLimit
+		if opts.Bodies == BodiesFull {
+			s.limit = DefaultFullBodyLimit
+		}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	cmd := exec.Command(opts.Command, opts.Args...)
+	cmd.Env, cmd.Dir = opts.Env, opts.Dir
+	cmd.Stderr = opts.Stderr
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("proxy: starting %s: %w", opts.Command, err)
+	}
+	s.cmd = cmd
+
+	stopSignals := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		s.forwardSignals(stopSignals)
+	}()
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+			_ = cmd.Process.Kill()
+		case <-s.exited:
+		}
+	}()
+	// The client's side runs on its own goroutine and is not waited for:
+	// a read from the client's stdin cannot be interrupted, and once the
+	// server is gone nothing it could still read matters.
+	go s.clientToServer(stdin)
+	s.serverToClient(stdout)
+	werr := cmd.Wait()
+	close(s.exited)
+	close(stopSignals)
+	wg.Wait()
+
+	res := &StdioResult{ExitCode: cmd.ProcessState.ExitCode()}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+	}
+	s.flushPending(describeExit(cmd.ProcessState, werr))
+	s.mu.Lock()
+	res.Exchanges, res.Noise = s.records, s.noise
+	suppressed := s.noise - s.noiseRec
+	s.mu.Unlock()
+	if suppressed > 0 {
+		s.write(&record.Record{
+			Kind: record.KindExchange, Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
+			URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport,
+			Reason: fmt.Sprintf("%d more non-JSON lines on the server's stdout were not recorded one by one", suppressed),
+			Note:   fmt.Sprintf("noise lines past the first %d are counted, not recorded", maxNoiseRecords),
+		})
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+func (s *stdioProxy) url() string { return "stdio:" + s.name }
+
+// describeExit says how the server ended, for the records of the requests
+// it left unanswered.
+func describeExit(ps *os.ProcessState, err error) string {
+	if ps == nil {
+		return fmt.Sprintf("the server ended: %v", err)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("the server process was killed by signal %s before responding", ws.Signal())
+	}
+	return fmt.Sprintf("the server process exited (exit status %d) before responding", ps.ExitCode())
+}
+
+func (s *stdioProxy) forwardSignals(stop <-chan struct{}) {
+	if s.opts.Signals == nil {
+		return
+	}
+	for {
+		select {
+		case sig := <-s.opts.Signals:
+			_ = s.cmd.Process.Signal(sig)
+		case <-stop:
+			return
+		}
+	}
+}
+
+// lineReader yields a stream's lines piece by piece: every byte is handed
+// on as soon as it is read (up to a line end), and the line is kept, up to
+// max bytes, for inspection.
+type lineReader struct {
+	br   *bufio.Reader
+	max  int
+	line []byte
+	n    int // bytes of the current line so far
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next piece; end reports that the piece ends a line (or
+// the stream, with err).
+func (l *lineReader) next() (piece []byte, end bool, err error) {
+	piece, err = l.br.ReadSlice('\n')
+	if room := l.max - len(l.line); room > 0 {
+		l.line = append(l.line, piece[:min(len(piece), room)]...)
+	}
+	l.n += len(piece)
+	switch {
+	case err == bufio.ErrBufferFull:
+		return piece, false, nil
+	case err != nil:
+		return piece, l.n > 0, err
+	}
+	return piece, true, nil
+}
+
+// take returns the kept line and starts the next one.
+func (l *lineReader) take() (line []byte, whole bool) {
+	line, whole = l.line, l.n <= l.max
+	l.line, l.n = nil, 0
+	return line, whole
+}
+
+// clientToServer passes the client's lines to the server, noting each
+// request before the server can answer it.
+func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
+	defer stdin.Close()
+	lr := newLineReader(s.opts.Stdin, s.maxLine)
+	for {
+		piece, end, err := lr.next()
+		if end {
+			line, whole := lr.take()
+			s.onClientLine(line, whole)
+		}
+		if len(piece) > 0 {
+			if _, werr := stdin.Write(piece); werr != nil {
+				// The server is gone; what it did not read is lost.
+				_, _ = io.Copy(io.Discard, s.opts.Stdin)
+				return
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				s.log.Warn("reading the client's stdin failed", slog.Any("error", err))
+			}
+			return // EOF: close the server's stdin, as the client closed ours
+		}
+		if end && s.faultExit() {
+			s.log.Warn("fault exit: killing the server in the middle of a request")
+			_ = s.cmd.Process.Kill()
+		}
+	}
+}
+
+// onClientLine registers a request (or answers a server request).
+func (s *stdioProxy) onClientLine(line []byte, whole bool) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return
+	}
+	m := message{kind: kindInvalid}
+	if whole {
+		m = parseMessage(trimmed)
+	}
+	// Pairs this line completes are recorded after the lock is released.
+	var stale, answered *stdioPending
+	s.mu.Lock()
+	if m.client != "" {
+		s.client = m.client
+	}
+	if m.protocol != "" && (m.method == "initialize" || s.protocol == "") {
+		s.protocol = m.protocol
+	}
+	switch m.kind {
+	case kindRequest:
+		p := &stdioPending{start: time.Now(), line: bytes.Clone(trimmed), complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m)}
+		// A reused id that is still pending: the server cannot tell the two
+		// apart. The older request gets its record now.
+		stale = s.pending[idKey(m.id)]
+		s.pending[idKey(m.id)] = p
+		if f := s.opts.Fault; f != nil && f.matches(m) && (f.Times == 0 || s.faulted < f.Times) {
+			s.faulted++
+			p.fault = true
+			if f.Kind == StdioExit {
+				s.killAfter = true
+			}
+		}
+	case kindNotification:
+		if m.method == "notifications/cancelled" && !m.cancelled.IsZero() {
+			if p := s.pending[idKey(m.cancelled)]; p != nil {
+				p.cancelled = time.Since(p.start)
+			}
+		}
+	case kindResponse:
+		if p := s.srvReqs[idKey(m.id)]; p != nil {
+			delete(s.srvReqs, idKey(m.id))
+			answered = p
+		}
+	}
+	s.mu.Unlock()
+	if stale != nil {
+		s.finish(stale, nil, time.Now(), fmt.Errorf("the client sent another request with the same id %s before this one was answered", m.id.String()), false)
+	}
+	if answered != nil {
+		s.finish(answered, trimmed, time.Now(), nil, false)
+	}
+}
+
+func (s *stdioProxy) protocolFor(m message) string {
+	if m.protocol != "" {
+		return m.protocol
+	}
+	return s.protocol
+}
+
+func (s *stdioProxy) clientFor(m message) string {
+	if m.client != "" {
+		return m.client
+	}
+	return s.client
+}
+
+// serverToClient passes the server's lines to the client and classifies
+// each response.
+func (s *stdioProxy) serverToClient(stdout io.Reader) {
+	lr := newLineReader(stdout, s.maxLine)
+	out := s.opts.Stdout
+	clientGone := false
+	for {
+		piece, end, err := lr.next()
+		var line []byte
+		var whole bool
+		if end {
+			line, whole = lr.take()
+		}
+		forward := true
+		if end && s.opts.Fault != nil {
+			forward = s.applyFault(line, whole)
+		}
+		if forward && len(piece) > 0 && !clientGone {
+			if _, werr := out.Write(piece); werr != nil {
+				clientGone = true
+				s.log.Warn("writing to the client failed; the server's output is discarded from now on", slog.Any("error", werr))
+			}
+		}
+		if end && forward {
+			s.onServerLine(line, whole, clientGone)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// onServerLine classifies a line of the server.
+func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
+	trimmed := bytes.TrimSpace(line)
+	now := time.Now()
+	if !whole || len(trimmed) == 0 || trimmed[0] != '{' && trimmed[0] != '[' {
+		if whole && len(trimmed) > 0 && wire.Valid(trimmed) {
+			// A JSON scalar on its own line: JSON, but not a message.
+			s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is JSON but not a JSON-RPC message")
+			return
+		}
+		if !whole {
+			return // a line too long to inspect: forwarded, not judged
+		}
+		s.onNoise(line, "")
+		return
+	}
+	if !wire.Valid(trimmed) {
+		s.orphan(line, classify.MalformedJSON, "a line of the server's stdout starts like JSON but is not valid JSON")
+		return
+	}
+	m := parseMessage(trimmed)
+	switch m.kind {
+	case kindResponse:
+		s.mu.Lock()
+		p := s.pending[idKey(m.id)]
+		delete(s.pending, idKey(m.id))
+		if p != nil && p.msg.method == "initialize" {
+			if r, ok := wire.Field(trimmed, "result"); ok {
+				if v, ok := wire.Field(r, "protocolVersion"); ok {
+					if v, ok := wire.StringValue(v); ok {
+						s.protocol = v
+					}
+				}
+			}
+		}
+		s.mu.Unlock()
+		if p == nil {
+			s.orphan(line, classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.id.String()))
+			return
+		}
+		s.finish(p, trimmed, now, nil, clientGone)
+	case kindRequest:
+		s.mu.Lock()
+		s.srvReqs[idKey(m.id)] = &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: m, protocol: s.protocol, client: s.client, fromSrv: true}
+		s.mu.Unlock()
+	case kindNotification:
+	default:
+		s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is JSON but not a JSON-RPC message")
+	}
+}
+
+// finish classifies one response line (nil when there is none, with
+// failure saying why) and writes the pair's record.
+func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure error, clientGone bool) {
+	cex := &classify.Exchange{Method: p.msg.method, ID: p.msg.id, ProtocolVersion: p.protocol, Extensions: p.msg.extensions}
+	if failure != nil {
+		cex.Err, cex.RequestSent = failure, true
+	} else {
+		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, resp
+	}
+	res, cerr := (&classify.Classifier{}).Classify(cex)
+	rec := s.base(p)
+	if p.complete {
+		rec.SetRequest(p.line)
+	}
+	rec.SetResult(res)
+	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
+	rec.Method, rec.ProtocolVersion = p.msg.method, p.protocol
+	rec.Timings.Total = record.Duration(end.Sub(p.start))
+	var notes []string
+	if p.fromSrv {
+		notes = append(notes, "a server request (server → client), answered by the client")
+	}
+	if p.cancelled > 0 {
+		notes = append(notes, fmt.Sprintf("the client cancelled the request (notifications/cancelled) after %s", p.cancelled.Round(time.Millisecond)))
+	}
+	if clientGone {
+		notes = append(notes, "the client had stopped reading (its stdout was closed)")
+	}
+	if cerr != nil {
+		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
+	}
+	rec.Note = strings.Join(notes, "; ")
+	if p.fault {
+		rec.Scenario = s.opts.Fault.String()
+	}
+	s.addBodies(rec, p.line, resp, res.Outcome)
+	s.observe(rec, p.start, end, p.msg)
+	s.mu.Lock()
+	s.records++
+	s.mu.Unlock()
+	s.write(rec)
+}
+
+// base is the record of a pair before classification.
+func (s *stdioProxy) base(p *stdioPending) *record.Record {
+	return &record.Record{
+		Kind: record.KindExchange, Time: p.start, Client: p.client, ProtocolVersion: p.protocol,
+		Scenario: s.opts.Scenario, Method: p.msg.method, URL: s.url(), HTTPStatuses: []int{},
+	}
+}
+
+// onNoise records a non-JSON line of the server's stdout.
+func (s *stdioProxy) onNoise(line []byte, note string) {
+	s.mu.Lock()
+	s.noise++
+	if s.noiseRec >= maxNoiseRecords {
+		s.mu.Unlock()
+		return
+	}
+	s.noiseRec++
+	ids := s.pendingIDs()
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	rec := &record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport,
+		Reason:       "a line on the server's stdout is not JSON: clients that read stdout as JSON-RPC fail on it",
+		ResponseBody: noiseBody(line, s.limit),
+	}
+	if len(ids) > 0 {
+		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
+	}
+	if note != "" {
+		rec.Note = strings.TrimPrefix(rec.Note+"; "+note, "; ")
+		rec.Scenario = s.opts.Fault.String()
+	}
+	s.observe(rec, rec.Time, rec.Time, message{})
+	s.write(rec)
+}
+
+// orphan records a server line that answers no request.
+func (s *stdioProxy) orphan(line []byte, outcome classify.Outcome, reason string) {
+	s.mu.Lock()
+	ids := s.pendingIDs()
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	rec := &record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(), Reason: reason,
+		ResponseBody: noiseBody(line, s.limit),
+	}
+	if len(ids) > 0 {
+		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
+	}
+	s.observe(rec, rec.Time, rec.Time, message{})
+	s.write(rec)
+}
+
+func noiseBody(line []byte, limit int) *record.Body {
+	line = bytes.TrimRight(line, "\r\n")
+	n := min(len(line), limit, 4096)
+	return &record.Body{Text: string(line[:n]), Truncated: n < len(line)}
+}
+
+// pendingIDs lists the ids of the pending requests; mu must be held.
+func (s *stdioProxy) pendingIDs() []string {
+	var ids []string
+	for _, p := range s.pending {
+		ids = append(ids, p.msg.id.String())
+	}
+	return ids
+}
+
+// flushPending records every request the server never answered.
+func (s *stdioProxy) flushPending(why string) {
+	s.mu.Lock()
+	var left []*stdioPending
+	for k, p := range s.pending {
+		left = append(left, p)
+		delete(s.pending, k)
+	}
+	for k, p := range s.srvReqs {
+		left = append(left, p)
+		delete(s.srvReqs, k)
+	}
+	s.mu.Unlock()
+	end := time.Now()
+	for _, p := range left {
+		reason := why
+		if p.fromSrv {
+			reason = "the client never answered this server request before the server ended"
+		}
+		s.finish(p, nil, end, errors.New(reason), false)
+	}
+}
+
+func (s *stdioProxy) addBodies(rec *record.Record, req, resp []byte, outcome classify.Outcome) {
+	mode := s.opts.Bodies
+	if mode == BodiesNone {
+		return
+	}
+	if (mode == BodiesAll || mode == BodiesFull) && len(req) > 0 {
+		n := min(len(req), s.limit)
+		rec.RequestBody = &record.Body{Text: string(req[:n]), Truncated: n < len(req)}
+	}
+	if mode == BodiesErrors && outcome.Success() || len(resp) == 0 {
+		return
+	}
+	n := min(len(resp), s.limit)
+	rec.ResponseBody = &record.Body{Text: string(resp[:n]), Truncated: n < len(resp)}
+}
+
+func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m message) {
+	if s.opts.Observer == nil {
+		return
+	}
+	o := &Observation{Record: rec, Start: start, End: end, Transport: TransportPipe, ServerAddr: s.name, TraceParent: m.traceparent, TraceState: m.tracestate}
+	s.opts.Observer.Observe(o)
+}
+
+func (s *stdioProxy) write(rec *record.Record) {
+	if s.opts.Records == nil {
+		return
+	}
+	if err := s.opts.Records.Write(rec); err != nil {
+		s.log.Error("writing a record failed", slog.Any("error", err))
+	}
+}

@@ -1,0 +1,202 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// upstreamTransport times the upstream leg and watches the upstream body for
+// the error that cuts it.
+type upstreamTransport struct {
+	rt http.RoundTripper
+}
+
+func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex := exchangeFrom(req.Context())
+	if ex == nil {
+		return t.rt.RoundTrip(req)
+	}
+	ex.upStart = time.Now()
+	trace := &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { ex.reqSent.Store(i.Err == nil) },
+	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	resp, err := t.rt.RoundTrip(req)
+	ex.upHeaders = time.Now()
+	if err != nil {
+		ex.upErr = err
+		ex.upEnd = ex.upHeaders
+		return nil, err
+	}
+	resp.Body = &upstreamBody{rc: resp.Body, ex: ex}
+	return resp, nil
+}
+
+// upstreamBody notes how the upstream body ended.
+type upstreamBody struct {
+	rc io.ReadCloser
+	ex *exchange
+}
+
+func (b *upstreamBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		if b.ex.upEnd.IsZero() {
+			b.ex.upEnd = time.Now()
+		}
+		if err != io.EOF && b.ex.upBodyErr == nil {
+			b.ex.upBodyErr = err
+		}
+	}
+	return n, err
+}
+
+func (b *upstreamBody) Close() error {
+	if b.ex.upEnd.IsZero() {
+		b.ex.upEnd = time.Now()
+	}
+	return b.rc.Close()
+}
+
+// RFC 9209 Proxy-Status error types the proxy uses.
+const (
+	ProxyDNSError             = "dns_error"
+	ProxyDestUnavailable      = "destination_unavailable"
+	ProxyConnectionRefused    = "connection_refused"
+	ProxyConnectionTerminated = "connection_terminated"
+	ProxyConnectionTimeout    = "connection_timeout"
+	ProxyTLSProtocolError     = "tls_protocol_error"
+	ProxyTLSCertificateError  = "tls_certificate_error"
+	ProxyResponseTimeout      = "http_response_timeout"
+	ProxyProtocolError        = "http_protocol_error"
+	ProxyRequestError         = "http_request_error"
+	ProxyInternalError        = "proxy_internal_error"
+)
+
+// upstreamFailure maps an error of the upstream round trip to the RFC 9209
+// error type, the status the proxy answers with, and Envoy's response flag
+// (for the record's note).
+func upstreamFailure(err error, sent bool) (errType string, status int, flag string) {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recErr tls.RecordHeaderError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &dnsErr):
+		return ProxyDNSError, http.StatusBadGateway, "DF"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ProxyConnectionRefused, http.StatusBadGateway, "UF"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return ProxyDestUnavailable, http.StatusBadGateway, "UF"
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return ProxyTLSCertificateError, http.StatusBadGateway, "UF"
+	case errors.As(err, &recErr):
+		return ProxyTLSProtocolError, http.StatusBadGateway, "UF"
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
+		if sent {
+			return ProxyResponseTimeout, http.StatusGatewayTimeout, "UT"
+		}
+		return ProxyConnectionTimeout, http.StatusGatewayTimeout, "UF"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		if sent {
+			return ProxyConnectionTerminated, http.StatusBadGateway, "UC"
+		}
+		return ProxyConnectionTerminated, http.StatusBadGateway, "UF"
+	case strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "bogus"):
+		return ProxyProtocolError, http.StatusBadGateway, "UPE"
+	case errors.As(err, &netErr):
+		return ProxyDestUnavailable, http.StatusBadGateway, "UF"
+	}
+	return ProxyInternalError, http.StatusBadGateway, "UF"
+}
+
+// ProxyStatus formats a Proxy-Status header value (RFC 9209) for an error
+// the proxy answers itself: `mcpdiag; error=connection_refused;
+// details="…"; next-hop="127.0.0.1:9"`.
+func ProxyStatus(errType, details, nextHop string) string {
+	var b strings.Builder
+	b.WriteString(ProxyName)
+	b.WriteString("; error=")
+	b.WriteString(errType)
+	if details != "" {
+		b.WriteString("; details=")
+		b.WriteString(strconv.Quote(sanitizeDetails(details)))
+	}
+	if nextHop != "" {
+		b.WriteString("; next-hop=")
+		b.WriteString(strconv.Quote(nextHop))
+	}
+	return b.String()
+}
+
+// sanitizeDetails keeps a Proxy-Status details string a valid sf-string:
+// printable ASCII only, bounded.
+func sanitizeDetails(s string) string {
+	b := make([]byte, 0, min(len(s), 200))
+	for i := 0; i < len(s) && len(b) < 200; i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e {
+			c = '?'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// upstreamError is the reverse proxy's ErrorHandler: the upstream gave no
+// response. When the client is still there, the proxy answers 502 (504 for a
+// timeout) with a Proxy-Status header naming the cause, so the client can
+// tell it from an upstream 5xx; the record says the proxy produced it. When
+// the upstream accepted the connection and then closed or reset it before
+// responding, the proxy drops the client's connection the same way instead,
+// so that the client sees what it would have seen directly.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	ex := exchangeFrom(r.Context())
+	if ex == nil {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	if ex.upErr == nil {
+		ex.upErr = err
+	}
+	if ex.in.Context().Err() != nil || ex.reqErr != nil {
+		// The client left (or its request body broke): nobody to answer.
+		ex.clientGone = true
+		return
+	}
+	cause := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cause = ue.Err // without the URL, which may carry credentials
+	}
+	errType, status, _ := upstreamFailure(err, ex.reqSent.Load())
+	if errType == ProxyConnectionTerminated {
+		// The upstream took the connection and then closed or reset it
+		// without a response. The client would have seen exactly that, so
+		// it sees it here too: its connection is dropped, not answered.
+		ex.mirrored = true
+		panic(http.ErrAbortHandler)
+	}
+	ex.proxyError = errType
+	h := w.Header()
+	h.Set("Proxy-Status", ProxyStatus(errType, cause.Error(), p.upstream.Host))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "mcpdiag proxy: the upstream %s failed (%s): %s\n", p.upstream.Host, errType, sanitizeDetails(cause.Error()))
+}

@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// pendingMax is how many written-but-unflushed bytes the writer keeps before
+// it hands them to the classifier anyway (a handler in front of the upstream
+// may write without flushing; the reverse proxy flushes every write).
+const pendingMax = 64 << 10
+
+// responseWriter is the recorder's tap on the response. It passes every call
+// through unchanged and keeps a copy of the bytes written; the copy goes to
+// the classifier only after the bytes were flushed to the client, so that
+// classification never delays what the client receives.
+type responseWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	ex *exchange
+
+	mu          sync.Mutex
+	wroteHeader bool
+	pending     []byte
+	sse         *eventScanner
+}
+
+// Header returns the response headers.
+func (rw *responseWriter) Header() http.Header { return rw.w.Header() }
+
+// Unwrap lets http.ResponseController reach the server's writer for the
+// methods this type does not intercept (deadlines, full duplex).
+func (rw *responseWriter) Unwrap() http.ResponseWriter { return rw.w }
+
+// WriteHeader sends the status and headers.
+func (rw *responseWriter) WriteHeader(code int) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.writeHeader(code)
+}
+
+func (rw *responseWriter) writeHeader(code int) {
+	if rw.wroteHeader || rw.ex.hijacked || code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		// 1xx responses pass through; a second final status is net/http's
+		// to complain about.
+		rw.w.WriteHeader(code)
+		return
+	}
+	h := rw.w.Header()
+	// Transparency: net/http adds Date and sniffs a Content-Type when a
+	// handler sets none. The upstream did not send them, so neither does
+	// the proxy.
+	if _, ok := h["Date"]; !ok {
+		h["Date"] = nil
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil
+	}
+	rw.wroteHeader = true
+	ex := rw.ex
+	ex.status = code
+	ex.respHeader = make(http.Header, len(h))
+	for k, v := range h {
+		if v != nil {
+			ex.respHeader[k] = append([]string(nil), v...)
+		}
+	}
+	ex.headersAt = time.Since(ex.start)
+	if ex.msg.method == "initialize" && code >= 200 && code <= 299 {
+		// Remember the session's client now: its next request may arrive
+		// before this exchange's record is finished.
+		if sid := ex.respHeader.Get("Mcp-Session-Id"); sid != "" {
+			ex.p.sessions.put(sid, sessionInfo{client: ex.client, protocol: ex.protocol})
+		}
+	}
+	if isEventStream(h.Get("Content-Type")) {
+		rw.sse = &eventScanner{}
+	}
+	rw.w.WriteHeader(code)
+}
+
+// Write forwards b and keeps a copy for the recorder.
+func (rw *responseWriter) Write(b []byte) (int, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if !rw.wroteHeader {
+		rw.writeHeader(http.StatusOK)
+	}
+	n, err := rw.w.Write(b)
+	if n > 0 {
+		rw.pending = append(rw.pending, b[:n]...)
+		rw.ex.wrote += int64(n)
+	}
+	if err != nil {
+		if rw.ex.downErr == nil {
+			rw.ex.downErr = err
+		}
+		rw.handoff()
+	} else if len(rw.pending) >= pendingMax {
+		rw.handoff()
+	}
+	return n, err
+}
+
+// FlushError flushes to the client, then hands the flushed bytes to the
+// classifier.
+func (rw *responseWriter) FlushError() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if !rw.wroteHeader {
+		rw.writeHeader(http.StatusOK)
+	}
+	err := rw.rc.Flush()
+	if err != nil && rw.ex.downErr == nil {
+		rw.ex.downErr = err
+	}
+	rw.handoff()
+	return err
+}
+
+// Flush implements http.Flusher.
+func (rw *responseWriter) Flush() { _ = rw.FlushError() }
+
+// Hijack hands the connection to a handler in front of the upstream (a
+// fault scenario that resets the connection). The bytes it writes on the
+// raw connection bypass the recorder: the record says so.
+func (rw *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.handoff()
+	conn, brw, err := rw.rc.Hijack()
+	if err == nil {
+		rw.ex.hijacked = true
+	}
+	return conn, brw, err
+}
+
+// handoff passes the pending bytes to the classifier and notes when SSE
+// events ended. Called with mu held.
+func (rw *responseWriter) handoff() {
+	if len(rw.pending) == 0 {
+		return
+	}
+	ex := rw.ex
+	chunk := rw.pending
+	rw.pending = nil
+	if rw.sse != nil {
+		at := time.Since(ex.start)
+		full := ex.p.opts.Bodies == BodiesFull
+		rw.sse.scan(chunk, func(off int64) {
+			if ex.firstEvent == 0 {
+				ex.firstEvent = at
+			}
+			if full && len(ex.arrivals) < maxArrivals {
+				ex.arrivals = append(ex.arrivals, arrival{off: off, at: at})
+			}
+		})
+	}
+	if ex.pipe == nil {
+		ex.pipe = newPipe()
+	}
+	ex.pipe.write(chunk)
+	if !ex.started && ex.pipe.buffered() >= lazyStart {
+		ex.started = true
+		go ex.p.run(ex)
+	}
+}
+
+// lazyStart is how many bytes a response may hold in its pipe before the
+// classifier starts reading them. Most responses end first, and are
+// classified in one go when they do; a stream that goes idle after a few
+// events (a priming event, keep-alives) costs no goroutine and no parser
+// buffer while it waits. Event timings do not depend on it: they are taken
+// as the bytes are flushed.
+const lazyStart = 16 << 10
