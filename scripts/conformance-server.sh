@@ -5,6 +5,15 @@
 #   ./scripts/conformance-server.sh                       # the 2026-07-28 requirement set
 #   ./scripts/conformance-server.sh --requirements 2026-07-28 --requirements 2025-11-25
 #   ./scripts/conformance-server.sh --out DIR             # keep the suite's checks.json files
+#   ./scripts/conformance-server.sh --server serve        # `mcpdiag serve` (no fault) instead of the fixture
+#   ./scripts/conformance-server.sh --server serve --proxy  # the same, through `mcpdiag proxy`
+#   ./scripts/conformance-server.sh --url URL [--proxy]   # a server that is already running
+#
+# --server fixture|serve picks the server the script starts (fixture by
+# default); --url targets a running one instead (nothing is started).
+# --proxy puts `mcpdiag proxy --record` between the suite and the server; its
+# records go to DIR/proxy.jsonl with --out. --mcpdiag BIN uses a built mcpdiag
+# binary instead of building one (serve and proxy need it).
 #
 # Needs node and npm on PATH (any version that runs npm ci; Node 20 is fine)
 # and Go. The suite needs Node >= 22: the npm package node@22 installs one,
@@ -13,8 +22,9 @@
 # skipped when .tools/node already holds that exact lockfile.
 #
 # Everything runs on 127.0.0.1 and is bounded: the install (5 min), each
-# suite run (2 min) and the fixture server itself (-lifetime), which is also
-# stopped when this script exits. Exit status: 0 when every required scenario
+# suite run (2 min) and the server and proxy themselves (the fixture's
+# -lifetime, timeout 15m for mcpdiag), which are also stopped when this
+# script exits. Exit status: 0 when every required scenario
 # passes or is listed in conformance/server-expected-failures.yml, 1
 # otherwise, 2 for a set-up problem (missing tool, install or build failure).
 set -euo pipefail
@@ -24,15 +34,31 @@ ROOT="$(pwd)"
 
 REQS=()
 OUT=""
+SERVER=fixture
+TARGET=""
+PROXY=""
+MCPDIAG=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--requirements) REQS+=("$2"); shift 2 ;;
 	--out) case "$2" in /*) OUT="$2" ;; *) OUT="$CALLER/$2" ;; esac; shift 2 ;;
-	-h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+	--server) SERVER="$2"; shift 2 ;;
+	--url) TARGET="$2"; shift 2 ;;
+	--proxy) PROXY=1; shift ;;
+	--mcpdiag) case "$2" in /*) MCPDIAG="$2" ;; *) MCPDIAG="$CALLER/$2" ;; esac; shift 2 ;;
+	-h | --help) sed -n '2,29p' "$0"; exit 0 ;;
 	*) echo "conformance-server: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
 [ ${#REQS[@]} -gt 0 ] || REQS=(2026-07-28)
+case "$SERVER" in
+fixture | serve) ;;
+*) echo "conformance-server: --server $SERVER: want fixture or serve" >&2; exit 2 ;;
+esac
+case "$TARGET" in
+"" | http://*) ;;
+*) echo "conformance-server: --url $TARGET: want an http:// URL" >&2; exit 2 ;;
+esac
 
 TOOLS="$ROOT/.tools/node"
 BASELINE="$ROOT/conformance/server-expected-failures.yml"
@@ -81,40 +107,99 @@ fi
 # leg, scripts/conformance-client.sh, shares the install) go on.
 exec 9>&-
 
-# --- the fixture server ----------------------------------------------------
+# --- the server (and the proxy) ------------------------------------------
 WORK="$(mktemp -d)"
-SERVER_PID=""
+PIDS=()
 cleanup() {
-	if [ -n "$SERVER_PID" ]; then
-		kill "$SERVER_PID" 2>/dev/null || true
-		wait "$SERVER_PID" 2>/dev/null || true
-	fi
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-echo "== building the fixture server"
-if ! go build -o "$WORK/fixture-server" ./fixture/cmd/fixture-server; then
-	echo "conformance-server: go build ./fixture/cmd/fixture-server failed" >&2
-	exit 2
+# first_url FILE PID: the first http://127.0.0.1:PORT… word FILE gets, within
+# 10 s, while PID runs.
+first_url() {
+	local url=""
+	for _ in $(seq 1 100); do
+		url="$(grep -o -m 1 'http://127\.0\.0\.1:[0-9]*[^ ]*' "$1" 2>/dev/null | head -n 1 || true)"
+		[ -n "$url" ] && break
+		if ! kill -0 "$2" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	echo "$url"
+}
+
+need_mcpdiag() {
+	[ -z "$MCPDIAG" ] || return 0
+	echo "== building mcpdiag"
+	if ! go build -o "$WORK/mcpdiag" ./cmd/mcpdiag; then
+		echo "conformance-server: go build ./cmd/mcpdiag failed" >&2
+		exit 2
+	fi
+	MCPDIAG="$WORK/mcpdiag"
+}
+
+URL="$TARGET"
+if [ -n "$URL" ]; then
+	echo "== server at $URL (--url: not started here)"
+elif [ "$SERVER" = fixture ]; then
+	echo "== building the fixture server"
+	if ! go build -o "$WORK/fixture-server" ./fixture/cmd/fixture-server; then
+		echo "conformance-server: go build ./fixture/cmd/fixture-server failed" >&2
+		exit 2
+	fi
+	"$WORK/fixture-server" -addr 127.0.0.1:0 -lifetime 15m >"$WORK/server.out" 2>"$WORK/server.err" &
+	PIDS+=($!)
+	URL="$(first_url "$WORK/server.out" "${PIDS[-1]}")"
+	case "$URL" in
+	http://127.0.0.1:*) echo "== fixture server at $URL" ;;
+	*)
+		cat "$WORK/server.err" >&2
+		echo "conformance-server: the fixture server did not print its URL" >&2
+		exit 2
+		;;
+	esac
+else
+	need_mcpdiag
+	# No fault: the healthy fixture behind the fault middleware. timeout
+	# bounds it should this script be killed before its trap runs.
+	timeout 15m "$MCPDIAG" serve --addr 127.0.0.1:0 >"$WORK/server.out" 2>"$WORK/server.err" &
+	PIDS+=($!)
+	URL="$(first_url "$WORK/server.out" "${PIDS[-1]}")"
+	case "$URL" in
+	http://127.0.0.1:*/mcp) echo "== mcpdiag serve at $URL" ;;
+	*)
+		cat "$WORK/server.out" "$WORK/server.err" >&2
+		echo "conformance-server: mcpdiag serve did not print its URL" >&2
+		exit 2
+		;;
+	esac
 fi
-"$WORK/fixture-server" -addr 127.0.0.1:0 -lifetime 15m >"$WORK/server.out" 2>"$WORK/server.err" &
-SERVER_PID=$!
-URL=""
-for _ in $(seq 1 100); do
-	URL="$(head -n 1 "$WORK/server.out" 2>/dev/null || true)"
-	[ -n "$URL" ] && break
-	if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
-	sleep 0.1
-done
-case "$URL" in
-http://127.0.0.1:*) echo "== fixture server at $URL" ;;
-*)
-	cat "$WORK/server.err" >&2
-	echo "conformance-server: the fixture server did not print its URL" >&2
-	exit 2
-	;;
-esac
+
+if [ -n "$PROXY" ]; then
+	need_mcpdiag
+	RECORD="$WORK/proxy.jsonl"
+	if [ -n "$OUT" ]; then
+		mkdir -p "$OUT"
+		RECORD="$OUT/proxy.jsonl"
+		rm -f "$RECORD"
+	fi
+	timeout 15m "$MCPDIAG" proxy --upstream "$URL" --listen 127.0.0.1:0 --record "$RECORD" >"$WORK/proxy.out" 2>"$WORK/proxy.err" &
+	PIDS+=($!)
+	PROXY_URL="$(first_url "$WORK/proxy.err" "${PIDS[-1]}")"
+	case "$PROXY_URL" in
+	http://127.0.0.1:*) echo "== mcpdiag proxy at $PROXY_URL → $URL (records: $RECORD)" ;;
+	*)
+		cat "$WORK/proxy.out" "$WORK/proxy.err" >&2
+		echo "conformance-server: mcpdiag proxy did not print its URL" >&2
+		exit 2
+		;;
+	esac
+	URL="$PROXY_URL"
+fi
 
 # --- the suite -------------------------------------------------------------
 status=0
@@ -166,4 +251,11 @@ for req in "${REQS[@]}"; do
 		status=1
 	fi
 done
+if [ -n "$PROXY" ]; then
+	# Stop the proxy first (SIGTERM: it closes its record file), then count.
+	kill "${PIDS[-1]}" 2>/dev/null || true
+	wait "${PIDS[-1]}" 2>/dev/null || true
+	unset 'PIDS[-1]'
+	echo "== mcpdiag proxy recorded $(wc -l <"$RECORD" | tr -d ' ') lines in $RECORD"
+fi
 exit $status

@@ -39,5 +39,15 @@ if [ "$FUZZTIME" != "0" ]; then
 fi
 
 echo "== go test -race"
-# Last, so the run ends with go test's summary lines.
-go test -race -count=1 -timeout 15m ./...
+# Last, so the run ends with go test's summary lines, then the interop
+# suite's (./interop writes it to .tools/interop/summary.txt: go test shows a
+# passing package's output only with -v).
+rm -f .tools/interop/summary.txt
+status=0
+go test -race -count=1 -timeout 15m ./... || status=$?
+if [ -f .tools/interop/summary.txt ]; then
+	cat .tools/interop/summary.txt
+else
+	echo "interop: no summary (./interop did not run to its end)"
+fi
+exit $status

@@ -1,0 +1,260 @@
+package interop_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/retry"
+)
+
+// TestServerEverything starts @modelcontextprotocol/server-everything
+// (pinned; TS SDK v1, the 2025-11-25 era) in streamableHttp mode on
+// 127.0.0.1 with a scrubbed environment, and has mcpdiag's client call its
+// tools directly and through `mcpdiag proxy`: a success, a tool error, an
+// unknown tool and arguments that fail its schema. The last two come back
+// as isError results whose text reads "MCP error -32602": the classifier
+// must say TOOL_ERROR and warn protocol-error-as-tool-error, in the client
+// and in the proxy's record alike.
+func TestServerEverything(t *testing.T) {
+	t.Parallel()
+	const peer = "server-everything 2026.8.31"
+	type everyCase struct {
+		name    string
+		era     string // the --protocol of the call
+		tool    string
+		args    string
+		outcome classify.Outcome
+		warn    bool   // protocol-error-as-tool-error
+		text    string // in the result
+	}
+	cases := []everyCase{
+		{"echo (success)", client.Protocol2025, "echo", `{"message":"hi"}`, classify.ToolSuccess, false, "Echo: hi"},
+		{"get-resource-reference resourceId 0 (tool error)", client.Protocol2025, "get-resource-reference", `{"resourceId":0}`, classify.ToolError, false, "Invalid resourceId"},
+		{"unknown tool", client.Protocol2025, "no-such-tool", `{}`, classify.ToolError, true, "MCP error -32602"},
+		{"arguments failing the input schema", client.Protocol2025, "get-resource-reference", `{"resourceType":"video"}`, classify.ToolError, true, "MCP error -32602"},
+		{"echo, era auto (falls back to initialize)", client.ProtocolAuto, "echo", `{"message":"hi"}`, classify.ToolSuccess, false, "Echo: hi"},
+	}
+	routes := []string{"direct", "via mcpdiag proxy"}
+	var rows []row
+	for i, c := range cases {
+		for j, route := range routes {
+			era := c.era
+			if era == client.ProtocolAuto {
+				era = "auto → 2025-11-25"
+			}
+			rows = append(rows, row{Section: 2, Order: i*2 + j, Peer: peer, Direction: "mcpdiag → peer", Era: era, Scenario: c.name, Route: route})
+		}
+	}
+	envRow := row{Section: 2, Order: 100, Peer: peer, Direction: "mcpdiag → peer", Era: "2025-11-25",
+		Scenario: "get-env: the environment is scrubbed", Route: "direct"}
+	results.expect(t, append(rows, envRow))
+	if testing.Short() {
+		for _, r := range append(rows, envRow) {
+			r.Skipped = "-short"
+			results.add(t, r)
+		}
+		t.Skip("-short: server-everything runs on node")
+	}
+	nt := needNode(t, append(rows, envRow)...)
+	if v := nt.packages["@modelcontextprotocol/server-everything"]; v != "2026.8.31" {
+		t.Fatalf("@modelcontextprotocol/server-everything %s installed, want the pinned 2026.8.31", v)
+	}
+
+	// server-everything listens on every interface (app.listen(PORT), no
+	// host); loopback.mjs binds it to 127.0.0.1 and prints the port PORT=0
+	// got. The environment holds nothing but PATH, HOME and PORT: get-env
+	// returns the whole environment to any caller.
+	home := t.TempDir()
+	cmd := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
+		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
+	cmd.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
+	cmd.Dir = home
+	p, base, err := start("server-everything", cmd, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.stop)
+	direct := base + "/mcp"
+	px := startProxy(t, "everything", direct)
+	proxied := px.base + "/mcp"
+
+	calls := make([]*client.Call, len(rows))
+	for i, c := range cases {
+		for j, url := range []string{direct, proxied} {
+			calls[i*2+j] = callOnce(t, url, c.era, c.tool, c.args, nil)
+		}
+	}
+	// The environment the tool reports: only the variables we gave (Node
+	// adds none); the values are not logged.
+	envCall := callOnce(t, direct, client.Protocol2025, "get-env", `{}`, nil)
+	recs := px.records(t)
+	var proxyCalls []exchangeRecord
+	for _, r := range recs {
+		if r.Method == "tools/call" {
+			proxyCalls = append(proxyCalls, r)
+		}
+	}
+
+	for i, c := range cases {
+		for j := range routes {
+			r := rows[i*2+j]
+			call := calls[i*2+j]
+			r.Want = fmt.Sprintf("%s, text containing %q", c.outcome, c.text)
+			if c.warn {
+				r.Want += ", warning " + classify.WarnProtocolErrorAsTool
+			} else {
+				r.Want += ", no " + classify.WarnProtocolErrorAsTool + " warning"
+			}
+			if call == nil {
+				r.Got = "the call did not run"
+				results.add(t, r)
+				continue
+			}
+			warns := callWarnings(call)
+			r.Got = fmt.Sprintf("%s on %s", call.Outcome, call.Protocol)
+			if len(warns) > 0 {
+				r.Got += ", warnings " + strings.Join(warns, ", ")
+			}
+			text := resultText(call.Result)
+			r.Got += fmt.Sprintf(", %q", trimTo(text, 70))
+			r.Pass = call.Outcome == c.outcome && call.Protocol == client.Protocol2025 &&
+				slices.Contains(warns, classify.WarnProtocolErrorAsTool) == c.warn && strings.Contains(text, c.text)
+			if j == 1 {
+				// The proxy's record of the same tools/call: same outcome
+				// and warnings as the client's own classification.
+				r.Want += "; the proxy's record agrees"
+				rec, ok := recordFor(proxyCalls, i, c.tool)
+				switch {
+				case !ok:
+					r.Pass = false
+					r.Got += "; no proxy record"
+				default:
+					rw := rec.warningCodes()
+					sort.Strings(rw)
+					r.Got += fmt.Sprintf("; record: %s", rec.Outcome)
+					if len(rw) > 0 {
+						r.Got += " " + strings.Join(rw, ", ")
+					}
+					if rec.Outcome != string(call.Outcome) || slices.Contains(rw, classify.WarnProtocolErrorAsTool) != c.warn {
+						r.Pass = false
+						r.Got += " (disagrees)"
+					}
+				}
+			}
+			results.add(t, r)
+		}
+	}
+
+	envRow.Want = "TOOL_SUCCESS listing only HOME, PATH, PORT"
+	if envCall == nil {
+		envRow.Got = "the call did not run"
+	} else {
+		var env map[string]string
+		_ = json.Unmarshal([]byte(resultText(envCall.Result)), &env)
+		var keys []string
+		for k := range env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		envRow.Got = fmt.Sprintf("%s listing %s", envCall.Outcome, strings.Join(keys, ", "))
+		envRow.Pass = envCall.Outcome == classify.ToolSuccess && strings.Join(keys, ",") == "HOME,PATH,PORT"
+	}
+	results.add(t, envRow)
+}
+
+// recordFor finds the proxy record of case i's tools/call: the proxied
+// calls were made in case order, one tools/call each.
+func recordFor(recs []exchangeRecord, i int, tool string) (exchangeRecord, bool) {
+	if i < len(recs) && recs[i].Tool == tool {
+		return recs[i], true
+	}
+	return exchangeRecord{}, false
+}
+
+// callOnce is `mcpdiag call URL TOOL --args ARGS --protocol ERA --retries 0
+// --timeout 10s`, through the client package.
+func callOnce(t *testing.T, url, era, tool, args string, inputs client.InputProvider) *client.Call {
+	t.Helper()
+	c, err := client.New(client.Options{URL: url, Protocol: era, Timeout: 10 * time.Second, Inputs: inputs,
+		ClientInfo: client.Implementation{Name: "mcpdiag-interop", Version: "0"}, Policy: noRetries()})
+	if err != nil {
+		t.Errorf("client.New: %v", err)
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	call, err := c.CallTool(ctx, tool, json.RawMessage(args))
+	if err != nil {
+		t.Errorf("call %s at %s: %v", tool, url, err)
+		return nil
+	}
+	return call
+}
+
+// noRetries is --retries 0: the default policy without automatic retries
+// (renegotiation and MRTR rounds stay).
+func noRetries() *retry.Policy {
+	p := retry.DefaultPolicy()
+	p.MaxRetries = 0
+	return &p
+}
+
+// callWarnings lists the warning codes of the call's exchanges, sorted and
+// without repeats.
+func callWarnings(call *client.Call) []string {
+	seen := map[string]bool{}
+	for _, ex := range call.Exchanges {
+		if ex.Result == nil {
+			continue
+		}
+		for _, w := range ex.Result.Warnings {
+			seen[w.Code] = true
+		}
+	}
+	var out []string
+	for w := range seen {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// resultText joins the text blocks of a JSON-RPC response's result, or
+// gives the error's message.
+func resultText(msg json.RawMessage) string {
+	var m struct {
+		Result struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	if m.Error != nil {
+		return m.Error.Message
+	}
+	var parts []string
+	for _, c := range m.Result.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
