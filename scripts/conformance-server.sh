@@ -60,48 +60,12 @@ case "$TARGET" in
 *) echo "conformance-server: --url $TARGET: want an http:// URL" >&2; exit 2 ;;
 esac
 
-TOOLS="$ROOT/.tools/node"
 BASELINE="$ROOT/conformance/server-expected-failures.yml"
 
-for tool in node npm go; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "conformance-server: $tool is not on PATH; the conformance leg needs node and npm (any version that runs npm ci) and go" >&2
-		exit 2
-	fi
-done
-
-# --- install (pinned, cached) ---------------------------------------------
-# One install at a time: concurrent runs (this script, the client leg's
-# scripts/conformance-client.sh, two go test processes) share .tools/node.
-mkdir -p "$ROOT/.tools"
-if command -v flock >/dev/null 2>&1; then
-	exec 9>"$ROOT/.tools/node.lock"
-	flock -w 600 9 || { echo "conformance-server: .tools/node.lock is held by another run" >&2; exit 2; }
-fi
-installed() {
-	cmp -s "$ROOT/conformance/package-lock.json" "$TOOLS/package-lock.json" &&
-		cmp -s "$ROOT/conformance/package.json" "$TOOLS/package.json" &&
-		[ -x "$TOOLS/node_modules/.bin/conformance" ] &&
-		"$TOOLS/node_modules/.bin/node" --version 2>/dev/null | grep -q '^v22\.'
-}
-if installed; then
-	echo "== conformance tools: cached in .tools/node ($("$TOOLS/node_modules/.bin/node" --version), $(cd "$TOOLS" && node -p 'require("./node_modules/@modelcontextprotocol/conformance/package.json").version'))"
-else
-	echo "== conformance tools: npm ci into .tools/node (Node 22 and the suite, about 20 s)"
-	rm -rf "$TOOLS"
-	mkdir -p "$TOOLS"
-	cp "$ROOT/conformance/package.json" "$ROOT/conformance/package-lock.json" "$TOOLS/"
-	if ! timeout 300 npm ci --prefix "$TOOLS" --no-audit --no-fund --loglevel=error >"$TOOLS/npm-ci.log" 2>&1; then
-		cat "$TOOLS/npm-ci.log" >&2
-		rm -f "$TOOLS/package-lock.json" # not cached: try again next time
-		echo "conformance-server: npm ci failed (log above)" >&2
-		exit 2
-	fi
-	if ! installed; then
-		echo "conformance-server: the install finished but .tools/node has no Node 22 or no conformance binary" >&2
-		exit 2
-	fi
-fi
+# --- install (pinned, cached): shared with the other leg
+NAME=conformance-server
+# shellcheck source=scripts/install-tools.sh
+. "$ROOT/scripts/install-tools.sh"
 
 # The suite only reads .tools/node from here on: let another run (the client
 # leg, scripts/conformance-client.sh, shares the install) go on.
