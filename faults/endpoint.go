@@ -51,7 +51,8 @@ type Endpoint struct {
 }
 
 // InFlight returns the number of requests the endpoint is still handling
-// (a scenario may keep one running after its client left).
+// (a scenario may keep one running after its client left). A request stops
+// counting after its Observation was reported.
 func (e *Endpoint) InFlight() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -248,11 +249,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		HTTPMethod: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone(), Time: req.Start}
 	defer func() {
 		p := recover()
-		e.mu.Lock()
-		e.inFlight--
-		e.mu.Unlock()
 		obs.Duration = time.Since(req.Start)
 		obs.Status, obs.ContentType, obs.Bytes, obs.Hijacked = rec.status, rec.contentType, rec.bytes, rec.hijacked
+		obs.RetryAfter = rec.retryAfter
 		if p != nil {
 			obs.Aborted = true
 		}
@@ -260,6 +259,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e.opts.Observe != nil {
 			e.opts.Observe(obs)
 		}
+		// Observed, then no longer in flight: once InFlight is 0, every
+		// request that arrived has been observed (logged).
+		e.mu.Lock()
+		e.inFlight--
+		e.mu.Unlock()
 		if p != nil {
 			panic(p)
 		}
@@ -281,6 +285,7 @@ type recorder struct {
 	http.ResponseWriter
 	status      int
 	contentType string
+	retryAfter  string
 	bytes       int64
 	hijacked    bool
 }
@@ -291,6 +296,7 @@ func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
 		r.contentType = r.Header().Get("Content-Type")
+		r.retryAfter = r.Header().Get("Retry-After")
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -336,6 +342,8 @@ type Observation struct {
 	Status      int
 	ContentType string
 	Bytes       int64
+	// RetryAfter is the Retry-After header sent, if any.
+	RetryAfter string
 	// Hijacked reports that a scenario took over the connection (to reset
 	// or close it); Aborted that the handler aborted the response.
 	Hijacked bool

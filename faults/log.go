@@ -2,8 +2,12 @@ package faults
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strconv"
 
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -23,6 +27,24 @@ type ServerDetails struct {
 	Counters Counters `json:"counters"`
 	// Meta lists the params._meta keys the request carried.
 	Meta []string `json:"meta"`
+	// MetaProtocolVersion is params._meta's protocol version
+	// (io.modelcontextprotocol/protocolVersion), "" when absent; the
+	// record's protocolVersion prefers the MCP-Protocol-Version header.
+	MetaProtocolVersion string `json:"metaProtocolVersion,omitempty"`
+	// Capabilities identifies params._meta's clientCapabilities (a hash of
+	// its canonical JSON), so that a client declaring more shows.
+	Capabilities string `json:"capabilities,omitempty"`
+	// RequestState is the StateHash of the params.requestState the request
+	// carried (MRTR), "" when none.
+	RequestState string `json:"requestState,omitempty"`
+	// InputResponses lists the keys of params.inputResponses (MRTR).
+	InputResponses []string `json:"inputResponses,omitempty"`
+	// IssuedState is the StateHash of the requestState a scenario answered
+	// with (an input_required result), "" when none.
+	IssuedState string `json:"issuedState,omitempty"`
+	// RetryAfter is the Retry-After header of the response, when one was
+	// sent.
+	RetryAfter string `json:"retryAfter,omitempty"`
 	// Fired names the scenarios that fired, joined with "+" ("" for none).
 	Fired string `json:"fired"`
 	// Faults are every scenario's decision, fired or not, outermost first.
@@ -71,9 +93,28 @@ func (o *Observation) Record() *record.Record {
 
 // Details returns the "serve" member of the observation's log line.
 func (o *Observation) Details() ServerDetails {
-	d := ServerDetails{Endpoint: o.Endpoint, Seed: o.Seed, Fired: o.Fired(), Faults: o.Firings, Hijacked: o.Hijacked, Aborted: o.Aborted}
+	d := ServerDetails{Endpoint: o.Endpoint, Seed: o.Seed, Fired: o.Fired(), Faults: o.Firings, Hijacked: o.Hijacked, Aborted: o.Aborted,
+		RetryAfter: o.RetryAfter}
 	if q := o.Request; q != nil {
 		d.Count, d.Counters, d.Meta = q.Count, q.Counters, q.Meta
+		if v, ok := q.MetaValues["io.modelcontextprotocol/protocolVersion"]; ok {
+			_ = json.Unmarshal(v, &d.MetaProtocolVersion)
+		}
+		if v, ok := q.MetaValues["io.modelcontextprotocol/clientCapabilities"]; ok {
+			if c, err := record.CanonicalJSON(v); err == nil {
+				sum := sha256.Sum256(c)
+				d.Capabilities = "sha256:" + hex.EncodeToString(sum[:8])
+			}
+		}
+		p := readMRTR(q)
+		if p.RequestState != nil {
+			d.RequestState = StateHash(json.RawMessage(strconv.Quote(*p.RequestState)))
+		}
+		for k := range p.InputResponses {
+			d.InputResponses = append(d.InputResponses, k)
+		}
+		sort.Strings(d.InputResponses)
+		d.IssuedState = q.IssuedState()
 	}
 	if d.Meta == nil {
 		d.Meta = []string{}

@@ -140,6 +140,10 @@ the client goes away.
   | ` + "`count`" + ` | this request's numbers: ` + "`post`" + `, ` + "`method`" + `, ` + "`tool`" + ` |
   | ` + "`counters`" + ` | the endpoint's counters after this request: ` + "`posts`" + `, ` + "`methods`" + `, ` + "`tools`" + ` |
   | ` + "`meta`" + ` | the ` + "`params._meta`" + ` keys the request carried |
+  | ` + "`metaProtocolVersion`" + `, ` + "`capabilities`" + ` | ` + "`_meta`" + `'s protocol version, and a hash of its ` + "`clientCapabilities`" + ` (when present) |
+  | ` + "`requestState`" + `, ` + "`inputResponses`" + ` | MRTR: a hash of the ` + "`requestState`" + ` the request carried (` + "`faults.StateHash`" + `: ` + "`sha256:`" + ` and 16 hex digits of the string), and the ` + "`inputResponses`" + ` keys |
+  | ` + "`issuedState`" + ` | the hash of the ` + "`requestState`" + ` a scenario answered with (` + "`input_required`" + `) |
+  | ` + "`retryAfter`" + ` | the ` + "`Retry-After`" + ` header sent, if any |
   | ` + "`fired`" + ` | the scenarios that fired, joined with ` + "`+`" + ` |
   | ` + "`faults`" + ` | every scenario's decision, fired or not: ` + "`scenario`" + `, ` + "`layer`" + ` (0 is outermost), ` + "`matched`" + `, ` + "`n`" + ` (its number among the matches), ` + "`fired`" + `, ` + "`why`" + `, ` + "`draw`" + `, ` + "`delayMs`" + `, ` + "`notes`" + ` |
   | ` + "`hijacked`" + `, ` + "`aborted`" + ` | the connection was taken over (reset or closed), or the response was aborted mid-body |

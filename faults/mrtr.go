@@ -162,6 +162,7 @@ func (f mrtrFlow) ask(w http.ResponseWriter, r *http.Request, round int, key str
 	req := RequestOf(r)
 	st := signState(f.env.Key, mrtrState{Scenario: f.env.ID, Tool: req.Name, Args: argsDigest(req), Round: round, Expires: time.Now().Add(f.ttl).Unix()})
 	ir := map[string]any{key: map[string]any{"method": "elicitation/create", "params": params}}
+	req.issueState(st)
 	answer(w, http.StatusOK, resultMessage(req.ID, inputRequired(ir, st)))
 }
 
@@ -364,6 +365,7 @@ func (s *LoadShedding) Wrap(next http.Handler, env *Env) http.Handler {
 		st := signState(env.Key, mrtrState{Scenario: env.ID, Tool: req.Name, Args: argsDigest(req), Round: round,
 			Expires: time.Now().Add(time.Duration(s.StateTTLSeconds) * time.Second).Unix()})
 		env.Note(r, "shed load: round %d of %d", round, s.Rounds)
+		req.issueState(st)
 		answer(w, http.StatusOK, resultMessage(req.ID, inputRequired(nil, st)))
 	})
 }

@@ -3,11 +3,14 @@ package faults
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,6 +69,7 @@ type Request struct {
 
 	mu      sync.Mutex
 	firings []*Firing
+	issued  string // StateHash of the requestState a scenario answered with
 }
 
 // Count numbers one request at its endpoint (all 1-based; 0 when the request
@@ -120,6 +124,41 @@ func RequestOf(r *http.Request) *Request {
 
 func withRequest(r *http.Request, req *Request) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), ctxKey{}, req))
+}
+
+// issueState notes the requestState a scenario answered this request with
+// (an input_required result), for the log.
+func (q *Request) issueState(state string) {
+	q.mu.Lock()
+	q.issued = StateHash(json.RawMessage(strconv.Quote(state)))
+	q.mu.Unlock()
+}
+
+// IssuedState returns the StateHash of the requestState a scenario answered
+// this request with ("" when none did).
+func (q *Request) IssuedState() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.issued
+}
+
+// StateHash identifies a requestState value without recording it:
+// "sha256:" and the first 16 hex digits of the SHA-256 of the JSON string's
+// decoded value (of the raw bytes when raw is not a JSON string). Two
+// requestStates hash alike when they are the same string, however their JSON
+// escapes were written. "" for an absent or null value.
+func StateHash(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	v := []byte(raw)
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		v = []byte(s)
+	}
+	sum := sha256.Sum256(v)
+	return "sha256:" + hex.EncodeToString(sum[:8])
 }
 
 func (q *Request) addFiring(f *Firing) {

@@ -45,6 +45,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newScenariosCmd())
+	root.AddCommand(newMatrixCmd())
 	root.AddCommand(newProxyCmd())
 	return root
 }

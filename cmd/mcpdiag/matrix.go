@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/matrix"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/spf13/cobra"
+)
+
+type matrixOptions struct {
+	wide        bool
+	json        bool
+	junit       string
+	record      string
+	scenarios   []string
+	protocol    string
+	repeat      int
+	seed        uint64
+	parallel    int
+	timeout     time.Duration
+	maxRetries  int
+	fromRecords string
+}
+
+func newMatrixCmd() *cobra.Command {
+	var o matrixOptions
+	cmd := &cobra.Command{
+		Use:   "matrix [flags] [-- COMMAND ARGS...]",
+		Short: "Run a client against every fault scenario and judge, from the server's side, what it did",
+		Long: `Starts the fault server on 127.0.0.1 and runs a client against every scenario
+of the catalogue (both protocol eras where the scenario applies, plus probes
+that call the destructive delete_item), each on its own endpoint. The
+verdicts come from the server's own log of what the client sent, checked
+against rules that each cite the spec or the retry policy (docs/matrix.md).
+
+Without a command the built-in client runs. After --, COMMAND ARGS... runs
+once per scenario with the endpoint URL as its last argument and in MCP_URL;
+MCP_SCENARIO, MCP_CASE, MCP_TOOL, MCP_ARGS, MCP_TIMEOUT_MS, and MCP_PROTOCOL
+and MCP_INPUT when the case has them, say what to call. A line "outcome: NAME"
+on its stdout is the classification it printed.
+
+--from-records FILE judges records captured by mcpdiag proxy (or mcpdiag call,
+or mcpdiag serve --log) with the rules that need no injected fault.
+
+Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error.`,
+		Example: `  mcpdiag matrix
+  mcpdiag matrix --wide --scenarios 'sse.*,errors.rate_limited'
+  mcpdiag matrix --junit matrix.xml --record matrix.jsonl -- node my-client.js
+  mcpdiag matrix --protocol 2026-07-28 --repeat 5 -- python3 client.py --verbose
+  mcpdiag matrix --from-records proxy.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var command []string
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if dash > 0 {
+					return usageError("unexpected argument %q: put the client's command after --", args[0])
+				}
+				command = args[dash:]
+				if len(command) == 0 {
+					return usageError("no command after --")
+				}
+			} else if len(args) > 0 {
+				return usageError("unexpected argument %q: put the client's command after --, as in mcpdiag matrix -- node my-client.js", args[0])
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runMatrix(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), o, command, cmd.Flags().Changed)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.wide, "wide", false, "every column: layer, MRTR rounds, why each retry, time, the failed rules")
+	f.BoolVar(&o.json, "json", false, "one JSON object per scenario with the evidence (JSON Lines), instead of the table")
+	f.StringVar(&o.junit, "junit", "", "also write JUnit XML to FILE (a testsuite per scenario, a testcase per rule)")
+	f.StringVar(&o.record, "record", "", "append every exchange to FILE (JSONL): the server's log lines, and the built-in client's records")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "only the scenarios (or cases) matching these globs, comma-separated (e.g. 'sse.*,errors.rate_limited')")
+	f.StringVar(&o.protocol, "protocol", "", "only the cases of one era: 2026-07-28 or 2025-11-25 (default both)")
+	f.IntVar(&o.repeat, "repeat", 1, "run every case N times, each on a fresh endpoint, and aggregate (for flaky behaviour)")
+	f.Uint64Var(&o.seed, "seed", matrix.DefaultSeed, "seed of the scenarios' schedules and the built-in client's jitter")
+	f.IntVar(&o.parallel, "parallel", 0, "runs in flight at once (default max(8, 4×CPUs))")
+	f.DurationVar(&o.timeout, "timeout", matrix.DefaultRunTimeout, "time limit for one run of the client command (it is killed after)")
+	f.IntVar(&o.maxRetries, "max-retries", matrix.DefaultMaxRetries, "retries of one request the rule safety.retry-bound allows")
+	f.StringVar(&o.fromRecords, "from-records", "", "judge captured records (FILE, or - for stdin) instead of running scenarios")
+	return cmd
+}
+
+func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixOptions, command []string, changed func(string) bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.wide && o.json {
+		return usageError("--wide and --json cannot both be set")
+	}
+	if o.repeat < 1 || o.parallel < 0 || o.maxRetries < 1 || o.timeout <= 0 {
+		return usageError("--repeat, --max-retries and --timeout must be positive, --parallel at least 0")
+	}
+	limits := matrix.Limits{MaxRetries: o.maxRetries, RunTimeout: o.timeout}
+	if o.fromRecords != "" {
+		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "record"} {
+			if changed(name) {
+				return usageError("--%s does not apply to --from-records", name)
+			}
+		}
+		if command != nil {
+			return usageError("--from-records judges records: it runs no command")
+		}
+		return runPassive(stdin, stdout, o, limits)
+	}
+	cases, err := matrix.Select(matrix.Cases(), o.scenarios, o.protocol)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	opts := matrix.Options{Cases: cases, Command: command, Repeat: o.repeat, Seed: o.seed, Parallel: o.parallel, Limits: limits}
+	if o.seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano()) | 1
+	}
+	if command != nil {
+		if _, err := lookCommand(command[0]); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	var junit *os.File
+	if o.junit != "" {
+		if junit, err = os.Create(o.junit); err != nil {
+			return usageError("--junit: %v", err)
+		}
+		defer junit.Close()
+	}
+	if o.record != "" {
+		w, err := record.OpenFile(o.record, record.FileOptions{})
+		if err != nil {
+			return usageError("--record: %v", err)
+		}
+		defer w.Close()
+		opts.Records = w
+	}
+	rep, err := matrix.Run(ctx, opts)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	switch {
+	case o.json:
+		err = rep.WriteJSON(stdout)
+	default:
+		err = rep.WriteTable(stdout, o.wide)
+		if err == nil {
+			fmt.Fprintf(stdout, "Finished in %s.\n", rep.Duration.Round(100*time.Millisecond))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if junit != nil {
+		if err := rep.WriteJUnit(junit); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+		if err := junit.Close(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if opts.Records != nil {
+		if err := opts.Records.Close(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
+		}
+	}
+	if rep.Failed() {
+		return &exitError{code: 1, err: errSilent}
+	}
+	return nil
+}
+
+func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matrix.Limits) error {
+	in, name := stdin, "stdin"
+	if o.fromRecords != "-" {
+		f, err := os.Open(o.fromRecords)
+		if err != nil {
+			return usageError("--from-records: %v", err)
+		}
+		defer f.Close()
+		in, name = f, o.fromRecords
+	}
+	p, err := matrix.FromRecords(in, name, limits)
+	if err != nil {
+		return usageError("--from-records: %v", err)
+	}
+	if p.Used == 0 {
+		return usageError("--from-records %s: no exchange or server records (%d lines read)", name, p.Lines)
+	}
+	if o.json {
+		err = p.WriteJSON(stdout)
+	} else {
+		err = p.WriteTable(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if o.junit != "" {
+		f, err := os.Create(o.junit)
+		if err != nil {
+			return usageError("--junit: %v", err)
+		}
+		if err := p.WriteJUnit(f); err != nil {
+			f.Close()
+			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+		if err := f.Close(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if p.Failed() {
+		return &exitError{code: 1, err: errSilent}
+	}
+	return nil
+}
+
+// lookCommand checks that the client program can be found before any
+// scenario runs.
+func lookCommand(name string) (string, error) {
+	if strings.ContainsRune(name, os.PathSeparator) {
+		if _, err := os.Stat(name); err != nil {
+			return "", fmt.Errorf("client command: %v", err)
+		}
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("client command %q: %v", name, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,338 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// MaxRecordLine bounds one line of a record file read by FromRecords.
+const MaxRecordLine = 16 << 20
+
+// Passive is the result of judging captured records: one trace per client
+// and session, with the verdicts of the rules that need no injected fault.
+type Passive struct {
+	// Source names the records (a file name).
+	Source string `json:"source"`
+	// Lines counts the lines read, Used the exchange and server lines
+	// judged, Skipped the lines that were not records.
+	Lines   int `json:"lines"`
+	Used    int `json:"used"`
+	Skipped int `json:"skipped"`
+	// Traces are the judged traces, in order of their first request.
+	Traces []*PassiveTrace `json:"traces"`
+	// Notes say what the records lack (bodies, tools/list), which makes
+	// some rules not applicable.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PassiveTrace is one client's requests in the records, and the verdicts.
+type PassiveTrace struct {
+	Trace  *Trace  `json:"-"`
+	Checks []Check `json:"checks"`
+}
+
+// Verdict is Fail when a check failed.
+func (p *PassiveTrace) Verdict() Verdict { return worst(p.Checks) }
+
+// Failed reports whether any trace failed.
+func (p *Passive) Failed() bool {
+	for _, t := range p.Traces {
+		if t.Verdict() == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// FromRecords reads a record file (JSONL: "exchange" lines from mcpdiag
+// proxy or mcpdiag call, or "server" lines from mcpdiag serve; other kinds
+// are ignored), groups the requests by client and session (server lines by
+// endpoint), and applies the passive rules to each group.
+//
+// The MRTR rules need the request bodies (mcpdiag proxy --record-bodies
+// all) or server lines; the unsafe-repeat rule needs the tools/list
+// answer (its body) to know which tools are destructive. Without them those
+// rules are not applicable, and Notes say so.
+func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
+	p := &Passive{Source: source}
+	type group struct {
+		name string
+		xs   []*Exchange
+		srv  bool
+	}
+	groups := map[string]*group{}
+	var order []string
+	safety := map[string]retry.Safety{}
+	bodies, lists := false, false
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 {
+			p.Lines++
+			if !use(line, safety, &bodies, &lists, func(key, name string, x *Exchange, srv bool) {
+				g := groups[key]
+				if g == nil {
+					g = &group{name: name, srv: srv}
+					groups[key] = g
+					order = append(order, key)
+				}
+				g.xs = append(g.xs, x)
+			}) {
+				p.Skipped++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", source, err)
+		}
+	}
+	for _, k := range order {
+		g := groups[k]
+		if !g.srv {
+			sort.SliceStable(g.xs, func(i, j int) bool { return g.xs[i].Start.Before(g.xs[j].Start) })
+		} else {
+			sort.SliceStable(g.xs, func(i, j int) bool { return g.xs[i].N < g.xs[j].N })
+		}
+		var posts []*Exchange
+		for _, x := range g.xs {
+			if x.HTTPMethod == http.MethodPost {
+				posts = append(posts, x)
+			}
+		}
+		for i, x := range posts {
+			if !g.srv || x.N == 0 {
+				x.N = i + 1
+			}
+		}
+		if len(posts) == 0 {
+			continue
+		}
+		p.Used += len(posts)
+		t := &Trace{Name: g.name, Exchanges: posts, Safety: safety, Limits: limits, Passive: true}
+		p.Traces = append(p.Traces, &PassiveTrace{Trace: t, Checks: Judge(t)})
+	}
+	if p.Used > 0 && !bodies {
+		p.Notes = append(p.Notes, "no request bodies in the records: the MRTR and _meta checks could not read requestState or _meta (record with mcpdiag proxy --record-bodies all)")
+	}
+	if p.Used > 0 && !lists {
+		p.Notes = append(p.Notes, "no tools/list answer in the records: the tools' safety is unknown, so safety.unsafe-repeat could not apply (record with --record-bodies all)")
+	}
+	return p, nil
+}
+
+// readLine reads one line of at most MaxRecordLine bytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > MaxRecordLine {
+			return nil, fmt.Errorf("a line longer than %d bytes", MaxRecordLine)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// use files one record line; it reports false for a line that is not a
+// record this reader judges.
+func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, x *Exchange, srv bool)) bool {
+	l, err := parseServerLine(bytes.TrimSpace(line))
+	if err != nil {
+		return false
+	}
+	r := l.rec
+	switch r.Kind {
+	case record.KindServer:
+		if l.serve.Endpoint == "" || r.HTTPMethod == "" {
+			return true // an admin line: read, not a request
+		}
+		x := fromRecord(r, &l.serve)
+		x.N = l.serve.Count.Post
+		if x.N == 0 {
+			x.N = r.PostCount
+		}
+		markServerFailure(x, l)
+		*bodies = true
+		add("server "+l.serve.Endpoint, "endpoint "+l.serve.Endpoint, x, true)
+		return true
+	case record.KindExchange:
+		x := fromRecord(r, nil)
+		if r.RequestBody != nil {
+			*bodies = true
+		}
+		if r.Method == "tools/list" && r.ResponseBody != nil && !r.ResponseBody.Truncated {
+			if readSafety([]byte(r.ResponseBody.Text), safety) {
+				*lists = true
+			}
+		}
+		name := r.Client
+		if name == "" {
+			name = "unknown client"
+		}
+		sess := r.Session
+		if sess == "" {
+			sess = "no session"
+		}
+		add(name+" "+sess, name+" ("+sess+")", x, false)
+		return true
+	case record.KindCall, "dropped", "warning":
+		return true
+	}
+	return false
+}
+
+// markServerFailure judges a server line's answer by its status (a server
+// line has no classification).
+func markServerFailure(x *Exchange, l *serverLine) {
+	x.Failed, x.Rejected, x.What, x.Tag = false, false, "", ""
+	switch {
+	case l.serve.Hijacked:
+		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
+	case l.serve.Aborted:
+		x.Failed, x.What, x.Tag = true, "the response was aborted mid-body", "cut"
+	case l.rec.Status == 0:
+		x.Failed, x.What, x.Tag = true, "no response", "gone"
+	case l.rec.Status >= 300:
+		x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d", l.rec.Status), fmt.Sprint(l.rec.Status)
+		x.Rejected = rejected(l.rec.Status)
+	}
+}
+
+// readSafety reads the tools of a tools/list answer (JSON or an event
+// stream) into safety.
+func readSafety(body []byte, safety map[string]retry.Safety) bool {
+	msg := bytes.TrimSpace(body)
+	if wire.Kind(msg) != '{' {
+		for _, line := range strings.Split(string(body), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			if strings.HasPrefix(line, "data:") {
+				if d := bytes.TrimSpace([]byte(strings.TrimPrefix(line, "data:"))); wire.Kind(d) == '{' {
+					msg = d
+				}
+			}
+		}
+	}
+	var m struct {
+		Result struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Annotations struct {
+					ReadOnlyHint    *bool `json:"readOnlyHint"`
+					DestructiveHint *bool `json:"destructiveHint"`
+					IdempotentHint  *bool `json:"idempotentHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || len(m.Result.Tools) == 0 {
+		return false
+	}
+	for _, t := range m.Result.Tools {
+		a := t.Annotations
+		safety[t.Name] = retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
+	}
+	return true
+}
+
+// WriteTable writes the passive verdicts: a line per trace, then each
+// failed verdict with its evidence.
+func (p *Passive) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcpdiag matrix --from-records %s: %d lines, %d requests judged in %d trace(s)", p.Source, p.Lines, p.Used, len(p.Traces))
+	if p.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d line(s) skipped", p.Skipped)
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "%-44s %5s %5s %4s %s\n", "TRACE (CLIENT, SESSION)", "POSTS", "PASS", "N/A", "VERDICT")
+	for _, t := range p.Traces {
+		pass, na := 0, 0
+		var failed []string
+		for _, c := range t.Checks {
+			switch c.Verdict {
+			case Pass:
+				pass++
+			case NotApplicable:
+				na++
+			default:
+				failed = append(failed, c.Rule)
+			}
+		}
+		v := "pass"
+		if len(failed) > 0 {
+			v = "FAIL " + strings.Join(failed, ", ")
+		}
+		fmt.Fprintf(&b, "%s %5d %5d %4d %s\n", fit(t.Trace.Name, 44), len(t.Trace.Exchanges), pass, na, v)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "\nnote: %s", n)
+	}
+	if len(p.Notes) > 0 {
+		b.WriteString("\n")
+	}
+	for _, t := range p.Traces {
+		for _, c := range t.Checks {
+			if c.Verdict != Fail {
+				continue
+			}
+			rule, _ := RuleByID(c.Rule)
+			fmt.Fprintf(&b, "\nFAIL %s: %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", t.Trace.Name, c.Rule, c.Evidence, rule.Title, rule.Cite)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// TraceJSON is the --json object of one passive trace.
+type TraceJSON struct {
+	Trace   string         `json:"trace"`
+	Posts   int            `json:"posts"`
+	Verdict Verdict        `json:"verdict"`
+	Checks  []CheckJSON    `json:"checks"`
+	Calls   []ExchangeJSON `json:"requests"`
+}
+
+// WriteJSON writes one JSON object per trace (JSON Lines).
+func (p *Passive) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, t := range p.Traces {
+		o := TraceJSON{Trace: t.Trace.Name, Posts: len(t.Trace.Exchanges), Verdict: t.Verdict(), Calls: exchangesJSON(t.Trace)}
+		for _, c := range t.Checks {
+			r, _ := RuleByID(c.Rule)
+			o.Checks = append(o.Checks, CheckJSON{Check: c, Title: r.Title, Cite: r.Cite})
+		}
+		if err := enc.Encode(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJUnit writes JUnit XML: a testsuite per trace, a testcase per rule.
+func (p *Passive) WriteJUnit(w io.Writer) error {
+	var suites []junitSuite
+	for _, t := range p.Traces {
+		var d time.Duration
+		if xs := t.Trace.Exchanges; len(xs) > 0 {
+			d = xs[len(xs)-1].End.Sub(xs[0].Start)
+		}
+		suites = append(suites, suite(t.Trace.Name, []junitProperty{{"source", p.Source}}, t.Checks, d, "", ""))
+	}
+	return writeJUnit(w, "mcpdiag matrix --from-records", 0, suites)
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package matrix
+
+import "os/exec"
+
+// ownGroup leaves cmd as it is: stopping it kills the process only.
+func ownGroup(*exec.Cmd) {}

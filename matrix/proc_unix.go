@@ -1,0 +1,16 @@
+//go:build unix
+
+package matrix
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup runs cmd in its own process group, and makes stopping it kill
+// the whole group: a client started through a shell or a runtime (sh -c,
+// node, npx) stops with it.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+}

@@ -1,0 +1,508 @@
+package matrix
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+)
+
+// layerOrder is the order of the table's sections.
+var layerOrder = []classify.Layer{"", classify.LayerTransport, classify.LayerProtocol, classify.LayerInteraction, classify.LayerApplication}
+
+func layerTitle(l classify.Layer) string {
+	if l == "" {
+		return "healthy server"
+	}
+	return string(l) + " layer"
+}
+
+// sections returns the cases grouped by the layer of their scenario, in
+// catalogue order within a layer.
+func (r *Report) sections() [][]*CaseResult {
+	var out [][]*CaseResult
+	for _, l := range layerOrder {
+		var s []*CaseResult
+		for _, c := range r.Cases {
+			if c.Case.Layer() == l {
+				s = append(s, c)
+			}
+		}
+		if len(s) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Row is one line of the table: a case with its runs aggregated.
+type Row struct {
+	Case     string           `json:"case"`
+	Scenario string           `json:"scenario"`
+	Probe    string           `json:"probe,omitempty"`
+	Era      string           `json:"era"`
+	Layer    classify.Layer   `json:"layer"`
+	Expected classify.Outcome `json:"expected"`
+	// Want is what the client had to print: Expected, or TOOL_SUCCESS when
+	// a retry recovered the call (first run).
+	Want classify.Outcome `json:"want"`
+	// Observed is the classification the client printed ("" none; several
+	// joined with "|" when repeats differ).
+	Observed string `json:"observed"`
+	// Posts and Retries are the first run's; Why says why it retried;
+	// Rounds counts its MRTR rounds.
+	Posts     int           `json:"posts"`
+	Retries   int           `json:"retries"`
+	RetryTag  string        `json:"-"`
+	Why       string        `json:"why,omitempty"`
+	Rounds    int           `json:"rounds"`
+	Duration  time.Duration `json:"-"`
+	Verdict   Verdict       `json:"verdict"`
+	Failures  int           `json:"failedRuns"`
+	Runs      int           `json:"runCount"`
+	FailRules []string      `json:"failedRules,omitempty"`
+}
+
+// Row returns the table row of a case.
+func (c *CaseResult) Row() Row {
+	cs := c.Case
+	name, probe := cs.Name, ""
+	if base, _, ok := strings.Cut(name, "@"); ok {
+		name = base
+	}
+	if _, p, ok := strings.Cut(name, "/"); ok {
+		probe = p
+	}
+	row := Row{Case: cs.Name, Scenario: cs.Scenario(), Probe: probe, Era: cs.Era(), Layer: cs.Layer(), Expected: cs.Expected,
+		Verdict: c.Verdict(), Failures: c.Failures(), Runs: len(c.Runs)}
+	seen := map[string]bool{}
+	var obs []string
+	for _, r := range c.Runs {
+		o := string(r.Client.Outcome)
+		if o == "" {
+			o = "-"
+		}
+		if !seen[o] {
+			seen[o] = true
+			obs = append(obs, o)
+		}
+		row.Duration = max(row.Duration, r.Client.Duration)
+	}
+	row.Observed = strings.Join(obs, "|")
+	if len(c.Runs) > 0 && c.Runs[0].Trace != nil {
+		t := c.Runs[0].Trace
+		row.Want, row.Posts = t.Want(), t.Posts()
+		row.Retries, row.RetryTag, row.Why, row.Rounds = retrySummary(t)
+	}
+	for _, ch := range c.Checks() {
+		if ch.Verdict == Fail {
+			row.FailRules = append(row.FailRules, ch.Rule)
+		}
+	}
+	return row
+}
+
+// retrySummary counts the repeats after failures and says why, in a word
+// and in a sentence, and counts the MRTR rounds.
+func retrySummary(t *Trace) (n int, tag, why string, rounds int) {
+	rs := t.retries()
+	for _, x := range t.Exchanges {
+		if x.IsRequest() && t.round(x) {
+			rounds++
+		}
+	}
+	if len(rs) == 0 {
+		return 0, "", "", rounds
+	}
+	first := rs[0].prev
+	var waits []string
+	for _, r := range rs {
+		waits = append(waits, ms(r.next.Start.Sub(r.prev.End)))
+	}
+	why = fmt.Sprintf("after %s; waited %s", first.What, strings.Join(waits, ", "))
+	if first.RetryAfter != "" {
+		why = fmt.Sprintf("after %s with Retry-After %s; waited %s", first.What, first.RetryAfter, strings.Join(waits, ", "))
+	}
+	return len(rs), first.Tag, why, rounds
+}
+
+// WriteTable writes the table: 80 columns, or every column when wide.
+func (r *Report) WriteTable(w io.Writer, wide bool) error {
+	var b strings.Builder
+	who := "the built-in client (mcpdiag)"
+	if len(r.Command) > 0 {
+		who = strings.Join(r.Command, " ")
+	}
+	runs := 0
+	for _, c := range r.Cases {
+		runs += len(c.Runs)
+	}
+	fmt.Fprintf(&b, "mcpdiag matrix: %s against %d scenario runs, seed %d\n\n", who, runs, r.Seed)
+	if wide {
+		fmt.Fprintf(&b, "%-42s %-10s %-11s %-23s %-23s %5s %6s %-50s %7s %s\n", "SCENARIO", "ERA", "LAYER", "EXPECTED", "OBSERVED", "POSTS", "ROUNDS", "RETRIES (WHY)", "TIME", "VERDICT")
+	} else {
+		fmt.Fprintf(&b, "%-30s %-13s %-13s %5s %-7s %s\n", "SCENARIO (2026-07-28)", "EXPECTED", "OBSERVED", "POSTS", "RETRIES", "VERDICT")
+	}
+	for _, sec := range r.sections() {
+		if !wide {
+			title := "── " + layerTitle(sec[0].Case.Layer()) + " "
+			fmt.Fprintf(&b, "%s%s\n", title, strings.Repeat("─", max(0, 80-utf8.RuneCountInString(title))))
+		}
+		prev := ""
+		for _, c := range sec {
+			row := c.Row()
+			if wide {
+				b.WriteString(wideRow(row))
+			} else {
+				b.WriteString(narrowRow(row, prev == row.Scenario))
+			}
+			prev = row.Scenario
+		}
+	}
+	b.WriteString("\n")
+	r.writeSummary(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// narrowRow formats a row in 80 columns. A row runs in 2026-07-28 unless
+// its name says 2025-11-25: under its scenario ("  on 2025-11-25"), or after
+// the scenario id when the scenario runs in that era only.
+func narrowRow(row Row, underScenario bool) string {
+	name := row.Scenario
+	switch {
+	case row.Probe != "" && row.Era == Era2025:
+		name = "  └ " + row.Probe + ", " + Era2025
+	case row.Probe != "":
+		name = "  └ " + row.Probe
+	case row.Era == Era2025 && underScenario:
+		name = "  on " + Era2025
+	case row.Era == Era2025:
+		name += " (" + Era2025 + ")"
+	}
+	obs := row.Observed
+	if obs == string(row.Expected) {
+		obs = "="
+	}
+	retries := strconv.Itoa(row.Retries)
+	if row.RetryTag != "" {
+		retries += " " + row.RetryTag
+	}
+	verdict := string(row.Verdict)
+	if row.Verdict == Fail {
+		verdict = "FAIL"
+		if row.Runs > 1 {
+			verdict = fmt.Sprintf("FAIL %d/%d", row.Failures, row.Runs)
+		}
+	}
+	return fmt.Sprintf("%s %s %s %5d %s %s\n", fit(name, 30), fit(string(row.Expected), 13), fit(obs, 13), row.Posts, fit(retries, 7), verdict)
+}
+
+func wideRow(row Row) string {
+	name := row.Scenario
+	if row.Probe != "" {
+		name += "/" + row.Probe
+	}
+	layer := string(row.Layer)
+	if layer == "" {
+		layer = "-"
+	}
+	retries := strconv.Itoa(row.Retries)
+	if row.Why != "" {
+		retries += " " + row.Why
+	}
+	verdict := string(row.Verdict)
+	if row.Verdict == Fail {
+		verdict = fmt.Sprintf("FAIL (%d/%d runs): %s", row.Failures, row.Runs, strings.Join(row.FailRules, ", "))
+	}
+	obs := row.Observed
+	if row.Want != "" && row.Want != row.Expected && row.Verdict == Pass {
+		obs += " (recovered)"
+	}
+	return fmt.Sprintf("%-42s %-10s %-11s %-23s %-23s %5d %6d %-50s %7s %s\n", name, row.Era, layer, row.Expected, obs, row.Posts, row.Rounds, fit(retries, 50), ms(row.Duration), verdict)
+}
+
+// fit pads or cuts s to n columns (runes), marking a cut with "…".
+func fit(s string, n int) string {
+	if c := utf8.RuneCountInString(s); c <= n {
+		return s + strings.Repeat(" ", n-c)
+	}
+	rs := []rune(s)
+	return string(rs[:n-1]) + "…"
+}
+
+// Totals counts the runs and the checks by verdict.
+type Totals struct {
+	Cases, Runs, FailedRuns   int
+	Pass, Fail, NotApplicable int
+}
+
+// Totals counts the report's runs and checks.
+func (r *Report) Totals() Totals {
+	var t Totals
+	for _, c := range r.Cases {
+		t.Cases++
+		for _, run := range c.Runs {
+			t.Runs++
+			if run.Verdict() == Fail {
+				t.FailedRuns++
+			}
+			for _, ch := range run.Checks {
+				switch ch.Verdict {
+				case Pass:
+					t.Pass++
+				case Fail:
+					t.Fail++
+				default:
+					t.NotApplicable++
+				}
+			}
+		}
+	}
+	return t
+}
+
+func (r *Report) writeSummary(b *strings.Builder) {
+	t := r.Totals()
+	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Rule checks: %d pass, %d fail, %d n/a (%d rules).\n",
+		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, t.Pass, t.Fail, t.NotApplicable, len(activeRules()))
+	if t.Fail == 0 {
+		b.WriteString("OBSERVED \"=\" is the expected outcome; TOOL_SUCCESS after a retry is a recovery.\n" +
+			"RETRIES counts repeats after a failure and names the first (503, cut, drop…).\n" +
+			"--wide shows why and the waits; --json the evidence; docs/matrix.md the rules.\n")
+		return
+	}
+	b.WriteString("\nFailed verdicts (rule, evidence from the server's log, what the rule enforces):\n")
+	for _, c := range r.Cases {
+		for _, ch := range c.Checks() {
+			if ch.Verdict != Fail {
+				continue
+			}
+			rule, _ := RuleByID(ch.Rule)
+			fmt.Fprintf(b, "\nFAIL %s (%s): %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", c.Case.Name, c.Case.Era(), ch.Rule, ch.Evidence, rule.Title, rule.Cite)
+			if run := c.Runs[0]; !run.Client.Builtin && run.Client.Error != "" {
+				fmt.Fprintf(b, "  client:   %s\n", run.Client.Error)
+			}
+		}
+	}
+}
+
+func activeRules() []Rule {
+	var out []Rule
+	for _, r := range rules {
+		if r.Active {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// CaseJSON is the --json object of one case.
+type CaseJSON struct {
+	Row
+	DurationMs float64         `json:"durationMs"`
+	Protocol   string          `json:"protocol,omitempty"`
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	Params     json.RawMessage `json:"params,omitempty"`
+	Checks     []CheckJSON     `json:"checks"`
+	Runs       []RunJSON       `json:"runs"`
+}
+
+// CheckJSON is a check with its rule's citation.
+type CheckJSON struct {
+	Check
+	Title string `json:"title"`
+	Cite  string `json:"cite"`
+}
+
+// RunJSON is one run: the client, the POSTs the server saw, the checks.
+type RunJSON struct {
+	Repeat     int            `json:"repeat"`
+	URL        string         `json:"url"`
+	Endpoint   string         `json:"endpoint"`
+	Verdict    Verdict        `json:"verdict"`
+	Client     ClientRun      `json:"client"`
+	DurationMs float64        `json:"durationMs"`
+	Posts      []ExchangeJSON `json:"posts"`
+	Checks     []Check        `json:"checks"`
+}
+
+// ExchangeJSON is one POST as the evidence shows it.
+type ExchangeJSON struct {
+	N          int     `json:"post"`
+	AtMs       float64 `json:"atMs"`
+	Method     string  `json:"method,omitempty"`
+	Tool       string  `json:"tool,omitempty"`
+	ID         string  `json:"id,omitempty"`
+	Status     int     `json:"status"`
+	Failed     string  `json:"failed,omitempty"`
+	Fired      string  `json:"fired,omitempty"`
+	RetryAfter string  `json:"retryAfter,omitempty"`
+	State      string  `json:"requestState,omitempty"`
+	Issued     string  `json:"issuedState,omitempty"`
+	IdemKey    string  `json:"idempotencyKey,omitempty"`
+	Protocol   string  `json:"protocolHeader,omitempty"`
+}
+
+func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// JSON returns the --json object of the case.
+func (c *CaseResult) JSON() CaseJSON {
+	row := c.Row()
+	out := CaseJSON{Row: row, DurationMs: msf(row.Duration), Protocol: c.Case.Protocol, Tool: c.Case.Tool, Args: c.Case.Args, Params: c.Case.Params}
+	for _, ch := range c.Checks() {
+		r, _ := RuleByID(ch.Rule)
+		out.Checks = append(out.Checks, CheckJSON{Check: ch, Title: r.Title, Cite: r.Cite})
+	}
+	for _, run := range c.Runs {
+		rj := RunJSON{Repeat: run.Repeat, URL: run.URL, Endpoint: run.Endpoint, Verdict: run.Verdict(), Client: run.Client,
+			DurationMs: msf(run.Client.Duration), Checks: run.Checks, Posts: []ExchangeJSON{}}
+		if run.Trace != nil {
+			rj.Posts = exchangesJSON(run.Trace)
+		}
+		out.Runs = append(out.Runs, rj)
+	}
+	return out
+}
+
+func exchangesJSON(t *Trace) []ExchangeJSON {
+	out := []ExchangeJSON{}
+	start := t.start()
+	for _, x := range t.Exchanges {
+		e := ExchangeJSON{N: x.N, AtMs: msf(x.Start.Sub(start)), Method: x.Method, Tool: x.Tool, Status: x.Status, Fired: x.Fired,
+			RetryAfter: x.RetryAfter, State: x.State, Issued: x.Issued, IdemKey: x.Header.Get("Idempotency-Key"), Protocol: x.Header.Get("MCP-Protocol-Version")}
+		if !x.ID.IsZero() {
+			e.ID = x.ID.String()
+		}
+		if x.Failed {
+			e.Failed = x.What
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// WriteJSON writes one JSON object per case (JSON Lines).
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, c := range r.Cases {
+		if err := enc.Encode(c.JSON()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The JUnit XML shape most CI systems read.
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Errors   int          `xml:"errors,attr"`
+		Skipped  int          `xml:"skipped,attr"`
+		Time     string       `xml:"time,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
+		Properties []junitProperty `xml:"properties>property,omitempty"`
+		Cases      []junitCase     `xml:"testcase"`
+		SystemOut  string          `xml:"system-out,omitempty"`
+		SystemErr  string          `xml:"system-err,omitempty"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		Classname string        `xml:"classname,attr"`
+		Time      string        `xml:"time,attr"`
+		Failure   *junitFailure `xml:"failure,omitempty"`
+		Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	}
+	junitFailure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	junitSkipped struct {
+		Message string `xml:"message,attr"`
+	}
+)
+
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+// suite builds one testsuite: a test case per rule.
+func suite(name string, props []junitProperty, checks []Check, d time.Duration, stdout, stderr string) junitSuite {
+	s := junitSuite{Name: name, Time: secs(d), Properties: props, SystemOut: stdout, SystemErr: stderr}
+	for _, ch := range checks {
+		r, _ := RuleByID(ch.Rule)
+		tc := junitCase{Name: ch.Rule, Classname: "mcpdiag.matrix." + name, Time: "0.000"}
+		switch ch.Verdict {
+		case Fail:
+			tc.Failure = &junitFailure{Message: ch.Evidence, Type: ch.Rule, Text: fmt.Sprintf("%s\n\nevidence: %s\nrule: %s\ncites: %s\n", name, ch.Evidence, r.Title, r.Cite)}
+			s.Failures++
+		case NotApplicable:
+			tc.Skipped = &junitSkipped{Message: "n/a: " + ch.Evidence}
+			s.Skipped++
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	return s
+}
+
+func writeJUnit(w io.Writer, name string, d time.Duration, suites []junitSuite) error {
+	all := junitSuites{Name: name, Time: secs(d), Suites: suites}
+	for _, s := range suites {
+		all.Tests += s.Tests
+		all.Failures += s.Failures
+		all.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// WriteJUnit writes JUnit XML: a testsuite per case, a testcase per rule
+// (failure with the evidence; skipped for n/a).
+func (r *Report) WriteJUnit(w io.Writer) error {
+	var suites []junitSuite
+	for _, c := range r.Cases {
+		row := c.Row()
+		props := []junitProperty{
+			{"scenario", c.Case.Scenario()}, {"era", c.Case.Era()}, {"layer", string(c.Case.Layer())},
+			{"tool", c.Case.Tool}, {"expected", string(c.Case.Expected)}, {"observed", row.Observed},
+			{"posts", strconv.Itoa(row.Posts)}, {"retries", strconv.Itoa(row.Retries)},
+		}
+		var stdout, stderr string
+		if run := c.Runs[0]; !run.Client.Builtin {
+			stdout, stderr = run.Client.Stdout, run.Client.Stderr
+		}
+		suites = append(suites, suite(c.Case.Name, props, c.Checks(), row.Duration, stdout, stderr))
+	}
+	return writeJUnit(w, "mcpdiag matrix", r.Duration, suites)
+}

@@ -1,0 +1,610 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/serve"
+)
+
+// Defaults of Options.
+const (
+	// DefaultSeed seeds the fault server's schedules and the built-in
+	// client's backoff jitter, so that two runs decide alike.
+	DefaultSeed = 1
+	// MaxOutput caps what is kept of a program's stdout and of its stderr.
+	MaxOutput = 64 << 10
+)
+
+// DefaultParallel is how many runs go at once: most of a run is waiting
+// (hangs, Retry-After, backoff), so more than the CPUs.
+func DefaultParallel() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+
+// Options configure a matrix run. The zero value runs every case once with
+// the built-in client.
+type Options struct {
+	// Cases are the cases to run; nil runs Cases().
+	Cases []Case
+	// Command, when set, is the client to run once per case: the program
+	// and its arguments; the endpoint URL is appended as the last argument
+	// (and set in MCP_URL; see Environment). nil runs the built-in client.
+	Command []string
+	// Env is the environment of Command (os.Environ() when nil); the MCP_
+	// variables are added to it. Dir is its working directory.
+	Env []string
+	Dir string
+	// Repeat runs every case this many times (at least once), each on a
+	// fresh endpoint; the verdicts are aggregated.
+	Repeat int
+	// Seed seeds the fault server and the built-in client's jitter
+	// (DefaultSeed when 0).
+	Seed uint64
+	// Parallel bounds the runs in flight (DefaultParallel() when 0).
+	Parallel int
+	// Limits are the rules' bounds.
+	Limits Limits
+	// Records, when set, receives every server log line of every run and
+	// the built-in client's records (JSONL), a run at a time.
+	Records record.LineWriter
+	// Progress, when set, is called after each run, from the run's
+	// goroutine (calls are serialized).
+	Progress func(*CaseResult, *RunResult)
+}
+
+// Report is the result of a matrix run.
+type Report struct {
+	// Seed is the seed used; Command the client ("" for the built-in one).
+	Seed    uint64   `json:"seed,string"`
+	Command []string `json:"command,omitempty"`
+	Repeat  int      `json:"repeat"`
+	// Limits are the bounds the rules used.
+	Limits Limits `json:"limits"`
+	// Duration is the wall time of the whole run.
+	Duration time.Duration `json:"-"`
+	// Cases hold the results, in case order.
+	Cases []*CaseResult `json:"cases"`
+}
+
+// CaseResult is one case's runs and their aggregated verdicts.
+type CaseResult struct {
+	Case Case         `json:"case"`
+	Runs []*RunResult `json:"runs"`
+}
+
+// RunResult is one run of one case.
+type RunResult struct {
+	// Repeat numbers the run among the case's repeats, from 1.
+	Repeat int `json:"repeat"`
+	// URL is the endpoint the client was given; Endpoint its key in the
+	// server's log (serve.endpoint).
+	URL      string `json:"url"`
+	Endpoint string `json:"endpoint"`
+	// Trace is what the server saw; Client what the client did.
+	Trace  *Trace    `json:"-"`
+	Client ClientRun `json:"client"`
+	// Checks are the rules' verdicts.
+	Checks []Check `json:"checks"`
+	// Lines are the server log lines of the run (JSONL), for --record.
+	Lines [][]byte `json:"-"`
+}
+
+// Verdict is Fail when a check failed, else Pass.
+func (r *RunResult) Verdict() Verdict { return worst(r.Checks) }
+
+func worst(cs []Check) Verdict {
+	for _, c := range cs {
+		if c.Verdict == Fail {
+			return Fail
+		}
+	}
+	return Pass
+}
+
+// Verdict is Fail when any run failed.
+func (c *CaseResult) Verdict() Verdict {
+	for _, r := range c.Runs {
+		if r.Verdict() == Fail {
+			return Fail
+		}
+	}
+	return Pass
+}
+
+// Failures counts the runs that failed.
+func (c *CaseResult) Failures() int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Verdict() == Fail {
+			n++
+		}
+	}
+	return n
+}
+
+// Checks aggregates the runs' checks by rule: fail if a run failed (with
+// its evidence, and which run when there were several), pass if one
+// passed, else n/a.
+func (c *CaseResult) Checks() []Check {
+	if len(c.Runs) == 1 {
+		return c.Runs[0].Checks
+	}
+	var out []Check
+	idx := map[string]int{}
+	for _, r := range c.Runs {
+		for _, ch := range r.Checks {
+			i, ok := idx[ch.Rule]
+			if !ok {
+				idx[ch.Rule] = len(out)
+				out = append(out, ch)
+				if ch.Verdict == Fail {
+					out[len(out)-1].Evidence = fmt.Sprintf("run %d: %s", r.Repeat, ch.Evidence)
+				}
+				continue
+			}
+			switch {
+			case ch.Verdict == Fail && out[i].Verdict != Fail:
+				out[i] = ch
+				out[i].Evidence = fmt.Sprintf("run %d: %s", r.Repeat, ch.Evidence)
+			case ch.Verdict == Fail:
+				out[i].Evidence += fmt.Sprintf(" | run %d: %s", r.Repeat, ch.Evidence)
+			case ch.Verdict == Pass && out[i].Verdict == NotApplicable:
+				out[i] = ch
+			}
+		}
+	}
+	return out
+}
+
+// Failed reports whether any case failed.
+func (r *Report) Failed() bool {
+	for _, c := range r.Cases {
+		if c.Verdict() == Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// Run starts the fault server on 127.0.0.1, runs the client against every
+// case on its own endpoint (a bounded number at once), judges each run
+// from the server's log, and returns the report. The error is non-nil only
+// when the matrix itself could not run (no listener, no fixture listing,
+// bad options); every client failure is a verdict in the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	start := time.Now()
+	cases := opts.Cases
+	if cases == nil {
+		cases = Cases()
+	}
+	repeat := max(1, opts.Repeat)
+	if n := len(cases) * repeat; n >= serve.MaxEndpoints {
+		return nil, fmt.Errorf("matrix: %d runs (%d cases × %d repeats): at most %d endpoints fit on one fault server", n, len(cases), repeat, serve.MaxEndpoints-1)
+	}
+	if opts.Seed == 0 {
+		opts.Seed = DefaultSeed
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel()
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	if opts.Command != nil && len(opts.Command) == 0 {
+		return nil, errors.New("matrix: an empty command")
+	}
+
+	sink := newLogSink()
+	srv := serve.New(serve.Options{Seed: opts.Seed, LogFile: sink, LogLimit: 1000})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("matrix: listening on 127.0.0.1: %w", err)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, ln, nil) }()
+	defer func() {
+		stop()
+		<-served
+	}()
+	base := "http://" + ln.Addr().String()
+
+	safety, err := toolSafety(ctx, base+serve.MainPath)
+	if err != nil {
+		return nil, err
+	}
+
+	rep := &Report{Seed: opts.Seed, Command: opts.Command, Repeat: repeat, Limits: opts.Limits}
+	for _, c := range cases {
+		rep.Cases = append(rep.Cases, &CaseResult{Case: c, Runs: make([]*RunResult, repeat)})
+	}
+	type job struct {
+		cr  *CaseResult
+		idx int // case index
+		n   int // repeat, from 0
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // serializes Progress and Records
+	var recErr error
+	for range min(opts.Parallel, len(cases)*repeat) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				rr := runCase(ctx, srv, sink, base, &j.cr.Case, j.idx, j.n+1, safety, opts)
+				j.cr.Runs[j.n] = rr
+				mu.Lock()
+				if opts.Records != nil && recErr == nil {
+					recErr = writeRecords(opts.Records, rr)
+				}
+				if opts.Progress != nil {
+					opts.Progress(j.cr, rr)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	// Longest first: the runs that hold or wait start at once.
+	order := make([]job, 0, len(cases)*repeat)
+	for i, cr := range rep.Cases {
+		for n := range repeat {
+			order = append(order, job{cr, i, n})
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return slow(&order[a].cr.Case) && !slow(&order[b].cr.Case) })
+feed:
+	for _, j := range order {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("matrix: %w", err)
+	}
+	rep.Duration = time.Since(start)
+	if recErr != nil {
+		return rep, fmt.Errorf("matrix: writing records: %w", recErr)
+	}
+	return rep, nil
+}
+
+// slow reports the cases that take seconds: hangs and Retry-After waits.
+func slow(c *Case) bool { return c.Holds || strings.HasPrefix(c.Scenario(), "errors.rate_limited") }
+
+// toolSafety reads the fixture's tools/list and maps each tool to the
+// safety its annotations give (the fixture is trusted).
+func toolSafety(ctx context.Context, u string) (map[string]retry.Safety, error) {
+	c, err := client.New(client.Options{URL: u, Protocol: client.Protocol2026, Timeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	l := c.ListTools(ctx)
+	if !l.OK {
+		reason := "no answer"
+		if l.Final != nil {
+			reason = l.Final.Reason
+		}
+		return nil, fmt.Errorf("matrix: listing the fixture's tools: %s", reason)
+	}
+	out := map[string]retry.Safety{}
+	for _, t := range l.Tools {
+		a := t.Annotations
+		out[t.Name] = retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
+	}
+	return out, nil
+}
+
+// endpointFor returns the URL and the log key of a case's endpoint for one
+// repeat: /s/{id}/mcp with the params and a run tag, so every run has its
+// own counters.
+func endpointFor(base string, c *Case, n int) (u, key string) {
+	q := url.Values{"run": {fmt.Sprintf("%s#%d", c.Name, n)}}
+	if len(c.Params) > 0 {
+		q.Set("params", string(c.Params))
+	}
+	path := "/s/" + c.Scenario() + "/mcp"
+	return base + path + "?" + q.Encode(), path + "?" + q.Encode()
+}
+
+func runCase(ctx context.Context, srv *serve.Server, sink *logSink, base string, c *Case, idx, n int, safety map[string]retry.Safety, opts Options) *RunResult {
+	u, key := endpointFor(base, c, n)
+	rr := &RunResult{Repeat: n, URL: u, Endpoint: key}
+	var recs []*record.Record
+	if opts.Command == nil {
+		rr.Client, recs = runBuiltin(ctx, c, u, opts.Seed, uint64(idx)<<16|uint64(n))
+	} else {
+		rr.Client = runCommand(ctx, c, u, opts)
+	}
+	// A request is logged when it ends, which may be after its client left;
+	// one still in a socket buffer when the client exited starts a moment
+	// later. Wait until the endpoint is idle twice in a row.
+	idle := 0
+	for deadline := time.Now().Add(3 * time.Second); idle < 2 && time.Now().Before(deadline); {
+		if ep := srv.Endpoint(key); ep == nil || ep.InFlight() == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := sink.take(key)
+	for _, l := range lines {
+		rr.Lines = append(rr.Lines, l.raw)
+	}
+	for _, r := range recs {
+		b, err := (&record.Encoder{BodyLimit: 16 << 10}).Encode(r)
+		if err == nil {
+			rr.Lines = append(rr.Lines, b)
+		}
+	}
+	rr.Trace = &Trace{Name: c.Name, Case: c, Exchanges: fromServer(lines, c.Expected), Client: &rr.Client, Safety: safety, Limits: opts.Limits}
+	rr.Checks = Judge(rr.Trace)
+	return rr
+}
+
+// runBuiltin runs mcpdiag's own client with its default retry policy.
+func runBuiltin(ctx context.Context, c *Case, u string, seed, stream uint64) (ClientRun, []*record.Record) {
+	cr := ClientRun{Builtin: true}
+	pol := retry.DefaultPolicy()
+	opts := client.Options{URL: u, Protocol: c.Protocol, Policy: &pol, Timeout: c.Timeout, Rand: rand.New(rand.NewPCG(seed, stream))}
+	if len(c.Input) > 0 {
+		in, err := client.ReadInputs(bytes.NewReader(c.Input))
+		if err != nil {
+			cr.Error = err.Error()
+			return cr, nil
+		}
+		opts.Inputs = in
+	}
+	cl, err := client.New(opts)
+	if err != nil {
+		cr.Error = err.Error()
+		return cr, nil
+	}
+	start := time.Now()
+	call, err := cl.CallTool(ctx, c.Tool, c.Args)
+	cr.Duration = time.Since(start)
+	if err != nil {
+		cr.Error = err.Error()
+		return cr, nil
+	}
+	cr.Outcome, cr.ExitCode = call.Outcome, call.ExitCode()
+	cr.Retries, cr.Rounds, cr.Recoveries = call.Retries, call.Rounds, call.Recoveries
+	cr.Decision = string(call.Decision.Action)
+	if call.Decision.Reason != "" {
+		cr.Decision += ": " + call.Decision.Reason
+	}
+	ex, sum := call.Records(record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, Scenario: c.Scenario()}, u)
+	return cr, append(ex, sum)
+}
+
+// Environment returns the variables a client program gets for case c at
+// endpoint u: MCP_URL, MCP_SCENARIO, MCP_CASE, MCP_TOOL, MCP_ARGS,
+// MCP_TIMEOUT_MS, and MCP_PROTOCOL and MCP_INPUT when the case has them.
+func Environment(c *Case, u string) []string {
+	args := c.Args
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	env := []string{
+		"MCP_URL=" + u,
+		"MCP_SCENARIO=" + c.Scenario(),
+		"MCP_CASE=" + c.Name,
+		"MCP_TOOL=" + c.Tool,
+		"MCP_ARGS=" + string(args),
+		"MCP_TIMEOUT_MS=" + strconv.FormatInt(c.Timeout.Milliseconds(), 10),
+	}
+	if c.Protocol != "" {
+		env = append(env, "MCP_PROTOCOL="+c.Protocol)
+	}
+	if len(c.Input) > 0 {
+		env = append(env, "MCP_INPUT="+string(c.Input))
+	}
+	return env
+}
+
+// contract lists the variables Environment sets.
+var contract = []string{"MCP_URL", "MCP_SCENARIO", "MCP_CASE", "MCP_TOOL", "MCP_ARGS", "MCP_TIMEOUT_MS", "MCP_PROTOCOL", "MCP_INPUT"}
+
+// inherited returns env without the contract's variables, so that a value
+// left in the matrix's own environment never reaches a case that sets none.
+func inherited(env []string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, c := range contract {
+			if k == c {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// runCommand runs the client program once, with the endpoint as its last
+// argument, and keeps its exit code and (capped) output.
+func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun {
+	cr := ClientRun{Command: append(append([]string(nil), opts.Command...), u)}
+	limit := opts.Limits.RunTimeout
+	if c.Holds {
+		// Past its bound the verdict is known: stop it a second later.
+		limit = min(limit, c.Timeout+opts.Limits.LivenessGrace+time.Second)
+	}
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, opts.Command[0], append(opts.Command[1:], u)...)
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(inherited(env), Environment(c, u)...)
+	cmd.Dir = opts.Dir
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ownGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	cr.Duration = time.Since(start)
+	cr.Stdout, cr.Stderr = stdout.String(), stderr.String()
+	cr.Killed = rctx.Err() != nil && ctx.Err() == nil
+	if cmd.ProcessState != nil {
+		cr.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil, errors.As(err, &ee):
+	case cmd.ProcessState == nil:
+		cr.Error, cr.Duration, cr.ExitCode = err.Error(), 0, -1
+	default:
+		cr.Error = err.Error()
+	}
+	if cr.Killed {
+		cr.Error = fmt.Sprintf("killed after %s (the run's limit)", ms(limit))
+	}
+	cr.Outcome = PrintedOutcome(cr.Stdout)
+	return cr
+}
+
+// capped keeps the first MaxOutput bytes written to it.
+type capped struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	cut bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := MaxOutput - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	if c.buf.Len() >= MaxOutput && len(p) > 0 {
+		c.cut = true
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.buf.String()
+	if c.cut {
+		s += "\n[output cut at 64 KiB]"
+	}
+	return s
+}
+
+var (
+	outcomeLine = regexp.MustCompile(`(?i)^\s*(?:mcp_)?outcome\s*[:=]\s*"?([A-Z_]+)"?\s*$`)
+	reportLine  = regexp.MustCompile(`^([A-Z_]+) \((?:[a-z]+ )?layer\)`)
+)
+
+// PrintedOutcome returns the last classification a client printed on
+// stdout, or "": a line "outcome: NAME" or "MCP_OUTCOME=NAME", the first
+// line of mcpdiag call's report ("NAME (transport layer) — …"), or a
+// record of kind "call" (mcpdiag call --json). Only the classifier's
+// outcome names (and the client's call-level ones) count.
+func PrintedOutcome(stdout string) classify.Outcome {
+	var found classify.Outcome
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, MaxOutput+1)
+	for sc.Scan() {
+		line := sc.Text()
+		var name string
+		if m := outcomeLine.FindStringSubmatch(line); m != nil {
+			name = strings.ToUpper(m[1])
+		} else if m := reportLine.FindStringSubmatch(line); m != nil {
+			name = m[1]
+		} else if strings.HasPrefix(strings.TrimSpace(line), "{") {
+			var r struct {
+				Kind    string `json:"kind"`
+				Outcome string `json:"outcome"`
+			}
+			if json.Unmarshal([]byte(line), &r) == nil && r.Kind == string(record.KindCall) {
+				name = r.Outcome
+			}
+		}
+		if known(classify.Outcome(name)) {
+			found = classify.Outcome(name)
+		}
+	}
+	return found
+}
+
+func known(o classify.Outcome) bool {
+	if o == client.InputRoundsExceeded || o == client.ToolExcluded {
+		return true
+	}
+	for _, k := range classify.Outcomes {
+		if o == k {
+			return true
+		}
+	}
+	return false
+}
+
+// logSink receives every server log line and keeps the lines of each
+// endpoint until its run takes them.
+type logSink struct {
+	mu    sync.Mutex
+	lines map[string][]*serverLine
+}
+
+func newLogSink() *logSink { return &logSink{lines: map[string][]*serverLine{}} }
+
+// WriteLine implements record.LineWriter. It is called under the server's
+// log lock, so it only parses and files the line.
+func (s *logSink) WriteLine(line []byte) error {
+	l, err := parseServerLine(bytes.Clone(line))
+	if err != nil || l.serve.Endpoint == "" {
+		return nil
+	}
+	s.mu.Lock()
+	s.lines[l.serve.Endpoint] = append(s.lines[l.serve.Endpoint], l)
+	s.mu.Unlock()
+	return nil
+}
+
+// Close implements record.LineWriter.
+func (s *logSink) Close() error { return nil }
+
+func (s *logSink) take(endpoint string) []*serverLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := s.lines[endpoint]
+	delete(s.lines, endpoint)
+	return ls
+}
+
+func writeRecords(w record.LineWriter, rr *RunResult) error {
+	for _, l := range rr.Lines {
+		if err := w.WriteLine(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+// Command badclient is a small 2026-07-28 MCP client for the matrix tests:
+// well behaved by default, or deliberately wrong in one way (-bad MODE).
+// It follows the matrix's environment contract: the endpoint is the last
+// argument, the call is MCP_TOOL with MCP_ARGS, MCP_INPUT answers MRTR
+// input requests, MCP_TIMEOUT_MS bounds the call. It prints "outcome: NAME"
+// (the classifier's name of its final answer), except in hang mode.
+//
+// Modes:
+//
+//	(none)              classify every answer, decide with the retry policy
+//	retry-destructive   treat every tool as safe to repeat (ignores annotations)
+//	reuse-id            send each MRTR round with the id of the request it answers
+//	ignore-retry-after  retry a 429 at once, whatever Retry-After says
+//	hang                no timeout; wait forever for an answer that does not come
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+func main() {
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: badclient [-bad MODE] URL")
+		os.Exit(2)
+	}
+	c := &mini{url: flag.Arg(flag.NArg() - 1), mode: *mode, tool: os.Getenv("MCP_TOOL"), args: json.RawMessage(os.Getenv("MCP_ARGS"))}
+	if len(c.args) == 0 {
+		c.args = json.RawMessage(`{}`)
+	}
+	if in := os.Getenv("MCP_INPUT"); in != "" {
+		if err := json.Unmarshal([]byte(in), &c.inputs); err != nil {
+			fmt.Fprintln(os.Stderr, "MCP_INPUT:", err)
+			os.Exit(2)
+		}
+	}
+	timeout := 10 * time.Second
+	if ms, err := strconv.Atoi(os.Getenv("MCP_TIMEOUT_MS")); err == nil && ms > 0 {
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	ctx := context.Background()
+	if c.mode != "hang" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out := c.call(ctx)
+	if c.mode == "hang" {
+		if out != classify.ToolSuccess && out != classify.ToolError {
+			select {} // the answer never came: wait for it forever
+		}
+		return
+	}
+	fmt.Println("outcome:", out)
+}
+
+type mini struct {
+	url, mode, tool string
+	args            json.RawMessage
+	inputs          map[string]json.RawMessage
+	id              int64
+}
+
+func (c *mini) call(ctx context.Context) classify.Outcome {
+	pol := retry.DefaultPolicy()
+	facts := retry.Facts{Safety: retry.Unknown, Protocol: classify.Protocol2026, Rand: nil}
+	if c.mode == "retry-destructive" {
+		facts.Safety = retry.Idempotent
+	}
+	var state, answers json.RawMessage
+	round := false
+	for {
+		if !round || c.mode != "reuse-id" {
+			c.id++
+		}
+		res := c.post(ctx, state, answers)
+		if dl, ok := ctx.Deadline(); ok {
+			facts.Remaining = max(time.Until(dl), 0)
+		}
+		d := pol.Decide(res, facts)
+		round = false
+		switch d.Action {
+		case retry.Retry:
+			wait := d.Delay
+			if c.mode == "ignore-retry-after" && res.Status == http.StatusTooManyRequests {
+				wait = 0
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return res.Outcome
+			}
+			state, answers = nil, nil
+		case retry.ContinueInput:
+			state, answers = nil, nil
+			if r, ok := wire.Field(res.Response, "result"); ok {
+				if st, ok := wire.Field(r, "requestState"); ok {
+					state = json.RawMessage(bytes.Clone(st))
+				}
+			}
+			if res.Input != nil && len(res.Input.Requests) > 0 {
+				m := map[string]json.RawMessage{}
+				for _, q := range res.Input.Requests {
+					if a, ok := c.inputs[q.Key]; ok {
+						m[q.Key] = a
+					}
+				}
+				answers, _ = json.Marshal(m)
+			}
+			round = true
+		default:
+			return res.Outcome
+		}
+		facts.Count(d)
+	}
+}
+
+// post sends one tools/call and classifies the answer.
+func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classify.Result {
+	caps := json.RawMessage(`{}`)
+	if c.inputs != nil {
+		caps = json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`)
+	}
+	params := map[string]any{
+		"name": c.tool, "arguments": c.args,
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    classify.Protocol2026,
+			"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "badclient", "version": "0"},
+			"io.modelcontextprotocol/clientCapabilities": caps,
+		},
+	}
+	if state != nil {
+		params["requestState"] = state
+	}
+	if answers != nil {
+		params["inputResponses"] = answers
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": "tools/call", "params": params})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", classify.Protocol2026)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", c.tool)
+	ex := &classify.Exchange{Method: "tools/call", ID: wire.IntID(c.id), ProtocolVersion: classify.Protocol2026}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ex.Err, ex.RequestSent = err, true
+	} else {
+		defer resp.Body.Close()
+		ex.Status, ex.Header, ex.Body = resp.StatusCode, resp.Header, resp.Body
+	}
+	res, err := (&classify.Classifier{StopAtTerminal: true, KeepResponse: true}).Classify(ex)
+	if err != nil || res == nil {
+		return &classify.Result{Outcome: classify.StreamIncomplete, Reason: fmt.Sprint(err)}
+	}
+	return res
+}

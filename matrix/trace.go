@@ -1,0 +1,230 @@
+package matrix
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/retry"
+)
+
+// Limits are the bounds some rules enforce. The zero value of a field means
+// its default.
+type Limits struct {
+	// MaxRetries is the most automatic repeats of one request after
+	// failures (DefaultMaxRetries).
+	MaxRetries int `json:"maxRetries"`
+	// MinBackoff is the wait below which a retry counts as immediate; a
+	// request retried twice or more with every wait below it is hammering
+	// (DefaultMinBackoff).
+	MinBackoff time.Duration `json:"minBackoffNs"`
+	// RetryAfterSlack is how much earlier than Retry-After a repeat may
+	// arrive, for clock and network jitter (DefaultRetryAfterSlack).
+	RetryAfterSlack time.Duration `json:"retryAfterSlackNs"`
+	// LoopThreshold is how many identical calls after complete answers make
+	// a loop (DefaultLoopThreshold).
+	LoopThreshold int `json:"loopThreshold"`
+	// RunTimeout bounds one run of an external client (DefaultRunTimeout).
+	RunTimeout time.Duration `json:"runTimeoutNs"`
+	// LivenessGrace is added to a case's call timeout to bound a client on
+	// a scenario that holds the response (DefaultLivenessGrace).
+	LivenessGrace time.Duration `json:"livenessGraceNs"`
+}
+
+// The defaults of Limits.
+const (
+	DefaultMaxRetries      = 3
+	DefaultMinBackoff      = 10 * time.Millisecond
+	DefaultRetryAfterSlack = 100 * time.Millisecond
+	DefaultLoopThreshold   = 3
+	DefaultRunTimeout      = 15 * time.Second
+	DefaultLivenessGrace   = 3 * time.Second
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxRetries <= 0 {
+		l.MaxRetries = DefaultMaxRetries
+	}
+	if l.MinBackoff <= 0 {
+		l.MinBackoff = DefaultMinBackoff
+	}
+	if l.RetryAfterSlack <= 0 {
+		l.RetryAfterSlack = DefaultRetryAfterSlack
+	}
+	if l.LoopThreshold <= 0 {
+		l.LoopThreshold = DefaultLoopThreshold
+	}
+	if l.RunTimeout <= 0 {
+		l.RunTimeout = DefaultRunTimeout
+	}
+	if l.LivenessGrace <= 0 {
+		l.LivenessGrace = DefaultLivenessGrace
+	}
+	return l
+}
+
+// ClientRun is what the matrix saw of the client itself.
+type ClientRun struct {
+	// Builtin reports mcpdiag's own client; otherwise Command ran.
+	Builtin bool     `json:"builtin"`
+	Command []string `json:"command,omitempty"`
+	// Outcome is the classification the client printed ("" when it
+	// printed none).
+	Outcome classify.Outcome `json:"outcome,omitempty"`
+	// Duration is how long the client ran; Killed reports that the matrix
+	// stopped it at its limit.
+	Duration time.Duration `json:"-"`
+	Killed   bool          `json:"killed,omitempty"`
+	// ExitCode, Stdout and Stderr are the program's (capped).
+	ExitCode int    `json:"exitCode"`
+	Stdout   string `json:"stdout,omitempty"`
+	Stderr   string `json:"stderr,omitempty"`
+	// Error is why the client could not run, if it could not.
+	Error string `json:"error,omitempty"`
+	// Retries, Rounds, Recoveries and Decision are the built-in client's
+	// own account of the call.
+	Retries    int      `json:"retries,omitempty"`
+	Rounds     int      `json:"rounds,omitempty"`
+	Recoveries []string `json:"recoveries,omitempty"`
+	Decision   string   `json:"decision,omitempty"`
+}
+
+// Trace is what the rules judge: the POSTs one client sent, as the fault
+// server (or a recorder) saw them, and what the client reported.
+type Trace struct {
+	// Name labels the trace: the case name, or the client and session of
+	// the records.
+	Name string
+	// Case is the matrix case; nil for records judged passively.
+	Case *Case
+	// Exchanges are the POSTs, in arrival order.
+	Exchanges []*Exchange
+	// Client is what the client did; nil for records.
+	Client *ClientRun
+	// Safety is each tool's safety from its tools/list annotations; a tool
+	// missing from it is unknown.
+	Safety map[string]retry.Safety
+	// Limits are the bounds the rules enforce.
+	Limits Limits
+	// Passive reports records judged without an injected fault.
+	Passive bool
+
+	byKey map[string][]*Exchange
+}
+
+// attempts returns the requests with x's key, in order.
+func (t *Trace) attempts(key string) []*Exchange {
+	if t.byKey == nil {
+		t.byKey = map[string][]*Exchange{}
+		for _, x := range t.Exchanges {
+			if x.IsRequest() {
+				t.byKey[x.Key()] = append(t.byKey[x.Key()], x)
+			}
+		}
+	}
+	return t.byKey[key]
+}
+
+// repeat is a request sent again after an earlier attempt with its key.
+type repeat struct {
+	prev, next *Exchange
+}
+
+// retries returns every repeat of a request whose previous attempt failed,
+// in order: retries and recoveries, MRTR rounds excluded (they follow an
+// answer).
+func (t *Trace) retries() []repeat {
+	var out []repeat
+	for _, x := range t.Exchanges {
+		if !x.IsRequest() {
+			continue
+		}
+		if p := t.previous(x); p != nil && p.Failed {
+			out = append(out, repeat{p, x})
+		}
+	}
+	return out
+}
+
+// previous returns the attempt before x with x's key, or nil.
+func (t *Trace) previous(x *Exchange) *Exchange {
+	var prev *Exchange
+	for _, a := range t.attempts(x.Key()) {
+		if a == x {
+			return prev
+		}
+		prev = a
+	}
+	return nil
+}
+
+// next returns the attempt after x with x's key, or nil.
+func (t *Trace) next(x *Exchange) *Exchange {
+	as := t.attempts(x.Key())
+	for i, a := range as {
+		if a == x && i+1 < len(as) {
+			return as[i+1]
+		}
+	}
+	return nil
+}
+
+// round reports an MRTR round: x carries requestState or inputResponses,
+// or (when its params are not known) the answer to its previous attempt
+// asked for input.
+func (t *Trace) round(x *Exchange) bool {
+	p := t.previous(x)
+	if p == nil || p.Failed {
+		return false
+	}
+	return x.Round() || p.IssuedAny || p.Outcome == classify.InputRequired
+}
+
+// safety returns a tool's safety (Unknown when the listing did not name it).
+func (t *Trace) safety(tool string) retry.Safety {
+	if s, ok := t.Safety[tool]; ok {
+		return s
+	}
+	return retry.Unknown
+}
+
+// lastCall returns the last tools/call POST, or nil.
+func (t *Trace) lastCall() *Exchange {
+	for i := len(t.Exchanges) - 1; i >= 0; i-- {
+		if t.Exchanges[i].Method == "tools/call" {
+			return t.Exchanges[i]
+		}
+	}
+	return nil
+}
+
+// Recovered reports that a retry recovered the call: some request was sent
+// again after a failure, and the server's answer to the last tools/call did
+// not fail.
+func (t *Trace) Recovered() bool {
+	last := t.lastCall()
+	return last != nil && !last.Failed && last.Status >= 200 && last.Status < 300 && len(t.retries()) > 0
+}
+
+// Want returns the classification a client must print: the case's expected
+// outcome, or TOOL_SUCCESS when a retry recovered an expected failure.
+func (t *Trace) Want() classify.Outcome {
+	if t.Case == nil {
+		return ""
+	}
+	if !healthy(t.Case.Expected) && t.Recovered() {
+		return classify.ToolSuccess
+	}
+	return t.Case.Expected
+}
+
+// Posts returns the number of POSTs.
+func (t *Trace) Posts() int {
+	n := 0
+	for _, x := range t.Exchanges {
+		if x.HTTPMethod == http.MethodPost {
+			n++
+		}
+	}
+	return n
+}
