@@ -230,6 +230,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		switch d.Action {
 		case retry.Retry:
 			if !c.sleep(ctx, d.Delay) {
+				call.Decision = retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
 				return call, nil
 			}
 			st.facts.Count(d)

@@ -287,3 +287,42 @@ func TestPromptInputs(t *testing.T) {
 		t.Fatalf("sampling: %v", err)
 	}
 }
+
+// TestProbeRetried: in auto mode a 503 on the first request (the probe that
+// decides the era) is retried like any read-only request, not the end of
+// the call.
+func TestProbeRetried(t *testing.T) {
+	inner := goSDKHandler(true)
+	var mu sync.Mutex
+	first := true
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		f := first
+		first = false
+		mu.Unlock()
+		if f {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	srv, url := serve(t, h, "")
+	c := newClient(t, url, client.ProtocolAuto, nil)
+	call, _ := c.CallTool(context.Background(), "echo", nil)
+	if call.Outcome != classify.ToolSuccess || call.Retries != 1 || call.Protocol != client.Protocol2026 {
+		t.Fatalf("outcome %s, retries %d, era %s (%s)", call.Outcome, call.Retries, call.Protocol, call.Decision.Reason)
+	}
+	if srv.count("tools/list") != 2 {
+		t.Errorf("tools/list POSTs %d, want 2", srv.count("tools/list"))
+	}
+	// A deadline that leaves no time for the retry ends as a failure that
+	// says so, not as a pending "retry".
+	mu.Lock()
+	first = true
+	mu.Unlock()
+	c2, _ := client.New(client.Options{URL: url, Timeout: 50 * time.Millisecond, Policy: &retry.Policy{MaxRetries: 2, Backoff: time.Second, MaxBackoff: time.Second}})
+	call, _ = c2.CallTool(context.Background(), "echo", nil)
+	if call.Decision.Action == retry.Retry {
+		t.Fatalf("the call ended on a retry decision: %s", call.Decision.Reason)
+	}
+}

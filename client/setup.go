@@ -49,10 +49,15 @@ func (c *Client) setupWith(ctx context.Context, st *callState, facts retry.Facts
 		if ex.Result.Outcome.Success() {
 			return ex, true
 		}
-		if d.Action == retry.Retry && c.sleep(ctx, d.Delay) {
-			facts.Count(d)
-			st.call.Retries++
-			continue
+		if d.Action == retry.Retry {
+			if c.sleep(ctx, d.Delay) {
+				facts.Count(d)
+				st.call.Retries++
+				continue
+			}
+			fail := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
+			ex.Decision = &fail
+			return ex, false
 		}
 		if d.Action == retry.Renegotiate && d.Version == c.protocol {
 			facts.Count(d)
@@ -132,6 +137,9 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 	var order []string
 	var cursor *string
 	seen := map[string]bool{}
+	// The probe is a read-only request: the policy may retry it, and its
+	// retries count across attempts.
+	probeFacts := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
 	for page := 0; page < DefaultMaxPages; page++ {
 		probing := c.protocol == ""
 		if probing {
@@ -150,7 +158,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 		if probing {
 			ex = c.send(ctx, build())
 			c.record(ex)
-			c.decideSetup(ctx, ex)
+			c.decideSetup(ctx, ex, probeFacts)
 			c.emit(ex)
 			ok = ex.Result.Outcome.Success()
 			era, why := eraFromProbe(ex.Result)
@@ -170,6 +178,19 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 				if !c.initialize(ctx, st) {
 					return false
 				}
+				page--
+				continue
+			case ex.Decision.Action == retry.Retry:
+				// The era is still unknown (a 5xx, a reset, a 429): probe
+				// again after the policy's delay.
+				c.protocol = ""
+				if !c.sleep(ctx, ex.Decision.Delay) {
+					d := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + ex.Decision.Reason}
+					ex.Decision = &d
+					return st.stop(ex)
+				}
+				probeFacts.Count(*ex.Decision)
+				st.call.Retries++
 				page--
 				continue
 			default:
@@ -234,8 +255,10 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 
 // decideSetup attaches the policy's verdict to a set-up exchange that
 // stopped the call.
-func (c *Client) decideSetup(ctx context.Context, ex *Exchange) {
-	f := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
+func (c *Client) decideSetup(ctx context.Context, ex *Exchange, f retry.Facts) {
+	if dl, ok := ctx.Deadline(); ok {
+		f.Remaining = max(0, timeUntil(dl))
+	}
 	d := c.pol.Decide(ex.Result, f)
 	if alt, ok := versionListedAnyway(c.pol, ex, d, f); ok {
 		d = alt
