@@ -55,6 +55,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"io"
 	"net"
 	"net/http"
@@ -317,6 +318,10 @@ func (s *Server) adminAllowed(r *http.Request) (bool, int, string) {
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return false, http.StatusForbidden, "the admin API answers only loopback clients unless --admin-token is set"
+	}
+	// A loopback peer may still be a browser running someone's page.
+	if ok, why := loopback.Check(r); !ok {
+		return false, http.StatusForbidden, "the admin API refused the request: " + why
 	}
 	return true, 0, ""
 }

@@ -332,8 +332,20 @@ func TestAdminAccess(t *testing.T) {
 	req.RemoteAddr = "[::1]:5555"
 	rec = httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("a loopback peer naming a foreign Host (DNS rebinding): %d", rec.Code)
+	}
+	req.Host = "127.0.0.1:8080"
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		t.Errorf("a loopback client: %d", rec.Code)
+	}
+	req.Header.Set("Origin", "http://evil.example")
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("a loopback peer sent by a foreign page (Origin): %d", rec.Code)
 	}
 	s = serve.New(serve.Options{AdminToken: "tok"})
 	for _, tt := range []struct {
