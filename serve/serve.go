@@ -418,7 +418,10 @@ func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, k := range eps {
-		s.Endpoint(k).Reset()
+		// A concurrent reset with dropEndpoints may have removed it.
+		if ep := s.Endpoint(k); ep != nil {
+			ep.Reset()
+		}
 	}
 	s.event(r, "", "reset: counters zeroed and schedules restarted for "+strings.Join(eps, ", "))
 	writeJSON(w, http.StatusOK, map[string]any{"reset": eps})
@@ -501,6 +504,9 @@ func (s *Server) adminCounters(w http.ResponseWriter) {
 	out := map[string]any{}
 	for _, k := range keys {
 		ep := s.Endpoint(k)
+		if ep == nil {
+			continue // dropped by a concurrent reset
+		}
 		out[k] = map[string]any{"scenario": ep.Selection().String(), "counters": ep.Counters(), "inFlight": ep.InFlight()}
 	}
 	writeJSON(w, http.StatusOK, out)

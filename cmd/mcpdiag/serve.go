@@ -160,9 +160,15 @@ func runServe(ctx context.Context, out io.Writer, o serveOptions, seedSet bool) 
 		defer w.Close()
 		opts.LogFile = w
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	// A bare ":PORT" means loopback here, as for the proxy: binding every
+	// interface takes an explicit "0.0.0.0:PORT".
+	addr, err := loopbackDefault(o.addr)
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", o.addr, err)}
+		return usageError("--addr %q: %v", o.addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", addr, err)}
 	}
 	s := serve.New(opts)
 	name := sel.String()
