@@ -176,7 +176,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		defer wg.Done()
 		select {
 		case <-ctx.Done():
-			_ = cmd.Process.Kill()
+			killGroup(cmd)
 		case <-s.exited:
 		}
 	}()
@@ -305,7 +305,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 		}
 		if end && s.faultExit() {
 			s.log.Warn("fault exit: killing the server in the middle of a request")
-			_ = s.cmd.Process.Kill()
+			killGroup(s.cmd)
 		}
 	}
 }
@@ -528,7 +528,7 @@ func (s *stdioProxy) onNoise(line []byte, note string) {
 		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
 		URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport,
 		Reason:       "a line on the server's stdout is not JSON: clients that read stdout as JSON-RPC fail on it",
-		ResponseBody: noiseBody(line, s.limit),
+		ResponseBody: s.noiseBody(line),
 	}
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
@@ -550,7 +550,7 @@ func (s *stdioProxy) orphan(line []byte, outcome classify.Outcome, reason string
 	rec := &record.Record{
 		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
 		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(), Reason: reason,
-		ResponseBody: noiseBody(line, s.limit),
+		ResponseBody: s.noiseBody(line),
 	}
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
@@ -559,9 +559,15 @@ func (s *stdioProxy) orphan(line []byte, outcome classify.Outcome, reason string
 	s.write(rec)
 }
 
-func noiseBody(line []byte, limit int) *record.Body {
+// noiseBody is the offending line as a record body, unless --record-bodies
+// none keeps every body out of the records (a stray print can hold a
+// connection string).
+func (s *stdioProxy) noiseBody(line []byte) *record.Body {
+	if s.opts.Bodies == BodiesNone {
+		return nil
+	}
 	line = bytes.TrimRight(line, "\r\n")
-	n := min(len(line), limit, 4096)
+	n := min(len(line), s.limit, 4096)
 	return &record.Body{Text: string(line[:n]), Truncated: n < len(line)}
 }
 

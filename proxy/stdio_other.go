@@ -5,3 +5,9 @@ package proxy
 import "os/exec"
 
 func setProcessGroup(*exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

@@ -13,3 +13,15 @@ import (
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
+
+// killGroup kills the server's whole process group: a server started
+// through a wrapper (npx, uv run, sh -c) would otherwise survive its
+// wrapper and keep stdout open.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		_ = cmd.Process.Kill()
+	}
+}
