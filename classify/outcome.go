@@ -51,9 +51,34 @@ var Outcomes = []Outcome{
 	ToolError, ToolSuccess, ResultSuccess,
 }
 
-// Layer returns the layer an outcome belongs to.
+// Outcomes of something larger than one response, produced by the client
+// and the proxy rather than by the classifier. They are defined here so that
+// every reader of records (report, matrix) knows every name.
+const (
+	// InputRoundsExceeded: the server still asked for input after the
+	// client's bound on MRTR rounds (package client).
+	InputRoundsExceeded Outcome = "INPUT_ROUNDS_EXCEEDED"
+	// ToolExcluded: the tool's x-mcp-header annotations break the
+	// 2026-07-28 rules, so the client dropped it and sent nothing (package
+	// client).
+	ToolExcluded Outcome = "TOOL_EXCLUDED"
+	// StdioNoise: a line on a stdio server's stdout that is not JSON
+	// (package proxy).
+	StdioNoise Outcome = "STDIO_NOISE"
+)
+
+// CallOutcomes lists the outcomes that are not the classifier's.
+var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise}
+
+// Layer returns the layer an outcome belongs to ("" for an unknown name).
 func (o Outcome) Layer() Layer {
 	switch o {
+	case InputRoundsExceeded:
+		return LayerInteraction
+	case ToolExcluded:
+		return LayerProtocol
+	case StdioNoise:
+		return LayerTransport
 	case NetworkError, HTTPError, EmptyResponse, UnexpectedContentType, StreamIncomplete, NotificationAccepted:
 		return LayerTransport
 	case MalformedJSON, InvalidEnvelope, JSONRPCError, InvalidToolResult, InvalidResult:

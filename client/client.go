@@ -19,7 +19,7 @@ import (
 // InputRoundsExceeded is the call-level outcome when the server keeps asking
 // for input past Options.MaxRounds. The classifier never produces it: it is a
 // verdict on the whole call, not on one response.
-const InputRoundsExceeded classify.Outcome = "INPUT_ROUNDS_EXCEEDED"
+const InputRoundsExceeded = classify.InputRoundsExceeded
 
 // ErrUsage marks a call that cannot start because of its inputs (bad URL,
 // arguments that are not a JSON object).

@@ -19,7 +19,7 @@ const WarnToolExcluded = "tool-excluded"
 // excluded from tools/list (its x-mcp-header annotations break the
 // 2026-07-28 rules). No tools/call is sent: a conforming client never calls
 // such a tool, so the call fails at the protocol layer, exit code 3.
-const ToolExcluded classify.Outcome = "TOOL_EXCLUDED"
+const ToolExcluded = classify.ToolExcluded
 
 // ExcludedTool is a tool that tools/list named and the client left out.
 type ExcludedTool struct {

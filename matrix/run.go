@@ -555,17 +555,7 @@ func PrintedOutcome(stdout string) classify.Outcome {
 	return found
 }
 
-func known(o classify.Outcome) bool {
-	if o == client.InputRoundsExceeded || o == client.ToolExcluded {
-		return true
-	}
-	for _, k := range classify.Outcomes {
-		if o == k {
-			return true
-		}
-	}
-	return false
-}
+func known(o classify.Outcome) bool { return o.Layer() != "" }
 
 // logSink receives every server log line and keeps the lines of each
 // endpoint until its run takes them.

@@ -29,7 +29,7 @@ import (
 // framing broke, whatever the server meant. (A line that starts like JSON but
 // does not parse is MALFORMED_JSON, as over HTTP.) The record carries the
 // offending line as its response body.
-const StdioNoise classify.Outcome = "STDIO_NOISE"
+const StdioNoise = classify.StdioNoise
 
 // maxNoiseRecords bounds the records written for noise lines: a server that
 // logs to stdout would otherwise write one per log line. Past it, noise lines

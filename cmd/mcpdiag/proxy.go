@@ -341,7 +341,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		path = "/"
 	}
 	proxyURL := "http://" + ln.Addr().String() + path
-	fmt.Fprintf(stderr, "mcpdiag proxy: %s → %s\n", proxyURL, up.Redacted())
+	fmt.Fprintf(stderr, "mcpdiag proxy: %s → %s\n", proxyURL, record.RedactURL(o.upstream))
 	metricsURL := ""
 	if metricsLn != nil {
 		metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"

@@ -209,11 +209,13 @@ func ErrorType(r *record.Record) string {
 	return string(r.Outcome)
 }
 
+// statusMessage is the span status text: the upstream's own words, so it is
+// scrubbed like a record (a server may echo a token in an error message).
 func statusMessage(r *record.Record) string {
 	if r.ErrorMessage != "" {
-		return r.ErrorMessage
+		return record.Scrub(r.ErrorMessage)
 	}
-	return r.Reason
+	return record.Scrub(r.Reason)
 }
 
 func unquote(s string) (string, bool) {
