@@ -66,9 +66,9 @@ func New(opts Options) (*Client, error) {
 		hc = &http.Client{}
 	}
 	c := &Client{opts: opts, http: hc, pol: opts.policy()}
-	if opts.MaxRounds > 0 || c.pol.MaxInputRounds == 0 {
-		c.pol.MaxInputRounds = opts.maxRounds()
-	}
+	// One bound on MRTR rounds: --max-rounds decides, whatever the policy
+	// passed in says.
+	c.pol.MaxInputRounds = opts.maxRounds()
 	switch opts.Protocol {
 	case Protocol2026, Protocol2025:
 		c.protocol = opts.Protocol

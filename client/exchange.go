@@ -194,7 +194,9 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 			ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header
 			fb = &firstByteReader{r: resp.Body, start: ex.Start}
 			cex.Status, cex.Header, cex.Body = resp.StatusCode, resp.Header, fb
-			if isEventStream(resp.Header.Get("Content-Type")) {
+			// Only a 2025-11-25 stream can be resumed, so only there is
+			// the last event id worth a second look at the bytes.
+			if rq.protocol == Protocol2025 && isEventStream(resp.Header.Get("Content-Type")) {
 				ex.sse.r = fb
 				cex.Body = &ex.sse
 			}

@@ -211,6 +211,11 @@ func (c *Client) answerInputs(ctx context.Context, st *callState, res *classify.
 		st.state = nil
 		return false
 	}
+	if len(keys) == 0 && st.state == nil {
+		// Nothing to answer and no state to echo (a 2025-11-25 -32042 error,
+		// say): sending the same request again would change nothing.
+		return false
+	}
 	if len(keys) > 0 {
 		st.inputs, _ = json.Marshal(answers)
 	}

@@ -326,3 +326,29 @@ func TestProbeRetried(t *testing.T) {
 		t.Fatalf("the call ended on a retry decision: %s", call.Decision.Reason)
 	}
 }
+
+// TestURLElicitationErrorNotLooped: a 2025-11-25 -32042 (URL elicitation
+// required) with nothing to answer ends the call; it is not re-sent round
+// after round unchanged.
+func TestURLElicitationErrorNotLooped(t *testing.T) {
+	inner := goSDKHandler(false)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","message":"log in","url":"https://example.com/login","elicitationId":"e1"}]}}}`, idOf(body))
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	srv, url := serve(t, h, "")
+	c := newClient(t, url, client.Protocol2025, nil)
+	call, _ := c.CallTool(context.Background(), "echo", nil)
+	if got := srv.count("tools/call"); got != 1 {
+		t.Fatalf("tools/call sent %d times (outcome %s, %s)", got, call.Outcome, call.Decision.Reason)
+	}
+	if call.ExitCode() == 0 {
+		t.Errorf("exit 0 for an unanswered URL elicitation")
+	}
+}

@@ -161,36 +161,44 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			c.decideSetup(ctx, ex, probeFacts)
 			c.emit(ex)
 			ok = ex.Result.Outcome.Success()
+			// The policy's verdict comes first (a 429 or a 503 on the probe
+			// is a reason to wait, not a sign of a legacy server); the
+			// backward-compatibility rule decides what it leaves open.
 			era, why := eraFromProbe(ex.Result)
 			c.eraReason = why
+			d := *ex.Decision
 			switch {
-			case era == Protocol2026 && ok:
-			case era == Protocol2026 && ex.Decision.Action == retry.Renegotiate && ex.Decision.Version == Protocol2026:
+			case ok:
+				c.eraReason = "the server answered a 2026-07-28 request"
+			case d.Action == retry.Retry:
+				// The era is still unknown: probe again after the delay.
+				c.protocol = ""
+				if !c.sleep(ctx, d.Delay) {
+					fail := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
+					ex.Decision = &fail
+					return st.stop(ex)
+				}
+				probeFacts.Count(d)
+				st.call.Retries++
+				page--
+				continue
+			case d.Action == retry.Renegotiate && d.Version == Protocol2026:
 				// A -32022 that lists 2026-07-28 anyway: re-send the
 				// listing once at that version (the era is decided).
-				st.call.Recoveries = append(st.call.Recoveries, "renegotiate: "+ex.Decision.Reason)
+				c.eraReason = "renegotiated: " + d.Reason
+				st.call.Recoveries = append(st.call.Recoveries, "renegotiate: "+d.Reason)
 				facts := retry.Facts{Safety: retry.ReadOnly, Rand: c.opts.Rand}
-				facts.Count(*ex.Decision)
+				facts.Count(d)
 				if ex, ok = c.setupWith(ctx, st, facts, build); !ok {
 					return st.stop(ex)
 				}
-			case era == Protocol2025:
+			case d.Action == retry.Renegotiate && d.Version == Protocol2025, era == Protocol2025:
+				if d.Action == retry.Renegotiate {
+					c.eraReason = "renegotiated: " + d.Reason
+				}
 				if !c.initialize(ctx, st) {
 					return false
 				}
-				page--
-				continue
-			case ex.Decision.Action == retry.Retry:
-				// The era is still unknown (a 5xx, a reset, a 429): probe
-				// again after the policy's delay.
-				c.protocol = ""
-				if !c.sleep(ctx, ex.Decision.Delay) {
-					d := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + ex.Decision.Reason}
-					ex.Decision = &d
-					return st.stop(ex)
-				}
-				probeFacts.Count(*ex.Decision)
-				st.call.Retries++
 				page--
 				continue
 			default:
@@ -248,6 +256,9 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 		}
 		seen[*res.Result.NextCursor] = true
 		cursor = res.Result.NextCursor
+		if page == DefaultMaxPages-1 {
+			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "pagination-cut", Message: fmt.Sprintf("tools/list still had a nextCursor after %d pages; the rest of the list was not read", DefaultMaxPages), Rule: "mcpdiag bounds tools/list pagination (client.DefaultMaxPages); a tool on a later page is treated as not listed"})
+		}
 	}
 	c.tools, c.toolOrder, c.excluded, c.listed = tools, order, excluded, true
 	return true
