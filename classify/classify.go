@@ -79,8 +79,8 @@ func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
 // ClassifyInto is Classify writing into a Result the caller owns, so that a
 // loop over many exchanges (a proxy, a benchmark) allocates nothing for
 // small responses. Everything r held before is overwritten; its Warnings
-// backing array is reused, so a caller that keeps an earlier verdict must
-// copy it first.
+// backing array is reused, and JSONRPC and IsError point into r, so a caller
+// that keeps an earlier verdict must deep-copy it first.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
 	*r = Result{Method: ex.Method, Protocol: ex.ProtocolVersion, Status: ex.Status, Warnings: r.Warnings[:0]}
 	if r.Method == "" {
@@ -437,10 +437,14 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 	})
 	ok := true
 	if hasCode && wire.Kind(code) == '0' && wire.IsIntegerNumber(code) {
-		if n, err := strconv.ParseFloat(string(code), 64); err == nil {
+		// A code past int64 (1e300) has no integer value to report: the
+		// error object is not well formed for us.
+		if n, err := strconv.ParseFloat(string(code), 64); err == nil && n >= -9.2e18 && n <= 9.2e18 {
 			d.code = int64(n)
 			d.Code = &d.code
 			d.CodeName = CodeName(d.code)
+		} else {
+			ok = false
 		}
 	} else {
 		ok = false
@@ -571,6 +575,19 @@ func jsonrpcErrorReason(code int64, name, message string) string {
 }
 
 func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
+	if r.Protocol == Protocol2025 {
+		// The legacy, reserved and retired ranges are 2026-07-28 rules:
+		// -32002 and -32042 are current codes on a 2025-11-25 exchange.
+		switch code {
+		case -32002:
+			r.jsonrpc.CodeName = "ResourceNotFound"
+		case -32042:
+			r.jsonrpc.CodeName = "URLElicitationRequired"
+		case -32001, -32003, -32004:
+			r.jsonrpc.CodeName = ""
+		}
+		return
+	}
 	switch {
 	case code == -32002 || code == -32042:
 		r.warn(WarnRetiredErrorCode, "error code %d is retired in 2026-07-28", code)

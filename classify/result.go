@@ -100,7 +100,8 @@ type SSEDetails struct {
 	// Unterminated reports a final event that lacked its blank line.
 	Unterminated bool `json:"unterminated,omitempty"`
 	// End says how the stream ended: "eof", "unterminated-event",
-	// "error: …", or "stopped-at-terminal".
+	// "error: …", "stopped-at-terminal", or "stopped-at-error" (a message
+	// that was not JSON or not JSON-RPC ended the classification).
 	End string `json:"end,omitempty"`
 }
 

@@ -20,7 +20,7 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	}()
 	var terminal bool
 	var otherID string
-	warnedAfter, warnedEmpty, warnedType, warnedRequest := false, false, false, false
+	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther := false, false, false, false, false
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -153,7 +153,12 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 						otherID = "null"
 					}
 				}
-				r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, otherID, ex.ID.String())
+				// Once per stream: a hostile server must not grow the
+				// result with every event.
+				if !warnedOther {
+					warnedOther = true
+					r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, otherID, ex.ID.String())
+				}
 				continue
 			}
 			terminal = true
