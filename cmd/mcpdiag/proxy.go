@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"io"
 	"log/slog"
 	"net"
@@ -335,7 +336,20 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		closeSink()
 		return &exitError{code: 1, err: fmt.Errorf("--listen: %w", err)}
 	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	// The proxy sends the upstream its own Host, which would switch off the
+	// upstream's DNS-rebinding check; on a loopback listener the proxy makes
+	// that check itself (a loopback Host, an allowed Origin).
+	var handler http.Handler = p
+	if ip := net.ParseIP(strings.Trim(ln.Addr().(*net.TCPAddr).IP.String(), "[]")); ip != nil && ip.IsLoopback() {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ok, why := loopback.Check(r); !ok {
+				http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
+				return
+			}
+			p.ServeHTTP(w, r)
+		})
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
 	path := up.EscapedPath()
 	if path == "" {
 		path = "/"
