@@ -42,11 +42,14 @@ type Client struct {
 	protocol  string // the era in use; "" until decided
 	eraReason string
 	session   string // 2025-11-25 Mcp-Session-Id
-	tools     map[string]Tool
-	toolOrder []string            // tool names in the server's order
-	excluded  map[string][]string // tool name → why its x-mcp-header annotations exclude it
-	listed    bool
-	exchanges []*Exchange
+	// sessionVersion is the revision initialize negotiated (2025-11-25 or
+	// an older one the server chose).
+	sessionVersion string
+	tools          map[string]Tool
+	toolOrder      []string            // tool names in the server's order
+	excluded       map[string][]string // tool name → why its x-mcp-header annotations exclude it
+	listed         bool
+	exchanges      []*Exchange
 }
 
 // New returns a client for opts.URL.
@@ -411,7 +414,7 @@ func (c *Client) buildRequest(method, name string, params map[string]json.RawMes
 		}
 		params["_meta"] = mb
 	} else if c.protocol == Protocol2025 {
-		hdr.Set("MCP-Protocol-Version", Protocol2025)
+		hdr.Set("MCP-Protocol-Version", c.legacyVersion())
 		if c.session != "" {
 			hdr.Set("Mcp-Session-Id", c.session)
 		}
@@ -461,4 +464,12 @@ func hasParamHeaders(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// legacyVersion is the MCP-Protocol-Version of a session-era request.
+func (c *Client) legacyVersion() string {
+	if c.sessionVersion != "" {
+		return c.sessionVersion
+	}
+	return Protocol2025
 }

@@ -245,7 +245,7 @@ func (c *Client) answerServerRequest(ctx context.Context, msg []byte) {
 		body = []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + string(ans) + `}`)
 	}
 	hdr := http.Header{}
-	hdr.Set("MCP-Protocol-Version", Protocol2025)
+	hdr.Set("MCP-Protocol-Version", c.legacyVersion())
 	if c.session != "" {
 		hdr.Set("Mcp-Session-Id", c.session)
 	}

@@ -104,8 +104,13 @@ func (c *Client) initialize(ctx context.Context, st *callState) bool {
 		} `json:"result"`
 	}
 	_ = json.Unmarshal(ex.Result.Response, &res)
+	c.sessionVersion = Protocol2025
 	if v := res.Result.ProtocolVersion; v != "" && v != Protocol2025 {
-		c.eraReason += fmt.Sprintf(" (the server answered initialize with protocolVersion %s)", v)
+		// The server chose an older revision: every later request names
+		// that one (MCP lifecycle: the negotiated version is what the
+		// MCP-Protocol-Version header carries).
+		c.sessionVersion = v
+		c.eraReason += fmt.Sprintf(" (the server answered initialize with protocolVersion %s, used from here on)", v)
 	}
 	ex, ok = c.setup(ctx, st, func() *request {
 		rq := c.buildRequest("notifications/initialized", "", nil, nil, OriginNone)
