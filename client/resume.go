@@ -122,7 +122,7 @@ func isEventStream(contentType string) bool {
 // is classified as the rest of that request: same method, same id.
 func (c *Client) resumeStream(ctx context.Context, st *callState) *Exchange {
 	hdr := http.Header{}
-	hdr.Set("MCP-Protocol-Version", c.protocol)
+	hdr.Set("MCP-Protocol-Version", c.legacyVersion())
 	if c.session != "" {
 		hdr.Set("Mcp-Session-Id", c.session)
 	}
@@ -180,7 +180,7 @@ func (c *Client) standalone(ctx context.Context, ready chan<- struct{}) {
 		}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", Protocol2025)
+	req.Header.Set("MCP-Protocol-Version", c.legacyVersion())
 	req.Header.Set("Mcp-Session-Id", c.session)
 	if c.opts.Bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+c.opts.Bearer)
