@@ -46,21 +46,8 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		return false
 	}
 	for {
-		k0 := i
-		if i >= len(data) || data[i] != '"' {
-			return false
-		}
-		k1, esc := wire.ScanString(data, i)
-		if k1 < 0 || esc {
-			return false
-		}
-		key := data[k0+1 : k1-1]
-		i = wire.SkipSpace(data, k1)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = wire.SkipSpace(data, i+1)
-		if i >= len(data) {
+		var key []byte
+		if key, i = fastMember(data, i); i < 0 {
 			return false
 		}
 		switch string(key) {
@@ -77,6 +64,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 			hasID = true
 			idStart = i
 			if data[i] == '"' {
+				var esc bool
 				if i, esc = wire.ScanString(data, i); i < 0 || esc {
 					return false
 				}
@@ -95,21 +83,8 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 				return false
 			}
 			for {
-				r0 := i
-				if i >= len(data) || data[i] != '"' {
-					return false
-				}
-				r1, esc := wire.ScanString(data, i)
-				if r1 < 0 || esc {
-					return false
-				}
-				rkey := data[r0+1 : r1-1]
-				i = wire.SkipSpace(data, r1)
-				if i >= len(data) || data[i] != ':' {
-					return false
-				}
-				i = wire.SkipSpace(data, i+1)
-				if i >= len(data) {
+				var rkey []byte
+				if rkey, i = fastMember(data, i); i < 0 {
 					return false
 				}
 				switch string(rkey) {
@@ -281,20 +256,10 @@ func fastTextBlocks(data []byte, i int) (end int, protoText bool) {
 		i = wire.SkipSpace(data, i+1)
 		var hasType, hasText bool
 		for {
-			k0 := i
-			if i >= len(data) || data[i] != '"' {
+			var key []byte
+			if key, i = fastMember(data, i); i < 0 {
 				return -1, false
 			}
-			k1, esc := wire.ScanString(data, i)
-			if k1 < 0 || esc {
-				return -1, false
-			}
-			key := data[k0+1 : k1-1]
-			i = wire.SkipSpace(data, k1)
-			if i >= len(data) || data[i] != ':' {
-				return -1, false
-			}
-			i = wire.SkipSpace(data, i+1)
 			switch string(key) {
 			case "type":
 				if hasType || len(data)-i < 6 || string(data[i:i+6]) != `"text"` {
@@ -358,21 +323,8 @@ func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []by
 		return -1, 0, nil, nil
 	}
 	for {
-		k0 := i
-		if i >= len(data) || data[i] != '"' {
-			return -1, 0, nil, nil
-		}
-		k1, esc := wire.ScanString(data, i)
-		if k1 < 0 || esc {
-			return -1, 0, nil, nil
-		}
-		key := data[k0+1 : k1-1]
-		i = wire.SkipSpace(data, k1)
-		if i >= len(data) || data[i] != ':' {
-			return -1, 0, nil, nil
-		}
-		i = wire.SkipSpace(data, i+1)
-		if i >= len(data) {
+		var key []byte
+		if key, i = fastMember(data, i); i < 0 {
 			return -1, 0, nil, nil
 		}
 		switch string(key) {
@@ -441,4 +393,27 @@ func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []by
 		return -1, 0, nil, nil
 	}
 	return i + 1, code, msg, errData
+}
+
+// fastMember reads `"key" :` at data[i] and returns the key (without
+// quotes) and the index of the value, or -1 when the key is not a plain
+// string (escapes make the fast path give up) or no value follows.
+func fastMember(data []byte, i int) (key []byte, value int) {
+	if i >= len(data) || data[i] != '"' {
+		return nil, -1
+	}
+	end, esc := wire.ScanString(data, i)
+	if end < 0 || esc {
+		return nil, -1
+	}
+	key = data[i+1 : end-1]
+	i = wire.SkipSpace(data, end)
+	if i >= len(data) || data[i] != ':' {
+		return nil, -1
+	}
+	i = wire.SkipSpace(data, i+1)
+	if i >= len(data) {
+		return nil, -1
+	}
+	return key, i
 }
