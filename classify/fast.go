@@ -143,18 +143,12 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 						return false
 					}
 				}
-				i = wire.SkipSpace(data, i)
-				if i >= len(data) {
+				var closed bool
+				if i, closed = fastAfter(data, i, '}'); i < 0 {
 					return false
-				}
-				if data[i] == '}' {
-					i++
+				} else if closed {
 					break
 				}
-				if data[i] != ',' {
-					return false
-				}
-				i = wire.SkipSpace(data, i+1)
 			}
 		case "error":
 			if hasError || data[i] != '{' {
@@ -172,18 +166,12 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 				return false
 			}
 		}
-		i = wire.SkipSpace(data, i)
-		if i >= len(data) {
+		var closed bool
+		if i, closed = fastAfter(data, i, '}'); i < 0 {
 			return false
-		}
-		if data[i] == '}' {
-			i++
+		} else if closed {
 			break
 		}
-		if data[i] != ',' {
-			return false
-		}
-		i = wire.SkipSpace(data, i+1)
 	}
 	if wire.SkipSpace(data, i) != len(data) {
 		return false
@@ -281,33 +269,22 @@ func fastTextBlocks(data []byte, i int) (end int, protoText bool) {
 			default:
 				return -1, false
 			}
-			i = wire.SkipSpace(data, i)
-			if i >= len(data) {
+			var closed bool
+			if i, closed = fastAfter(data, i, '}'); i < 0 {
 				return -1, false
-			}
-			if data[i] == '}' {
-				i++
+			} else if closed {
 				break
 			}
-			if data[i] != ',' {
-				return -1, false
-			}
-			i = wire.SkipSpace(data, i+1)
 		}
 		if !hasType || !hasText {
 			return -1, false
 		}
-		i = wire.SkipSpace(data, i)
-		if i >= len(data) {
+		var closed bool
+		if i, closed = fastAfter(data, i, ']'); i < 0 {
 			return -1, false
+		} else if closed {
+			return i, protoText
 		}
-		if data[i] == ']' {
-			return i + 1, protoText
-		}
-		if data[i] != ',' {
-			return -1, false
-		}
-		i = wire.SkipSpace(data, i+1)
 	}
 }
 
@@ -377,22 +354,17 @@ func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []by
 				return -1, 0, nil, nil
 			}
 		}
-		i = wire.SkipSpace(data, i)
-		if i >= len(data) {
+		var closed bool
+		if i, closed = fastAfter(data, i, '}'); i < 0 {
 			return -1, 0, nil, nil
-		}
-		if data[i] == '}' {
+		} else if closed {
 			break
 		}
-		if data[i] != ',' {
-			return -1, 0, nil, nil
-		}
-		i = wire.SkipSpace(data, i+1)
 	}
 	if !hasCode || !hasMsg {
 		return -1, 0, nil, nil
 	}
-	return i + 1, code, msg, errData
+	return i, code, msg, errData
 }
 
 // fastMember reads `"key" :` at data[i] and returns the key (without
@@ -416,4 +388,20 @@ func fastMember(data []byte, i int) (key []byte, value int) {
 		return nil, -1
 	}
 	return key, i
+}
+
+// fastAfter reads what follows a member or element at data[i]: a comma
+// (closed false, i at the next item) or closer (closed true, i after it).
+// -1 for anything else.
+func fastAfter(data []byte, i int, closer byte) (next int, closed bool) {
+	i = wire.SkipSpace(data, i)
+	switch {
+	case i >= len(data):
+		return -1, false
+	case data[i] == closer:
+		return i + 1, true
+	case data[i] == ',':
+		return wire.SkipSpace(data, i+1), false
+	}
+	return -1, false
 }
