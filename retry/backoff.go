@@ -31,22 +31,12 @@ func (globalRand) Int64N(n int64) int64 { return rand.Int64N(n) }
 // The draw is one call r.Int64N(min(max, base·2^n)+1), so a seeded source
 // gives the same delays on every run.
 func Backoff(base, max time.Duration, n int, r Rand) time.Duration {
-	if base <= 0 || max <= 0 {
+	t := ceiling(base, max, n)
+	if t <= 0 {
 		return 0
 	}
 	if r == nil {
 		r = globalRand{}
-	}
-	t := base
-	for i := 0; i < n && t < max; i++ {
-		if t > max/2 {
-			t = max
-			break
-		}
-		t *= 2
-	}
-	if t > max {
-		t = max
 	}
 	if int64(t) == math.MaxInt64 {
 		return time.Duration(r.Int64N(int64(t)))
