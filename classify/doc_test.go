@@ -70,6 +70,18 @@ func renderOutcomesDoc(cases []goldenCase) []byte {
 			b.WriteString(strings.Join(names, ", ") + ".\n\n")
 		}
 	}
+	b.WriteString("## Outcomes of a whole call or of a stdio line\n\n")
+	b.WriteString("These are not the classifier's verdicts on one response; the client and the proxy write them in the\n")
+	b.WriteString("same record fields (docs/decisions.md).\n\n| layer | outcome | written by | meaning |\n|---|---|---|---|\n")
+	callMeaning := map[Outcome][2]string{
+		InputRoundsExceeded: {"`mcpdiag call` (client)", "the server still asked for input after `--max-rounds` MRTR rounds; exit 5"},
+		ToolExcluded:        {"`mcpdiag call` (client)", "the tool's `x-mcp-header` annotations break the 2026-07-28 rules, so it was dropped and nothing was sent; exit 3"},
+		StdioNoise:          {"`mcpdiag proxy --stdio`", "a line on the server's stdout that is not JSON, kept in the record"},
+	}
+	for _, o := range CallOutcomes {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Layer(), o, callMeaning[o][0], callMeaning[o][1])
+	}
+	b.WriteString("\n")
 	b.WriteString("## Warnings\n\n| code | rule | example |\n|---|---|---|\n")
 	for _, w := range WarningCodes() {
 		ex := ""
