@@ -11,9 +11,16 @@ import (
 // exchange and one call summary, linked by call id. base carries what the
 // caller knows (Client, Scenario, AttemptOf); URL and the era come from the
 // call. Records hold raw headers: the record encoder redacts them.
+//
+// The summary is the tools/call's: its id and arguments hash are those of
+// the first tools/call, its verdict that of the exchange that ended the call
+// (Final) — never that of a later exchange such as the 202 to the answer of
+// a 2025-11-25 elicitation/create, so the call line, the human report and
+// the exit code agree.
 func (call *Call) Records(base record.Record, url string) (exchanges []*record.Record, summary *record.Record) {
 	base.ProtocolVersion = call.Protocol
 	base.URL = url
+	base.Method = "tools/call"
 	rc := record.NewCall(base)
 	for _, ex := range call.Exchanges {
 		r := &record.Record{
@@ -48,11 +55,13 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 			r.Decision = decision(ex.Decision.Action, ex.Decision.Delay.Milliseconds(), ex.Decision.Reason)
 		}
 		rc.Add(r)
+		if call.Final != nil && ex.Result == call.Final {
+			rc.Terminal(r)
+		}
 		exchanges = append(exchanges, r)
 	}
 	summary = rc.Summary()
 	summary.Tool = call.Tool
-	summary.Method = "tools/call"
 	if call.Outcome == InputRoundsExceeded || call.Outcome == ToolExcluded {
 		summary.Outcome, summary.Layer = call.Outcome, call.Layer()
 	}

@@ -14,13 +14,21 @@ type Call struct {
 	start time.Time
 	end   time.Time
 	n     int
+	// method is the call's method when base named one: only its
+	// exchanges give the call its identity.
+	method string
+	// terminal is the exchange whose verdict the summary carries, when
+	// the producer named one (see Terminal).
+	terminal *Record
 }
 
 // NewCall starts a call. base carries what is known up front (Client,
-// Scenario, AttemptOf, ProtocolVersion, …); its ID is kept, or a new one is
-// made. The summary's kind is KindCall.
+// Scenario, AttemptOf, ProtocolVersion, Method, …); its ID is kept, or a new
+// one is made. The summary's kind is KindCall. When base names the Method
+// (tools/call), the call's identity comes from the exchanges of that method
+// only, never from the set-up exchanges (initialize, tools/list) before it.
 func NewCall(base Record) *Call {
-	c := &Call{sum: base}
+	c := &Call{sum: base, method: base.Method}
 	c.sum.Kind = KindCall
 	if c.sum.ID == "" {
 		c.sum.ID = NewID()
@@ -38,10 +46,11 @@ func (c *Call) ID() string { return c.sum.ID }
 // call when ex has none, and makes the first exchange of a repeated call
 // (AttemptOf set) carry retryOrigin "user". ex.Status, ex.HTTPMethod,
 // ex.RetryOrigin and the verdict must be set before Add. The summary takes
-// the call's identity (method, tool, arguments hash, session, request id)
-// from the first exchange that has it and the verdict (outcome, layer,
-// result type, error, SSE counts, warnings, decision, …) from the latest
-// exchange.
+// the call's identity (method, tool, arguments hash, request id) from the
+// first exchange that has it (of the call's method, when NewCall was given
+// one), the session from the first exchange that has one, and the verdict
+// (outcome, layer, result type, error, SSE counts, warnings, decision, …)
+// from the latest exchange, unless Terminal names another.
 func (c *Call) Add(ex *Record) {
 	c.n++
 	if ex.Kind == "" {
@@ -71,23 +80,19 @@ func (c *Call) Add(ex *Record) {
 	s := &c.sum
 	fill(&s.Client, ex.Client)
 	fill(&s.ProtocolVersion, ex.ProtocolVersion)
-	fill(&s.Method, ex.Method)
-	fill(&s.Tool, ex.Tool)
-	fill(&s.ArgsHash, ex.ArgsHash)
 	fill(&s.Session, ex.Session)
 	fill(&s.HTTPMethod, ex.HTTPMethod)
 	fill(&s.URL, ex.URL)
-	if s.JSONRPC.ID.IsZero() {
-		s.JSONRPC.ID = ex.JSONRPC.ID
+	if c.method == "" || ex.Method == c.method {
+		fill(&s.Method, ex.Method)
+		fill(&s.Tool, ex.Tool)
+		fill(&s.ArgsHash, ex.ArgsHash)
+		if s.JSONRPC.ID.IsZero() {
+			s.JSONRPC.ID = ex.JSONRPC.ID
+		}
 	}
-	s.JSONRPC.ErrorCode, s.JSONRPC.ErrorName, s.JSONRPC.ResponseID = ex.JSONRPC.ErrorCode, ex.JSONRPC.ErrorName, ex.JSONRPC.ResponseID
-	s.Outcome, s.Layer, s.Reason, s.ResultType = ex.Outcome, ex.Layer, ex.Reason, ex.ResultType
-	s.Status, s.ContentType, s.IsError = ex.Status, ex.ContentType, ex.IsError
-	s.ErrorMessage, s.ErrorData, s.ErrorDataTruncated = ex.ErrorMessage, ex.ErrorData, ex.ErrorDataTruncated
-	s.RetryAfter, s.Network, s.Input, s.Task = ex.RetryAfter, ex.Network, ex.Input, ex.Task
-	s.SSE, s.Warnings = ex.SSE, ex.Warnings
-	if ex.Decision != nil {
-		s.Decision = ex.Decision
+	if c.terminal == nil {
+		c.sum.verdictOf(ex)
 	}
 
 	if !ex.Time.IsZero() {
@@ -100,6 +105,29 @@ func (c *Call) Add(ex *Record) {
 	}
 }
 
+// Terminal names ex, an exchange of this call, as the one whose verdict the
+// summary carries, whatever is added after it. A call's outcome is the
+// terminal outcome of its request: on 2025-11-25 the client's answer to a
+// server request (elicitation/create) on the tools/call stream is posted
+// after that stream's response, and its 202 says nothing of the tool.
+func (c *Call) Terminal(ex *Record) {
+	c.terminal = ex
+	c.sum.verdictOf(ex)
+}
+
+// verdictOf copies the verdict of exchange ex onto the summary s.
+func (s *Record) verdictOf(ex *Record) {
+	s.JSONRPC.ErrorCode, s.JSONRPC.ErrorName, s.JSONRPC.ResponseID = ex.JSONRPC.ErrorCode, ex.JSONRPC.ErrorName, ex.JSONRPC.ResponseID
+	s.Outcome, s.Layer, s.Reason, s.ResultType = ex.Outcome, ex.Layer, ex.Reason, ex.ResultType
+	s.Status, s.ContentType, s.IsError = ex.Status, ex.ContentType, ex.IsError
+	s.ErrorMessage, s.ErrorData, s.ErrorDataTruncated = ex.ErrorMessage, ex.ErrorData, ex.ErrorDataTruncated
+	s.RetryAfter, s.Network, s.Input, s.Task = ex.RetryAfter, ex.Network, ex.Input, ex.Task
+	s.SSE, s.Warnings = ex.SSE, ex.Warnings
+	if ex.Decision != nil {
+		s.Decision = ex.Decision
+	}
+}
+
 func fill(dst *string, v string) {
 	if *dst == "" {
 		*dst = v
@@ -108,7 +136,8 @@ func fill(dst *string, v string) {
 
 // Summary returns the call record: kind "call", the counters (postCount,
 // httpStatuses, exchanges, policyRetries, inputRounds), the identity of the
-// call and the verdict of its last exchange, Time from the first exchange
+// call and the verdict of its last exchange (or of the one named by
+// Terminal), Time from the first exchange
 // and Timings.Total from its start to the end of the last exchange. Its
 // retryOrigin is the strongest origin of the call: "user" when AttemptOf is
 // set, else "policy" if the retry policy sent any exchange, else "mrtr" if

@@ -82,3 +82,35 @@ func TestCallOrigins(t *testing.T) {
 		})
 	}
 }
+
+// TestCallTerminalAndIdentity: with the call's method named up front, the
+// summary's id and arguments hash are its first tools/call's (not
+// initialize's), and the verdict is the exchange Terminal names, whatever
+// comes after it (the 202 to an answer posted on 2025-11-25).
+func TestCallTerminalAndIdentity(t *testing.T) {
+	t.Parallel()
+	call := NewCall(Record{Method: "tools/call"})
+	exs := []*Record{
+		{Method: "initialize", ArgsHash: "sha256:init", JSONRPC: JSONRPC{ID: wire.IntID(1)}, Status: 200, Outcome: classify.ResultSuccess, Session: "s1"},
+		{Method: "tools/call", Tool: "approve", ArgsHash: "sha256:call", JSONRPC: JSONRPC{ID: wire.IntID(4)}, Status: 200,
+			Outcome: classify.ToolError, Layer: classify.LayerApplication, ContentType: "text/event-stream", Decision: &Decision{Action: "surface-to-model"}},
+		{Method: "(response to elicitation/create)", JSONRPC: JSONRPC{ID: wire.StringID("srv-1")}, Status: 202,
+			Outcome: classify.NotificationAccepted, Layer: classify.LayerTransport, RetryOrigin: OriginMRTR},
+	}
+	for i, ex := range exs {
+		call.Add(ex)
+		if i == 1 {
+			call.Terminal(ex)
+		}
+	}
+	s := call.Summary()
+	if s.Method != "tools/call" || s.Tool != "approve" || s.ArgsHash != "sha256:call" || s.JSONRPC.ID.String() != "4" || s.Session != "s1" {
+		t.Errorf("identity %s %s %s id %s session %s, want the tools/call's", s.Method, s.Tool, s.ArgsHash, s.JSONRPC.ID, s.Session)
+	}
+	if s.Outcome != classify.ToolError || s.Layer != classify.LayerApplication || s.Status != 200 || s.ContentType != "text/event-stream" || s.Decision.Action != "surface-to-model" {
+		t.Errorf("verdict %s/%s %d %q %+v, want the terminal tools/call's", s.Outcome, s.Layer, s.Status, s.ContentType, s.Decision)
+	}
+	if s.PostCount != 3 || fmt.Sprint(s.HTTPStatuses) != "[200 200 202]" {
+		t.Errorf("counters %d %v still count every exchange", s.PostCount, s.HTTPStatuses)
+	}
+}
