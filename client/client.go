@@ -64,11 +64,15 @@ func New(opts Options) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("%w: protocol %q: must be auto, 2026-07-28 or 2025-11-25", ErrUsage, opts.Protocol)
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	// The client decides about every redirect itself (redirect.go), also
+	// with a caller's own http.Client: a copy whose CheckRedirect hands
+	// every 3xx back unfollowed.
+	var hc http.Client
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient
 	}
-	c := &Client{opts: opts, http: hc, pol: opts.policy()}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c := &Client{opts: opts, http: &hc, pol: opts.policy()}
 	// One bound on MRTR rounds: --max-rounds decides, whatever the policy
 	// passed in says.
 	c.pol.MaxInputRounds = opts.maxRounds()

@@ -36,8 +36,11 @@ type Exchange struct {
 	// resumed with Last-Event-ID is a GET, classified as the rest of the
 	// request it resumes (Method and ID are that request's).
 	HTTPMethod string
-	Method     string
-	Tool       string
+	// URL is where the request went: Options.URL, or the Location of a
+	// same-origin redirect that was followed.
+	URL    string
+	Method string
+	Tool   string
 	// ID is the JSON-RPC id sent (zero for a notification).
 	ID       wire.ID
 	Origin   Origin
@@ -132,8 +135,24 @@ func (firstByteTimeout) Error() string   { return "no response headers within th
 func (firstByteTimeout) Timeout() bool   { return true }
 func (firstByteTimeout) Temporary() bool { return false }
 
-// send performs one POST and classifies the response.
+// send performs one request and classifies the response. A redirect is
+// never followed to another origin; a same-origin 307 or 308 is followed
+// once, and the redirect is recorded as its own exchange (see redirect.go).
 func (c *Client) send(ctx context.Context, rq *request) *Exchange {
+	ex := c.sendTo(ctx, rq, c.opts.URL)
+	next, ok := c.checkRedirect(ex, false)
+	if !ok {
+		return ex
+	}
+	c.record(ex)
+	c.emit(ex)
+	ex = c.sendTo(ctx, rq, next)
+	c.checkRedirect(ex, true)
+	return ex
+}
+
+// sendTo performs one request to target and classifies the response.
+func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchange {
 	seq := c.nextSeq()
 	httpMethod, body := http.MethodPost, rq.envelope()
 	hdr := http.Header{}
@@ -145,7 +164,7 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 		hdr.Set("Accept", "application/json, text/event-stream")
 		hdr.Set("Content-Type", "application/json")
 	}
-	ex := &Exchange{Seq: seq, Method: rq.method, Tool: rq.tool, ID: rq.id, Origin: rq.origin, Protocol: rq.protocol, RequestBody: body, Start: time.Now()}
+	ex := &Exchange{Seq: seq, URL: target, Method: rq.method, Tool: rq.tool, ID: rq.id, Origin: rq.origin, Protocol: rq.protocol, RequestBody: body, Start: time.Now()}
 	if httpMethod != http.MethodPost {
 		ex.HTTPMethod = httpMethod
 	}
@@ -176,7 +195,7 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 	if body != nil {
 		reqBody = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), httpMethod, c.opts.URL, reqBody)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace), httpMethod, target, reqBody)
 	if err != nil {
 		cex.Err = fmt.Errorf("building the request: %w", err)
 	} else {

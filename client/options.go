@@ -41,7 +41,9 @@ type Options struct {
 	// Protocol is ProtocolAuto (default), Protocol2026 or Protocol2025.
 	Protocol string
 	// HTTPClient sends the requests; a fresh client with no timeout of its own
-	// when nil (the call's timeouts apply).
+	// when nil (the call's timeouts apply). Its CheckRedirect is replaced:
+	// the client never follows a redirect to another origin (see
+	// FollowRedirect).
 	HTTPClient *http.Client
 	// Header is added to every request.
 	Header http.Header
@@ -138,3 +140,10 @@ func (o *Options) capabilities() json.RawMessage {
 	b, _ := json.Marshal(caps)
 	return b
 }
+
+// FollowRedirect is the decision on a same-origin 307 or 308 that the client
+// followed: the same request (method, body, headers, id) went to the
+// Location, once. Every other redirect ends the call as HTTP_ERROR with a
+// reason that says why it was refused; nothing is ever sent to another
+// origin (scheme, host, port) by following a redirect.
+const FollowRedirect retry.Action = "follow-redirect"

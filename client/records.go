@@ -35,6 +35,9 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 			Status:          ex.Status,
 			Session:         ex.RequestHeader.Get("Mcp-Session-Id"),
 		}
+		if ex.URL != "" {
+			r.URL = ex.URL // a followed same-origin redirect went elsewhere
+		}
 		if r.ProtocolVersion == "" {
 			r.ProtocolVersion = call.Protocol
 		}
