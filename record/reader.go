@@ -44,12 +44,18 @@ type Reader struct {
 	line int64
 	err  error // fatal error, returned from now on
 	buf  []byte
+	raw  []byte // the line of the record Next returned last
 }
 
 // NewReader returns a reader of the records in r.
 func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
 }
+
+// Raw returns the line (without surrounding white space) of the record Next
+// returned last, for the members a Record does not hold (a server line's
+// "serve"). It is valid until the next call to Next.
+func (r *Reader) Raw() []byte { return r.raw }
 
 // Line returns the number of the line read last.
 func (r *Reader) Line() int64 { return r.line }
@@ -83,6 +89,7 @@ func (r *Reader) Next() (*Record, error) {
 		if derr != nil {
 			return nil, &LineError{Line: r.line, Err: derr}
 		}
+		r.raw = line
 		return rec, nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"container/list"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -175,6 +176,27 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 }
 
+// AddServe counts a server log line like Add, and reads its "serve" member:
+// for each scenario it names in faults, that the scenario was consulted and
+// whether it fired (Section.Faults, Section.FaultLines). A member that is
+// absent or not the fault server's shape counts no fault.
+func (a *Accumulator) AddServe(r *record.Record, serve []byte) {
+	a.Add(r)
+	if r == nil || r.Kind != record.KindServer || len(serve) == 0 {
+		return
+	}
+	var d struct {
+		Faults []struct {
+			Scenario string `json:"scenario"`
+			Fired    bool   `json:"fired"`
+		} `json:"faults"`
+	}
+	if json.Unmarshal(serve, &d) != nil {
+		return
+	}
+	a.server.faults(r.ID, d.Faults)
+}
+
 // AddBadLine counts a line that was not a record.
 func (a *Accumulator) AddBadLine(b BadLine) {
 	a.bad++
@@ -318,6 +340,48 @@ type section struct {
 	offenders map[offKey]*counted
 	lat       latency
 	slow      slowHeap
+	// Server lines: the fault decisions, by scenario, and the lines on
+	// which any fired.
+	scenarios  map[string]*faultStat
+	faultLines int64
+}
+
+type faultStat struct {
+	lines int64
+	fired counted
+}
+
+// faults counts one server line's fault decisions.
+func (s *section) faults(id string, fs []struct {
+	Scenario string `json:"scenario"`
+	Fired    bool   `json:"fired"`
+}) {
+	fired := false
+	// A scenario listed twice on one line (nested) counts once.
+	consulted, firedOn := map[string]bool{}, map[string]bool{}
+	for _, f := range fs {
+		if s.scenarios == nil {
+			s.scenarios = map[string]*faultStat{}
+		}
+		name := label(s.scenarios, f.Scenario, s.opts.MaxTools)
+		st := s.scenarios[name]
+		if st == nil {
+			st = &faultStat{}
+			s.scenarios[name] = st
+		}
+		if !consulted[name] {
+			consulted[name] = true
+			st.lines++
+		}
+		if f.Fired && !firedOn[name] {
+			firedOn[name] = true
+			st.fired.add(id, s.opts.Examples)
+			fired = true
+		}
+	}
+	if fired {
+		s.faultLines++
+	}
 }
 
 func newSection(k record.Kind, opts Options) *section {
@@ -481,6 +545,13 @@ func (s *section) summary() *Section {
 	if len(out.WorstOffenders) > s.opts.Top {
 		out.WorstOffenders = out.WorstOffenders[:s.opts.Top]
 	}
+	out.FaultLines = s.faultLines
+	for name, st := range s.scenarios {
+		out.Faults = append(out.Faults, FaultCount{Scenario: name, Lines: st.lines, Fired: st.fired.n, Examples: slices.Clone(st.fired.examples)})
+	}
+	slices.SortFunc(out.Faults, func(a, b FaultCount) int {
+		return cmp.Or(cmp.Compare(b.Fired, a.Fired), cmp.Compare(b.Lines, a.Lines), cmp.Compare(a.Scenario, b.Scenario))
+	})
 	return out
 }
 

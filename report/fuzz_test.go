@@ -17,7 +17,8 @@ func FuzzReport(f *testing.F) {
 	f.Add(`{"kind":"exchange","callId":"c","seq":2,"outcome":"TOOL_ERROR","timings":{"totalMs":1e300}}` + "\n" +
 		`{"kind":"exchange","callId":"c","seq":1,"time":"2026-01-01T00:00:00Z","timings":{"totalMs":-3}}` + "\n" +
 		`{"kind":"call","id":"c","outcome":"","layer":"weird"}` + "\n{bad\n" +
-		`{"kind":"dropped","dropped":-4}` + "\n" + `{"kind":"server","tool":"\u0000"}`)
+		`{"kind":"dropped","dropped":-4}` + "\n" + `{"kind":"server","tool":"\u0000"}` + "\n" +
+		`{"kind":"server","serve":{"faults":[{"scenario":"a","fired":true},{"scenario":"a","fired":true},{"scenario":""}]}}`)
 	f.Add(`{"kind":"exchange","url":"http://x/?a=%zz&b","requestHeaders":{"A":["1","2"]},"status":999,"jsonrpc":{"id":"s"}}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		acc := New(Options{Top: 3, Examples: 2, ExactSamples: 4, MaxTools: 3, MaxOutcomes: 3, MaxOpenCalls: 2})
@@ -49,6 +50,16 @@ func FuzzReport(f *testing.F) {
 			if l := sec.Latency; l.Samples > 0 && !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.P99Ms && l.P99Ms <= l.MaxMs) {
 				t.Fatalf("%s: latency out of order %+v", sec.Kind, l)
 			}
+		}
+		var fired int64
+		for _, f := range s.Server.Faults {
+			if f.Fired > f.Lines || f.Lines > s.Server.Total {
+				t.Fatalf("scenario %s fired on %d of %d lines (%d server lines)", f.Scenario, f.Fired, f.Lines, s.Server.Total)
+			}
+			fired = max(fired, f.Fired)
+		}
+		if s.Server.FaultLines > s.Server.Total || s.Server.FaultLines < fired {
+			t.Fatalf("a fault fired on %d of %d server lines; one scenario alone on %d", s.Server.FaultLines, s.Server.Total, fired)
 		}
 		if got := int64(len(checkHAR(t, har.Bytes()))); got != s.Exchanges.Total {
 			t.Fatalf("%d HAR entries for %d exchanges", got, s.Exchanges.Total)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // BadLine is a line of a record file that is not a record: malformed JSON,
@@ -29,6 +30,15 @@ type BadLineAdder interface {
 	AddBadLine(BadLine)
 }
 
+// ServeAdder is a Report that also reads the "serve" member of a server log
+// line (faults.ServerDetails: the fault decisions), which a record.Record
+// does not hold. Read calls AddServe instead of Add for a server line; serve
+// is nil when the line has no such member, and is valid only during the
+// call.
+type ServeAdder interface {
+	AddServe(r *record.Record, serve []byte)
+}
+
 // Read streams the records of r, named name in BadLines, into every report:
 // memory is bounded by the longest line, not by the input. A malformed line
 // is skipped: it goes to onBad (when not nil) and to every report that is a
@@ -36,7 +46,12 @@ type BadLineAdder interface {
 // number of records read and an error only when r itself fails.
 func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int64, error) {
 	var n int64
-	for rec, err := range record.NewReader(r).All() {
+	rd := record.NewReader(r)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return n, nil
+		}
 		var le *record.LineError
 		switch {
 		case errors.As(err, &le):
@@ -54,9 +69,16 @@ func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int
 			return n, err
 		}
 		n++
+		var serve []byte
+		if rec.Kind == record.KindServer {
+			serve, _ = wire.Field(rd.Raw(), "serve")
+		}
 		for _, rep := range reports {
+			if sa, ok := rep.(ServeAdder); ok && rec.Kind == record.KindServer {
+				sa.AddServe(rec, serve)
+				continue
+			}
 			rep.Add(rec)
 		}
 	}
-	return n, nil
 }

@@ -75,9 +75,6 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf(", %d malformed %s skipped", s.Malformed.Lines, plural(s.Malformed.Lines, "line", "lines"))
 	}
 	w.printf("\n")
-	for _, b := range s.Malformed.Examples {
-		w.printf("  skipped %s\n", b)
-	}
 	if s.Dropped > 0 {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}
@@ -112,7 +109,15 @@ func writeText(w *errWriter, s *Summary) {
 
 func writeSection(w *errWriter, sec *Section) {
 	w.printf("%s: %d", sec.plural(), sec.Total)
-	w.printf(", %d failed (%s)", sec.Failures, pct(sec.FailureRate))
+	// A server line has no outcome: "0 failed" would say nothing of what
+	// the server did, so its block counts the faults that fired instead
+	// (and failures only if a line carries an outcome that is one).
+	if sec.Kind != "server" || sec.Failures > 0 {
+		w.printf(", %d failed (%s)", sec.Failures, pct(sec.FailureRate))
+	}
+	if sec.Kind == "server" {
+		w.printf(", a fault fired on %d (%s)", sec.FaultLines, pct(rate(sec.FaultLines, sec.Total)))
+	}
 	if sec.Orphans > 0 {
 		w.printf(", %d rebuilt from exchanges without a call line", sec.Orphans)
 	}
@@ -144,6 +149,18 @@ func writeSection(w *errWriter, sec *Section) {
 	}
 	w.printf("  by outcome:  %s\n", strings.Join(outcomes, ", "))
 	w.printf("  latency:     %s\n", latencyText(sec.Latency))
+	if len(sec.Faults) > 0 {
+		w.printf("  faults fired:\n")
+		rows := [][]string{{"SCENARIO", "LINES", "FIRED", "E.G."}}
+		for _, f := range sec.Faults {
+			eg := "-"
+			if len(f.Examples) > 0 {
+				eg = idList(f.Examples)
+			}
+			rows = append(rows, []string{f.Scenario, strconv.FormatInt(f.Lines, 10), strconv.FormatInt(f.Fired, 10), eg})
+		}
+		table(w, rows, "lrrl")
+	}
 
 	if len(sec.ByTool) > 0 {
 		w.printf("  by tool:\n")

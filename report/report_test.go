@@ -412,11 +412,10 @@ func TestTextReport(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{
 		"mcpdiag report: calls.jsonl, 15 records, 1 malformed line skipped",
-		"skipped test.jsonl:16: ",
 		"the producer dropped 12 records",
 		"calls: 6, 3 failed (50.0%), 1 rebuilt from exchanges without a call line",
 		"exchanges: 8, 4 failed (50.0%)",
-		"server lines: 1, 0 failed",
+		"server lines: 1, a fault fired on 0 (0.0%)",
 		"by layer:    transport 2, protocol 1, interaction 1, application 4",
 		"TOOL_SUCCESS 2",
 		"p50 4.00ms",
@@ -431,6 +430,10 @@ func TestTextReport(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
+	}
+	// A malformed line is named on stderr by the command, not in the text.
+	if strings.Contains(text, "test.jsonl:16") {
+		t.Errorf("the text report names a malformed line the command already named:\n%s", text)
 	}
 	// Empty input.
 	out.Reset()
@@ -470,5 +473,31 @@ func TestFormatMs(t *testing.T) {
 		if got := FormatMs(ms); got != want {
 			t.Errorf("FormatMs(%v) = %q, want %q", ms, got, want)
 		}
+	}
+}
+
+// TestServeFaults: the faults of server lines (their "serve" member) are
+// counted by scenario, each line once per scenario, with what the lines
+// say and nothing else: a nested scenario listed twice counts once, a line
+// without a serve member or with a malformed one counts no fault.
+func TestServeFaults(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		`{"v":1,"kind":"server","id":"S1","method":"tools/call","serve":{"fired":"sse.truncated","faults":[{"scenario":"sse.truncated","fired":true}]}}`,
+		`{"v":1,"kind":"server","id":"S2","method":"tools/list","serve":{"fired":"","faults":[{"scenario":"sse.truncated","fired":false}]}}`,
+		`{"v":1,"kind":"server","id":"S3","method":"tools/call","serve":{"faults":[{"scenario":"a","fired":true},{"scenario":"a","fired":true},{"scenario":"b","fired":false}]}}`,
+		`{"v":1,"kind":"server","id":"S4","method":"tools/call"}`,
+		`{"v":1,"kind":"server","id":"S5","method":"tools/call","serve":{"faults":"nope"}}`,
+		`{"v":1,"kind":"exchange","id":"E1","method":"tools/call","outcome":"TOOL_SUCCESS","serve":{"faults":[{"scenario":"x","fired":true}]}}`,
+	}
+	acc := New(Options{})
+	if _, err := Read(strings.NewReader(strings.Join(lines, "\n")), "t", nil, acc); err != nil {
+		t.Fatal(err)
+	}
+	s := acc.Summary()
+	got := fmt.Sprint(s.Server.Faults)
+	want := fmt.Sprint([]FaultCount{{Scenario: "sse.truncated", Lines: 2, Fired: 1, Examples: []string{"S1"}}, {Scenario: "a", Lines: 1, Fired: 1, Examples: []string{"S3"}}, {Scenario: "b", Lines: 1}})
+	if got != want || s.Server.FaultLines != 2 || s.Server.Total != 5 || s.Exchanges.Faults != nil {
+		t.Errorf("faults %s (on %d of %d lines), want %s on 2 of 5; exchanges %v", got, s.Server.FaultLines, s.Server.Total, want, s.Exchanges.Faults)
 	}
 }

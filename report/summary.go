@@ -97,6 +97,26 @@ type Section struct {
 	// Slowest are the records with the largest timings.totalMs, slowest
 	// first, at most Options.Top.
 	Slowest []Slow `json:"slowest"`
+	// FaultLines counts, in Server, the lines on which a fault scenario
+	// fired (the "serve" member's faults). A server line has no outcome,
+	// so Failures says nothing of what the server did: this does.
+	FaultLines int64 `json:"faultLines,omitempty"`
+	// Faults counts, in Server, each scenario's decisions: on how many
+	// lines it was consulted and on how many it fired, most firings
+	// first.
+	Faults []FaultCount `json:"faults,omitempty"`
+}
+
+// FaultCount is one fault scenario's share of the server lines.
+type FaultCount struct {
+	// Scenario is the scenario id ("(other)" past Options.MaxTools).
+	Scenario string `json:"scenario"`
+	// Lines counts the server lines whose request it was consulted on.
+	Lines int64 `json:"lines"`
+	// Fired counts those on which it fired.
+	Fired int64 `json:"fired"`
+	// Examples are the ids of the first few lines it fired on.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // OutcomeCount is one outcome's share of a section.

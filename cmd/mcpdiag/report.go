@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/spf13/cobra"
 )
@@ -147,8 +148,13 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		reports = append(reports, har)
 	}
 
+	// Malformed lines are named on stderr only (the text report counts
+	// them). A file's messages wait for its first record: an input that
+	// holds no record at all (/etc/passwd, an empty file) is refused in
+	// one line, not reported as twenty skipped lines and "0 records".
 	var bad int64
-	onBad := func(b report.BadLine) {
+	var pending []report.BadLine
+	show := func(b report.BadLine) {
 		bad++
 		if bad <= maxBadLinesShown {
 			fmt.Fprintf(stderr, "mcpdiag: %s:%d: skipped malformed line: %s\n", b.File, b.Line, oneLine(b.Error))
@@ -159,11 +165,50 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if name == "-" {
 			name = "stdin"
 		}
-		if _, err := report.Read(in, name, onBad, reports...); err != nil {
+		kinds := &kindCount{}
+		pending = pending[:0]
+		var fileBad, unshown int64
+		var firstBad *report.BadLine
+		onBad := func(b report.BadLine) {
+			fileBad++
+			if firstBad == nil {
+				firstBad = &b
+			}
+			switch {
+			case kinds.records > 0:
+				show(b)
+			case len(pending) < maxBadLinesShown:
+				pending = append(pending, b)
+			default:
+				unshown++ // past what would be shown anyway
+			}
+		}
+		kinds.onFirst = func() {
+			for _, b := range pending {
+				show(b)
+			}
+			bad += unshown
+			pending, unshown = pending[:0], 0
+		}
+		if _, err := report.Read(in, name, onBad, append([]report.Report{kinds}, reports...)...); err != nil {
 			if har != nil {
 				har.Close()
 			}
 			return usageError("reading %s: %v", name, err)
+		}
+		if kinds.records == 0 {
+			if har != nil {
+				har.Close()
+			}
+			lines := fileBad + kinds.kindless
+			switch {
+			case lines == 0:
+				return usageError("%s: no records (empty input)", name)
+			case firstBad != nil:
+				return usageError("%s: not a record file: none of its %d %s is a record (line %d: %s)", name, lines, linesWord(lines), firstBad.Line, oneLine(firstBad.Error))
+			default:
+				return usageError("%s: not a record file: none of its %d %s is a record (JSON objects without \"kind\")", name, lines, linesWord(lines))
+			}
 		}
 		if har != nil && har.Err() != nil {
 			return usageError("--har %s: %v", o.har, har.Err())
@@ -204,4 +249,30 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
+}
+
+// kindCount counts the records of one input: those with a kind (what makes
+// a line a record of some producer) and the JSON objects without one.
+type kindCount struct {
+	records  int64
+	kindless int64
+	onFirst  func()
+}
+
+func (k *kindCount) Add(r *record.Record) {
+	if r.Kind == "" {
+		k.kindless++
+		return
+	}
+	k.records++
+	if k.records == 1 && k.onFirst != nil {
+		k.onFirst()
+	}
+}
+
+func linesWord(n int64) string {
+	if n == 1 {
+		return "line"
+	}
+	return "lines"
 }

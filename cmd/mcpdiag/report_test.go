@@ -92,7 +92,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "stdin without FILE", stdin: string(good), out: []string{"stdin, 41 records", "calls: 20"}},
 		{name: "stdin as -", args: []string{"-"}, stdin: string(good), out: []string{"calls: 20"}},
 		{name: "a file and stdin", args: []string{runFile, "-"}, stdin: string(good), out: []string{"2 files, 82 records", "calls: 40"}},
-		{name: "empty stdin", stdin: "", out: []string{"0 records", "no calls"}},
+		{name: "empty stdin", stdin: "", code: 2, noOut: true, errs: []string{"mcpdiag: stdin: no records (empty input)"}},
 		{name: "malformed lines are skipped", args: []string{malformed}, out: []string{"2 malformed lines skipped", "calls: 20"},
 			errs: []string{"mcpdiag: " + malformed + ":1: skipped malformed line: ", "mcpdiag: " + malformed + ":43: skipped malformed line: "}},
 		{name: "many malformed lines", args: []string{many}, out: []string{"25 malformed lines skipped", "calls: 20"}, errs: []string{"mcpdiag: " + many + ":1: "}, hasErr: true},
