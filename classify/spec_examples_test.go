@@ -18,10 +18,10 @@ import (
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
-// specRoot is the shared spec folder as seen from this package's directory:
-// /work/shared/spec beside the /work/main checkout, and the same relative
-// place in CI (which copies shared/ beside the clone).
-const specRoot = "../../shared/spec"
+// specRoot holds the official MCP JSON Schemas and examples, vendored in the
+// repository (testdata/spec/SOURCES names their repository and commit), as
+// seen from this package's directory.
+const specRoot = "../testdata/spec"
 
 // minSpecExamples is how many example files the selected directories held
 // when this test was written (4 CallToolResult, 2 InputRequiredResult,
@@ -45,9 +45,8 @@ func specPath(t testing.TB, elem ...string) string {
 	p := filepath.Join(append([]string{specRoot}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
 		abs, _ := filepath.Abs(p)
-		t.Fatalf("the shared MCP spec files are missing: %v\n"+
-			"these tests read %s (resolved: %s): the spec folder must sit beside the repository "+
-			"(/work/shared/spec for /work/main; CI copies shared/ to the same relative place)", err, p, abs)
+		t.Fatalf("the vendored MCP spec files are missing: %v\n"+
+			"these tests read %s (resolved: %s), copied into the repository from the commit named in testdata/spec/SOURCES", err, p, abs)
 	}
 	return p
 }
