@@ -49,7 +49,10 @@ type Client struct {
 	toolOrder      []string            // tool names in the server's order
 	excluded       map[string][]string // tool name → why its x-mcp-header annotations exclude it
 	listed         bool
-	exchanges      []*Exchange
+	// listComplete reports that the last tools/list was read to its end
+	// (no page cut, no cursor loop, every page readable).
+	listComplete bool
+	exchanges    []*Exchange
 }
 
 // New returns a client for opts.URL.
@@ -220,6 +223,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 	pol := c.pol
 	for {
 		ex := c.callOnce(ctx, st)
+		c.warnUnknownTool(call.Tool, ex)
 		switch {
 		case ex.HTTPMethod == "":
 			st.retryField = ex.sse.retry
@@ -322,6 +326,9 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	}
 	d := pol.Decide(ex.Result, *f)
 	if alt, ok := versionListedAnyway(pol, ex, d, *f); ok {
+		d = alt
+	}
+	if alt, ok := c.fixedEraRefused(ex, d); ok {
 		d = alt
 	}
 	ex.Decision = &d

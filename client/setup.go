@@ -139,6 +139,7 @@ type Tool struct {
 func (c *Client) listTools(ctx context.Context, st *callState) bool {
 	tools := map[string]Tool{}
 	excluded := map[string][]string{}
+	complete := true
 	var order []string
 	var cursor *string
 	seen := map[string]bool{}
@@ -226,6 +227,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(ex.Result.Response, &res); err != nil {
+			complete = false
 			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"})
 		}
 		for _, t := range res.Result.Tools {
@@ -256,16 +258,18 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			break
 		}
 		if seen[*res.Result.NextCursor] {
+			complete = false
 			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "cursor-loop", Message: fmt.Sprintf("nextCursor %q was already followed; pagination stopped", *res.Result.NextCursor), Rule: "MCP pagination: cursors are opaque; a repeated cursor means the list never ends"})
 			break
 		}
 		seen[*res.Result.NextCursor] = true
 		cursor = res.Result.NextCursor
 		if page == DefaultMaxPages-1 {
+			complete = false
 			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "pagination-cut", Message: fmt.Sprintf("tools/list still had a nextCursor after %d pages; the rest of the list was not read", DefaultMaxPages), Rule: "mcpdiag bounds tools/list pagination (client.DefaultMaxPages); a tool on a later page is treated as not listed"})
 		}
 	}
-	c.tools, c.toolOrder, c.excluded, c.listed = tools, order, excluded, true
+	c.tools, c.toolOrder, c.excluded, c.listed, c.listComplete = tools, order, excluded, true, complete
 	return true
 }
 
@@ -332,6 +336,54 @@ func eraFromProbe(r *classify.Result) (era, why string) {
 		return Protocol2025, fmt.Sprintf("HTTP %d without a recognised modern error: a legacy server, falling back to initialize", r.Status)
 	}
 	return "", "the probe failed before the era could be decided: " + r.Reason
+}
+
+// fixedEraRefused turns the decision on a 2026-07-28 request that the
+// caller fixed (--protocol 2026-07-28) and that a session-era server
+// refused into a Fail that names the likely cause and the way out. The
+// Python SDK v1 answers 400 -32600 "Bad Request: Missing session ID" (the
+// policy alone reads -32600 as a client bug); the go-sdk v1 answers -32022
+// listing only older versions (the policy alone says renegotiate, which
+// the fixed era forbids: nothing more is sent). A 400 that carries a
+// 2026-07-28 error (-32020, -32021, -32601, -32602) is the modern server's
+// own answer and keeps the policy's decision.
+func (c *Client) fixedEraRefused(ex *Exchange, d retry.Decision) (retry.Decision, bool) {
+	r := ex.Result
+	if c.opts.Protocol != Protocol2026 || ex.Protocol != Protocol2026 || r == nil || r.Outcome.Success() {
+		return d, false
+	}
+	if d.Action == retry.Renegotiate && d.Version == Protocol2026 {
+		return d, false // versionListedAnyway: a re-send at the same version
+	}
+	var cause string
+	if supported, _, ok := retry.UnsupportedVersion(r); ok {
+		if slices.Contains(supported, Protocol2026) {
+			return d, false
+		}
+		cause = fmt.Sprintf("the server refused 2026-07-28 (-32022) and supports only %s: a server of the session era", strings.Join(supported, ", "))
+	} else {
+		if r.Status != http.StatusBadRequest {
+			return d, false
+		}
+		what := r.Reason
+		if j := r.JSONRPC; j != nil {
+			if j.Code != nil {
+				switch *j.Code {
+				case -32020, -32021, -32601, -32602:
+					return d, false
+				}
+			}
+			if j.Message != "" {
+				what = fmt.Sprintf("%q", j.Message)
+			}
+		}
+		if strings.Contains(strings.ToLower(what), "session") {
+			cause = fmt.Sprintf("HTTP 400 %s: the server wants an Mcp-Session-Id, which only initialize gives, so it is likely a 2025-11-25 (session-era) server", what)
+		} else {
+			cause = fmt.Sprintf("HTTP 400 without a 2026-07-28 error (%s): likely a 2025-11-25 (session-era) server, which expects initialize first", what)
+		}
+	}
+	return retry.Decision{Action: retry.Fail, Reason: cause + "; --protocol 2026-07-28 forbids falling back to initialize, so nothing more was sent: run with --protocol 2025-11-25, or --protocol auto (the default), which falls back as the spec's backward-compatibility rule says"}, true
 }
 
 // safety says how safe the tool is to repeat, and why.

@@ -104,3 +104,35 @@ func (c *Client) excludedCall(call *Call, reasons []string) {
 		"tool %q was excluded from tools/list, so no tools/call was sent: %s (a conforming 2026-07-28 client never calls a tool whose x-mcp-header annotations break the rules; fix the tool's inputSchema)",
 		call.Tool, strings.Join(reasons, "; "))}
 }
+
+// warnUnknownTool adds the protocol-error-as-tool-error warning to a tool
+// error (isError) of a tool that the last tools/list, read to its end, did
+// not name. The spec makes a call of an unknown tool a protocol error
+// (JSON-RPC -32602); the Python SDK answers it with isError "Unknown tool:
+// X", which the classifier alone cannot tell from a tool that ran and
+// failed. A listing cut short proves nothing, so it gives no warning; nor
+// does a response that already carries the warning (the TypeScript SDK's
+// "MCP error -32602" wording).
+func (c *Client) warnUnknownTool(tool string, ex *Exchange) {
+	r := ex.Result
+	if r == nil || r.Outcome != classify.ToolError || !c.listed || !c.listComplete {
+		return
+	}
+	if _, ok := c.tools[tool]; ok {
+		return
+	}
+	if _, ok := c.excluded[tool]; ok {
+		return
+	}
+	for _, w := range r.Warnings {
+		if w.Code == classify.WarnProtocolErrorAsTool {
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, classify.Warning{
+		Code: classify.WarnProtocolErrorAsTool,
+		Message: fmt.Sprintf("tool %q is not in the server's tools/list (%d tools, every page read), yet the server answered with a tool result (isError) instead of a JSON-RPC error: an unknown tool is a protocol error (-32602 Invalid params)",
+			tool, len(c.tools)),
+		Rule: classify.Rule(classify.WarnProtocolErrorAsTool),
+	})
+}
