@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -65,6 +66,115 @@ type toolDef struct {
 type driftTracker struct {
 	mu    sync.Mutex
 	tools map[string]*toolDef // upstream + "\x00" + tool name
+	// lists holds, per upstream, the tool names of its last tools/list
+	// read whole, and of listings still being paged (see listed).
+	lists map[string]*toolListing
+}
+
+// toolListing is one upstream's tools/list as the proxy saw it.
+type toolListing struct {
+	complete map[string]bool // the last listing seen whole; nil before one
+	// pending are listings being paged, by the nextCursor of their last
+	// page: a page requested with that cursor continues one.
+	pending map[string]map[string]bool
+}
+
+// maxPendingListings bounds the listings being paged at once per upstream.
+const maxPendingListings = 64
+
+// listed notes the tool names of one tools/list exchange. A page requested
+// without a cursor starts a listing; a page requested with a cursor
+// continues the listing whose last page gave that nextCursor (pages of
+// other chains are ignored, so concurrent clients do not mix); a page
+// without nextCursor ends its listing, which becomes the upstream's
+// complete one.
+func (d *driftTracker) listed(upstream string, request, response []byte) {
+	result, ok := wire.Field(response, "result")
+	if !ok || wire.Kind(result) != '{' {
+		return
+	}
+	tools, ok := wire.Field(result, "tools")
+	if !ok || wire.Kind(tools) != '[' {
+		return
+	}
+	cursor, hasCursor := "", false
+	if params, ok := wire.Field(request, "params"); ok && wire.Kind(params) == '{' {
+		if c, ok := wire.Field(params, "cursor"); ok {
+			cursor, hasCursor = wire.StringValue(c)
+		}
+	}
+	next, _ := wire.Field(result, "nextCursor")
+	nextCursor, more := wire.StringValue(next)
+	more = more && nextCursor != ""
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lists == nil {
+		d.lists = map[string]*toolListing{}
+	}
+	l := d.lists[upstream]
+	if l == nil {
+		l = &toolListing{pending: map[string]map[string]bool{}}
+		d.lists[upstream] = l
+	}
+	names := map[string]bool{}
+	if hasCursor {
+		prev, ok := l.pending[cursor]
+		if !ok {
+			return
+		}
+		delete(l.pending, cursor)
+		names = prev
+	}
+	_ = wire.EachElement(tools, func(_ int, tool []byte) bool {
+		if n, ok := wire.Field(tool, "name"); ok {
+			if name, ok := wire.StringValue(n); ok && len(names) < maxTrackedTools {
+				names[name] = true
+			}
+		}
+		return true
+	})
+	if !more {
+		l.complete = names
+		return
+	}
+	if len(l.pending) >= maxPendingListings {
+		for k := range l.pending {
+			delete(l.pending, k)
+			break
+		}
+	}
+	l.pending[nextCursor] = names
+}
+
+// unknownTool adds the protocol-error-as-tool-error warning to the record
+// of a tools/call that ended in a tool error (isError) for a tool absent
+// from the upstream's last complete tools/list: the spec makes a call of an
+// unknown tool a protocol error, and the Python SDK answers one with
+// isError "Unknown tool: X". Nothing is added without a complete listing,
+// or when the record already carries the warning.
+func (d *driftTracker) unknownTool(upstream string, rec *record.Record) {
+	if rec.Method != "tools/call" || rec.Outcome != classify.ToolError || rec.Tool == "" {
+		return
+	}
+	for _, w := range rec.Warnings {
+		if w.Code == classify.WarnProtocolErrorAsTool {
+			return
+		}
+	}
+	d.mu.Lock()
+	l := d.lists[upstream]
+	var n int
+	known := true
+	if l != nil && l.complete != nil {
+		n, known = len(l.complete), l.complete[rec.Tool]
+	}
+	d.mu.Unlock()
+	if known {
+		return
+	}
+	rec.Warnings = append(rec.Warnings, record.Warning{Code: classify.WarnProtocolErrorAsTool, Message: fmt.Sprintf(
+		"tool %q is not in the tools/list the proxy saw whole (%d tools), yet the server answered with a tool result (isError) instead of a JSON-RPC error: an unknown tool is a protocol error (-32602 Invalid params)", rec.Tool, n)})
 }
 
 // observe compares the tools of a tools/list response message, whose

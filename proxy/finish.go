@@ -295,7 +295,11 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 		for _, d := range drifts {
 			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
 		}
+		if ex.reqComplete {
+			p.drift.listed(p.upstream.String(), ex.reqBody, res.Response)
+		}
 	}
+	p.drift.unknownTool(p.upstream.String(), rec)
 	if len(ex.arrivals) > 0 {
 		// Last, where ExtensionLines looks for it.
 		notes = append(notes, arrivalsNote(ex.arrivals))
