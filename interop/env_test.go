@@ -342,7 +342,7 @@ var nodeOnce once[*nodeTools]
 var errNodeOff = errors.New("MCPDIAG_CONFORMANCE=off: the Node peers are skipped on purpose")
 
 // pinned are the npm packages the suite runs, from conformance/package.json.
-var pinned = []string{"@modelcontextprotocol/conformance", "@modelcontextprotocol/client", "@modelcontextprotocol/server-everything"}
+var pinned = []string{"@modelcontextprotocol/conformance", "@modelcontextprotocol/client", "@modelcontextprotocol/server-everything", "@modelcontextprotocol/inspector"}
 
 // needNode returns the Node tools, installing them on first use, or skips
 // the test (MCPDIAG_CONFORMANCE=off) with the reason recorded as a skipped

@@ -36,6 +36,7 @@ var sections = []struct{ label, test, note string }{
 	{"I2", "TestTypeScriptSDK", ""},
 	{"I3", "TestServerEverything", ""},
 	{"I4", "TestGoPeers", ""},
+	{"I5", "TestInspectorCLI", ""},
 }
 
 type resultSet struct {
