@@ -69,6 +69,77 @@ type driftTracker struct {
 	// lists holds, per upstream, the tool names of its last tools/list
 	// read whole, and of listings still being paged (see listed).
 	lists map[string]*toolListing
+	// inflight are the tools/list exchanges not finished yet, per
+	// upstream.
+	inflight map[string]map[*listingToken]bool
+}
+
+// listingToken is a tools/list exchange in flight: its response may have
+// reached the client (which then sends tools/call) before the proxy's own
+// record of it is done.
+type listingToken struct {
+	upstream string
+	start    time.Time
+	done     chan struct{}
+}
+
+// maxListingWait bounds how long a tools/call's record waits for the
+// tools/list exchanges that started before it; past it no unknown-tool
+// warning is given (nothing is claimed on a listing not seen).
+const maxListingWait = 5 * time.Second
+
+// listingStarted notes a tools/list exchange that began at start.
+func (d *driftTracker) listingStarted(upstream string, start time.Time) *listingToken {
+	t := &listingToken{upstream: upstream, start: start, done: make(chan struct{})}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inflight == nil {
+		d.inflight = map[string]map[*listingToken]bool{}
+	}
+	if d.inflight[upstream] == nil {
+		d.inflight[upstream] = map[*listingToken]bool{}
+	}
+	d.inflight[upstream][t] = true
+	return t
+}
+
+// listingEnded notes that the tools/list exchange of t is recorded (after
+// listed); t may be nil.
+func (d *driftTracker) listingEnded(t *listingToken) {
+	if t == nil {
+		return
+	}
+	d.mu.Lock()
+	delete(d.inflight[t.upstream], t)
+	d.mu.Unlock()
+	close(t.done)
+}
+
+// awaitListings waits, at most maxListingWait, for the tools/list exchanges
+// of upstream that started before before; it reports whether they all
+// ended.
+func (d *driftTracker) awaitListings(upstream string, before time.Time) bool {
+	d.mu.Lock()
+	var wait []chan struct{}
+	for t := range d.inflight[upstream] {
+		if t.start.Before(before) {
+			wait = append(wait, t.done)
+		}
+	}
+	d.mu.Unlock()
+	if len(wait) == 0 {
+		return true
+	}
+	timer := time.NewTimer(maxListingWait)
+	defer timer.Stop()
+	for _, c := range wait {
+		select {
+		case <-c:
+		case <-timer.C:
+			return false
+		}
+	}
+	return true
 }
 
 // toolListing is one upstream's tools/list as the proxy saw it.
@@ -152,8 +223,11 @@ func (d *driftTracker) listed(upstream string, request, response []byte) {
 // from the upstream's last complete tools/list: the spec makes a call of an
 // unknown tool a protocol error, and the Python SDK answers one with
 // isError "Unknown tool: X". Nothing is added without a complete listing,
-// or when the record already carries the warning.
-func (d *driftTracker) unknownTool(upstream string, rec *record.Record) {
+// or when the record already carries the warning. A tools/list that
+// started before the tools/call (started at start) is waited for: its
+// response reached the client, which then called, possibly before the
+// proxy finished recording the listing.
+func (d *driftTracker) unknownTool(upstream string, rec *record.Record, start time.Time) {
 	if rec.Method != "tools/call" || rec.Outcome != classify.ToolError || rec.Tool == "" {
 		return
 	}
@@ -161,6 +235,9 @@ func (d *driftTracker) unknownTool(upstream string, rec *record.Record) {
 		if w.Code == classify.WarnProtocolErrorAsTool {
 			return
 		}
+	}
+	if !d.awaitListings(upstream, start) {
+		return
 	}
 	d.mu.Lock()
 	l := d.lists[upstream]

@@ -25,8 +25,9 @@ type exchange struct {
 
 	// The request.
 	msg         message
-	reqBody     []byte // the first maxParse bytes of the body
-	reqComplete bool   // reqBody is the whole body
+	listing     *listingToken // a tools/list in flight (drift.go)
+	reqBody     []byte        // the first maxParse bytes of the body
+	reqComplete bool          // reqBody is the whole body
 	reqBytes    atomic.Int64
 	reqErr      error // reading the client's body failed
 	protocol    string
@@ -122,6 +123,9 @@ func (p *Proxy) begin(r *http.Request) *exchange {
 		ex.msg = parseMessage(ex.reqBody)
 	} else {
 		ex.msg = message{kind: kindInvalid}
+	}
+	if ex.msg.method == "tools/list" {
+		ex.listing = p.drift.listingStarted(p.upstream.String(), ex.start)
 	}
 	ex.session = r.Header.Get("Mcp-Session-Id")
 	sess := p.sessions.get(ex.session)

@@ -299,7 +299,8 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 			p.drift.listed(p.upstream.String(), ex.reqBody, res.Response)
 		}
 	}
-	p.drift.unknownTool(p.upstream.String(), rec)
+	p.drift.listingEnded(ex.listing)
+	p.drift.unknownTool(p.upstream.String(), rec, ex.start)
 	if len(ex.arrivals) > 0 {
 		// Last, where ExtensionLines looks for it.
 		notes = append(notes, arrivalsNote(ex.arrivals))
