@@ -153,8 +153,11 @@ the client goes away.
   appends every line to a file.
 - **Replay.** With ` + "`--seed N`" + ` (or the seed a log line shows) and the same sequence of requests, every decision and every
   draw repeats exactly. Concurrent requests are decided in the order the server took them, which the log records.
-- The admin API answers only loopback clients unless ` + "`--admin-token`" + ` is set; then every admin request must carry
-  ` + "`Authorization: Bearer <token>`" + `. The server binds 127.0.0.1 unless ` + "`--addr`" + ` says otherwise.
+- The admin API answers only direct loopback clients unless ` + "`--admin-token`" + ` is set: a loopback peer, a loopback
+  ` + "`Host`" + `, an allowed ` + "`Origin`" + `, and no ` + "`Forwarded`" + `, ` + "`X-Forwarded-*`" + ` or ` + "`Via`" + ` header (a proxy on the same host
+  must not hand the API to its clients; ` + "`mcpdiag proxy`" + ` does not forward ` + "`/admin/`" + ` without ` + "`--forward-admin`" + `). With
+  the token every admin request must carry ` + "`Authorization: Bearer <token>`" + `. The server binds 127.0.0.1 unless
+  ` + "`--addr`" + ` says otherwise. See docs/security.md.
 
 `
 

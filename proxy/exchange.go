@@ -44,6 +44,7 @@ type exchange struct {
 	reqSent                   atomic.Bool
 	proxyError                string // RFC 9209 error type of a response the proxy made
 	mirrored                  bool   // the client's connection was dropped as the upstream's was
+	adminRefused              bool   // the proxy refused an admin path (Options.ForwardAdmin)
 
 	// The downstream leg (set under responseWriter.mu).
 	status     int

@@ -242,6 +242,9 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 		notes = append(notes, fmt.Sprintf("proxy-generated: mcpdiag proxy answered %d itself because the upstream failed before responding (%s, Proxy-Status error=%s)", ex.status, flag, ex.proxyError))
 		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: ex.reqSent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
 	}
+	if ex.adminRefused {
+		notes = append(notes, "proxy-generated: mcpdiag proxy answered 403 itself: admin paths are not forwarded (--forward-admin)")
+	}
 	if ex.mirrored {
 		p.stats.upstreamErrors.Add(1)
 		_, _, flag := upstreamFailure(ex.upErr, ex.reqSent.Load())

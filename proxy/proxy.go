@@ -116,6 +116,11 @@ type Options struct {
 	// ScenarioOf, when set, names the scenario applied to one request (a
 	// per-request fault header); "" falls back to Scenario.
 	ScenarioOf func(*http.Request) string
+	// ForwardAdmin forwards requests for /admin/ paths (see IsAdminPath) to
+	// the upstream, with a Via header. By default the proxy answers them 403
+	// itself: an upstream's loopback-only admin API would take the proxy for
+	// a local client.
+	ForwardAdmin bool
 	// Observer sees every finished exchange (metrics, traces); nil for none.
 	Observer Observer
 	// Logger receives the proxy's own warnings (tool drift, record write
@@ -203,6 +208,9 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Faults != nil {
 		p.handler = p.newFaultLayer(*opts.Faults, p.handler)
 	}
+	if !opts.ForwardAdmin {
+		p.handler = p.adminGuard(p.handler)
+	}
 	return p, nil
 }
 
@@ -224,6 +232,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		if v, ok := pr.In.Header[h]; ok {
 			pr.Out.Header[h] = v
 		}
+	}
+	if p.opts.ForwardAdmin && IsAdminPath(t.Path) {
+		// The upstream's admin API must know a proxy forwarded this.
+		pr.Out.Header.Add("Via", ViaValue)
 	}
 	if p.opts.Faults != nil {
 		// The fault layer's own headers are for the proxy, not the upstream.

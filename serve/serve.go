@@ -22,9 +22,11 @@
 //
 // # Admin API
 //
-// Answered only to loopback clients, unless Options.AdminToken is set; then
-// every admin request, loopback or not, must carry "Authorization: Bearer
-// <token>".
+// Answered only to direct loopback clients (a loopback peer, a loopback
+// Host, an allowed Origin, and no Forwarded, X-Forwarded-* or Via header: a
+// proxy on the same host must not hand the API to its own clients), unless
+// Options.AdminToken is set; then every admin request, loopback or not, must
+// carry "Authorization: Bearer <token>".
 //
 //	GET  /admin/log[?endpoint=E]        the log, JSONL (see below)
 //	POST /admin/reset[?endpoint=E]      zero the counters and restart the schedules
@@ -55,7 +57,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"io"
 	"net"
 	"net/http"
@@ -67,6 +68,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -303,7 +305,9 @@ func (s *Server) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(doc)
 }
 
-// adminAllowed applies the admin rule: loopback only, or the token.
+// adminAllowed applies the admin rule: the token when there is one;
+// otherwise a direct loopback client only (loopback peer, no proxy named in
+// the request, a loopback Host and an allowed Origin).
 func (s *Server) adminAllowed(r *http.Request) (bool, int, string) {
 	if s.opts.AdminToken != "" {
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -312,16 +316,8 @@ func (s *Server) adminAllowed(r *http.Request) (bool, int, string) {
 		}
 		return true, 0, ""
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return false, http.StatusForbidden, "the admin API answers only loopback clients unless --admin-token is set"
-	}
-	// A loopback peer may still be a browser running someone's page.
-	if ok, why := loopback.Check(r); !ok {
-		return false, http.StatusForbidden, "the admin API refused the request: " + why
+	if ok, why := loopback.CheckDirect(r); !ok {
+		return false, http.StatusForbidden, "the admin API answers only direct loopback clients unless --admin-token is set: " + why
 	}
 	return true, 0, ""
 }

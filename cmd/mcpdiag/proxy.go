@@ -47,6 +47,7 @@ type proxyOptions struct {
 	params           string
 	seed             uint64
 	allowFaultHeader bool
+	forwardAdmin     bool
 	stdioFault       string
 	metricsAddr      string
 	otlp             string
@@ -73,6 +74,11 @@ record per exchange (--record FILE) without slowing or altering the traffic.
 Host: the upstream's host is sent as Host (as a client talking to it directly
 would); --preserve-host forwards the client's instead. go-sdk servers on a
 loopback address refuse a non-loopback Host with 403.
+
+Admin paths: /admin and below are answered 403 by the proxy (an upstream's
+loopback-only admin API, such as mcpdiag serve's, would take the proxy for a
+local client); --forward-admin forwards them with a Via header, and mcpdiag
+serve then wants its --admin-token.
 
 Paths: a request path is forwarded as it is (point the client at the proxy with
 the upstream's path, e.g. http://127.0.0.1:8081/mcp); only "/" maps to the
@@ -115,6 +121,7 @@ Exit status: 0 after a clean shutdown (HTTP) or the server's own exit code
 	f.IntVar(&o.queue, "record-queue", record.DefaultQueueSize, "records queued for the writer goroutine")
 	f.StringVar(&o.queuePolicy, "record-queue-policy", string(record.QueueBlock), "when the record queue is full: block (lose no record; the recorder waits, the forwarding does not) or drop (count them)")
 	f.StringVar(&o.fsync, "fsync", string(record.SyncClose), "when --record syncs to disk: close, always or never")
+	f.BoolVar(&o.forwardAdmin, "forward-admin", false, "forward /admin/ paths to the upstream (with Via: "+proxy.ViaValue+"); off: the proxy answers them 403, so an upstream's loopback-only admin API stays local")
 	f.BoolVar(&o.preserveHost, "preserve-host", false, "forward the client's Host header instead of the upstream's")
 	f.IntVar(&o.maxEventSize, "max-event-size", 0, "largest JSON body or SSE event the classifier holds (default 16 MiB); bounds memory per stream")
 	f.StringVar(&o.scenario, "scenario", "", "fault scenario id(s) applied to the upstream's traffic, composed with + (HTTP mode)")
@@ -249,7 +256,13 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			return &exitError{code: 1, err: fmt.Errorf("--metrics: %w", err)}
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", metrics.Handler(reg))
+		var mh http.Handler = metrics.Handler(reg)
+		if loopback.Listener(metricsLn.Addr()) {
+			// The same DNS-rebinding check as every loopback listener: a
+			// web page must not read the metrics (tool names, upstream).
+			mh = loopback.Guard("mcpdiag proxy metrics", mh)
+		}
+		mux.Handle("/metrics", mh)
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
@@ -296,7 +309,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	}
 	opts := proxy.Options{
 		Upstream: up, Records: records, Bodies: bodies, BodyLimit: o.bodyLimit, MaxEventSize: o.maxEventSize,
-		PreserveHost: o.preserveHost, Observer: observer, Logger: logger,
+		PreserveHost: o.preserveHost, Observer: observer, Logger: logger, ForwardAdmin: o.forwardAdmin,
 	}
 	if o.scenario != "" || o.allowFaultHeader {
 		var params json.RawMessage

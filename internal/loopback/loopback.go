@@ -60,3 +60,72 @@ func Check(r *http.Request) (ok bool, why string) {
 	}
 	return true, ""
 }
+
+// forwardingHeaders name the headers by which a proxy says that it
+// forwarded a request (RFC 7239 Forwarded, RFC 9110 Via) or for whom (the
+// de-facto X-Forwarded-* family and its relatives). Any X-Forwarded-
+// header counts, too.
+var forwardingHeaders = []string{
+	"Forwarded", "Via", "X-Real-Ip", "True-Client-Ip", "X-Client-Ip", "X-Cluster-Client-Ip",
+	"Cf-Connecting-Ip", "Fastly-Client-Ip", "X-Original-Forwarded-For",
+}
+
+// Proxied reports whether r names a proxy it came through, and which header
+// said so. A proxy on the same host connects from a loopback address and
+// may send the upstream's own Host, so neither the peer address nor Host
+// tells a forwarded request from a local one; only these headers can.
+func Proxied(r *http.Request) (header string, ok bool) {
+	for _, h := range forwardingHeaders {
+		if _, ok := r.Header[h]; ok {
+			return h, true
+		}
+	}
+	for name := range r.Header {
+		if strings.HasPrefix(name, "X-Forwarded-") {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// PeerIsLoopback reports whether r's TCP peer (RemoteAddr) is a loopback
+// address.
+func PeerIsLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckDirect is the rule of an API that only a local user may reach (the
+// admin API of `mcpdiag serve`): the peer is a loopback address, the
+// request names no proxy it came through, and Check passes.
+func CheckDirect(r *http.Request) (ok bool, why string) {
+	if !PeerIsLoopback(r) {
+		return false, "the client " + r.RemoteAddr + " is not on loopback"
+	}
+	if h, proxied := Proxied(r); proxied {
+		return false, "the request came through a proxy (it carries " + h + "); a proxy in front would hand this API to its own clients"
+	}
+	return Check(r)
+}
+
+// Guard wraps next with Check: a request that fails it gets 403 and one
+// line naming what and why. Use it on every handler of a loopback listener.
+func Guard(what string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ok, why := Check(r); !ok {
+			http.Error(w, what+": "+why, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Listener reports whether a listener's address is a loopback address.
+func Listener(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}

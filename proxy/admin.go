@@ -1,0 +1,44 @@
+package proxy
+
+import (
+	"net/http"
+	"path"
+	"strings"
+)
+
+// ViaValue is the Via header (RFC 9110 §7.6.3) the proxy adds to an admin
+// request it forwards (Options.ForwardAdmin), so that the upstream can tell
+// it came through a proxy: `mcpdiag serve` then wants its admin token.
+const ViaValue = "1.1 " + ProxyName
+
+// IsAdminPath reports whether a request path names an admin API: /admin or
+// anything below it, after decoding and cleaning, in any case ("/%61dmin/log",
+// "/mcp/../admin/log" and "/ADMIN/" are admin paths).
+func IsAdminPath(p string) bool {
+	c := strings.ToLower(path.Clean("/" + p))
+	return c == "/admin" || strings.HasPrefix(c, "/admin/")
+}
+
+// adminGuard answers 403 itself, with a Proxy-Status naming the refusal, to
+// a request for an admin path (of the client's URL or the upstream URL it
+// maps to), unless Options.ForwardAdmin: an upstream's loopback-only admin
+// API sees the proxy as a loopback client, so forwarding would hand the API
+// to every client of the proxy.
+func (p *Proxy) adminGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !IsAdminPath(r.URL.Path) && !IsAdminPath(p.targetURL(r.URL).Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if ex := exchangeFrom(r.Context()); ex != nil {
+			ex.adminRefused = true
+		}
+		p.log.Warn("refused to forward an admin path (--forward-admin forwards it)", "method", r.Method, "path", r.URL.Path)
+		h := w.Header()
+		h.Set("Proxy-Status", ProxyStatus("http_request_denied", "admin paths are not forwarded", ""))
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte("mcpdiag proxy: /admin/ is not forwarded to the upstream: an admin API must not be reachable through the proxy (start the proxy with --forward-admin to forward it)\n"))
+	})
+}
