@@ -229,7 +229,7 @@ func TestRedactionInRecordFile(t *testing.T) {
 	if strings.Contains(string(data), secret) || strings.Contains(string(data), "5up3r") {
 		t.Fatalf("a credential reached the record file:\n%s", data)
 	}
-	if !strings.Contains(string(data), `"Authorization":["[redacted]"]`) {
+	if !strings.Contains(string(data), `"Authorization":["Bearer [redacted:len=`) {
 		t.Errorf("the Authorization header is not recorded as redacted:\n%s", data)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {

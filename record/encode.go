@@ -144,8 +144,8 @@ func encodeLine(r *Record) ([]byte, error) {
 func (r *Redactor) checkLine(line []byte) ([]byte, error) {
 	changed := false
 	for _, sec := range r.secretList() {
-		if bytes.Contains(line, []byte(sec)) {
-			line = bytes.ReplaceAll(line, []byte(sec), []byte(Redacted))
+		if bytes.Contains(line, []byte(sec.variant)) {
+			line = bytes.ReplaceAll(line, []byte(sec.variant), []byte(r.Mask(sec.raw)))
 			changed = true
 		}
 	}

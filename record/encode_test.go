@@ -239,7 +239,7 @@ func TestSetResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(line, []byte(`"errorData":{"client_secret":"[redacted]","field":"x"}`)) {
+	if !bytes.Contains([]byte(unmask(string(line))), []byte(`"errorData":{"client_secret":"[redacted]","field":"x"}`)) {
 		t.Errorf("error data not redacted: %s", line)
 	}
 

@@ -6,8 +6,9 @@ import (
 )
 
 // redactJSON copies the JSON document b (json.Valid has accepted it),
-// replacing the value of every member with a sensitive name by
-// "[redacted]" and scrubbing every string as text. Bytes that need no change
+// replacing the value of every member with a credential name (at any
+// depth) by its mask, except null, true and false, and scrubbing every
+// string as text. Bytes that need no change
 // (white space, number spelling, escapes, key order) are kept exactly. If
 // the walk fails it falls back to scrubbing b as text.
 func (r *Redactor) redactJSON(b []byte) []byte {
@@ -126,15 +127,26 @@ func (w *jsonRedactor) object() bool {
 		}
 		w.out = append(w.out, ':')
 		w.i++
-		if jsonSensitive[normalizeName(key)] {
+		if sensitiveName(key, ctxJSON) {
 			w.space()
-			mark := len(w.out)
-			null := bytes.HasPrefix(w.src[w.i:], []byte("null"))
+			mark, start := len(w.out), w.i
 			if !w.value() {
 				return false
 			}
-			if !null {
-				w.out = append(w.out[:mark], `"`+Redacted+`"`...)
+			raw := w.src[start:w.i]
+			switch string(raw) {
+			case "null", "true", "false":
+				// Not a credential: keep it (a diagnosis may need it).
+			default:
+				// A string is masked by its decoded value, anything else
+				// by its JSON text.
+				v := string(raw)
+				if raw[0] == '"' {
+					_ = json.Unmarshal(raw, &v)
+				}
+				var b bytes.Buffer
+				writeJSONString(&b, w.red.Mask(v))
+				w.out = append(w.out[:mark], b.Bytes()...)
 			}
 		} else if !w.value() {
 			return false

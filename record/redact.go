@@ -2,7 +2,10 @@ package record
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,12 +13,15 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
-// Redacted replaces a credential value.
+// Redacted replaces a credential value when its length and hash would
+// mislead: a value cut by a capture limit. A whole value gets a mask
+// (Redactor.Mask).
 const Redacted = "[redacted]"
 
 // MinSecretLen is the shortest secret AddSecret accepts: shorter strings
@@ -27,53 +33,118 @@ const MinSecretLen = 4
 var ErrShortSecret = errors.New("record: secret too short to scrub safely")
 
 // Redactor removes credentials from records. Its rules are fixed (see
-// docs/records.md); callers add the secrets they know, such as the bearer
-// token given on the command line, with AddSecret. A Redactor is safe for
-// concurrent use; the zero value has no extra secrets and is ready to use.
+// docs/records.md and docs/security.md): credentials are found by the shape
+// of their name (header, query, form and JSON member names containing
+// token, secret, passw, key, auth, session, …) and by the shape of their
+// value (a JWT, "Bearer …", a PEM block), plus the secrets a caller
+// registers with AddSecret. A credential becomes a mask that keeps its
+// length and a short keyed hash, never the value. A Redactor is safe for
+// concurrent use; the zero value has no extra secrets, a random hash key,
+// and is ready to use.
 type Redactor struct {
 	mu      sync.RWMutex
-	secrets []string // raw secrets and their encoded variants, longest first
+	secrets []secret // raw secrets and their encoded variants, longest first
+
+	keyOnce sync.Once
+	key     []byte
+}
+
+// secret is one registered secret in one of its spellings.
+type secret struct {
+	variant, raw string
 }
 
 // Default is the redactor used by the package-level helpers and by encoders
 // that name none. The CLI registers its secrets here.
 var Default = &Redactor{}
 
-// NewRedactor returns a redactor with no extra secrets.
+// NewRedactor returns a redactor with no extra secrets and a random hash
+// key: its masks compare with each other, not with another redactor's.
 func NewRedactor() *Redactor { return &Redactor{} }
 
-// AddSecret registers a secret to be replaced by "[redacted]" wherever it
-// appears in a string of a record, also in its URL-query-escaped and
-// JSON-escaped forms. Surrounding white space is ignored; an empty secret is
-// a no-op; a secret shorter than MinSecretLen is refused with
-// ErrShortSecret.
-func (r *Redactor) AddSecret(secret string) error {
-	secret = strings.TrimSpace(secret)
-	if secret == "" {
+// NewRedactorKey returns a redactor whose masks hash under key, so that
+// masks made by two processes given the same key compare.
+func NewRedactorKey(key []byte) *Redactor {
+	r := &Redactor{key: append([]byte(nil), key...)}
+	r.keyOnce.Do(func() {})
+	return r
+}
+
+func (r *Redactor) hashKey() []byte {
+	r.keyOnce.Do(func() {
+		if r.key == nil {
+			r.key = make([]byte, 32)
+			if _, err := rand.Read(r.key); err != nil {
+				panic("record: no randomness for the redactor's hash key: " + err.Error())
+			}
+		}
+	})
+	return r.key
+}
+
+// maskRE matches a recorded credential: Redacted or a mask.
+var maskRE = regexp.MustCompile(`^\[redacted(?::len=\d+:h=[0-9a-f]{8})?\]$`)
+
+// Mask returns the recorded form of the credential v:
+// "[redacted:len=N:h=HHHHHHHH]", N its length in bytes and H the first 8 hex
+// digits of its HMAC-SHA256 under the redactor's key. The length and hash
+// tell a diagnosis whether two exchanges carried the same credential, or an
+// empty or truncated one, without the value; the key keeps a guessable
+// value (a password) from being confirmed offline. A value that is already
+// redacted is returned unchanged.
+func (r *Redactor) Mask(v string) string {
+	if r == nil {
+		r = Default
+	}
+	if maskRE.MatchString(v) {
+		return v
+	}
+	m := hmac.New(sha256.New, r.hashKey())
+	m.Write([]byte(v))
+	return "[redacted:len=" + strconv.Itoa(len(v)) + ":h=" + hex.EncodeToString(m.Sum(nil)[:4]) + "]"
+}
+
+// IsRedacted reports whether a recorded value is redacted: Redacted, a
+// mask, or an authorization scheme followed by one ("Bearer [redacted:…]").
+func IsRedacted(s string) bool {
+	if maskRE.MatchString(s) {
+		return true
+	}
+	_, rest, ok := strings.Cut(s, " ")
+	return ok && maskRE.MatchString(rest)
+}
+
+// AddSecret registers a secret to be masked wherever it appears in a string
+// of a record, also in its URL-query-escaped and JSON-escaped forms.
+// Surrounding white space is ignored; an empty secret is a no-op; a secret
+// shorter than MinSecretLen is refused with ErrShortSecret.
+func (r *Redactor) AddSecret(sec string) error {
+	sec = strings.TrimSpace(sec)
+	if sec == "" {
 		return nil
 	}
-	if len(secret) < MinSecretLen {
+	if len(sec) < MinSecretLen {
 		return ErrShortSecret
 	}
-	variants := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
+	variants := []string{sec, url.QueryEscape(sec), url.PathEscape(sec)}
 	var b bytes.Buffer
-	writeJSONString(&b, secret)
+	writeJSONString(&b, sec)
 	variants = append(variants, b.String()[1:b.Len()-1])
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range variants {
-		if !slices.Contains(r.secrets, v) {
-			r.secrets = append(r.secrets, v)
+		if !slices.ContainsFunc(r.secrets, func(s secret) bool { return s.variant == v }) {
+			r.secrets = append(r.secrets, secret{variant: v, raw: sec})
 		}
 	}
-	slices.SortStableFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+	slices.SortStableFunc(r.secrets, func(a, b secret) int { return len(b.variant) - len(a.variant) })
 	return nil
 }
 
 // AddSecret registers a secret with the Default redactor.
 func AddSecret(secret string) error { return Default.AddSecret(secret) }
 
-func (r *Redactor) secretList() []string {
+func (r *Redactor) secretList() []secret {
 	if r == nil {
 		return nil
 	}
@@ -82,140 +153,256 @@ func (r *Redactor) secretList() []string {
 	return r.secrets
 }
 
-// sensitiveNames are the JSON member names (and form and query keys) whose
-// values are credentials. Each entry lists the words of a name; a name
-// matches when it equals the words joined, ignoring case and "_"/"-"
-// between words (access_token, accessToken, Access-Token).
-var sensitiveNames = [][]string{
-	{"access", "token"}, {"refresh", "token"}, {"id", "token"}, {"subject", "token"}, {"actor", "token"},
-	{"session", "token"}, {"x", "auth", "token"}, {"auth", "token"}, {"bearer", "token"},
-	{"client", "secret"}, {"client", "assertion"}, {"code", "verifier"},
-	{"api", "key"}, {"x", "api", "key"}, {"private", "key"},
-	{"password"}, {"passwd"}, {"secret"}, {"token"}, {"assertion"},
-	{"authorization"}, {"proxy", "authorization"}, {"cookie"}, {"set", "cookie"},
-	{"credential"}, {"credentials"},
-}
-
-// formOnlyNames are sensitive in form bodies and URL queries (OAuth
-// authorization responses and token requests) but not in JSON, where "code"
-// is usually a JSON-RPC error code and "state" ordinary data.
-var formOnlyNames = [][]string{{"code"}, {"state"}}
-
-// queryOnlyNames are URL query keys that carry signatures or keys
-// (OpenTelemetry's url.full redaction list, plus Google's "key").
-var queryOnlyNames = [][]string{
-	{"x", "amz", "signature"}, {"x", "amz", "credential"}, {"x", "amz", "security", "token"},
-	{"aws", "access", "key", "id"}, {"signature"}, {"sig"}, {"x", "goog", "signature"},
-	{"x", "goog", "credential"}, {"key"},
-}
-
-func normalizeName(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_' || c == '-':
-		case c >= 'A' && c <= 'Z':
-			b.WriteByte(c + 'a' - 'A')
-		default:
-			b.WriteByte(c)
+// replaceSecrets masks every registered secret in s.
+func (r *Redactor) replaceSecrets(s string) string {
+	for _, sec := range r.secretList() {
+		if strings.Contains(s, sec.variant) {
+			s = strings.ReplaceAll(s, sec.variant, r.Mask(sec.raw))
 		}
 	}
-	return b.String()
-}
-
-func nameSet(lists ...[][]string) map[string]bool {
-	m := map[string]bool{}
-	for _, l := range lists {
-		for _, words := range l {
-			m[strings.Join(words, "")] = true
-		}
-	}
-	return m
-}
-
-func namePattern(lists ...[][]string) string {
-	var alts []string
-	for _, l := range lists {
-		for _, words := range l {
-			alts = append(alts, strings.Join(words, "[_-]?"))
-		}
-	}
-	// Longest first: Go's alternation is leftmost-first.
-	slices.SortStableFunc(alts, func(a, b string) int { return len(b) - len(a) })
-	return "(?:" + strings.Join(alts, "|") + ")"
+	return s
 }
 
 var (
-	jsonSensitive  = nameSet(sensitiveNames)
-	formSensitive  = nameSet(sensitiveNames, formOnlyNames)
-	querySensitive = nameSet(sensitiveNames, formOnlyNames, queryOnlyNames)
-
-	keyPat     = namePattern(sensitiveNames)
-	formKeyPat = namePattern(sensitiveNames, formOnlyNames)
-
-	// "Bearer <token68>" and "Basic <token68>", but not an auth-param such
-	// as `Bearer realm="x"` or `Bearer error=invalid_token`.
-	bearerRE = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]+=*([^A-Za-z0-9\-._~+/="]|$)`)
-	// A credential header written as text ("Authorization: …" in an error
-	// message or a raw HTTP dump): the rest of the line goes.
-	headerLineRE = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|set-cookie|cookie|x-api-key|api-key|x-auth-token)(\s*:\s*)[^\r\n"]*`)
-	// "key": value in JSON text that could not be parsed (cut, or an SSE
+	// "Bearer <token68>", "Basic <token68>" and "DPoP <token68>", but not
+	// an auth-param such as `Bearer realm="x"` or `Bearer error=invalid_token`.
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/="]|$)`)
+	// "Name: " of a header (or YAML, or a log field) written as text; the
+	// value runs to the end of the line or a quote.
+	headerNameRE = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)[ \t]*:[ \t]*`)
+	// "name": in JSON text that could not be parsed (cut, or an SSE
 	// stream); the value may end at the cut.
-	jsonKeyRE = regexp.MustCompile(`(?i)("` + keyPat + `"\s*:\s*)("(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
-	// The same inside a JSON string (\"key\": \"value\").
-	jsonEscKeyRE = regexp.MustCompile(`(?i)(\\+"` + keyPat + `\\+"\s*:\s*)(\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
-	// key=value in free text.
-	formKeyRE = regexp.MustCompile(`(?i)(^|[?&;\s])(` + keyPat + `=)([^&;\s#"]*)`)
-	// key=value in a form-encoded body, with the OAuth code and state.
-	formBodyKeyRE = regexp.MustCompile(`(?i)(^|[?&;\s])(` + formKeyPat + `=)([^&;\s#"]*)`)
+	jsonNameRE = regexp.MustCompile(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
+	// \"name\": inside a JSON string.
+	jsonEscNameRE = regexp.MustCompile(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
+	// name= after a start of text, white space, ?, & or ;.
+	formNameRE = regexp.MustCompile(`(?:^|[?&;\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	// A PEM block, to its END line or to the end of the text (a cut
+	// capture).
+	pemRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
+	// A JWT (JWS or JWE compact): 3 to 5 base64url segments whose first
+	// decodes to a JSON object (checked in maskJWTs).
+	jwtRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\-.])(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
+
+	// A JSON string value (possibly cut) or a bare scalar, after "name":.
+	jsonValueRE    = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
+	jsonEscValueRE = regexp.MustCompile(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
+	formValueRE    = regexp.MustCompile(`^[^&;\s#"]*`)
+	lineValueRE    = regexp.MustCompile(`^[^\r\n"]*`)
 
 	sessionHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{16}$`)
 )
 
-// patternHints are lower-case substrings without which no text pattern can
+// nameHints are lower-case substrings without which no name pattern can
 // match; they let Scrub skip the regular expressions for most strings.
-var patternHints = []string{"bearer", "basic", "token", "secret", "passw", "key", "auth", "assertion", "verifier", "cookie", "credential"}
+var nameHints = append([]string{"key", "auth"}, credentialStems...)
 
-// Scrub removes credentials from free text: the registered secrets,
-// "Bearer …"/"Basic …" credentials, credential headers written as text
-// ("Authorization: …" up to the end of the line), and the values of OAuth and
-// API-key members written as JSON ("access_token": "…", also inside an
-// escaped JSON string) or as key=value.
+// Scrub removes credentials from free text (error messages, notes, a
+// client's stderr, header values): the registered secrets; PEM blocks; JWTs;
+// "Bearer …", "Basic …" and "DPoP …" credentials; and the values under a
+// credential name written as a header or log field ("X-Api-Key: …", to the
+// end of the line), as JSON ("apiSecret": "…", also inside an escaped JSON
+// string) or as name=value. Each becomes a mask (Mask).
 func (r *Redactor) Scrub(s string) string {
 	if s == "" {
 		return s
 	}
-	for _, sec := range r.secretList() {
-		if strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, Redacted)
-		}
-	}
-	if !hasPatternHint(s) {
-		return s
-	}
-	return scrubPatterns(s, formKeyRE)
+	s = r.replaceSecrets(s)
+	return r.scrubPatterns(s, ctxJSON)
 }
 
-func hasPatternHint(s string) bool {
+// scrubPatterns applies the text patterns; ctx decides the name=value rule
+// (ctxForm adds code, state and sig).
+func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 	lower := strings.ToLower(s)
-	for _, h := range patternHints {
-		if strings.Contains(lower, h) {
+	if strings.Contains(lower, "-----begin") {
+		s = r.maskPEM(s)
+	}
+	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") || strings.Contains(lower, "dpop") {
+		s = r.replaceMatches(s, bearerRE, func(m []string) string {
+			if IsRedacted(m[3]) {
+				return m[0]
+			}
+			return m[1] + m[2] + r.Mask(m[3]) + m[4]
+		})
+	}
+	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, []string{"code", "state", "sig"}) {
+		if strings.IndexByte(s, ':') >= 0 {
+			s = r.maskAfterNames(s, headerNameRE, lineValueRE, headerTextName)
+			if strings.IndexByte(s, '"') >= 0 {
+				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName)
+				if strings.IndexByte(s, '\\') >= 0 {
+					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
+				}
+			}
+		}
+		if strings.IndexByte(s, '=') >= 0 {
+			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
+		}
+	}
+	if strings.Count(s, ".") >= 2 {
+		s = r.maskJWTs(s)
+	}
+	return s
+}
+
+func hasAny(s string, subs []string) bool {
+	for _, h := range subs {
+		if strings.Contains(s, h) {
 			return true
 		}
 	}
 	return false
 }
 
-// scrubPatterns applies the text patterns, with form as the key=value
-// pattern.
-func scrubPatterns(s string, form *regexp.Regexp) string {
-	s = bearerRE.ReplaceAllString(s, "${1}${2}"+Redacted+"${3}")
-	s = headerLineRE.ReplaceAllString(s, "${1}${2}"+Redacted)
-	s = jsonKeyRE.ReplaceAllString(s, `${1}"`+Redacted+`"`)
-	s = jsonEscKeyRE.ReplaceAllString(s, "${1}"+Redacted)
-	s = form.ReplaceAllString(s, "${1}${2}"+Redacted)
-	return s
+// textFieldWords are the single words that, followed by a colon in text,
+// name a credential field ("password: …", "Cookie: …"), in any case.
+// "Authorization" counts only capitalized as in a header dump, not in
+// "step-up authorization: ask for …". Other single words are more often
+// prose ("Unauthorized: the token is missing", "session: expired") and
+// are left alone; a name of several words ("X-Api-Key:", "api_key:",
+// "clientSecret:") is judged by its name.
+var textFieldWords = map[string]bool{
+	"cookie": true, "dpop": true, "password": true, "passwd": true, "pwd": true,
+	"secret": true, "passphrase": true, "apikey": true, "jwt": true, "passcode": true,
+}
+
+// headerTextName decides whether "Name:" in text is a credential field.
+func headerTextName(n string) bool {
+	if len(nameWords(n)) < 2 && !textFieldWords[strings.ToLower(n)] && n != "Authorization" && n != "AUTHORIZATION" {
+		return false
+	}
+	switch classifyHeader(n) {
+	case headerMask, headerAuth, headerCookie, headerHash:
+		return true
+	}
+	return false
+}
+
+// jsonTextName decides whether "name": in text is a credential member; the
+// name is still JSON-escaped.
+func jsonTextName(n string) bool { return sensitiveName(n, ctxJSON) }
+
+// maskAfterNames finds every name matched by nameRE (group 1), and when
+// sensitive(name) masks the value that valueRE matches right after it.
+func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *regexp.Regexp, sensitive func(string) bool) string {
+	idx := nameRE.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		if m[0] < last {
+			continue // inside a value already masked
+		}
+		if !sensitive(s[m[2]:m[3]]) {
+			continue
+		}
+		end := m[1]
+		v := valueRE.FindString(s[end:])
+		if v == "" || IsRedacted(unquoteValue(v)) {
+			continue
+		}
+		b.WriteString(s[last:end])
+		b.WriteString(r.maskValue(v))
+		last = end + len(v)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// unquoteValue strips the quotes (escaped or not) around a matched value.
+func unquoteValue(v string) string {
+	t := strings.TrimLeft(v, `\"`)
+	if len(t) == len(v) {
+		return v
+	}
+	return strings.TrimRight(t, `\"`)
+}
+
+// maskValue masks a value matched in text, keeping its quoting. A quoted
+// value that was cut (no closing quote) gets Redacted: its length would
+// mislead.
+func (r *Redactor) maskValue(v string) string {
+	lead := len(v) - len(strings.TrimLeft(v, `\"`))
+	if lead == 0 {
+		return r.Mask(v)
+	}
+	q := v[:lead]
+	inner := v[lead:]
+	closed := strings.HasSuffix(inner, `"`)
+	inner = strings.TrimRight(inner, `\"`)
+	if !closed {
+		return q + Redacted + q
+	}
+	return q + r.Mask(inner) + q
+}
+
+// replaceMatches replaces every match of re in s by repl(submatches).
+func (r *Redactor) replaceMatches(s string, re *regexp.Regexp, repl func([]string) string) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		sub := make([]string, len(m)/2)
+		for i := range sub {
+			if m[2*i] >= 0 {
+				sub[i] = s[m[2*i]:m[2*i+1]]
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(repl(sub))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// maskPEM masks the body of every PEM block, keeping its BEGIN and END
+// lines (what kind of key or certificate it was).
+func (r *Redactor) maskPEM(s string) string {
+	return r.replaceMatches(s, pemRE, func(m []string) string {
+		body := m[2]
+		if m[3] == "" {
+			return "-----BEGIN " + m[1] + "-----" + Redacted
+		}
+		return "-----BEGIN " + m[1] + "-----" + r.Mask(body) + m[3]
+	})
+}
+
+// maskJWTs masks every JWT-shaped value: base64url segments joined by dots
+// whose first segment decodes to the start of a JSON object.
+func (r *Redactor) maskJWTs(s string) string {
+	return r.replaceMatches(s, jwtRE, func(m []string) string {
+		tok := m[1]
+		lead := m[0][:len(m[0])-len(tok)]
+		head, _, _ := strings.Cut(tok, ".")
+		if len(head) < 4 || !jsonObjectStart(head) {
+			return m[0]
+		}
+		return lead + r.Mask(tok)
+	})
+}
+
+// jsonObjectStart reports whether a base64url segment decodes to "{" and
+// then a quote, white space or "}".
+func jsonObjectStart(seg string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(seg[:4])
+	if err != nil || len(b) < 2 || b[0] != '{' {
+		return false
+	}
+	switch b[1] {
+	case '"', ' ', '\t', '\r', '\n', '}':
+		return true
+	}
+	return false
 }
 
 // Scrub removes credentials from free text with the Default redactor.
@@ -233,66 +420,33 @@ func HashSession(id string) string {
 	return "sha256:" + hex.EncodeToString(sum[:8])
 }
 
-// headerAction is what happens to a header's values.
-type headerAction int
-
-const (
-	headerScrub  headerAction = iota // keep, scrubbed as free text
-	headerRedact                     // replace with "[redacted]"
-	headerHash                       // replace with HashSession
-	headerURL                        // redact as a URL
-)
-
-// credentialHints are substrings of a lower-cased header name that mark a
-// credential.
-var credentialHints = []string{"auth", "token", "secret", "key", "passw", "cookie", "credential", "signature"}
-
-func classifyHeader(name string) headerAction {
-	n := strings.ToLower(strings.TrimSpace(name))
-	switch n {
-	case "www-authenticate", "proxy-authenticate":
-		// Challenges, not credentials: the classifier's evidence for
-		// 401/403 (resource_metadata, scope, error). Scrubbed as text.
-		return headerScrub
-	case "mcp-session-id":
-		return headerHash
-	case "location", "content-location", "referer":
-		return headerURL
-	}
-	if strings.HasSuffix(n, "idempotency-key") {
-		return headerScrub
-	}
-	for _, h := range credentialHints {
-		if strings.Contains(n, h) {
-			return headerRedact
-		}
-	}
-	if strings.Contains(n, "session") {
-		return headerHash
-	}
-	return headerScrub
-}
-
 // Headers returns a redacted copy of h (nil for nil). Names are kept as
-// given. Credential headers (Authorization, Proxy-Authorization, Cookie,
-// Set-Cookie, and any header whose lower-cased name contains "auth",
-// "token", "secret", "key", "passw", "cookie", "credential" or "signature",
-// except WWW-Authenticate, Proxy-Authenticate and Idempotency-Key) get the
-// value "[redacted]". Mcp-Session-Id and other headers naming a session are
-// hashed with HashSession. Location, Content-Location and Referer are
-// redacted as URLs. Every other value is scrubbed with Scrub.
+// given. Authorization and Proxy-Authorization keep their scheme and mask
+// the credential ("Bearer [redacted:len=…]"); Cookie and Set-Cookie keep
+// the cookie names and attributes and mask the values; any other header
+// whose name is a credential name (it contains token, secret, passw, pwd,
+// key, auth, credential, assertion, jwt, dpop, cookie, signature, passcode
+// or access-code; see docs/security.md) is masked, except WWW-Authenticate,
+// Proxy-Authenticate, Idempotency-Key and the Access-Control-* headers.
+// Mcp-Session-Id and other headers naming only a session are hashed with
+// HashSession. Location, Content-Location and Referer are redacted as URLs.
+// Every other value is scrubbed with Scrub.
 func (r *Redactor) Headers(h http.Header) http.Header {
 	if h == nil {
 		return nil
 	}
 	out := make(http.Header, len(h))
 	for name, values := range h {
-		action := classifyHeader(name)
+		rule := classifyHeader(name)
 		vs := make([]string, len(values))
 		for i, v := range values {
-			switch action {
-			case headerRedact:
-				vs[i] = Redacted
+			switch rule {
+			case headerMask:
+				vs[i] = r.Mask(v)
+			case headerAuth:
+				vs[i] = r.maskAuthorization(v)
+			case headerCookie:
+				vs[i] = r.maskCookie(v)
 			case headerHash:
 				vs[i] = HashSession(v)
 			case headerURL:
@@ -306,14 +460,69 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 	return out
 }
 
+// maskAuthorization keeps the auth scheme of an Authorization value and
+// masks the rest ("Bearer abc" → "Bearer [redacted:len=3:h=…]").
+func (r *Redactor) maskAuthorization(v string) string {
+	if IsRedacted(v) {
+		return v
+	}
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !isToken(scheme) {
+		return r.Mask(v)
+	}
+	return scheme + " " + r.Mask(strings.TrimSpace(cred))
+}
+
+// maskCookie keeps the cookie names (and a Set-Cookie's attributes after
+// the first pair) and masks every value.
+func (r *Redactor) maskCookie(v string) string {
+	parts := strings.Split(v, ";")
+	for i, p := range parts {
+		name, val, ok := strings.Cut(p, "=")
+		if !ok {
+			if i == 0 {
+				parts[i] = r.Mask(p)
+			}
+			continue
+		}
+		if i > 0 && isCookieAttribute(name) {
+			continue
+		}
+		parts[i] = name + "=" + r.Mask(val)
+	}
+	return strings.Join(parts, ";")
+}
+
+func isCookieAttribute(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "path", "domain", "expires", "max-age", "samesite", "priority", "partitioned":
+		return true
+	}
+	return false
+}
+
+// isToken reports whether s is an RFC 9110 token (an auth scheme).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // RedactHeaders returns a redacted copy of h using the Default redactor.
 func RedactHeaders(h http.Header) http.Header { return Default.Headers(h) }
 
-// URL redacts a URL: userinfo becomes "[redacted]", and the values of
-// credential query parameters (the OAuth members, code, state, and signature
-// keys such as X-Amz-Signature, sig and key) become "[redacted]", in the
-// query and in a fragment written as a query. Other parts are scrubbed as
-// text. Text that is not a URL is scrubbed as text.
+// URL redacts a URL: userinfo becomes a mask, and the values of credential
+// query parameters (every credential name, plus code, state and sig) become
+// masks, in the query and in a fragment written as a query. Other parts are
+// scrubbed as text (a JWT in the path is masked). Text that is not a URL is
+// scrubbed as text.
 func (r *Redactor) URL(raw string) string {
 	if raw == "" {
 		return raw
@@ -331,7 +540,7 @@ func (r *Redactor) URL(raw string) string {
 				auth = auth[:k]
 			}
 			if i := strings.LastIndex(auth, "@"); i >= 0 {
-				base = base[:j+2] + Redacted + base[j+2+i:]
+				base = base[:j+2] + r.Mask(auth[:i]) + base[j+2+i:]
 			}
 		}
 	}
@@ -355,13 +564,13 @@ func (r *Redactor) URL(raw string) string {
 func (r *Redactor) redactQuery(q string) string {
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
-		k, _, hasValue := strings.Cut(p, "=")
+		k, v, hasValue := strings.Cut(p, "=")
 		name, err := url.QueryUnescape(k)
 		if err != nil {
 			name = k
 		}
-		if hasValue && querySensitive[normalizeName(name)] {
-			parts[i] = k + "=" + Redacted
+		if hasValue && sensitiveName(name, ctxForm) {
+			parts[i] = k + "=" + r.Mask(v)
 			continue
 		}
 		parts[i] = r.Scrub(p)
@@ -432,18 +641,15 @@ func (r *Redactor) Body(b []byte, limit int) (excerpt string, truncated bool) {
 func RedactBody(b []byte, limit int) (excerpt string, truncated bool) { return Default.Body(b, limit) }
 
 func (r *Redactor) scrubForm(s string) string {
-	for _, sec := range r.secretList() {
-		s = strings.ReplaceAll(s, sec, Redacted)
-	}
-	return scrubPatterns(s, formBodyKeyRE)
+	return r.scrubPatterns(r.replaceSecrets(s), ctxForm)
 }
 
 // trimSecretPrefix cuts a tail of s that is the beginning of a registered
 // secret (at least MinSecretLen bytes of it).
 func (r *Redactor) trimSecretPrefix(s string) string {
 	for _, sec := range r.secretList() {
-		for k := len(sec) - 1; k >= MinSecretLen; k-- {
-			if strings.HasSuffix(s, sec[:k]) {
+		for k := len(sec.variant) - 1; k >= MinSecretLen; k-- {
+			if strings.HasSuffix(s, sec.variant[:k]) {
 				s = s[:len(s)-k]
 				break
 			}
@@ -468,6 +674,10 @@ func looksLikeForm(b []byte) bool {
 
 // redactText redacts an event stream or other text line by line.
 func (r *Redactor) redactText(b []byte) []byte {
+	if bytes.Contains(b, []byte("-----BEGIN ")) {
+		// A PEM block spans lines: mask it across them first.
+		b = []byte(r.maskPEM(string(b)))
+	}
 	var out bytes.Buffer
 	out.Grow(len(b))
 	for len(b) > 0 {

@@ -182,7 +182,7 @@ func TestLogLine(t *testing.T) {
 	}
 	r := l.rec
 	if r.Method != "tools/call" || r.Tool != "echo" || r.ProtocolVersion != "2026-07-28" || r.Status != 200 || r.JSONRPC.ID.String() != "2" ||
-		r.Client != "mcpdiag@0.1.0" || r.RequestHeaders.Get("Mcp-Method") != "tools/call" || r.RequestHeaders.Get("Authorization") != "[redacted]" ||
+		r.Client != "mcpdiag@0.1.0" || r.RequestHeaders.Get("Mcp-Method") != "tools/call" || !record.IsRedacted(r.RequestHeaders.Get("Authorization")) ||
 		!strings.Contains(r.Note, "fired: errors.tool_error") || r.ContentType != "text/event-stream" {
 		t.Errorf("record %s", l.raw)
 	}
