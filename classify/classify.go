@@ -370,7 +370,7 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if !env.hasError || wire.Kind(env.err) != '{' {
 		return
 	}
-	d := &JSONRPCDetails{ID: wire.IDFromRaw(env.id)}
+	d := &JSONRPCDetails{ID: r.ownID(env.id)}
 	if !errorObject(env.err, d) {
 		return
 	}
@@ -455,7 +455,7 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 		ok = false
 	}
 	if data != nil {
-		d.Data = json.RawMessage(data)
+		d.Data = json.RawMessage(bytes.Clone(data))
 	}
 	return ok
 }
@@ -489,8 +489,17 @@ func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
 	}
 	c.response(r, ex, env)
 	if c.KeepResponse {
-		r.Response = data
+		r.Response = c.ownBody(ex, data)
 	}
+}
+
+// ownBody returns data for Result.Response: the body the classifier read
+// is its own, but Exchange.BodyBytes is the caller's, who may reuse it.
+func (c *Classifier) ownBody(ex *Exchange, data []byte) []byte {
+	if ex.Body == nil {
+		return bytes.Clone(data)
+	}
+	return data
 }
 
 // response judges a JSON-RPC response envelope and, for a result, the result.
@@ -515,7 +524,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 	}
 	d := &r.jsonrpc
 	if env.hasID {
-		d.ID = wire.IDFromRaw(env.id)
+		d.ID = r.ownID(env.id)
 	}
 	r.JSONRPC = d
 	idAbsent := !env.hasID || d.ID.IsNull()
@@ -536,7 +545,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 			d.code = env.errCode
 			d.Code, d.CodeName, d.Message = &d.code, CodeName(env.errCode), string(env.errMsg)
 			if env.errData != nil {
-				d.Data = env.errData
+				d.Data = bytes.Clone(env.errData)
 			}
 		} else if wire.Kind(env.err) != '{' || !errorObject(env.err, d) {
 			r.Outcome = InvalidEnvelope

@@ -186,7 +186,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		}
 		c.response(r, ex, env)
 		if c.KeepResponse {
-			r.Response = data
+			r.Response = c.ownBody(ex, data)
 		}
 		return true
 	}
@@ -204,7 +204,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		return false
 	}
 	// The verdict, exactly as the general path writes it.
-	r.jsonrpc = JSONRPCDetails{ID: id}
+	r.jsonrpc = JSONRPCDetails{ID: r.ownID(id.Raw())}
 	r.JSONRPC = &r.jsonrpc
 	if hasResultType {
 		r.ResultType = "complete"
@@ -223,7 +223,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		r.Reason = reasonToolSuccess
 	}
 	if c.KeepResponse {
-		r.Response = data
+		r.Response = c.ownBody(ex, data)
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -70,6 +71,21 @@ type Result struct {
 	// allocates the Result and nothing else.
 	isError bool
 	jsonrpc JSONRPCDetails
+	idBuf   [40]byte // the response id's bytes, when they fit
+}
+
+// ownID returns raw as an id whose bytes the result owns. Nothing in a
+// Result aliases the bytes it was read from: an SSE event's data is
+// overwritten by the next event, and a caller may reuse Exchange.BodyBytes.
+func (r *Result) ownID(raw []byte) wire.ID {
+	if len(raw) == 0 {
+		return wire.ID{}
+	}
+	if len(raw) <= len(r.idBuf) {
+		n := copy(r.idBuf[:], raw)
+		return wire.IDFromRaw(r.idBuf[:n:n])
+	}
+	return wire.IDFromRaw(bytes.Clone(raw))
 }
 
 // JSONRPCDetails are the JSON-RPC facts of the response.

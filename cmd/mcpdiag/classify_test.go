@@ -93,3 +93,37 @@ func TestBinaryExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestClassifyKeepsIDAfterTerminal: `mcpdiag classify --id 1` on a stream
+// whose response for id 1 is followed by more events reports id 1, a
+// number (issue 10, defect 1: it reported 7 after a response for id 777,
+// and failed with exit 2 after a notification whose first member is
+// "method").
+func TestClassifyKeepsIDAfterTerminal(t *testing.T) {
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+	result := `data: {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}]}}` + "\n\n"
+	for name, after := range map[string]string{
+		"then a response for id 777":            `data: {"jsonrpc":"2.0","id":777,"result":{}}` + "\n\n",
+		"then a notification, method first":     `data: {"method":"notifications/message","jsonrpc":"2.0","params":{"level":"info","data":"x"}}` + "\n\n",
+		"then a comment and a request for id 5": ": keep-alive\n\n" + `data: {"method":"ping","id":5,"jsonrpc":"2.0"}` + "\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run([]string{"classify", "--id", "1"}, strings.NewReader(head+result+after), &out, &errb); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errb.String())
+			}
+			var v struct {
+				Outcome string `json:"outcome"`
+				JSONRPC struct {
+					ID json.RawMessage `json:"id"`
+				} `json:"jsonrpc"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, out.Bytes())
+			}
+			if string(v.JSONRPC.ID) != "1" || v.Outcome != "TOOL_SUCCESS" {
+				t.Fatalf("outcome %s, jsonrpc.id %s; want TOOL_SUCCESS and 1 (a number)", v.Outcome, v.JSONRPC.ID)
+			}
+		})
+	}
+}
