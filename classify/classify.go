@@ -31,10 +31,29 @@ const TasksExtension = "io.modelcontextprotocol/tasks"
 // read whole.
 const errorBodyLimit = 64 << 10
 
-// ErrTooLarge is returned when a JSON body or one SSE event exceeds the
-// classifier's MaxEventSize. It is a limit of the classifier, not a verdict on
-// the server.
+// ErrTooLarge is matched (errors.Is) by the error of a NOT_CLASSIFIED
+// result whose JSON body or SSE event exceeds the classifier's
+// MaxEventSize. It is a limit of the classifier, not a verdict on the
+// server.
 var ErrTooLarge = wire.ErrEventTooLarge
+
+// NotClassifiedError is the error Classify returns with a NOT_CLASSIFIED
+// result. Its text is the result's reason; errors.Is matches ErrTooLarge
+// or wire.ErrBudgetExhausted.
+type NotClassifiedError struct {
+	Details NotClassifiedDetails
+	Reason  string
+}
+
+func (e *NotClassifiedError) Error() string { return e.Reason }
+
+// Unwrap returns ErrTooLarge or wire.ErrBudgetExhausted.
+func (e *NotClassifiedError) Unwrap() error {
+	if e.Details.Cause == CauseMemoryBudget {
+		return wire.ErrBudgetExhausted
+	}
+	return ErrTooLarge
+}
 
 // Classifier classifies exchanges. The zero value is ready to use.
 type Classifier struct {
@@ -54,6 +73,13 @@ type Classifier struct {
 	// elicitation arrives this way). The bytes are only valid during the call.
 	OnServerRequest func(msg []byte)
 
+	// Budget, when set, is the memory that classifiers running at the same
+	// time share (a proxy's in-flight exchanges): an event or body whose
+	// bytes it refuses is read through without being held, and an exchange
+	// that cannot be judged without it is NOT_CLASSIFIED (cause
+	// memory-budget). Nil means no budget beyond MaxEventSize.
+	Budget *wire.Budget
+
 	// noFastPath makes every body take the general path (tests compare).
 	noFastPath bool
 	// Now returns the time used to turn a Retry-After HTTP-date into a delay
@@ -69,7 +95,9 @@ func Classify(ex *Exchange) (*Result, error) {
 
 // Classify reads the response in ex and returns the verdict. The error is
 // non-nil only when the classifier could not finish for its own reasons (a
-// body or event beyond MaxEventSize); the result then holds what was known.
+// body or event beyond MaxEventSize, or past the Budget): it is then a
+// *NotClassifiedError, and the result is a complete NOT_CLASSIFIED verdict
+// that says why (Result.NotClassified), with the rest of the response read.
 func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
 	r := new(Result)
 	err := c.ClassifyInto(ex, r)
@@ -173,12 +201,27 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 	case "application/json":
 		if body != nil {
 			var err error
-			data, err = readBounded(body, c.maxSize(), bodySize(body, ex.Header))
+			var reserved int64
+			data, reserved, err = readBounded(body, c.maxSize(), bodySize(body, ex.Header), c.Budget)
+			defer c.Budget.Release(reserved)
 			r.BodyBytes = int64(len(data))
-			if err != nil {
-				if errors.Is(err, ErrTooLarge) {
-					return err
+			var over *bodyOverError
+			if errors.As(err, &over) {
+				// Read the rest through, to know the body's size and that
+				// it arrived whole.
+				n, rerr := io.Copy(io.Discard, body)
+				r.BodyBytes = over.read + n
+				if rerr != nil {
+					networkError(r, rerr, "body", true)
+					return nil
 				}
+				d := &NotClassifiedDetails{Cause: CauseBodyTooLarge, Size: r.BodyBytes, Limit: int64(c.maxSize())}
+				if over.budget {
+					d.Cause, d.Limit, d.InUse = CauseMemoryBudget, c.Budget.Limit(), over.inUse
+				}
+				return c.notClassified(r, d)
+			}
+			if err != nil {
 				networkError(r, err, "body", true)
 				return nil
 			}
@@ -263,45 +306,78 @@ func bodySize(body io.Reader, h http.Header) int64 {
 	return -1
 }
 
-// readBounded reads body to its end, up to max bytes. With a size hint
-// (bodySize) the buffer is allocated once at that size, instead of growing
-// through chunks and a final copy as io.ReadAll does: a 4 MiB body then costs
-// 4 MiB, not 10.
-func readBounded(body io.Reader, max int, sizeHint int64) ([]byte, error) {
-	var data []byte
-	var err error
-	lr := io.LimitReader(body, int64(max)+1)
-	if sizeHint >= 0 {
-		data, err = readAllSized(lr, int(min(sizeHint, int64(max)))+1)
-	} else {
-		data, err = io.ReadAll(lr)
-	}
-	if err != nil {
-		return data, err
-	}
-	if len(data) > max {
-		return data[:max], fmt.Errorf("%w: the JSON body is larger than %d bytes", ErrTooLarge, max)
-	}
-	return data, nil
+// bodyOverError reports a JSON body that readBounded gave up: over the
+// bound, or refused by the budget, after read bytes.
+type bodyOverError struct {
+	budget bool
+	read   int64
+	inUse  int64
 }
 
-// readAllSized is io.ReadAll with a first buffer of size bytes; one byte
-// more than the body lets the read that meets EOF happen without growing.
-func readAllSized(r io.Reader, size int) ([]byte, error) {
-	b := make([]byte, 0, size)
+func (e *bodyOverError) Error() string { return "the JSON body is over the classifier's limit" }
+
+// readBounded reads body to its end, up to max bytes, reserving what it
+// holds from b first. With a size hint (bodySize) the buffer is allocated
+// once at that size, instead of growing through chunks and a final copy as
+// io.ReadAll does: a 4 MiB body then costs 4 MiB, not 10. It returns the
+// bytes reserved (to release when the data is dropped); past the bound or
+// the budget, a *bodyOverError and no data.
+func readBounded(body io.Reader, max int, sizeHint int64, b *wire.Budget) (data []byte, reserved int64, err error) {
+	size := 512
+	if sizeHint >= 0 {
+		// One byte more than the body lets the read that meets EOF happen
+		// without growing.
+		size = int(min(sizeHint, int64(max))) + 1
+	}
+	size = min(size, max+1)
+	if !b.Reserve(int64(size)) {
+		return nil, 0, &bodyOverError{budget: true, inUse: b.InUse()}
+	}
+	reserved = int64(size)
+	buf := make([]byte, 0, size)
 	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			return b, err
+		n, rerr := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf) > max {
+			b.Release(reserved)
+			return nil, 0, &bodyOverError{read: int64(len(buf))}
 		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+		if rerr != nil {
+			if rerr == io.EOF {
+				rerr = nil
+			}
+			return buf, reserved, rerr
+		}
+		if len(buf) == cap(buf) {
+			grow := min(2*cap(buf), max+1) - cap(buf)
+			if !b.Reserve(int64(grow)) {
+				b.Release(reserved)
+				return nil, 0, &bodyOverError{budget: true, read: int64(len(buf)), inUse: b.InUse()}
+			}
+			reserved += int64(grow)
+			nb := make([]byte, len(buf), cap(buf)+grow)
+			copy(nb, buf)
+			buf = nb
 		}
 	}
+}
+
+// notClassified makes r the NOT_CLASSIFIED verdict d describes, and
+// returns its error.
+func (c *Classifier) notClassified(r *Result, d *NotClassifiedDetails) error {
+	r.Outcome = NotClassified
+	r.NotClassified = d
+	what := "the JSON body"
+	if d.Event > 0 {
+		what = fmt.Sprintf("event %d of the stream, which may hold the response,", d.Event)
+	}
+	switch d.Cause {
+	case CauseMemoryBudget:
+		r.Reason = fmt.Sprintf("not classified: %s is %d bytes, and holding it would take classification past its memory budget of %d bytes (%d in use; --classify-memory)", what, d.Size, d.Limit, d.InUse)
+	default:
+		r.Reason = fmt.Sprintf("not classified: %s is %d bytes, more than the %d bytes the classifier holds (--max-event-size)", what, d.Size, d.Limit)
+	}
+	return &NotClassifiedError{Details: *d, Reason: r.Reason}
 }
 
 func networkError(r *Result, err error, phase string, sent bool) {

@@ -26,6 +26,9 @@ func renderOutcomesDoc(cases []goldenCase) []byte {
 	b.WriteString("says (a JSON-RPC error in it is kept in the details); then the media type; then the stream or body; then the\n")
 	b.WriteString("JSON-RPC envelope; then the result. Every example below is a golden file under `classify/testdata/wire/`,\n")
 	b.WriteString("tested both as a capture and served byte for byte on a real socket.\n\n")
+	b.WriteString("`NOT_CLASSIFIED` (layer `none`) is the one outcome that is not a verdict: the classifier stopped at one of its\n")
+	b.WriteString("own limits (an event or a body over `--max-event-size`, or the proxy's `--classify-memory`) and says so, with the\n")
+	b.WriteString("size and the limit in `notClassified`. It never claims the stream was cut and never suggests a retry.\n\n")
 	b.WriteString("| layer | outcome | meaning |\n|---|---|---|\n")
 	for _, o := range Outcomes {
 		fmt.Fprintf(&b, "| %s | [`%s`](#%s) | %s |\n", o.Layer(), o, strings.ToLower(string(o)), Guides[o].Meaning)

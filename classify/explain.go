@@ -95,6 +95,11 @@ var Guides = map[Outcome]Guide{
 		Spec:    "MCP 2026-07-28 basic: Result = {resultType, _meta?, …}.",
 		Action:  "Use the result.",
 	},
+	NotClassified: {
+		Meaning: "mcpdiag did not classify the exchange: an SSE event or a JSON body that may hold the response is larger than the classifier's limit (--max-event-size), or holding it would take the proxy past its classification memory budget (--classify-memory). The response itself may be complete and correct; notClassified gives the cause, the size and the limit.",
+		Spec:    "None: this is a limit of mcpdiag, not a rule of MCP. It says nothing about the server, the stream or the tool.",
+		Action:  "Raise the limit named in notClassified and classify the capture again. The outcome of the call is unknown to mcpdiag, which is not a reason to send the request again.",
+	},
 }
 
 // Explain renders a short human explanation of r: which layer failed, the
@@ -102,7 +107,11 @@ var Guides = map[Outcome]Guide{
 func Explain(r *Result) string {
 	var b strings.Builder
 	g := Guides[r.Outcome]
-	fmt.Fprintf(&b, "%s (%s layer)", r.Outcome, r.Layer)
+	if r.Layer == LayerNone {
+		fmt.Fprintf(&b, "%s (no layer judged)", r.Outcome)
+	} else {
+		fmt.Fprintf(&b, "%s (%s layer)", r.Outcome, r.Layer)
+	}
 	if r.Status != 0 {
 		fmt.Fprintf(&b, " — HTTP %d", r.Status)
 	}
@@ -114,8 +123,22 @@ func Explain(r *Result) string {
 		fmt.Fprintf(&b, "  what:   %s\n", r.Reason)
 	}
 	if r.SSE != nil {
+		response := "never arrived"
+		switch {
+		case r.SSE.Terminal:
+			response = fmt.Sprintf("in event %d", r.SSE.TerminalEvent)
+		case r.NotClassified != nil:
+			response = "not read"
+		}
 		fmt.Fprintf(&b, "  stream: %d event(s), %d notification(s), response %s, ended: %s\n",
-			r.SSE.Events, r.SSE.Notifications, map[bool]string{true: fmt.Sprintf("in event %d", r.SSE.TerminalEvent), false: "never arrived"}[r.SSE.Terminal], r.SSE.End)
+			r.SSE.Events, r.SSE.Notifications, response, r.SSE.End)
+	}
+	if nc := r.NotClassified; nc != nil {
+		what := "the JSON body"
+		if nc.Event > 0 {
+			what = fmt.Sprintf("event %d", nc.Event)
+		}
+		fmt.Fprintf(&b, "  limit:  %s is %d bytes; %s\n", what, nc.Size, limitText(nc))
 	}
 	if r.HTTP != nil && r.HTTP.RetryAfter != nil {
 		fmt.Fprintf(&b, "  retry-after: %s (%s)\n", r.HTTP.RetryAfter.Raw, r.HTTP.RetryAfter.Delay)
@@ -131,4 +154,13 @@ func Explain(r *Result) string {
 		fmt.Fprintf(&b, "  warning %s: %s\n    rule: %s\n", w.Code, w.Message, w.Rule)
 	}
 	return b.String()
+}
+
+// limitText names the limit a NOT_CLASSIFIED result reached and how to
+// raise it.
+func limitText(nc *NotClassifiedDetails) string {
+	if nc.Cause == CauseMemoryBudget {
+		return fmt.Sprintf("the classification memory budget is %d bytes, %d of them in use (--classify-memory)", nc.Limit, nc.InUse)
+	}
+	return fmt.Sprintf("the classifier holds at most %d bytes (--max-event-size)", nc.Limit)
 }

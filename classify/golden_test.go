@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -132,6 +133,34 @@ func exchangeFor(t *testing.T, gc goldenCase) *Exchange {
 	return ex
 }
 
+// classifierFor is the classifier a golden case asks for (max-event-size).
+func classifierFor(t *testing.T, gc goldenCase) *Classifier {
+	c := &Classifier{}
+	if v := gc.exchange["max-event-size"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("%s: max-event-size: %v", gc.name, err)
+		}
+		c.MaxEventSize = n
+	}
+	return c
+}
+
+// classifyGolden classifies ex as the case says; an error is only allowed
+// with a NOT_CLASSIFIED verdict, and must then be its NotClassifiedError.
+func classifyGolden(t *testing.T, gc goldenCase, c *Classifier, ex *Exchange) *Result {
+	t.Helper()
+	r, err := c.Classify(ex)
+	var nc *NotClassifiedError
+	switch {
+	case err == nil && r.Outcome == NotClassified:
+		t.Fatalf("NOT_CLASSIFIED without its error")
+	case err != nil && (!errors.As(err, &nc) || r.Outcome != NotClassified || nc.Reason != r.Reason):
+		t.Fatalf("classify: %v (outcome %s)", err, r.Outcome)
+	}
+	return r
+}
+
 // check compares a result with the want section.
 func check(t *testing.T, gc goldenCase, r *Result) {
 	t.Helper()
@@ -169,6 +198,18 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 		}
 		if got != v {
 			t.Errorf("sse %s, want %s", got, v)
+		}
+	}
+	if v := w["notClassified"]; v != "" || r.NotClassified != nil {
+		got := "<none>"
+		if d := r.NotClassified; d != nil {
+			got = fmt.Sprintf("%s size=%d limit=%d", d.Cause, d.Size, d.Limit)
+			if d.Event > 0 {
+				got += fmt.Sprintf(" event=%d", d.Event)
+			}
+		}
+		if got != v {
+			t.Errorf("notClassified %s, want %s", got, v)
 		}
 	}
 	if v := w["unterminated"]; v != "" && (r.SSE == nil || strconv.FormatBool(r.SSE.Unterminated) != v) {
@@ -218,11 +259,7 @@ func TestGoldenFromCapture(t *testing.T) {
 			}
 			ex := exchangeFor(t, gc)
 			ex.Status, ex.Header, ex.Body = raw.Status, raw.Header, raw.Body
-			r, err := Classify(ex)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check(t, gc, r)
+			check(t, gc, classifyGolden(t, gc, classifierFor(t, gc), ex))
 		})
 	}
 }
@@ -270,10 +307,7 @@ func TestGoldenOverSocket(t *testing.T) {
 				defer resp.Body.Close()
 				ex.Status, ex.Header, ex.Body = resp.StatusCode, resp.Header, resp.Body
 			}
-			r, err := Classify(ex)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := classifyGolden(t, gc, classifierFor(t, gc), ex)
 			check(t, gc, r)
 			if gc.exchange["network"] != "" && (r.Network == nil || !r.Network.RequestSent) {
 				t.Errorf("network details %+v: the request was fully sent before the close", r.Network)
@@ -345,7 +379,7 @@ func TestGoldenBothPaths(t *testing.T) {
 			continue
 		}
 		var out [2][]byte
-		for i, c := range []Classifier{{}, {noFastPath: true}} {
+		for i, c := range []Classifier{*classifierFor(t, gc), {MaxEventSize: classifierFor(t, gc).MaxEventSize, noFastPath: true}} {
 			raw, err := wire.ReadRawResponse(bytes.NewReader(gc.response))
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,8 @@ const (
 	LayerProtocol    Layer = "protocol"
 	LayerInteraction Layer = "interaction"
 	LayerApplication Layer = "application"
+	// LayerNone is the layer of NOT_CLASSIFIED: no layer was judged.
+	LayerNone Layer = "none"
 )
 
 // Outcome is the classifier's verdict on one exchange. The names are stable:
@@ -41,6 +43,13 @@ const (
 	ToolError     Outcome = "TOOL_ERROR"
 	ToolSuccess   Outcome = "TOOL_SUCCESS"
 	ResultSuccess Outcome = "RESULT_SUCCESS"
+
+	// NotClassified is no verdict: the classifier stopped at one of its
+	// own limits (an event or body over MaxEventSize, or a proxy's memory
+	// budget) before it could judge the exchange. Result.NotClassified
+	// says which, with the size and the limit. It says nothing about the
+	// server or the call: not a failure, not a cut, not a reason to retry.
+	NotClassified Outcome = "NOT_CLASSIFIED"
 )
 
 // Outcomes lists every outcome the classifier can produce, in layer order.
@@ -49,6 +58,7 @@ var Outcomes = []Outcome{
 	MalformedJSON, InvalidEnvelope, JSONRPCError, InvalidToolResult, InvalidResult,
 	InputRequired, TaskCreated,
 	ToolError, ToolSuccess, ResultSuccess,
+	NotClassified,
 }
 
 // Outcomes of something larger than one response, produced by the client
@@ -87,6 +97,8 @@ func (o Outcome) Layer() Layer {
 		return LayerInteraction
 	case ToolError, ToolSuccess, ResultSuccess:
 		return LayerApplication
+	case NotClassified:
+		return LayerNone
 	}
 	return ""
 }

@@ -61,6 +61,8 @@ type Result struct {
 	Network    *NetworkDetails `json:"network,omitempty"`
 	Input      *InputDetails   `json:"input,omitempty"`
 	Task       *TaskDetails    `json:"task,omitempty"`
+	// NotClassified says why there is no verdict (outcome NOT_CLASSIFIED).
+	NotClassified *NotClassifiedDetails `json:"notClassified,omitempty"`
 	// BodyBytes counts the response body bytes the classifier read.
 	BodyBytes int64 `json:"bodyBytes"`
 	// Response is the JSON-RPC response message, kept only when the
@@ -113,12 +115,46 @@ type SSEDetails struct {
 	TerminalEvent int `json:"terminalEvent,omitempty"`
 	// AfterTerminal counts events that arrived after the response.
 	AfterTerminal int `json:"afterTerminal,omitempty"`
+	// Skipped counts the events read through without being parsed: over
+	// MaxEventSize, or refused by the memory budget (they are counted in
+	// Events too).
+	Skipped int `json:"skipped,omitempty"`
 	// Unterminated reports a final event that lacked its blank line.
 	Unterminated bool `json:"unterminated,omitempty"`
 	// End says how the stream ended: "eof", "unterminated-event",
 	// "error: …", "stopped-at-terminal", or "stopped-at-error" (a message
 	// that was not JSON or not JSON-RPC ended the classification).
 	End string `json:"end,omitempty"`
+}
+
+// The causes of NOT_CLASSIFIED (NotClassifiedDetails.Cause).
+const (
+	// CauseEventTooLarge: an SSE event is larger than MaxEventSize.
+	CauseEventTooLarge = "event-too-large"
+	// CauseBodyTooLarge: a JSON body is larger than MaxEventSize.
+	CauseBodyTooLarge = "body-too-large"
+	// CauseMemoryBudget: holding the event or body would take
+	// classification past the shared memory budget (Classifier.Budget).
+	CauseMemoryBudget = "memory-budget"
+)
+
+// NotClassifiedDetails say why an exchange has no verdict. The response
+// was read to its end (or to where it ended); only its classification was
+// given up.
+type NotClassifiedDetails struct {
+	// Cause is CauseEventTooLarge, CauseBodyTooLarge or CauseMemoryBudget.
+	Cause string `json:"cause"`
+	// Size is the size in bytes of what could not be held: the SSE event's
+	// raw bytes (its lines and blank line) or the JSON body.
+	Size int64 `json:"size"`
+	// Limit is the limit in bytes that was reached: MaxEventSize, or the
+	// memory budget's size.
+	Limit int64 `json:"limit"`
+	// InUse is, for CauseMemoryBudget, the bytes the budget had reserved
+	// (for every exchange sharing it) when it refused.
+	InUse int64 `json:"inUse,omitempty"`
+	// Event is the 1-based index of the SSE event, 0 for a JSON body.
+	Event int `json:"event,omitempty"`
 }
 
 // HTTPDetails hold HTTP-level evidence parsed from headers.

@@ -14,25 +14,57 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	sse := &SSEDetails{}
 	r.SSE = sse
 	rd := wire.NewSSEReader(body, c.maxSize())
+	rd.SetBudget(c.Budget)
 	defer func() {
 		sse.Comments = rd.Comments
 		r.BodyBytes = rd.Bytes
+		rd.Release()
 	}()
 	var terminal bool
 	var otherID string
-	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther := false, false, false, false, false
+	// unread is an event before the response that was read through
+	// without being parsed and may have been the response: the verdict is
+	// then unknown, whatever follows.
+	var unread *NotClassifiedDetails
+	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther, warnedUnread := false, false, false, false, false, false
 	for {
 		ev, err := rd.Next()
+		var skipped *wire.SkippedEventError
+		if errors.As(err, &skipped) {
+			sse.Events++
+			sse.Skipped++
+			switch {
+			case terminal:
+				sse.AfterTerminal++
+				if !warnedAfter {
+					warnedAfter = true
+					r.warn(WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
+				}
+			case unread != nil:
+			default:
+				switch kind, id := c.skippedKind(ex, skipped.Head); kind {
+				case skippedNotResponse:
+					if !warnedUnread {
+						warnedUnread = true
+						r.warn(WarnEventNotRead, "event %d (%d bytes) was read through, not parsed: %s; it starts as a request or notification, not a response", sse.Events, skipped.Length, limitText(skippedDetails(skipped, sse.Events)))
+					}
+				case skippedOtherResponse:
+					if otherID == "" {
+						otherID = id
+					}
+					if !warnedOther {
+						warnedOther = true
+						r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, id, ex.ID.String())
+					}
+				default:
+					unread = skippedDetails(skipped, sse.Events)
+				}
+			}
+			continue
+		}
 		if err != nil {
 			var unterminated *wire.UnterminatedEventError
 			switch {
-			case errors.Is(err, wire.ErrEventTooLarge):
-				if !terminal {
-					r.Outcome = StreamIncomplete
-					r.Reason = "the classifier stopped: " + err.Error()
-				}
-				sse.End = "error: " + err.Error()
-				return fmt.Errorf("%w (event %d)", err, sse.Events+1)
 			case errors.As(err, &unterminated):
 				sse.Unterminated = true
 				sse.End = "unterminated-event"
@@ -42,9 +74,15 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 					}
 					return nil
 				}
+				if unread != nil {
+					return c.notClassified(r, unread)
+				}
 				r.Outcome = StreamIncomplete
 				r.Reason = "the stream ended inside an event that lacks its terminating blank line (WHATWG: an unterminated event is not dispatched)"
-				if c.wouldBeResponse(ex, unterminated.Data) {
+				switch {
+				case unterminated.Skipped:
+					r.Reason += "; that event was over the classifier's limit, and it is not delivered whatever it held"
+				case c.wouldBeResponse(ex, unterminated.Data):
 					r.Reason += "; that event held the response, which a conformant client never sees"
 				}
 				return nil
@@ -55,6 +93,9 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			}
 			if terminal {
 				return nil
+			}
+			if unread != nil {
+				return c.notClassified(r, unread)
 			}
 			if otherID != "" {
 				r.Outcome = InvalidEnvelope
@@ -80,6 +121,16 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			if !warnedAfter {
 				warnedAfter = true
 				r.warn(WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
+			}
+			continue
+		}
+		if unread != nil {
+			// No verdict can come from here on; server requests are still
+			// handed on (a client must answer them), and the stream is
+			// read to its end, or to the response for a client.
+			if c.afterUnread(ex, ev.Data, sse) {
+				sse.End = "stopped-at-terminal"
+				return c.notClassified(r, unread)
 			}
 			continue
 		}
@@ -179,6 +230,103 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			return nil
 		}
 	}
+}
+
+// What a skipped event's first bytes show it was.
+const (
+	skippedMaybeResponse = iota // it may be the response to the request
+	skippedNotResponse          // a request or notification
+	skippedOtherResponse        // a response for another id
+)
+
+// skippedKind reads the top-level members at the start of a skipped
+// event's data (its head): a message whose first members name a method and
+// no result or error is not the response; one whose id shows before the
+// cut and differs from the request's is another request's response. Any
+// other head (a result first, as the TypeScript SDK writes it, or bytes
+// that are not JSON) may be the response.
+func (c *Classifier) skippedKind(ex *Exchange, head []byte) (kind int, otherID string) {
+	i := wire.SkipSpace(head, 0)
+	if i >= len(head) || head[i] != '{' {
+		return skippedMaybeResponse, ""
+	}
+	i = wire.SkipSpace(head, i+1)
+	var method, response bool
+	var id []byte
+	for i < len(head) && head[i] == '"' {
+		end, _ := wire.ScanString(head, i)
+		if end < 0 {
+			break
+		}
+		key := wire.Key(head[i:end])
+		i = wire.SkipSpace(head, end)
+		if i >= len(head) || head[i] != ':' {
+			break
+		}
+		i = wire.SkipSpace(head, i+1)
+		switch string(key) {
+		case "method":
+			method = true
+		case "result", "error":
+			response = true
+		}
+		vend := wire.ScanValue(head, i)
+		if vend < 0 {
+			break
+		}
+		if string(key) == "id" {
+			id = head[i:vend]
+		}
+		i = wire.SkipSpace(head, vend)
+		if i >= len(head) || head[i] != ',' {
+			break
+		}
+		i = wire.SkipSpace(head, i+1)
+	}
+	switch {
+	case method && !response:
+		return skippedNotResponse, ""
+	case id != nil && !ex.ID.IsZero():
+		rid := wire.IDFromRaw(id)
+		if (rid.IsString() || rid.IsNumber()) && !rid.Equal(ex.ID) {
+			return skippedOtherResponse, string(id)
+		}
+	}
+	return skippedMaybeResponse, ""
+}
+
+// skippedDetails is the NOT_CLASSIFIED cause of a skipped event.
+func skippedDetails(sk *wire.SkippedEventError, event int) *NotClassifiedDetails {
+	d := &NotClassifiedDetails{Cause: CauseEventTooLarge, Size: sk.Length, Limit: sk.Limit, Event: event}
+	if errors.Is(sk, wire.ErrBudgetExhausted) {
+		d.Cause, d.InUse = CauseMemoryBudget, sk.InUse
+	}
+	return d
+}
+
+// afterUnread handles an event after an unread one: a server request is
+// handed on, and it reports whether the event is the response that a
+// client stops at.
+func (c *Classifier) afterUnread(ex *Exchange, data []byte, sse *SSEDetails) (stop bool) {
+	if !wire.Valid(data) || wire.Kind(data) != '{' {
+		return false
+	}
+	env := scanEnvelope(data)
+	switch {
+	case env.hasMethod && !env.hasResult && !env.hasError:
+		if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
+			sse.Requests++
+			if c.OnServerRequest != nil {
+				c.OnServerRequest(data)
+			}
+			return false
+		}
+		sse.Notifications++
+		return false
+	case env.hasResult || env.hasError:
+		return c.StopAtTerminal && (ex.ID.IsZero() || wire.IDFromRaw(env.id).Equal(ex.ID))
+	}
+	return false
 }
 
 // wouldBeResponse reports whether data (an undispatched event) holds the

@@ -39,7 +39,7 @@ func (p *Proxy) run(ex *exchange) {
 			body = capt
 		}
 		if ex.msg.kind == kindRequest || ex.msg.kind == kindNotification || ex.msg.kind == kindResponse {
-			cl := classify.Classifier{MaxEventSize: p.opts.MaxEventSize}
+			cl := classify.Classifier{MaxEventSize: p.opts.MaxEventSize, Budget: p.budget}
 			cl.KeepResponse = ex.msg.method == "tools/list" || ex.msg.method == "initialize"
 			res, cerr = cl.Classify(&classify.Exchange{
 				Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
@@ -47,7 +47,7 @@ func (p *Proxy) run(ex *exchange) {
 				Status: ex.status, Header: ex.respHeader, Body: body,
 			})
 		} else {
-			res = plainHTTP(ex, body)
+			res = p.plainHTTP(ex, body)
 		}
 		if capt != nil && !capt.more && ex.pipe != nil {
 			// Keep capturing what the classifier did not read (it stops
@@ -94,7 +94,7 @@ func (p *Proxy) noResponse(ex *exchange) *classify.Result {
 // plainHTTP judges an exchange that is not a JSON-RPC message (GET and
 // DELETE on the MCP endpoint, OAuth metadata, a body that is not JSON-RPC)
 // at the HTTP layer only.
-func plainHTTP(ex *exchange, body io.Reader) *classify.Result {
+func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 	if ex.status < 200 || ex.status > 299 {
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 			Method: ex.msg.method, Status: ex.status, Header: ex.respHeader, Body: body,
@@ -107,9 +107,18 @@ func plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 	var err error
 	if isEventStream(res.ContentType) {
 		sse := &classify.SSEDetails{}
-		rd := wire.NewSSEReader(body, 0)
+		rd := wire.NewSSEReader(body, p.opts.MaxEventSize)
+		rd.SetBudget(p.budget)
+		defer rd.Release()
 		for {
 			ev, rerr := rd.Next()
+			if errors.As(rerr, new(*wire.SkippedEventError)) {
+				// Only counted here: over the limit or the budget, it is
+				// read through and not parsed.
+				sse.Events++
+				sse.Skipped++
+				continue
+			}
 			if rerr != nil {
 				if rerr != io.EOF && !errors.As(rerr, new(*wire.UnterminatedEventError)) {
 					err = rerr
@@ -124,7 +133,7 @@ func plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 			}
 		}
 		sse.Comments = rd.Comments
-		_, _ = io.Copy(io.Discard, body) // past an oversized event
+		_, _ = io.Copy(io.Discard, body)
 		sse.End = "eof"
 		if err != nil {
 			sse.End = "error: " + err.Error()
@@ -281,12 +290,13 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if ex.fired != "" {
 		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", ex.fired, ex.faultSeed))
 	}
-	if cerr != nil {
-		notes = append(notes, "the classifier stopped at its limit (raise --max-event-size): "+cerr.Error())
-		if rec.Outcome == "" {
-			rec.Outcome, rec.Layer = classify.StreamIncomplete, classify.LayerTransport
-			rec.Reason = "not classified: " + cerr.Error()
-		}
+	if res != nil && res.Outcome == classify.NotClassified {
+		p.stats.notClassified.Add(1)
+		notes = append(notes, fmt.Sprintf("the response was forwarded to the client untouched (%d bytes); only its classification was given up", ex.wrote))
+	} else if cerr != nil {
+		// Classify reports its limits as NOT_CLASSIFIED; anything else is
+		// named as it is.
+		notes = append(notes, "the classifier failed: "+cerr.Error())
 	}
 
 	p.bodies(ex, rec, capt)

@@ -64,6 +64,10 @@ const (
 	// same (the read part first, then the rest as it arrives); its exchange
 	// is then classified without the request id.
 	DefaultMaxRequestParse = 4 << 20
+	// DefaultClassifyMemory is the default of Options.ClassifyMemory: eight
+	// events of the default maximum size (wire.DefaultMaxEventSize) at
+	// once.
+	DefaultClassifyMemory = 128 << 20
 	// maxArrivals bounds the event arrival times kept for one full record.
 	maxArrivals = 100000
 )
@@ -93,6 +97,14 @@ type Options struct {
 	// (wire.DefaultMaxEventSize when 0): the memory of an in-flight stream
 	// is bounded by it, not by the stream.
 	MaxEventSize int
+	// ClassifyMemory is the memory, in bytes, that classifying responses
+	// may hold at once over all in-flight exchanges: the SSE events and
+	// JSON bodies being parsed (DefaultClassifyMemory when 0; negative for
+	// no overall bound, only MaxEventSize per exchange). An exchange whose
+	// response needs more than is left is forwarded untouched and recorded
+	// NOT_CLASSIFIED with cause "memory-budget". Forwarded bytes are never
+	// bounded by it.
+	ClassifyMemory int64
 	// MaxRequestParse bounds the request bytes read before forwarding
 	// (DefaultMaxRequestParse when 0).
 	MaxRequestParse int
@@ -138,6 +150,7 @@ type Proxy struct {
 	transport http.RoundTripper
 	bodyLimit int
 	maxParse  int
+	budget    *wire.Budget // nil: no overall bound
 	log       *slog.Logger
 
 	sessions sessionStore
@@ -147,7 +160,7 @@ type Proxy struct {
 	inFlight atomic.Int64
 	closing  atomic.Bool
 	stats    struct {
-		exchanges, recordErrors, clientGone, upstreamErrors, upstreamResets atomic.Int64
+		exchanges, recordErrors, clientGone, upstreamErrors, upstreamResets, notClassified atomic.Int64
 	}
 	recordErrOnce sync.Once
 }
@@ -181,6 +194,12 @@ func New(opts Options) (*Proxy, error) {
 	p.maxParse = opts.MaxRequestParse
 	if p.maxParse <= 0 {
 		p.maxParse = DefaultMaxRequestParse
+	}
+	switch {
+	case opts.ClassifyMemory == 0:
+		p.budget = wire.NewBudget(DefaultClassifyMemory)
+	case opts.ClassifyMemory > 0:
+		p.budget = wire.NewBudget(opts.ClassifyMemory)
 	}
 	rt := opts.Transport
 	if rt == nil {
@@ -284,6 +303,15 @@ type Stats struct {
 	UpstreamErrors int64 `json:"upstreamErrors"`
 	// UpstreamResets counts responses the upstream cut after they started.
 	UpstreamResets int64 `json:"upstreamResets"`
+	// NotClassified counts exchanges recorded NOT_CLASSIFIED (over
+	// MaxEventSize or the classification memory budget).
+	NotClassified int64 `json:"notClassified"`
+	// ClassifyMemory is the classification memory budget in bytes (0 when
+	// there is none), ClassifyMemoryInUse what it holds now and
+	// ClassifyMemoryPeak the most it held at once.
+	ClassifyMemory      int64 `json:"classifyMemory"`
+	ClassifyMemoryInUse int64 `json:"classifyMemoryInUse"`
+	ClassifyMemoryPeak  int64 `json:"classifyMemoryPeak"`
 }
 
 // Stats returns the counters so far.
@@ -292,6 +320,8 @@ func (p *Proxy) Stats() Stats {
 		Exchanges: p.stats.exchanges.Load(), InFlight: p.inFlight.Load(),
 		RecordErrors: p.stats.recordErrors.Load(), ClientGone: p.stats.clientGone.Load(),
 		UpstreamErrors: p.stats.upstreamErrors.Load(), UpstreamResets: p.stats.upstreamResets.Load(),
+		NotClassified:  p.stats.notClassified.Load(),
+		ClassifyMemory: p.budget.Limit(), ClassifyMemoryInUse: p.budget.InUse(), ClassifyMemoryPeak: p.budget.Peak(),
 	}
 }
 

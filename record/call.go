@@ -121,7 +121,7 @@ func (s *Record) verdictOf(ex *Record) {
 	s.Outcome, s.Layer, s.Reason, s.ResultType = ex.Outcome, ex.Layer, ex.Reason, ex.ResultType
 	s.Status, s.ContentType, s.IsError = ex.Status, ex.ContentType, ex.IsError
 	s.ErrorMessage, s.ErrorData, s.ErrorDataTruncated = ex.ErrorMessage, ex.ErrorData, ex.ErrorDataTruncated
-	s.RetryAfter, s.Network, s.Input, s.Task = ex.RetryAfter, ex.Network, ex.Input, ex.Task
+	s.RetryAfter, s.Network, s.Input, s.Task, s.NotClassified = ex.RetryAfter, ex.Network, ex.Input, ex.Task, ex.NotClassified
 	s.SSE, s.Warnings = ex.SSE, ex.Warnings
 	if ex.Decision != nil {
 		s.Decision = ex.Decision

@@ -208,6 +208,11 @@ func (e *Encoder) sanitize(rec *Record) Record {
 	if c.Task != nil {
 		c.Task = &Task{TaskID: s(c.Task.TaskID), Status: s(c.Task.Status)}
 	}
+	if c.NotClassified != nil {
+		v := *c.NotClassified
+		v.Cause = s(v.Cause)
+		c.NotClassified = &v
+	}
 	if c.Decision != nil {
 		c.Decision = &Decision{Action: s(c.Decision.Action), DelayMs: c.Decision.DelayMs, Reason: s(c.Decision.Reason)}
 	}

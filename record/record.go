@@ -161,6 +161,9 @@ type Record struct {
 	Input *Input `json:"input,omitempty"`
 	// Task describes a CreateTaskResult (tasks extension).
 	Task *Task `json:"task,omitempty"`
+	// NotClassified says why the exchange has no verdict (outcome
+	// NOT_CLASSIFIED): the cause, the size and the limit.
+	NotClassified *NotClassified `json:"notClassified,omitempty"`
 	// Decision is what the client decided after this exchange (retry,
 	// stop, …), or on a call, the final decision.
 	Decision *Decision `json:"decision,omitempty"`
@@ -261,6 +264,9 @@ type SSE struct {
 	TerminalEvent int `json:"terminalEvent,omitempty"`
 	// AfterTerminal counts events after the response.
 	AfterTerminal int `json:"afterTerminal,omitempty"`
+	// Skipped counts events read through without being parsed (over the
+	// classifier's limit or its memory budget).
+	Skipped int `json:"skipped,omitempty"`
 	// Unterminated reports a final event without its blank line.
 	Unterminated bool `json:"unterminated,omitempty"`
 	// End says how the stream ended ("eof", "unterminated-event",
@@ -299,6 +305,23 @@ type InputRequest struct {
 	Method string `json:"method"`
 	// Mode is the elicitation mode, when given.
 	Mode string `json:"mode,omitempty"`
+}
+
+// NotClassified is a copy of the classifier's reason for giving no verdict
+// (classify.NotClassifiedDetails).
+type NotClassified struct {
+	// Cause is "event-too-large", "body-too-large" or "memory-budget".
+	Cause string `json:"cause"`
+	// Size is the size in bytes of the SSE event or JSON body.
+	Size int64 `json:"size"`
+	// Limit is the limit in bytes that was reached (the classifier's
+	// --max-event-size, or the proxy's --classify-memory).
+	Limit int64 `json:"limit"`
+	// InUse is, for a memory budget, the bytes it had reserved when it
+	// refused.
+	InUse int64 `json:"inUse,omitempty"`
+	// Event is the 1-based index of the SSE event, absent for a JSON body.
+	Event int `json:"event,omitempty"`
 }
 
 // Task is a copy of the classifier's CreateTaskResult details.
@@ -347,8 +370,8 @@ func NewBody(b []byte) *Body {
 
 // SetResult copies the classifier's verdict and evidence into r: layer,
 // outcome, reason, status, content type, result type, JSON-RPC error, SSE
-// counts, network failure, MRTR and task details, Retry-After, warnings and
-// the body size. Method and ProtocolVersion are set only when r has none,
+// counts, network failure, MRTR and task details, why it was not
+// classified, Retry-After, warnings and the body size. Method and ProtocolVersion are set only when r has none,
 // and JSONRPC.ID only when the request id is unknown; a response id that
 // differs from the request id goes to JSONRPC.ResponseID.
 func (r *Record) SetResult(res *classify.Result) {
@@ -395,8 +418,11 @@ func (r *Record) SetResult(res *classify.Result) {
 		r.SSE = &SSE{
 			Events: s.Events, Notifications: s.Notifications, Progress: s.Progress, Messages: s.Messages,
 			Requests: s.Requests, Comments: s.Comments, Terminal: s.Terminal, TerminalEvent: s.TerminalEvent,
-			AfterTerminal: s.AfterTerminal, Unterminated: s.Unterminated, End: s.End,
+			AfterTerminal: s.AfterTerminal, Skipped: s.Skipped, Unterminated: s.Unterminated, End: s.End,
 		}
+	}
+	if d := res.NotClassified; d != nil {
+		r.NotClassified = &NotClassified{Cause: d.Cause, Size: d.Size, Limit: d.Limit, InUse: d.InUse, Event: d.Event}
 	}
 	if n := res.Network; n != nil {
 		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout}

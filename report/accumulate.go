@@ -85,12 +85,14 @@ func (o Options) withDefaults() Options {
 // k. Successes (TOOL_SUCCESS, RESULT_SUCCESS, NOTIFICATION_ACCEPTED) and
 // TASK_CREATED (the work goes on as a task) are not failures. INPUT_REQUIRED
 // is a failure on a call (it ended waiting for input nobody gave) but not
-// on an exchange (one round of a multi-round call). A record without an
+// on an exchange (one round of a multi-round call). NOT_CLASSIFIED is no
+// verdict (a limit of the classifier), so not a failure either; it is
+// counted under its own name and layer "none". A record without an
 // outcome (a server line) is not a failure; an outcome this version does
 // not know is.
 func Failure(k record.Kind, o classify.Outcome) bool {
 	switch {
-	case o == "", o.Success(), o == classify.TaskCreated:
+	case o == "", o.Success(), o == classify.TaskCreated, o == classify.NotClassified:
 		return false
 	case o == classify.InputRequired:
 		return k == record.KindCall

@@ -56,8 +56,9 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
-// layerOrder lists the layers from the wire up, then the others.
-var layerOrder = []string{"transport", "protocol", "interaction", "application", None, Other}
+// layerOrder lists the layers from the wire up, then "none" (NOT_CLASSIFIED:
+// no layer judged), then the others.
+var layerOrder = []string{"transport", "protocol", "interaction", "application", "none", None, Other}
 
 func writeText(w *errWriter, s *Summary) {
 	files := "stdin"

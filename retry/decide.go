@@ -32,6 +32,8 @@ import (
 //     only a safe call (ReadOnly, Idempotent, IdempotencyKey) is retried;
 //     for any other the reason says it is unknown whether the tool ran.
 //   - Every other error fails: it would fail again unless something changes.
+//   - NOT_CLASSIFIED (a limit of the classifier, not an answer of the
+//     server) fails without a retry: there is no verdict to act on.
 //
 // A retry is further bound by p.MaxRetries, by f.Remaining, by the budget,
 // and, on 429 and 503, by p.MaxRetryAfter.
@@ -84,6 +86,9 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		return p.retry(res, f, mayHaveRun, "the response is not a valid JSON-RPC response for this request", false)
 	case classify.InvalidToolResult, classify.InvalidResult:
 		return p.retry(res, f, mayHaveRun, "the result is not a valid "+resultName(res), false)
+	case classify.NotClassified:
+		return Decision{Action: Fail, Reason: "the response was not classified (" + res.Reason + "): " +
+			"mcpdiag has no verdict on it, so it decides nothing; the call may have completed, and sending it again is not indicated by anything mcpdiag saw"}
 	case classify.UnexpectedContentType:
 		return Decision{Action: Fail, Reason: fmt.Sprintf("HTTP %d with Content-Type %q is not an MCP answer (often a proxy, a login page or a wrong URL): "+
 			"the same request would get the same page, and it is unknown whether the request reached the server", res.Status, res.ContentType)}

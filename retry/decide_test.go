@@ -254,6 +254,13 @@ var table = []row{
 	}, nil,
 		fail(`Content-Type "text/html" is not an MCP answer`)},
 	{"stream incomplete", func() *classify.Result { return res(classify.StreamIncomplete) }, nil, retrySafe(firstDelay)},
+	// Not classified: no verdict, so no retry even of a safe call.
+	{"not classified", func() *classify.Result {
+		r := res(classify.NotClassified)
+		r.Reason = "not classified: event 1 of the stream, which may hold the response, is 52428812 bytes, more than the 16777216 bytes the classifier holds (--max-event-size)"
+		r.NotClassified = &classify.NotClassifiedDetails{Cause: classify.CauseEventTooLarge, Size: 52428812, Limit: 16777216, Event: 1}
+		return r
+	}, nil, fail("mcpdiag has no verdict on it")},
 	{"stream incomplete, 2025-11-25 without an event id", func() *classify.Result { return era(res(classify.StreamIncomplete), classify.Protocol2025) }, nil, retrySafe(firstDelay)},
 	{"stream incomplete, 2025-11-25 resumable", func() *classify.Result { return era(res(classify.StreamIncomplete), classify.Protocol2025) },
 		func(f *retry.Facts) { f.LastEventID = "ev-7" }, firstPast(want{action: retry.Resume, delay: firstDelay, reason: "GET with Last-Event-ID"},

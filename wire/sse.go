@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -15,20 +14,72 @@ import (
 // generous; the point is a bound, not a small one.
 const DefaultMaxEventSize = 16 << 20
 
-// ErrEventTooLarge is returned when one event exceeds the reader's bound.
+// ErrEventTooLarge is the cause of a SkippedEventError for an event larger
+// than the reader's bound.
 var ErrEventTooLarge = errors.New("SSE event exceeds the size limit")
+
+// SkippedEventError is returned by Next for a complete event that the
+// reader read through without keeping: it was larger than the reader's
+// bound (Cause ErrEventTooLarge) or its memory budget refused the bytes
+// (Cause ErrBudgetExhausted). The event itself is intact on the wire; only
+// its data is unknown. The reader stays usable: the next call to Next
+// returns the event after it.
+type SkippedEventError struct {
+	// Cause is ErrEventTooLarge or ErrBudgetExhausted.
+	Cause error
+	// Offset and Length locate the event's raw bytes in the stream, as
+	// Event's do.
+	Offset, Length int64
+	// Limit is the bound that was reached: the event bound, or the
+	// budget's size.
+	Limit int64
+	// InUse is, for a budget, the bytes it had reserved (for every reader
+	// sharing it) when it refused.
+	InUse int64
+	// Head is the first bytes of the event's data (at most 4 KiB, fewer
+	// when the budget refused early), for a caller that needs to know what
+	// kind of message it was.
+	Head []byte
+}
+
+func (e *SkippedEventError) Error() string {
+	if errors.Is(e.Cause, ErrBudgetExhausted) {
+		return fmt.Sprintf("%v (%d of %d bytes in use): the %d-byte event at byte %d was read through, not kept", e.Cause, e.InUse, e.Limit, e.Length, e.Offset)
+	}
+	return fmt.Sprintf("%v (%d bytes): the %d-byte event at byte %d was read through, not kept", e.Cause, e.Limit, e.Length, e.Offset)
+}
+
+// Unwrap returns the cause, so that errors.Is(err, ErrEventTooLarge) holds.
+func (e *SkippedEventError) Unwrap() error { return e.Cause }
 
 // UnterminatedEventError is returned at the end of a stream whose last event
 // has data but no terminating blank line. Per the WHATWG rules such an event is
-// never dispatched; Data is what it would have carried.
+// never dispatched; Data is what it would have carried (nil when Skipped).
 type UnterminatedEventError struct {
 	Data   []byte
 	Offset int64
+	// Skipped reports an event that was over the reader's bound or budget
+	// and read through without keeping its data.
+	Skipped bool
 }
 
 func (e *UnterminatedEventError) Error() string {
 	return fmt.Sprintf("stream ended inside an event at byte %d (no terminating blank line; WHATWG: the event is not dispatched)", e.Offset)
 }
+
+// Internal signals from readLine and field: the event outgrew the bound, or
+// the budget refused its bytes.
+var (
+	errOverLimit = errors.New("over the event bound")
+	errNoBudget  = errors.New("over the budget")
+)
+
+// skippedHead bounds SkippedEventError.Head.
+const skippedHead = 4 << 10
+
+// keepHeld is what a reader keeps allocated between events; after a larger
+// event its buffers are dropped (and their budget given back).
+const keepHeld = 64 << 10
 
 // Event is one dispatched Server-Sent Event.
 type Event struct {
@@ -79,6 +130,10 @@ type SSEReader struct {
 	evStart int64
 	evBytes int
 
+	budget    *Budget
+	held      int64 // bytes reserved from budget (counted even without one)
+	lineStart int64 // stream offset of the line readLine returned
+
 	// Comments counts comment lines seen so far (keep-alives included).
 	Comments int
 	// Bytes counts the bytes consumed so far.
@@ -94,6 +149,35 @@ func NewSSEReader(r io.Reader, maxEvent int) *SSEReader {
 		maxEvent = DefaultMaxEventSize
 	}
 	return &SSEReader{r: r, max: maxEvent, buf: make([]byte, readBufferSize(r))}
+}
+
+// SetBudget makes the reader reserve from b the bytes it holds for an
+// event before it allocates them; an event the budget refuses is read
+// through and reported as a *SkippedEventError. Call it before the first
+// Next, and Release when done.
+func (s *SSEReader) SetBudget(b *Budget) { s.budget = b }
+
+// Release drops the reader's event buffers and gives their bytes back to
+// its budget. The reader stays usable.
+func (s *SSEReader) Release() {
+	s.data, s.line, s.evType, s.evID = nil, nil, nil, nil
+	s.budget.Release(s.held)
+	s.held = 0
+}
+
+// Held returns the bytes the reader holds for events, as reserved from its
+// budget.
+func (s *SSEReader) Held() int64 { return s.held }
+
+func (s *SSEReader) reserve(n int) bool {
+	if n <= 0 {
+		return true
+	}
+	if !s.budget.Reserve(int64(n)) {
+		return false
+	}
+	s.held += int64(n)
+	return true
 }
 
 // sseBufferSize is the read buffer of an SSEReader.
@@ -148,12 +232,16 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 	// place when field appends it, instead of being copied a second time.
 	s.line = s.data[len(s.data):len(s.data)]
 	spanning := false
+	s.lineStart = s.pos
 	for {
 		if s.skipLF && s.start < s.end {
 			if s.buf[s.start] == '\n' {
 				s.consume(1)
 			}
 			s.skipLF = false
+			// The LF of the previous line's CRLF is not part of this line,
+			// however the two bytes arrived.
+			s.lineStart = s.pos
 		}
 		if !s.started && s.end-s.start >= 3 {
 			s.started = true
@@ -176,9 +264,11 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 			var out []byte
 			if spanning {
 				if s.evBytes+len(s.line)+i > s.max {
-					return nil, false, ErrEventTooLarge
+					return nil, false, errOverLimit
 				}
-				s.line = s.appendLine(chunk[:i])
+				if !s.appendLine(chunk[:i]) {
+					return nil, false, errNoBudget
+				}
 				out = s.line
 			} else {
 				out = chunk[:i]
@@ -193,11 +283,13 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 			if s.start < s.end {
 				s.started = true
 				rest := chunk
-				s.consume(len(rest))
 				if spanning {
-					s.line = s.appendLine(rest)
+					if !s.appendLine(rest) {
+						return nil, false, errNoBudget
+					}
 					rest = s.line
 				}
+				s.consume(len(chunk))
 				return rest, true, nil
 			}
 			if s.err == io.EOF {
@@ -208,9 +300,11 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 		if s.started && len(chunk) > 0 {
 			// Move the partial line out so the buffer can refill.
 			if s.evBytes+len(s.line)+len(chunk) > s.max {
-				return nil, false, ErrEventTooLarge
+				return nil, false, errOverLimit
 			}
-			s.line = s.appendLine(chunk)
+			if !s.appendLine(chunk) {
+				return nil, false, errNoBudget
+			}
 			spanning = true
 			s.consume(len(chunk))
 		}
@@ -222,15 +316,45 @@ func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
 // which lies in the spare capacity of s.data. It grows that array by
 // doubling (up to the event bound) rather than by a quarter at a time, so a
 // 4 MiB line is copied about twice, not five times, and never into a buffer
-// of its own.
-func (s *SSEReader) appendLine(b []byte) []byte {
-	if need := len(s.line) + len(b); need > cap(s.line) {
-		want := min(max(2*cap(s.line), need), max(s.max, need))
-		dl, ll := len(s.data), len(s.line)
-		both := slices.Grow(s.data[:dl+ll], want-ll)
-		s.data, s.line = both[:dl], both[dl:dl+ll]
+// of its own. It reports false when the budget refused the growth.
+func (s *SSEReader) appendLine(b []byte) bool {
+	dl, ll := len(s.data), len(s.line)
+	if !s.growData(dl+ll+len(b), dl+ll) {
+		return false
 	}
-	return append(s.line, b...)
+	s.line = append(s.data[dl:dl+ll], b...)
+	return true
+}
+
+// growData makes the capacity of s.data at least need, keeping its first
+// keep bytes (which may reach into the spare capacity, where a spanning
+// line is assembled). The growth is reserved from the budget first; false
+// means it refused.
+func (s *SSEReader) growData(need, keep int) bool {
+	if need <= cap(s.data) {
+		return true
+	}
+	want := min(max(2*cap(s.data), need, 512), max(s.max+1, need))
+	if !s.reserve(want - cap(s.data)) {
+		return false
+	}
+	nb := make([]byte, len(s.data), want)
+	copy(nb[:keep], s.data[:keep])
+	s.data = nb
+	return true
+}
+
+// setField copies value into *dst (an event type or id buffer), reserving
+// any growth from the budget.
+func (s *SSEReader) setField(dst *[]byte, value []byte) bool {
+	if len(value) > cap(*dst) {
+		if !s.reserve(len(value) - cap(*dst)) {
+			return false
+		}
+		*dst = make([]byte, 0, len(value))
+	}
+	*dst = append((*dst)[:0], value...)
+	return true
 }
 
 func (s *SSEReader) consume(n int) {
@@ -249,34 +373,56 @@ func (s *SSEReader) resetEvent() {
 
 // Next returns the next dispatched event. At a clean end of stream it returns
 // io.EOF; at the end of a stream cut inside an event with data it returns an
-// *UnterminatedEventError; a read error is returned wrapped.
+// *UnterminatedEventError; a read error is returned wrapped. An event over
+// the reader's bound or budget is read through to its end and returned as a
+// *SkippedEventError, after which Next goes on with the next event.
 func (s *SSEReader) Next() (Event, error) {
+	if s.held > keepHeld {
+		// The last event was large: do not hold its buffer while the
+		// stream idles or sends small events.
+		s.Release()
+	}
 	for {
-		lineStart := s.pos
-		if s.skipLF && s.start < s.end && s.buf[s.start] == '\n' {
-			lineStart++
-		}
 		line, eof, err := s.readLine()
-		if err == ErrEventTooLarge {
-			return Event{}, fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, s.max)
+		lineStart := s.lineStart
+		if err == errOverLimit || err == errNoBudget {
+			if !s.inEvent {
+				s.inEvent, s.evStart = true, lineStart
+			}
+			if err := s.skipEvent(true, err); err != nil {
+				return Event{}, err
+			}
+			continue
 		}
 		if eof {
+			skipped := false
 			if len(line) > 0 {
 				// A last line with no terminator still counts as a field of
 				// the pending event; it is never dispatched.
 				if !s.inEvent {
 					s.inEvent, s.evStart = true, lineStart
 				}
-				s.field(line)
+				if s.evBytes+len(line) > s.max || !s.field(line) {
+					// Over the bound or the budget: the data is not kept
+					// (the event is not dispatched either way).
+					s.hasData = s.hasData || isDataLine(line)
+					skipped = true
+				}
 			}
 			pending := s.hasData
-			data := append([]byte(nil), s.data...)
+			// The reader is done: the error takes the data buffer instead
+			// of a copy (its bytes stay reserved until Release).
+			data := s.data
+			s.data = nil
 			off := s.evStart
 			s.resetEvent()
 			if err != nil {
 				return Event{}, fmt.Errorf("reading event stream: %w", err)
 			}
 			if pending {
+				if skipped {
+					return Event{}, &UnterminatedEventError{Offset: off, Skipped: true}
+				}
 				if len(data) > 0 && data[len(data)-1] == '\n' {
 					data = data[:len(data)-1]
 				}
@@ -319,16 +465,188 @@ func (s *SSEReader) Next() (Event, error) {
 		}
 		s.evBytes += len(line) + 1
 		if s.evBytes > s.max {
-			return Event{}, fmt.Errorf("%w (%d bytes)", ErrEventTooLarge, s.max)
+			if err := s.skipEvent(false, errOverLimit, line); err != nil {
+				return Event{}, err
+			}
+			continue
 		}
-		s.field(line)
+		if !s.field(line) {
+			if err := s.skipEvent(false, errNoBudget, line); err != nil {
+				return Event{}, err
+			}
+			continue
+		}
 	}
 }
 
-func (s *SSEReader) field(line []byte) {
+// skipEvent reads the rest of an event over the bound or the budget
+// without keeping it. midLine says the reader stopped inside a line (whose
+// start is in s.line, and the rest in the buffer); otherwise last is the
+// line just read, which was not applied. It returns the *SkippedEventError
+// that reports the event, nil when the block turns out to carry no data (a
+// huge comment is not an event), or how the stream ended inside it.
+func (s *SSEReader) skipEvent(midLine bool, cause error, last ...[]byte) error {
+	e := &SkippedEventError{Cause: ErrEventTooLarge, Offset: s.evStart, Limit: int64(s.max)}
+	if cause == errNoBudget {
+		e.Cause, e.Limit, e.InUse = ErrBudgetExhausted, s.budget.Limit(), s.budget.InUse()
+	}
+	// Head is the start of the event's data, collected as the lines go by
+	// so that it is the same however the bytes arrive.
+	k := &skipper{head: make([]byte, 0, skippedHead), hasData: s.hasData}
+	k.head = append(k.head, s.data[:min(len(s.data), skippedHead)]...)
+	if midLine {
+		k.feed(s.line)
+	} else if len(last) > 0 {
+		k.feed(last[0])
+		s.endSkippedLine(k)
+	}
+	// Nothing of the event is kept from here on.
+	s.Release()
+	if midLine {
+		if eof, err := s.discardLine(k); eof {
+			return s.endInSkipped(k, err)
+		}
+		s.endSkippedLine(k)
+	}
+	for {
+		eof, err := s.discardLine(k)
+		if eof {
+			s.endSkippedLine(k)
+			return s.endInSkipped(k, err)
+		}
+		if k.n == 0 {
+			if s.skipLF && s.start < s.end && s.buf[s.start] == '\n' {
+				s.consume(1)
+				s.skipLF = false
+			}
+			e.Length = s.pos - s.evStart
+			s.resetEvent()
+			if !k.hasData {
+				return nil
+			}
+			if n := len(k.head); n > 0 && n < skippedHead && k.head[n-1] == '\n' {
+				k.head = k.head[:n-1]
+			}
+			e.Head = k.head
+			return e
+		}
+		s.endSkippedLine(k)
+	}
+}
+
+// skipper follows the lines of an event that is read through: whether it
+// has data, and the first skippedHead bytes of that data.
+type skipper struct {
+	head    []byte
+	hasData bool
+	n       int     // bytes of the current line so far
+	name    [5]byte // its first bytes
+	data    bool    // it is a data field with a colon
+	atValue bool    // the next byte is the first of its value
+}
+
+// feed takes the next bytes of the current line.
+func (k *skipper) feed(p []byte) {
+	for len(p) > 0 {
+		switch {
+		case k.n < len(k.name):
+			k.name[k.n] = p[0]
+			k.n++
+			p = p[1:]
+			if k.n == len(k.name) && string(k.name[:]) == "data:" {
+				k.data, k.hasData, k.atValue = true, true, true
+			}
+			continue
+		case !k.data:
+			k.n += len(p)
+			return
+		case k.atValue:
+			k.atValue = false
+			if p[0] == ' ' {
+				k.n++
+				p = p[1:]
+				continue
+			}
+		}
+		k.head = append(k.head, p[:min(len(p), cap(k.head)-len(k.head))]...)
+		k.n += len(p)
+		return
+	}
+}
+
+// endSkippedLine ends the current line of a skipped event.
+func (s *SSEReader) endSkippedLine(k *skipper) {
+	switch {
+	case k.n == 4 && string(k.name[:4]) == "data":
+		k.hasData, k.data = true, true
+	case k.n > 0 && k.name[0] == ':':
+		s.Comments++
+	}
+	if k.data && len(k.head) < cap(k.head) {
+		k.head = append(k.head, '\n')
+	}
+	k.n, k.data, k.atValue = 0, false, false
+}
+
+// endInSkipped is the end of the stream inside a skipped event.
+func (s *SSEReader) endInSkipped(k *skipper, err error) error {
+	off := s.evStart
+	s.resetEvent()
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading event stream: %w", err)
+	case k.hasData:
+		return &UnterminatedEventError{Offset: off, Skipped: true}
+	}
+	return io.EOF
+}
+
+// discardLine consumes the rest of the current line, feeding it to k.
+// eof is true when the stream ended before a line terminator; err is then
+// a read error, if any.
+func (s *SSEReader) discardLine(k *skipper) (eof bool, err error) {
+	for {
+		if s.skipLF {
+			if s.start == s.end && s.err == nil {
+				s.fill()
+				continue
+			}
+			if s.start < s.end && s.buf[s.start] == '\n' {
+				s.consume(1)
+			}
+			s.skipLF = false
+		}
+		chunk := s.buf[s.start:s.end]
+		if i := bytes.IndexAny(chunk, "\r\n"); i >= 0 {
+			k.feed(chunk[:i])
+			s.skipLF = chunk[i] == '\r'
+			s.consume(i + 1)
+			return false, nil
+		}
+		k.feed(chunk)
+		s.consume(len(chunk))
+		if s.err != nil {
+			if s.err == io.EOF {
+				return true, nil
+			}
+			return true, s.err
+		}
+		s.fill()
+	}
+}
+
+// isDataLine reports whether line is a data field ("data" alone or
+// followed by a colon).
+func isDataLine(line []byte) bool {
+	return len(line) >= 4 && string(line[:4]) == "data" && (len(line) == 4 || line[4] == ':')
+}
+
+// field applies one line to the pending event. It reports false when the
+// budget refused the bytes the line needs.
+func (s *SSEReader) field(line []byte) bool {
 	if line[0] == ':' {
 		s.Comments++
-		return
+		return true
 	}
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -339,14 +657,19 @@ func (s *SSEReader) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
+		if !s.growData(len(s.data)+len(value)+1, len(s.data)) {
+			return false
+		}
 		s.data = append(s.data, value...)
 		s.data = append(s.data, '\n')
 		s.hasData = true
 	case "event":
-		s.evType = append(s.evType[:0], value...)
+		return s.setField(&s.evType, value)
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
-			s.evID = append(s.evID[:0], value...)
+			if !s.setField(&s.evID, value) {
+				return false
+			}
 			s.hasID = true
 		}
 	case "retry":
@@ -361,6 +684,7 @@ func (s *SSEReader) field(line []byte) {
 			s.retry, s.hasRet = n, true
 		}
 	}
+	return true
 }
 
 func allDigits(b []byte) bool {

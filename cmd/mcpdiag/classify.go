@@ -31,7 +31,9 @@ func newClassifyCmd() *cobra.Command {
 as it came off the wire (JSON or an SSE stream), and names the layer and outcome.
 
 Exit status: 0 when it classified (whatever the outcome), 2 for unreadable
-input or bad flags.`,
+input or bad flags, 3 when the response was not classified because it is
+over a limit (NOT_CLASSIFIED: the output says which, with the size; raise
+--max-event-size).`,
 		Example: `  curl -si -X POST http://127.0.0.1:8080/mcp -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d @call.json | mcpdiag classify --id 1
   mcpdiag classify --id '"call-7"' --text response.txt`,
@@ -85,24 +87,34 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	}
 	ex.Status, ex.Header, ex.Body = resp.Status, resp.Header, resp.Body
 	c := classify.Classifier{MaxEventSize: o.maxEvent}
-	r, err := c.Classify(ex)
-	if err != nil {
-		if errors.Is(err, classify.ErrTooLarge) {
-			return usageError("%s: %v (raise --max-event-size)", name, err)
-		}
-		return usageError("%s: %v", name, err)
+	r, cerr := c.Classify(ex)
+	var nc *classify.NotClassifiedError
+	if cerr != nil && !errors.As(cerr, &nc) {
+		return usageError("%s: %v", name, cerr)
 	}
 	if o.text {
 		_, err = io.WriteString(out, classify.Explain(r))
 		for _, n := range resp.Notes {
 			fmt.Fprintf(out, "  note:   %s\n", n)
 		}
+	} else {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(struct {
+			*classify.Result
+			Notes []string `json:"captureNotes,omitempty"`
+		}{r, resp.Notes})
+	}
+	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
-		*classify.Result
-		Notes []string `json:"captureNotes,omitempty"`
-	}{r, resp.Notes})
+	if nc != nil {
+		// The verdict is printed; the exit status and one line say there
+		// is none.
+		return &exitError{code: exitNotClassified, err: fmt.Errorf("%s: %s", name, nc.Reason)}
+	}
+	return nil
 }
+
+// exitNotClassified is classify's exit status for a NOT_CLASSIFIED result.
+const exitNotClassified = 3

@@ -31,7 +31,7 @@ func TestClassifyCommand(t *testing.T) {
 		{"empty input", []string{"classify"}, "", 2, nil, "empty"},
 		{"missing file", []string{"classify", "/nonexistent/x"}, "", 2, nil, "cannot open"},
 		{"unknown flag", []string{"classify", "--nope"}, ok, 2, nil, "unknown flag"},
-		{"event too large", []string{"classify", "--max-event-size", "10"}, "HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: 0123456789abcdef\n\n", 2, nil, "size limit"},
+		{"event too large", []string{"classify", "--max-event-size", "10"}, "HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: 0123456789abcdef\n\n", 3, []string{`"outcome": "NOT_CLASSIFIED"`}, "not classified"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +123,65 @@ func TestClassifyKeepsIDAfterTerminal(t *testing.T) {
 			}
 			if string(v.JSONRPC.ID) != "1" || v.Outcome != "TOOL_SUCCESS" {
 				t.Fatalf("outcome %s, jsonrpc.id %s; want TOOL_SUCCESS and 1 (a number)", v.Outcome, v.JSONRPC.ID)
+			}
+		})
+	}
+}
+
+// TestClassifyNotClassified: a complete event over --max-event-size is not
+// classified, and the output says so, with the size and the limit; it never
+// says the stream was cut, and never suggests a retry (issue 10, defect 4:
+// it was a usage error, and the proxy recorded STREAM_INCOMPLETE
+// "classifier stopped").
+func TestClassifyNotClassified(t *testing.T) {
+	event := "data: " + `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 5000) + `"}]}}` + "\n\n"
+	sse := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + event
+	json1 := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + strings.TrimSuffix(strings.TrimPrefix(event, "data: "), "\n\n")
+	for _, tc := range []struct {
+		name, in, cause string
+		size            int
+	}{
+		{"sse event", sse, "event-too-large", len(event)},
+		{"json body", json1, "body-too-large", len(event) - len("data: \n\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run([]string{"classify", "--id", "1", "--max-event-size", "1024"}, strings.NewReader(tc.in), &out, &errb)
+			if code != 3 {
+				t.Fatalf("exit %d, want 3 (not classified); stderr %q", code, errb.String())
+			}
+			if e := errb.String(); strings.Count(e, "\n") != 1 || !strings.Contains(e, "not classified") || !strings.Contains(e, "--max-event-size") {
+				t.Errorf("stderr %q: want one line saying it was not classified and which flag to raise", e)
+			}
+			var v struct {
+				Outcome       string `json:"outcome"`
+				Layer         string `json:"layer"`
+				Reason        string `json:"reason"`
+				NotClassified struct {
+					Cause string `json:"cause"`
+					Size  int    `json:"size"`
+					Limit int    `json:"limit"`
+				} `json:"notClassified"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%s", err, out.Bytes())
+			}
+			nc := v.NotClassified
+			if v.Outcome != "NOT_CLASSIFIED" || v.Layer != "none" || nc.Cause != tc.cause || nc.Size != tc.size || nc.Limit != 1024 {
+				t.Fatalf("got %s/%s %+v, want NOT_CLASSIFIED/none cause %s size %d limit 1024", v.Outcome, v.Layer, nc, tc.cause, tc.size)
+			}
+			for _, bad := range []string{"cut", "incomplete", "broke", "retry", "STREAM_INCOMPLETE"} {
+				if strings.Contains(strings.ToLower(v.Reason), strings.ToLower(bad)) {
+					t.Errorf("reason %q says %q", v.Reason, bad)
+				}
+			}
+			out.Reset()
+			errb.Reset()
+			run([]string{"classify", "--id", "1", "--max-event-size", "1024", "--text"}, strings.NewReader(tc.in), &out, &errb)
+			text := out.String()
+			if !strings.HasPrefix(text, "NOT_CLASSIFIED") || !strings.Contains(text, "not classified") || strings.Contains(strings.ToLower(text), "retry") ||
+				strings.Contains(text, "never arrived") {
+				t.Errorf("--text output:\n%s", text)
 			}
 		})
 	}

@@ -43,6 +43,7 @@ type proxyOptions struct {
 	fsync            string
 	preserveHost     bool
 	maxEventSize     int
+	classifyMemory   int64
 	scenario         string
 	params           string
 	seed             uint64
@@ -124,6 +125,7 @@ Exit status: 0 after a clean shutdown (HTTP) or the server's own exit code
 	f.BoolVar(&o.forwardAdmin, "forward-admin", false, "forward /admin/ paths to the upstream (with Via: "+proxy.ViaValue+"); off: the proxy answers them 403, so an upstream's loopback-only admin API stays local")
 	f.BoolVar(&o.preserveHost, "preserve-host", false, "forward the client's Host header instead of the upstream's")
 	f.IntVar(&o.maxEventSize, "max-event-size", 0, "largest JSON body or SSE event the classifier holds (default 16 MiB); bounds memory per stream")
+	f.Int64Var(&o.classifyMemory, "classify-memory", proxy.DefaultClassifyMemory, "memory all in-flight classifications may hold at once, in bytes; past it an exchange is forwarded untouched and recorded NOT_CLASSIFIED (negative: no overall bound)")
 	f.StringVar(&o.scenario, "scenario", "", "fault scenario id(s) applied to the upstream's traffic, composed with + (HTTP mode)")
 	f.StringVar(&o.params, "params", "", "scenario params: a JSON object (or array for a+b), or @FILE")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the scenarios' schedules and delays (default: random, noted in records)")
@@ -308,7 +310,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		return usageError("--upstream %q: want an http:// or https:// URL", o.upstream)
 	}
 	opts := proxy.Options{
-		Upstream: up, Records: records, Bodies: bodies, BodyLimit: o.bodyLimit, MaxEventSize: o.maxEventSize,
+		Upstream: up, Records: records, Bodies: bodies, BodyLimit: o.bodyLimit, MaxEventSize: o.maxEventSize, ClassifyMemory: o.classifyMemory,
 		PreserveHost: o.preserveHost, Observer: observer, Logger: logger, ForwardAdmin: o.forwardAdmin,
 	}
 	if o.scenario != "" || o.allowFaultHeader {
