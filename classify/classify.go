@@ -454,6 +454,12 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if d.Code != nil {
 		r.Reason += fmt.Sprintf(", JSON-RPC error %d %s: %s", *d.Code, d.CodeName, d.Message)
 	}
+	// The status decides the outcome, but an error for another id is as
+	// wrong under a 400 as under a 200 (the Python SDK v1 answers a
+	// missing session with "id":"server-error").
+	if !ex.ID.IsZero() && !d.ID.IsZero() && !d.ID.IsNull() && !d.ID.Equal(ex.ID) {
+		r.warn(WarnResponseForOtherID, "the HTTP %d error response carries id %s, not the request's %s", ex.Status, d.ID.String(), ex.ID.String())
+	}
 }
 
 func (c *Classifier) now() time.Time {
