@@ -32,14 +32,86 @@ type RawResponse struct {
 // status line.
 var ErrNotHTTPResponse = errors.New("input is not a raw HTTP response (expected a status line such as \"HTTP/1.1 200 OK\", as `curl -si` prints)")
 
-// ReadRawResponse reads a raw HTTP response. Interim 1xx responses and a
-// proxy's "200 Connection established" preamble are skipped. Line ends may
-// be CRLF or LF.
+// DefaultMaxHeaderBytes bounds the head of a capture (status lines and
+// headers, interim responses included) that ReadRawResponse reads: 1 MiB,
+// as net/http's DefaultMaxHeaderBytes.
+const DefaultMaxHeaderBytes = 1 << 20
+
+// ErrHeaderTooLarge is returned when the head of a capture exceeds the
+// reader's bound.
+var ErrHeaderTooLarge = errors.New("the response head (status lines and headers) exceeds the size limit")
+
+// rawBufferSize is ReadRawResponse's read buffer.
+const rawBufferSize = 64 << 10
+
+// headLimit passes reads through to r, at most n bytes while on: the head
+// of a capture cannot make the reader hold more than its bound (and the
+// read buffer) however long a line is.
+type headLimit struct {
+	r  io.Reader
+	n  int64
+	on bool
+}
+
+func (h *headLimit) Read(p []byte) (int, error) {
+	if !h.on {
+		return h.r.Read(p)
+	}
+	if h.n <= 0 {
+		return 0, ErrHeaderTooLarge
+	}
+	if int64(len(p)) > h.n {
+		p = p[:h.n]
+	}
+	n, err := h.r.Read(p)
+	h.n -= int64(n)
+	return n, err
+}
+
+// ReadRawResponse reads a raw HTTP response, with a head of at most
+// DefaultMaxHeaderBytes. Interim 1xx responses and a proxy's "200
+// Connection established" preamble are skipped. Line ends may be CRLF or
+// LF.
 func ReadRawResponse(r io.Reader) (*RawResponse, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	return ReadRawResponseLimit(r, DefaultMaxHeaderBytes)
+}
+
+// ReadRawResponseLimit is ReadRawResponse with a head (every status line
+// and header before the body) of at most maxHeader bytes
+// (DefaultMaxHeaderBytes when maxHeader <= 0); past it the error wraps
+// ErrHeaderTooLarge. The body is not bounded.
+func ReadRawResponseLimit(r io.Reader, maxHeader int) (*RawResponse, error) {
+	if maxHeader <= 0 {
+		maxHeader = DefaultMaxHeaderBytes
+	}
+	// The source may be read a buffer ahead of the head's end, so the
+	// reads are bounded at the head's bound plus one buffer; what the head
+	// really took is checked once it is parsed.
+	lim := &headLimit{r: r, n: int64(maxHeader) + rawBufferSize + 1, on: true}
+	br := bufio.NewReaderSize(lim, rawBufferSize)
+	tooLarge := func() error {
+		return fmt.Errorf("%w: more than %d bytes before the body", ErrHeaderTooLarge, maxHeader)
+	}
+	headBytes := func() int64 { return int64(maxHeader) + rawBufferSize + 1 - lim.n - int64(br.Buffered()) }
 	var notes []string
 	for {
-		line, err := br.ReadString('\n')
+		raw, err := br.ReadSlice('\n')
+		if err == nil && len(bytes.TrimSpace(raw)) == 0 {
+			// A blank line before the status line: skipped without a copy.
+			if headBytes() > int64(maxHeader) {
+				return nil, tooLarge()
+			}
+			continue
+		}
+		line := string(raw)
+		if err == bufio.ErrBufferFull {
+			var rest string
+			rest, err = br.ReadString('\n')
+			line += rest
+		}
+		if errors.Is(err, ErrHeaderTooLarge) || headBytes() > int64(maxHeader) {
+			return nil, tooLarge()
+		}
 		if err != nil && line == "" {
 			if err == io.EOF {
 				return nil, fmt.Errorf("%w: the input is empty", ErrNotHTTPResponse)
@@ -56,6 +128,9 @@ func ReadRawResponse(r io.Reader) (*RawResponse, error) {
 		}
 		tp := textproto.NewReader(br)
 		mh, err := tp.ReadMIMEHeader()
+		if errors.Is(err, ErrHeaderTooLarge) || headBytes() > int64(maxHeader) {
+			return nil, tooLarge()
+		}
 		if err != nil && !(err == io.EOF && mh != nil) {
 			return nil, fmt.Errorf("reading the headers of the %s %d response: %w", proto, status, err)
 		}
@@ -68,6 +143,8 @@ func ReadRawResponse(r io.Reader) (*RawResponse, error) {
 			notes = append(notes, "skipped a proxy's CONNECT preamble")
 			continue
 		}
+		// The head is read: the body is not bounded.
+		lim.on = false
 		resp := &RawResponse{Proto: proto, Status: status, Header: h, Body: br, Notes: notes}
 		if strings.EqualFold(strings.TrimSpace(h.Get("Transfer-Encoding")), "chunked") {
 			resp.Body = maybeChunked(br, &resp.Notes)

@@ -3,7 +3,9 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,21 +55,51 @@ func TestReadRawResponse(t *testing.T) {
 	}
 }
 
-// FuzzReadRawResponse: arbitrary captures never panic, and a parsed
-// response always has a status in range.
+// rawResult is the comparable outcome of ReadRawResponseLimit.
+func rawResult(r io.Reader, limit int) string {
+	resp, err := ReadRawResponseLimit(r, limit)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	body, berr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return fmt.Sprintf("%s %d %v %q body %q %v", resp.Proto, resp.Status, resp.Header, resp.Notes, body, berr)
+}
+
+// FuzzReadRawResponse, the header block reader: arbitrary captures never
+// panic; a parsed response has a status in range, written in its status
+// line; the chunking of the input is invisible (one read, 1-byte reads,
+// seeded random chunks); and the head cap only ever refuses: with a small
+// cap the result is the uncapped one or ErrHeaderTooLarge, and an input no
+// longer than the cap is never refused.
 func FuzzReadRawResponse(f *testing.F) {
-	f.Add("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}")
-	f.Add("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
-	f.Add("HTTP/2 100\n\nHTTP/2 204\n\n")
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Add("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}", uint64(1))
+	f.Add("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", uint64(2))
+	f.Add("HTTP/2 100\n\nHTTP/2 204\n\n", uint64(3))
+	f.Add("\r\n\nHTTP/1.1 200 Connection established\r\n\r\nHTTP/1.1 503 x\r\nRetry-After: 1\r\n X-Fold: y\r\n\r\nbody", uint64(4))
+	f.Add("HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 200)+"\r\n\r\n{}", uint64(5))
+	f.Fuzz(func(t *testing.T, s string, seed uint64) {
+		const small = 96
+		full := rawResult(strings.NewReader(s), 0)
+		for name, mk := range chunkings(seed) {
+			if got := rawResult(mk(s), 0); got != full {
+				t.Fatalf("%s reads differ:\n%s\n%s", name, got, full)
+			}
+		}
+		capped := rawResult(strings.NewReader(s), small)
+		refused := strings.HasPrefix(capped, "error: "+ErrHeaderTooLarge.Error())
+		if !refused && capped != full {
+			t.Fatalf("the cap changed the result:\n%s\n%s", capped, full)
+		}
+		if refused && len(s) <= small {
+			t.Fatalf("a %d-byte input refused by a %d-byte cap", len(s), small)
+		}
 		r, err := ReadRawResponse(strings.NewReader(s))
 		if err != nil {
 			return
 		}
-		if r.Status < 100 || r.Status > 999 {
+		if r.Status < 100 || r.Status > 999 || !strings.Contains(s, strconv.Itoa(r.Status)) {
 			t.Fatalf("status %d", r.Status)
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
 	})
 }
 

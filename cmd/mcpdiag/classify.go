@@ -20,6 +20,7 @@ type classifyOptions struct {
 	notification bool
 	text         bool
 	maxEvent     int
+	maxHeader    int
 }
 
 func newClassifyCmd() *cobra.Command {
@@ -50,6 +51,7 @@ over a limit (NOT_CLASSIFIED: the output says which, with the size; raise
 	f.BoolVar(&o.notification, "notification", false, "the request was a notification (202 with no body is then correct)")
 	f.BoolVar(&o.text, "text", false, "print a short human explanation instead of JSON")
 	f.IntVar(&o.maxEvent, "max-event-size", wire.DefaultMaxEventSize, "largest JSON body or SSE event held in memory, in bytes")
+	f.IntVar(&o.maxHeader, "max-header-size", wire.DefaultMaxHeaderBytes, "largest response head (status lines and headers) read, in bytes")
 	return cmd
 }
 
@@ -71,6 +73,9 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	if o.maxEvent <= 0 {
 		return usageError("--max-event-size must be positive, got %d", o.maxEvent)
 	}
+	if o.maxHeader <= 0 {
+		return usageError("--max-header-size must be positive, got %d", o.maxHeader)
+	}
 	in := stdin
 	name := "stdin"
 	if len(args) == 1 && args[0] != "-" {
@@ -81,7 +86,10 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 		defer f.Close()
 		in, name = f, args[0]
 	}
-	resp, err := wire.ReadRawResponse(in)
+	resp, err := wire.ReadRawResponseLimit(in, o.maxHeader)
+	if errors.Is(err, wire.ErrHeaderTooLarge) {
+		return usageError("%s: %v (raise --max-header-size)", name, err)
+	}
 	if err != nil {
 		return usageError("%s: %v", name, err)
 	}

@@ -186,3 +186,22 @@ func TestClassifyNotClassified(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyHeaderTooLarge: a header block over --max-header-size is one
+// clear line and exit 2 (issue 11, hole 7: a 200 MB header line was read
+// whole).
+func TestClassifyHeaderTooLarge(t *testing.T) {
+	in := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 3<<20) + "\r\nContent-Type: application/json\r\n\r\n{}"
+	for _, args := range [][]string{{"classify"}, {"classify", "--max-header-size", "4096"}} {
+		var out, errb bytes.Buffer
+		code := run(args, strings.NewReader(in), &out, &errb)
+		e := errb.String()
+		if code != 2 || out.Len() != 0 || strings.Count(e, "\n") != 1 || !strings.Contains(e, "header") || !strings.Contains(e, "--max-header-size") {
+			t.Fatalf("%v: exit %d, stdout %d bytes, stderr %q; want exit 2 and one line naming --max-header-size", args, code, out.Len(), e)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"classify", "--max-header-size", "8388608"}, strings.NewReader(in), &out, &errb); code != 0 {
+		t.Fatalf("with the cap raised: exit %d, %s", code, errb.String())
+	}
+}
