@@ -307,11 +307,14 @@ type Stats struct {
 	// MaxEventSize or the classification memory budget).
 	NotClassified int64 `json:"notClassified"`
 	// ClassifyMemory is the classification memory budget in bytes (0 when
-	// there is none), ClassifyMemoryInUse what it holds now and
-	// ClassifyMemoryPeak the most it held at once.
-	ClassifyMemory      int64 `json:"classifyMemory"`
-	ClassifyMemoryInUse int64 `json:"classifyMemoryInUse"`
-	ClassifyMemoryPeak  int64 `json:"classifyMemoryPeak"`
+	// there is none), ClassifyMemoryInUse what it holds now,
+	// ClassifyMemoryPeak the most it held at once and
+	// ClassifyMemoryRefused how many reservations it refused (each makes an
+	// event or body be read through without being held).
+	ClassifyMemory        int64 `json:"classifyMemory"`
+	ClassifyMemoryInUse   int64 `json:"classifyMemoryInUse"`
+	ClassifyMemoryPeak    int64 `json:"classifyMemoryPeak"`
+	ClassifyMemoryRefused int64 `json:"classifyMemoryRefused"`
 }
 
 // Stats returns the counters so far.
@@ -322,6 +325,7 @@ func (p *Proxy) Stats() Stats {
 		UpstreamErrors: p.stats.upstreamErrors.Load(), UpstreamResets: p.stats.upstreamResets.Load(),
 		NotClassified:  p.stats.notClassified.Load(),
 		ClassifyMemory: p.budget.Limit(), ClassifyMemoryInUse: p.budget.InUse(), ClassifyMemoryPeak: p.budget.Peak(),
+		ClassifyMemoryRefused: p.budget.Refused(),
 	}
 }
 
