@@ -368,10 +368,21 @@ func (p *Proxy) write(rec *record.Record) {
 		rec.ID = record.NewID()
 	}
 	if err := p.opts.Records.Write(rec); err != nil {
-		p.stats.recordErrors.Add(1)
-		p.recordErrOnce.Do(func() {
-			p.log.Error("writing records failed; later failures are counted, not logged", slog.Any("error", err))
-		})
+		p.reportLoss(p.stats.recordErrors.Add(1), rec, err)
+	}
+}
+
+// maxLoggedLosses is how many refused records the proxy names one by one in
+// its log; past it they are counted (Stats.RecordErrors), not logged.
+const maxLoggedLosses = 20
+
+// reportLoss logs the n-th record the sink refused, by name.
+func (p *Proxy) reportLoss(n int64, rec *record.Record, err error) {
+	switch {
+	case n <= maxLoggedLosses:
+		p.log.Error("record lost: "+record.RefOf(rec).String(), slog.Any("error", err))
+	case n == maxLoggedLosses+1:
+		p.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
 	}
 }
 

@@ -162,7 +162,6 @@ type Proxy struct {
 	stats    struct {
 		exchanges, recordErrors, clientGone, upstreamErrors, upstreamResets, notClassified atomic.Int64
 	}
-	recordErrOnce sync.Once
 }
 
 // New checks opts and returns a proxy.

@@ -83,6 +83,8 @@ type StdioResult struct {
 	Exchanges int64
 	// Noise counts non-JSON lines on the server's stdout.
 	Noise int64
+	// RecordErrors counts records the sink refused (Sink.Write failed).
+	RecordErrors int64
 }
 
 // stdioPending is a request waiting for its response.
@@ -114,6 +116,7 @@ type stdioProxy struct {
 	noise     int64
 	noiseRec  int64
 	records   int64
+	lost      int64 // records the sink refused
 	faulted   int
 	killAfter bool
 	exited    chan struct{}
@@ -199,6 +202,11 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	res.Exchanges, res.Noise = s.records, s.noise
 	suppressed := s.noise - s.noiseRec
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		res.RecordErrors = s.lost
+		s.mu.Unlock()
+	}()
 	if suppressed > 0 {
 		s.write(&record.Record{
 			Kind: record.KindExchange, Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
@@ -632,6 +640,15 @@ func (s *stdioProxy) write(rec *record.Record) {
 		return
 	}
 	if err := s.opts.Records.Write(rec); err != nil {
-		s.log.Error("writing a record failed", slog.Any("error", err))
+		s.mu.Lock()
+		s.lost++
+		n := s.lost
+		s.mu.Unlock()
+		switch {
+		case n <= maxLoggedLosses:
+			s.log.Error("record lost: "+record.RefOf(rec).String(), slog.Any("error", err))
+		case n == maxLoggedLosses+1:
+			s.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
+		}
 	}
 }

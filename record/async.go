@@ -1,9 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
-	"sync/atomic"
 )
 
 // QueuePolicy says what Async.Write does when its queue is full.
@@ -44,41 +44,47 @@ type AsyncOptions struct {
 	Policy QueuePolicy
 	// Encoder redacts and encodes the records (in the caller of Write).
 	Encoder Encoder
+	// OnLoss, when set, is called for every record lost where the caller
+	// of Write cannot see it: a line the sink failed to write (called from
+	// the writer goroutine) and a record dropped from a full queue (called
+	// from Write). It must not block for long.
+	OnLoss func(Loss)
 }
 
-// AsyncStats count what an Async did with the records it was given.
-type AsyncStats struct {
-	// Written counts records the sink accepted.
-	Written int64 `json:"written"`
-	// Dropped counts records dropped because the queue was full.
-	Dropped int64 `json:"dropped"`
-	// Failed counts records the sink refused (its first error is returned
-	// by Write and Close).
-	Failed int64 `json:"failed"`
-}
+// AsyncStats is the old name of [SinkStats].
+type AsyncStats = SinkStats
 
 // Async writes records through one goroutine and a bounded queue, so that
 // producers do not wait for the disk. Write encodes and redacts the record
 // in the caller's goroutine (the caller may reuse the record as soon as
 // Write returns) and queues the line; the goroutine writes lines to the
 // sink in order. An Async is safe for concurrent use.
+//
+// No record is lost silently: every record given to Write is either
+// written or counted in Stats under the reason it was lost, and the losses
+// the caller of Write cannot see (a failed write in the goroutine, a drop)
+// are reported one by one to AsyncOptions.OnLoss. A failed write does not
+// stop the writer: the next line is tried in turn (a disk may have room
+// again, a line too long for a pipe's reader may be followed by short ones).
 type Async struct {
 	enc    Encoder
 	policy QueuePolicy
 	sink   LineWriter
-	queue  chan []byte
+	queue  chan queued
 	done   chan struct{}
+	tally  *Tally
 
 	mu     sync.RWMutex // held for reading while queueing, for writing by Close
 	closed bool
 
-	written, dropped, failed atomic.Int64
-
-	errMu    sync.Mutex
-	firstErr error
-
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// queued is a line waiting for the sink, with the name of its record.
+type queued struct {
+	line []byte
+	ref  Ref
 }
 
 // NewAsync starts the writer goroutine in front of sink. Close must be
@@ -94,8 +100,8 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 		policy = QueueBlock
 	}
 	a := &Async{
-		enc: opts.Encoder, policy: policy, sink: sink,
-		queue: make(chan []byte, size), done: make(chan struct{}),
+		enc: opts.Encoder, policy: policy, sink: sink, tally: NewTally(opts.OnLoss),
+		queue: make(chan queued, size), done: make(chan struct{}),
 	}
 	go a.run()
 	return a
@@ -103,75 +109,78 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 
 func (a *Async) run() {
 	defer close(a.done)
-	for line := range a.queue {
-		a.writeLine(line)
+	for q := range a.queue {
+		if err := a.sink.WriteLine(q.line); err != nil {
+			a.tally.Lose(Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err})
+			continue
+		}
+		a.tally.Wrote()
 	}
-}
-
-func (a *Async) writeLine(line []byte) {
-	if err := a.sink.WriteLine(line); err != nil {
-		a.failed.Add(1)
-		a.setErr(err)
-		return
-	}
-	a.written.Add(1)
-}
-
-func (a *Async) setErr(err error) {
-	a.errMu.Lock()
-	defer a.errMu.Unlock()
-	if a.firstErr == nil {
-		a.firstErr = err
-	}
-}
-
-func (a *Async) err() error {
-	a.errMu.Lock()
-	defer a.errMu.Unlock()
-	return a.firstErr
 }
 
 // Write encodes rec and queues it. With QueueBlock it waits while the queue
-// is full; with QueueDrop it drops the record and counts it instead. It
-// returns an encoding error, ErrClosed after Close, or the sink's first
-// write error once one has happened (the record is queued all the same).
+// is full; with QueueDrop it drops the record, counts it and reports it to
+// OnLoss instead. It returns an error only for a record it did not take:
+// one the encoder refused, or one given after Close (ErrClosed). Both are
+// counted in Stats; neither is reported to OnLoss, since the caller has the
+// error. A queued record that the sink then fails to write is counted and
+// reported to OnLoss, and makes Close return an error.
 func (a *Async) Write(rec *Record) error {
 	line, err := a.enc.Encode(rec)
 	if err != nil {
+		a.tally.count(Loss{Ref: RefOf(rec), Reason: LostUnencodable, Err: err})
 		return err
+	}
+	q := queued{line: line, ref: RefOf(rec)}
+	if q.ref.ID == "" {
+		q.ref.ID = lineID(line)
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
+		a.tally.count(Loss{Ref: q.ref, Reason: LostClosed, Err: ErrClosed})
 		return ErrClosed
 	}
 	if a.policy == QueueDrop {
 		select {
-		case a.queue <- line:
+		case a.queue <- q:
 		default:
-			a.dropped.Add(1)
+			a.tally.Lose(Loss{Ref: q.ref, Reason: LostDropped})
 		}
 	} else {
-		a.queue <- line
-	}
-	if err := a.err(); err != nil {
-		return fmt.Errorf("record: earlier write failed: %w", err)
+		a.queue <- q
 	}
 	return nil
 }
 
-// Dropped returns how many records were dropped because the queue was full.
-func (a *Async) Dropped() int64 { return a.dropped.Load() }
-
-// Stats returns the counts so far.
-func (a *Async) Stats() AsyncStats {
-	return AsyncStats{Written: a.written.Load(), Dropped: a.dropped.Load(), Failed: a.failed.Load()}
+// lineID returns the id the encoder gave a record, read back from its line
+// (the encoder writes "v", "kind" and "id" first).
+func lineID(line []byte) string {
+	const key = `"id":"`
+	i := bytes.Index(line[:min(len(line), 128)], []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(key):]
+	j := bytes.IndexByte(rest[:min(len(rest), 64)], '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
 }
+
+// Dropped returns how many records were dropped because the queue was full.
+func (a *Async) Dropped() int64 { return a.tally.Stats().Dropped }
+
+// Stats returns the counts so far. Once Close returned, Written is the
+// number of record lines in the sink.
+func (a *Async) Stats() SinkStats { return a.tally.Stats() }
 
 // Close stops accepting records, waits until every queued record is
 // written, writes a "dropped" record when records were dropped, and closes
-// the sink. It returns the first error of the sink, if any. Calling Close
-// again returns the same result.
+// the sink. It returns a *LostError when any record was lost (for whatever
+// reason), otherwise the sink's Close error. Calling Close again returns the
+// same result.
 func (a *Async) Close() error {
 	a.closeOnce.Do(func() {
 		a.mu.Lock()
@@ -179,7 +188,7 @@ func (a *Async) Close() error {
 		close(a.queue)
 		a.mu.Unlock()
 		<-a.done
-		if n := a.dropped.Load(); n > 0 {
+		if n := a.Stats().Dropped; n > 0 {
 			rec := &Record{
 				Kind:    KindDropped,
 				Dropped: n,
@@ -189,11 +198,13 @@ func (a *Async) Close() error {
 			if err == nil {
 				err = a.sink.WriteLine(line)
 			}
-			if err != nil {
-				a.setErr(err)
+			if err != nil && a.tally.onLoss != nil {
+				// The report of the drops is not a record of its own:
+				// reported, not counted.
+				a.tally.onLoss(Loss{Ref: RefOf(rec), Reason: reasonOf(err, false), Err: err})
 			}
 		}
-		err := a.err()
+		err := a.tally.Err()
 		if cerr := a.sink.Close(); err == nil && cerr != nil {
 			err = cerr
 		}

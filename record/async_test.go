@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,8 +115,9 @@ func TestAsyncDropCountsAndReports(t *testing.T) {
 		t.Errorf("dropped %d, want %d or %d", dropped, n-queue-1, n-queue)
 	}
 	close(sink.gate)
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
+	var lost *LostError
+	if err := a.Close(); !errors.As(err, &lost) || lost.Stats.Dropped != dropped || lost.First.Reason != LostDropped {
+		t.Fatalf("Close = %v, want a *LostError counting %d dropped", err, dropped)
 	}
 	recs := sink.records(t)
 	last := recs[len(recs)-1]
@@ -127,29 +129,118 @@ func TestAsyncDropCountsAndReports(t *testing.T) {
 	}
 }
 
+// TestAsyncSinkError: a sink that refuses every line loses the records
+// that reached it, one by one, each counted and named to OnLoss; the writer
+// goes on trying (Write does not fail for a record it queued), and Close
+// reports the loss.
 func TestAsyncSinkError(t *testing.T) {
 	t.Parallel()
 	sink := newGatedSink()
 	boom := errors.New("disk full")
 	sink.fail = boom
 	close(sink.gate)
-	a := NewAsync(sink, AsyncOptions{QueueSize: 1})
-	_ = a.Write(&Record{Kind: KindExchange})
-	deadline := time.Now().Add(5 * time.Second)
-	for a.Stats().Failed == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	var mu sync.Mutex
+	var losses []Loss
+	a := NewAsync(sink, AsyncOptions{QueueSize: 1, OnLoss: func(l Loss) {
+		mu.Lock()
+		losses = append(losses, l)
+		mu.Unlock()
+	}})
+	for i := range 3 {
+		if err := a.Write(&Record{ID: fmt.Sprintf("rec-%d", i), Kind: KindExchange, HTTPMethod: "POST", Method: "tools/call", Tool: "echo"}); err != nil {
+			t.Errorf("Write %d = %v: a queued record is not refused", i, err)
+		}
 	}
-	if err := a.Write(&Record{Kind: KindExchange}); !errors.Is(err, boom) {
-		t.Errorf("Write after a sink failure = %v, want %v", err, boom)
-	}
-	if err := a.Close(); !errors.Is(err, boom) {
-		t.Errorf("Close = %v, want %v", err, boom)
+	var lost *LostError
+	if err := a.Close(); !errors.As(err, &lost) || !errors.Is(err, boom) {
+		t.Fatalf("Close = %v, want a *LostError wrapping %v", err, boom)
 	}
 	if err := a.Close(); !errors.Is(err, boom) {
 		t.Errorf("second Close = %v", err)
 	}
-	if st := a.Stats(); st.Failed != 2 || st.Written != 0 {
-		t.Errorf("stats %+v", st)
+	if st := a.Stats(); st != (SinkStats{Failed: 3}) || lost.Stats != st {
+		t.Errorf("stats %+v, error's %+v; want 3 failed", st, lost.Stats)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(losses) != 3 {
+		t.Fatalf("%d losses reported, want 3", len(losses))
+	}
+	for i, l := range losses {
+		want := fmt.Sprintf("record lost: exchange rec-%d (POST tools/call echo) could not be written: disk full", i)
+		if l.Reason != LostWrite || l.String() != want {
+			t.Errorf("loss %d: %q, want %q", i, l.String(), want)
+		}
+	}
+}
+
+// TestAsyncSinkRecovers: a sink that fails some lines and then works again
+// loses only those; every other record is written, in order.
+func TestAsyncSinkRecovers(t *testing.T) {
+	t.Parallel()
+	sink := &flakySink{failFrom: 2, failTo: 5}
+	a := NewAsync(sink, AsyncOptions{QueueSize: 2})
+	for i := range 8 {
+		if err := a.Write(&Record{Kind: KindExchange, Seq: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := a.Close()
+	st := a.Stats()
+	if st.Written != 5 || st.Failed != 3 || err == nil {
+		t.Fatalf("stats %+v, Close %v; want 5 written, 3 failed, an error", st, err)
+	}
+	var seqs []int
+	for _, l := range sink.lines {
+		r, derr := Decode(l)
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		seqs = append(seqs, r.Seq)
+	}
+	if fmt.Sprint(seqs) != "[0 1 5 6 7]" {
+		t.Errorf("written seqs %v, want [0 1 5 6 7]", seqs)
+	}
+}
+
+// flakySink fails the lines numbered failFrom up to (not including) failTo.
+type flakySink struct {
+	n                int
+	failFrom, failTo int
+	lines            [][]byte
+}
+
+func (f *flakySink) WriteLine(line []byte) error {
+	defer func() { f.n++ }()
+	if f.n >= f.failFrom && f.n < f.failTo {
+		return errors.New("no space left on device")
+	}
+	f.lines = append(f.lines, bytes.Clone(line))
+	return nil
+}
+
+func (f *flakySink) Close() error { return nil }
+
+// TestAsyncUnencodable: a record the encoder refuses is returned as an
+// error to its caller and counted, and Close reports it.
+func TestAsyncUnencodable(t *testing.T) {
+	t.Parallel()
+	sink := newGatedSink()
+	close(sink.gate)
+	reported := 0
+	a := NewAsync(sink, AsyncOptions{Encoder: Encoder{MaxLineSize: 2000}, OnLoss: func(Loss) { reported++ }})
+	if err := a.Write(&Record{Kind: KindExchange, Reason: strings.Repeat("x", 4000)}); !errors.Is(err, ErrRecordTooLarge) {
+		t.Fatalf("Write of an oversized record = %v", err)
+	}
+	if err := a.Write(&Record{Kind: KindExchange}); err != nil {
+		t.Fatal(err)
+	}
+	var lost *LostError
+	if err := a.Close(); !errors.As(err, &lost) || lost.First.Reason != LostUnencodable {
+		t.Fatalf("Close = %v", err)
+	}
+	if st := a.Stats(); st != (SinkStats{Written: 1, Unencodable: 1}) || reported != 0 {
+		t.Errorf("stats %+v, %d reported to OnLoss (the caller had the error)", st, reported)
 	}
 }
 
@@ -183,13 +274,17 @@ func TestAsyncConcurrentWriteClose(t *testing.T) {
 				})
 			}
 			time.Sleep(time.Millisecond)
-			if err := a.Close(); err != nil {
+			var lost *LostError
+			if err := a.Close(); err != nil && !errors.As(err, &lost) {
 				t.Fatal(err)
 			}
 			wg.Wait()
 			st := a.Stats()
 			if int(st.Written+st.Dropped) != accepted {
 				t.Errorf("accepted %d, written %d + dropped %d", accepted, st.Written, st.Dropped)
+			}
+			if st.Failed != 0 || st.Unencodable != 0 || st.Closed > 8 {
+				t.Errorf("stats %+v: only a refusal after close per writer is expected", st)
 			}
 		})
 	}

@@ -39,7 +39,8 @@ var (
 	ErrNotOneLine = errors.New("record: not exactly one line")
 )
 
-// SyncPolicy says when a FileWriter calls fsync.
+// SyncPolicy says when a FileWriter calls fsync. A file that is not a
+// regular file (a pipe, a terminal, a device) is never fsynced.
 type SyncPolicy string
 
 // The fsync policies.
@@ -111,6 +112,11 @@ func OpenFile(path string, opts FileOptions) (*FileWriter, error) {
 		return nil, fmt.Errorf("record: %w", err)
 	}
 	w := &FileWriter{enc: opts.Encoder, sync: policy, name: path, f: f}
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		// A pipe, a terminal, /dev/stdout: nothing to fsync (and fsync
+		// fails with EINVAL on most of them).
+		w.sync = SyncNever
+	}
 	w.broken = !endsInNewline(path)
 	return w, nil
 }
@@ -164,12 +170,12 @@ func (w *FileWriter) WriteLine(line []byte) error {
 		if n > 0 {
 			w.broken = n < len(line)
 		}
-		return fmt.Errorf("record: write %s: %w", w.name, err)
+		return fmt.Errorf("record: %w", err) // an *os.PathError names the file
 	}
 	w.broken = false
 	if w.sync == SyncAlways {
 		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("record: fsync %s: %w", w.name, err)
+			return fmt.Errorf("record: %w", err)
 		}
 	}
 	return nil

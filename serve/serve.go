@@ -103,8 +103,14 @@ type Options struct {
 	NewServer func() http.Handler
 	// LogLimit bounds the lines kept in memory (DefaultLogLimit when 0).
 	LogLimit int
-	// LogFile, when set, receives every log line as well.
+	// LogFile, when set, receives every log line as well. A line it fails
+	// to write is counted (LogStats), reported to OnLogLoss, and does not
+	// stop the server or the lines after it.
 	LogFile record.LineWriter
+	// OnLogLoss, when set, is called for every log record lost: a line
+	// LogFile failed to write, or a record that could not be encoded (the
+	// log then holds a short line saying so in its place).
+	OnLogLoss func(record.Loss)
 	// Encoder redacts log lines; the zero Encoder when nil.
 	Encoder *record.Encoder
 }
@@ -120,6 +126,7 @@ type Server struct {
 	log       [][]byte
 	dropped   int
 	fileErr   error
+	tally     *record.Tally // the log records: written to LogFile, or lost
 }
 
 // New returns a Server.
@@ -133,7 +140,7 @@ func New(opts Options) *Server {
 	if opts.Encoder == nil {
 		opts.Encoder = &record.Encoder{}
 	}
-	s := &Server{opts: opts, endpoints: map[string]*faults.Endpoint{}}
+	s := &Server{opts: opts, endpoints: map[string]*faults.Endpoint{}, tally: record.NewTally(opts.OnLogLoss)}
 	main := s.newEndpoint(MainPath, MainPath, opts.Selection)
 	s.seed = main.Seed()
 	s.endpoints[MainPath] = main
@@ -154,22 +161,28 @@ func (s *Server) newEndpoint(path, name string, sel faults.Selection) *faults.En
 		Observe: func(o *faults.Observation) {
 			line, err := o.Line(s.opts.Encoder)
 			if err != nil {
-				line = fallbackLine(o, err)
+				s.append(fallbackLine(o.Time, o.Scenario, err), false)
+				s.tally.Lose(record.Loss{Ref: record.RefOf(o.Record()), Reason: record.LostUnencodable, Err: err})
+				return
 			}
-			s.append(line)
+			s.append(line, true)
 		},
 	})
 }
 
 // fallbackLine is written when a record cannot be encoded: the request is
-// still in the log.
-func fallbackLine(o *faults.Observation, err error) []byte {
-	b, _ := json.Marshal(map[string]any{"v": record.SchemaVersion, "kind": record.KindServer, "time": o.Time.UTC(),
-		"scenario": o.Scenario, "note": "the log line could not be encoded: " + err.Error()})
+// still in the log, and the line says that its record was lost.
+func fallbackLine(t time.Time, scenario string, err error) []byte {
+	b, _ := json.Marshal(map[string]any{"v": record.SchemaVersion, "kind": record.KindServer, "time": t.UTC(),
+		"scenario": scenario, "note": "the log line could not be encoded: " + err.Error()})
 	return append(b, '\n')
 }
 
-func (s *Server) append(line []byte) {
+// append keeps a log line in memory and writes it to the log file. A failed
+// write is counted and reported, and the next line is tried all the same
+// (a full disk may have room again). isRecord is false for a fallback
+// line, whose record was already counted as lost.
+func (s *Server) append(line []byte, isRecord bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.log) >= s.opts.LogLimit {
@@ -178,10 +191,30 @@ func (s *Server) append(line []byte) {
 		s.dropped += n
 	}
 	s.log = append(s.log, line)
-	if s.opts.LogFile != nil && s.fileErr == nil {
-		s.fileErr = s.opts.LogFile.WriteLine(line)
+	if s.opts.LogFile == nil {
+		return
+	}
+	err := s.opts.LogFile.WriteLine(line)
+	switch {
+	case err != nil && s.fileErr == nil:
+		s.fileErr = err
+		fallthrough
+	case err != nil:
+		if isRecord {
+			s.tally.Lose(record.Loss{Ref: record.RefOfLine(line), Reason: record.LostWrite, Err: err})
+		}
+	case isRecord:
+		s.tally.Wrote()
 	}
 }
+
+// LogStats counts the log records given to LogFile: written, or lost and
+// why. Without a LogFile only encoding failures are counted.
+func (s *Server) LogStats() record.SinkStats { return s.tally.Stats() }
+
+// LogLost returns a *record.LostError when any log record was lost (not
+// written to LogFile, or not encodable), nil otherwise.
+func (s *Server) LogLost() error { return s.tally.Err() }
 
 // event logs an admin action as a server line.
 func (s *Server) event(r *http.Request, scenario, note string) {
@@ -189,9 +222,11 @@ func (s *Server) event(r *http.Request, scenario, note string) {
 		URL: r.URL.RequestURI(), Client: r.Header.Get("User-Agent"), Note: note}
 	line, err := s.opts.Encoder.Encode(rec)
 	if err != nil {
+		s.append(fallbackLine(rec.Time, scenario, err), false)
+		s.tally.Lose(record.Loss{Ref: record.RefOf(rec), Reason: record.LostUnencodable, Err: err})
 		return
 	}
-	s.append(line)
+	s.append(line, true)
 }
 
 // Log returns a copy of the log lines kept in memory, oldest first.
@@ -201,7 +236,8 @@ func (s *Server) Log() [][]byte {
 	return append([][]byte(nil), s.log...)
 }
 
-// LogFileError returns the first error writing the log file, if any.
+// LogFileError returns the first error writing the log file, if any (see
+// LogStats for how many lines it cost).
 func (s *Server) LogFileError() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

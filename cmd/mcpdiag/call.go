@@ -54,7 +54,8 @@ func newCallCmd() *cobra.Command {
 requests and applying a retry policy that never repeats an unsafe call blindly.
 
 Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
-3 protocol layer, 4 transport layer, 5 input required and not answered.`,
+3 protocol layer, 4 transport layer, 5 input required and not answered,
+6 a record could not be written (--record, or stdout with --json).`,
 		Example: `  mcpdiag call http://127.0.0.1:8080/mcp echo --args '{"text":"hi"}'
   mcpdiag call http://127.0.0.1:8080/mcp delete_item --args @args.json --idempotency-key k-42
   mcpdiag call https://mcp.example.com/mcp search --bearer "$TOKEN" --record calls.jsonl --json`,
@@ -164,6 +165,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
 	var file *record.FileWriter
 	if o.recordFile != "" {
+		handleSinkSignals()
 		sync, err := record.ParseSyncPolicy(o.fsync)
 		if err != nil {
 			return usageError("--fsync: %v", err)
@@ -187,22 +189,24 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	}
 	exchanges, summary := call.Records(record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, Scenario: o.scenario, AttemptOf: o.attemptOf}, url)
 	lines := append(exchanges, summary)
+	// A record that cannot be written (a full disk, a closed pipe, one the
+	// encoder refuses) does not stop the others nor the report: each is
+	// named on stderr and counted, and the call exits ExitRecordsLost.
+	var lost []string
 	if file != nil {
-		for _, r := range lines {
-			if err := file.Write(r); err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
-			}
+		if t := writeAll(enc, file, lines, stderr, "mcpdiag call: --record: "); t.Lost() > 0 {
+			lost = append(lost, "--record: "+t.String())
 		}
 		if err := file.Close(); err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
+			fmt.Fprintf(stderr, "mcpdiag call: --record: %v\n", err)
+			lost = append(lost, fmt.Sprintf("--record: %v", err))
 		}
 	}
 	if o.json {
+		handleSinkSignals()
 		w := record.NewStreamWriter(stdout, enc)
-		for _, r := range lines {
-			if err := w.Write(r); err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("writing records: %w", err)}
-			}
+		if t := writeAll(enc, w, lines, stderr, "mcpdiag call: --json: "); t.Lost() > 0 {
+			lost = append(lost, "--json: "+t.String())
 		}
 	} else {
 		if err := call.WriteReport(stdout); err != nil {
@@ -210,10 +214,43 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		}
 		fmt.Fprintf(stdout, "  record:    call %s\n", summary.ID)
 	}
+	if len(lost) > 0 {
+		return &exitError{code: ExitRecordsLost, err: fmt.Errorf("records lost (the call's own exit status would be %d): %s", call.ExitCode(), strings.Join(lost, "; "))}
+	}
 	if code := call.ExitCode(); code != 0 {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
+}
+
+// ExitRecordsLost is the exit status of `mcpdiag call` when a record could
+// not be written (to --record or, with --json, to stdout): it takes
+// precedence over the outcome's status, which the report and stderr still
+// give, because a script that reads the records would otherwise read an
+// incomplete file as the whole story.
+const ExitRecordsLost = 6
+
+// writeAll encodes every record and writes it to w, going on after a
+// failure; each lost record is named on stderr. It returns the counts.
+func writeAll(enc record.Encoder, w record.LineWriter, recs []*record.Record, stderr io.Writer, prefix string) record.SinkStats {
+	t := record.NewTally((&lossReporter{w: stderr, prefix: prefix}).report)
+	for _, r := range recs {
+		line, err := enc.Encode(r)
+		if err != nil {
+			t.Lose(record.Loss{Ref: record.RefOf(r), Reason: record.LostUnencodable, Err: err})
+			continue
+		}
+		if err := w.WriteLine(line); err != nil {
+			reason := record.LostWrite
+			if errors.Is(err, record.ErrClosed) {
+				reason = record.LostClosed
+			}
+			t.Lose(record.Loss{Ref: record.RefOfLine(line), Reason: reason, Err: err})
+			continue
+		}
+		t.Wrote()
+	}
+	return t.Stats()
 }
 
 // errSilent ends the process with a code but prints nothing: the report

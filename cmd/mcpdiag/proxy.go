@@ -98,8 +98,13 @@ stdio mode, --stdio-fault delay=500ms|drop|garbage|exit[,tool=NAME][,times=N].
 Metrics: --metrics ADDR serves Prometheus /metrics. Traces: OTLP over HTTP to
 --otlp URL or $OTEL_EXPORTER_OTLP_ENDPOINT. Both are off by default.
 
+Records: a record that cannot be written (a full disk, a closed --record -
+pipe) never stops the forwarding; each one is named on stderr, and the last
+line counts the records written and lost.
+
 Exit status: 0 after a clean shutdown (HTTP) or the server's own exit code
-(stdio; 128+N when a signal N killed it), 1 when the proxy failed, 2 usage.`,
+(stdio; 128+N when a signal N killed it), 1 when the proxy failed or a record
+was lost, 2 usage.`,
 		Example: `  mcpdiag proxy --upstream https://mcp.example.com/mcp --record calls.jsonl
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --listen 127.0.0.1:9000 --metrics 127.0.0.1:9464
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --scenario sse.truncated --record chaos.jsonl
@@ -200,6 +205,11 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// Records: opened before anything starts, so a bad path fails first.
+	// A sink that fails (a full disk, a closed pipe, a record that cannot
+	// be encoded) never stops the forwarding: every lost record is named
+	// on stderr and counted, and the exit status says so.
+	handleSinkSignals()
+	losses := &lossReporter{w: stderr, prefix: "mcpdiag proxy: "}
 	var sink *record.Async
 	if o.recordFile != "" {
 		var lw record.LineWriter
@@ -212,7 +222,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			}
 			lw = fw
 		}
-		sink = record.NewAsync(proxy.ExtensionLines(lw), record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc})
+		sink = record.NewAsync(proxy.ExtensionLines(lw), record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc, OnLoss: losses.report})
 	}
 	closeSink := func() error {
 		if sink == nil {
@@ -244,7 +254,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 		}}
 		if sink != nil {
 			mo.RecordsDropped = sink.Dropped
-			mo.RecordErrors = func() int64 { return sink.Stats().Failed }
+			mo.RecordErrors = func() int64 { st := sink.Stats(); return st.Lost() - st.Dropped }
 		}
 		m, err := metrics.New(reg, mo)
 		if err != nil {
@@ -296,14 +306,20 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 		records = sink
 	}
 
-	if o.stdio {
-		return runStdioProxy(ctx, stdin, stdout, stderr, args, o, bodies, o.bodyLimit, records, observer, logger, closeSink)
+	summary := func() string {
+		if sink == nil {
+			return ""
+		}
+		return "; " + sink.Stats().String()
 	}
-	return runHTTPProxy(ctx, stderr, o, bodies, records, observer, logger, closeSink, &stats, metricsLn)
+	if o.stdio {
+		return runStdioProxy(ctx, stdin, stdout, stderr, args, o, bodies, o.bodyLimit, records, observer, logger, closeSink, summary)
+	}
+	return runHTTPProxy(ctx, stderr, o, bodies, records, observer, logger, closeSink, summary, &stats, metricsLn)
 }
 
 func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies proxy.BodyMode, records proxy.Sink,
-	observer proxy.Observer, logger *slog.Logger, closeSink func() error, stats *func() proxy.Stats, metricsLn net.Listener) error {
+	observer proxy.Observer, logger *slog.Logger, closeSink func() error, summary func() string, stats *func() proxy.Stats, metricsLn net.Listener) error {
 	up, err := url.Parse(o.upstream)
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
 		closeSink()
@@ -406,9 +422,13 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	werr := p.Close(wctx)
 	cerr := closeSink()
 	st := p.Stats()
-	fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges recorded", st.Exchanges)
+	fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges", st.Exchanges)
 	if st.UpstreamErrors+st.UpstreamResets+st.ClientGone > 0 {
 		fmt.Fprintf(stderr, " (%d upstream failures, %d cut by the upstream, %d left by the client)", st.UpstreamErrors, st.UpstreamResets, st.ClientGone)
+	}
+	fmt.Fprint(stderr, summary())
+	if st.InFlight > 0 {
+		fmt.Fprintf(stderr, "; %d exchanges still open at exit have no record", st.InFlight)
 	}
 	fmt.Fprintln(stderr)
 	switch {
@@ -423,7 +443,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 }
 
 func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions, bodies proxy.BodyMode,
-	bodyLimit int, records proxy.Sink, observer proxy.Observer, logger *slog.Logger, closeSink func() error) error {
+	bodyLimit int, records proxy.Sink, observer proxy.Observer, logger *slog.Logger, closeSink func() error, summary func() string) error {
 	opts := proxy.StdioOptions{
 		Command: args[0], Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Records: records, Bodies: bodies, BodyLimit: bodyLimit, MaxLineSize: o.maxEventSize, Observer: observer, Logger: logger,
@@ -447,6 +467,9 @@ func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	cerr := closeSink()
 	if err != nil && res == nil {
 		return &exitError{code: 1, err: err}
+	}
+	if records != nil {
+		fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges%s\n", res.Exchanges, summary())
 	}
 	if cerr != nil {
 		fmt.Fprintln(stderr, "mcpdiag proxy:", cerr)

@@ -163,7 +163,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 	if !strings.Contains(string(metricsText), `mcpdiag_proxy_exchanges_total{layer="application",method="tools/call",outcome="TOOL_SUCCESS",tool="echo",transport="tcp"} 1`) {
 		t.Errorf("metrics:\n%s", metricsText)
 	}
-	if !strings.Contains(stderr.String(), fmt.Sprintf("%d exchanges recorded", len(recs))) {
+	if !strings.Contains(stderr.String(), fmt.Sprintf("%d exchanges; %d records written\n", len(recs), len(recs))) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 }

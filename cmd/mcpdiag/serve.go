@@ -55,7 +55,7 @@ Stops cleanly on SIGINT or SIGTERM.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, cmd.OutOrStdout(), o, cmd.Flags().Changed("seed"))
+			return runServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o, cmd.Flags().Changed("seed"))
 		},
 	}
 	f := cmd.Flags()
@@ -140,7 +140,7 @@ func (o serveOptions) selection(seedSet bool) (faults.Selection, uint64, error) 
 	return sel, seed, nil
 }
 
-func runServe(ctx context.Context, out io.Writer, o serveOptions, seedSet bool) error {
+func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSet bool) error {
 	sel, seed, err := o.selection(seedSet)
 	if err != nil {
 		return err
@@ -152,12 +152,19 @@ func runServe(ctx context.Context, out io.Writer, o serveOptions, seedSet bool) 
 			return usageError("--admin-token: %v", err)
 		}
 	}
+	// A log line that cannot be written (a full disk, a closed pipe) never
+	// stops the server: it is named on stderr and counted, and the exit
+	// status says so.
+	handleSinkSignals()
+	opts.OnLogLoss = (&lossReporter{w: stderr, prefix: "mcpdiag serve: --log: "}).report
+	var logFile *record.FileWriter
 	if o.logFile != "" {
 		w, err := record.OpenFile(o.logFile, record.FileOptions{})
 		if err != nil {
 			return usageError("--log: %v", err)
 		}
 		defer w.Close()
+		logFile = w
 		opts.LogFile = w
 	}
 	// A bare ":PORT" means loopback here, as for the proxy: binding every
@@ -189,11 +196,21 @@ func runServe(ctx context.Context, out io.Writer, o serveOptions, seedSet bool) 
 			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())
 		}
 	})
+	var cerr error
+	if logFile != nil {
+		cerr = logFile.Close()
+	}
+	if logFile != nil || s.LogStats().Lost() > 0 {
+		fmt.Fprintf(stderr, "mcpdiag serve: log: %s\n", s.LogStats())
+	}
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	if err := s.LogFileError(); err != nil {
+	if err := s.LogLost(); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("--log: %w", err)}
+	}
+	if cerr != nil {
+		return &exitError{code: 1, err: fmt.Errorf("--log: %w", cerr)}
 	}
 	fmt.Fprintln(out, "mcpdiag serve: stopped")
 	return nil

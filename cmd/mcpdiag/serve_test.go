@@ -54,7 +54,7 @@ func startServe(t *testing.T, o serveOptions) (string, *syncBuffer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- runServe(ctx, out, o, o.seed != 0) }()
+	go func() { done <- runServe(ctx, out, out, o, o.seed != 0) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
