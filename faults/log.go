@@ -93,7 +93,9 @@ func (o *Observation) Record() *record.Record {
 
 // Details returns the "serve" member of the observation's log line.
 func (o *Observation) Details() ServerDetails {
-	d := ServerDetails{Endpoint: o.Endpoint, Seed: o.Seed, Fired: o.Fired(), Faults: o.Firings, Hijacked: o.Hijacked, Aborted: o.Aborted,
+	// The endpoint's query holds the scenario's params, which may carry
+	// anything a user put there: redacted as a URL.
+	d := ServerDetails{Endpoint: record.RedactURL(o.Endpoint), Seed: o.Seed, Fired: o.Fired(), Faults: o.Firings, Hijacked: o.Hijacked, Aborted: o.Aborted,
 		RetryAfter: o.RetryAfter}
 	if q := o.Request; q != nil {
 		d.Count, d.Counters, d.Meta = q.Count, q.Counters, q.Meta

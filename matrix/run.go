@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -455,7 +456,9 @@ func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun 
 	}
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(rctx, opts.Command[0], append(opts.Command[1:], u)...)
+	// A fresh slice: runs go in parallel, and appending to Command[1:]
+	// would write every run's URL into one shared array.
+	cmd := exec.CommandContext(rctx, opts.Command[0], append(slices.Clone(opts.Command[1:]), u)...)
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
@@ -469,7 +472,9 @@ func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun 
 	start := time.Now()
 	err := cmd.Run()
 	cr.Duration = time.Since(start)
-	cr.Stdout, cr.Stderr = stdout.String(), stderr.String()
+	// A client's output goes into --json and --junit (CI artifacts): it
+	// passes through the records' redactor first (issue 11).
+	cr.Stdout, cr.Stderr = record.Scrub(stdout.String()), record.Scrub(stderr.String())
 	cr.Killed = rctx.Err() != nil && ctx.Err() == nil
 	if cmd.ProcessState != nil {
 		cr.ExitCode = cmd.ProcessState.ExitCode()

@@ -85,7 +85,8 @@ func (e *Encoder) Encode(rec *Record) ([]byte, error) {
 	if rec == nil {
 		return nil, errors.New("record: nil record")
 	}
-	c := e.sanitize(rec)
+	red := e.redactor().withHeaderSecrets(rec.RequestHeaders, rec.ResponseHeaders)
+	c := e.sanitize(red, rec)
 	if c.V == 0 {
 		c.V = SchemaVersion
 	}
@@ -126,7 +127,7 @@ func (e *Encoder) Encode(rec *Record) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %d bytes without bodies, limit %d", ErrRecordTooLarge, len(line), e.maxLine())
 		}
 	}
-	return e.redactor().checkLine(line)
+	return red.checkLine(line)
 }
 
 func encodeLine(r *Record) ([]byte, error) {
@@ -157,8 +158,7 @@ func (r *Redactor) checkLine(line []byte) ([]byte, error) {
 
 // sanitize returns a redacted copy of rec; rec itself is not modified and
 // no slice or map of the copy is shared with it where a value changed.
-func (e *Encoder) sanitize(rec *Record) Record {
-	red := e.redactor()
+func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	s := red.Scrub
 	c := *rec
 

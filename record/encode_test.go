@@ -209,7 +209,7 @@ func TestEveryStringFieldIsScrubbed(t *testing.T) {
 	}
 	// Without the last-line check (which would hide a forgotten field), the
 	// field-by-field scrub alone must already remove it.
-	c := e.sanitize(&rec)
+	c := e.sanitize(e.redactor(), &rec)
 	raw, _ := encodeLine(&c)
 	if bytes.Contains(raw, []byte(secret)) {
 		t.Errorf("a field is not scrubbed by sanitize: %s", raw)

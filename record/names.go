@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // nameContext says where a name was found: the rules differ a little.
@@ -210,7 +212,43 @@ const (
 	headerAuth                     // Authorization-like: the scheme kept, the credential masked
 )
 
+// IsCredentialHeader reports whether the values of the header name are
+// credentials that records mask (Authorization, Cookie, X-Api-Key, DPoP, …;
+// see Redactor.Headers). A producer that sends such a header can register
+// its value with AddSecret, so that the value is masked wherever else it
+// appears (a server that quotes it in an error message).
+func IsCredentialHeader(name string) bool {
+	switch classifyHeader(name) {
+	case headerMask, headerAuth, headerCookie:
+		return true
+	}
+	return false
+}
+
+// headerRules caches classifyHeader: header names repeat on every
+// request. It stops growing at maxHeaderRules names, so that a client
+// inventing names cannot grow it without bound.
+var (
+	headerRules     sync.Map // string → headerRule
+	headerRuleCount atomic.Int64
+)
+
+const maxHeaderRules = 4096
+
 func classifyHeader(name string) headerRule {
+	if v, ok := headerRules.Load(name); ok {
+		return v.(headerRule)
+	}
+	rule := classifyHeaderName(name)
+	if headerRuleCount.Load() < maxHeaderRules {
+		if _, loaded := headerRules.LoadOrStore(name, rule); !loaded {
+			headerRuleCount.Add(1)
+		}
+	}
+	return rule
+}
+
+func classifyHeaderName(name string) headerRule {
 	n := strings.ToLower(strings.TrimSpace(name))
 	switch n {
 	case "www-authenticate", "proxy-authenticate":

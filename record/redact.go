@@ -153,6 +153,62 @@ func (r *Redactor) secretList() []secret {
 	return r.secrets
 }
 
+// minHeaderSecret is the shortest credential header value taken as a
+// secret of its own record: shorter ones would mask ordinary text.
+const minHeaderSecret = 8
+
+// withHeaderSecrets returns a redactor that also knows, as secrets, the
+// values of the credential headers in hs (the credential after an auth
+// scheme, each cookie's value), so that a server quoting the request's own
+// API key or token in its body or error message ("invalid API key: sk-…")
+// is masked too, in the proxy and the server log, which were never told
+// the secret. r itself is returned when there are none.
+func (r *Redactor) withHeaderSecrets(hs ...http.Header) *Redactor {
+	var extra []string
+	for _, h := range hs {
+		for name, vs := range h {
+			rule := classifyHeader(name)
+			if rule != headerMask && rule != headerAuth && rule != headerCookie {
+				continue
+			}
+			for _, v := range vs {
+				if IsRedacted(v) {
+					continue
+				}
+				switch rule {
+				case headerAuth:
+					if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+						v = strings.TrimSpace(cred)
+					}
+					extra = append(extra, v)
+				case headerCookie:
+					for _, c := range strings.Split(v, ";") {
+						if _, val, ok := strings.Cut(c, "="); ok {
+							extra = append(extra, strings.TrimSpace(val))
+						}
+					}
+				default:
+					extra = append(extra, strings.TrimSpace(v))
+				}
+			}
+		}
+	}
+	extra = slices.DeleteFunc(extra, func(v string) bool { return len(v) < minHeaderSecret || maskRE.MatchString(v) })
+	if len(extra) == 0 {
+		return r
+	}
+	if r == nil {
+		r = Default
+	}
+	d := &Redactor{key: r.hashKey()}
+	d.keyOnce.Do(func() {})
+	d.secrets = append(d.secrets, r.secretList()...)
+	for _, v := range extra {
+		_ = d.AddSecret(v)
+	}
+	return d
+}
+
 // replaceSecrets masks every registered secret in s.
 func (r *Redactor) replaceSecrets(s string) string {
 	for _, sec := range r.secretList() {
@@ -167,9 +223,6 @@ var (
 	// "Bearer <token68>", "Basic <token68>" and "DPoP <token68>", but not
 	// an auth-param such as `Bearer realm="x"` or `Bearer error=invalid_token`.
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/="]|$)`)
-	// "Name: " of a header (or YAML, or a log field) written as text; the
-	// value runs to the end of the line or a quote.
-	headerNameRE = regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)[ \t]*:[ \t]*`)
 	// "name": in JSON text that could not be parsed (cut, or an SSE
 	// stream); the value may end at the cut.
 	jsonNameRE = regexp.MustCompile(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
@@ -228,7 +281,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 	}
 	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, []string{"code", "state", "sig"}) {
 		if strings.IndexByte(s, ':') >= 0 {
-			s = r.maskAfterNames(s, headerNameRE, lineValueRE, headerTextName)
+			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
 				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName)
 				if strings.IndexByte(s, '\\') >= 0 {
@@ -265,6 +318,59 @@ func hasAny(s string, subs []string) bool {
 var textFieldWords = map[string]bool{
 	"cookie": true, "dpop": true, "password": true, "passwd": true, "pwd": true,
 	"secret": true, "passphrase": true, "apikey": true, "jwt": true, "passcode": true,
+}
+
+// maskFieldLines masks the value of every credential field written as
+// "Name: value" in text (a header dump, YAML, a log field): the name is
+// letters, digits, "_" and "-" after a start of text or a character that
+// is none of those; the value runs to the end of the line or a quote. It
+// scans the colons rather than running a regular expression over the text.
+func (r *Redactor) maskFieldLines(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' || i < last {
+			continue
+		}
+		j := i
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		k := j
+		for k > 0 && isFieldNameByte(s[k-1]) {
+			k--
+		}
+		if k == j || j-k > 200 || !isLetter(s[k]) || !mayBeSensitive(s[k:j], ctxHeader) || !headerTextName(s[k:j]) {
+			continue
+		}
+		start := i + 1
+		for start < len(s) && (s[start] == ' ' || s[start] == '\t') {
+			start++
+		}
+		end := start
+		for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
+			end++
+		}
+		v := s[start:end]
+		if v == "" || IsRedacted(v) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(r.Mask(v))
+		last = end
+		i = end - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isFieldNameByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // headerTextName decides whether "Name:" in text is a credential field.
@@ -572,6 +678,16 @@ func (r *Redactor) redactQuery(q string) string {
 		if hasValue && sensitiveName(name, ctxForm) {
 			parts[i] = k + "=" + r.Mask(v)
 			continue
+		}
+		if hasValue && strings.ContainsAny(v, "%+") {
+			// An escaped value (JSON in a query, as in serve's
+			// ?params=…): scrubbed decoded, escaped again when changed.
+			if dv, err := url.QueryUnescape(v); err == nil {
+				if clean := r.Scrub(dv); clean != dv {
+					parts[i] = r.Scrub(k) + "=" + url.QueryEscape(clean)
+					continue
+				}
+			}
 		}
 		parts[i] = r.Scrub(p)
 	}

@@ -215,3 +215,35 @@ func TestScrubKeepsReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordHeaderSecrets: a record's own credential header values are
+// secrets of that record, so that a server quoting the request's API key
+// or token without a name ("invalid API key: …") is masked in the body, the
+// error message and the reason, in producers that were never told the
+// secret (the proxy, the server log).
+func TestRecordHeaderSecrets(t *testing.T) {
+	t.Parallel()
+	rec := &Record{
+		Kind:           KindExchange,
+		RequestHeaders: http.Header{"X-Api-Key": {canaryA}, "Authorization": {"Bearer " + canaryB}, "X-Trace": {"short1"}, "X-Token": {"short"}},
+		ErrorMessage:   "invalid API key " + canaryA,
+		Reason:         "rejected " + canaryB,
+		ResponseBody:   &Body{Text: `{"error":{"message":"key ` + canaryA + ` is revoked","data":"` + canaryB + `"}}`},
+		Note:           "short1 short",
+	}
+	red := NewRedactor()
+	line, err := (&Encoder{Redactor: red}).Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(line), canaryA) || strings.Contains(string(line), canaryB) {
+		t.Fatalf("a header's value survived elsewhere in its record: %s", line)
+	}
+	if !strings.Contains(string(line), red.Mask(canaryA)) || !strings.Contains(string(line), `"note":"short1 short"`) {
+		t.Errorf("want the header's mask in the body, and values under 8 bytes left alone: %s", line)
+	}
+	// The redactor itself learnt nothing: the next record is judged alone.
+	if got := red.Scrub("invalid API key " + canaryA); got != "invalid API key "+canaryA {
+		t.Errorf("the record's secrets leaked into the redactor: %q", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,31 +17,56 @@ import (
 // --metrics); it stops when the test ends.
 func startHTTPProxy(t *testing.T, o proxyOptions) (base, metricsURL string) {
 	t.Helper()
+	p := runHTTPProxyForTest(t, o)
+	return p.base, p.metrics
+}
+
+// testProxy is a running `mcpdiag proxy`.
+type testProxy struct {
+	base, metrics string
+	stderr        *proxyStderr
+	// stop sends SIGTERM and waits for the proxy to end (records and spans
+	// flushed); it is safe to call twice.
+	stop func()
+}
+
+func runHTTPProxyForTest(t *testing.T, o proxyOptions) *testProxy {
+	t.Helper()
 	o.listen = "127.0.0.1:0"
-	o.recordBodies, o.queue, o.queuePolicy, o.fsync, o.shutdownTimeout = "errors", 16, "block", "close", time.Second
+	if o.recordBodies == "" {
+		o.recordBodies = "errors"
+	}
+	o.queue, o.queuePolicy, o.fsync, o.shutdownTimeout = 16, "block", "close", time.Second
 	ready := make(chan [2]string, 1)
 	sigs := make(chan os.Signal, 1)
 	o.ready = func(p, m string) { ready <- [2]string{p, m} }
 	o.signals = sigs
-	var stderr proxyStderr
+	stderr := &proxyStderr{}
 	done := make(chan error, 1)
-	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
+	go func() { done <- runProxy(context.Background(), nil, io.Discard, stderr, nil, o) }()
 	var urls [2]string
 	select {
 	case urls = <-ready:
 	case err := <-done:
 		t.Fatalf("the proxy ended: %v\n%s", err, stderr.String())
 	}
-	t.Cleanup(func() {
-		sigs <- syscall.SIGTERM
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("the proxy did not stop")
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			sigs <- syscall.SIGTERM
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("proxy: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("the proxy did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
 	i := strings.Index(urls[0][len("http://"):], "/")
-	return urls[0][:len("http://")+i], urls[1]
+	return &testProxy{base: urls[0][:len("http://")+i], metrics: urls[1], stderr: stderr, stop: stop}
 }
 
 // adminDo sends one admin request and returns its status and body.

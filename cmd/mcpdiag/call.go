@@ -162,6 +162,17 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 			return usageError("--bearer: %v", err)
 		}
 	}
+	// The values of credential headers given with --header are secrets
+	// too: masked wherever they appear, not only in their header.
+	for name, vs := range opts.Header {
+		if record.IsCredentialHeader(name) {
+			for _, v := range vs {
+				for _, sec := range credentialParts(name, v) {
+					_ = red.AddSecret(sec) // one under 4 bytes is masked in its header alone
+				}
+			}
+		}
+	}
 	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
 	var file *record.FileWriter
 	if o.recordFile != "" {
@@ -209,7 +220,13 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 			lost = append(lost, "--json: "+t.String())
 		}
 	} else {
-		if err := call.WriteReport(stdout); err != nil {
+		// The report quotes the server (reasons, error messages, the
+		// result): it goes through the records' redactor too.
+		var rep strings.Builder
+		if err := call.WriteReport(&rep); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(stdout, red.Scrub(rep.String())); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "  record:    call %s\n", summary.ID)
@@ -251,6 +268,25 @@ func writeAll(enc record.Encoder, w record.LineWriter, recs []*record.Record, st
 		t.Wrote()
 	}
 	return t.Stats()
+}
+
+// credentialParts are the secrets in a credential header's value: the
+// value, the credential after an auth scheme, and each cookie's value.
+func credentialParts(name, v string) []string {
+	parts := []string{v}
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization":
+		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+			parts = append(parts, strings.TrimSpace(cred))
+		}
+	case "cookie":
+		for _, c := range strings.Split(v, ";") {
+			if _, val, ok := strings.Cut(c, "="); ok {
+				parts = append(parts, strings.TrimSpace(val))
+			}
+		}
+	}
+	return parts
 }
 
 // errSilent ends the process with a code but prints nothing: the report
