@@ -161,20 +161,36 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 	if mt == "" {
 		// Sniff: the spec requires a Content-Type, but a body is still worth
 		// reading.
+		const blank = " \t\r\n\xef\xbb\xbf"
 		var head []byte
+		var skipped int64 // leading blank bytes dropped before the sniff
 		if body != nil {
 			br := bufio.NewReaderSize(body, 512)
 			head, _ = br.Peek(512)
+			// 512 blank bytes say nothing yet: look past them, so that the
+			// verdict does not depend on where the body's bytes are cut.
+			for len(head) == 512 && len(bytes.TrimLeft(head, blank)) == 0 {
+				n, _ := br.Discard(len(head))
+				skipped += int64(n)
+				head, _ = br.Peek(512)
+			}
 			body = br
+			if skipped > 0 {
+				defer func() { r.BodyBytes += skipped }()
+			}
 		} else {
 			head = data
 		}
-		head = bytes.TrimLeft(head, " \t\r\n\xef\xbb\xbf")
+		head = bytes.TrimLeft(head, blank)
 		switch {
 		case len(head) == 0:
+			// Nothing but blank bytes: count them all, from a stream as
+			// from bytes.
 			if body != nil {
-				n, _ := io.Copy(io.Discard, io.LimitReader(body, 1))
+				n, _ := io.Copy(io.Discard, body)
 				r.BodyBytes = n
+			} else {
+				r.BodyBytes = int64(len(data))
 			}
 			return c.empty(r, ex)
 		case head[0] == '{' || head[0] == '[':

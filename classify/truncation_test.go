@@ -3,10 +3,11 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -66,39 +67,68 @@ func classifyStream(t *testing.T, body string) *Result {
 
 // FuzzClassify feeds arbitrary bodies under each content type and status:
 // the classifier must never panic, must always name a known outcome in its
-// layer, and must never call a body that is not JSON a success.
+// layer, and must never call a body that is not JSON a success. And the
+// properties of TestGoldenProperties hold for every input: the echoed
+// fields equal their input, the chunking of the body is invisible (and a
+// body given as bytes is judged as the same body read as a stream), and
+// appending valid events after a terminal response changes nothing but
+// warnings and counters.
 func FuzzClassify(f *testing.F) {
 	f.Add(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
 	f.Add(200, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n")
 	f.Add(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}}}}`)
 	f.Add(500, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}`)
+	f.Add(400, "application/json", `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Bad Request: Missing session ID"}}`)
 	f.Add(200, "", `data: x`)
 	f.Add(202, "text/html", ``)
+	f.Add(200, "text/event-stream", "data: {\"method\":\"notifications/message\",\"jsonrpc\":\"2.0\"}\n\ndata: {\"result\":{\"content\":[]},\"id\":1,\"jsonrpc\":\"2.0\"}\n\n")
 	f.Fuzz(func(t *testing.T, status int, ct, body string) {
 		if status < 100 || status > 999 {
 			return
 		}
-		for _, stream := range []bool{false, true} {
+		const max = 1 << 16
+		mk := func(stream bool, chunk func(io.Reader) io.Reader) *Exchange {
 			ex := &Exchange{ID: wire.IntID(1), Status: status, Header: http.Header{"Content-Type": {ct}}}
 			if stream {
-				ex.Body = strings.NewReader(body)
+				ex.Body = chunk(strings.NewReader(body))
 			} else {
 				ex.BodyBytes = []byte(body)
 			}
-			c := Classifier{MaxEventSize: 1 << 16}
+			return ex
+		}
+		c := Classifier{MaxEventSize: max}
+		var ref string
+		var base *Result
+		for _, ch := range chunkings(uint64(len(body))) {
+			ex := mk(true, ch.wrap)
 			r, err := c.Classify(ex)
-			if err != nil {
-				return
+			checkEcho(t, ex, []byte(body), r)
+			if got := verdict(r, err); ref == "" {
+				ref, base = got, r
+			} else if got != ref {
+				t.Fatalf("%s gives another verdict on %q:\n%s\nwant\n%s", ch.name, body, got, ref)
 			}
-			if r.Layer == "" || r.Outcome.Layer() != r.Layer {
-				t.Fatalf("outcome %q has layer %q", r.Outcome, r.Layer)
-			}
-			if r.Outcome.Success() && !bytes.Contains([]byte(body), []byte("result")) {
-				t.Fatalf("success without a result: %q", body)
-			}
-			if s := fmt.Sprint(r.Outcome); s == "" {
-				t.Fatal("empty outcome")
-			}
+		}
+		ex := mk(false, nil)
+		r, err := c.Classify(ex)
+		checkEcho(t, ex, []byte(body), r)
+		if r.Layer == "" || r.Outcome.Layer() != r.Layer {
+			t.Fatalf("outcome %q has layer %q", r.Outcome, r.Layer)
+		}
+		if r.Outcome.Success() && !bytes.Contains([]byte(body), []byte("result")) {
+			t.Fatalf("success without a result: %q", body)
+		}
+		if len(body) <= max && verdict(r, err) != ref {
+			t.Fatalf("bytes and stream differ on %q:\n%s\n%s", body, verdict(r, err), ref)
+		}
+		if base.SSE == nil || !base.SSE.Terminal || base.SSE.Unterminated || base.SSE.End != "eof" {
+			return
+		}
+		extra := "\n" + strings.Join(afterTerminal, "")
+		ex = &Exchange{ID: wire.IntID(1), Status: status, Header: http.Header{"Content-Type": {ct}}, Body: strings.NewReader(body + extra)}
+		after, _ := c.Classify(ex)
+		if got, want := withoutCounters(after), withoutCounters(base); got != want {
+			t.Fatalf("events after the response changed the verdict on %q:\n%s\nwant\n%s", body, got, want)
 		}
 	})
 }
@@ -134,12 +164,22 @@ func FuzzFastPath(f *testing.F) {
 			}
 			return e
 		}
-		fast, _ := (&Classifier{KeepResponse: true}).Classify(ex())
+		fex := ex()
+		fast, _ := (&Classifier{KeepResponse: true}).Classify(fex)
 		slow, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(ex())
 		a, _ := json.Marshal(fast)
 		b, _ := json.Marshal(slow)
 		if string(a) != string(b) || string(fast.Response) != string(slow.Response) {
 			t.Fatalf("fast and general paths differ on %q:\nfast    %s\ngeneral %s", body, a, b)
+		}
+		// The echoed fields equal their input, and the same body read in
+		// 1-byte reads is judged the same.
+		checkEcho(t, fex, []byte(body), fast)
+		sex := ex()
+		sex.Body, sex.BodyBytes = iotest.OneByteReader(strings.NewReader(body)), nil
+		streamed, _ := (&Classifier{KeepResponse: true}).Classify(sex)
+		if c, _ := json.Marshal(streamed); string(c) != string(a) || string(streamed.Response) != string(fast.Response) {
+			t.Fatalf("bytes and 1-byte reads differ on %q:\n%s\n%s", body, a, c)
 		}
 	})
 }
