@@ -32,7 +32,9 @@ type testProxy struct {
 
 func runHTTPProxyForTest(t *testing.T, o proxyOptions) *testProxy {
 	t.Helper()
-	o.listen = "127.0.0.1:0"
+	if o.listen == "" {
+		o.listen = "127.0.0.1:0"
+	}
 	if o.recordBodies == "" {
 		o.recordBodies = "errors"
 	}
@@ -206,6 +208,38 @@ func TestMetricsRefusesForeignHost(t *testing.T) {
 	} {
 		if status, body := adminDo(t, "GET", murl, "", h); status != http.StatusForbidden {
 			t.Errorf("GET /metrics with %v: %d %.100s, want 403", h, status, body)
+		}
+	}
+}
+
+// TestLoopbackBinds: an address without a host binds 127.0.0.1 for serve,
+// the proxy and the proxy's metrics; the proxy and the metrics on loopback
+// refuse a foreign Host or Origin (DNS rebinding) and serve the right ones.
+func TestLoopbackBinds(t *testing.T) {
+	su, _ := startServe(t, serveOptions{addr: ":0"}) // startServe checks the URL is on 127.0.0.1
+	p := runHTTPProxyForTest(t, proxyOptions{upstream: su, listen: ":0", metricsAddr: ":0"})
+	for _, u := range []string{p.base, p.metrics} {
+		if !strings.HasPrefix(u, "http://127.0.0.1:") {
+			t.Errorf("an address without a host bound %s, want 127.0.0.1", u)
+		}
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	mcpHeaders := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+	with := func(k, v string) map[string]string {
+		h := map[string]string{k: v}
+		for hk, hv := range mcpHeaders {
+			h[hk] = hv
+		}
+		return h
+	}
+	// A loopback Host reaches the upstream (which answers this bare
+	// request 400 for its missing _meta).
+	if status, b := adminDo(t, "POST", p.base+"/mcp", body, mcpHeaders); status == http.StatusForbidden || !strings.Contains(b, `"jsonrpc"`) {
+		t.Fatalf("tools/list through the proxy: %d %.200s", status, b)
+	}
+	for _, h := range []map[string]string{with("Host", "evil.example"), with("Host", "evil.example:8081"), with("Origin", "http://evil.example")} {
+		if status, b := adminDo(t, "POST", p.base+"/mcp", body, h); status != http.StatusForbidden {
+			t.Errorf("POST /mcp through the proxy with %v: %d %.100s, want 403", h, status, b)
 		}
 	}
 }
