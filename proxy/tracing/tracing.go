@@ -18,10 +18,16 @@ package tracing
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/proxy"
@@ -245,6 +251,11 @@ func Setup(ctx context.Context, endpoint string) (*sdktrace.TracerProvider, erro
 		}
 		opts = append(opts, otlptracehttp.WithEndpointURL(u))
 	}
+	hc, err := exportClient()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, otlptracehttp.WithHTTPClient(hc))
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
 		return nil, err
@@ -260,4 +271,56 @@ func Setup(ctx context.Context, endpoint string) (*sdktrace.TracerProvider, erro
 		}
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// exportClient is the exporter's HTTP client. The SDK's own follows
+// redirects, which would send the spans and the OTEL_EXPORTER_OTLP_HEADERS
+// (often an API key) to whatever origin a Location names; this one hands a
+// redirect back, so the export fails instead. Giving the SDK a client
+// switches off its reading of the TLS and timeout variables, so they are
+// read here: OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE, _CLIENT_CERTIFICATE,
+// _CLIENT_KEY and _TIMEOUT (milliseconds; 10 s by default).
+func exportClient() (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if ca := otlpEnv("CERTIFICATE"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("tracing: the OTLP certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tracing: the OTLP certificate %s holds no PEM certificate", ca)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
+	if cert, key := otlpEnv("CLIENT_CERTIFICATE"), otlpEnv("CLIENT_KEY"); cert != "" && key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("tracing: the OTLP client certificate: %w", err)
+		}
+		if tr.TLSClientConfig == nil {
+			tr.TLSClientConfig = &tls.Config{}
+		}
+		tr.TLSClientConfig.Certificates = []tls.Certificate{pair}
+	}
+	timeout := 10 * time.Second
+	if v := otlpEnv("TIMEOUT"); v != "" {
+		if ms, err := strconv.Atoi(v); err == nil && ms > 0 {
+			timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, nil
+}
+
+// otlpEnv reads OTEL_EXPORTER_OTLP_TRACES_<name>, else
+// OTEL_EXPORTER_OTLP_<name>.
+func otlpEnv(name string) string {
+	if v := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
+		return v
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_" + name)
 }
