@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +36,12 @@ const StdioNoise = classify.StdioNoise
 // logs to stdout would otherwise write one per log line. Past it, noise lines
 // are counted and one summary record is written at the end.
 const maxNoiseRecords = 1000
+
+// maxOrphanRecords bounds, in the same way, the records of lines that are
+// JSON but answer no pending request (a response for an unknown id, a JSON
+// scalar, an oversized line matched to nothing): past it they are counted
+// by outcome, and one summary record per outcome is written at the end.
+const maxOrphanRecords = 1000
 
 // StdioOptions configure RunStdio.
 type StdioOptions struct {
@@ -108,19 +115,22 @@ type stdioProxy struct {
 	name    string // the command's base name, for records
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	pending   map[string]*stdioPending // client requests by id
-	srvReqs   map[string]*stdioPending // server requests by id
-	client    string
-	protocol  string
-	noise     int64
-	noiseRec  int64
-	records   int64
-	lost      int64 // records the sink refused
-	faulted   int
-	killAfter bool
-	exited    chan struct{}
-	cmd       *exec.Cmd
+	mu         sync.Mutex
+	pending    map[string]*stdioPending // client requests by id
+	srvReqs    map[string]*stdioPending // server requests by id
+	client     string
+	protocol   string
+	noise      int64
+	noiseRec   int64
+	orphanRec  int64
+	orphanPast map[classify.Outcome]int64 // lines past maxOrphanRecords
+	records    int64
+	lost       int64 // records the sink refused
+	faulted    int
+	killAfter  bool
+	killed     bool // the exit fault fired: the server's output is dropped
+	exited     chan struct{}
+	cmd        *exec.Cmd
 }
 
 // RunStdio starts the server command, passes the client's stdin to it and
@@ -210,11 +220,12 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	if suppressed > 0 {
 		s.write(&record.Record{
 			Kind: record.KindExchange, Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
-			URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport,
+			URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport, Summarized: suppressed,
 			Reason: fmt.Sprintf("%d more non-JSON lines on the server's stdout were not recorded one by one", suppressed),
 			Note:   fmt.Sprintf("noise lines past the first %d are counted, not recorded", maxNoiseRecords),
 		})
 	}
+	s.summarizeOrphans()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
@@ -251,13 +262,19 @@ func (s *stdioProxy) forwardSignals(stop <-chan struct{}) {
 
 // lineReader yields a stream's lines piece by piece: every byte is handed
 // on as soon as it is read (up to a line end), and the line is kept, up to
-// max bytes, for inspection.
+// max bytes, for inspection. Of a longer line it keeps the head (max bytes)
+// and the last tailMax bytes, where a JSON-RPC response written with its id
+// last (as the TypeScript SDK writes them) names its request.
 type lineReader struct {
 	br   *bufio.Reader
 	max  int
 	line []byte
-	n    int // bytes of the current line so far
+	tail []byte // the last tailMax bytes, once the line nears max
+	n    int64  // bytes of the current line so far
 }
+
+// tailMax is how much of the end of an oversized line is kept.
+const tailMax = 4 << 10
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
@@ -270,7 +287,17 @@ func (l *lineReader) next() (piece []byte, end bool, err error) {
 	if room := l.max - len(l.line); room > 0 {
 		l.line = append(l.line, piece[:min(len(piece), room)]...)
 	}
-	l.n += len(piece)
+	l.n += int64(len(piece))
+	if l.n > int64(l.max-tailMax) {
+		if len(piece) >= tailMax {
+			l.tail = append(l.tail[:0], piece[len(piece)-tailMax:]...)
+		} else {
+			l.tail = append(l.tail, piece...)
+			if len(l.tail) > tailMax {
+				l.tail = append(l.tail[:0], l.tail[len(l.tail)-tailMax:]...)
+			}
+		}
+	}
 	switch {
 	case err == bufio.ErrBufferFull:
 		return piece, false, nil
@@ -282,9 +309,18 @@ func (l *lineReader) next() (piece []byte, end bool, err error) {
 
 // take returns the kept line and starts the next one.
 func (l *lineReader) take() (line []byte, whole bool) {
-	line, whole = l.line, l.n <= l.max
+	line, whole = l.line, l.n <= int64(l.max)
 	l.line, l.n = nil, 0
 	return line, whole
+}
+
+// takeLong is take for a line that may be past max: it returns the kept
+// head, the kept tail and the line's size too.
+func (l *lineReader) takeLong() (head, tail []byte, size int64, whole bool) {
+	size, tail = l.n, l.tail
+	l.tail = nil
+	head, whole = l.take()
+	return head, tail, size, whole
 }
 
 // clientToServer passes the client's lines to the server, noting each
@@ -294,9 +330,15 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 	lr := newLineReader(s.opts.Stdin, s.maxLine)
 	for {
 		piece, end, err := lr.next()
+		kill := false
 		if end {
 			line, whole := lr.take()
 			s.onClientLine(line, whole)
+			// The exit fault kills the server right after this request
+			// reached it; from now on its output is dropped, so that an
+			// answer it writes before the kill lands never reaches the
+			// client (as it would not from a server that crashed).
+			kill = s.faultExit()
 		}
 		if len(piece) > 0 {
 			if _, werr := stdin.Write(piece); werr != nil {
@@ -311,7 +353,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			}
 			return // EOF: close the server's stdin, as the client closed ours
 		}
-		if end && s.faultExit() {
+		if kill {
 			s.log.Warn("fault exit: killing the server in the middle of a request")
 			killGroup(s.cmd)
 		}
@@ -394,13 +436,14 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 	clientGone := false
 	for {
 		piece, end, err := lr.next()
-		var line []byte
+		var line, tail []byte
+		var size int64
 		var whole bool
 		if end {
-			line, whole = lr.take()
+			line, tail, size, whole = lr.takeLong()
 		}
-		forward := true
-		if end && s.opts.Fault != nil {
+		forward := !s.isKilled()
+		if forward && end && s.opts.Fault != nil {
 			forward = s.applyFault(line, whole)
 		}
 		if forward && len(piece) > 0 && !clientGone {
@@ -410,7 +453,11 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 			}
 		}
 		if end && forward {
-			s.onServerLine(line, whole, clientGone)
+			if whole {
+				s.onServerLine(line, whole, clientGone)
+			} else {
+				s.onLongServerLine(line, tail, size, clientGone)
+			}
 		}
 		if err != nil {
 			return
@@ -431,7 +478,7 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 		if !whole {
 			return // a line too long to inspect: forwarded, not judged
 		}
-		s.onNoise(line, "")
+		s.onNoise(line, 0, "")
 		return
 	}
 	if !wire.Valid(trimmed) {
@@ -479,6 +526,12 @@ func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure
 		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, resp
 	}
 	res, cerr := (&classify.Classifier{}).Classify(cex)
+	s.finishResult(p, res, cerr, resp, end, clientGone, "")
+}
+
+// finishResult writes the record of a pair with its verdict; note, when
+// set, is added to the record's note.
+func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr error, resp []byte, end time.Time, clientGone bool, note string) {
 	rec := s.base(p)
 	if p.complete {
 		rec.SetRequest(p.line)
@@ -500,6 +553,9 @@ func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure
 	if cerr != nil {
 		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
 	}
+	if note != "" {
+		notes = append(notes, note)
+	}
 	rec.Note = strings.Join(notes, "; ")
 	if p.fault {
 		rec.Scenario = s.opts.Fault.String()
@@ -520,8 +576,10 @@ func (s *stdioProxy) base(p *stdioPending) *record.Record {
 	}
 }
 
-// onNoise records a non-JSON line of the server's stdout.
-func (s *stdioProxy) onNoise(line []byte, note string) {
+// onNoise records a non-JSON line of the server's stdout. size is the
+// line's length when it is longer than line (0 otherwise); note, when set,
+// says that the fault injected the line.
+func (s *stdioProxy) onNoise(line []byte, size int64, note string) {
 	s.mu.Lock()
 	s.noise++
 	if s.noiseRec >= maxNoiseRecords {
@@ -538,6 +596,10 @@ func (s *stdioProxy) onNoise(line []byte, note string) {
 		Reason:       "a line on the server's stdout is not JSON: clients that read stdout as JSON-RPC fail on it",
 		ResponseBody: s.noiseBody(line),
 	}
+	if size > 0 {
+		rec.Reason = fmt.Sprintf("a line of %d bytes on the server's stdout is not JSON: clients that read stdout as JSON-RPC fail on it", size)
+		rec.ResponseBytes = size
+	}
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
 	}
@@ -551,7 +613,25 @@ func (s *stdioProxy) onNoise(line []byte, note string) {
 
 // orphan records a server line that answers no request.
 func (s *stdioProxy) orphan(line []byte, outcome classify.Outcome, reason string) {
+	if rec := s.orphanRecord(line, outcome, reason); rec != nil {
+		s.writeOrphan(rec)
+	}
+}
+
+// orphanRecord returns the record of a server line that answers no
+// request, or nil past maxOrphanRecords: such lines are then counted by
+// outcome, and RunStdio writes one summary record per outcome at the end.
+func (s *stdioProxy) orphanRecord(line []byte, outcome classify.Outcome, reason string) *record.Record {
 	s.mu.Lock()
+	if s.orphanRec >= maxOrphanRecords {
+		if s.orphanPast == nil {
+			s.orphanPast = map[classify.Outcome]int64{}
+		}
+		s.orphanPast[outcome]++
+		s.mu.Unlock()
+		return nil
+	}
+	s.orphanRec++
 	ids := s.pendingIDs()
 	client, protocol := s.client, s.protocol
 	s.mu.Unlock()
@@ -563,8 +643,35 @@ func (s *stdioProxy) orphan(line []byte, outcome classify.Outcome, reason string
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
 	}
+	return rec
+}
+
+func (s *stdioProxy) writeOrphan(rec *record.Record) {
 	s.observe(rec, rec.Time, rec.Time, message{})
 	s.write(rec)
+}
+
+// summarizeOrphans writes, for each outcome, one record counting the lines
+// answering no request that were past maxOrphanRecords.
+func (s *stdioProxy) summarizeOrphans() {
+	s.mu.Lock()
+	past := s.orphanPast
+	s.orphanPast = nil
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	outcomes := make([]classify.Outcome, 0, len(past))
+	for o := range past {
+		outcomes = append(outcomes, o)
+	}
+	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i] < outcomes[j] })
+	for _, o := range outcomes {
+		s.write(&record.Record{
+			Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+			URL: s.url(), HTTPStatuses: []int{}, Outcome: o, Layer: o.Layer(), Summarized: past[o],
+			Reason: fmt.Sprintf("%d more lines on the server's stdout (%s) answered no pending request and were not recorded one by one", past[o], o),
+			Note:   fmt.Sprintf("lines answering no request past the first %d are counted, not recorded", maxOrphanRecords),
+		})
+	}
 }
 
 // noiseBody is the offending line as a record body, unless --record-bodies

@@ -123,7 +123,17 @@ func (s *stdioProxy) faultExit() bool {
 	defer s.mu.Unlock()
 	k := s.killAfter
 	s.killAfter = false
+	if k {
+		s.killed = true
+	}
 	return k
+}
+
+// isKilled reports whether the exit fault fired.
+func (s *stdioProxy) isKilled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killed
 }
 
 // applyFault acts on a server line before it is forwarded and reports
@@ -160,7 +170,7 @@ func (s *stdioProxy) applyFault(line []byte, whole bool) bool {
 			g = DefaultGarbage
 		}
 		_, _ = s.opts.Stdout.Write([]byte(g + "\n"))
-		s.onNoise([]byte(g), "injected by the fault (FI)")
+		s.onNoise([]byte(g), 0, "injected by the fault (FI)")
 	}
 	return true
 }

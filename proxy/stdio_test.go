@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 		runStdioServer()
 		return
 	}
+	if os.Getenv(stdioScriptEnv) == "1" {
+		runScriptedStdio()
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -127,7 +131,9 @@ func startStdio(t *testing.T, opts proxy.StdioOptions) *stdioRun {
 	outR, outW := io.Pipe()
 	run := &stdioRun{in: inW, out: bufio.NewReader(outR), sink: &memSink{}, done: make(chan struct{})}
 	opts.Command, opts.Args = stdioCommand()
-	opts.Env = append(os.Environ(), stdioServerEnv+"=1")
+	if opts.Env == nil {
+		opts.Env = append(os.Environ(), stdioServerEnv+"=1")
+	}
 	opts.Stdin, opts.Stdout, opts.Stderr = inR, outW, &run.stderr
 	if opts.Records == nil {
 		opts.Records = run.sink

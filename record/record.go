@@ -191,6 +191,9 @@ type Record struct {
 	ResponseBody *Body `json:"responseBody,omitempty"`
 	// Dropped is, on a "dropped" record, how many records were dropped.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Summarized is, on a summary record (the stdio proxy's lines past its
+	// per-kind record cap), how many lines the record stands for.
+	Summarized int64 `json:"summarized,omitempty"`
 	// Note is free text from the producer, such as a classifier limit that
 	// was hit.
 	Note string `json:"note,omitempty"`

@@ -1,0 +1,192 @@
+package proxy_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// The scripted stdio server is this test binary, re-executed with
+// MCPDIAG_TEST_STDIO_SCRIPT=1: it answers each tools/call line with the
+// bytes scriptedAnswer gives for the tool's name (deterministic, so a test
+// knows every byte the client must receive).
+const stdioScriptEnv = "MCPDIAG_TEST_STDIO_SCRIPT"
+
+func runScriptedStdio() {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
+		out.Flush()
+	}
+}
+
+// big is n bytes of tool result text.
+func big(n int) string { return strings.Repeat("x", n) }
+
+// scriptedAnswer is what the scripted server writes for a tools/call of
+// tool with the given raw id: one or more lines.
+func scriptedAnswer(id, tool string) string {
+	small := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", id)
+	switch tool {
+	case "big-id-first": // as go-sdk and the Python SDK write a response
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", id, big(1<<20))
+	case "big-id-last": // as the TypeScript SDK writes it: result first, id last
+		return fmt.Sprintf(`{"result":{"content":[{"type":"text","text":"%s","_meta":{"id":7}}]},"jsonrpc":"2.0","id":%s}`+"\r\n", big(1<<20), id)
+	case "big-default": // over the default 16 MiB limit
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", id, big(17<<20))
+	case "garbage": // a huge non-JSON line, then the answer
+		return strings.Repeat("garbage ", 1<<18) + "\n" + small
+	case "unknown-id": // a huge response for an id nobody sent, then the answer
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":424242,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", big(1<<20)) + small
+	case "flood": // 2500 small responses for ids nobody sent, then the answer
+		var b strings.Builder
+		for i := range 2500 {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"stray-%d","result":{}}`+"\n", i)
+		}
+		return b.String() + small
+	}
+	return small
+}
+
+func scriptedCall(id, tool string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool)
+}
+
+// waitRecord waits until the sink holds a record that ok accepts.
+func waitRecord(t *testing.T, sink *memSink, what string, ok func(*record.Record) bool) *record.Record {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, r := range sink.records(t) {
+			if ok(r) {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			for _, r := range sink.records(t) {
+				t.Logf("%s %s %s %s", r.Outcome, r.JSONRPC.ID, r.Tool, r.Reason)
+			}
+			t.Fatalf("no record %s while the server runs", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestStdioLongLines: lines longer than the proxy inspects reach the client
+// byte for byte, and each gets a true record at once, while the server
+// still runs: a response over the limit is its request's NOT_CLASSIFIED
+// record (id with its JSON type, method, tool, size and limit), whether its
+// id comes first or last; a huge non-JSON line is STDIO_NOISE with its
+// size; a huge response for an unknown id, and a flood of them, answer no
+// request and are recorded as such, capped. No request is later recorded as
+// cut by the server's exit.
+func TestStdioLongLines(t *testing.T) {
+	t.Parallel()
+	const limit = 256 << 10
+	calls := []struct{ id, tool string }{
+		{"2", "big-id-first"}, {`"s-3"`, "big-id-last"}, {"4", "garbage"}, {"5", "unknown-id"}, {"6", "flood"}, {"7", "echo"},
+	}
+	run := startStdio(t, proxy.StdioOptions{MaxLineSize: limit, Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	for _, c := range calls {
+		script := []string{scriptedCall(c.id, c.tool)}
+		got := strings.Join(conversation(t, run.in, run.out, script), "")
+		if want := scriptedAnswer(c.id, c.tool); got != want {
+			t.Fatalf("%s: the client received %d bytes, not the %d the server wrote", c.tool, len(got), len(want))
+		}
+	}
+	// The records, before the server exits.
+	sink := run.sink
+	for _, c := range []struct {
+		id, tool string
+		size     int
+	}{{"2", "big-id-first", len(scriptedAnswer("2", "big-id-first"))}, {`"s-3"`, "big-id-last", len(scriptedAnswer(`"s-3"`, "big-id-last"))}} {
+		r := waitRecord(t, sink, "for "+c.tool, func(r *record.Record) bool { return r.Tool == c.tool })
+		if r.Outcome != classify.NotClassified || r.Layer != classify.NotClassified.Layer() || r.JSONRPC.ID.String() != c.id || r.Method != "tools/call" ||
+			r.NotClassified == nil || r.NotClassified.Cause != classify.CauseBodyTooLarge || r.NotClassified.Size != int64(c.size) || r.NotClassified.Limit != limit {
+			t.Errorf("%s: %s/%s id %s method %s %+v (%s)", c.tool, r.Layer, r.Outcome, r.JSONRPC.ID, r.Method, r.NotClassified, r.Reason)
+		}
+		if strings.Contains(r.Reason, "exited") || r.Network != nil || !strings.Contains(r.Note, "forwarded to the client untouched") {
+			t.Errorf("%s: reason %q note %q network %+v", c.tool, r.Reason, r.Note, r.Network)
+		}
+	}
+	garbage := waitRecord(t, sink, "for the garbage line", func(r *record.Record) bool { return r.Outcome == proxy.StdioNoise })
+	if gsize := int64(len("garbage ") << 18); garbage.ResponseBytes != gsize+1 || !strings.Contains(garbage.Reason, fmt.Sprint(gsize+1)) ||
+		garbage.ResponseBody == nil || !strings.HasPrefix(garbage.ResponseBody.Text, "garbage garbage") || !garbage.ResponseBody.Truncated {
+		t.Errorf("garbage record: %d bytes, %q, body %+v", garbage.ResponseBytes, garbage.Reason, garbage.ResponseBody != nil)
+	}
+	unknown := waitRecord(t, sink, "for the unknown id", func(r *record.Record) bool {
+		return r.Outcome == classify.NotClassified && strings.Contains(r.Reason, "424242")
+	})
+	if !strings.Contains(unknown.Reason, "no pending request") || unknown.Tool != "" {
+		t.Errorf("unknown-id record: tool %q reason %q", unknown.Tool, unknown.Reason)
+	}
+	for _, tool := range []string{"unknown-id", "flood", "echo", "garbage"} {
+		r := waitRecord(t, sink, "for "+tool, func(r *record.Record) bool { return r.Tool == tool })
+		if r.Outcome != classify.ToolSuccess {
+			t.Errorf("%s: %s (%s)", tool, r.Outcome, r.Reason)
+		}
+	}
+	run.in.Close()
+	run.wait(t)
+
+	// After the exit: the flood is capped, with the count stated, and no
+	// request was left to be called cut.
+	stray, summaries := 0, 0
+	for _, r := range sink.records(t) {
+		if r.Outcome == classify.NetworkError {
+			t.Errorf("a false cut: %s %s %s", r.Tool, r.JSONRPC.ID, r.Reason)
+		}
+		if r.Outcome == classify.InvalidEnvelope {
+			if r.Summarized > 0 {
+				summaries++
+				// The cap of 1000 records is shared with the unknown-id
+				// line's: 999 of the flood are recorded, 1501 counted.
+				if r.Summarized != 1501 || !strings.Contains(r.Reason, "1501 more lines") {
+					t.Errorf("summary record: %d, %q", r.Summarized, r.Reason)
+				}
+			} else {
+				stray++
+			}
+		}
+	}
+	if stray != 999 || summaries != 1 {
+		t.Errorf("%d records of stray responses and %d summaries; want 999 and one summary of the other 1501", stray, summaries)
+	}
+}
+
+// TestStdioLineOverDefaultLimit is the defect as reported: a response line
+// over the default 16 MiB reaches the client whole and is recorded at once
+// as not classified, not as a request the server left when it exited.
+func TestStdioLineOverDefaultLimit(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("9", "big-default")}), "")
+	if want := scriptedAnswer("9", "big-default"); got != want {
+		t.Fatalf("the client received %d bytes, not %d", len(got), len(want))
+	}
+	r := waitRecord(t, run.sink, "for big-default", func(r *record.Record) bool { return r.Tool == "big-default" })
+	if r.Outcome != classify.NotClassified || r.JSONRPC.ID.String() != "9" || r.NotClassified == nil || r.NotClassified.Limit != 16<<20 {
+		t.Errorf("%s id %s %+v (%s)", r.Outcome, r.JSONRPC.ID, r.NotClassified, r.Reason)
+	}
+	run.in.Close()
+	run.wait(t)
+}
