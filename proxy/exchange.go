@@ -45,6 +45,7 @@ type exchange struct {
 	proxyError                string // RFC 9209 error type of a response the proxy made
 	mirrored                  bool   // the client's connection was dropped as the upstream's was
 	adminRefused              bool   // the proxy refused an admin path (Options.ForwardAdmin)
+	malformedBody             bool   // the proxy answered 400: the request body was malformed
 
 	// The downstream leg (set under responseWriter.mu).
 	status     int
@@ -106,6 +107,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			panic(v) // http.ErrAbortHandler: the server drops the connection
 		}
 	}()
+	if ex.reqErr != nil && !bodyLeft(ex.reqErr) {
+		p.refuseMalformedBody(rw, ex)
+		return
+	}
 	p.handler.ServeHTTP(rw, fwd)
 }
 
@@ -224,7 +229,7 @@ func (rw *responseWriter) end(panicked any) {
 		ex.closeErr = errHijacked
 	case ex.mirrored:
 		ex.closeErr = ex.upErr
-	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil:
+	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformedBody:
 		ex.clientGone = true
 		ex.closeErr = errClientGone
 	case ex.upBodyErr != nil && inCtx != nil:

@@ -235,7 +235,9 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	case kindBatch:
 		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
 	case kindInvalid:
-		if !ex.reqComplete && ex.reqErr == nil {
+		if ex.malformedBody {
+			notes = append(notes, fmt.Sprintf("proxy-generated: the request body is malformed (%s); mcpdiag proxy answered 400 itself, as a server would, and did not forward the request (%s)", ex.reqErr, ProxyRequestError))
+		} else if !ex.reqComplete && ex.reqErr == nil {
 			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was forwarded whole but not parsed", p.maxParse))
 		} else if in.Method == http.MethodPost {
 			notes = append(notes, "the request body is not a JSON-RPC message")
