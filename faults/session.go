@@ -54,18 +54,6 @@ func (s *SessionExpired) Wrap(next http.Handler, env *Env) http.Handler {
 	})
 }
 
-// Baseline injects nothing: the request reaches the healthy server, after
-// the optional delay of its rules.
-type Baseline struct {
-	Rules
-}
-
-// Validate implements Scenario.
-func (s *Baseline) Validate() error { return nil }
-
-// Wrap implements Scenario.
-func (s *Baseline) Wrap(next http.Handler, _ *Env) http.Handler { return next }
-
 // ProtocolReporter answers a tool call with what the request said about the
 // protocol: the revision (header, _meta or initialize), whether MRTR
 // applies, the session id, every MCP-* header and the _meta keys. It works
