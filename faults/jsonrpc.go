@@ -245,25 +245,6 @@ func (s *InvalidToolResult) Wrap(next http.Handler, env *Env) http.Handler {
 	})
 }
 
-// LegacyResult lets the request through and drops resultType from the
-// result, as a server written before 2026-07-28 answers.
-type LegacyResult struct {
-	Rules
-}
-
-// Validate implements Scenario.
-func (s *LegacyResult) Validate() error { return nil }
-
-// Wrap implements Scenario.
-func (s *LegacyResult) Wrap(next http.Handler, env *Env) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		editResult(w, r, next, env, func(res map[string]json.RawMessage) error {
-			delete(res, "resultType")
-			return nil
-		})
-	})
-}
-
 // UnsupportedVersion rejects requests whose protocol revision is in Reject:
 // 400 with -32022 and data.supported/requested (2026-07-28), or for an
 // initialize, HTTP 200 with -32602 and the same data (the 2025-11-25 rule).
