@@ -31,6 +31,16 @@
 // its title, layer, description, defaults, an example, the tool to call to
 // trigger it and the outcome a correct client must see ([Entry]).
 //
+// # Layout
+//
+// The framework (scenario.go, match.go, delay.go, select.go, catalogue.go,
+// endpoint.go, request.go, respond.go, markdown.go) is apart from the
+// scenarios, which live one file per id prefix: baseline.go, http.go and
+// jsonrpc.go (errors.*: transport, then protocol and application), auth.go,
+// timeout.go, lists.go (catalog.*), mrtr.go (elicitation.*, mrtr.*),
+// compat.go, session.go, sse.go and content.go. TestScenarioFiles holds the
+// table; a new scenario goes in the file of its prefix.
+//
 // # Endpoints
 //
 // An [Endpoint] is one fault-injecting MCP endpoint: a [Selection] of
