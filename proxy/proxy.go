@@ -346,11 +346,17 @@ func (p *Proxy) Wait(ctx context.Context) error {
 	}
 }
 
-// Close marks the proxy as shutting down (exchanges cut from now on say so
-// in their records), waits for every exchange, as Wait, and closes the idle
-// connections to the upstream.
+// BeginShutdown tells the proxy that its server is about to cut the
+// connections still open (http.Server.Close, or Shutdown's deadline): an
+// exchange cut from now on is recorded as cut by the shutdown ("the proxy
+// shut down after N response bytes"), not as left by its client (DC). Call
+// it before closing the server; Close calls it too.
+func (p *Proxy) BeginShutdown() { p.closing.Store(true) }
+
+// Close marks the proxy as shutting down (BeginShutdown), waits for every
+// exchange, as Wait, and closes the idle connections to the upstream.
 func (p *Proxy) Close(ctx context.Context) error {
-	p.closing.Store(true)
+	p.BeginShutdown()
 	err := p.Wait(ctx)
 	if c, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()

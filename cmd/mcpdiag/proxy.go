@@ -102,9 +102,14 @@ Records: a record that cannot be written (a full disk, a closed --record -
 pipe) never stops the forwarding; each one is named on stderr, and the last
 line counts the records written and lost.
 
-Exit status: 0 after a clean shutdown (HTTP) or the server's own exit code
-(stdio; 128+N when a signal N killed it), 1 when the proxy failed or a record
-was lost, 2 usage.`,
+Shutdown (HTTP): on SIGINT or SIGTERM the proxy says it is shutting down,
+accepts nothing new and lets open exchanges finish for --shutdown-timeout;
+then, or at once on a second signal, it cuts them. Their records say the
+shutdown cut them.
+
+Exit status: 0 after a clean shutdown (HTTP; 128+N when a second signal N
+stopped it at once) or the server's own exit code (stdio; 128+N when a signal
+N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
 		Example: `  mcpdiag proxy --upstream https://mcp.example.com/mcp --record calls.jsonl
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --listen 127.0.0.1:9000 --metrics 127.0.0.1:9464
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --scenario sse.truncated --record chaos.jsonl
@@ -138,7 +143,7 @@ was lost, 2 usage.`,
 	f.StringVar(&o.stdioFault, "stdio-fault", "", "stdio mode fault: delay=DURATION, drop, garbage or exit, then ,tool=NAME ,method=M ,times=N")
 	f.StringVar(&o.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (an address without a host binds 127.0.0.1)")
 	f.StringVar(&o.otlp, "otlp", "", "export traces with OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; otherwise no traces)")
-	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 5*time.Second, "on SIGINT/SIGTERM, how long open streams may finish before they are cut")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 5*time.Second, "on SIGINT/SIGTERM, how long open streams may finish before they are cut (a second signal cuts them at once)")
 	return cmd
 }
 
@@ -398,25 +403,26 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 
 	sigs := o.signals
 	if sigs == nil {
-		sigs = make(chan os.Signal, 1)
+		sigs = make(chan os.Signal, 2) // the first stops gracefully, the second at once
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sigs)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var serveErr error
+	var first os.Signal
 	select {
 	case serveErr = <-served:
-	case <-sigs:
+	case first = <-sigs:
 	case <-ctx.Done():
 	}
-	// Let open exchanges finish for a while, then cut them: every one still
-	// gets its record.
-	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
+	var forced os.Signal
+	if serveErr == nil {
+		forced = shutdownHTTP(stderr, srv, p, sigs, first, o.shutdownTimeout)
+	} else {
+		p.BeginShutdown()
+		_ = srv.Close()
 	}
-	cancel()
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	werr := p.Close(wctx)
@@ -438,8 +444,45 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		return &exitError{code: 1, err: werr}
 	case cerr != nil:
 		return &exitError{code: 1, err: cerr}
+	case forced != nil:
+		code := 130
+		if s, ok := forced.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return &exitError{code: code, err: errSilent}
 	}
 	return nil
+}
+
+// shutdownHTTP stops the proxy's server after the first signal (or the end
+// of the run's context): it says so, stops accepting, and lets the open
+// exchanges finish for up to timeout; then, or at once on a second signal,
+// it cuts the rest, telling the proxy first so that their records say the
+// shutdown cut them (not that their clients left). It returns the second
+// signal when one forced the stop.
+func shutdownHTTP(stderr io.Writer, srv *http.Server, p *proxy.Proxy, sigs <-chan os.Signal, first os.Signal, timeout time.Duration) (forced os.Signal) {
+	why := "stopping"
+	if first != nil {
+		why = first.String()
+	}
+	fmt.Fprintf(stderr, "mcpdiag proxy: %s: shutting down; no new connections, %d open exchanges get up to %s to finish (a second signal stops at once)\n",
+		why, p.Stats().InFlight, timeout)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(sctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil
+		}
+		fmt.Fprintf(stderr, "mcpdiag proxy: %s passed; cutting %d open exchanges\n", timeout, p.Stats().InFlight)
+	case forced = <-sigs:
+		fmt.Fprintf(stderr, "mcpdiag proxy: %s again: stopping now; cutting %d open exchanges\n", forced, p.Stats().InFlight)
+	}
+	p.BeginShutdown()
+	_ = srv.Close()
+	return forced
 }
 
 func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions, bodies proxy.BodyMode,
