@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -70,6 +71,18 @@ const (
 	DefaultClassifyMemory = 128 << 20
 	// maxArrivals bounds the event arrival times kept for one full record.
 	maxArrivals = 100000
+)
+
+// Connection timeouts of the server HTTPServer returns.
+const (
+	// DefaultReadHeaderTimeout is how long a client may take to send a
+	// request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for
+	// its next request. It is longer than the idle time of Go's client pool
+	// (90 s), so that a Go client closes first and never reuses a
+	// connection the proxy is closing.
+	DefaultIdleTimeout = 120 * time.Second
 )
 
 // ProxyName identifies this proxy in Proxy-Status headers (RFC 9209).
@@ -138,6 +151,15 @@ type Options struct {
 	// Logger receives the proxy's own warnings (tool drift, record write
 	// failures); nil discards them.
 	Logger *slog.Logger
+	// ReadHeaderTimeout bounds the time a client may take to send a
+	// request's headers, from the moment its connection is accepted or its
+	// previous response ended (DefaultReadHeaderTimeout when 0; negative for
+	// none). It closes connections that send nothing or drip (slowloris).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that has no request in
+	// flight after this long (DefaultIdleTimeout when 0; negative for none).
+	// A response in progress is never idle, however slowly it streams.
+	IdleTimeout time.Duration
 }
 
 // Proxy is the recording reverse proxy: an http.Handler that forwards every
@@ -230,6 +252,31 @@ func New(opts Options) (*Proxy, error) {
 		p.handler = p.adminGuard(p.handler)
 	}
 	return p, nil
+}
+
+// HTTPServer returns an http.Server that serves h (the proxy, or a handler
+// in front of it) with the proxy's connection timeouts (Options.
+// ReadHeaderTimeout and IdleTimeout) and its logger. It sets no read or
+// write timeout: a long request body or a long stream is not cut.
+func (p *Proxy) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: timeoutOr(p.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       timeoutOr(p.opts.IdleTimeout, DefaultIdleTimeout),
+		ErrorLog:          slogLogger(p.log),
+	}
+}
+
+// timeoutOr is d, def when d is 0, and none (0 for net/http) when d is
+// negative.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // Upstream returns the upstream URL.

@@ -81,6 +81,13 @@ const (
 	DefaultLogLimit = 20000
 	// MainPath is the main endpoint.
 	MainPath = "/mcp"
+	// DefaultReadHeaderTimeout is how long a client may take to send a
+	// request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout is how long a keep-alive connection may wait for
+	// its next request: longer than Go's client pool keeps one (90 s), so
+	// that a Go client closes first.
+	DefaultIdleTimeout = 120 * time.Second
 	// MaxEndpoints bounds the /s/ endpoints one server keeps (each has its
 	// own fixture server and counters); past it a new one gets 503 until
 	// POST /admin/reset?dropEndpoints=1.
@@ -113,6 +120,16 @@ type Options struct {
 	OnLogLoss func(record.Loss)
 	// Encoder redacts log lines; the zero Encoder when nil.
 	Encoder *record.Encoder
+	// ReadHeaderTimeout bounds the time a client may take to send a
+	// request's headers, from the moment its connection is accepted or its
+	// previous response ended (DefaultReadHeaderTimeout when 0; negative
+	// for none): connections that send nothing or drip are closed.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that has no request in
+	// flight after this long (DefaultIdleTimeout when 0; negative for
+	// none). A response in progress is never idle, however slowly it
+	// streams (a scenario's delays included).
+	IdleTimeout time.Duration
 }
 
 // Server is the fault server. It is an http.Handler; ListenAndServe runs it.
@@ -562,7 +579,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 	defer cancel()
 	srv := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: timeoutOr(s.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		IdleTimeout:       timeoutOr(s.opts.IdleTimeout, DefaultIdleTimeout),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
@@ -599,4 +617,16 @@ func EndpointURL(addr net.Addr) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port) + MainPath
+}
+
+// timeoutOr is d, def when d is 0, and none (0 for net/http) when d is
+// negative.
+func timeoutOr(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }

@@ -32,27 +32,29 @@ import (
 const defaultProxyListen = "127.0.0.1:8081"
 
 type proxyOptions struct {
-	upstream         string
-	listen           string
-	stdio            bool
-	recordFile       string
-	recordBodies     string
-	bodyLimit        int
-	queue            int
-	queuePolicy      string
-	fsync            string
-	preserveHost     bool
-	maxEventSize     int
-	classifyMemory   int64
-	scenario         string
-	params           string
-	seed             uint64
-	allowFaultHeader bool
-	forwardAdmin     bool
-	stdioFault       string
-	metricsAddr      string
-	otlp             string
-	shutdownTimeout  time.Duration
+	upstream          string
+	listen            string
+	stdio             bool
+	recordFile        string
+	recordBodies      string
+	bodyLimit         int
+	queue             int
+	queuePolicy       string
+	fsync             string
+	preserveHost      bool
+	maxEventSize      int
+	classifyMemory    int64
+	scenario          string
+	params            string
+	seed              uint64
+	allowFaultHeader  bool
+	forwardAdmin      bool
+	stdioFault        string
+	metricsAddr       string
+	otlp              string
+	shutdownTimeout   time.Duration
+	idleTimeout       time.Duration
+	readHeaderTimeout time.Duration
 
 	// ready, when set (tests), is called with the proxy's URL once it
 	// listens.
@@ -143,6 +145,8 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
 	f.StringVar(&o.stdioFault, "stdio-fault", "", "stdio mode fault: delay=DURATION, drop, garbage or exit, then ,tool=NAME ,method=M ,times=N")
 	f.StringVar(&o.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (an address without a host binds 127.0.0.1)")
 	f.StringVar(&o.otlp, "otlp", "", "export traces with OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; otherwise no traces)")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "close a client's keep-alive connection after it waited this long for its next request (a stream in progress is never idle; 0: never)")
+	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", proxy.DefaultReadHeaderTimeout, "close a client's connection that takes longer than this to send a request's headers (0: never)")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 5*time.Second, "on SIGINT/SIGTERM, how long open streams may finish before they are cut (a second signal cuts them at once)")
 	return cmd
 }
@@ -280,7 +284,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			mh = loopback.Guard("mcpdiag proxy metrics", mh)
 		}
 		mux.Handle("/metrics", mh)
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: proxy.DefaultReadHeaderTimeout, IdleTimeout: proxy.DefaultIdleTimeout}
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
 	}
@@ -333,6 +337,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	opts := proxy.Options{
 		Upstream: up, Records: records, Bodies: bodies, BodyLimit: o.bodyLimit, MaxEventSize: o.maxEventSize, ClassifyMemory: o.classifyMemory,
 		PreserveHost: o.preserveHost, Observer: observer, Logger: logger, ForwardAdmin: o.forwardAdmin,
+		ReadHeaderTimeout: flagTimeout(o.readHeaderTimeout), IdleTimeout: flagTimeout(o.idleTimeout),
 	}
 	if o.scenario != "" || o.allowFaultHeader {
 		var params json.RawMessage
@@ -385,7 +390,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 			p.ServeHTTP(w, r)
 		})
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug)}
+	srv := p.HTTPServer(handler)
 	path := up.EscapedPath()
 	if path == "" {
 		path = "/"

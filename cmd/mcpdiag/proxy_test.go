@@ -130,12 +130,22 @@ func TestProxyHTTPCommand(t *testing.T) {
 	if err != nil || call.Outcome != classify.ToolSuccess {
 		t.Fatalf("call through the proxy: %v %v", err, call.Outcome)
 	}
-	resp, err := http.Get(urls[1])
-	if err != nil {
-		t.Fatal(err)
+	// The exchange's metrics are counted when its record is made, just
+	// after the client has the response: scrape until they show.
+	const wantMetric = `mcpdiag_proxy_exchanges_total{layer="application",method="tools/call",outcome="TOOL_SUCCESS",tool="echo",transport="tcp"} 1`
+	var metricsText []byte
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.Get(urls[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		metricsText, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(metricsText), wantMetric) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	metricsText, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	sigs <- syscall.SIGTERM
 	select {
 	case err := <-done:
@@ -160,7 +170,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 	if len(recs) != len(c.Exchanges()) {
 		t.Errorf("%d records for %d exchanges", len(recs), len(c.Exchanges()))
 	}
-	if !strings.Contains(string(metricsText), `mcpdiag_proxy_exchanges_total{layer="application",method="tools/call",outcome="TOOL_SUCCESS",tool="echo",transport="tcp"} 1`) {
+	if !strings.Contains(string(metricsText), wantMetric) {
 		t.Errorf("metrics:\n%s", metricsText)
 	}
 	if !strings.Contains(stderr.String(), fmt.Sprintf("%d exchanges; %d records written\n", len(recs), len(recs))) {

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
@@ -29,6 +30,9 @@ type serveOptions struct {
 	logFile      string
 	logLimit     int
 	jsonResponse bool
+
+	idleTimeout       time.Duration
+	readHeaderTimeout time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -67,6 +71,8 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.adminToken, "admin-token", "", "require this bearer token on the admin API, and open it to non-loopback clients")
 	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE")
 	f.IntVar(&o.logLimit, "log-limit", serve.DefaultLogLimit, "log lines kept in memory for GET /admin/log")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "close a keep-alive connection after it waited this long for its next request (a response in progress is never idle; 0: never)")
+	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "close a connection that takes longer than this to send a request's headers (0: never)")
 	f.BoolVar(&o.jsonResponse, "json-response", false, "the healthy server answers application/json instead of text/event-stream")
 	return cmd
 }
@@ -146,6 +152,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		return err
 	}
 	opts := serve.Options{Selection: sel, Seed: seed, AdminToken: o.adminToken, LogLimit: o.logLimit,
+		IdleTimeout: flagTimeout(o.idleTimeout), ReadHeaderTimeout: flagTimeout(o.readHeaderTimeout),
 		NewServer: func() http.Handler { return fixture.New(fixture.Options{JSONResponse: o.jsonResponse}) }}
 	if o.adminToken != "" {
 		if err := record.AddSecret(o.adminToken); err != nil {
@@ -223,4 +230,13 @@ func isLoopback(a net.Addr) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// flagTimeout maps a timeout flag to a library option: the flag's 0 (or a
+// negative value) means "never", the option's 0 means "the default".
+func flagTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
