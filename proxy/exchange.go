@@ -48,25 +48,26 @@ type exchange struct {
 	malformedBody             bool   // the proxy answered 400: the request body was malformed
 
 	// The downstream leg (set under responseWriter.mu).
-	status     int
-	respHeader http.Header
-	headersAt  time.Duration
-	firstEvent time.Duration
-	arrivals   []arrival
-	wrote      int64
-	downErr    error
-	hijacked   bool
-	clientGone bool
-	shutdown   bool // the client was cut off because the proxy shut down
-	upReset    bool
-	aborted    any
-	closeErr   error // how the response body ended for the classifier
-	pipe       *pipe
-	started    bool // the finishing goroutine runs
-	end        time.Time
-	ended      chan struct{}
-	fired      string // the fault scenarios that fired on this request
-	faultSeed  uint64
+	status         int
+	respHeader     http.Header
+	invalidHeaders []string // upstream header names net/http does not send
+	headersAt      time.Duration
+	firstEvent     time.Duration
+	arrivals       []arrival
+	wrote          int64
+	downErr        error
+	hijacked       bool
+	clientGone     bool
+	shutdown       bool // the client was cut off because the proxy shut down
+	upReset        bool
+	aborted        any
+	closeErr       error // how the response body ended for the classifier
+	pipe           *pipe
+	started        bool // the finishing goroutine runs
+	end            time.Time
+	ended          chan struct{}
+	fired          string // the fault scenarios that fired on this request
+	faultSeed      uint64
 }
 
 // arrival is when the bytes up to off had been flushed to the client.
@@ -102,6 +103,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() {
 		v := recover()
+		if v != nil && ex.upBodyErr != nil {
+			// The upstream's body broke before its first byte: the
+			// client must still see the status and headers that came
+			// before the break, as it would directly.
+			rw.flushHead()
+		}
 		rw.end(v)
 		if v != nil {
 			panic(v) // http.ErrAbortHandler: the server drops the connection

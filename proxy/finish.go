@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -289,6 +290,10 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if ex.hijacked {
 		notes = append(notes, "a handler in front of the upstream took over (hijacked) the connection; its raw bytes were not recorded")
 	}
+	if len(ex.invalidHeaders) > 0 {
+		sort.Strings(ex.invalidHeaders)
+		notes = append(notes, fmt.Sprintf("the upstream sent header fields with invalid names (%s): net/http does not forward them, so the client did not receive them", strings.Join(quoteAll(ex.invalidHeaders), ", ")))
+	}
 	if ex.fired != "" {
 		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", ex.fired, ex.faultSeed))
 	}
@@ -468,3 +473,11 @@ func arrivalsNote(a []arrival) string {
 }
 
 const arrivalsPrefix = "sseArrivals="
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -66,6 +67,10 @@ func (rw *responseWriter) writeHeader(code int) {
 	for k, v := range h {
 		if v != nil {
 			ex.respHeader[k] = append([]string(nil), v...)
+			if !validFieldName(k) {
+				// net/http does not send it: the record says so.
+				ex.invalidHeaders = append(ex.invalidHeaders, k)
+			}
 		}
 	}
 	ex.headersAt = time.Since(ex.start)
@@ -119,6 +124,19 @@ func (rw *responseWriter) FlushError() error {
 	}
 	rw.handoff()
 	return err
+}
+
+// flushHead sends the status and headers to the client when they were
+// written but not sent yet (no body byte came): net/http keeps them until
+// the first write or flush, and an aborted handler would drop them.
+func (rw *responseWriter) flushHead() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.wroteHeader && rw.ex.wrote == 0 && !rw.ex.hijacked && rw.ex.downErr == nil {
+		if err := rw.rc.Flush(); err != nil {
+			rw.ex.downErr = err
+		}
+	}
 }
 
 // Flush implements http.Flusher.
@@ -176,3 +194,22 @@ func (rw *responseWriter) handoff() {
 // buffer while it waits. Event timings do not depend on it: they are taken
 // as the bytes are flushed.
 const lazyStart = 16 << 10
+
+// validFieldName reports whether name is an RFC 9110 field name (a token):
+// net/http's server drops any other from a response, so the client never
+// receives it.
+func validFieldName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
