@@ -478,5 +478,46 @@ func Catalogue() []Entry {
 			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
 			Why: "the first call lists the tools before any tools/call, so it sees the honest list; the next client sees echo as destructive.",
 		},
+		{
+			ID: "stdio.delay", Title: "Slow response from a stdio server", Layer: classify.LayerTransport, Transport: TransportStdio,
+			Description: "The response line of a matching request is held back for the common `delay` (500 ms by default; any distribution), then forwarded unchanged. The wait ends early when the run does.",
+			New: func() Scenario {
+				return &StdioDelay{Rules: Rules{Match: Match{Method: "tools/call"}, Delay: Delay{Ms: 500}}}
+			},
+			Example: json.RawMessage(`{"delay":{"dist":"uniform","minMs":100,"maxMs":2000},"schedule":{"first":1}}`),
+			Tool:    "echo", Args: echoArgs,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
+			Why:         "slow, but whole: the call's record is a success, half a second late.",
+			QuickParams: json.RawMessage(`{"delay":{"ms":30}}`),
+		},
+		{
+			ID: "stdio.drop", Title: "Response never forwarded (stdio)", Layer: classify.LayerTransport, Transport: TransportStdio,
+			Description: "The server answers a matching request; the proxy never forwards the response line. The client waits for an answer that never comes, while the record shows that the server did answer.",
+			New:         func() Scenario { return &StdioDrop{Rules: Rules{Match: Match{Method: "tools/call"}}} },
+			Example:     json.RawMessage(`{"match":{"method":"tools/call","tool":"delete_item"},"schedule":{"first":1}}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 2,
+			Why: "the call's record says the response was dropped by the fault: no answer reached the client.",
+		},
+		{
+			ID: "stdio.garbage", Title: "Stray line on a stdio server's stdout", Layer: classify.LayerTransport, Transport: TransportStdio,
+			Description: "Just before the response line of a matching request, `line` (not JSON; a typical startup print by default) is written to the client, as a server that prints to stdout does. Clients that read stdout as JSON-RPC fail on it or drop the connection.",
+			New: func() Scenario {
+				return &StdioGarbage{Rules: Rules{Match: Match{Method: "tools/call"}}, Line: DefaultGarbage}
+			},
+			Example: json.RawMessage(`{"line":"Debugger listening on ws://127.0.0.1:9229","schedule":{"nth":2}}`),
+			Tool:    "echo", Args: echoArgs,
+			ExpectedOutcome: classify.StdioNoise, ExpectedPosts: 2,
+			Why: "the stray line is recorded first, as STDIO_NOISE; the call's own record, after it, is a success (the proxy forwards both lines).",
+		},
+		{
+			ID: "stdio.exit", Title: "Server killed in the middle of a request (stdio)", Layer: classify.LayerTransport, Transport: TransportStdio,
+			Description: "The server process (its whole process group) is killed once a matching request line has reached it; anything it writes after that is dropped, as from a server that crashed. The proxy then exits with the server's status (128+9).",
+			New:         func() Scenario { return &StdioExit{Rules: Rules{Match: Match{Method: "tools/call"}}} },
+			Example:     json.RawMessage(`{"match":{"method":"tools/call","tool":"delete_item"}}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 2,
+			Why: "the server was killed before responding: the call's record is a network error (the request reached the server; whether the tool ran is unknown).",
+		},
 	}
 }

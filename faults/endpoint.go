@@ -128,63 +128,96 @@ func (e *Endpoint) install(sel Selection) {
 
 // stream returns a generator for one purpose of one layer; the streams of
 // different layers and purposes are independent.
-func (e *Endpoint) stream(seed uint64, index, purpose int) *rand.Rand {
+func stream(seed uint64, index, purpose int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, uint64(index)<<8|uint64(purpose)))
 }
 
-// layer wraps next with scenario c at position index.
-func (e *Endpoint) layer(index int, c Configured, next http.Handler) http.Handler {
+// rule is one layer's share of the framework, whatever the transport: its
+// rules, its Env, and the decisions it takes (match, schedule, delay draws)
+// in arrival order under its own lock.
+type rule struct {
+	id      string
+	index   int
+	rules   *Rules
+	matcher Matcher
+	env     *Env
+
+	mu       sync.Mutex
+	n        int
+	schedRng *rand.Rand
+	delayRng *rand.Rand
+}
+
+// newRule builds the rule of scenario c at position index of a chain whose
+// endpoint has seed and key.
+func newRule(index int, c Configured, seed uint64, key []byte, base string) *rule {
 	rules := &Rules{}
 	if r, ok := c.Scenario.(ruled); ok {
 		rules = r.CommonRules()
 	}
-	seed := e.seed
 	if rules.Schedule.Seed != nil {
 		seed = *rules.Schedule.Seed
 	}
-	env := &Env{ID: c.ID, Index: index, Seed: seed, Key: e.opts.Key, Base: e.opts.Path, rng: e.stream(seed, index, 2)}
-	fault := c.Scenario.Wrap(next, env)
 	matcher, _ := c.Scenario.(Matcher)
-	var (
-		mu       sync.Mutex
-		n        int
-		schedRng = e.stream(seed, index, 0)
-		delayRng = e.stream(seed, index, 1)
-	)
-	drawDelay := func() time.Duration {
-		mu.Lock()
-		defer mu.Unlock()
-		return rules.Delay.draw(delayRng)
+	return &rule{
+		id: c.ID, index: index, rules: rules, matcher: matcher,
+		env:      &Env{ID: c.ID, Index: index, Seed: seed, Key: key, Base: base, rng: stream(seed, index, 2)},
+		schedRng: stream(seed, index, 0), delayRng: stream(seed, index, 1),
 	}
-	decide := func(req *Request) *Firing {
-		f := &Firing{Scenario: c.ID, Layer: index}
-		if !req.Post {
-			f.Why = "not a POST"
-			return f
-		}
-		if ok, why := rules.Match.matches(req); !ok {
+}
+
+// decide takes the rule's decision about req.
+func (r *rule) decide(req *Request) *Firing {
+	f := &Firing{Scenario: r.id, Layer: r.index}
+	if !req.Post {
+		f.Why = "not a POST"
+		return f
+	}
+	if ok, why := r.rules.Match.matches(req); !ok {
+		f.Why = why
+		return f
+	}
+	if r.matcher != nil {
+		if ok, why := r.matcher.Matches(req); !ok {
 			f.Why = why
 			return f
 		}
-		if matcher != nil {
-			if ok, why := matcher.Matches(req); !ok {
-				f.Why = why
-				return f
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		n++
-		f.Matched, f.N = true, n
-		var draw *float64
-		if rules.Schedule.P != nil {
-			d := schedRng.Float64()
-			draw = &d
-			f.Draw = draw
-		}
-		f.Fired, f.Why = rules.Schedule.fires(n, draw)
-		return f
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	f.Matched, f.N = true, r.n
+	var draw *float64
+	if r.rules.Schedule.P != nil {
+		d := r.schedRng.Float64()
+		draw = &d
+		f.Draw = draw
+	}
+	f.Fired, f.Why = r.rules.Schedule.fires(r.n, draw)
+	return f
+}
+
+// drawDelay draws the rule's next delay.
+func (r *rule) drawDelay() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rules.Delay.draw(r.delayRng)
+}
+
+// layer wraps next with scenario c at position index.
+func (e *Endpoint) layer(index int, c Configured, next http.Handler) http.Handler {
+	ru := newRule(index, c, e.seed, e.opts.Key, e.opts.Path)
+	hs, ok := c.Scenario.(HTTPScenario)
+	if !ok {
+		// Select refuses such a selection; a Selection built by hand can
+		// still hold one. Every request says so rather than pass silently.
+		msg := fmt.Sprintf("%s applies to %s", c.ID, transportOf(c.Scenario).Applies())
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, msg, http.StatusInternalServerError)
+		})
+	}
+	fault := hs.Wrap(next, ru.env)
+	rules := ru.rules
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := RequestOf(r)
 		if req == nil {
@@ -196,7 +229,7 @@ func (e *Endpoint) layer(index int, c Configured, next http.Handler) http.Handle
 			}
 			r = withRequest(r, req)
 		}
-		f := decide(req)
+		f := ru.decide(req)
 		req.addFiring(f)
 		if !f.Fired {
 			next.ServeHTTP(w, r)
@@ -205,14 +238,14 @@ func (e *Endpoint) layer(index int, c Configured, next http.Handler) http.Handle
 		if rules.Delay.active() {
 			switch rules.Delay.place() {
 			case PlaceBeforeHeaders:
-				d := drawDelay()
+				d := ru.drawDelay()
 				req.addDelay(index, d)
 				if !sleep(r.Context(), d) {
 					req.note(index, "the client went away during the delay")
 					return
 				}
 			default:
-				dw := &delayWriter{ResponseWriter: w, ctx: r.Context(), place: rules.Delay.place(), next: drawDelay,
+				dw := &delayWriter{ResponseWriter: w, ctx: r.Context(), place: rules.Delay.place(), next: ru.drawDelay,
 					waited: func(d time.Duration) { req.addDelay(index, d) }}
 				defer dw.finish()
 				w = dw

@@ -22,16 +22,26 @@ func (e Entry) CallCommand(u string) string {
 }
 
 // WriteMarkdown writes docs/scenarios.md: how scenarios are selected,
-// matched, scheduled and logged, and every scenario of the catalogue.
+// matched, scheduled and logged, and every scenario of the catalogue (the
+// HTTP ones, then the stdio ones).
 func WriteMarkdown(w io.Writer) error {
+	var http, stdio []Entry
+	for _, e := range Catalogue() {
+		if e.OnStdio() {
+			stdio = append(stdio, e)
+		} else {
+			http = append(http, e)
+		}
+	}
 	var b bytes.Buffer
 	b.WriteString(mdIntro)
 	b.WriteString("## The catalogue\n\n")
 	b.WriteString("The expected outcome is what `mcpdiag call URL TOOL --args ARGS --retries 0 --timeout 10s` (plus `--protocol` and\n")
 	b.WriteString("`--input` where given) reports against a fresh endpoint with the default params; POSTs is the count the server log\n")
-	b.WriteString("shows for that call. `go test ./faults ./serve` checks every row against the real fixture server.\n\n")
+	b.WriteString("shows for that call. `go test ./faults ./serve` checks every row against the real fixture server. The stdio\n")
+	b.WriteString("scenarios follow in [their own section](#stdio-scenarios).\n\n")
 	b.WriteString("| id | layer | tool | expected outcome | POSTs | what |\n|---|---|---|---|---|---|\n")
-	for _, e := range Catalogue() {
+	for _, e := range http {
 		layer := string(e.Layer)
 		if layer == "" {
 			layer = "—"
@@ -39,33 +49,62 @@ func WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | `%s` | `%s` | %d | %s |\n", e.ID, anchor(e.ID), layer, e.Tool, e.ExpectedOutcome, e.ExpectedPosts, e.Title)
 	}
 	b.WriteString("\n")
-	for _, e := range Catalogue() {
-		fmt.Fprintf(&b, "### %s\n\n", e.ID)
-		layer := string(e.Layer)
-		if layer == "" {
-			layer = "none (healthy)"
-		}
-		fmt.Fprintf(&b, "**%s.** Layer: %s.\n\n%s\n\n", e.Title, layer, e.Description)
-		var pretty bytes.Buffer
-		_ = json.Indent(&pretty, e.Defaults(), "", "  ")
-		fmt.Fprintf(&b, "Defaults:\n\n```json\n%s\n```\n\n", pretty.String())
-		fmt.Fprintf(&b, "Example: `mcpdiag serve --scenario %s --params '%s'`\n\n", e.ID, e.Example)
-		fmt.Fprintf(&b, "Trigger: `%s`", e.CallCommand("http://127.0.0.1:8080/mcp"))
-		if len(e.Input) > 0 {
-			fmt.Fprintf(&b, ", with `input.json` = `%s`", e.Input)
-		}
-		fmt.Fprintf(&b, "\n\nExpected: **`%s`**, %d POSTs: %s\n\n", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
-		if len(e.QuickParams) > 0 {
-			fmt.Fprintf(&b, "Quick variant (tests): params `%s`", e.QuickParams)
-			if e.QuickTimeoutMs > 0 {
-				fmt.Fprintf(&b, " with `--timeout %dms`", e.QuickTimeoutMs)
-			}
-			b.WriteString(", same outcome.\n\n")
-		}
+	for _, e := range http {
+		writeEntry(&b, e)
+	}
+	b.WriteString(mdStdio)
+	b.WriteString("| id | tool | expected outcome | requests | what |\n|---|---|---|---|---|\n")
+	for _, e := range stdio {
+		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | `%s` | %d | %s |\n", e.ID, anchor(e.ID), e.Tool, e.ExpectedOutcome, e.ExpectedPosts, e.Title)
+	}
+	b.WriteString("\n")
+	for _, e := range stdio {
+		writeEntry(&b, e)
 	}
 	b.WriteString(mdParity)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeEntry writes the section of one scenario.
+func writeEntry(b *bytes.Buffer, e Entry) {
+	fmt.Fprintf(b, "### %s\n\n", e.ID)
+	layer := string(e.Layer)
+	if layer == "" {
+		layer = "none (healthy)"
+	}
+	fmt.Fprintf(b, "**%s.** Layer: %s.\n\n%s\n\n", e.Title, layer, e.Description)
+	var pretty bytes.Buffer
+	_ = json.Indent(&pretty, e.Defaults(), "", "  ")
+	fmt.Fprintf(b, "Defaults:\n\n```json\n%s\n```\n\n", pretty.String())
+	if e.OnStdio() {
+		fmt.Fprintf(b, "Example: `%s`\n\n", e.ExampleCommand())
+		fmt.Fprintf(b, "Trigger: a client's `tools/call` of `%s` with `%s`, after initialize, through `mcpdiag proxy --stdio --scenario %s`", e.Tool, e.Args, e.ID)
+		fmt.Fprintf(b, "\n\nExpected: **`%s`** (the first record with the fault injected), %d requests: %s\n\n", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
+	} else {
+		fmt.Fprintf(b, "Example: `%s`\n\n", e.ExampleCommand())
+		fmt.Fprintf(b, "Trigger: `%s`", e.CallCommand("http://127.0.0.1:8080/mcp"))
+		if len(e.Input) > 0 {
+			fmt.Fprintf(b, ", with `input.json` = `%s`", e.Input)
+		}
+		fmt.Fprintf(b, "\n\nExpected: **`%s`**, %d POSTs: %s\n\n", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
+	}
+	if len(e.QuickParams) > 0 {
+		fmt.Fprintf(b, "Quick variant (tests): params `%s`", e.QuickParams)
+		if e.QuickTimeoutMs > 0 {
+			fmt.Fprintf(b, " with `--timeout %dms`", e.QuickTimeoutMs)
+		}
+		b.WriteString(", same outcome.\n\n")
+	}
+}
+
+// ExampleCommand returns the command that runs the entry's example params:
+// mcpdiag serve for an HTTP scenario, mcpdiag proxy --stdio for a stdio one.
+func (e Entry) ExampleCommand() string {
+	if e.OnStdio() {
+		return fmt.Sprintf("mcpdiag proxy --stdio --scenario %s --params '%s' --record calls.jsonl -- ./my-server", e.ID, e.Example)
+	}
+	return fmt.Sprintf("mcpdiag serve --scenario %s --params '%s'", e.ID, e.Example)
 }
 
 // anchor is the GitHub heading anchor of a scenario id.
@@ -158,6 +197,33 @@ the client goes away.
   must not hand the API to its clients; ` + "`mcpdiag proxy`" + ` does not forward ` + "`/admin/`" + ` without ` + "`--forward-admin`" + `). With
   the token every admin request must carry ` + "`Authorization: Bearer <token>`" + `. The server binds 127.0.0.1 unless
   ` + "`--addr`" + ` says otherwise. See docs/security.md.
+
+`
+
+const mdStdio = `## Stdio scenarios
+
+A stdio server (one that speaks newline-delimited JSON-RPC on stdin and stdout) gets its faults from
+` + "`mcpdiag proxy --stdio --scenario ID [--params JSON] -- COMMAND ARGS…`" + `, which starts the server and sits between it
+and the client on the pipes. These scenarios share the catalogue's rules: ` + "`match`" + ` and ` + "`schedule`" + ` count each
+**request line** of the client as a POST (notifications and responses are passed through and not counted), and
+` + "`delay`" + ` waits before the response line (place ` + "`before_headers`" + `; a line has no SSE events, so the other places are
+refused). They compose with ` + "`+`" + ` and take ` + "`--seed`" + ` as the HTTP ones do. A stdio scenario given to ` + "`mcpdiag serve`" + ` or
+` + "`--upstream`" + `, or an HTTP one given to ` + "`--stdio`" + `, is refused with a line that says which servers it applies to.
+
+The expected outcome is that of the first record the proxy writes with the fault injected, for a client that sends
+` + "`initialize`" + `, ` + "`notifications/initialized`" + ` and then the call; requests counts the request lines. ` + "`go test ./proxy`" + ` checks
+every row through the real stdio proxy, against a real stdio server.
+
+The old ` + "`--stdio-fault`" + ` syntax stays as an alias of ` + "`--scenario`" + ` (the two flags exclude each other):
+
+| ` + "`--stdio-fault`" + ` | is |
+|---|---|
+| ` + "`delay=500ms`" + ` | ` + "`--scenario stdio.delay --params '{\"delay\":{\"ms\":500}}'`" + ` |
+| ` + "`drop`" + `, ` + "`garbage`" + `, ` + "`exit`" + ` | ` + "`--scenario stdio.drop`" + `, ` + "`stdio.garbage`" + `, ` + "`stdio.exit`" + ` |
+| ` + "`…,tool=NAME`" + ` | ` + "`\"match\":{\"method\":\"tools/call\",\"tool\":\"NAME\"}`" + ` |
+| ` + "`…,method=M`" + ` | ` + "`\"match\":{\"method\":\"M\"}`" + ` |
+| ` + "`…,times=N`" + ` | ` + "`\"schedule\":{\"first\":N}`" + ` (0: every matching request) |
+| ` + "`garbage,line=TEXT`" + ` | ` + "`{\"line\":\"TEXT\"}`" + ` |
 
 `
 

@@ -42,14 +42,35 @@ func TestCatalogueEntries(t *testing.T) {
 			if !json.Valid(e.Args) || e.Args[0] != '{' {
 				t.Errorf("args %s", e.Args)
 			}
-			if _, err := faults.Select(e.ID, nil); err != nil {
+			sel, other := faults.Select, faults.SelectStdio
+			if e.OnStdio() {
+				sel, other = other, sel
+			}
+			if _, err := sel(e.ID, nil); err != nil {
 				t.Errorf("defaults: %v", err)
 			}
-			if _, err := faults.Select(e.ID, e.Example); err != nil {
+			if _, err := sel(e.ID, e.Example); err != nil {
 				t.Errorf("example %s: %v", e.Example, err)
 			}
-			if _, err := faults.Select(e.ID, e.QuickParams); err != nil {
+			if _, err := sel(e.ID, e.QuickParams); err != nil {
 				t.Errorf("quick params %s: %v", e.QuickParams, err)
+			}
+			// The scenario type is of the entry's transport, and the other
+			// transport refuses it by name.
+			switch s := e.New().(type) {
+			case faults.HTTPScenario:
+				if e.OnStdio() {
+					t.Errorf("a stdio entry with an HTTP scenario %T", s)
+				}
+			case faults.LineScenario:
+				if !e.OnStdio() {
+					t.Errorf("an HTTP entry with a line scenario %T", s)
+				}
+			default:
+				t.Errorf("%T is neither an HTTPScenario nor a LineScenario", s)
+			}
+			if _, err := other(e.ID, nil); err == nil || !strings.HasPrefix(err.Error(), e.ID+" applies to ") {
+				t.Errorf("the other transport's Select: %v, want %q", err, e.ID+" applies to …")
 			}
 			// The defaults, written out and read back, are the defaults.
 			s, err := faults.NewScenario(e, e.Defaults())

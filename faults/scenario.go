@@ -11,16 +11,62 @@ import (
 )
 
 // Scenario is one fault. Its exported fields are its JSON params; it embeds
-// [Rules] for matching, scheduling and delays.
+// [Rules] for matching, scheduling and delays. What it does to the traffic
+// comes from one more method, by transport: [HTTPScenario] (Wrap) or
+// [LineScenario] (WrapLines).
 type Scenario interface {
 	// Validate reports the first bad param, naming it. The common rules are
 	// validated separately.
 	Validate() error
+}
+
+// HTTPScenario is a scenario for HTTP servers (mcpdiag serve, mcpdiag proxy
+// --upstream).
+type HTTPScenario interface {
+	Scenario
 	// Wrap returns the handler that produces the fault in front of next. It
 	// is called when the endpoint is built (and again after a reset, so any
 	// state the handler keeps starts afresh). The handler it returns is
 	// called only for the requests the scenario's rules fire on.
 	Wrap(next http.Handler, env *Env) http.Handler
+}
+
+// Transport is what a scenario applies to: the HTTP traffic of a server, or
+// the lines of a stdio server.
+type Transport string
+
+// The transports.
+const (
+	TransportHTTP  Transport = "http"
+	TransportStdio Transport = "stdio"
+)
+
+// transportOf returns the transport scenario s applies to ("" when s has no
+// method for either).
+func transportOf(s Scenario) Transport {
+	switch s.(type) {
+	case HTTPScenario:
+		return TransportHTTP
+	case LineScenario:
+		return TransportStdio
+	}
+	return ""
+}
+
+// Applies says what a scenario of transport t applies to, for errors that
+// refuse it elsewhere.
+func (t Transport) Applies() string {
+	if t == TransportStdio {
+		return "stdio servers (mcpdiag proxy --stdio)"
+	}
+	return "HTTP servers (mcpdiag serve, mcpdiag proxy --upstream)"
+}
+
+func (t Transport) servers() string {
+	if t == TransportStdio {
+		return "a stdio server"
+	}
+	return "an HTTP server"
 }
 
 // Matcher is implemented by scenarios that narrow the requests they match
@@ -95,6 +141,14 @@ func (e *Env) Note(r *http.Request, format string, args ...any) {
 	}
 }
 
+// NoteRequest adds a line to this scenario's decision for req (the form
+// line scenarios use, having no *http.Request).
+func (e *Env) NoteRequest(req *Request, format string, args ...any) {
+	if req != nil {
+		req.note(e.Index, fmt.Sprintf(format, args...))
+	}
+}
+
 // Count returns the 1-based number of r among the requests this scenario
 // matched (0 when it did not match r).
 func (e *Env) Count(r *http.Request) int {
@@ -145,6 +199,23 @@ type Entry struct {
 	// 15-30 s against 10 s. Tests and matrix runs use them.
 	QuickParams    json.RawMessage `json:"quickParams,omitempty"`
 	QuickTimeoutMs int             `json:"quickTimeoutMs,omitempty"`
+	// Transport is what the scenario applies to (TransportHTTP when
+	// empty). For a stdio entry, Tool and Args are the call a client makes
+	// through `mcpdiag proxy --stdio --scenario ID`, ExpectedOutcome is the
+	// outcome of the first record the proxy writes with the fault injected
+	// (FI), and ExpectedPosts counts the request lines of the conversation
+	// (initialize, then the call).
+	Transport Transport `json:"transport"`
+}
+
+// OnStdio reports whether the entry is a stdio scenario.
+func (e Entry) OnStdio() bool { return e.Transport == TransportStdio }
+
+func (e Entry) transport() Transport {
+	if e.Transport == "" {
+		return TransportHTTP
+	}
+	return e.Transport
 }
 
 // Defaults returns the default params as JSON.
@@ -159,6 +230,9 @@ func (e Entry) Defaults() json.RawMessage {
 // MarshalJSON adds the defaults to the entry.
 func (e Entry) MarshalJSON() ([]byte, error) {
 	type plain Entry
+	if e.Transport == "" {
+		e.Transport = TransportHTTP
+	}
 	return json.Marshal(struct {
 		plain
 		Defaults json.RawMessage `json:"defaults"`

@@ -50,7 +50,7 @@ func (s Selection) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads either a spec string ("a+b", default params) or the
-// form MarshalJSON writes.
+// form MarshalJSON writes, for an HTTP endpoint (as Select).
 func (s *Selection) UnmarshalJSON(b []byte) error {
 	if wire.Kind(b) == '"' {
 		var spec string
@@ -70,7 +70,7 @@ func (s *Selection) UnmarshalJSON(b []byte) error {
 	}
 	var sel Selection
 	for _, it := range items {
-		c, err := configure(it.ID, it.Params)
+		c, err := configure(TransportHTTP, it.ID, it.Params)
 		if err != nil {
 			return err
 		}
@@ -80,12 +80,23 @@ func (s *Selection) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Select builds a selection from a spec "a+b" and params. For one scenario
-// params is its params object (or a list holding it); for several it is an
-// array of params objects in order, or an object keyed by scenario id. Missing params are the
-// defaults. Every scenario is validated; the error names the scenario and the
-// param.
+// Select builds a selection for an HTTP endpoint from a spec "a+b" and
+// params. For one scenario params is its params object (or a list holding
+// it); for several it is an array of params objects in order, or an object
+// keyed by scenario id. Missing params are the defaults. Every scenario is
+// validated; the error names the scenario and the param. A stdio scenario is
+// refused: "stdio.drop applies to stdio servers (mcpdiag proxy --stdio)".
 func Select(spec string, params json.RawMessage) (Selection, error) {
+	return selectSpec(TransportHTTP, spec, params)
+}
+
+// SelectStdio is Select for a stdio server ([LineEndpoint]): it takes the
+// stdio scenarios, and refuses the HTTP ones.
+func SelectStdio(spec string, params json.RawMessage) (Selection, error) {
+	return selectSpec(TransportStdio, spec, params)
+}
+
+func selectSpec(t Transport, spec string, params json.RawMessage) (Selection, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		// What GET /admin/scenario returns for the healthy server ("[]")
@@ -141,7 +152,7 @@ func Select(spec string, params json.RawMessage) (Selection, error) {
 	}
 	var sel Selection
 	for i, id := range ids {
-		c, err := configure(strings.TrimSpace(id), per[i])
+		c, err := configure(t, strings.TrimSpace(id), per[i])
 		if err != nil {
 			return nil, err
 		}
@@ -254,11 +265,15 @@ func setPath(obj map[string]any, path []string, v any) error {
 	return nil
 }
 
-// configure makes the scenario id with params over its defaults.
-func configure(id string, params json.RawMessage) (Configured, error) {
+// configure makes the scenario id with params over its defaults, for
+// transport t.
+func configure(t Transport, id string, params json.RawMessage) (Configured, error) {
 	e, ok := Lookup(id)
 	if !ok {
 		return Configured{}, fmt.Errorf("%w %q (mcpdiag scenarios lists them)", ErrUnknownScenario, id)
+	}
+	if et := e.transport(); et != t {
+		return Configured{}, fmt.Errorf("%s applies to %s, not to %s", id, et.Applies(), t.servers())
 	}
 	s, err := NewScenario(e, params)
 	if err != nil {

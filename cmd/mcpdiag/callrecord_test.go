@@ -153,6 +153,9 @@ func TestCallRecordEveryScenario(t *testing.T) {
 	main, _ := startServe(t, serveOptions{seed: 1})
 	base := strings.TrimSuffix(main, "/mcp")
 	for _, e := range faults.Catalogue() {
+		if e.OnStdio() {
+			continue // not served over HTTP
+		}
 		eras := []string{"2026-07-28", "2025-11-25"}
 		if e.Protocol != "" {
 			eras = []string{e.Protocol}

@@ -106,6 +106,9 @@ func TestServeCallEveryScenario(t *testing.T) {
 	main, _ := startServe(t, serveOptions{seed: 1})
 	base := strings.TrimSuffix(main, "/mcp")
 	for _, e := range faults.Catalogue() {
+		if e.OnStdio() {
+			continue // not served over HTTP
+		}
 		t.Run(e.ID, func(t *testing.T) {
 			t.Parallel()
 			u := base + "/s/" + e.ID + "/mcp"
