@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -309,4 +310,21 @@ func Validate(s Scenario) error {
 		}
 	}
 	return s.Validate()
+}
+
+// ReadParams reads a --params value: a JSON text as it is, or "@FILE" for
+// the contents of FILE. The empty string is no params (nil).
+func ReadParams(s string) (json.RawMessage, error) {
+	name, ok := strings.CutPrefix(s, "@")
+	if !ok {
+		if s == "" {
+			return nil, nil
+		}
+		return json.RawMessage(s), nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading params: %w", err)
+	}
+	return b, nil
 }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -218,6 +220,9 @@ func callEntry(t *testing.T, url string, e faults.Entry, timeout time.Duration, 
 func TestTransparencyCatalogue(t *testing.T) {
 	t.Parallel()
 	for _, e := range faults.Catalogue() {
+		if e.OnStdio() {
+			continue // TestStdioCatalogue
+		}
 		t.Run(e.ID, func(t *testing.T) {
 			t.Parallel()
 			timeout := 10 * time.Second
@@ -281,6 +286,116 @@ func TestTransparencyCatalogue(t *testing.T) {
 			}
 			if strings.Join(posts, " ") != strings.Join(client, " ") {
 				t.Errorf("record outcomes %v, the client's %v", posts, client)
+			}
+		})
+	}
+}
+
+// TestStdioCatalogue runs every stdio scenario of the catalogue through the
+// real stdio proxy (RunStdio), in front of a real stdio server (this test
+// binary's go-sdk fixture), as its entry says: initialize,
+// notifications/initialized, then the entry's call, with the quick params
+// when there are any. The first record written with the fault injected has
+// the entry's expected outcome, the records of requests number
+// ExpectedPosts, and what the client received is what the scenario says.
+func TestStdioCatalogue(t *testing.T) {
+	t.Parallel()
+	for _, e := range faults.Catalogue() {
+		if !e.OnStdio() {
+			continue
+		}
+		t.Run(e.ID, func(t *testing.T) {
+			t.Parallel()
+			sel, err := faults.SelectStdio(e.ID, e.QuickParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := startStdio(t, proxy.StdioOptions{Faults: &proxy.FaultOptions{Selection: sel, Seed: 1}})
+			conversation(t, run.in, run.out, []string{initLine, readyLine})
+			// The rest of the output, up to its end, as the client sees it.
+			var rest bytes.Buffer
+			drained := make(chan struct{})
+			go func() {
+				defer close(drained)
+				_, _ = io.Copy(&rest, run.out)
+			}()
+			call := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, e.Tool, e.Args)
+			sent := time.Now()
+			if _, err := io.WriteString(run.in, call+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			// The call's record is written when its response is forwarded
+			// or dropped, or when the server is gone; only then does the
+			// client hang up (an earlier EOF would let the server end
+			// before it answered, whatever the fault).
+			deadline := time.Now().Add(15 * time.Second)
+			for !slices.ContainsFunc(run.sink.records(t), func(r *record.Record) bool { return r.Method == "tools/call" }) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no record of the call after 15 s")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			took := time.Since(sent)
+			run.in.Close()
+			run.wait(t)
+			<-drained
+
+			recs := run.sink.records(t) // in the order they were written
+			var first *record.Record
+			requests := 0
+			for _, r := range recs {
+				if r.Method != "" {
+					requests++
+				}
+				if first == nil && r.Scenario == e.ID {
+					first = r
+				}
+			}
+			if first == nil {
+				for _, r := range recs {
+					t.Logf("  %s %s scenario=%q %s", r.Method, r.Outcome, r.Scenario, r.Reason)
+				}
+				t.Fatalf("no record names %s (the fault never fired)", e.ID)
+			}
+			if first.Outcome != e.ExpectedOutcome {
+				t.Errorf("first record with the fault: %s (%s), want %s", first.Outcome, first.Reason, e.ExpectedOutcome)
+			}
+			if requests != e.ExpectedPosts {
+				t.Errorf("%d request records, want %d", requests, e.ExpectedPosts)
+			}
+			answered := strings.Contains(rest.String(), `"id":2`)
+			switch e.ID {
+			case "stdio.delay":
+				if !answered {
+					t.Errorf("the client never got the response: %q", rest.String())
+				}
+				if took < 30*time.Millisecond {
+					t.Errorf("the call's record came %s after the request, before the 30 ms delay", took)
+				}
+			case "stdio.drop":
+				if answered {
+					t.Errorf("the dropped response reached the client: %q", rest.String())
+				}
+				if !strings.Contains(first.Reason+first.Note, "dropped by the fault") {
+					t.Errorf("the record does not say the response was dropped: %q / %q", first.Reason, first.Note)
+				}
+			case "stdio.garbage":
+				want := faults.DefaultGarbage + "\n"
+				if !strings.HasPrefix(rest.String(), want) || !answered {
+					t.Errorf("the client got %q, want the stray line, then the response", rest.String())
+				}
+				if first.ResponseBody == nil || first.ResponseBody.Text != faults.DefaultGarbage {
+					t.Errorf("the noise record's body: %+v", first.ResponseBody)
+				}
+			case "stdio.exit":
+				if answered {
+					t.Errorf("a response reached the client after the kill: %q", rest.String())
+				}
+				if run.res.Signal != syscall.SIGKILL {
+					t.Errorf("the server ended %+v, want killed by SIGKILL", run.res)
+				}
+			default:
+				t.Errorf("no check of what the client receives for %s", e.ID)
 			}
 		})
 	}

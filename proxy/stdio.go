@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -70,10 +71,15 @@ type StdioOptions struct {
 	// (wire.DefaultMaxEventSize when 0). Longer lines are forwarded whole
 	// all the same.
 	MaxLineSize int
-	// Scenario is noted in every record.
+	// Scenario is noted in every record (a record the faults acted on
+	// names what fired instead).
 	Scenario string
-	// Fault, when set, is applied to the server's traffic.
-	Fault *StdioFault
+	// Faults, when set, apply stdio scenarios of the fault catalogue
+	// (faults.SelectStdio, or faults.ParseStdioAlias for the old
+	// --stdio-fault syntax) to the server's traffic, with the same rules as
+	// over HTTP: each request line of the client counts as a POST.
+	// AllowHeader has no meaning here and is refused.
+	Faults *FaultOptions
 	// Observer sees every finished exchange.
 	Observer Observer
 	// Logger receives the proxy's own warnings; nil discards them.
@@ -104,12 +110,14 @@ type stdioPending struct {
 	client    string
 	fromSrv   bool // a server-to-client request
 	cancelled time.Duration
-	fault     bool // the fault applies to this request
+	fault     *faults.LineDecision // the scenarios that fired on this request; nil when none did
 }
 
 // stdioProxy is one run of RunStdio.
 type stdioProxy struct {
+	ctx     context.Context
 	opts    StdioOptions
+	lines   *faults.LineEndpoint // nil without faults
 	maxLine int
 	limit   int
 	name    string // the command's base name, for records
@@ -126,9 +134,8 @@ type stdioProxy struct {
 	orphanPast map[classify.Outcome]int64 // lines past maxOrphanRecords
 	records    int64
 	lost       int64 // records the sink refused
-	faulted    int
-	killAfter  bool
-	killed     bool // the exit fault fired: the server's output is dropped
+	killAfter  bool  // kill the server once the current request line reached it
+	killed     bool  // a fault killed the server: its output is dropped
 	exited     chan struct{}
 	cmd        *exec.Cmd
 }
@@ -146,7 +153,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		opts.Bodies = BodiesErrors
 	}
 	s := &stdioProxy{
-		opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command),
+		ctx: ctx, opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command),
 		log: opts.Logger, pending: map[string]*stdioPending{}, srvReqs: map[string]*stdioPending{}, exited: make(chan struct{}),
 	}
 	if s.maxLine <= 0 {
@@ -160,6 +167,18 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if f := opts.Faults; f != nil {
+		if f.AllowHeader {
+			return nil, errors.New("proxy: FaultOptions.AllowHeader is for HTTP mode: a stdio request has no headers")
+		}
+		if len(f.Selection) > 0 {
+			le, err := faults.NewLineEndpoint(f.Selection, faults.EndpointOptions{Name: s.url(), Seed: f.Seed})
+			if err != nil {
+				return nil, fmt.Errorf("proxy: %w", err)
+			}
+			s.lines = le
+		}
 	}
 	cmd := exec.Command(opts.Command, opts.Args...)
 	cmd.Env, cmd.Dir = opts.Env, opts.Dir
@@ -370,8 +389,9 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	if whole {
 		m = parseMessage(trimmed)
 	}
-	// Pairs this line completes are recorded after the lock is released.
-	var stale, answered *stdioPending
+	// Pairs this line completes are recorded after the lock is released,
+	// and the faults decide then too (a fault may act on the server).
+	var stale, answered, decide *stdioPending
 	s.mu.Lock()
 	if m.client != "" {
 		s.client = m.client
@@ -386,13 +406,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		// apart. The older request gets its record now.
 		stale = s.pending[idKey(m.id)]
 		s.pending[idKey(m.id)] = p
-		if f := s.opts.Fault; f != nil && f.matches(m) && (f.Times == 0 || s.faulted < f.Times) {
-			s.faulted++
-			p.fault = true
-			if f.Kind == StdioExit {
-				s.killAfter = true
-			}
-		}
+		decide = p
 	case kindNotification:
 		if m.method == "notifications/cancelled" && !m.cancelled.IsZero() {
 			if p := s.pending[idKey(m.cancelled)]; p != nil {
@@ -406,6 +420,16 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		}
 	}
 	s.mu.Unlock()
+	if decide != nil && s.lines != nil {
+		// Before the line reaches the server, which cannot answer it yet:
+		// the response finds the decision in place.
+		d := s.lines.Request(s.ctx, faults.LineRequest{Line: trimmed, Protocol: decide.protocol}, stdioServer{s})
+		if d.Fired() != "" {
+			s.mu.Lock()
+			decide.fault = d
+			s.mu.Unlock()
+		}
+	}
 	if stale != nil {
 		s.finish(stale, nil, time.Now(), fmt.Errorf("the client sent another request with the same id %s before this one was answered", m.id.String()), false)
 	}
@@ -443,14 +467,34 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 			line, tail, size, whole = lr.takeLong()
 		}
 		forward := !s.isKilled()
-		if forward && end && s.opts.Fault != nil {
-			forward = s.applyFault(line, whole)
+		var faulted []faults.LineOut // what the faults forward in place of the line
+		var fired string
+		if forward && end && s.lines != nil {
+			faulted, fired, forward = s.applyFault(line, whole)
 		}
-		if forward && len(piece) > 0 && !clientGone {
-			if _, werr := out.Write(piece); werr != nil {
+		write := func(b []byte) {
+			if clientGone {
+				return
+			}
+			if _, werr := out.Write(b); werr != nil {
 				clientGone = true
 				s.log.Warn("writing to the client failed; the server's output is discarded from now on", slog.Any("error", werr))
 			}
+		}
+		if forward && faulted != nil {
+			for _, o := range faulted {
+				switch {
+				case o.Injected:
+					write(append(bytes.Clone(o.Line), '\n'))
+					s.onNoise(o.Line, 0, fired)
+				case bytes.Equal(o.Line, bytes.TrimSpace(line)):
+					write(piece) // the server's own line, byte for byte
+				default:
+					write(append(bytes.Clone(o.Line), '\n'))
+				}
+			}
+		} else if forward && len(piece) > 0 {
+			write(piece)
 		}
 		if end && forward {
 			if whole {
@@ -557,8 +601,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, note)
 	}
 	rec.Note = strings.Join(notes, "; ")
-	if p.fault {
-		rec.Scenario = s.opts.Fault.String()
+	if p.fault != nil {
+		rec.Scenario = p.fault.Fired()
 	}
 	s.addBodies(rec, p.line, resp, res.Outcome)
 	s.observe(rec, p.start, end, p.msg)
@@ -577,9 +621,9 @@ func (s *stdioProxy) base(p *stdioPending) *record.Record {
 }
 
 // onNoise records a non-JSON line of the server's stdout. size is the
-// line's length when it is longer than line (0 otherwise); note, when set,
-// says that the fault injected the line.
-func (s *stdioProxy) onNoise(line []byte, size int64, note string) {
+// line's length when it is longer than line (0 otherwise); fired, when set,
+// names the faults that injected the line.
+func (s *stdioProxy) onNoise(line []byte, size int64, fired string) {
 	s.mu.Lock()
 	s.noise++
 	if s.noiseRec >= maxNoiseRecords {
@@ -603,9 +647,9 @@ func (s *stdioProxy) onNoise(line []byte, size int64, note string) {
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")
 	}
-	if note != "" {
-		rec.Note = strings.TrimPrefix(rec.Note+"; "+note, "; ")
-		rec.Scenario = s.opts.Fault.String()
+	if fired != "" {
+		rec.Note = strings.TrimPrefix(rec.Note+"; injected by the fault (FI)", "; ")
+		rec.Scenario = fired
 	}
 	s.observe(rec, rec.Time, rec.Time, message{})
 	s.write(rec)
@@ -758,4 +802,69 @@ func (s *stdioProxy) write(rec *record.Record) {
 			s.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
 		}
 	}
+}
+
+// stdioServer is the server as the faults see it (faults.LineServer).
+type stdioServer struct{ s *stdioProxy }
+
+// Kill implements faults.LineServer: the server is killed once the current
+// request line has reached it, and from now on its output is dropped, so
+// that an answer it writes before the kill lands never reaches the client
+// (as it would not from a server that crashed).
+func (v stdioServer) Kill() {
+	v.s.mu.Lock()
+	v.s.killAfter, v.s.killed = true, true
+	v.s.mu.Unlock()
+}
+
+// faultExit reports (once) that the server must be killed now.
+func (s *stdioProxy) faultExit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.killAfter
+	s.killAfter = false
+	return k
+}
+
+// isKilled reports whether a fault killed the server.
+func (s *stdioProxy) isKilled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killed
+}
+
+// applyFault hands a server line that answers a request the faults fired
+// on to their decision. It returns the lines to forward in its place (nil:
+// the line as it is), the faults that fired, and whether to forward at all:
+// a dropped response is recorded here, with the reason, and not forwarded.
+func (s *stdioProxy) applyFault(line []byte, whole bool) (out []faults.LineOut, fired string, forward bool) {
+	if !whole {
+		return nil, "", true
+	}
+	trimmed := bytes.TrimSpace(line)
+	m := parseMessage(trimmed)
+	if m.kind != kindResponse {
+		return nil, "", true
+	}
+	s.mu.Lock()
+	p := s.pending[idKey(m.id)]
+	var d *faults.LineDecision
+	if p != nil {
+		d = p.fault
+	}
+	s.mu.Unlock()
+	if d == nil {
+		return nil, "", true
+	}
+	out, err := d.Response(s.ctx, trimmed)
+	if err != nil {
+		s.mu.Lock()
+		if s.pending[idKey(m.id)] == p {
+			delete(s.pending, idKey(m.id))
+		}
+		s.mu.Unlock()
+		s.finish(p, nil, time.Now(), err, false)
+		return nil, "", false
+	}
+	return out, d.Fired(), true
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,6 +129,12 @@ type stdioRun struct {
 // startStdio runs the fixture server through the stdio proxy.
 func startStdio(t *testing.T, opts proxy.StdioOptions) *stdioRun {
 	t.Helper()
+	return startStdioContext(t, context.Background(), opts)
+}
+
+// startStdioContext is startStdio with the run's context.
+func startStdioContext(t *testing.T, parent context.Context, opts proxy.StdioOptions) *stdioRun {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	run := &stdioRun{in: inW, out: bufio.NewReader(outR), sink: &memSink{}, done: make(chan struct{})}
@@ -138,7 +146,7 @@ func startStdio(t *testing.T, opts proxy.StdioOptions) *stdioRun {
 	if opts.Records == nil {
 		opts.Records = run.sink
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
 	go func() {
 		defer close(run.done)
 		defer cancel()
@@ -290,9 +298,10 @@ func TestStdioSignalPropagates(t *testing.T) {
 	}
 }
 
-// The stdio faults: a dropped response is never seen by the client and is
-// recorded as such; a garbage line precedes the response; exit kills the
-// server in the middle of the request.
+// The stdio faults, given in the old --stdio-fault syntax (an alias of the
+// catalogue's stdio scenarios): a dropped response is never seen by the
+// client and is recorded as such; a garbage line precedes the response;
+// exit kills the server in the middle of the request.
 func TestStdioFaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -307,16 +316,17 @@ func TestStdioFaults(t *testing.T) {
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			t.Parallel()
-			f, err := proxy.ParseStdioFault(tc.spec)
+			sel, err := faults.ParseStdioAlias(tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := startStdio(t, proxy.StdioOptions{Fault: f})
+			kind := sel.String()
+			run := startStdio(t, proxy.StdioOptions{Faults: &proxy.FaultOptions{Selection: sel}})
 			conversation(t, run.in, run.out, []string{initLine, readyLine})
 			start := time.Now()
 			io.WriteString(run.in, toolLine(2, "echo")+"\n")
 			var lines []string
-			if f.Kind != proxy.StdioDrop && f.Kind != proxy.StdioExit {
+			if kind != "stdio.drop" && kind != "stdio.exit" {
 				for len(lines) == 0 || !strings.Contains(lines[len(lines)-1], `"id":2`) {
 					l, err := run.out.ReadString('\n')
 					if err != nil {
@@ -325,10 +335,10 @@ func TestStdioFaults(t *testing.T) {
 					lines = append(lines, l)
 				}
 			}
-			if f.Kind == proxy.StdioDelay && time.Since(start) < 30*time.Millisecond {
+			if kind == "stdio.delay" && time.Since(start) < 30*time.Millisecond {
 				t.Errorf("the response came after %s, before the delay", time.Since(start))
 			}
-			if f.Kind == proxy.StdioGarbage && (len(lines) != 2 || lines[0] != proxy.DefaultGarbage+"\n") {
+			if kind == "stdio.garbage" && (len(lines) != 2 || lines[0] != faults.DefaultGarbage+"\n") {
 				t.Errorf("lines %q", lines)
 			}
 			run.in.Close()
@@ -336,8 +346,8 @@ func TestStdioFaults(t *testing.T) {
 			var got []classify.Outcome
 			for _, r := range run.sink.exchanges(t)[1:] {
 				got = append(got, r.Outcome)
-				if r.Scenario != f.String() {
-					t.Errorf("record %s scenario %q, want %q", r.Outcome, r.Scenario, f.String())
+				if r.Scenario != kind {
+					t.Errorf("record %s scenario %q, want %q", r.Outcome, r.Scenario, kind)
 				}
 			}
 			want := []classify.Outcome{tc.outcome}
@@ -348,6 +358,42 @@ func TestStdioFaults(t *testing.T) {
 				t.Errorf("outcomes %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// A fault's delay ends with the run: cancelled while it holds a response
+// back for a minute, RunStdio returns at once (the old stdio delay was a
+// time.Sleep that only the full minute ended), and the held request is
+// recorded as cut by the end of the run.
+func TestStdioDelayEndsWithTheRun(t *testing.T) {
+	t.Parallel()
+	sel, err := faults.ParseStdioAlias("delay=1m,tool=echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := startStdioContext(t, ctx, proxy.StdioOptions{Faults: &proxy.FaultOptions{Selection: sel}})
+	conversation(t, run.in, run.out, []string{initLine, readyLine})
+	go func() { _, _ = io.Copy(io.Discard, run.out) }()
+	io.WriteString(run.in, toolLine(2, "echo")+"\n")
+	// Give the server time to answer, so that the proxy holds the answer
+	// (on a machine too slow for that, the kill comes first and the run
+	// ends all the same).
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case <-run.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("RunStdio still runs 20 s after its context ended, inside a 1-minute delay")
+	}
+	if !errors.Is(run.err, context.Canceled) {
+		t.Errorf("RunStdio: %v, want context.Canceled", run.err)
+	}
+	recs := run.sink.exchanges(t)
+	last := recs[len(recs)-1]
+	if last.Tool != "echo" || last.Outcome != classify.NetworkError {
+		t.Errorf("the held call's record: %s %s %q", last.Tool, last.Outcome, last.Reason)
 	}
 }
 

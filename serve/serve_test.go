@@ -298,6 +298,11 @@ func TestScenarioEndpoints(t *testing.T) {
 	if code, body := get("/s/errors.http_status_sequence/mcp?statusCodes=[999]", `{}`); code != 400 || !strings.Contains(body, "param statusCodes[0]") {
 		t.Errorf("bad params: %d %s", code, body)
 	}
+	// A stdio scenario is in the catalogue but not served: it says where it
+	// applies.
+	if code, body := get("/s/stdio.drop/mcp", `{}`); code != 400 || !strings.Contains(body, "stdio.drop applies to stdio servers (mcpdiag proxy --stdio)") {
+		t.Errorf("stdio scenario: %d %s", code, body)
+	}
 	// The same id with different params: separate counters.
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	a, _ := get("/s/errors.http_status_sequence/mcp?statusCodes=[500,200]&run=a", body)

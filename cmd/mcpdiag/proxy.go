@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
@@ -95,7 +94,10 @@ connection dropped too; a response cut mid-stream reaches the client cut.
 Faults: --scenario applies a scenario of the fault catalogue (mcpdiag
 scenarios) to the real upstream's traffic; with --allow-fault-header a request
 may pick its own with the Mcpdiag-Scenario (and Mcpdiag-Params) header. In
-stdio mode, --stdio-fault delay=500ms|drop|garbage|exit[,tool=NAME][,times=N].
+stdio mode --scenario takes the stdio scenarios (stdio.delay, stdio.drop,
+stdio.garbage, stdio.exit), with --params and --seed as over HTTP; the older
+--stdio-fault delay=500ms|drop|garbage|exit[,tool=NAME][,method=M][,times=N]
+is an alias (docs/scenarios.md has the table).
 
 Metrics: --metrics ADDR serves Prometheus /metrics. Traces: OTLP over HTTP to
 --otlp URL or $OTEL_EXPORTER_OTLP_ENDPOINT. Both are off by default.
@@ -116,6 +118,7 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --listen 127.0.0.1:9000 --metrics 127.0.0.1:9464
   mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --scenario sse.truncated --record chaos.jsonl
   mcpdiag proxy --stdio --record calls.jsonl -- npx -y @modelcontextprotocol/server-everything
+  mcpdiag proxy --stdio --scenario stdio.drop --record calls.jsonl -- ./my-server --flag
   mcpdiag proxy --stdio --stdio-fault garbage,tool=echo -- ./my-server --flag`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash > 0 {
@@ -138,11 +141,11 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
 	f.BoolVar(&o.preserveHost, "preserve-host", false, "forward the client's Host header instead of the upstream's")
 	f.IntVar(&o.maxEventSize, "max-event-size", 0, "largest JSON body or SSE event the classifier holds (default 16 MiB); bounds memory per stream")
 	f.Int64Var(&o.classifyMemory, "classify-memory", proxy.DefaultClassifyMemory, "memory all in-flight classifications may hold at once, in bytes; past it an exchange is forwarded untouched and recorded NOT_CLASSIFIED (negative: no overall bound)")
-	f.StringVar(&o.scenario, "scenario", "", "fault scenario id(s) applied to the upstream's traffic, composed with + (HTTP mode)")
+	f.StringVar(&o.scenario, "scenario", "", "fault scenario id(s) applied to the server's traffic, composed with + (stdio mode: the stdio.* scenarios)")
 	f.StringVar(&o.params, "params", "", "scenario params: a JSON object (or array for a+b), or @FILE")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the scenarios' schedules and delays (default: random, noted in records)")
 	f.BoolVar(&o.allowFaultHeader, "allow-fault-header", false, "let a request choose a scenario with the "+proxy.HeaderScenario+" header (off: clients cannot inject faults)")
-	f.StringVar(&o.stdioFault, "stdio-fault", "", "stdio mode fault: delay=DURATION, drop, garbage or exit, then ,tool=NAME ,method=M ,times=N")
+	f.StringVar(&o.stdioFault, "stdio-fault", "", "stdio mode: an alias of --scenario stdio.*: delay=DURATION, drop, garbage or exit, then ,tool=NAME ,method=M ,line=TEXT ,times=N")
 	f.StringVar(&o.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics (an address without a host binds 127.0.0.1)")
 	f.StringVar(&o.otlp, "otlp", "", "export traces with OTLP/HTTP to this URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; otherwise no traces)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "close a client's keep-alive connection after it waited this long for its next request (a stream in progress is never idle; 0: never)")
@@ -183,8 +186,11 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 		return usageError("--record-body-limit, --max-event-size and --record-queue must not be negative")
 	}
 	if o.stdio {
-		if o.upstream != "" || o.scenario != "" || o.allowFaultHeader || o.preserveHost {
-			return usageError("--stdio takes the server command after --; --upstream, --scenario, --allow-fault-header and --preserve-host are for HTTP mode")
+		if o.upstream != "" || o.allowFaultHeader || o.preserveHost {
+			return usageError("--stdio takes the server command after --; --upstream, --allow-fault-header and --preserve-host are for HTTP mode")
+		}
+		if o.stdioFault != "" && (o.scenario != "" || o.params != "") {
+			return usageError("--stdio-fault is an alias of --scenario (with its params in the spec): give one or the other")
 		}
 		if len(args) == 0 {
 			return usageError("--stdio needs the server command after --, e.g. mcpdiag proxy --stdio -- npx some-server")
@@ -340,16 +346,10 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		ReadHeaderTimeout: flagTimeout(o.readHeaderTimeout), IdleTimeout: flagTimeout(o.idleTimeout),
 	}
 	if o.scenario != "" || o.allowFaultHeader {
-		var params json.RawMessage
-		if o.params != "" {
-			b := []byte(o.params)
-			if name, ok := strings.CutPrefix(o.params, "@"); ok {
-				if b, err = os.ReadFile(name); err != nil {
-					closeSink()
-					return usageError("--params: %v", err)
-				}
-			}
-			params = b
+		params, err := faults.ReadParams(o.params)
+		if err != nil {
+			closeSink()
+			return usageError("--params: %v", err)
 		}
 		sel, err := faults.Select(o.scenario, params)
 		if err != nil {
@@ -496,13 +496,29 @@ func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 		Command: args[0], Args: args[1:], Stdin: stdin, Stdout: stdout, Stderr: stderr,
 		Records: records, Bodies: bodies, BodyLimit: bodyLimit, MaxLineSize: o.maxEventSize, Observer: observer, Logger: logger,
 	}
-	if o.stdioFault != "" {
-		f, err := proxy.ParseStdioFault(o.stdioFault)
+	switch {
+	case o.stdioFault != "":
+		sel, err := faults.ParseStdioAlias(o.stdioFault)
 		if err != nil {
 			closeSink()
 			return usageError("--stdio-fault: %v", err)
 		}
-		opts.Fault = f
+		opts.Faults = &proxy.FaultOptions{Selection: sel, Seed: o.seed}
+	case o.scenario != "":
+		params, err := faults.ReadParams(o.params)
+		if err != nil {
+			closeSink()
+			return usageError("--params: %v", err)
+		}
+		sel, err := faults.SelectStdio(o.scenario, params)
+		if err != nil {
+			closeSink()
+			return usageError("--scenario: %v", err)
+		}
+		opts.Faults = &proxy.FaultOptions{Selection: sel, Seed: o.seed}
+	case o.params != "":
+		closeSink()
+		return usageError("--params needs --scenario")
 	}
 	sigs := o.signals
 	if sigs == nil {

@@ -71,6 +71,12 @@ func TestProxyUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--stdio", "--upstream", "http://x/", "--", "true"}, "for HTTP mode"},
 		{[]string{"proxy", "--stdio", "--stdio-fault", "explode", "--", "true"}, "--stdio-fault"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--stdio-fault", "drop"}, "for stdio mode"},
+		{[]string{"proxy", "--stdio", "--scenario", "stdio.drop", "--stdio-fault", "drop", "--", "true"}, "--stdio-fault is an alias of --scenario"},
+		{[]string{"proxy", "--stdio", "--stdio-fault", "drop", "--params", "{}", "--", "true"}, "--stdio-fault is an alias of --scenario"},
+		{[]string{"proxy", "--stdio", "--params", "{}", "--", "true"}, "--params needs --scenario"},
+		{[]string{"proxy", "--stdio", "--scenario", "errors.tool_error", "--", "true"}, "errors.tool_error applies to HTTP servers"},
+		{[]string{"proxy", "--stdio", "--scenario", "stdio.garbage", "--params", `{"line":""}`, "--", "true"}, "stdio.garbage: param line: empty"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--scenario", "stdio.drop"}, "stdio.drop applies to stdio servers (mcpdiag proxy --stdio)"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &out, &errb)
@@ -203,5 +209,50 @@ func TestProxyStdioCommand(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], `"outcome":"TOOL_SUCCESS"`) || !strings.Contains(lines[0], `"client":"c@1"`) ||
 		!strings.Contains(lines[1], `"outcome":"NETWORK_ERROR"`) || !strings.Contains(lines[1], "exit status 5") {
 		t.Errorf("records:\n%s", data)
+	}
+}
+
+// stdio mode with a catalogue scenario: --scenario stdio.garbage writes
+// the stray line before the response and records it, and the old
+// --stdio-fault spelling of the same fault gives the same bytes and the
+// same records.
+func TestProxyStdioScenario(t *testing.T) {
+	t.Setenv(lineServerEnv, "1")
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}` + "\n"
+	response := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}` + "\n"
+	var outs, recs []string
+	for _, flags := range [][]string{
+		{"--scenario", "stdio.garbage", "--params", `{"line":"hello"}`},
+		{"--stdio-fault", "garbage,line=hello"},
+	} {
+		path := filepath.Join(t.TempDir(), "records.jsonl")
+		args := append([]string{"proxy", "--stdio", "--record", path}, flags...)
+		args = append(args, "--", os.Args[0], "-test.run=^$")
+		var out, errb bytes.Buffer
+		if code := run(args, strings.NewReader(in), &out, &errb); code != 0 {
+			t.Fatalf("%q: exit %d; stderr %q", flags, code, errb.String())
+		}
+		if out.String() != "hello\n"+response {
+			t.Errorf("%q: stdout %q, want the stray line, then %q", flags, out.String(), response)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			rec, err := record.Decode([]byte(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s %s scenario=%s", rec.Method, rec.Outcome, rec.Scenario))
+		}
+		outs, recs = append(outs, out.String()), append(recs, strings.Join(got, "\n"))
+	}
+	if want := " STDIO_NOISE scenario=stdio.garbage\ntools/call TOOL_SUCCESS scenario=stdio.garbage"; recs[0] != want {
+		t.Errorf("records:\n%s\nwant\n%s", recs[0], want)
+	}
+	if outs[0] != outs[1] || recs[0] != recs[1] {
+		t.Errorf("--stdio-fault is not the same fault as --scenario:\n%q\n%q\n%s\n%s", outs[0], outs[1], recs[0], recs[1])
 	}
 }
