@@ -80,6 +80,7 @@ func renderOutcomesDoc(cases []goldenCase) []byte {
 		InputRoundsExceeded: {"`mcpdiag call` (client)", "the server still asked for input after `--max-rounds` MRTR rounds; exit 5"},
 		ToolExcluded:        {"`mcpdiag call` (client)", "the tool's `x-mcp-header` annotations break the 2026-07-28 rules, so it was dropped and nothing was sent; exit 3"},
 		StdioNoise:          {"`mcpdiag proxy --stdio`", "a line on the server's stdout that is not JSON, kept in the record"},
+		AuthFailed:          {"`mcpdiag call`, `mcpdiag auth` (client)", "the OAuth authorization chain could not get a token the server accepts; the `auth` member names the step (resource-metadata, as-metadata, registration, authorize, token, refresh, step-up) and the rule it broke (docs/auth.md); exit 4"},
 	}
 	for _, o := range CallOutcomes {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Layer(), o, callMeaning[o][0], callMeaning[o][1])

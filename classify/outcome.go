@@ -75,10 +75,17 @@ const (
 	// StdioNoise: a line on a stdio server's stdout that is not JSON
 	// (package proxy).
 	StdioNoise Outcome = "STDIO_NOISE"
+	// AuthFailed: the client's OAuth authorization chain (MCP
+	// authorization, 2026-07-28) could not get a token the server accepts;
+	// the record's auth member names the step and the rule it broke
+	// (package client). On an auth-chain exchange it is an answer that is
+	// well-formed but breaks a rule (an issuer or resource mismatch, no
+	// authorization_servers, an iss that is not the issuer's).
+	AuthFailed Outcome = "AUTH_FAILED"
 )
 
 // CallOutcomes lists the outcomes that are not the classifier's.
-var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise}
+var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise, AuthFailed}
 
 // Layer returns the layer an outcome belongs to ("" for an unknown name).
 func (o Outcome) Layer() Layer {
@@ -87,7 +94,7 @@ func (o Outcome) Layer() Layer {
 		return LayerInteraction
 	case ToolExcluded:
 		return LayerProtocol
-	case StdioNoise:
+	case StdioNoise, AuthFailed:
 		return LayerTransport
 	case NetworkError, HTTPError, EmptyResponse, UnexpectedContentType, StreamIncomplete, NotificationAccepted:
 		return LayerTransport

@@ -53,6 +53,12 @@ type Client struct {
 	// (no page cut, no cursor loop, every page readable).
 	listComplete bool
 	exchanges    []*Exchange
+
+	// auth is the OAuth flow (nil without Options.Auth, or with Bearer);
+	// authFacts counts its re-authorizations for the retry policy, per
+	// call.
+	auth      *authState
+	authFacts retry.Facts
 }
 
 // New returns a client for opts.URL.
@@ -76,6 +82,13 @@ func New(opts Options) (*Client, error) {
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c := &Client{opts: opts, http: &hc, pol: opts.policy()}
+	if opts.Auth != nil && opts.Bearer == "" {
+		if err := opts.Auth.validate(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		c.auth = newAuthState(c, *opts.Auth)
+		c.auth.load()
+	}
 	// One bound on MRTR rounds: --max-rounds decides, whatever the policy
 	// passed in says.
 	c.pol.MaxInputRounds = opts.maxRounds()
@@ -124,6 +137,9 @@ type Call struct {
 	Unanswered []string
 	// Result is the final JSON-RPC response message (when there was one).
 	Result json.RawMessage
+	// Auth, when the outcome is AUTH_FAILED, says at which step of the
+	// authorization chain and why.
+	Auth *AuthFailure
 }
 
 // Layer returns the layer of the call's outcome.
@@ -133,6 +149,8 @@ func (c *Call) Layer() classify.Layer {
 		return classify.LayerInteraction
 	case ToolExcluded:
 		return classify.LayerProtocol
+	case AuthFailed:
+		return classify.LayerTransport
 	}
 	return c.Outcome.Layer()
 }
@@ -209,7 +227,9 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		if call.Outcome == "" && call.Final != nil {
 			call.Outcome = call.Final.Outcome
 		}
+		c.finishAuth(call)
 	}()
+	c.startAuth()
 
 	if !c.prepare(ctx, st) {
 		return call, nil
@@ -329,6 +349,9 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 		d = alt
 	}
 	if alt, ok := c.fixedEraRefused(ex, d); ok {
+		d = alt
+	}
+	if alt, ok := authStopped(ex); ok {
 		d = alt
 	}
 	ex.Decision = &d

@@ -63,9 +63,24 @@ type Exchange struct {
 	ToFirstByte time.Duration
 	Total       time.Duration
 
+	// Auth is the exchange's part in the authorization chain: set on the
+	// chain's own exchanges (to the protected resource's metadata and the
+	// authorization server), on MCP exchanges that carried the chain's
+	// token, and on those answered with a Bearer challenge.
+	Auth *AuthInfo
+
 	// sse is what the event stream said about resuming: the last event id
 	// and the reconnection time (retry field).
 	sse sseWatch
+
+	// authBody is the head of an auth-chain response, for the step code
+	// only (never recorded); authBytes its full length; authErr an error
+	// reading it. authFail is the chain failure this MCP exchange's
+	// answer ended in.
+	authBody  []byte
+	authBytes int64
+	authErr   error
+	authFail  *AuthFailure
 }
 
 // request describes one POST to send.
@@ -135,10 +150,48 @@ func (firstByteTimeout) Error() string   { return "no response headers within th
 func (firstByteTimeout) Timeout() bool   { return true }
 func (firstByteTimeout) Temporary() bool { return false }
 
-// send performs one request and classifies the response. A redirect is
-// never followed to another origin; a same-origin 307 or 308 is followed
-// once, and the redirect is recorded as its own exchange (see redirect.go).
+// send performs one request and classifies the response. With the OAuth
+// flow on, a 401 or a 403 insufficient_scope runs the authorization chain
+// and, when it got a token, the same request is sent again (the server
+// refused it without acting on it); the refused exchange is recorded with
+// its decision. A chain that fails leaves the refused exchange as the
+// answer, marked with the failure (see authStopped).
 func (c *Client) send(ctx context.Context, rq *request) *Exchange {
+	if c.auth == nil {
+		return c.sendFollow(ctx, rq)
+	}
+	c.auth.refreshIfExpired(ctx)
+	ex := c.sendFollow(ctx, rq)
+	op := rq.method
+	if rq.tool != "" {
+		op += " " + rq.tool
+	}
+	for try := 1; wantsAuth(ex); try++ {
+		if try > 3 {
+			markChallenge(ex)
+			c.auth.setFailure(&AuthFailure{Step: stepOf(ex), Seq: ex.Seq, Rule: "MCP authorization §Step-Up Authorization Flow: retry limits",
+				Reason: fmt.Sprintf("the server still answered %d after %d authorizations of this request", ex.Status, try-1)})
+		}
+		if try > 3 || !c.authExchange(ctx, ex, op, try) {
+			if ex.authFail == nil {
+				ex.authFail = c.auth.takeFailure()
+				c.auth.setFailure(ex.authFail)
+			}
+			return ex
+		}
+		c.record(ex)
+		c.emit(ex)
+		again := *rq
+		again.origin = OriginPolicy
+		ex = c.sendFollow(ctx, &again)
+	}
+	return ex
+}
+
+// sendFollow performs one request and classifies the response. A redirect
+// is never followed to another origin; a same-origin 307 or 308 is followed
+// once, and the redirect is recorded as its own exchange (see redirect.go).
+func (c *Client) sendFollow(ctx context.Context, rq *request) *Exchange {
 	ex := c.sendTo(ctx, rq, c.opts.URL)
 	next, ok := c.checkRedirect(ex, false)
 	if !ok {
@@ -176,8 +229,11 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	for k, vs := range rq.header {
 		hdr[k] = vs
 	}
-	if c.opts.Bearer != "" {
-		hdr.Set("Authorization", "Bearer "+c.opts.Bearer)
+	if v, res, iss := c.authorization(); v != "" {
+		hdr.Set("Authorization", v)
+		if res != "" {
+			ex.Auth = &AuthInfo{Step: StepRequest, TokenResource: res, TokenIssuer: iss}
+		}
 	}
 	ex.RequestHeader = hdr
 

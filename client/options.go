@@ -48,8 +48,14 @@ type Options struct {
 	// Header is added to every request.
 	Header http.Header
 	// Bearer, when set, is sent as "Authorization: Bearer …" and is never
-	// printed or recorded.
+	// printed or recorded. It turns the OAuth flow (Auth) off: the caller
+	// brought the token.
 	Bearer string
+	// Auth, when set (and Bearer is not), runs the OAuth 2.1 flow of the
+	// MCP authorization spec on a 401 or a 403 insufficient_scope: every
+	// exchange of the chain is recorded with its step (Exchange.Auth), and
+	// a chain that fails ends the call AUTH_FAILED (Call.Auth says where).
+	Auth *AuthOptions
 	// Timeout bounds the whole logical call (DefaultTimeout when 0).
 	Timeout time.Duration
 	// FirstByteTimeout bounds the wait for each response's headers

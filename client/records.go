@@ -41,17 +41,29 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 		if r.ProtocolVersion == "" {
 			r.ProtocolVersion = call.Protocol
 		}
-		r.SetRequest(ex.RequestBody)
-		if r.Method == "" {
-			r.Method = ex.Method
+		if ex.Auth != nil {
+			r.Auth = ex.Auth.record()
 		}
-		r.SetResult(ex.Result)
+		if ex.isAuthStep() {
+			// An exchange with the authorization server or the resource's
+			// metadata: no JSON-RPC, no body kept (bodies hold tokens,
+			// codes and secrets), the step in auth.
+			r.URL = ex.URL
+			r.ProtocolVersion = ""
+			r.SetResult(ex.Result)
+		} else {
+			r.SetRequest(ex.RequestBody)
+			if r.Method == "" {
+				r.Method = ex.Method
+			}
+			r.SetResult(ex.Result)
+		}
 		r.Timings = record.Timings{
 			Headers:    record.Duration(ex.ToHeaders),
 			FirstEvent: record.Duration(ex.ToFirstByte),
 			Total:      record.Duration(ex.Total),
 		}
-		if len(ex.Result.Response) > 0 {
+		if len(ex.Result.Response) > 0 && !ex.isAuthStep() {
 			r.ResponseBody = &record.Body{Text: string(ex.Result.Response)}
 		}
 		if ex.Decision != nil {
@@ -65,13 +77,18 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 	}
 	summary = rc.Summary()
 	summary.Tool = call.Tool
-	if call.Outcome == InputRoundsExceeded || call.Outcome == ToolExcluded {
+	if call.Outcome == InputRoundsExceeded || call.Outcome == ToolExcluded || call.Outcome == AuthFailed {
 		summary.Outcome, summary.Layer = call.Outcome, call.Layer()
 	}
 	if call.Final != nil && summary.Outcome == "" {
 		summary.SetResult(call.Final)
 	}
 	summary.Decision = decision(call.Decision.Action, call.Decision.Delay.Milliseconds(), call.Decision.Reason)
+	if f := call.Auth; f != nil {
+		summary.Outcome, summary.Layer = AuthFailed, call.Layer()
+		summary.Reason = "authorization failed at step " + f.Step + ": " + f.Reason
+		summary.Auth = &record.Auth{Step: f.Step, Failure: f.Reason, Rule: f.Rule}
+	}
 	summary.Note = fmt.Sprintf("era %s (%s); tool safety %s (%s)", orNone(call.Protocol), call.EraReason, call.Safety, call.SafetySource)
 	if len(call.Unanswered) > 0 {
 		summary.Note += fmt.Sprintf("; unanswered input requests: %v", call.Unanswered)
@@ -95,4 +112,19 @@ func httpMethod(ex *Exchange) string {
 		return ex.HTTPMethod
 	}
 	return http.MethodPost
+}
+
+// isAuthStep reports whether the exchange is one of the authorization
+// chain's own (to the metadata or the authorization server), not an MCP
+// request.
+func (ex *Exchange) isAuthStep() bool {
+	return ex.Auth != nil && ex.Auth.Step != StepRequest && ex.Auth.Step != StepChallenge
+}
+
+// record is the record member of an AuthInfo.
+func (a *AuthInfo) record() *record.Auth {
+	return &record.Auth{Step: a.Step, StepUp: a.StepUp, Issuer: a.Issuer, Resource: a.Resource, Scope: a.Scope, Granted: a.Granted,
+		Grant: a.Grant, ClientAuth: a.ClientAuth, Registration: a.Registration, ClientID: a.ClientID, PKCE: a.PKCE, Via: a.Via,
+		Error: a.Error, ErrorDescription: a.ErrorDescription, Failure: a.Failure, Rule: a.Rule,
+		TokenResource: a.TokenResource, TokenIssuer: a.TokenIssuer, Note: a.Note}
 }

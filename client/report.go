@@ -44,18 +44,34 @@ func (call *Call) WriteReport(w io.Writer) error {
 	for _, r := range call.Recoveries {
 		fmt.Fprintf(&b, "  recovery:  %s\n", r)
 	}
-	gets := 0
+	if f := call.Auth; f != nil {
+		fmt.Fprintf(&b, "  auth:      failed at step %s: %s\n", f.Step, f.Reason)
+		if f.Rule != "" {
+			fmt.Fprintf(&b, "  rule:      %s\n", f.Rule)
+		}
+	}
+	writeAuthChain(&b, call.Exchanges)
+	gets, authSteps := 0, 0
 	for _, ex := range call.Exchanges {
-		if ex.HTTPMethod == "GET" {
+		switch {
+		case ex.isAuthStep():
+			authSteps++
+		case ex.HTTPMethod == "GET":
 			gets++
 		}
 	}
-	requests := fmt.Sprintf("%d POST(s)", len(call.Exchanges)-gets)
+	requests := fmt.Sprintf("%d POST(s)", len(call.Exchanges)-gets-authSteps)
 	if gets > 0 {
 		requests += fmt.Sprintf(" and %d GET(s)", gets)
 	}
+	if authSteps > 0 {
+		requests += fmt.Sprintf(" to the MCP server (and %d in the auth chain above)", authSteps)
+	}
 	fmt.Fprintf(&b, "  exchanges: %s, %d retr%s, %d input round(s)\n", requests, call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], call.Rounds)
 	for _, ex := range call.Exchanges {
+		if ex.isAuthStep() {
+			continue
+		}
 		status := "---"
 		if ex.Status != 0 {
 			status = fmt.Sprint(ex.Status)

@@ -182,8 +182,8 @@ func (c *Client) standalone(ctx context.Context, ready chan<- struct{}) {
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", c.legacyVersion())
 	req.Header.Set("Mcp-Session-Id", c.session)
-	if c.opts.Bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.Bearer)
+	if v, _, _ := c.authorization(); v != "" {
+		req.Header.Set("Authorization", v)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -283,6 +283,9 @@ func (c *Client) decideSetup(ctx context.Context, ex *Exchange, f retry.Facts) {
 	if alt, ok := versionListedAnyway(c.pol, ex, d, f); ok {
 		d = alt
 	}
+	if alt, ok := authStopped(ex); ok {
+		d = alt
+	}
 	ex.Decision = &d
 }
 

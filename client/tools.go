@@ -45,6 +45,8 @@ type Listing struct {
 	Decision retry.Decision
 	// OK reports that every page of tools/list was read.
 	OK bool
+	// Auth, when the authorization chain stopped the listing, says where.
+	Auth *AuthFailure
 }
 
 // ListTools reads tools/list now, every page (deciding the era and
@@ -57,12 +59,15 @@ func (c *Client) ListTools(ctx context.Context) *Listing {
 	first := len(c.exchanges)
 	st := &callState{call: &Call{}, origin: OriginNone}
 	c.listed = false
+	c.startAuth()
 	ok := c.prepare(ctx, st)
 	l := &Listing{OK: ok, Protocol: c.protocol, EraReason: c.eraReason}
 	l.Exchanges = append([]*Exchange(nil), c.exchanges[first:]...)
 	sort.SliceStable(l.Exchanges, func(i, j int) bool { return l.Exchanges[i].Seq < l.Exchanges[j].Seq })
 	if !ok {
-		l.Final, l.Decision = st.call.Final, st.call.Decision
+		st.call.Exchanges = l.Exchanges
+		c.finishAuth(st.call)
+		l.Final, l.Decision, l.Auth = st.call.Final, st.call.Decision, st.call.Auth
 		return l
 	}
 	l.Tools, l.Excluded = c.Tools(), c.ExcludedTools()

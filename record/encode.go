@@ -213,6 +213,15 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 		v.Cause = s(v.Cause)
 		c.NotClassified = &v
 	}
+	if c.Auth != nil {
+		v := *c.Auth
+		for _, f := range []*string{&v.Step, &v.Issuer, &v.Resource, &v.Scope, &v.Granted, &v.Grant, &v.ClientAuth, &v.Registration,
+			&v.ClientID, &v.PKCE, &v.Via, &v.Error, &v.ErrorDescription, &v.Failure, &v.Rule, &v.TokenResource, &v.TokenIssuer, &v.Note} {
+			*f = s(*f)
+		}
+		v.Issuer, v.Resource, v.TokenResource, v.TokenIssuer = red.URL(v.Issuer), red.URL(v.Resource), red.URL(v.TokenResource), red.URL(v.TokenIssuer)
+		c.Auth = &v
+	}
 	if c.Decision != nil {
 		c.Decision = &Decision{Action: s(c.Decision.Action), DelayMs: c.Decision.DelayMs, Reason: s(c.Decision.Reason)}
 	}

@@ -164,6 +164,10 @@ type Record struct {
 	// NotClassified says why the exchange has no verdict (outcome
 	// NOT_CLASSIFIED): the cause, the size and the limit.
 	NotClassified *NotClassified `json:"notClassified,omitempty"`
+	// Auth is the exchange's part in an OAuth authorization chain (MCP
+	// authorization): its step and what it did; on a call, the step where
+	// the chain failed (outcome AUTH_FAILED). It never holds a secret.
+	Auth *Auth `json:"auth,omitempty"`
 	// Decision is what the client decided after this exchange (retry,
 	// stop, …), or on a call, the final decision.
 	Decision *Decision `json:"decision,omitempty"`
@@ -325,6 +329,55 @@ type NotClassified struct {
 	InUse int64 `json:"inUse,omitempty"`
 	// Event is the 1-based index of the SSE event, absent for a JSON body.
 	Event int `json:"event,omitempty"`
+}
+
+// Auth describes one step of an OAuth authorization chain. Only facts that
+// are not secrets are kept: no token, code, verifier, client secret or
+// assertion (docs/records.md "auth").
+type Auth struct {
+	// Step is challenge (an MCP answer 401/403 with a Bearer challenge),
+	// request (an MCP request that carried the chain's token),
+	// resource-metadata, as-metadata, registration, authorize, token,
+	// refresh, or step-up (on a call: the decision that stopped).
+	Step string `json:"step"`
+	// StepUp numbers the step-up round of an authorize or token exchange.
+	StepUp int `json:"stepUp,omitempty"`
+	// Issuer and Resource are the authorization server and the protected
+	// resource the step is about.
+	Issuer   string `json:"issuer,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	// Scope is the scope requested (or, on a challenge, the scope the
+	// server named); Granted is the scope of the token issued.
+	Scope   string `json:"scope,omitempty"`
+	Granted string `json:"granted,omitempty"`
+	// Grant is the grant type of a token request; ClientAuth its token
+	// endpoint authentication method; Registration how the client was
+	// registered (pre-registered, cimd, dynamic); ClientID the client id.
+	Grant        string `json:"grant,omitempty"`
+	ClientAuth   string `json:"clientAuth,omitempty"`
+	Registration string `json:"registration,omitempty"`
+	ClientID     string `json:"clientId,omitempty"`
+	// PKCE is "S256" when a code_challenge (authorize) or a code_verifier
+	// (token) was sent with that method.
+	PKCE string `json:"pkce,omitempty"`
+	// Via is how an authorization code arrived: fetch, browser or paste.
+	Via string `json:"via,omitempty"`
+	// Error and ErrorDescription are the OAuth error the peer sent.
+	Error            string `json:"error,omitempty"`
+	ErrorDescription string `json:"errorDescription,omitempty"`
+	// Failure says what rule the answer broke, Rule cites it.
+	Failure string `json:"failure,omitempty"`
+	Rule    string `json:"rule,omitempty"`
+	// TokenResource and TokenIssuer are, on an MCP exchange that carried a
+	// token of the chain, what it was issued for and by whom.
+	TokenResource string `json:"tokenResource,omitempty"`
+	TokenIssuer   string `json:"tokenIssuer,omitempty"`
+	// RefreshInURL, on an authorization server's log line, reports a
+	// refresh token found in the request URL (RFC 6749 §6: it belongs in
+	// the body only).
+	RefreshInURL bool `json:"refreshInURL,omitempty"`
+	// Note says what the step learned, in a few words.
+	Note string `json:"note,omitempty"`
 }
 
 // Task is a copy of the classifier's CreateTaskResult details.

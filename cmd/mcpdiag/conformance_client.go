@@ -60,6 +60,35 @@ type conformanceContext struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"toolCalls"`
+	// The auth scenarios' client credentials: a pre-registered client
+	// (with the issuer it belongs to), or the client credentials
+	// extension's secret or private key.
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	Issuer           string `json:"issuer"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+}
+
+// conformanceClientMetadataURL is the Client ID Metadata Document URL the
+// suite's auth scenarios expect a client to present (auth/basic-cimd checks
+// client_id against it; the suite never fetches it).
+const conformanceClientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// conformanceAuth is the OAuth flow the auth scenarios run: the suite's
+// authorization servers are on loopback and approve at once, so the client
+// fetches the authorization URL itself.
+func conformanceAuth(sc conformanceContext, stderr io.Writer) (*client.AuthOptions, error) {
+	o := &client.AuthOptions{ClientMetadataURL: conformanceClientMetadataURL, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
+		ClientIssuer: sc.Issuer, Authorize: client.AuthorizeFetch, Prompt: stderr}
+	if sc.PrivateKeyPEM != "" {
+		key, err := client.ParseClientKey([]byte(sc.PrivateKeyPEM))
+		if err != nil {
+			return nil, fmt.Errorf("the context's private_key_pem: %w", err)
+		}
+		o.ClientKey, o.ClientKeyAlg, o.ClientSecret = key, sc.SigningAlgorithm, ""
+	}
+	return o, nil
 }
 
 // conformanceStep is one tools/call the scenario asks for.
@@ -85,7 +114,11 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 		fmt.Fprintf(stderr, "note: %s=%s is not an era mcpdiag speaks (2026-07-28, 2025-11-25); negotiating\n", envProtocol, version)
 	}
 	fmt.Fprintf(stdout, "mcpdiag conformance-client: scenario %q, protocol %s, server %s\n", scenario, protocol, url)
-	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: conformanceInputs{}, Timeout: conformanceCallTimeout})
+	auth, err := conformanceAuth(sc, stderr)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: conformanceInputs{}, Timeout: conformanceCallTimeout, Auth: auth})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -105,9 +138,10 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 			what = fmt.Sprintf("%s (%s layer): %s", listing.Final.Outcome, listing.Final.Layer, listing.Final.Reason)
 		}
 		fmt.Fprintf(stdout, "tools/list: %s; decision %s: %s\n", what, listing.Decision.Action, listing.Decision.Reason)
-		if listing.Final != nil && listing.Final.Status == 401 {
-			fmt.Fprintln(stdout, "note: the server wants authorization; mcpdiag has no OAuth flow (it takes --bearer TOKEN)")
+		if listing.Auth != nil {
+			fmt.Fprintf(stdout, "authorization failed at step %s: %s\n  rule: %s\n", listing.Auth.Step, listing.Auth.Reason, listing.Auth.Rule)
 		}
+		client.WriteAuthChain(stderr, listing.Exchanges)
 		return &exitError{code: 1, err: errSilent}
 	}
 	fmt.Fprintf(stdout, "tools/list (%s): kept %d tool(s) %v, excluded %d\n", listing.Protocol, len(names), names, len(listing.Excluded))

@@ -99,9 +99,16 @@ func TestConformanceInputs(t *testing.T) {
 // does: the scenario in the environment, the URL last.
 func TestConformanceClientCommand(t *testing.T) {
 	var calls []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			// Metadata that names no authorization server.
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[]}`, srv.URL+"/auth/mcp")
+			return
+		}
 		if r.Header.Get("Authorization") == "" && strings.Contains(r.URL.Path, "auth") {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/auth/mcp"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -146,14 +153,22 @@ func TestConformanceClientCommand(t *testing.T) {
 		t.Errorf("stderr lacks the exclusion warning:\n%s", stderr.String())
 	}
 
-	// An auth scenario: the listing ends at the 401, exit 1, and says why.
+	// An auth scenario whose chain breaks: the listing ends at the 401,
+	// exit 1, and the output names the step and the rule.
 	t.Setenv(envScenario, "auth/metadata-default")
 	stdout.Reset()
+	stderr.Reset()
 	if code := run([]string{"conformance-client", srv.URL + "/auth/mcp"}, strings.NewReader(""), &stdout, &stderr); code != 1 {
 		t.Errorf("auth scenario: exit %d, want 1\n%s", code, stdout.String())
 	}
-	if !strings.Contains(stdout.String(), "no OAuth flow") {
-		t.Errorf("auth scenario output:\n%s", stdout.String())
+	for _, want := range []string{"authorization failed at step resource-metadata: the protected resource metadata at " + srv.URL + "/.well-known/oauth-protected-resource/auth/mcp lists no authorization_servers",
+		"rule: MCP 2026-07-28 authorization-server-discovery: the protected resource metadata MUST include authorization_servers"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("auth scenario output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "auth chain:") || !strings.Contains(stderr.String(), "resource-metadata") {
+		t.Errorf("the chain is not on stderr:\n%s", stderr.String())
 	}
 
 	t.Setenv(envContext, `[not json`)
