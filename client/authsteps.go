@@ -19,20 +19,20 @@ import (
 
 // Spec rules the steps cite.
 const (
-	rulePRM = "MCP 2026-07-28 authorization-server-discovery: MCP servers MUST implement RFC 9728 protected resource metadata (WWW-Authenticate resource_metadata, or the well-known URI at the endpoint's path or at the root)"
-	rulePRMResource = "RFC 9728 §3.3: the resource in the metadata MUST be identical to the URL the client used (or into which the well-known suffix was inserted); MCP 2026-07-28: clients MUST reject a mismatch"
-	rulePRMServers  = "MCP 2026-07-28 authorization-server-discovery: the protected resource metadata MUST include authorization_servers with at least one authorization server"
-	ruleASM         = "MCP 2026-07-28 authorization-server-discovery: authorization servers MUST publish RFC 8414 or OpenID Connect discovery metadata; clients try the well-known URLs in the spec's order"
-	ruleIssuer      = "RFC 8414 §3.3, OpenID Connect Discovery §4.3, MCP 2026-07-28: the issuer in the metadata MUST be identical to the issuer the well-known URL was built from; otherwise the metadata MUST NOT be used"
-	rulePKCE        = "MCP 2026-07-28 authorization §Authorization Code Protection: clients MUST use PKCE S256 and MUST refuse to proceed when code_challenge_methods_supported is absent or lacks S256"
-	ruleEndpoints   = "RFC 8414 §2: authorization_endpoint and token_endpoint are required; MCP 2026-07-28 security considerations: endpoints MUST be https (or loopback)"
+	rulePRM          = "MCP 2026-07-28 authorization-server-discovery: MCP servers MUST implement RFC 9728 protected resource metadata (WWW-Authenticate resource_metadata, or the well-known URI at the endpoint's path or at the root)"
+	rulePRMResource  = "RFC 9728 §3.3: the resource in the metadata MUST be identical to the URL the client used (or into which the well-known suffix was inserted); MCP 2026-07-28: clients MUST reject a mismatch"
+	rulePRMServers   = "MCP 2026-07-28 authorization-server-discovery: the protected resource metadata MUST include authorization_servers with at least one authorization server"
+	ruleASM          = "MCP 2026-07-28 authorization-server-discovery: authorization servers MUST publish RFC 8414 or OpenID Connect discovery metadata; clients try the well-known URLs in the spec's order"
+	ruleIssuer       = "RFC 8414 §3.3, OpenID Connect Discovery §4.3, MCP 2026-07-28: the issuer in the metadata MUST be identical to the issuer the well-known URL was built from; otherwise the metadata MUST NOT be used"
+	rulePKCE         = "MCP 2026-07-28 authorization §Authorization Code Protection: clients MUST use PKCE S256 and MUST refuse to proceed when code_challenge_methods_supported is absent or lacks S256"
+	ruleEndpoints    = "RFC 8414 §2: authorization_endpoint and token_endpoint are required; MCP 2026-07-28 security considerations: endpoints MUST be https (or loopback)"
 	ruleRegistration = "MCP 2026-07-28 client-registration: pre-registered client, else Client ID Metadata Document, else Dynamic Client Registration (RFC 7591); surface a refused registration"
-	ruleBinding     = "MCP 2026-07-28 client-registration §Authorization Server Binding: credentials are bound to the issuer that issued them; surface an error rather than use them with another authorization server"
-	ruleState       = "OAuth 2.1 §4.1.2.1 / §7.12: the state in the authorization response MUST equal the one sent"
-	ruleIss         = "RFC 9207 §2.4, MCP 2026-07-28 §Authorization Response Validation: iss MUST equal the recorded issuer by simple string comparison; absent iss is rejected when authorization_response_iss_parameter_supported is true"
-	ruleToken       = "OAuth 2.1 §3.2.4 / RFC 6749 §5.2: the token endpoint's answer"
-	ruleBearer      = "MCP 2026-07-28 §Access Token Usage: the client sends the token as Authorization: Bearer; a token of another type (DPoP) needs an extension mcpdiag does not build"
-	ruleAuthorize   = "OAuth 2.1 §4.1: the authorization endpoint redirects the user-agent to the redirect URI with code and state (or error)"
+	ruleBinding      = "MCP 2026-07-28 client-registration §Authorization Server Binding: credentials are bound to the issuer that issued them; surface an error rather than use them with another authorization server"
+	ruleState        = "OAuth 2.1 §4.1.2.1 / §7.12: the state in the authorization response MUST equal the one sent"
+	ruleIss          = "RFC 9207 §2.4, MCP 2026-07-28 §Authorization Response Validation: iss MUST equal the recorded issuer by simple string comparison; absent iss is rejected when authorization_response_iss_parameter_supported is true"
+	ruleToken        = "OAuth 2.1 §3.2.4 / RFC 6749 §5.2: the token endpoint's answer"
+	ruleBearer       = "MCP 2026-07-28 §Access Token Usage: the client sends the token as Authorization: Bearer; a token of another type (DPoP) needs an extension mcpdiag does not build"
+	ruleAuthorize    = "OAuth 2.1 §4.1: the authorization endpoint redirects the user-agent to the redirect URI with code and state (or error)"
 )
 
 // authVerdict classifies an auth exchange: outcome and reason; failure and
@@ -361,7 +361,9 @@ func describeASM(asm *oauthex.AuthServerMeta) string {
 // these credentials uses at this server.
 func authMethod(asm *oauthex.AuthServerMeta, hasSecret, hasKey bool) string {
 	supported := asm.TokenEndpointAuthMethodsSupported
-	ok := func(m string) bool { return len(supported) == 0 && m == "client_secret_basic" || slices.Contains(supported, m) }
+	ok := func(m string) bool {
+		return len(supported) == 0 && m == "client_secret_basic" || slices.Contains(supported, m)
+	}
 	switch {
 	case hasKey:
 		return "private_key_jwt"
