@@ -36,6 +36,16 @@ func chaos(next http.Handler) http.Handler {
 			io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`+"\n\n")
 			w.(http.Flusher).Flush()
 			hijackClose()
+		case "hold":
+			// One event, then nothing until the request ends: the stream
+			// stays open until its client leaves, however slowly the
+			// client gets to it (a stream that ends on its own after some
+			// time would let a client on a busy machine read it whole).
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`+"\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
 		case "503":
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "busy", http.StatusServiceUnavailable)
@@ -86,8 +96,7 @@ func TestOneRecordPerExchangeUnderLoad(t *testing.T) {
 					tool, args = "slow", `{"steps":3}`
 					hdr = modernHeaders("slow")
 				case "leave":
-					tool, args = "slow", `{"steps":20}`
-					hdr = modernHeaders("slow")
+					hdr["X-Test-Fault"] = "hold"
 				case "fail":
 					tool = "fail"
 					hdr = modernHeaders("fail")
