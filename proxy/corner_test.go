@@ -150,3 +150,49 @@ func TestGETStreamLeftByClient(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseDelimitedEmptyBody: an upstream that frames an empty response by
+// closing the connection (no Content-Length, no chunking) reaches the client
+// with the same headers as directly: the proxy must not let net/http invent
+// a Content-Length: 0 (the three-views test saw it on an empty SSE stream,
+// depending on whether the upstream's close came before or after the body
+// read ended cleanly).
+func TestCloseDelimitedEmptyBody(t *testing.T) {
+	for _, ct := range []string{"text/event-stream", "application/json"} {
+		t.Run(ct, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer c.Close()
+						c.SetDeadline(time.Now().Add(10 * time.Second))
+						req, err := http.ReadRequest(bufio.NewReader(c))
+						if err != nil {
+							return
+						}
+						io.Copy(io.Discard, req.Body) // read whole: the close is clean
+						io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: "+ct+"\r\nConnection: close\r\n\r\n")
+					}()
+				}
+			}()
+			u, _, _, _ := startProxy(t, "http://"+ln.Addr().String()+"/mcp", proxy.Options{})
+			for i := range 200 { // every time the same: net/http's flush timer races the end of the body
+				_, hdr, body, err := post(t, http.DefaultClient, u, callBody(1, "echo", `{}`), modernHeaders("echo"))
+				if err != nil || len(body) != 0 {
+					t.Fatalf("#%d: body %q, err %v", i, body, err)
+				}
+				if cl, ok := hdr["Content-Length"]; ok {
+					t.Fatalf("#%d: the proxy added Content-Length %v to a close-delimited empty body", i, cl)
+				}
+			}
+		})
+	}
+}

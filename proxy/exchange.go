@@ -109,6 +109,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// before the break, as it would directly.
 			rw.flushHead()
 		}
+		if v == nil && rw.unframedEmpty() {
+			// The upstream ended an empty body by closing (no
+			// Content-Length): send the head now, or net/http invents
+			// a Content-Length: 0 whenever the reverse proxy's flush
+			// timer loses its race with the end of the body.
+			rw.flushHead()
+		}
 		rw.end(v)
 		if v != nil {
 			panic(v) // http.ErrAbortHandler: the server drops the connection

@@ -139,6 +139,23 @@ func (rw *responseWriter) flushHead() {
 	}
 }
 
+// unframedEmpty reports a response that ended with no body byte and that
+// the upstream framed by neither a Content-Length nor a status without a
+// body.
+func (rw *responseWriter) unframedEmpty() bool {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	ex := rw.ex
+	if !rw.wroteHeader || ex.wrote != 0 || ex.in.Method == http.MethodHead {
+		return false
+	}
+	if ex.status == http.StatusNoContent || ex.status == http.StatusNotModified || ex.status < 200 {
+		return false
+	}
+	_, framed := ex.respHeader["Content-Length"]
+	return !framed
+}
+
 // Flush implements http.Flusher.
 func (rw *responseWriter) Flush() { _ = rw.FlushError() }
 
