@@ -17,6 +17,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type callOptions struct {
@@ -314,9 +315,7 @@ func readArgs(s string) (json.RawMessage, error) {
 
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	// A character device is not enough: /dev/null is one, and a call
+	// run with </dev/null (CI, cron) must not wait at a prompt.
+	return ok && term.IsTerminal(int(f.Fd()))
 }
