@@ -52,7 +52,15 @@ func (call *Call) WriteReport(w io.Writer) error {
 	}
 	writeAuthChain(&b, call.Exchanges)
 	gets, authSteps := 0, 0
+	// Input rounds are the exchanges that answered the server's input
+	// requests: MRTR rounds (2026-07-28) and the answers to a 2025-11-25
+	// server request (elicitation/create on the stream), as the call
+	// record's inputRounds counts them.
+	rounds := 0
 	for _, ex := range call.Exchanges {
+		if ex.Origin == OriginMRTR {
+			rounds++
+		}
 		switch {
 		case ex.isAuthStep():
 			authSteps++
@@ -67,7 +75,7 @@ func (call *Call) WriteReport(w io.Writer) error {
 	if authSteps > 0 {
 		requests += fmt.Sprintf(" to the MCP server (and %d in the auth chain above)", authSteps)
 	}
-	fmt.Fprintf(&b, "  exchanges: %s, %d retr%s, %d input round(s)\n", requests, call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], call.Rounds)
+	fmt.Fprintf(&b, "  exchanges: %s, %d retr%s, %d input round(s)\n", requests, call.Retries, map[bool]string{true: "y", false: "ies"}[call.Retries == 1], rounds)
 	for _, ex := range call.Exchanges {
 		if ex.isAuthStep() {
 			continue

@@ -174,8 +174,9 @@ type Record struct {
 	// PolicyRetries counts, on a call, the exchanges sent by the retry
 	// policy.
 	PolicyRetries int `json:"policyRetries,omitempty"`
-	// InputRounds counts, on a call, the exchanges that answered
-	// inputRequests (MRTR rounds).
+	// InputRounds counts, on a call, the exchanges that answered the
+	// server's input requests: MRTR rounds (inputRequests) and the answers
+	// to a 2025-11-25 server request (elicitation/create on a stream).
 	InputRounds int `json:"inputRounds,omitempty"`
 	// Warnings are the classifier's warnings (code and message; the rule a
 	// code cites is classify.Rule(code)).

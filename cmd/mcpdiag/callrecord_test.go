@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +80,12 @@ func checkCallLine(t *testing.T, r callRun, tool string) {
 	}
 	if want := exitFor(c.Outcome); r.code != want && c.Outcome != classify.InputRoundsExceeded && c.Outcome != classify.ToolExcluded {
 		t.Errorf("exit %d for a call line %s (want %d)", r.code, c.Outcome, want)
+	}
+	// The counters the human report prints are the call line's.
+	if m := regexp.MustCompile(`, (\d+) retr(?:y|ies), (\d+) input round\(s\)`).FindStringSubmatch(r.human); m == nil {
+		t.Errorf("no exchanges line in the human report:\n%s", r.human)
+	} else if m[2] != strconv.Itoa(c.InputRounds) {
+		t.Errorf("the human report says %s input round(s), the call line inputRounds %d", m[2], c.InputRounds)
 	}
 	if c.Tool != tool || c.Method != "tools/call" {
 		t.Errorf("call line names %s %q, want tools/call %q", c.Method, c.Tool, tool)
