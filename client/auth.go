@@ -432,15 +432,12 @@ func (a *authState) stepUp(ctx context.Context, ex *Exchange, op string) *AuthFa
 		return &AuthFailure{Step: StepStepUp, Seq: ex.Seq, Rule: "RFC 6750 §3.1, MCP authorization §Runtime Insufficient Scope Errors: the scope parameter names the scopes the operation needs",
 			Reason: "the server answered 403 insufficient_scope without a scope parameter: there is no scope to ask for"}
 	}
+	if f := a.scopeLoop(ex); f != nil {
+		return f
+	}
 	a.tokMu.RLock()
 	granted := slices.Clone(a.granted)
-	held := a.tok != nil
 	a.tokMu.RUnlock()
-	if held && subset(challenged, granted) {
-		return &AuthFailure{Step: StepStepUp, Seq: ex.Seq, Rule: rule,
-			Reason: fmt.Sprintf("the server asked for scope %s after a token for %s was issued (a loop; stopped after %d authorization(s))",
-				quoteScope(strings.Join(challenged, " ")), quoteScope(strings.Join(granted, " ")), a.attempts)}
-	}
 	if n := a.stepUps[op]; n >= a.opts.maxStepUps() {
 		return &AuthFailure{Step: StepStepUp, Seq: ex.Seq, Rule: rule,
 			Reason: fmt.Sprintf("%s still answered 403 insufficient_scope (scope %s) after %d step-up(s): the bound (%d per operation) is reached", op, quoteScope(strings.Join(challenged, " ")), n, a.opts.maxStepUps())}
@@ -456,6 +453,29 @@ func (a *authState) stepUp(ctx context.Context, ex *Exchange, op string) *AuthFa
 	}
 	scopes := union(union(a.requested, granted), challenged)
 	return a.obtain(ctx, asm, issuer, prm.Resource, scopes, a.stepUps[op])
+}
+
+// scopeLoop returns the failure of a 403 insufficient_scope that asks for
+// scopes the token in hand already has (a loop), or nil.
+func (a *authState) scopeLoop(ex *Exchange) *AuthFailure {
+	if ex.Status != http.StatusForbidden {
+		return nil
+	}
+	ch := bearerChallenge(ex.ResponseHeader)
+	if ch == nil || !strings.EqualFold(ch.Params["error"], "insufficient_scope") {
+		return nil
+	}
+	challenged := strings.Fields(ch.Params["scope"])
+	a.tokMu.RLock()
+	granted := slices.Clone(a.granted)
+	held := a.tok != nil
+	a.tokMu.RUnlock()
+	if !held || len(challenged) == 0 || !subset(challenged, granted) {
+		return nil
+	}
+	return &AuthFailure{Step: StepStepUp, Seq: ex.Seq, Rule: "MCP authorization §Step-Up Authorization Flow: retry with the new authorization no more than a few times and treat repeated failure as permanent; track scope upgrade attempts",
+		Reason: fmt.Sprintf("the server asked for scope %s after a token for %s was issued (a loop; stopped after %d authorization(s))",
+			quoteScope(strings.Join(challenged, " ")), quoteScope(strings.Join(granted, " ")), a.attempts)}
 }
 
 func (a *authState) refreshable() bool {
@@ -559,7 +579,15 @@ func (c *Client) authExchange(ctx context.Context, ex *Exchange, op string, try 
 	}
 	d := c.pol.Decide(ex.Result, f)
 	if d.Action != retry.Reauthorize {
-		c.auth.setFailure(&AuthFailure{Step: stepOf(ex), Seq: ex.Seq, Reason: "the retry policy refused to re-authorize: " + d.Reason,
+		// A step-up loop is the sharper diagnosis of the two.
+		c.auth.run.Lock()
+		loop := c.auth.scopeLoop(ex)
+		c.auth.run.Unlock()
+		if loop != nil {
+			c.auth.setFailure(loop)
+			return false
+		}
+		c.auth.setFailure(&AuthFailure{Step: stepOf(ex), Seq: ex.Seq, Reason: "the retry policy refused a new authorization (" + d.Reason + ")",
 			Rule: "MCP authorization §Step-Up Authorization Flow: retry limits"})
 		return false
 	}

@@ -19,10 +19,10 @@ import (
 
 // Spec rules the steps cite.
 const (
-	rulePRM          = "MCP 2026-07-28 authorization-server-discovery: MCP servers MUST implement RFC 9728 protected resource metadata (WWW-Authenticate resource_metadata, or the well-known URI at the endpoint's path or at the root)"
+	rulePRM          = "MCP 2026-07-28, authorization server discovery: MCP servers MUST implement RFC 9728 protected resource metadata (WWW-Authenticate resource_metadata, or the well-known URI at the endpoint's path or at the root)"
 	rulePRMResource  = "RFC 9728 §3.3: the resource in the metadata MUST be identical to the URL the client used (or into which the well-known suffix was inserted); MCP 2026-07-28: clients MUST reject a mismatch"
-	rulePRMServers   = "MCP 2026-07-28 authorization-server-discovery: the protected resource metadata MUST include authorization_servers with at least one authorization server"
-	ruleASM          = "MCP 2026-07-28 authorization-server-discovery: authorization servers MUST publish RFC 8414 or OpenID Connect discovery metadata; clients try the well-known URLs in the spec's order"
+	rulePRMServers   = "MCP 2026-07-28, authorization server discovery: the protected resource metadata MUST include authorization_servers with at least one authorization server"
+	ruleASM          = "MCP 2026-07-28, authorization server discovery: authorization servers MUST publish RFC 8414 or OpenID Connect discovery metadata; clients try the well-known URLs in the spec's order"
 	ruleIssuer       = "RFC 8414 §3.3, OpenID Connect Discovery §4.3, MCP 2026-07-28: the issuer in the metadata MUST be identical to the issuer the well-known URL was built from; otherwise the metadata MUST NOT be used"
 	rulePKCE         = "MCP 2026-07-28 authorization §Authorization Code Protection: clients MUST use PKCE S256 and MUST refuse to proceed when code_challenge_methods_supported is absent or lacks S256"
 	ruleEndpoints    = "RFC 8414 §2: authorization_endpoint and token_endpoint are required; MCP 2026-07-28 security considerations: endpoints MUST be https (or loopback)"
@@ -31,7 +31,7 @@ const (
 	ruleState        = "OAuth 2.1 §4.1.2.1 / §7.12: the state in the authorization response MUST equal the one sent"
 	ruleIss          = "RFC 9207 §2.4, MCP 2026-07-28 §Authorization Response Validation: iss MUST equal the recorded issuer by simple string comparison; absent iss is rejected when authorization_response_iss_parameter_supported is true"
 	ruleToken        = "OAuth 2.1 §3.2.4 / RFC 6749 §5.2: the token endpoint's answer"
-	ruleBearer       = "MCP 2026-07-28 §Access Token Usage: the client sends the token as Authorization: Bearer; a token of another type (DPoP) needs an extension mcpdiag does not build"
+	ruleBearer       = "MCP 2026-07-28 §Access Token Usage: the client sends the token in the Authorization header, scheme Bearer; a token of another type (DPoP) needs an extension mcpdiag does not build"
 	ruleAuthorize    = "OAuth 2.1 §4.1: the authorization endpoint redirects the user-agent to the redirect URI with code and state (or error)"
 )
 
@@ -560,7 +560,7 @@ func (a *authState) tokenRequest(ctx context.Context, info AuthInfo, fn func(ctx
 		return nil, ex, &AuthFailure{Step: info.Step, Seq: ex.Seq, Reason: r, Rule: rule}
 	}
 	if tt := tok.Type(); !strings.EqualFold(tt, "bearer") {
-		r := fmt.Sprintf("the token endpoint issued a %s token, not a Bearer token", tt)
+		r := fmt.Sprintf("the token endpoint issued a %s token, not one of type Bearer", tt)
 		authVerdict(ex, classify.AuthFailed, r, r, ruleBearer)
 		return nil, ex, &AuthFailure{Step: info.Step, Seq: ex.Seq, Reason: r, Rule: ruleBearer}
 	}
@@ -577,7 +577,7 @@ func grantedScopes(tok *oauth2.Token, requested []string) []string {
 }
 
 func tokenNote(tok *oauth2.Token, resource string, granted []string) string {
-	n := "a Bearer token for " + resource
+	n := "an access token (type Bearer) for " + resource
 	if len(granted) > 0 {
 		n += ", scope " + quoteScope(strings.Join(granted, " "))
 	}

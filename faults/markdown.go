@@ -18,6 +18,9 @@ func (e Entry) CallCommand(u string) string {
 	if len(e.Input) > 0 {
 		cmd += " --input input.json"
 	}
+	if e.NoAuth {
+		cmd += " --no-auth"
+	}
 	return cmd
 }
 
@@ -37,7 +40,8 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString(mdIntro)
 	b.WriteString("## The catalogue\n\n")
 	b.WriteString("The expected outcome is what `mcpdiag call URL TOOL --args ARGS --retries 0 --timeout 10s` (plus `--protocol` and\n")
-	b.WriteString("`--input` where given) reports against a fresh endpoint with the default params; POSTs is the count the server log\n")
+	b.WriteString("`--input` where given, and `--no-auth` for the auth.* entries with no authorization server behind them) reports\n")
+	b.WriteString("against a fresh endpoint with the default params; POSTs is the count the server log\n")
 	b.WriteString("shows for that call. `go test ./faults ./serve` checks every row against the real fixture server. The stdio\n")
 	b.WriteString("scenarios follow in [their own section](#stdio-scenarios).\n\n")
 	b.WriteString("| id | layer | tool | expected outcome | POSTs | what |\n|---|---|---|---|---|---|\n")
@@ -87,7 +91,11 @@ func writeEntry(b *bytes.Buffer, e Entry) {
 		if len(e.Input) > 0 {
 			fmt.Fprintf(b, ", with `input.json` = `%s`", e.Input)
 		}
-		fmt.Fprintf(b, "\n\nExpected: **`%s`**, %d POSTs: %s\n\n", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
+		fmt.Fprintf(b, "\n\nExpected: **`%s`**, %d POSTs: %s", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
+		if e.AuthStep != "" {
+			fmt.Fprintf(b, " The step the outcome names: `%s`.", e.AuthStep)
+		}
+		b.WriteString("\n\n")
 	}
 	if len(e.QuickParams) > 0 {
 		fmt.Fprintf(b, "Quick variant (tests): params `%s`", e.QuickParams)

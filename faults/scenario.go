@@ -185,14 +185,26 @@ type Entry struct {
 	// requests from.
 	Input json.RawMessage `json:"input,omitempty"`
 	// ExpectedOutcome is what `mcpdiag call URL TOOL --args ARGS --retries 0
-	// --timeout 10s` (plus --protocol and --input when set) reports against
-	// a fresh endpoint with the default params.
+	// --timeout 10s` (plus --protocol and --input when set, and --no-auth
+	// with NoAuth) reports against a fresh endpoint of mcpdiag serve with
+	// the default params.
 	ExpectedOutcome classify.Outcome `json:"expectedOutcome"`
 	// ExpectedPosts is the number of POSTs the server log shows for that
 	// call.
 	ExpectedPosts int `json:"expectedPosts"`
 	// Why explains the expected outcome (the path the call takes).
 	Why string `json:"why"`
+	// NoAuth makes the entry's call run with --no-auth: set on the entries
+	// that answer 401 or 403 with no authorization server behind them, whose
+	// outcome is that answer (HTTP_ERROR) rather than the OAuth chain's
+	// AUTH_FAILED at resource-metadata.
+	NoAuth bool `json:"noAuth,omitempty"`
+	// AuthStep, for the scenarios behind mcpdiag serve's own authorization
+	// server, is the step of the authorization chain the outcome names:
+	// where an AUTH_FAILED call stopped (Call.Auth.Step), or the step that
+	// let a successful call through (an exchange of that step in the
+	// chain, such as refresh or step-up).
+	AuthStep string `json:"authStep,omitempty"`
 	// QuickParams and QuickTimeoutMs, when set, keep the expected outcome
 	// and POST count while making a slow scenario fast: a hang of seconds
 	// against a client timeout of QuickTimeoutMs, where the defaults hang
@@ -206,6 +218,15 @@ type Entry struct {
 	// (FI), and ExpectedPosts counts the request lines of the conversation
 	// (initialize, then the call).
 	Transport Transport `json:"transport"`
+}
+
+// UsesOAuth reports whether the entry's scenario puts the endpoint behind
+// mcpdiag serve's own authorization server (AuthServerScenario): its call
+// runs the OAuth chain, as `mcpdiag call` does by default. The other
+// entries are called with --no-auth (a 401 is their outcome).
+func (e Entry) UsesOAuth() bool {
+	_, ok := e.New().(AuthServerScenario)
+	return ok
 }
 
 // OnStdio reports whether the entry is a stdio scenario.

@@ -13,6 +13,9 @@
 //	                     endpoints apart
 //	/.well-known/oauth-protected-resource/{endpoint path}
 //	                     RFC 9728 metadata, the document auth.* scenarios point to
+//	/oauth/N/…, /.well-known/oauth-authorization-server/oauth/N
+//	                     the authorization server of the Nth endpoint behind an
+//	                     auth.* OAuth scenario (auth.go, package authserver)
 //
 // Every endpoint is its own [faults.Endpoint] over its own fixture server:
 // its own counters (per POST, per JSON-RPC method, per tool), schedules and
@@ -144,6 +147,7 @@ type Server struct {
 	dropped   int
 	fileErr   error
 	tally     *record.Tally // the log records: written to LogFile, or lost
+	auth      authServers   // the endpoints' own authorization servers (auth.go)
 }
 
 // New returns a Server.
@@ -271,10 +275,14 @@ func (s *Server) Endpoint(key string) *faults.Endpoint {
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveAuth(w, r) {
+		return
+	}
 	p := r.URL.Path
 	switch {
 	case p == MainPath:
-		s.Endpoint(MainPath).ServeHTTP(w, r)
+		ep := s.Endpoint(MainPath)
+		ep.ServeHTTP(w, s.withAuth(MainPath, ep, r))
 	case strings.HasPrefix(p, "/s/") && strings.HasSuffix(p, "/mcp"):
 		s.serveScenario(w, r)
 	case p == faults.ProtectedResourcePath || strings.HasPrefix(p, faults.ProtectedResourcePath+"/"):
@@ -329,7 +337,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ep.ServeHTTP(w, r)
+	ep.ServeHTTP(w, s.withAuth(key, ep, r))
 }
 
 // serveResourceMetadata publishes RFC 9728 protected resource metadata for

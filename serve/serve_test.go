@@ -105,6 +105,11 @@ func callEntry(t *testing.T, u string, e faults.Entry, timeout time.Duration) *c
 	pol := retry.DefaultPolicy()
 	pol.MaxRetries = 0
 	opts := client.Options{URL: u, Protocol: e.Protocol, Policy: &pol, Timeout: timeout, Rand: rand.New(rand.NewPCG(1, 2))}
+	if e.UsesOAuth() {
+		// As `mcpdiag call` does by default: the OAuth chain, with the
+		// loopback authorization URL fetched.
+		opts.Auth = &client.AuthOptions{}
+	}
 	if len(e.Input) > 0 {
 		in, err := client.ReadInputs(bytes.NewReader(e.Input))
 		if err != nil {
@@ -151,6 +156,9 @@ func TestEveryScenario(t *testing.T) {
 			call := callEntry(t, base+endpoint, e, timeout)
 			if call.Outcome != e.ExpectedOutcome {
 				t.Errorf("outcome %s (%s), want %s", call.Outcome, call.Final.Reason, e.ExpectedOutcome)
+			}
+			if e.AuthStep != "" {
+				checkAuthStep(t, call, e)
 			}
 			posts := postsLogged(t, base, endpoint, e.ExpectedPosts)
 			if len(posts) != e.ExpectedPosts {

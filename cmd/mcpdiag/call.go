@@ -42,6 +42,7 @@ type callOptions struct {
 	scenario       string
 	seed           uint64
 	seeded         bool
+	auth           authFlags
 }
 
 func newCallCmd() *cobra.Command {
@@ -54,12 +55,21 @@ func newCallCmd() *cobra.Command {
 2026-07-28 stateless era or the 2025-11-25 session era, answering MRTR input
 requests and applying a retry policy that never repeats an unsafe call blindly.
 
+On a 401 (or a 403 insufficient_scope) it runs the OAuth 2.1 chain of MCP
+authorization (discovery, registration, authorization code with PKCE or
+client credentials, token, refresh, step-up), records every exchange with its
+step, and names the step that failed (AUTH_FAILED). A sign-in that needs a
+person is asked for on a terminal, with --open or with --auth-code; --bearer
+or --no-auth turn the chain off. docs/auth.md has the details.
+
 Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
 3 protocol layer, 4 transport layer, 5 input required and not answered,
 6 a record could not be written (--record, or stdout with --json).`,
 		Example: `  mcpdiag call http://127.0.0.1:8080/mcp echo --args '{"text":"hi"}'
   mcpdiag call http://127.0.0.1:8080/mcp delete_item --args @args.json --idempotency-key k-42
-  mcpdiag call https://mcp.example.com/mcp search --bearer "$TOKEN" --record calls.jsonl --json`,
+  mcpdiag call https://mcp.example.com/mcp search --bearer "$TOKEN" --record calls.jsonl --json
+  mcpdiag call https://mcp.example.com/mcp search --open --token-cache default
+  mcpdiag call http://127.0.0.1:8080/s/auth.step_up/mcp delete_item --args '{"id":"item-1"}'`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.seeded = cmd.Flags().Changed("seed")
@@ -88,6 +98,7 @@ Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
 	f.StringVar(&o.attemptOf, "attempt-of", "", "the call record id this call repeats (retryOrigin user)")
 	f.StringVar(&o.scenario, "scenario", "", "a scenario id to note in the records")
 	f.Uint64Var(&o.seed, "seed", 0, "seed for the backoff jitter (reproducible delays)")
+	o.auth.add(f, true)
 	return cmd
 }
 
@@ -174,6 +185,13 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 			}
 		}
 	}
+	if o.bearer == "" {
+		auth, err := o.auth.options(stdin, stderr, red)
+		if err != nil {
+			return err
+		}
+		opts.Auth = auth
+	}
 	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
 	var file *record.FileWriter
 	if o.recordFile != "" {
@@ -198,6 +216,9 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	call, err := c.CallTool(ctx, tool, args)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if err := c.StoreError(); err != nil {
+		fmt.Fprintf(stderr, "mcpdiag call: --token-cache: %v\n", err)
 	}
 	exchanges, summary := call.Records(record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, Scenario: o.scenario, AttemptOf: o.attemptOf}, url)
 	lines := append(exchanges, summary)

@@ -90,6 +90,14 @@ func checkCallLine(t *testing.T, r callRun, tool string) {
 	if c.Tool != tool || c.Method != "tools/call" {
 		t.Errorf("call line names %s %q, want tools/call %q", c.Method, c.Tool, tool)
 	}
+	if c.Outcome == classify.AuthFailed {
+		// The chain's verdict, not an exchange's: the call line names the
+		// step that failed and why.
+		if c.Auth == nil || c.Auth.Step == "" || c.Auth.Failure == "" {
+			t.Errorf("an AUTH_FAILED call line without its step: %+v", c.Auth)
+		}
+		return
+	}
 	var first, last *record.Record
 	for _, ex := range r.exchanges {
 		if ex.Method == "tools/call" {
@@ -180,6 +188,9 @@ func TestCallRecordEveryScenario(t *testing.T) {
 					timeout = (time.Duration(e.QuickTimeoutMs) * time.Millisecond).String()
 				}
 				args := []string{"call", u, e.Tool, "--args", string(e.Args), "--retries", "0", "--timeout", timeout, "--protocol", era}
+				if e.NoAuth {
+					args = append(args, "--no-auth")
+				}
 				if len(e.Input) > 0 {
 					in := filepath.Join(t.TempDir(), "input.json")
 					if err := os.WriteFile(in, e.Input, 0o600); err != nil {

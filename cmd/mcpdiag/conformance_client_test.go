@@ -162,7 +162,7 @@ func TestConformanceClientCommand(t *testing.T) {
 		t.Errorf("auth scenario: exit %d, want 1\n%s", code, stdout.String())
 	}
 	for _, want := range []string{"authorization failed at step resource-metadata: the protected resource metadata at " + srv.URL + "/.well-known/oauth-protected-resource/auth/mcp lists no authorization_servers",
-		"rule: MCP 2026-07-28 authorization-server-discovery: the protected resource metadata MUST include authorization_servers"} {
+		"rule: MCP 2026-07-28, authorization server discovery: the protected resource metadata MUST include authorization_servers"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("auth scenario output lacks %q:\n%s", want, stdout.String())
 		}

@@ -104,5 +104,8 @@ func describeScenario(out io.Writer, e faults.Entry) error {
 		fmt.Fprintf(out, "  with input.json: %s\n", e.Input)
 	}
 	fmt.Fprintf(out, "\nexpected: %s, %d POSTs: %s\n", e.ExpectedOutcome, e.ExpectedPosts, e.Why)
+	if e.AuthStep != "" {
+		fmt.Fprintf(out, "auth step: %s\n", e.AuthStep)
+	}
 	return nil
 }

@@ -30,6 +30,7 @@ type serveOptions struct {
 	logFile      string
 	logLimit     int
 	jsonResponse bool
+	auth         bool
 
 	idleTimeout       time.Duration
 	readHeaderTimeout time.Duration
@@ -54,6 +55,7 @@ Stops cleanly on SIGINT or SIGTERM.`,
   mcpdiag serve --scenario errors.http_status_sequence --params '{"statusCodes":[503,503,200]}'
   mcpdiag serve --scenario 'baseline+errors.tool_error' --params '[{"delay":{"ms":200}},{"schedule":{"every":2}}]'
   mcpdiag serve --addr 127.0.0.1:0 --seed 42 --log server.jsonl
+  mcpdiag serve --auth --scenario errors.tool_error
   mcpdiag call 'http://127.0.0.1:8080/s/sse.truncated/mcp?midEvent=true' echo --args '{"text":"hi"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -74,6 +76,7 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	f.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "close a keep-alive connection after it waited this long for its next request (a response in progress is never idle; 0: never)")
 	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "close a connection that takes longer than this to send a request's headers (0: never)")
 	f.BoolVar(&o.jsonResponse, "json-response", false, "the healthy server answers application/json instead of text/event-stream")
+	f.BoolVar(&o.auth, "auth", false, "put /mcp behind the server's own OAuth 2.1 authorization server (the auth.oauth scenario, outermost; see docs/auth.md)")
 	return cmd
 }
 
@@ -151,6 +154,18 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	if err != nil {
 		return err
 	}
+	if o.auth {
+		for _, c := range sel {
+			if _, ok := c.Scenario.(faults.AuthServerScenario); ok {
+				return usageError("--auth and --scenario %s: the scenario already puts /mcp behind an authorization server", c.ID)
+			}
+		}
+		oauth, err := faults.Select("auth.oauth", nil)
+		if err != nil {
+			return err
+		}
+		sel = append(oauth, sel...)
+	}
 	opts := serve.Options{Selection: sel, Seed: seed, AdminToken: o.adminToken, LogLimit: o.logLimit,
 		IdleTimeout: flagTimeout(o.idleTimeout), ReadHeaderTimeout: flagTimeout(o.readHeaderTimeout),
 		NewServer: func() http.Handler { return fixture.New(fixture.Options{JSONResponse: o.jsonResponse}) }}
@@ -199,6 +214,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		fmt.Fprintf(out, "  scenario:  %s (seed %d)\n", name, s.Seed())
 		fmt.Fprintf(out, "  per scenario: %s/s/{id}/mcp (mcpdiag scenarios lists the ids)\n", base)
 		fmt.Fprintf(out, "  admin:     %s/admin/log, /admin/reset, /admin/scenario, /admin/counters (%s)\n", base, admin)
+		if o.auth {
+			fmt.Fprintf(out, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
+		}
 		if !isLoopback(ln.Addr()) {
 			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())
 		}

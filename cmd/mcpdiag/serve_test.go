@@ -120,6 +120,9 @@ func TestServeCallEveryScenario(t *testing.T) {
 				timeout = (time.Duration(e.QuickTimeoutMs) * time.Millisecond).String()
 			}
 			args := []string{"call", u, e.Tool, "--args", string(e.Args), "--retries", "0", "--timeout", timeout, "--json"}
+			if e.NoAuth {
+				args = append(args, "--no-auth")
+			}
 			if e.Protocol != "" {
 				args = append(args, "--protocol", e.Protocol)
 			}
@@ -133,6 +136,7 @@ func TestServeCallEveryScenario(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(args, strings.NewReader(""), &stdout, &stderr)
 			var call *record.Record
+			var recs []*record.Record
 			sc := bufio.NewScanner(&stdout)
 			sc.Buffer(nil, 16<<20)
 			for sc.Scan() {
@@ -140,6 +144,7 @@ func TestServeCallEveryScenario(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: %s", err, sc.Bytes())
 				}
+				recs = append(recs, rec)
 				if rec.Kind == record.KindCall {
 					call = rec
 				}
@@ -150,8 +155,13 @@ func TestServeCallEveryScenario(t *testing.T) {
 			if call.Outcome != e.ExpectedOutcome {
 				t.Errorf("outcome %s (%s), want %s", call.Outcome, call.Reason, e.ExpectedOutcome)
 			}
-			if call.PostCount != e.ExpectedPosts {
-				t.Errorf("the client counted %d POSTs, want %d", call.PostCount, e.ExpectedPosts)
+			// The call record counts the authorization chain's POSTs too
+			// (registration, token); the entry counts the MCP endpoint's.
+			if posts := mcpPosts(recs); posts != e.ExpectedPosts {
+				t.Errorf("the client sent %d POSTs to the MCP endpoint (%d in all), want %d", posts, call.PostCount, e.ExpectedPosts)
+			}
+			if e.AuthStep != "" {
+				checkRecordedAuthStep(t, e, call, recs)
 			}
 			if want := exitFor(e.ExpectedOutcome); code != want {
 				t.Errorf("exit code %d, want %d (stderr %s)", code, want, stderr.String())
