@@ -206,3 +206,47 @@ func TestCallTokenCache(t *testing.T) {
 		t.Errorf("second call: exit %d, steps %v (want none: the cached token): %s", code, steps(recs), stderr)
 	}
 }
+
+// TestAuthCommand: `mcpdiag auth URL` against each OAuth scenario of serve
+// prints the chain step by step and ends as the entry says: a success, or
+// AUTH_FAILED naming the entry's step, with the matching exit status.
+func TestAuthCommand(t *testing.T) {
+	main, _ := startServe(t, serveOptions{seed: 1})
+	base := strings.TrimSuffix(main, "/mcp")
+	for _, tt := range []struct {
+		id    string
+		code  int
+		first string
+		steps []string
+	}{
+		{"auth.oauth", 0, "authorized", []string{"challenge", "resource-metadata", "as-metadata", "registration", "authorize", "token"}},
+		{"auth.no_resource_metadata", 4, "AUTH_FAILED at step resource-metadata", []string{"challenge", "resource-metadata", "resource-metadata"}},
+		{"auth.wrong_issuer", 4, "AUTH_FAILED at step as-metadata", []string{"challenge", "resource-metadata", "as-metadata"}},
+		{"auth.registration_refused", 4, "AUTH_FAILED at step registration", []string{"challenge", "resource-metadata", "as-metadata", "registration"}},
+		{"auth.token_error", 4, "AUTH_FAILED at step token", []string{"challenge", "resource-metadata", "as-metadata", "registration", "authorize", "token"}},
+		{"baseline", 0, "no authorization needed", nil},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"auth", base + "/s/" + tt.id + "/mcp"}, strings.NewReader(""), &stdout, &stderr)
+			out := stdout.String()
+			if code != tt.code || !strings.HasPrefix(out, tt.first+" — ") {
+				t.Fatalf("exit %d, want %d; output:\n%s%s", code, tt.code, out, stderr.String())
+			}
+			var got []string
+			for _, line := range strings.Split(out, "\n") {
+				f := strings.Fields(line)
+				if len(f) >= 2 && strings.HasSuffix(f[0], ".") && strings.Trim(f[0], "0123456789") == "." {
+					got = append(got, f[1])
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tt.steps, " ") {
+				t.Errorf("steps %v, want %v:\n%s", got, tt.steps, out)
+			}
+			if tt.code != 0 && !strings.Contains(out, "      ✗ ") && tt.id != "auth.no_resource_metadata" {
+				t.Errorf("no step marked as failed:\n%s", out)
+			}
+		})
+	}
+}

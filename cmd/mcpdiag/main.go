@@ -41,6 +41,7 @@ func newRoot() *cobra.Command {
 	})
 	root.AddCommand(newClassifyCmd())
 	root.AddCommand(newCallCmd())
+	root.AddCommand(newAuthCmd())
 	root.AddCommand(newConformanceClientCmd())
 	root.AddCommand(newReportCmd())
 	root.AddCommand(newServeCmd())
