@@ -8,7 +8,8 @@
 // discovery paths), an authorization endpoint whose test user approves at
 // once (authorization code with PKCE S256 only, the RFC 8707 resource
 // indicator checked, RFC 9207 iss in the response), a token endpoint
-// (authorization_code, refresh_token with rotation, client_credentials),
+// (authorization_code, refresh_token with rotation, client_credentials;
+// client_secret_basic, client_secret_post, private_key_jwt or none),
 // and RFC 7591 dynamic registration. Tokens are opaque random strings kept
 // in memory, bound to one resource; Check tells a resource whether a token
 // is good for it and with which scopes.
@@ -21,6 +22,7 @@ package authserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -72,6 +74,10 @@ type Client struct {
 	// RedirectURIs are the allowed redirect URIs; any loopback URI when
 	// empty (RFC 8252 §7.3: the port of a loopback redirect may vary).
 	RedirectURIs []string
+	// PublicKey, when set (an *ecdsa.PublicKey on P-256 or an
+	// *rsa.PublicKey), authenticates the client with private_key_jwt
+	// (RFC 7523) instead of a secret.
+	PublicKey crypto.PublicKey
 }
 
 // Faults break one step of the chain on purpose.
@@ -242,16 +248,17 @@ func (s *Server) metadata() map[string]any {
 		iss = strings.TrimSuffix(s.opts.Issuer, "/") + "/elsewhere"
 	}
 	return map[string]any{
-		"issuer":                                         iss,
-		"authorization_endpoint":                         s.opts.Issuer + PathAuthorize,
-		"token_endpoint":                                 s.opts.Issuer + PathToken,
-		"registration_endpoint":                          s.opts.Issuer + PathRegister,
-		"scopes_supported":                               s.opts.Scopes,
-		"response_types_supported":                       []string{"code"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
-		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"authorization_response_iss_parameter_supported": true,
+		"issuer":                                           iss,
+		"authorization_endpoint":                           s.opts.Issuer + PathAuthorize,
+		"token_endpoint":                                   s.opts.Issuer + PathToken,
+		"registration_endpoint":                            s.opts.Issuer + PathRegister,
+		"scopes_supported":                                 s.opts.Scopes,
+		"response_types_supported":                         []string{"code"},
+		"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials"},
+		"token_endpoint_auth_methods_supported":            []string{"client_secret_basic", "client_secret_post", "private_key_jwt", "none"},
+		"token_endpoint_auth_signing_alg_values_supported": []string{"ES256", "RS256"},
+		"code_challenge_methods_supported":                 []string{"S256"},
+		"authorization_response_iss_parameter_supported":   true,
 	}
 }
 
@@ -393,6 +400,16 @@ func (s *Server) refused() {
 // the form's client_id and client_secret; a public client sends its id
 // alone.
 func (s *Server) clientAuth(r *http.Request) (*Client, string, string) {
+	if r.PostForm.Get("client_assertion_type") == AssertionType {
+		c, err := s.verifyAssertion(r.PostForm.Get("client_assertion"))
+		if err != nil {
+			return nil, "invalid_client", err.Error()
+		}
+		if id := r.PostForm.Get("client_id"); id != "" && id != c.ID {
+			return nil, "invalid_client", "client_id differs from the assertion's sub"
+		}
+		return c, "", ""
+	}
 	id, sec, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
@@ -412,6 +429,8 @@ func (s *Server) clientAuth(r *http.Request) (*Client, string, string) {
 		return nil, "invalid_client", "client authentication failed"
 	case c.Secret == "" && sec != "":
 		return nil, "invalid_client", "a public client sends no secret"
+	case c.PublicKey != nil:
+		return nil, "invalid_client", "this client authenticates with private_key_jwt"
 	}
 	return c, "", ""
 }
@@ -508,7 +527,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		s.issue(w, c.ID, rt.resource, scopes, grant, true)
 	case "client_credentials":
-		if c.Secret == "" {
+		if c.Secret == "" && c.PublicKey == nil {
 			s.refused()
 			oauthError(w, http.StatusUnauthorized, "unauthorized_client", "client_credentials needs a confidential client")
 			return

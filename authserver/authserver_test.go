@@ -1,6 +1,9 @@
 package authserver_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/authserver"
 )
@@ -254,5 +258,68 @@ func TestClientCredentialsAndTokenFault(t *testing.T) {
 	_, broken := server(t, authserver.Faults{TokenStatus: 500})
 	if st, _ := postForm(t, broken+"/oauth/1/token", cc, "conf", "conf-secret-123"); st != 500 {
 		t.Errorf("the token fault: %d", st)
+	}
+}
+
+// signES256 signs claims as an ES256 JWT with key.
+func signES256(t *testing.T, key *ecdsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	enc := base64.RawURLEncoding
+	h, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
+	c, _ := json.Marshal(claims)
+	in := enc.EncodeToString(h) + "." + enc.EncodeToString(c)
+	d := sha256.Sum256([]byte(in))
+	r, s, err := ecdsa.Sign(rand.Reader, key, d[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return in + "." + enc.EncodeToString(sig)
+}
+
+// TestPrivateKeyJWT: a client known by its public key gets a token with a
+// client assertion it signed; a wrong audience, an expired assertion,
+// another key's signature and a secret instead of an assertion are
+// refused invalid_client.
+func TestPrivateKeyJWT(t *testing.T) {
+	t.Parallel()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	var as *authserver.Server
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { as.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	as, _ = authserver.New(authserver.Options{Issuer: ts.URL + "/oauth", Resource: ts.URL + "/mcp", Scopes: []string{"mcp:tools"},
+		Clients: []authserver.Client{{ID: "kc", PublicKey: &key.PublicKey}}})
+	now := time.Now()
+	good := map[string]any{"iss": "kc", "sub": "kc", "aud": ts.URL + "/oauth", "exp": now.Add(time.Minute).Unix(), "jti": "j1"}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for a, b := range good {
+			m[a] = b
+		}
+		m[k] = v
+		return m
+	}
+	for _, tt := range []struct {
+		name   string
+		jwt    string
+		status int
+	}{
+		{"signed by the client's key", signES256(t, key, good), 200},
+		{"aud the token endpoint", signES256(t, key, with("aud", []string{ts.URL + "/oauth/token"})), 200},
+		{"another audience", signES256(t, key, with("aud", "https://elsewhere")), 401},
+		{"expired", signES256(t, key, with("exp", now.Add(-time.Minute).Unix())), 401},
+		{"iss is not sub", signES256(t, key, with("iss", "someone")), 401},
+		{"another key", signES256(t, other, good), 401},
+	} {
+		f := url.Values{"grant_type": {"client_credentials"}, "client_assertion_type": {authserver.AssertionType}, "client_assertion": {tt.jwt}}
+		if st, m := postForm(t, ts.URL+"/oauth/token", f, "", ""); st != tt.status || st != 200 && m["error"] != "invalid_client" {
+			t.Errorf("%s: %d %v, want %d", tt.name, st, m, tt.status)
+		}
+	}
+	if st, _ := postForm(t, ts.URL+"/oauth/token", url.Values{"grant_type": {"client_credentials"}}, "kc", "a-secret"); st != 401 {
+		t.Errorf("a key client with a secret: %d", st)
 	}
 }
