@@ -230,6 +230,9 @@ var (
 	jsonEscNameRE = regexp.MustCompile(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
 	// name= after a start of text, white space, ?, & or ;.
 	formNameRE = regexp.MustCompile(`(?:^|[?&;\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	// queryNameRE is a name in a URL query written in text: after "?",
+	// "&" or an HTML-escaped "&amp;".
+	queryNameRE = regexp.MustCompile(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]]{1,200})=`)
 	// A PEM block, to its END line or to the end of the text (a cut
 	// capture).
 	pemRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
@@ -293,11 +296,21 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
 		}
 	}
+	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
+		// A URL's query inside text (the HTML body of an authorization
+		// server's redirect, "<a href=…?code=…&amp;state=…>"): its
+		// names are judged as a form's, so code, state and sig count.
+		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
+	}
 	if strings.Count(s, ".") >= 2 {
 		s = r.maskJWTs(s)
 	}
 	return s
 }
+
+// queryHints are the form-only names (see ctxForm) that make Scrub look
+// for a URL query in text.
+var queryHints = []string{"code=", "state=", "sig="}
 
 func hasAny(s string, subs []string) bool {
 	for _, h := range subs {

@@ -95,6 +95,19 @@ func TestRedactValuesByShape(t *testing.T) {
 		`escaped {\"apiSecret\":\"` + canaryA + `\"}`,
 		`YAML api_key: ` + canaryA,
 	}
+	// An authorization server's redirect body (Go's http.Redirect): the
+	// query of the link holds the code and the state, values of no
+	// particular shape (canaryA's "SECRET" would give itself away).
+	const plain = "zqPlainValue0001xq"
+	for _, in := range []string{
+		`<a href="http://127.0.0.1:5/callback?code=` + plain + `&amp;iss=http%3A%2F%2Fas">Found</a>.`,
+		`<a href="http://127.0.0.1:5/callback?iss=x&amp;state=` + plain + `">Found</a>.`,
+		`redirected to /cb?sig=` + plain + `&x=1`,
+	} {
+		if got := red.Scrub(in); strings.Contains(got, plain) || !strings.Contains(got, "[redacted") {
+			t.Errorf("Scrub(%q) = %q", in, got)
+		}
+	}
 	for _, in := range texts {
 		got := red.Scrub(in)
 		if strings.Contains(got, canaryA) || strings.Contains(got, "c2lnbmF0dXJl") || strings.Contains(got, "MIIE") || strings.Contains(got, "eyJzdWIi") {
