@@ -203,8 +203,10 @@ func get(t *testing.T, u string) []byte {
 // output: `mcpdiag proxy` (HTTP, with bodies recorded in full, metrics and
 // OpenTelemetry spans to a local OTLP receiver; and stdio), `mcpdiag serve
 // --log`, GET /admin/log, `mcpdiag call --record` (and its report and
-// --json), `mcpdiag report` (text, --json, --har) over every record file,
-// and `mcpdiag matrix --json --junit --record`. Every byte of every output
+// --json), `mcpdiag auth`, `mcpdiag report` (text, --json, --har) over every record file,
+// and `mcpdiag matrix --json --junit --record`; and the OAuth chain's own
+// secrets (tokens, codes, verifiers, state, client secrets, assertions:
+// canaryAuthChain). Every byte of every output
 // is searched for every canary: zero hits. The relay between the proxy and
 // serve, the forwarded stdio lines and the matrix client prove that each
 // secret was really sent.
@@ -294,6 +296,10 @@ func TestCanariesInNoOutput(t *testing.T) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 
+	// 3b. The OAuth chain (issue 14): tokens, codes, PKCE verifiers, state,
+	// client secrets and client assertions, as the wire showed them.
+	proxyAuthRec := canaryAuthChain(t, dir, rl.ln.Addr().String(), rl, out, callRec, secrets)
+
 	// The outputs of serve and the proxy, read while they run and after.
 	out["GET /admin/log"] = get(t, sbase+"/admin/log")
 	out["GET /metrics"] = get(t, px.metrics)
@@ -350,7 +356,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 	out.file(t, "serve --log", serveLog)
 
 	// 7. report over every record file: text, JSON and HAR.
-	files := []string{proxyRec, callRec, stdioRec, mrec, serveLog}
+	files := []string{proxyRec, proxyAuthRec, callRec, stdioRec, mrec, serveLog}
 	har := filepath.Join(dir, "all.har")
 	for _, mode := range [][]string{nil, {"--json"}, {"--har", har}} {
 		var rOut, rErr bytes.Buffer
@@ -376,7 +382,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 	}
 	// And the outputs are the real thing: non-empty, with masks where the
 	// secrets were.
-	for _, name := range []string{"proxy --record", "call --record", "stdio proxy --record", "serve --log", "matrix --junit", "matrix --json", "report --har", "GET /metrics", "OTLP spans"} {
+	for _, name := range []string{"proxy --record", "proxy (auth) --record", "call --record", "stdio proxy --record", "serve --log", "matrix --junit", "matrix --json", "report --har", "GET /metrics", "OTLP spans"} {
 		if len(out[name]) == 0 {
 			t.Errorf("%s is empty", name)
 		}
