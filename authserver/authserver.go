@@ -116,6 +116,9 @@ type Options struct {
 	Faults Faults
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Observe, when set, is called with every request the server answers,
+	// after the answer.
+	Observe func(*Observation)
 }
 
 // Token is what the server knows of an access token it issued. It holds no
@@ -223,19 +226,26 @@ func (s *Server) Handles(path string) bool {
 
 // ServeHTTP answers the server's paths; any other gets 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.observed(w, r, s.serve)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	switch r.URL.Path {
 	case WellKnownAS + s.prefix, WellKnownOIDC + s.prefix, s.prefix + WellKnownOIDC:
+		observation(r).Step = "as-metadata"
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			http.Error(w, "GET only", http.StatusMethodNotAllowed)
 			return
 		}
 		writeJSON(w, http.StatusOK, s.metadata())
 	case s.prefix + PathAuthorize:
+		observation(r).Step = "authorize"
 		s.authorize(w, r)
 	case s.prefix + PathToken:
 		s.token(w, r)
 	case s.prefix + PathRegister:
+		observation(r).Step = "registration"
 		s.register(w, r)
 	default:
 		http.NotFound(w, r)
@@ -272,6 +282,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // oauthError answers an OAuth error response (RFC 6749 §5.2).
 func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.obs.Error, sw.obs.Description = code, desc
+	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="mcpdiag test authorization server"`)
 	}
@@ -328,6 +341,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.Form
+	o := observation(r)
+	o.ClientID, o.Resource, o.Scope = q.Get("client_id"), q.Get("resource"), q.Get("scope")
+	if q.Get("code_challenge") != "" {
+		o.PKCE = q.Get("code_challenge_method")
+		if o.PKCE == "" {
+			o.PKCE = "plain" // RFC 7636 §4.3: the default method
+		}
+	}
 	s.mu.Lock()
 	c := s.clients[q.Get("client_id")]
 	s.mu.Unlock()
@@ -357,6 +378,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	fail := func(code, desc string) {
 		s.refused()
+		o.Error, o.Description = code, desc
 		back(url.Values{"error": {code}, "error_description": {desc}})
 	}
 	if q.Get("response_type") != "code" {
@@ -448,6 +470,27 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	f := r.PostForm
 	grant := f.Get("grant_type")
+	o := observation(r)
+	o.Grant, o.Resource, o.Scope, o.ClientID = grant, f.Get("resource"), f.Get("scope"), f.Get("client_id")
+	if grant == "refresh_token" {
+		o.Step = "refresh"
+	} else {
+		o.Step = "token"
+	}
+	if f.Get("code_verifier") != "" {
+		o.PKCE = "S256"
+	}
+	_, _, basic := r.BasicAuth()
+	switch {
+	case f.Get("client_assertion_type") == AssertionType:
+		o.ClientAuth = "private_key_jwt"
+	case basic:
+		o.ClientAuth = "client_secret_basic"
+	case f.Get("client_secret") != "":
+		o.ClientAuth = "client_secret_post"
+	default:
+		o.ClientAuth = "none"
+	}
 	if st := s.opts.Faults.TokenStatus; st != 0 && grant != "refresh_token" {
 		s.refused()
 		if st >= 500 {
@@ -465,6 +508,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusUnauthorized, ecode, edesc)
 		return
 	}
+	o.ClientID = c.ID
 	if res := f.Get("resource"); res != "" && res != s.opts.Resource {
 		s.refused()
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource "+strconvQuote(res)+" is not "+s.opts.Resource)
@@ -626,6 +670,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stats.Registrations++
 	s.mu.Unlock()
+	observation(r).ClientID = c.ID
 	resp := map[string]any{"client_id": c.ID, "client_id_issued_at": s.opts.Now().Unix(), "redirect_uris": m.RedirectURIs,
 		"token_endpoint_auth_method": m.AuthMethod, "grant_types": m.GrantTypes, "client_name": m.ClientName}
 	if c.Secret != "" {

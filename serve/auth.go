@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/authserver"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // OAuthPrefix is where the endpoints' own authorization servers live: the
@@ -82,7 +83,8 @@ func (s *Server) authFor(key string, ep *faults.Endpoint, r *http.Request) *auth
 		resource += "?" + r.URL.RawQuery
 	}
 	as, err := authserver.New(authserver.Options{Issuer: scheme + "://" + r.Host + path, Resource: resource, Scopes: cfg.Scopes, Faults: cfg.Faults,
-		Clients: []authserver.Client{{ID: TestClientID, Secret: TestClientSecret}}})
+		Clients: []authserver.Client{{ID: TestClientID, Secret: TestClientSecret}},
+		Observe: func(o *authserver.Observation) { s.logAuth(path, key, sel.String(), scheme+"://"+r.Host+path, o) }})
 	if err != nil {
 		return nil
 	}
@@ -190,4 +192,51 @@ func (s *Server) serveAuthResourceMetadata(w http.ResponseWriter, r *http.Reques
 		"resource_name":            "mcpdiag fault server (" + ep.Selection().String() + ")",
 	})
 	return true
+}
+
+// AuthServerDetails is the "serve" member of an authorization server's log
+// line (the record's auth member holds the step and what it was about).
+type AuthServerDetails struct {
+	// Endpoint is the authorization server's path (/oauth/N): a filter on
+	// an MCP endpoint (GET /admin/log?endpoint=…) leaves these lines out.
+	Endpoint string `json:"endpoint"`
+	// For is the MCP endpoint whose authorization server it is.
+	For string `json:"for"`
+	// BearerSent reports that the request carried an access token this
+	// server issued for its MCP endpoint: a token sent to a server it was
+	// not issued for.
+	BearerSent bool `json:"bearerSent,omitempty"`
+}
+
+// logAuth writes an authorization server's request as a server line: the
+// step, the client, the grant, PKCE, the OAuth error answered, and whether
+// a refresh token travelled in the URL. No secret is in it.
+func (s *Server) logAuth(path, key, scenario, issuer string, o *authserver.Observation) {
+	rec := &record.Record{Kind: record.KindServer, Time: o.Time, Scenario: scenario, HTTPMethod: o.Method, URL: o.Path, Status: o.Status,
+		Auth: &record.Auth{Step: o.Step, Issuer: issuer, Resource: o.Resource, Scope: o.Scope, Grant: o.Grant, ClientAuth: o.ClientAuth,
+			ClientID: o.ClientID, PKCE: o.PKCE, Error: o.Error, ErrorDescription: o.Description, RefreshInURL: o.RefreshInURL}}
+	switch {
+	case o.Step == "":
+		rec.Note = "authorization server: no such endpoint"
+	case o.Error != "":
+		rec.Note = "authorization server " + o.Step + ": answered " + o.Error
+	default:
+		rec.Note = fmt.Sprintf("authorization server %s: answered %d", o.Step, o.Status)
+	}
+	if o.BearerSent {
+		rec.Note += "; the request carried an access token issued for " + key + ", which is not this server"
+	}
+	if o.RefreshInURL {
+		rec.Note += "; a refresh token was in the URL"
+	}
+	line, err := s.opts.Encoder.Encode(rec)
+	if err == nil {
+		line, err = faults.AddMember(line, "serve", AuthServerDetails{Endpoint: path, For: record.RedactURL(key), BearerSent: o.BearerSent})
+	}
+	if err != nil {
+		s.append(fallbackLine(rec.Time, scenario, err), false)
+		s.tally.Lose(record.Loss{Ref: record.RefOf(rec), Reason: record.LostUnencodable, Err: err})
+		return
+	}
+	s.append(line, true)
 }

@@ -1,10 +1,15 @@
 package serve_test
 
 import (
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/serve"
 )
 
 // checkAuthStep holds an OAuth entry's promise about the chain: an
@@ -30,6 +35,79 @@ func checkAuthStep(t *testing.T, call *client.Call, e faults.Entry) {
 	for _, ex := range call.Exchanges {
 		if ex.Auth != nil {
 			t.Logf("  #%d %s %d %s %s", ex.Seq, ex.Auth.Step, ex.Status, ex.Auth.Note, ex.Auth.Failure)
+		}
+	}
+}
+
+// TestAuthServerLog: every request to an endpoint's authorization server is
+// a line of serve's log, naming its step, the client, PKCE, and the MCP
+// endpoint it serves; the MCP endpoint's own filter leaves them out; a
+// refresh token in a URL and an access token sent to the authorization
+// server are flagged; no secret is in any line.
+func TestAuthServerLog(t *testing.T) {
+	_, base := start(t, serve.Options{Seed: 1})
+	endpoint := "/s/auth.token_expired/mcp"
+	e, _ := faults.Lookup("auth.token_expired")
+	call := callEntry(t, base+endpoint, e, 10*time.Second)
+	if call.Outcome != e.ExpectedOutcome {
+		t.Fatalf("outcome %s", call.Outcome)
+	}
+	var issuer string
+	for _, ex := range call.Exchanges {
+		if ex.Auth != nil && ex.Auth.Step == client.StepToken {
+			issuer = ex.Auth.Issuer
+		}
+	}
+	// What a careless client would do: the refresh token in the query, and
+	// the access token sent to the authorization server.
+	req, _ := http.NewRequest(http.MethodPost, issuer+"/token?refresh_token=zqRefreshInURL0001", strings.NewReader("grant_type=refresh_token"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	tok, _, _ := strings.Cut(strings.TrimPrefix(call.Exchanges[len(call.Exchanges)-1].RequestHeader.Get("Authorization"), "Bearer "), " ")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	var steps []string
+	var flagged bool
+	for _, l := range readLog(t, base, "") {
+		if l.rec.Auth == nil {
+			continue
+		}
+		var d serve.AuthServerDetails
+		if err := json.Unmarshal(l.raw, &struct {
+			Serve *serve.AuthServerDetails `json:"serve"`
+		}{&d}); err != nil {
+			t.Fatal(err)
+		}
+		if d.For != endpoint || !strings.HasPrefix(d.Endpoint, serve.OAuthPrefix) || l.rec.Auth.Issuer != issuer {
+			t.Errorf("line %s", l.raw)
+		}
+		steps = append(steps, l.rec.Auth.Step)
+		a := l.rec.Auth
+		if a.Step == "authorize" && a.PKCE != "S256" || a.Step == "token" && (a.PKCE != "S256" || a.Grant != "authorization_code") {
+			t.Errorf("PKCE not logged: %s", l.raw)
+		}
+		if a.RefreshInURL {
+			flagged = d.BearerSent && strings.Contains(l.rec.Note, "refresh token was in the URL")
+		}
+		for _, secret := range []string{"zqRefreshInURL0001", tok} {
+			if strings.Contains(string(l.raw), secret) {
+				t.Errorf("a secret in the log: %s", l.raw)
+			}
+		}
+	}
+	if got := strings.Join(steps, " "); got != "as-metadata registration authorize token as-metadata refresh refresh" {
+		t.Errorf("steps %s", got)
+	}
+	if !flagged {
+		t.Error("the refresh token in the URL and the access token sent to the authorization server were not flagged")
+	}
+	for _, l := range readLog(t, base, endpoint) {
+		if l.rec.Auth != nil {
+			t.Errorf("the endpoint's filter kept an authorization server line: %s", l.raw)
 		}
 	}
 }
