@@ -544,3 +544,74 @@ func TestCommandThatCannotRun(t *testing.T) {
 		t.Errorf("environment: %+v", r.Client)
 	}
 }
+
+// verdicts maps case → rule → verdict.
+func verdicts(rep *matrix.Report) map[string]map[string]matrix.Verdict {
+	out := map[string]map[string]matrix.Verdict{}
+	for _, c := range rep.Cases {
+		m := map[string]matrix.Verdict{}
+		for _, ch := range c.Checks() {
+			m[ch.Rule] = ch.Verdict
+		}
+		out[c.Case.Name] = m
+	}
+	return out
+}
+
+// TestSlowStartingClientSameVerdicts (issue 10 defect 7): a client that
+// takes 2 s to start (an interpreter under load) before its first request
+// gets the same verdicts in two identical runs, all passing: the time
+// bounds count from its first request, not from its process start. The
+// grace is 2 s so that, counted from the process start, the hang cases'
+// bound (2 s timeout + 2 s) is always exceeded (2 s start-up + 2 s timeout
+// + the exit), whatever the machine's load.
+func TestSlowStartingClientSameVerdicts(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	bin := badClient(t)
+	cases := selectCases(t, matrix.Era2026, "timeout.uncooperative_hang", "sse.keepalive_then_hang", "baseline", "errors.rate_limited")
+	opts := matrix.Options{Cases: cases, Command: []string{"sh", "-c", `sleep 2; exec "$0" "$@"`, bin}, Parallel: len(cases), Limits: matrix.Limits{LivenessGrace: 2 * time.Second}}
+	var got []map[string]map[string]matrix.Verdict
+	for range 2 {
+		rep := run(t, opts)
+		for rule, where := range failedRules(rep) {
+			t.Errorf("%s failed in %v", rule, where)
+		}
+		for _, c := range rep.Cases {
+			r := c.Runs[0]
+			if r.Client.NoRequest || r.Client.Startup < 2*time.Second || r.Client.Outcome == "" {
+				t.Errorf("%s: the client did not start late and call: %+v", c.Case.Name, r.Client)
+			}
+			if ch := checkOf(t, rep, c.Case.Name, "live.finish"); !strings.Contains(ch.Evidence, "after its first request") {
+				t.Errorf("%s: live.finish evidence %q does not say what it counts from", c.Case.Name, ch.Evidence)
+			}
+		}
+		got = append(got, verdicts(rep))
+	}
+	a, _ := json.Marshal(got[0])
+	b, _ := json.Marshal(got[1])
+	if !bytes.Equal(a, b) {
+		t.Errorf("two identical runs differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestClientThatSendsNothingIsStopped: a client that never sends a request
+// is killed at the start-up limit and fails live.finish, saying so.
+func TestClientThatSendsNothingIsStopped(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline"), Command: []string{"sh", "-c", "sleep 30"},
+		Limits: matrix.Limits{StartTimeout: time.Second}})
+	r := rep.Cases[0].Runs[0]
+	if !r.Client.NoRequest || !r.Client.Killed {
+		t.Errorf("client run %+v: want no request, killed", r.Client)
+	}
+	ch := checkOf(t, rep, "baseline", "live.finish")
+	if ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "no request within 1s") {
+		t.Errorf("live.finish: %+v", ch)
+	}
+}

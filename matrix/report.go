@@ -143,7 +143,7 @@ func (r *Report) WriteTable(w io.Writer, wide bool) error {
 	for _, c := range r.Cases {
 		runs += len(c.Runs)
 	}
-	fmt.Fprintf(&b, "mcpdiag matrix: %s against %d scenario runs, seed %d\n\n", who, runs, r.Seed)
+	fmt.Fprintf(&b, "mcpdiag matrix: %s, %d runs, %d at a time, seed %d\n\n", who, runs, r.Parallel, r.Seed)
 	if wide {
 		fmt.Fprintf(&b, "%-42s %-10s %-11s %-23s %-23s %5s %6s %-50s %7s %s\n", "SCENARIO", "ERA", "LAYER", "EXPECTED", "OBSERVED", "POSTS", "ROUNDS", "RETRIES (WHY)", "TIME", "VERDICT")
 	} else {
@@ -306,6 +306,8 @@ func activeRules() []Rule {
 // CaseJSON is the --json object of one case.
 type CaseJSON struct {
 	Row
+	// Parallel is how many runs of the matrix went at once.
+	Parallel   int             `json:"parallel"`
 	DurationMs float64         `json:"durationMs"`
 	Protocol   string          `json:"protocol,omitempty"`
 	Tool       string          `json:"tool"`
@@ -324,14 +326,18 @@ type CheckJSON struct {
 
 // RunJSON is one run: the client, the POSTs the server saw, the checks.
 type RunJSON struct {
-	Repeat     int            `json:"repeat"`
-	URL        string         `json:"url"`
-	Endpoint   string         `json:"endpoint"`
-	Verdict    Verdict        `json:"verdict"`
-	Client     ClientRun      `json:"client"`
-	DurationMs float64        `json:"durationMs"`
-	Posts      []ExchangeJSON `json:"posts"`
-	Checks     []Check        `json:"checks"`
+	Repeat     int       `json:"repeat"`
+	URL        string    `json:"url"`
+	Endpoint   string    `json:"endpoint"`
+	Verdict    Verdict   `json:"verdict"`
+	Client     ClientRun `json:"client"`
+	DurationMs float64   `json:"durationMs"`
+	// StartupMs is how long after its start the client's first request
+	// arrived; ActiveMs how long it ran from then on (the liveness time).
+	StartupMs float64        `json:"startupMs"`
+	ActiveMs  float64        `json:"activeMs"`
+	Posts     []ExchangeJSON `json:"posts"`
+	Checks    []Check        `json:"checks"`
 }
 
 // ExchangeJSON is one POST as the evidence shows it.
@@ -363,7 +369,7 @@ func (c *CaseResult) JSON() CaseJSON {
 	}
 	for _, run := range c.Runs {
 		rj := RunJSON{Repeat: run.Repeat, URL: run.URL, Endpoint: run.Endpoint, Verdict: run.Verdict(), Client: run.Client,
-			DurationMs: msf(run.Client.Duration), Checks: run.Checks, Posts: []ExchangeJSON{}}
+			DurationMs: msf(run.Client.Duration), StartupMs: msf(run.Client.Startup), ActiveMs: msf(run.Client.Active), Checks: run.Checks, Posts: []ExchangeJSON{}}
 		if run.Trace != nil {
 			rj.Posts = exchangesJSON(run.Trace)
 		}
@@ -394,7 +400,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, c := range r.Cases {
-		if err := enc.Encode(c.JSON()); err != nil {
+		j := c.JSON()
+		j.Parallel = r.Parallel
+		if err := enc.Encode(j); err != nil {
 			return err
 		}
 	}
@@ -497,6 +505,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			{"scenario", c.Case.Scenario()}, {"era", c.Case.Era()}, {"layer", string(c.Case.Layer())},
 			{"tool", c.Case.Tool}, {"expected", string(c.Case.Expected)}, {"observed", row.Observed},
 			{"posts", strconv.Itoa(row.Posts)}, {"retries", strconv.Itoa(row.Retries)},
+			{"parallel", strconv.Itoa(r.Parallel)},
 		}
 		var stdout, stderr string
 		if run := c.Runs[0]; !run.Client.Builtin {

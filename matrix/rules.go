@@ -466,15 +466,24 @@ var rules = []Rule{
 			if c.Error != "" && c.Duration == 0 {
 				return false, "the client did not run: " + c.Error
 			}
+			if c.NoRequest {
+				ev := fmt.Sprintf("the client sent no request; it ran %s", ms(c.Duration))
+				if c.Killed {
+					return false, ev + "; " + c.Error
+				}
+				return true, ev
+			}
+			// Counted from the first request: a client's start-up (an
+			// interpreter under load) is not its liveness.
 			bound, what := livenessBound(t)
-			ev := fmt.Sprintf("the client ran %s; %s", ms(c.Duration), what)
+			ev := fmt.Sprintf("the client ran %s after its first request (which came %s after it started); %s", ms(c.Active), ms(c.Startup), what)
 			if last := t.lastPost(); last != nil && t.start() != (time.Time{}) {
 				ev += fmt.Sprintf("; its last POST came %s after its first", ms(last.Start.Sub(t.start())))
 			}
 			if c.Killed {
-				return false, ev + "; the matrix killed it"
+				return false, ev + "; the matrix killed it: " + c.Error
 			}
-			return c.Duration <= bound, ev
+			return c.Active <= bound, ev
 		},
 	},
 	{

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -37,9 +38,18 @@ const (
 	MaxOutput = 64 << 10
 )
 
-// DefaultParallel is how many runs go at once: most of a run is waiting
-// (hangs, Retry-After, backoff), so more than the CPUs.
-func DefaultParallel() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+// DefaultParallel is how many runs go at once (docs/decisions.md, issue
+// 10). The built-in client costs a goroutine that mostly waits (hangs,
+// Retry-After, backoff): max(8, 4×CPUs). An external client is a process
+// whose start-up (an interpreter, a runtime) takes a CPU for up to seconds:
+// one per CPU, at least 2, so that clients starting together do not starve
+// each other on a small machine.
+func DefaultParallel(external bool) int {
+	if external {
+		return max(2, runtime.GOMAXPROCS(0))
+	}
+	return max(8, 4*runtime.GOMAXPROCS(0))
+}
 
 // Options configure a matrix run. The zero value runs every case once with
 // the built-in client.
@@ -60,7 +70,7 @@ type Options struct {
 	// Seed seeds the fault server and the built-in client's jitter
 	// (DefaultSeed when 0).
 	Seed uint64
-	// Parallel bounds the runs in flight (DefaultParallel() when 0).
+	// Parallel bounds the runs in flight (DefaultParallel when 0).
 	Parallel int
 	// Limits are the rules' bounds.
 	Limits Limits
@@ -78,6 +88,8 @@ type Report struct {
 	Seed    uint64   `json:"seed,string"`
 	Command []string `json:"command,omitempty"`
 	Repeat  int      `json:"repeat"`
+	// Parallel is how many runs went at once.
+	Parallel int `json:"parallel"`
 	// Limits are the bounds the rules used.
 	Limits Limits `json:"limits"`
 	// Duration is the wall time of the whole run.
@@ -205,7 +217,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.Seed = DefaultSeed
 	}
 	if opts.Parallel <= 0 {
-		opts.Parallel = DefaultParallel()
+		opts.Parallel = DefaultParallel(opts.Command != nil)
 	}
 	opts.Limits = opts.Limits.withDefaults()
 	if opts.Command != nil && len(opts.Command) == 0 {
@@ -218,11 +230,21 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("matrix: listening on 127.0.0.1: %w", err)
 	}
-	sctx, stop := context.WithCancel(context.Background())
+	// The fault server, behind a handler that notes when each run's first
+	// request arrives: the time bounds count from there.
+	arr := newArrivals()
+	hctx, cancelHandlers := context.WithCancel(context.Background())
+	hs := &http.Server{
+		Handler:           arr.wrap(srv),
+		ReadHeaderTimeout: serve.DefaultReadHeaderTimeout,
+		IdleTimeout:       serve.DefaultIdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return hctx },
+	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, ln, nil) }()
+	go func() { served <- hs.Serve(ln) }()
 	defer func() {
-		stop()
+		cancelHandlers() // ends hangs and slow streams
+		_ = hs.Close()
 		<-served
 	}()
 	base := "http://" + ln.Addr().String()
@@ -232,7 +254,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 
-	rep := &Report{Seed: opts.Seed, Command: opts.Command, Repeat: repeat, Limits: opts.Limits}
+	rep := &Report{Seed: opts.Seed, Command: opts.Command, Repeat: repeat, Parallel: opts.Parallel, Limits: opts.Limits}
 	for _, c := range cases {
 		rep.Cases = append(rep.Cases, &CaseResult{Case: c, Runs: make([]*RunResult, repeat)})
 	}
@@ -250,7 +272,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				rr := runCase(ctx, srv, sink, base, &j.cr.Case, j.idx, j.n+1, safety, opts)
+				rr := runCase(ctx, srv, sink, arr, base, &j.cr.Case, j.idx, j.n+1, safety, opts)
 				j.cr.Runs[j.n] = rr
 				mu.Lock()
 				if opts.Records != nil && recErr == nil {
@@ -321,7 +343,7 @@ func toolSafety(ctx context.Context, u string) (map[string]retry.Safety, error) 
 // repeat: /s/{id}/mcp with the params and a run tag, so every run has its
 // own counters.
 func endpointFor(base string, c *Case, n int) (u, key string) {
-	q := url.Values{"run": {fmt.Sprintf("%s#%d", c.Name, n)}}
+	q := url.Values{"run": {runTag(c, n)}}
 	if len(c.Params) > 0 {
 		q.Set("params", string(c.Params))
 	}
@@ -329,14 +351,23 @@ func endpointFor(base string, c *Case, n int) (u, key string) {
 	return base + path + "?" + q.Encode(), path + "?" + q.Encode()
 }
 
-func runCase(ctx context.Context, srv *serve.Server, sink *logSink, base string, c *Case, idx, n int, safety map[string]retry.Safety, opts Options) *RunResult {
+func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrivals, base string, c *Case, idx, n int, safety map[string]retry.Safety, opts Options) *RunResult {
 	u, key := endpointFor(base, c, n)
 	rr := &RunResult{Repeat: n, URL: u, Endpoint: key}
+	first := arr.expect(runTag(c, n))
+	defer arr.forget(runTag(c, n))
 	var recs []*record.Record
+	begin := time.Now()
 	if opts.Command == nil {
 		rr.Client, recs = runBuiltin(ctx, c, u, opts.Seed, uint64(idx)<<16|uint64(n))
 	} else {
-		rr.Client = runCommand(ctx, c, u, opts)
+		rr.Client = runCommand(ctx, c, u, first, opts)
+	}
+	end := time.Now()
+	if at, ok := first.at(); ok {
+		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
+	} else {
+		rr.Client.NoRequest = true
 	}
 	// A request is logged when it ends, which may be after its client left;
 	// one still in a socket buffer when the client exited starts a moment
@@ -445,17 +476,108 @@ next:
 	return out
 }
 
+// runTag is the run query parameter of a case's endpoint for repeat n.
+func runTag(c *Case, n int) string { return fmt.Sprintf("%s#%d", c.Name, n) }
+
+// arrivals notes when the first request of each expected run arrives.
+type arrivals struct {
+	mu   sync.Mutex
+	runs map[string]*arrival
+}
+
+// arrival is one run's first request: ch is closed when it arrived, at t.
+type arrival struct {
+	once sync.Once
+	ch   chan struct{}
+	t    time.Time
+}
+
+func newArrivals() *arrivals { return &arrivals{runs: map[string]*arrival{}} }
+
+// expect starts watching for the first request of the run tagged tag.
+func (a *arrivals) expect(tag string) *arrival {
+	ar := &arrival{ch: make(chan struct{})}
+	a.mu.Lock()
+	a.runs[tag] = ar
+	a.mu.Unlock()
+	return ar
+}
+
+func (a *arrivals) forget(tag string) {
+	a.mu.Lock()
+	delete(a.runs, tag)
+	a.mu.Unlock()
+}
+
+// wrap returns next behind a handler that notes each run's first request
+// (any HTTP method) before next sees it.
+func (a *arrivals) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tag := r.URL.Query().Get("run"); tag != "" {
+			a.mu.Lock()
+			ar := a.runs[tag]
+			a.mu.Unlock()
+			if ar != nil {
+				ar.once.Do(func() {
+					ar.t = time.Now()
+					close(ar.ch)
+				})
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// at returns when the first request arrived, if one did.
+func (ar *arrival) at() (time.Time, bool) {
+	select {
+	case <-ar.ch:
+		return ar.t, true
+	default:
+		return time.Time{}, false
+	}
+}
+
+// The reasons the matrix stops a client.
+var (
+	errStartLimit = errors.New("start-up limit")
+	errRunLimit   = errors.New("run limit")
+)
+
 // runCommand runs the client program once, with the endpoint as its last
-// argument, and keeps its exit code and (capped) output.
-func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun {
+// argument, and keeps its exit code and (capped) output. It stops the
+// program when it sent no request within the start-up limit, or when its
+// run limit passed since its first request (first).
+func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Options) ClientRun {
 	cr := ClientRun{Command: append(append([]string(nil), opts.Command...), u)}
 	limit := opts.Limits.RunTimeout
 	if c.Holds {
 		// Past its bound the verdict is known: stop it a second later.
 		limit = min(limit, c.Timeout+opts.Limits.LivenessGrace+time.Second)
 	}
-	rctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		startup := time.NewTimer(opts.Limits.StartTimeout)
+		defer startup.Stop()
+		select {
+		case <-done:
+			return
+		case <-startup.C:
+			cancel(errStartLimit)
+			return
+		case <-first.ch:
+		}
+		run := time.NewTimer(limit - time.Since(first.t))
+		defer run.Stop()
+		select {
+		case <-done:
+		case <-run.C:
+			cancel(errRunLimit)
+		}
+	}()
 	// A fresh slice: runs go in parallel, and appending to Command[1:]
 	// would write every run's URL into one shared array.
 	cmd := exec.CommandContext(rctx, opts.Command[0], append(slices.Clone(opts.Command[1:]), u)...)
@@ -475,7 +597,8 @@ func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun 
 	// A client's output goes into --json and --junit (CI artifacts): it
 	// passes through the records' redactor first (issue 11).
 	cr.Stdout, cr.Stderr = record.Scrub(stdout.String()), record.Scrub(stderr.String())
-	cr.Killed = rctx.Err() != nil && ctx.Err() == nil
+	why := context.Cause(rctx)
+	cr.Killed = rctx.Err() != nil && ctx.Err() == nil && (why == errStartLimit || why == errRunLimit)
 	if cmd.ProcessState != nil {
 		cr.ExitCode = cmd.ProcessState.ExitCode()
 	}
@@ -487,8 +610,11 @@ func runCommand(ctx context.Context, c *Case, u string, opts Options) ClientRun 
 	default:
 		cr.Error = err.Error()
 	}
-	if cr.Killed {
-		cr.Error = fmt.Sprintf("killed after %s (the run's limit)", ms(limit))
+	switch {
+	case cr.Killed && why == errStartLimit:
+		cr.Error = fmt.Sprintf("killed: no request within %s of starting (the start-up limit)", ms(opts.Limits.StartTimeout))
+	case cr.Killed:
+		cr.Error = fmt.Sprintf("killed %s after its first request (the run's limit)", ms(limit))
 	}
 	cr.Outcome = PrintedOutcome(cr.Stdout)
 	return cr

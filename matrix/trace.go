@@ -24,8 +24,13 @@ type Limits struct {
 	// LoopThreshold is how many identical calls after complete answers make
 	// a loop (DefaultLoopThreshold).
 	LoopThreshold int `json:"loopThreshold"`
-	// RunTimeout bounds one run of an external client (DefaultRunTimeout).
+	// RunTimeout bounds one run of an external client, from its first
+	// request (DefaultRunTimeout).
 	RunTimeout time.Duration `json:"runTimeoutNs"`
+	// StartTimeout bounds how long an external client may take from its
+	// start to its first request; one that sent none by then is stopped
+	// (DefaultStartTimeout).
+	StartTimeout time.Duration `json:"startTimeoutNs"`
 	// LivenessGrace is added to a case's call timeout to bound a client on
 	// a scenario that holds the response (DefaultLivenessGrace).
 	LivenessGrace time.Duration `json:"livenessGraceNs"`
@@ -38,6 +43,7 @@ const (
 	DefaultRetryAfterSlack = 100 * time.Millisecond
 	DefaultLoopThreshold   = 3
 	DefaultRunTimeout      = 15 * time.Second
+	DefaultStartTimeout    = 10 * time.Second
 	DefaultLivenessGrace   = 3 * time.Second
 )
 
@@ -57,6 +63,9 @@ func (l Limits) withDefaults() Limits {
 	if l.RunTimeout <= 0 {
 		l.RunTimeout = DefaultRunTimeout
 	}
+	if l.StartTimeout <= 0 {
+		l.StartTimeout = DefaultStartTimeout
+	}
 	if l.LivenessGrace <= 0 {
 		l.LivenessGrace = DefaultLivenessGrace
 	}
@@ -72,9 +81,16 @@ type ClientRun struct {
 	// printed none).
 	Outcome classify.Outcome `json:"outcome,omitempty"`
 	// Duration is how long the client ran; Killed reports that the matrix
-	// stopped it at its limit.
+	// stopped it at a limit (Error says which).
 	Duration time.Duration `json:"-"`
 	Killed   bool          `json:"killed,omitempty"`
+	// Startup is how long after its start the client's first request
+	// arrived at the server, and Active how long it ran from then on: the
+	// time the liveness bounds count. NoRequest reports a client that sent
+	// no request at all (both are then 0).
+	Startup   time.Duration `json:"-"`
+	Active    time.Duration `json:"-"`
+	NoRequest bool          `json:"noRequest,omitempty"`
 	// ExitCode, Stdout and Stderr are the program's (capped).
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout,omitempty"`

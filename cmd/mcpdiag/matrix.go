@@ -27,6 +27,7 @@ type matrixOptions struct {
 	seed        uint64
 	parallel    int
 	timeout     time.Duration
+	startup     time.Duration
 	maxRetries  int
 	fromRecords string
 }
@@ -84,8 +85,9 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error.`,
 	f.StringVar(&o.protocol, "protocol", "", "only the cases of one era: 2026-07-28 or 2025-11-25 (default both)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every case N times, each on a fresh endpoint, and aggregate (for flaky behaviour)")
 	f.Uint64Var(&o.seed, "seed", matrix.DefaultSeed, "seed of the scenarios' schedules and the built-in client's jitter")
-	f.IntVar(&o.parallel, "parallel", 0, "runs in flight at once (default max(8, 4×CPUs))")
-	f.DurationVar(&o.timeout, "timeout", matrix.DefaultRunTimeout, "time limit for one run of the client command (it is killed after)")
+	f.IntVar(&o.parallel, "parallel", 0, "runs in flight at once (default: the built-in client max(8, 4×CPUs), a client command one per CPU, at least 2)")
+	f.DurationVar(&o.timeout, "timeout", matrix.DefaultRunTimeout, "time limit for one run of the client command, from its first request (it is killed after)")
+	f.DurationVar(&o.startup, "start-timeout", matrix.DefaultStartTimeout, "time limit from the client command's start to its first request (it is killed after, failing live.finish)")
 	f.IntVar(&o.maxRetries, "max-retries", matrix.DefaultMaxRetries, "retries of one request the rule safety.retry-bound allows")
 	f.StringVar(&o.fromRecords, "from-records", "", "judge captured records (FILE, or - for stdin) instead of running scenarios")
 	return cmd
@@ -98,12 +100,12 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	if o.wide && o.json {
 		return usageError("--wide and --json cannot both be set")
 	}
-	if o.repeat < 1 || o.parallel < 0 || o.maxRetries < 1 || o.timeout <= 0 {
-		return usageError("--repeat, --max-retries and --timeout must be positive, --parallel at least 0")
+	if o.repeat < 1 || o.parallel < 0 || o.maxRetries < 1 || o.timeout <= 0 || o.startup <= 0 {
+		return usageError("--repeat, --max-retries, --timeout and --start-timeout must be positive, --parallel at least 0")
 	}
-	limits := matrix.Limits{MaxRetries: o.maxRetries, RunTimeout: o.timeout}
+	limits := matrix.Limits{MaxRetries: o.maxRetries, RunTimeout: o.timeout, StartTimeout: o.startup}
 	if o.fromRecords != "" {
-		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "record"} {
+		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "start-timeout", "record"} {
 			if changed(name) {
 				return usageError("--%s does not apply to --from-records", name)
 			}

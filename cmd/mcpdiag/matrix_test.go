@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -24,7 +26,8 @@ func TestMatrixCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"SCENARIO", "baseline", "errors.rate_limited", "  └ delete_item", "TOOL_SUCCESS", "1 429", "pass", "3 runs: 3 passed, 0 failed", "Finished in"} {
+	for _, want := range []string{"SCENARIO", "baseline", "errors.rate_limited", "  └ delete_item", "TOOL_SUCCESS", "1 429", "pass", "3 runs: 3 passed, 0 failed", "Finished in",
+		fmt.Sprintf(", 3 runs, %d at a time, seed 1\n", matrix.DefaultParallel(false))} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -41,6 +44,9 @@ func TestMatrixCommand(t *testing.T) {
 	}
 	if err := xml.Unmarshal(x, &suites); err != nil || len(suites.Suites) != 3 || suites.Tests == 0 {
 		t.Errorf("junit: %v %+v", err, suites)
+	}
+	if want := fmt.Sprintf(`<property name="parallel" value="%d"></property>`, matrix.DefaultParallel(false)); !bytes.Contains(x, []byte(want)) {
+		t.Errorf("junit lacks %s", want)
 	}
 	f, err := os.Open(recs)
 	if err != nil {
@@ -62,7 +68,7 @@ func TestMatrixCommand(t *testing.T) {
 func TestMatrixCommandJSON(t *testing.T) {
 	t.Parallel()
 	var out, errb bytes.Buffer
-	if code := run([]string{"matrix", "--json", "--scenarios", "mrtr.load_shedding"}, nil, &out, &errb); code != 0 {
+	if code := run([]string{"matrix", "--json", "--parallel", "3", "--scenarios", "mrtr.load_shedding"}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -70,10 +76,11 @@ func TestMatrixCommandJSON(t *testing.T) {
 		t.Fatalf("%d JSON lines, want 1:\n%s", len(lines), out.String())
 	}
 	var v struct {
-		Case    string `json:"case"`
-		Verdict string `json:"verdict"`
-		Rounds  int    `json:"rounds"`
-		Checks  []struct {
+		Case     string `json:"case"`
+		Verdict  string `json:"verdict"`
+		Rounds   int    `json:"rounds"`
+		Parallel int    `json:"parallel"`
+		Checks   []struct {
 			Rule, Verdict, Evidence, Cite string
 		} `json:"checks"`
 		Runs []struct {
@@ -83,7 +90,7 @@ func TestMatrixCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v.Case != "mrtr.load_shedding" || v.Verdict != "pass" || v.Rounds != 1 || len(v.Checks) == 0 || v.Checks[0].Cite == "" || len(v.Runs) != 1 || len(v.Runs[0].Posts) != 3 {
+	if v.Case != "mrtr.load_shedding" || v.Verdict != "pass" || v.Rounds != 1 || v.Parallel != 3 || len(v.Checks) == 0 || v.Checks[0].Cite == "" || len(v.Runs) != 1 || len(v.Runs[0].Posts) != 3 {
 		t.Errorf("JSON: %+v", v)
 	}
 }
