@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -613,5 +614,29 @@ func TestClientThatSendsNothingIsStopped(t *testing.T) {
 	ch := checkOf(t, rep, "baseline", "live.finish")
 	if ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "no request within 1s") {
 		t.Errorf("live.finish: %+v", ch)
+	}
+}
+
+// TestRunStoppedKeepsWhatFinished: from Go, a context that ends mid-run
+// (here after the first run finished, a hang still in flight) gives the
+// report of the finished runs, marked Incomplete, and an error wrapping
+// the context's cause.
+func TestRunStoppedKeepsWhatFinished(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stop := errors.New("stopped by the test")
+	opts := matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "timeout.uncooperative_hang"), Parallel: 2,
+		Progress: func(c *matrix.CaseResult, _ *matrix.RunResult) { cancel(stop) }}
+	rep, err := matrix.Run(ctx, opts)
+	if !errors.Is(err, stop) || rep == nil || rep.Incomplete == nil {
+		t.Fatalf("Run: %v, report %+v", err, rep)
+	}
+	in := rep.Incomplete
+	if in.Finished != 1 || in.Planned != 2 || in.Reason != stop.Error() || len(in.NotRun) != 1 || in.NotRun[0] != "timeout.uncooperative_hang" {
+		t.Errorf("incomplete %+v", in)
+	}
+	if len(rep.Cases) != 1 || rep.Cases[0].Case.Name != "baseline" || len(rep.Cases[0].Runs) != 1 || rep.Cases[0].Verdict() != matrix.Pass {
+		t.Errorf("cases %+v", rep.Cases)
 	}
 }

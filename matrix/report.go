@@ -144,6 +144,9 @@ func (r *Report) WriteTable(w io.Writer, wide bool) error {
 		runs += len(c.Runs)
 	}
 	fmt.Fprintf(&b, "mcpdiag matrix: %s, %d runs, %d at a time, seed %d\n\n", who, runs, r.Parallel, r.Seed)
+	if r.Incomplete != nil {
+		fmt.Fprintf(&b, "INCOMPLETE: stopped (%s); only the runs that finished are judged.\n\n", r.Incomplete)
+	}
 	if wide {
 		fmt.Fprintf(&b, "%-42s %-10s %-11s %-23s %-23s %5s %6s %-50s %7s %s\n", "SCENARIO", "ERA", "LAYER", "EXPECTED", "OBSERVED", "POSTS", "ROUNDS", "RETRIES (WHY)", "TIME", "VERDICT")
 	} else {
@@ -272,6 +275,9 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	t := r.Totals()
 	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Rule checks: %d pass, %d fail, %d n/a (%d rules).\n",
 		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, t.Pass, t.Fail, t.NotApplicable, len(activeRules()))
+	if in := r.Incomplete; in != nil {
+		fmt.Fprintf(b, "INCOMPLETE: stopped (%s); %d not run: %s.\n", in, in.Planned-in.Finished, names(in.NotRun, 5))
+	}
 	if t.Fail == 0 {
 		b.WriteString("OBSERVED \"=\" is the expected outcome; TOOL_SUCCESS after a retry is a recovery.\n" +
 			"RETRIES counts repeats after a failure and names the first (503, cut, drop…).\n" +
@@ -293,6 +299,14 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	}
 }
 
+// names joins the first n names, then counts the rest.
+func names(ns []string, n int) string {
+	if len(ns) <= n {
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ns[:n], ", "), len(ns)-n)
+}
+
 func activeRules() []Rule {
 	var out []Rule
 	for _, r := range rules {
@@ -307,7 +321,11 @@ func activeRules() []Rule {
 type CaseJSON struct {
 	Row
 	// Parallel is how many runs of the matrix went at once.
-	Parallel   int             `json:"parallel"`
+	Parallel int `json:"parallel"`
+	// Incomplete, set when the matrix was stopped before every run
+	// finished, says so ("interrupt after 12 of 84 runs"): this case's
+	// runs are those that finished, and other cases may be missing.
+	Incomplete string          `json:"incomplete,omitempty"`
 	DurationMs float64         `json:"durationMs"`
 	Protocol   string          `json:"protocol,omitempty"`
 	Tool       string          `json:"tool"`
@@ -402,6 +420,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for _, c := range r.Cases {
 		j := c.JSON()
 		j.Parallel = r.Parallel
+		if r.Incomplete != nil {
+			j.Incomplete = r.Incomplete.String()
+		}
 		if err := enc.Encode(j); err != nil {
 			return err
 		}
@@ -442,6 +463,7 @@ type (
 		Classname string        `xml:"classname,attr"`
 		Time      string        `xml:"time,attr"`
 		Failure   *junitFailure `xml:"failure,omitempty"`
+		Error     *junitFailure `xml:"error,omitempty"`
 		Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	}
 	junitFailure struct {
@@ -481,6 +503,7 @@ func writeJUnit(w io.Writer, name string, d time.Duration, suites []junitSuite) 
 	for _, s := range suites {
 		all.Tests += s.Tests
 		all.Failures += s.Failures
+		all.Errors += s.Errors
 		all.Skipped += s.Skipped
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -513,5 +536,17 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		suites = append(suites, suite(c.Case.Name, props, c.Checks(), row.Duration, stdout, stderr))
 	}
-	return writeJUnit(w, "mcpdiag matrix", r.Duration, suites)
+	name := "mcpdiag matrix"
+	if in := r.Incomplete; in != nil {
+		// An error, not a failure of the client: CI shows the run as
+		// broken, and no reader takes the missing cases for passes.
+		name += " (incomplete)"
+		props := []junitProperty{{"reason", in.Reason}, {"finishedRuns", strconv.Itoa(in.Finished)}, {"plannedRuns", strconv.Itoa(in.Planned)},
+			{"parallel", strconv.Itoa(r.Parallel)}}
+		msg := fmt.Sprintf("the matrix was stopped (%s): only the runs that finished are judged", in)
+		suites = append(suites, junitSuite{Name: "mcpdiag.matrix.incomplete", Tests: 1, Errors: 1, Time: secs(r.Duration), Properties: props,
+			Cases: []junitCase{{Name: "matrix.complete", Classname: "mcpdiag.matrix", Time: secs(r.Duration),
+				Error: &junitFailure{Message: msg, Type: "incomplete", Text: msg + "\nnot run: " + strings.Join(in.NotRun, ", ") + "\n"}}}})
+	}
+	return writeJUnit(w, name, r.Duration, suites)
 }

@@ -94,8 +94,31 @@ type Report struct {
 	Limits Limits `json:"limits"`
 	// Duration is the wall time of the whole run.
 	Duration time.Duration `json:"-"`
-	// Cases hold the results, in case order.
+	// Cases hold the results, in case order. In an incomplete report only
+	// the cases with a finished run are there, with their finished runs.
 	Cases []*CaseResult `json:"cases"`
+	// Incomplete is set when the run was stopped (its context ended) before
+	// every run finished; nil for a complete report.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+}
+
+// Incomplete says how much of an interrupted matrix ran.
+type Incomplete struct {
+	// Reason is why it stopped: the context's cause ("interrupt",
+	// "context deadline exceeded").
+	Reason string `json:"reason"`
+	// Finished counts the runs that finished, of Planned. Runs that the
+	// stop cut short are not judged and count as not run.
+	Finished int `json:"finishedRuns"`
+	Planned  int `json:"plannedRuns"`
+	// NotRun names the cases with a run that did not finish, in case
+	// order ("name (1 of 3 runs)" when some repeats finished).
+	NotRun []string `json:"notRun"`
+}
+
+// String says it in one line: "interrupt after 12 of 84 runs".
+func (in *Incomplete) String() string {
+	return fmt.Sprintf("%s after %d of %d runs", in.Reason, in.Finished, in.Planned)
 }
 
 // CaseResult is one case's runs and their aggregated verdicts.
@@ -200,9 +223,13 @@ func (r *Report) Failed() bool {
 
 // Run starts the fault server on 127.0.0.1, runs the client against every
 // case on its own endpoint (a bounded number at once), judges each run
-// from the server's log, and returns the report. The error is non-nil only
+// from the server's log, and returns the report. The error is non-nil
 // when the matrix itself could not run (no listener, no fixture listing,
-// bad options); every client failure is a verdict in the report.
+// bad options; the report is then nil), and when ctx ended before every
+// run finished: the runs in flight are stopped and dropped, and Run
+// returns the report of the runs that finished, marked Incomplete, with
+// an error wrapping context.Cause(ctx). Every client failure is a verdict
+// in the report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	start := time.Now()
 	cases := opts.Cases
@@ -273,6 +300,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			defer wg.Done()
 			for j := range jobs {
 				rr := runCase(ctx, srv, sink, arr, base, &j.cr.Case, j.idx, j.n+1, safety, opts)
+				if rr == nil {
+					continue // cut short by the end of ctx
+				}
 				j.cr.Runs[j.n] = rr
 				mu.Lock()
 				if opts.Records != nil && recErr == nil {
@@ -303,14 +333,44 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("matrix: %w", err)
-	}
 	rep.Duration = time.Since(start)
-	if recErr != nil {
-		return rep, fmt.Errorf("matrix: writing records: %w", recErr)
+	var err2 error
+	if ctx.Err() != nil {
+		rep.markIncomplete(context.Cause(ctx).Error(), len(cases)*repeat)
+		err2 = fmt.Errorf("matrix: stopped (%s): %w", rep.Incomplete, context.Cause(ctx))
 	}
-	return rep, nil
+	if recErr != nil {
+		err2 = errors.Join(err2, fmt.Errorf("matrix: writing records: %w", recErr))
+	}
+	return rep, err2
+}
+
+// markIncomplete drops the runs that did not finish (and the cases left
+// with none) and says so.
+func (r *Report) markIncomplete(reason string, planned int) {
+	in := &Incomplete{Reason: reason, Planned: planned, NotRun: []string{}}
+	var kept []*CaseResult
+	for _, c := range r.Cases {
+		var runs []*RunResult
+		for _, rr := range c.Runs {
+			if rr != nil {
+				runs = append(runs, rr)
+			}
+		}
+		in.Finished += len(runs)
+		switch {
+		case len(runs) == len(c.Runs):
+		case len(runs) == 0:
+			in.NotRun = append(in.NotRun, c.Case.Name)
+		default:
+			in.NotRun = append(in.NotRun, fmt.Sprintf("%s (%d of %d runs)", c.Case.Name, len(runs), len(c.Runs)))
+		}
+		if len(runs) > 0 {
+			c.Runs = runs
+			kept = append(kept, c)
+		}
+	}
+	r.Cases, r.Incomplete = kept, in
 }
 
 // slow reports the cases that take seconds: hangs and Retry-After waits.
@@ -364,6 +424,9 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 		rr.Client = runCommand(ctx, c, u, first, opts)
 	}
 	end := time.Now()
+	if ctx.Err() != nil && (opts.Command == nil || !rr.Client.Exited) {
+		return nil // stopped by the end of ctx, not finished: not judged
+	}
 	if at, ok := first.at(); ok {
 		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
 	} else {
@@ -597,6 +660,8 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 	// A client's output goes into --json and --junit (CI artifacts): it
 	// passes through the records' redactor first (issue 11).
 	cr.Stdout, cr.Stderr = record.Scrub(stdout.String()), record.Scrub(stderr.String())
+	// Exited: the program ended by itself, before anything stopped it.
+	cr.Exited = rctx.Err() == nil
 	why := context.Cause(rctx)
 	cr.Killed = rctx.Err() != nil && ctx.Err() == nil && (why == errStartLimit || why == errRunLimit)
 	if cmd.ProcessState != nil {

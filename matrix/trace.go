@@ -91,6 +91,9 @@ type ClientRun struct {
 	Startup   time.Duration `json:"-"`
 	Active    time.Duration `json:"-"`
 	NoRequest bool          `json:"noRequest,omitempty"`
+	// Exited reports a command that ended by itself (not stopped at a
+	// limit or by the end of the matrix's context).
+	Exited bool `json:"-"`
 	// ExitCode, Stdout and Stderr are the program's (capped).
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout,omitempty"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/spf13/cobra"
@@ -52,7 +54,13 @@ on its stdout is the classification it printed.
 --from-records FILE judges records captured by mcpdiag proxy (or mcpdiag call,
 or mcpdiag serve --log) with the rules that need no injected fault.
 
-Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error.`,
+On SIGINT or SIGTERM the runs in flight are stopped, and the table (or JSON)
+and --junit are written with the runs that finished, marked incomplete; a
+second signal stops at once. --junit and other whole files are written to a
+temporary file renamed into place: an interrupted run never truncates them.
+
+Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
+128+N stopped by signal N (130 for SIGINT) with the output marked incomplete.`,
 		Example: `  mcpdiag matrix
   mcpdiag matrix --wide --scenarios 'sse.*,errors.rate_limited'
   mcpdiag matrix --junit matrix.xml --record matrix.jsonl -- node my-client.js
@@ -71,7 +79,7 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error.`,
 			} else if len(args) > 0 {
 				return usageError("unexpected argument %q: put the client's command after --, as in mcpdiag matrix -- node my-client.js", args[0])
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
 			return runMatrix(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), o, command, cmd.Flags().Changed)
 		},
@@ -128,12 +136,13 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			return usageError("%v", err)
 		}
 	}
-	var junit *os.File
+	var junit *atomicfile.File
 	if o.junit != "" {
-		if junit, err = os.Create(o.junit); err != nil {
+		// Written whole at the end: until then the old file stays.
+		if junit, err = atomicfile.Create(o.junit, 0o644); err != nil {
 			return usageError("--junit: %v", err)
 		}
-		defer junit.Close()
+		defer junit.Abort()
 	}
 	if o.record != "" {
 		w, err := record.OpenFile(o.record, record.FileOptions{})
@@ -143,27 +152,32 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		defer w.Close()
 		opts.Records = w
 	}
-	rep, err := matrix.Run(ctx, opts)
-	if err != nil {
-		return &exitError{code: 2, err: err}
+	rep, runErr := matrix.Run(ctx, opts)
+	if rep == nil {
+		if ctx.Err() != nil {
+			return &exitError{code: interruptCode(ctx), err: fmt.Errorf("matrix stopped (%v) before any run: %w", context.Cause(ctx), runErr)}
+		}
+		return &exitError{code: 2, err: runErr}
 	}
 	switch {
 	case o.json:
 		err = rep.WriteJSON(stdout)
 	default:
 		err = rep.WriteTable(stdout, o.wide)
-		if err == nil {
+		if err == nil && rep.Incomplete != nil {
+			fmt.Fprintf(stdout, "Stopped after %s (incomplete).\n", rep.Duration.Round(100*time.Millisecond))
+		} else if err == nil {
 			fmt.Fprintf(stdout, "Finished in %s.\n", rep.Duration.Round(100*time.Millisecond))
 		}
 	}
 	if err != nil {
-		return err
+		return &exitError{code: 2, err: fmt.Errorf("writing the report: %w", err)}
 	}
 	if junit != nil {
 		if err := rep.WriteJUnit(junit); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
-		if err := junit.Close(); err != nil {
+		if err := junit.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}
@@ -172,10 +186,53 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
 		}
 	}
-	if rep.Failed() {
+	switch {
+	case rep.Incomplete != nil:
+		return &exitError{code: interruptCode(ctx), err: fmt.Errorf("matrix stopped (%s): the output holds the runs that finished, marked incomplete", rep.Incomplete)}
+	case runErr != nil:
+		return &exitError{code: 2, err: runErr}
+	case rep.Failed():
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
+}
+
+// signalCause is the cause of a context ended by a signal.
+type signalCause struct{ sig os.Signal }
+
+func (s signalCause) Error() string { return s.sig.String() }
+
+// interruptContext returns a context that ends on the first SIGINT or
+// SIGTERM, with the signal as its cause. After the first signal the
+// default action is back: a second one stops the process at once.
+func interruptContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Stop(sigs)
+			cancel(signalCause{s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel(nil)
+	}
+}
+
+// interruptCode is the exit code of a run that ctx stopped: 128+N for
+// signal N, else 130 (as for SIGINT).
+func interruptCode(ctx context.Context) int {
+	var sc signalCause
+	if errors.As(context.Cause(ctx), &sc) {
+		if n, ok := sc.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return 130
 }
 
 func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matrix.Limits) error {
@@ -204,15 +261,15 @@ func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matri
 		return err
 	}
 	if o.junit != "" {
-		f, err := os.Create(o.junit)
+		f, err := atomicfile.Create(o.junit, 0o644)
 		if err != nil {
 			return usageError("--junit: %v", err)
 		}
+		defer f.Abort()
 		if err := p.WriteJUnit(f); err != nil {
-			f.Close()
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
-		if err := f.Close(); err != nil {
+		if err := f.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/spf13/cobra"
@@ -137,13 +138,14 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 	acc := report.New(report.Options{Top: o.top})
 	reports := []report.Report{acc}
 	var har *report.HARWriter
-	var harFile *os.File
+	var harFile *atomicfile.File
 	if o.har != "" {
-		harFile, err = os.OpenFile(o.har, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		// Written whole: the old archive stays until the new one is done.
+		harFile, err = atomicfile.Create(o.har, 0o600)
 		if err != nil {
 			return usageError("--har: %v", err)
 		}
-		defer harFile.Close()
+		defer harFile.Abort()
 		har = report.NewHARWriter(harFile, report.HAROptions{Creator: "mcpdiag", Version: client.DefaultClientInfo.Version})
 		reports = append(reports, har)
 	}
@@ -222,8 +224,8 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if err := har.Close(); err != nil {
 			return usageError("--har %s: %v", o.har, err)
 		}
-		if err := harFile.Close(); err != nil {
-			return usageError("--har %s: %v", o.har, err)
+		if err := harFile.Commit(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--har: %w", err)}
 		}
 	}
 

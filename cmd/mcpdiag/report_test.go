@@ -202,3 +202,28 @@ func TestReportCommandJSONAndHAR(t *testing.T) {
 		t.Errorf("HAR file mode: %v %v", st.Mode(), err)
 	}
 }
+
+// TestReportHARWholeOrNothing (issue 10 defect 10): a report that fails
+// after --har was opened (here: an input that holds no record) leaves the
+// existing archive as it was, not truncated, and no temporary file.
+func TestReportHARWholeOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	har, bad := filepath.Join(dir, "old.har"), filepath.Join(dir, "bad.jsonl")
+	const old = `{"log":{"version":"1.2","entries":[]}}`
+	if err := os.WriteFile(har, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("not a record\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--har", har, bad}, nil, &out, &errb); code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, errb.String())
+	}
+	if b, _ := os.ReadFile(har); string(b) != old {
+		t.Errorf("the old HAR was changed to %q", b)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 2 {
+		t.Errorf("files left: %v", es)
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMatrixInterruptBinary (issue 10 defect 10): SIGINT to a real
+// `mcpdiag matrix` in the middle of its runs (one finished, the others
+// still in flight) prints what it has, marked incomplete, writes --junit
+// whole (the old file until then, never a truncated one), and exits 130.
+func TestMatrixInterruptBinary(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sh and SIGINT")
+	}
+	bin := testBinary(t)
+	// baseline is answered by mcpdiag call; every other case's client
+	// sends nothing and waits, so the matrix is still running when the
+	// signal comes.
+	client := []string{"--", "sh", "-c", `if [ "$MCP_CASE" = baseline ]; then exec "$0" call "$1" "$MCP_TOOL" --args "$MCP_ARGS"; fi; exec sleep 60`, bin}
+	for _, mode := range []string{"table", "json"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			junit, recs := filepath.Join(dir, "m.xml"), filepath.Join(dir, "m.jsonl")
+			const old = "<old junit/>\n"
+			if err := os.WriteFile(junit, []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{bin, "matrix", "--scenarios", "baseline,errors.tool_error,sse.truncated", "--protocol", "2026-07-28", "--parallel", "4",
+				"--start-timeout", "60s", "--junit", junit, "--record", recs}
+			if mode == "json" {
+				args = append(args, "--json")
+			}
+			p := startProcess(t, nil, append(args, client...)...)
+			// A run's records are written once it is judged: then baseline
+			// has finished and the three others are in flight.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if st, err := os.Stat(recs); err == nil && st.Size() > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("baseline did not finish in 30s; stderr:\n%s", p.stderr.String())
+				}
+			}
+			if b, _ := os.ReadFile(junit); string(b) != old {
+				t.Errorf("the --junit file changed before the end: %q", b)
+			}
+			code := p.stop(t, syscall.SIGINT)
+			out := p.stdout.String()
+			if code != 130 {
+				t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
+			}
+			if !strings.Contains(p.stderr.String(), "matrix stopped (interrupt after 1 of 4 runs)") {
+				t.Errorf("stderr does not say it stopped:\n%s", p.stderr.String())
+			}
+			switch mode {
+			case "table":
+				for _, want := range []string{"INCOMPLETE: stopped (interrupt after 1 of 4 runs)", "baseline ", "1 runs: 1 passed, 0 failed",
+					"3 not run: errors.tool_error, sse.truncated, sse.truncated/delete_item.", "Stopped after"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("stdout lacks %q:\n%s", want, out)
+					}
+				}
+			case "json":
+				var v struct {
+					Case, Verdict, Incomplete string
+				}
+				if err := json.Unmarshal([]byte(out), &v); err != nil || v.Case != "baseline" || v.Verdict != "pass" || v.Incomplete != "interrupt after 1 of 4 runs" {
+					t.Errorf("JSON %+v (%v):\n%s", v, err, out)
+				}
+			}
+			b, err := os.ReadFile(junit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != old {
+				var d struct {
+					Name   string `xml:"name,attr"`
+					Errors int    `xml:"errors,attr"`
+					Suites []struct {
+						Name  string `xml:"name,attr"`
+						Cases []struct {
+							Name  string `xml:"name,attr"`
+							Error *struct {
+								Message string `xml:"message,attr"`
+							} `xml:"error"`
+						} `xml:"testcase"`
+					} `xml:"testsuite"`
+				}
+				if err := xml.Unmarshal(b, &d); err != nil {
+					t.Fatalf("--junit is neither the old file nor complete XML (%v):\n%s", err, b)
+				}
+				last := d.Suites[len(d.Suites)-1]
+				if d.Name != "mcpdiag matrix (incomplete)" || d.Errors != 1 || len(d.Suites) != 2 || d.Suites[0].Name != "baseline" ||
+					last.Name != "mcpdiag.matrix.incomplete" || last.Cases[0].Error == nil || !strings.Contains(last.Cases[0].Error.Message, "interrupt after 1 of 4 runs") {
+					t.Errorf("--junit is not marked incomplete:\n%s", b)
+				}
+			}
+			es, _ := os.ReadDir(dir)
+			for _, e := range es {
+				if strings.Contains(e.Name(), ".tmp-") {
+					t.Errorf("temporary file left: %s", e.Name())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+// Package atomicfile writes a file whole or not at all: the bytes go to a
+// temporary file in the target's directory, which is renamed into place
+// only when everything was written. A reader (or a CI step after an
+// interrupted run) sees the old content or the new one, never a truncated
+// file.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// File is a file being written. Writes go to a temporary file; Commit
+// renames it into place, Abort removes it.
+type File struct {
+	path string
+	tmp  *os.File
+	perm os.FileMode
+	done bool
+}
+
+// Create starts writing path. The temporary file is created at once in the
+// same directory (so that the rename stays on one file system and a
+// directory that cannot be written to is refused before any work). The
+// committed file has mode perm, or the mode of the file it replaces.
+func Create(path string, perm os.FileMode) (*File, error) {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return nil, fmt.Errorf("atomicfile: %s is a directory", path)
+		}
+		perm = st.Mode().Perm()
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	return &File{path: path, tmp: tmp, perm: perm}, nil
+}
+
+// Name returns the target path.
+func (f *File) Name() string { return f.path }
+
+// Write writes to the temporary file.
+func (f *File) Write(p []byte) (int, error) {
+	if f.done {
+		return 0, fmt.Errorf("atomicfile: %s: write after Commit or Abort", f.path)
+	}
+	return f.tmp.Write(p)
+}
+
+// Commit flushes the temporary file to disk and renames it into place. On
+// any failure the temporary file is removed, the target is left as it was,
+// and the error names the step that failed.
+func (f *File) Commit() error {
+	if f.done {
+		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.path)
+	}
+	f.done = true
+	name := f.tmp.Name()
+	err := f.tmp.Chmod(f.perm)
+	if err == nil {
+		err = f.tmp.Sync()
+	}
+	if cerr := f.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+	}
+	if err := os.Rename(name, f.path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("atomicfile: %s not replaced (the rename failed): %w", f.path, err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file and leaves the target as it was. It is
+// a no-op after Commit, so that it can be deferred.
+func (f *File) Abort() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	return errors.Join(f.tmp.Close(), os.Remove(f.tmp.Name()))
+}
+
+// WriteFile writes data to path whole: the old content stays until the new
+// one is complete.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	f, err := Create(path, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return fmt.Errorf("atomicfile: writing %s: %w", path, err)
+	}
+	return f.Commit()
+}
