@@ -152,9 +152,9 @@ func (firstByteTimeout) Temporary() bool { return false }
 
 // send performs one request and classifies the response. With the OAuth
 // flow on, a 401 or a 403 insufficient_scope runs the authorization chain
-// and, when it got a token, the same request is sent again (the server
-// refused it without acting on it); the refused exchange is recorded with
-// its decision. A chain that fails leaves the refused exchange as the
+// and, when it got a token, the same request is sent again with a new id
+// (the server refused it without acting on it); the refused exchange is
+// recorded with its decision. A chain that fails leaves the refused exchange as the
 // answer, marked with the failure (see authStopped).
 func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 	if c.auth == nil {
@@ -181,6 +181,12 @@ func (c *Client) send(ctx context.Context, rq *request) *Exchange {
 		}
 		c.record(ex)
 		c.emit(ex)
+		if !rq.notification && rq.raw == nil && rq.lastEventID == "" {
+			// A new id, as for any request sent again: the refused one
+			// was used (Base protocol › Requests: an ID MUST NOT have
+			// been used before by the requestor).
+			rq.id = c.newID()
+		}
 		again := *rq
 		again.origin = OriginPolicy
 		ex = c.sendFollow(ctx, &again)

@@ -111,3 +111,36 @@ func TestAuthServerLog(t *testing.T) {
 		}
 	}
 }
+
+// TestReauthorizedRequestHasNewID: a request the server refused with 401
+// (or 403 insufficient_scope) and the client sent again after the chain
+// carries a new JSON-RPC id, as every request sent again does (an id MUST
+// NOT have been used before by the requestor).
+func TestReauthorizedRequestHasNewID(t *testing.T) {
+	_, base := start(t, serve.Options{Seed: 1})
+	for _, id := range []string{"auth.oauth", "auth.step_up", "auth.token_expired"} {
+		e, _ := faults.Lookup(id)
+		call := callEntry(t, base+"/s/"+id+"/mcp", e, 10*time.Second)
+		if call.Outcome != e.ExpectedOutcome {
+			t.Fatalf("%s: outcome %s", id, call.Outcome)
+		}
+		resent := 0
+		for i, ex := range call.Exchanges {
+			if ex.Auth == nil || ex.Auth.Step != client.StepChallenge {
+				continue
+			}
+			for _, next := range call.Exchanges[i+1:] {
+				if next.Method == ex.Method && next.Tool == ex.Tool && next.Auth != nil && next.Auth.Step != client.StepChallenge && next.HTTPMethod == "" {
+					resent++
+					if next.ID.Equal(ex.ID) {
+						t.Errorf("%s: #%d %s re-sent #%d's request with the same id %s", id, next.Seq, next.Method, ex.Seq, ex.ID)
+					}
+					break
+				}
+			}
+		}
+		if resent == 0 {
+			t.Errorf("%s: no request was sent again after a challenge", id)
+		}
+	}
+}
