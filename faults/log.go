@@ -167,3 +167,25 @@ func AddMember(line []byte, name string, v any) ([]byte, error) {
 	out = append(out, "}\n"...)
 	return out, nil
 }
+
+// Decision returns a fault layer's decision about one request as the
+// record's typed member: the selection in force, the endpoint, the seed,
+// the scenarios that fired and every scenario's decision (its notes
+// scrubbed by the record encoder).
+func Decision(selection, endpoint string, seed uint64, firings []Firing) *record.Fault {
+	f := &record.Fault{Selection: selection, Endpoint: endpoint, Seed: seed, Fired: []string{}, Decisions: []Firing{}}
+	for _, x := range firings {
+		x.Notes = append([]string(nil), x.Notes...)
+		x.DelayMs = append([]int64(nil), x.DelayMs...)
+		f.Decisions = append(f.Decisions, x)
+		if x.Fired {
+			f.Fired = append(f.Fired, x.Scenario)
+		}
+	}
+	return f
+}
+
+// Fault returns the observation's decision as the record's typed member.
+func (o *Observation) Fault() *record.Fault {
+	return Decision(o.Scenario, o.Endpoint, o.Seed, o.Firings)
+}

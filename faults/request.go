@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/mcpdiag/mcpdiag/record"
 	"io"
 	"net/http"
 	"sort"
@@ -101,18 +102,10 @@ func (c Counters) clone() Counters {
 
 // Firing is one scenario's decision about one request: whether it matched,
 // its number among the matches, whether it fired and why, the random draw
-// and delay when there were any, and the scenario's notes.
-type Firing struct {
-	Scenario string   `json:"scenario"`
-	Layer    int      `json:"layer"`
-	Matched  bool     `json:"matched"`
-	N        int      `json:"n,omitempty"`
-	Fired    bool     `json:"fired"`
-	Why      string   `json:"why"`
-	Draw     *float64 `json:"draw,omitempty"`
-	DelayMs  []int64  `json:"delayMs,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-}
+// and delay when there were any, and the scenario's notes. It is the
+// record's type (record.FaultDecision), so that the decision lands in the
+// record's typed "fault" member as it is.
+type Firing = record.FaultDecision
 
 type ctxKey struct{}
 

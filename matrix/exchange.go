@@ -283,26 +283,10 @@ func fromRecord(r *record.Record, serve *faults.ServerDetails) *Exchange {
 	if x.Failed {
 		x.Rejected = rejected(r.Status) || r.Network != nil && !r.Network.RequestSent
 	}
-	if x.Failed && r.Status == 0 && pendingNote(r) {
+	if x.Failed && r.Status == 0 && r.Flags.Pending() {
 		x.Pending = true
 	}
 	return x
-}
-
-// pendingNote reports a record whose request was still waiting for its
-// answer when the capture ended (mcpdiag proxy shut down, or the stdio
-// server exited).
-func pendingNote(r *record.Record) bool {
-	text := r.Note
-	if r.Network != nil {
-		text += " " + r.Network.Error
-	}
-	for _, s := range []string{"shut down", "before responding", "the server ended", "never answered"} {
-		if strings.Contains(text, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // readRequestBody reads _meta's protocol version, the capabilities,

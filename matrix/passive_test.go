@@ -46,6 +46,7 @@ type req struct {
 	resp     string // response body
 	retryAft string
 	net      string // network error text (no response)
+	flags    record.Flags
 }
 
 func (c *capture) add(r req) {
@@ -115,6 +116,7 @@ func (c *capture) add(r req) {
 	if r.resp != "" {
 		rec.ResponseBody = &record.Body{Text: r.resp}
 	}
+	rec.Flags = r.flags
 	c.recs = append(c.recs, rec)
 	c.at += 5 * time.Millisecond
 }
@@ -214,8 +216,18 @@ func TestFromRecords(t *testing.T) {
 		}, map[string][]string{"loop.identical-calls": {"sent 4 times", "POSTs 1, 2, 3, 4"}}},
 		{"a call left pending", func(c *capture) {
 			c.add(req{tool: "echo"})
-			c.add(req{tool: "echo", args: `{"text":"slow"}`, net: "the proxy shut down before the response ended"})
+			c.add(req{tool: "echo", args: `{"text":"slow"}`, net: "the proxy shut down before the response ended", flags: record.Flags{record.FlagSD}})
 		}, map[string][]string{"live.pending": {"POST 2", "never answered", "shut down"}}},
+		{"a call left pending when the stdio server exited", func(c *capture) {
+			c.add(req{tool: "echo"})
+			c.add(req{tool: "echo", args: `{"text":"slow"}`, net: "EOF", flags: record.Flags{record.FlagUX}})
+		}, map[string][]string{"live.pending": {"POST 2", "never answered"}}},
+		{"words are not flags", func(c *capture) {
+			// A version-2 record is judged by its flags: an error text
+			// that happens to say "shut down" makes nothing pending.
+			c.add(req{tool: "echo"})
+			c.add(req{tool: "echo", args: `{"text":"slow"}`, net: "the peer shut down", flags: record.Flags{record.FlagDC}})
+		}, nil},
 		{"an immediate retry after Retry-After", func(c *capture) {
 			c.add(req{tool: "echo", status: 429, outcome: classify.HTTPError, retryAft: "3"})
 			c.add(req{tool: "echo"})

@@ -69,7 +69,7 @@ func targets(b *testing.B, up string) map[string]string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	async := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{})
+	async := record.NewAsync(file, record.AsyncOptions{})
 	p, err := proxy.New(proxy.Options{Upstream: u, Records: async})
 	if err != nil {
 		b.Fatal(err)
@@ -201,7 +201,7 @@ func TestIdleStreamMemory(t *testing.T) {
 	defer up.Close()
 	u, _ := url.Parse(up.URL + "/mcp")
 	file, _ := record.OpenFile(filepath.Join(t.TempDir(), "idle.jsonl"), record.FileOptions{Sync: record.SyncNever})
-	async := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{})
+	async := record.NewAsync(file, record.AsyncOptions{})
 	p, _ := proxy.New(proxy.Options{Upstream: u, Records: async})
 	ps := httptest.NewServer(p)
 	defer ps.Close()

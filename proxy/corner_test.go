@@ -144,8 +144,21 @@ func TestGETStreamLeftByClient(t *testing.T) {
 		}
 		for _, mode := range modes {
 			r := byMode[mode]
-			if r == nil || !strings.Contains(r.Note, "client disconnected (DC)") || r.HTTPMethod != http.MethodGet {
-				t.Errorf("%s, bodies %s: record %+v", mode, bodies, r)
+			if r == nil || !strings.Contains(r.Note, "client disconnected (DC)") || !r.Flags.Has(record.FlagDC) || r.HTTPMethod != http.MethodGet {
+				t.Fatalf("%s, bodies %s: record %+v", mode, bodies, r)
+			}
+			// The arrival times are a typed member, only in full records
+			// of a stream that sent events: offsets grow, within the body.
+			if (bodies == proxy.BodiesFull && mode == "sending") != (len(r.SSEArrivals) > 0) {
+				t.Errorf("%s, bodies %s: %d SSE arrivals", mode, bodies, len(r.SSEArrivals))
+			}
+			for i, a := range r.SSEArrivals {
+				if a.End <= 0 || a.End > r.ResponseBytes || i > 0 && (a.End <= r.SSEArrivals[i-1].End || a.At < r.SSEArrivals[i-1].At) {
+					t.Errorf("%s: arrival %d %+v after %v, of %d bytes", mode, i, a, r.SSEArrivals[:i], r.ResponseBytes)
+				}
+			}
+			if strings.Contains(r.Note, "sseArrivals") {
+				t.Errorf("%s: the arrivals are in the note: %q", mode, r.Note)
 			}
 		}
 	}

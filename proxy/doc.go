@@ -5,7 +5,7 @@
 //
 //	u, _ := url.Parse("https://mcp.example.com/mcp")
 //	file, _ := record.OpenFile("calls.jsonl", record.FileOptions{})
-//	records := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{})
+//	records := record.NewAsync(file, record.AsyncOptions{})
 //	p, _ := proxy.New(proxy.Options{Upstream: u, Records: records})
 //	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: p}
 //	go srv.ListenAndServe()
@@ -45,9 +45,14 @@
 // # Failure vocabulary
 //
 // The record says what the client saw (the classifier's outcome) and, in its
-// note, why, in Envoy's response-flag words: UF (the upstream could not be
-// reached: the proxy answered 502/504 with a Proxy-Status header, RFC 9209),
-// UC (the upstream dropped the connection before responding: so did the
-// proxy), UR (the upstream cut the response after it started: the client got
-// the cut stream), DC (the client left), FI (a fault scenario fired).
+// typed "flags" member (record.Flags), why, in Envoy's response-flag codes: UF
+// (the upstream could not be reached: the proxy answered 502/504 with a
+// Proxy-Status header, RFC 9209), UC (the upstream dropped the connection
+// before responding: so did the proxy), UT, DF, UPE, UR (the upstream cut the
+// response after it started: the client got the cut stream), DC (the client
+// left), FI (a fault scenario fired; the "fault" member holds the decision),
+// and mcpdiag's own SD (the proxy shut down with the exchange in flight), UX
+// (the stdio server ended with the request unanswered) and HJ (a handler took
+// over the connection). The note says the same in words, for people; no code
+// reads it.
 package proxy

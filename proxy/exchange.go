@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // exchange is the state of one request through the proxy. Its fields are
@@ -66,8 +68,7 @@ type exchange struct {
 	started        bool // the finishing goroutine runs
 	end            time.Time
 	ended          chan struct{}
-	fired          string // the fault scenarios that fired on this request
-	faultSeed      uint64
+	fault          *record.Fault // the fault layer's decision, nil without one
 }
 
 // arrival is when the bytes up to off had been flushed to the client.

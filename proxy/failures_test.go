@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -59,8 +60,8 @@ func TestConnectionRefused(t *testing.T) {
 	if r.Status != 502 || r.Outcome != classify.HTTPError || r.Layer != classify.LayerTransport {
 		t.Errorf("record %d %s %s", r.Status, r.Outcome, r.Layer)
 	}
-	if !strings.Contains(r.Note, "proxy-generated") || !strings.Contains(r.Note, "UF") {
-		t.Errorf("the record does not say the proxy produced the 502: %q", r.Note)
+	if !strings.Contains(r.Note, "proxy-generated") || !strings.Contains(r.Note, "UF") || !slices.Equal(r.Flags, record.Flags{record.FlagUF}) {
+		t.Errorf("the record does not say the proxy produced the 502: %q flags %v", r.Note, r.Flags)
 	}
 	if r.Network == nil || !strings.Contains(r.Network.Error, "connection refused") || r.Network.RequestSent {
 		t.Errorf("network %+v", r.Network)
@@ -107,8 +108,8 @@ func TestUpstreamResetBeforeResponse(t *testing.T) {
 	}
 	stop()
 	r := sink.exchanges(t)[0]
-	if r.Outcome != classify.NetworkError || r.Status != 0 || r.Network == nil || !r.Network.RequestSent || !strings.Contains(r.Note, "UC") {
-		t.Errorf("record %s %d network %+v note %q", r.Outcome, r.Status, r.Network, r.Note)
+	if r.Outcome != classify.NetworkError || r.Status != 0 || r.Network == nil || !r.Network.RequestSent || !strings.Contains(r.Note, "UC") || !slices.Equal(r.Flags, record.Flags{record.FlagUC}) {
+		t.Errorf("record %s %d network %+v note %q flags %v", r.Outcome, r.Status, r.Network, r.Note, r.Flags)
 	}
 }
 
@@ -149,8 +150,8 @@ func TestClientDisconnectRecorded(t *testing.T) {
 		t.Fatalf("%d records", len(recs))
 	}
 	r := recs[0]
-	if r.Outcome != classify.StreamIncomplete || !strings.Contains(r.Note, "client disconnected (DC)") {
-		t.Errorf("record %s %q note %q", r.Outcome, r.Reason, r.Note)
+	if r.Outcome != classify.StreamIncomplete || !strings.Contains(r.Note, "client disconnected (DC)") || !slices.Equal(r.Flags, record.Flags{record.FlagDC}) {
+		t.Errorf("record %s %q note %q flags %v", r.Outcome, r.Reason, r.Note, r.Flags)
 	}
 	if r.SSE == nil || r.SSE.Progress < 1 || r.SSE.Terminal {
 		t.Errorf("sse %+v", r.SSE)
@@ -209,7 +210,7 @@ func TestRedactionInRecordFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	async := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{})
+	async := record.NewAsync(file, record.AsyncOptions{})
 	purl, _, _, stop := startProxy(t, up, proxy.Options{Records: async, Bodies: proxy.BodiesFull})
 	hdr := modernHeaders("fail")
 	hdr["Authorization"] = "Bearer " + secret

@@ -78,8 +78,7 @@ func (f *faultLayer) observe(o *faults.Observation) {
 		return
 	}
 	ex := v.(*exchange)
-	ex.fired = o.Fired()
-	ex.faultSeed = o.Seed
+	ex.fault = o.Fault()
 }
 
 func (f *faultLayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {

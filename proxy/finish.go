@@ -203,7 +203,8 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	}
 	if p.opts.Faults != nil {
 		// With fault injection, the scenario is what fired on this request.
-		rec.Scenario = ex.fired
+		rec.Scenario = ex.fault.FiredString()
+		rec.Fault = ex.fault
 	}
 	if rec.Session == "" && ex.respHeader != nil {
 		rec.Session = ex.respHeader.Get("Mcp-Session-Id")
@@ -251,6 +252,7 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 			cause = errors.New("unknown")
 		}
 		_, _, flag := upstreamFailure(cause, ex.reqSent.Load())
+		rec.Flags.Add(flag)
 		notes = append(notes, fmt.Sprintf("proxy-generated: mcpdiag proxy answered %d itself because the upstream failed before responding (%s, Proxy-Status error=%s)", ex.status, flag, ex.proxyError))
 		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: ex.reqSent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
 	}
@@ -260,10 +262,12 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if ex.mirrored {
 		p.stats.upstreamErrors.Add(1)
 		_, _, flag := upstreamFailure(ex.upErr, ex.reqSent.Load())
+		rec.Flags.Add(flag)
 		notes = append(notes, fmt.Sprintf("the upstream closed the connection before any response (%s, %s); the proxy dropped the client's connection the same way", flag, ProxyConnectionTerminated))
 	}
 	if ex.upReset {
 		p.stats.upstreamResets.Add(1)
+		rec.Flags.Add(record.FlagUR)
 		notes = append(notes, fmt.Sprintf("upstream reset after the response started (UR): %s; the client received the cut response (%d bytes)", urlFree(ex.upBodyErr), ex.wrote))
 	}
 	// A client that stops reading once the response arrived (as the
@@ -272,6 +276,12 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if ex.clientGone {
 		if !afterResponse {
 			p.stats.clientGone.Add(1)
+		}
+		switch {
+		case ex.shutdown:
+			rec.Flags.Add(record.FlagSD)
+		case !afterResponse:
+			rec.Flags.Add(record.FlagDC)
 		}
 		switch {
 		case ex.shutdown:
@@ -288,14 +298,16 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 		}
 	}
 	if ex.hijacked {
+		rec.Flags.Add(record.FlagHJ)
 		notes = append(notes, "a handler in front of the upstream took over (hijacked) the connection; its raw bytes were not recorded")
 	}
 	if len(ex.invalidHeaders) > 0 {
 		sort.Strings(ex.invalidHeaders)
 		notes = append(notes, fmt.Sprintf("the upstream sent header fields with invalid names (%s): net/http does not forward them, so the client did not receive them", strings.Join(quoteAll(ex.invalidHeaders), ", ")))
 	}
-	if ex.fired != "" {
-		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", ex.fired, ex.faultSeed))
+	if f := ex.fault.FiredString(); f != "" {
+		rec.Flags.Add(record.FlagFI)
+		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", f, ex.fault.Seed))
 	}
 	if res != nil && res.Outcome == classify.NotClassified {
 		p.stats.notClassified.Add(1)
@@ -322,8 +334,10 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	p.drift.listingEnded(ex.listing)
 	p.drift.unknownTool(p.upstream.String(), rec, ex.start)
 	if len(ex.arrivals) > 0 {
-		// Last, where ExtensionLines looks for it.
-		notes = append(notes, arrivalsNote(ex.arrivals))
+		rec.SSEArrivals = make([]record.Arrival, len(ex.arrivals))
+		for i, a := range ex.arrivals {
+			rec.SSEArrivals[i] = record.Arrival{End: a.off, At: a.at}
+		}
 	}
 	rec.Note = strings.Join(notes, "; ")
 
@@ -449,30 +463,6 @@ func urlFree(err error) string {
 	}
 	return err.Error()
 }
-
-// arrivalsNote encodes the SSE arrival times for BodiesFull:
-// "sseArrivals=[[endOffset,ms],…]". ExtensionLines turns it into the
-// record's "sseArrivals" member.
-func arrivalsNote(a []arrival) string {
-	var b strings.Builder
-	b.WriteString(arrivalsPrefix)
-	b.WriteByte('[')
-	for i, x := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('[')
-		b.WriteString(strconv.FormatInt(x.off, 10))
-		b.WriteByte(',')
-		us := x.at.Round(time.Microsecond)
-		b.WriteString(strconv.FormatFloat(float64(us)/float64(time.Millisecond), 'f', -1, 64))
-		b.WriteByte(']')
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-const arrivalsPrefix = "sseArrivals="
 
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))

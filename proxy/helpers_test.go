@@ -114,24 +114,11 @@ func (m *memSink) Write(rec *record.Record) error {
 	if err != nil {
 		return err
 	}
-	line = proxyExt(line)
 	m.mu.Lock()
 	m.lines = append(m.lines, line)
 	m.mu.Unlock()
 	return nil
 }
-
-// proxyExt applies proxy.ExtensionLines to one line.
-func proxyExt(line []byte) []byte {
-	var c captureLine
-	_ = proxy.ExtensionLines(&c).WriteLine(line)
-	return c.line
-}
-
-type captureLine struct{ line []byte }
-
-func (c *captureLine) WriteLine(b []byte) error { c.line = append([]byte(nil), b...); return nil }
-func (c *captureLine) Close() error             { return nil }
 
 func (m *memSink) records(t testing.TB) []*record.Record {
 	t.Helper()

@@ -68,7 +68,7 @@ func TestOneRecordPerExchangeUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	async := record.NewAsync(proxy.ExtensionLines(file), record.AsyncOptions{QueueSize: 64, Policy: record.QueueBlock})
+	async := record.NewAsync(file, record.AsyncOptions{QueueSize: 64, Policy: record.QueueBlock})
 	purl, p, _, stop := startProxy(t, up, proxy.Options{Records: async, Bodies: proxy.BodiesAll})
 
 	tr := &http.Transport{MaxIdleConnsPerHost: workers}

@@ -111,6 +111,7 @@ type stdioPending struct {
 	fromSrv   bool // a server-to-client request
 	cancelled time.Duration
 	fault     *faults.LineDecision // the scenarios that fired on this request; nil when none did
+	ended     bool                 // the server ended with the request unanswered (UX)
 }
 
 // stdioProxy is one run of RunStdio.
@@ -592,7 +593,11 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, fmt.Sprintf("the client cancelled the request (notifications/cancelled) after %s", p.cancelled.Round(time.Millisecond)))
 	}
 	if clientGone {
+		rec.Flags.Add(record.FlagDC)
 		notes = append(notes, "the client had stopped reading (its stdout was closed)")
+	}
+	if p.ended {
+		rec.Flags.Add(record.FlagUX)
 	}
 	if cerr != nil {
 		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
@@ -603,6 +608,10 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	rec.Note = strings.Join(notes, "; ")
 	if p.fault != nil {
 		rec.Scenario = p.fault.Fired()
+		rec.Fault = faults.Decision(s.lines.Selection().String(), s.url(), s.lines.Seed(), p.fault.Firings())
+		if rec.Scenario != "" {
+			rec.Flags.Add(record.FlagFI)
+		}
 	}
 	s.addBodies(rec, p.line, resp, res.Outcome)
 	s.observe(rec, p.start, end, p.msg)
@@ -650,6 +659,7 @@ func (s *stdioProxy) onNoise(line []byte, size int64, fired string) {
 	if fired != "" {
 		rec.Note = strings.TrimPrefix(rec.Note+"; injected by the fault (FI)", "; ")
 		rec.Scenario = fired
+		rec.Flags.Add(record.FlagFI)
 	}
 	s.observe(rec, rec.Time, rec.Time, message{})
 	s.write(rec)
@@ -758,6 +768,7 @@ func (s *stdioProxy) flushPending(why string) {
 		if p.fromSrv {
 			reason = "the client never answered this server request before the server ended"
 		}
+		p.ended = true
 		s.finish(p, nil, end, errors.New(reason), false)
 	}
 }

@@ -270,11 +270,16 @@ func TestStdioServerDiesMidRequest(t *testing.T) {
 	recs := run.sink.exchanges(t)
 	last := recs[len(recs)-1]
 	if len(recs) != 3 || last.Tool != "crash" || last.Outcome != classify.NetworkError || last.Layer != classify.LayerTransport ||
-		!strings.Contains(last.Reason, "exit status 3") || last.Network == nil || !last.Network.RequestSent {
+		!strings.Contains(last.Reason, "exit status 3") || last.Network == nil || !last.Network.RequestSent || !last.Flags.Pending() || !last.Flags.Has(record.FlagUX) {
 		for _, r := range recs {
 			t.Logf("%s %s %s %s", r.Method, r.Tool, r.Outcome, r.Reason)
 		}
-		t.Errorf("crash record: %s %s %q %+v", last.Tool, last.Outcome, last.Reason, last.Network)
+		t.Errorf("crash record: %s %s %q %+v flags %v", last.Tool, last.Outcome, last.Reason, last.Network, last.Flags)
+	}
+	for _, r := range recs[:2] {
+		if len(r.Flags) != 0 {
+			t.Errorf("%s answered: flags %v", r.Method, r.Flags)
+		}
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // upstreamTransport times the upstream leg and watches the upstream body for
@@ -88,8 +90,8 @@ const (
 
 // upstreamFailure maps an error of the upstream round trip to the RFC 9209
 // error type, the status the proxy answers with, and Envoy's response flag
-// (for the record's note).
-func upstreamFailure(err error, sent bool) (errType string, status int, flag string) {
+// (for the record's flags and note).
+func upstreamFailure(err error, sent bool) (errType string, status int, flag record.Flag) {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
@@ -98,31 +100,31 @@ func upstreamFailure(err error, sent bool) (errType string, status int, flag str
 	var netErr net.Error
 	switch {
 	case errors.As(err, &dnsErr):
-		return ProxyDNSError, http.StatusBadGateway, "DF"
+		return ProxyDNSError, http.StatusBadGateway, record.FlagDF
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ProxyConnectionRefused, http.StatusBadGateway, "UF"
+		return ProxyConnectionRefused, http.StatusBadGateway, record.FlagUF
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return ProxyDestUnavailable, http.StatusBadGateway, "UF"
+		return ProxyDestUnavailable, http.StatusBadGateway, record.FlagUF
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
-		return ProxyTLSCertificateError, http.StatusBadGateway, "UF"
+		return ProxyTLSCertificateError, http.StatusBadGateway, record.FlagUF
 	case errors.As(err, &recErr):
-		return ProxyTLSProtocolError, http.StatusBadGateway, "UF"
+		return ProxyTLSProtocolError, http.StatusBadGateway, record.FlagUF
 	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		if sent {
-			return ProxyResponseTimeout, http.StatusGatewayTimeout, "UT"
+			return ProxyResponseTimeout, http.StatusGatewayTimeout, record.FlagUT
 		}
-		return ProxyConnectionTimeout, http.StatusGatewayTimeout, "UF"
+		return ProxyConnectionTimeout, http.StatusGatewayTimeout, record.FlagUF
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		if sent {
-			return ProxyConnectionTerminated, http.StatusBadGateway, "UC"
+			return ProxyConnectionTerminated, http.StatusBadGateway, record.FlagUC
 		}
-		return ProxyConnectionTerminated, http.StatusBadGateway, "UF"
+		return ProxyConnectionTerminated, http.StatusBadGateway, record.FlagUF
 	case strings.Contains(err.Error(), "malformed HTTP"), strings.Contains(err.Error(), "bogus"):
-		return ProxyProtocolError, http.StatusBadGateway, "UPE"
+		return ProxyProtocolError, http.StatusBadGateway, record.FlagUPE
 	case errors.As(err, &netErr):
-		return ProxyDestUnavailable, http.StatusBadGateway, "UF"
+		return ProxyDestUnavailable, http.StatusBadGateway, record.FlagUF
 	}
-	return ProxyInternalError, http.StatusBadGateway, "UF"
+	return ProxyInternalError, http.StatusBadGateway, record.FlagUF
 }
 
 // ProxyStatus formats a Proxy-Status header value (RFC 9209) for an error

@@ -222,7 +222,7 @@ func (s *urlSink) Write(rec *record.Record) error {
 	if err != nil {
 		return err
 	}
-	r, err := record.Decode(proxyExt(line))
+	r, err := record.Decode(line)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -232,6 +233,27 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 		}
 		c.Warnings = ws
 	}
+	if c.Flags != nil {
+		fl := make(Flags, len(c.Flags))
+		for i, f := range c.Flags {
+			fl[i] = Flag(s(string(f)))
+		}
+		c.Flags = fl
+	}
+	if c.Fault != nil {
+		c.Fault = sanitizeFault(red, c.Fault)
+	}
+	if c.Params != nil {
+		v := *c.Params
+		v.Meta = scrubAll(s, v.Meta)
+		if v.Meta == nil {
+			v.Meta = []string{}
+		}
+		v.InputResponses = scrubAll(s, v.InputResponses)
+		v.MetaProtocolVersion, v.Capabilities, v.RequestState = s(v.MetaProtocolVersion), s(v.Capabilities), s(v.RequestState)
+		c.Params = &v
+	}
+	c.SSEArrivals = slices.Clone(c.SSEArrivals)
 	c.RequestHeaders = red.Headers(c.RequestHeaders)
 	c.ResponseHeaders = red.Headers(c.ResponseHeaders)
 	c.RequestBody = e.body(red, c.RequestBody)
@@ -268,6 +290,58 @@ func (e *Encoder) errorData(red *Redactor, data json.RawMessage, truncated bool)
 	var buf bytes.Buffer
 	writeJSONString(&buf, text)
 	return buf.Bytes(), truncated || cut
+}
+
+// sanitizeFault returns a scrubbed copy of f: the endpoint is redacted as a
+// URL (its query holds the scenario's params, which may carry anything a user
+// put there), every string scrubbed.
+func sanitizeFault(red *Redactor, f *Fault) *Fault {
+	s := red.Scrub
+	v := *f
+	v.Selection, v.IssuedState = s(v.Selection), s(v.IssuedState)
+	v.Endpoint = red.URL(v.Endpoint)
+	v.Fired = scrubAll(s, v.Fired)
+	if v.Fired == nil {
+		v.Fired = []string{}
+	}
+	v.Decisions = make([]FaultDecision, len(f.Decisions))
+	for i, d := range f.Decisions {
+		d.Scenario, d.Why = s(d.Scenario), s(d.Why)
+		d.Notes = scrubAll(s, d.Notes)
+		d.DelayMs = slices.Clone(d.DelayMs)
+		if d.Draw != nil {
+			x := *d.Draw
+			d.Draw = &x
+		}
+		v.Decisions[i] = d
+	}
+	if f.Count != nil {
+		c := *f.Count
+		v.Count = &c
+	}
+	if f.Counters != nil {
+		c := FaultCounters{Posts: f.Counters.Posts, Methods: map[string]int{}, Tools: map[string]int{}}
+		for k, n := range f.Counters.Methods {
+			c.Methods[s(k)] = n
+		}
+		for k, n := range f.Counters.Tools {
+			c.Tools[s(k)] = n
+		}
+		v.Counters = &c
+	}
+	return &v
+}
+
+// scrubAll returns the scrubbed copy of ss (nil for nil).
+func scrubAll(s func(string) string, ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, x := range ss {
+		out[i] = s(x)
+	}
+	return out
 }
 
 // scrubID scrubs a string id; numbers and null are kept.

@@ -26,7 +26,7 @@ func TestEncodeArticleFieldsAlwaysPresent(t *testing.T) {
 	want := map[string]string{
 		"client": `""`, "protocolVersion": `""`, "scenario": `""`, "method": `""`, "postCount": `0`,
 		"httpStatuses": `[]`, "jsonrpc": `{"id":null,"errorCode":null}`, "resultType": `null`,
-		"outcome": `""`, "retryOrigin": `"none"`, "v": `1`, "kind": `"exchange"`,
+		"outcome": `""`, "retryOrigin": `"none"`, "v": `2`, "kind": `"exchange"`,
 	}
 	for k, v := range want {
 		if got := string(m[k]); got != v {
@@ -177,9 +177,14 @@ func fillStrings(t *testing.T, v reflect.Value, s string) {
 		fillStrings(t, v.Index(0), s)
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
-		m.SetMapIndex(reflect.ValueOf("X-Custom"), reflect.ValueOf([]string{s}))
+		if v.Type().Elem().Kind() == reflect.Slice {
+			m.SetMapIndex(reflect.ValueOf("X-Custom"), reflect.ValueOf([]string{s}))
+		} else {
+			// A counter keyed by a method or tool name.
+			m.SetMapIndex(reflect.ValueOf(s), reflect.Zero(v.Type().Elem()))
+		}
 		v.Set(m)
-	case reflect.Int, reflect.Int64, reflect.Bool:
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.Bool:
 	default:
 		t.Fatalf("fillStrings: unhandled kind %s", v.Kind())
 	}

@@ -151,7 +151,8 @@ func (r *Reader) All() iter.Seq2[*Record, error] {
 }
 
 // Decode reads one record from one line of JSON. The line must hold a
-// JSON object; unknown fields are ignored.
+// JSON object; unknown fields are ignored. A line of an older schema version
+// is upgraded (see Upgrade).
 func Decode(line []byte) (*Record, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -161,5 +162,6 @@ func Decode(line []byte) (*Record, error) {
 	if err := json.Unmarshal(line, rec); err != nil {
 		return nil, err
 	}
+	Upgrade(rec, line)
 	return rec, nil
 }

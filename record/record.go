@@ -13,8 +13,10 @@ import (
 
 // SchemaVersion is the value of the "v" field of records written by this
 // package. It changes only if a field changes meaning; adding fields does not
-// change it.
-const SchemaVersion = 1
+// change it. Version 2 (issue 12) carries as typed members what version 1
+// kept in the note or in members spliced into the line: flags, fault,
+// params and sseArrivals; Decode upgrades a version-1 line (see Upgrade).
+const SchemaVersion = 2
 
 // Kind says what a record describes.
 type Kind string
@@ -27,8 +29,10 @@ const (
 	// KindCall is the summary of one logical call: every exchange it took
 	// (retries, MRTR input rounds) and the final verdict.
 	KindCall Kind = "call"
-	// KindServer is reserved for a server's own log line about a request it
-	// received (the fault server); it uses the same fields.
+	// KindServer is a version-1 fault server's log line about a request it
+	// received. Version 2 servers write exchange records (with Fault and
+	// Params) instead; Decode still reads old lines, their "serve" member
+	// upgraded into the typed fields.
 	KindServer Kind = "server"
 	// KindDropped reports records an [Async] writer dropped because its
 	// queue was full; Dropped holds the count.
@@ -199,8 +203,21 @@ type Record struct {
 	// Summarized is, on a summary record (the stdio proxy's lines past its
 	// per-kind record cap), how many lines the record stands for.
 	Summarized int64 `json:"summarized,omitempty"`
+	// Flags are the response flags of the exchange (UF, UC, UR, DC, FI, …;
+	// see Flag): the facts a reader judges by, where the note says them in
+	// words.
+	Flags Flags `json:"flags,omitempty"`
+	// Fault is the fault layer's decision about the request, when one was
+	// in front of the handler.
+	Fault *Fault `json:"fault,omitempty"`
+	// Params are the _meta and MRTR facts of the request's params.
+	Params *Params `json:"params,omitempty"`
+	// SSEArrivals are the arrival times of the response's SSE events
+	// (proxy, --record-bodies full).
+	SSEArrivals []Arrival `json:"sseArrivals,omitempty"`
 	// Note is free text from the producer, such as a classifier limit that
-	// was hit.
+	// was hit. It is for people: no code judges by it (version-1 notes are
+	// read once, by Upgrade).
 	Note string `json:"note,omitempty"`
 }
 

@@ -237,7 +237,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			}
 			lw = fw
 		}
-		sink = record.NewAsync(proxy.ExtensionLines(lw), record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc, OnLoss: losses.report})
+		sink = record.NewAsync(lw, record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc, OnLoss: losses.report})
 	}
 	closeSink := func() error {
 		if sink == nil {

@@ -94,8 +94,8 @@ func shutdownRecords(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 		n++
-		if !strings.Contains(r.Note, "the proxy shut down") || strings.Contains(r.Note, "(DC)") {
-			t.Errorf("%s %s: note %q, reason %q: want the shutdown named as the cut", r.URL, r.Outcome, r.Note, r.Reason)
+		if !strings.Contains(r.Note, "the proxy shut down") || strings.Contains(r.Note, "(DC)") || !r.Flags.Has(record.FlagSD) || r.Flags.Has(record.FlagDC) || !r.Flags.Pending() {
+			t.Errorf("%s %s: note %q, reason %q, flags %v: want the shutdown named as the cut", r.URL, r.Outcome, r.Note, r.Reason, r.Flags)
 		}
 	}
 	if n != 2 {
