@@ -2,6 +2,7 @@ package faults
 
 import (
 	"bufio"
+	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -292,6 +293,9 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if e.opts.Observe != nil {
 			e.opts.Observe(obs)
 		}
+		if tap, _ := r.Context().Value(tapKey{}).(func(*Observation)); tap != nil {
+			tap(obs)
+		}
 		// Observed, then no longer in flight: once InFlight is 0, every
 		// request that arrived has been observed (logged).
 		e.mu.Lock()
@@ -310,6 +314,17 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chain.ServeHTTP(rec, withRequest(r, req))
+}
+
+type tapKey struct{}
+
+// WithTap returns ctx carrying tap: an Endpoint that serves a request with
+// this context calls tap with its Observation once the request is done, in
+// the request's goroutine, after EndpointOptions.Observe. A recorder in
+// front of the endpoint learns the faults' decision about its own request
+// this way, with no header or lookup table to find it again.
+func WithTap(ctx context.Context, tap func(*Observation)) context.Context {
+	return context.WithValue(ctx, tapKey{}, tap)
 }
 
 // recorder notes the status, type and size of what is written, and whether

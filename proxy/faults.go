@@ -5,23 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mcpdiag/mcpdiag/faults"
 )
 
 // The request headers that choose a fault scenario per request when
-// FaultOptions.AllowHeader is on. The proxy removes them (and its own
-// marker) from the request it forwards.
+// FaultOptions.AllowHeader is on. The proxy removes them from the request it
+// forwards.
 const (
 	HeaderScenario = "Mcpdiag-Scenario" // "a+b", as --scenario
 	HeaderParams   = "Mcpdiag-Params"   // the params, JSON, as --params
 )
-
-// headerMarker links a fault endpoint's observation to its exchange.
-const headerMarker = "Mcpdiag-Exchange"
 
 // maxHeaderEndpoints bounds the fault endpoints made for distinct header
 // selections (each has its own counters).
@@ -48,8 +43,6 @@ type faultLayer struct {
 	opts FaultOptions
 	main *faults.Endpoint
 	next http.Handler
-	seq  atomic.Uint64
-	live sync.Map // marker → *exchange
 
 	mu     sync.Mutex
 	byHead map[string]*faults.Endpoint
@@ -66,19 +59,7 @@ func (p *Proxy) newFaultLayer(opts FaultOptions, next http.Handler) *faultLayer 
 func (f *faultLayer) endpoint(name string, sel faults.Selection) *faults.Endpoint {
 	return faults.NewEndpoint(sel, f.next, faults.EndpointOptions{
 		Path: f.p.upstream.Path, Name: name, Seed: f.opts.Seed,
-		Observe: f.observe,
 	})
-}
-
-// observe runs in the request's goroutine when the fault endpoint is done
-// with the request: it tells the exchange which scenarios fired.
-func (f *faultLayer) observe(o *faults.Observation) {
-	v, ok := f.live.Load(o.Header.Get(headerMarker))
-	if !ok {
-		return
-	}
-	ex := v.(*exchange)
-	ex.fault = o.Fault()
 }
 
 func (f *faultLayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -103,16 +84,10 @@ func (f *faultLayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	ex := exchangeFrom(r.Context())
-	if ex != nil {
-		key := strconv.FormatUint(f.seq.Add(1), 10)
-		f.live.Store(key, ex)
-		defer f.live.Delete(key)
-		// The endpoint's observation carries a copy of the headers: the
-		// marker is how it finds the exchange. The client's header map (in
-		// the record) stays as it was.
-		r = r.Clone(r.Context())
-		r.Header.Set(headerMarker, key)
+	if ex := exchangeFrom(r.Context()); ex != nil {
+		// The endpoint tells the exchange its decision through the
+		// request's context, in this goroutine, before the handler returns.
+		r = r.WithContext(faults.WithTap(r.Context(), func(o *faults.Observation) { ex.fault = o.Fault() }))
 	}
 	ep.ServeHTTP(w, r)
 }

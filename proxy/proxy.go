@@ -304,7 +304,6 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 	if p.opts.Faults != nil {
 		// The fault layer's own headers are for the proxy, not the upstream.
-		pr.Out.Header.Del(headerMarker)
 		pr.Out.Header.Del(HeaderScenario)
 		pr.Out.Header.Del(HeaderParams)
 	}
