@@ -274,7 +274,10 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	// diagnostic client does) is not a failure.
 	afterResponse := ex.clientGone && res != nil && res.SSE != nil && res.SSE.Terminal
 	if ex.clientGone {
-		if !afterResponse {
+		switch {
+		case ex.shutdown:
+			p.stats.cutByShutdown.Add(1)
+		case !afterResponse:
 			p.stats.clientGone.Add(1)
 		}
 		switch {
@@ -346,7 +349,7 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 			Record: rec, Start: ex.start, End: ex.end, Transport: TransportTCP,
 			TraceParent: ex.traceparent, TraceState: ex.tracestate,
 			ClientAddr: in.RemoteAddr, ServerAddr: p.upstream.Host,
-			ProxyError: ex.proxyError, UpstreamError: ex.proxyError, UpstreamReset: ex.upReset, ClientGone: ex.clientGone && !afterResponse,
+			ProxyError: ex.proxyError, UpstreamError: ex.proxyError, UpstreamReset: ex.upReset, ClientGone: ex.clientGone && !afterResponse && !ex.shutdown,
 			Drift: drifts,
 		}
 		if ex.mirrored {

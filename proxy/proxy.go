@@ -182,7 +182,7 @@ type Proxy struct {
 	inFlight atomic.Int64
 	closing  atomic.Bool
 	stats    struct {
-		exchanges, recordErrors, clientGone, upstreamErrors, upstreamResets, notClassified atomic.Int64
+		exchanges, recordErrors, clientGone, cutByShutdown, upstreamErrors, upstreamResets, notClassified atomic.Int64
 	}
 }
 
@@ -343,6 +343,9 @@ type Stats struct {
 	RecordErrors int64 `json:"recordErrors"`
 	// ClientGone counts exchanges the client left before the end.
 	ClientGone int64 `json:"clientGone"`
+	// CutByShutdown counts exchanges the proxy's own shutdown cut (see
+	// BeginShutdown); they are not in ClientGone.
+	CutByShutdown int64 `json:"cutByShutdown"`
 	// UpstreamErrors counts exchanges the proxy answered itself because
 	// the upstream could not be reached or failed before responding.
 	UpstreamErrors int64 `json:"upstreamErrors"`
@@ -366,7 +369,7 @@ type Stats struct {
 func (p *Proxy) Stats() Stats {
 	return Stats{
 		Exchanges: p.stats.exchanges.Load(), InFlight: p.inFlight.Load(),
-		RecordErrors: p.stats.recordErrors.Load(), ClientGone: p.stats.clientGone.Load(),
+		RecordErrors: p.stats.recordErrors.Load(), ClientGone: p.stats.clientGone.Load(), CutByShutdown: p.stats.cutByShutdown.Load(),
 		UpstreamErrors: p.stats.upstreamErrors.Load(), UpstreamResets: p.stats.upstreamResets.Load(),
 		NotClassified:  p.stats.notClassified.Load(),
 		ClassifyMemory: p.budget.Limit(), ClassifyMemoryInUse: p.budget.InUse(), ClassifyMemoryPeak: p.budget.Peak(),

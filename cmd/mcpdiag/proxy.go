@@ -434,8 +434,12 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	cerr := closeSink()
 	st := p.Stats()
 	fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges", st.Exchanges)
-	if st.UpstreamErrors+st.UpstreamResets+st.ClientGone > 0 {
-		fmt.Fprintf(stderr, " (%d upstream failures, %d cut by the upstream, %d left by the client)", st.UpstreamErrors, st.UpstreamResets, st.ClientGone)
+	if st.UpstreamErrors+st.UpstreamResets+st.ClientGone+st.CutByShutdown > 0 {
+		fmt.Fprintf(stderr, " (%d upstream failures, %d cut by the upstream, %d left by the client", st.UpstreamErrors, st.UpstreamResets, st.ClientGone)
+		if st.CutByShutdown > 0 {
+			fmt.Fprintf(stderr, ", %d cut by the shutdown", st.CutByShutdown)
+		}
+		fmt.Fprint(stderr, ")")
 	}
 	fmt.Fprint(stderr, summary())
 	if st.InFlight > 0 {

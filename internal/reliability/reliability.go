@@ -76,7 +76,8 @@ var (
 	metricsURLLine = regexp.MustCompile(`^mcpdiag proxy: metrics at (http://\S+)$`)
 	shuttingDown   = regexp.MustCompile(`^mcpdiag proxy: \S+: shutting down; `)
 	// summaryLine is the proxy's last line.
-	summaryLine = regexp.MustCompile(`^mcpdiag proxy: (\d+) exchanges(?: \([^)]*\))?; (\d+) records written(?:, (\d+) LOST \(([^)]*)\))?`)
+	summaryLine = regexp.MustCompile(`^mcpdiag proxy: (\d+) exchanges(?: \(([^)]*)\))?; (\d+) records written(?:, (\d+) LOST \(([^)]*)\))?`)
+	leftLine    = regexp.MustCompile(`(\d+) left by the client`)
 )
 
 // Upstream is a running mcpdiag serve with its log file.
@@ -151,6 +152,8 @@ type Summary struct {
 	Exchanges int
 	Written   int
 	Lost      int
+	// ClientGone is the "N left by the client" count.
+	ClientGone int
 }
 
 // Summary finds and reads the proxy's summary line.
@@ -159,8 +162,11 @@ func (p *Proxy) Summary() (Summary, bool) {
 		if m := summaryLine.FindStringSubmatch(l); m != nil {
 			s := Summary{Line: l}
 			s.Exchanges, _ = strconv.Atoi(m[1])
-			s.Written, _ = strconv.Atoi(m[2])
-			s.Lost, _ = strconv.Atoi(m[3])
+			s.Written, _ = strconv.Atoi(m[3])
+			s.Lost, _ = strconv.Atoi(m[4])
+			if g := leftLine.FindStringSubmatch(m[2]); g != nil {
+				s.ClientGone, _ = strconv.Atoi(g[1])
+			}
 			return s, true
 		}
 	}

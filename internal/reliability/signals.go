@@ -193,6 +193,8 @@ func (e *Env) Signal(cfg SignalConfig) (*SignalResult, error) {
 	t.Check(!recs.Partial, "the record file ends in a partial line")
 	t.Check(res.HasSummary && res.Summary.Exchanges == res.Records && res.Summary.Written == res.Records && res.Summary.Lost == 0,
 		"summary %q: want %d exchanges, %d written, 0 lost", res.Summary.Line, res.Records, res.Records)
+	t.Check(res.Summary.ClientGone == res.DCNotes, "summary %q counts %d left by the client; the file has %d DC records (and %d cut by the shutdown)",
+		res.Summary.Line, res.Summary.ClientGone, res.DCNotes, res.ShutdownNotes)
 	t.Check(res.Unrecorded == 0, "%d calls reached serve and have no record", res.Unrecorded)
 	var noRecord []string
 	for id, r := range sent {
