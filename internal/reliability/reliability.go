@@ -91,6 +91,7 @@ type Upstream struct {
 // request to a file.
 func (e *Env) StartServe(name string, extra ...string) (*Upstream, error) {
 	logPath := filepath.Join(e.Dir, name+".serve.jsonl")
+	_ = os.Remove(logPath) // serve appends: start from nothing
 	args := append([]string{e.Bin, "serve", "--addr", "127.0.0.1:0", "--seed", "1", "--log", logPath}, extra...)
 	p, err := Start(name+" serve", args...)
 	if err != nil {
@@ -125,6 +126,9 @@ type Proxy struct {
 func (e *Env) StartProxy(name string, up *Upstream, recordPath string, prefix []string, extra ...string) (*Proxy, error) {
 	if recordPath == "" {
 		recordPath = filepath.Join(e.Dir, name+".records.jsonl")
+	}
+	if strings.HasPrefix(recordPath, e.Dir) || !strings.HasPrefix(recordPath, "/dev/") {
+		_ = os.Remove(recordPath) // the proxy appends: start from nothing
 	}
 	args := append(append([]string{}, prefix...), e.Bin, "proxy", "--upstream", up.Base+"/mcp", "--listen", "127.0.0.1:0",
 		"--metrics", "127.0.0.1:0", "--record", recordPath)
