@@ -67,13 +67,6 @@ func (e *UnterminatedEventError) Error() string {
 	return fmt.Sprintf("stream ended inside an event at byte %d (no terminating blank line; WHATWG: the event is not dispatched)", e.Offset)
 }
 
-// Internal signals from readLine and field: the event outgrew the bound, or
-// the budget refused its bytes.
-var (
-	errOverLimit = errors.New("over the event bound")
-	errNoBudget  = errors.New("over the budget")
-)
-
 // skippedHead bounds SkippedEventError.Head.
 const skippedHead = 4 << 10
 
@@ -106,33 +99,37 @@ type Event struct {
 // line ends (a CRLF split across reads is one line end), one leading BOM
 // stripped, comments ignored, one space after the colon removed, data lines
 // joined with "\n", events without data not dispatched, and a final event
-// without its blank line discarded.
+// without its blank line discarded. It reads with an SSEScanner and keeps
+// what the tokens say; it holds at most its bound of one event.
 type SSEReader struct {
-	r       io.Reader
-	max     int
-	buf     []byte
-	start   int
-	end     int
-	pos     int64 // stream offset of buf[start]
-	err     error
-	started bool
-	skipLF  bool // the previous line ended in CR: a following LF belongs to it
+	r      io.Reader
+	max    int
+	buf    []byte
+	err    error // how the reads ended (io.EOF included)
+	sc     SSEScanner
+	closed bool  // the scanner has been told the stream ended
+	endErr error // what Next returns once the stream is done
 
-	line    []byte // assembled line when it spans buffer refills
-	data    []byte
+	data    []byte // the data lines so far, joined with "\n"
+	lines   int    // the data lines begun so far
 	evType  []byte
 	evID    []byte
+	idLine  []byte // the id field being read; it becomes evID at its end
+	idNUL   bool   // it holds a NUL (the field is then ignored)
 	hasID   bool
 	retry   int64
 	hasRet  bool
-	hasData bool
-	inEvent bool
-	evStart int64
-	evBytes int
+	retryN  int64 // the retry field being read
+	retryOK bool  // it is all digits so far
+	retryD  int   // its digits so far
+	evBytes int   // the event's line bytes so far, one per line end
 
-	budget    *Budget
-	held      int64 // bytes reserved from budget (counted even without one)
-	lineStart int64 // stream offset of the line readLine returned
+	skip     *SkippedEventError // the event being read through, if any
+	head     []byte             // its data's first bytes
+	skipLine int64              // the offset of the line that began it
+
+	budget *Budget
+	held   int64 // bytes reserved from budget (counted even without one)
 
 	// Comments counts comment lines seen so far (keep-alives included).
 	Comments int
@@ -160,7 +157,7 @@ func (s *SSEReader) SetBudget(b *Budget) { s.budget = b }
 // Release drops the reader's event buffers and gives their bytes back to
 // its budget. The reader stays usable.
 func (s *SSEReader) Release() {
-	s.data, s.line, s.evType, s.evID = nil, nil, nil, nil
+	s.data, s.evType, s.evID, s.idLine = nil, nil, nil, nil
 	s.budget.Release(s.held)
 	s.held = 0
 }
@@ -200,137 +197,27 @@ func readBufferSize(r io.Reader) int {
 	return min(n+1, sseBufferSize)
 }
 
-// fill reads more bytes into the buffer, compacting it first.
+// fill feeds the scanner the next read, or tells it the stream ended.
 func (s *SSEReader) fill() {
 	if s.err != nil {
+		s.sc.Close()
+		s.closed = true
 		return
 	}
-	if s.start > 0 {
-		n := copy(s.buf, s.buf[s.start:s.end])
-		s.start, s.end = 0, n
-	}
-	if s.end == len(s.buf) {
-		// The caller copies partial lines out before calling fill, so a full
-		// buffer only happens with a tiny buffer; grow it.
-		nb := make([]byte, 2*len(s.buf))
-		copy(nb, s.buf[:s.end])
-		s.buf = nb
-	}
-	n, err := s.r.Read(s.buf[s.end:])
-	s.end += n
+	n, err := s.r.Read(s.buf)
 	if err != nil {
 		s.err = err
 	}
-}
-
-// readLine returns the next line without its terminator. eof is true when
-// the stream ended before a line terminator; the returned bytes are then the
-// unterminated remainder (possibly empty).
-func (s *SSEReader) readLine() (line []byte, eof bool, err error) {
-	// A line that spans buffer refills is assembled in the spare capacity of
-	// s.data (see appendLine): the value of a data line then moves down in
-	// place when field appends it, instead of being copied a second time.
-	s.line = s.data[len(s.data):len(s.data)]
-	spanning := false
-	s.lineStart = s.pos
-	for {
-		if s.skipLF && s.start < s.end {
-			if s.buf[s.start] == '\n' {
-				s.consume(1)
-			}
-			s.skipLF = false
-			// The LF of the previous line's CRLF is not part of this line,
-			// however the two bytes arrived.
-			s.lineStart = s.pos
-		}
-		if !s.started && s.end-s.start >= 3 {
-			s.started = true
-			if s.buf[s.start] == 0xEF && s.buf[s.start+1] == 0xBB && s.buf[s.start+2] == 0xBF {
-				s.BOM = true
-				s.consume(3)
-			}
-		}
-		chunk := s.buf[s.start:s.end]
-		i := bytes.IndexByte(chunk, '\n')
-		lim := chunk
-		if i >= 0 {
-			lim = chunk[:i]
-		}
-		if j := bytes.IndexByte(lim, '\r'); j >= 0 {
-			i = j
-		}
-		if i >= 0 && (s.started || s.err != nil) {
-			term := chunk[i]
-			var out []byte
-			if spanning {
-				if s.evBytes+len(s.line)+i > s.max {
-					return nil, false, errOverLimit
-				}
-				if !s.appendLine(chunk[:i]) {
-					return nil, false, errNoBudget
-				}
-				out = s.line
-			} else {
-				out = chunk[:i]
-			}
-			s.consume(i + 1)
-			if term == '\r' {
-				s.skipLF = true
-			}
-			return out, false, nil
-		}
-		if s.err != nil {
-			if s.start < s.end {
-				s.started = true
-				rest := chunk
-				if spanning {
-					if !s.appendLine(rest) {
-						return nil, false, errNoBudget
-					}
-					rest = s.line
-				}
-				s.consume(len(chunk))
-				return rest, true, nil
-			}
-			if s.err == io.EOF {
-				return s.line, true, nil
-			}
-			return s.line, true, s.err
-		}
-		if s.started && len(chunk) > 0 {
-			// Move the partial line out so the buffer can refill.
-			if s.evBytes+len(s.line)+len(chunk) > s.max {
-				return nil, false, errOverLimit
-			}
-			if !s.appendLine(chunk) {
-				return nil, false, errNoBudget
-			}
-			spanning = true
-			s.consume(len(chunk))
-		}
-		s.fill()
+	if n > 0 {
+		s.sc.Feed(s.buf[:n])
 	}
 }
 
-// appendLine appends part of a line that spans buffer refills to s.line,
-// which lies in the spare capacity of s.data. It grows that array by
-// doubling (up to the event bound) rather than by a quarter at a time, so a
-// 4 MiB line is copied about twice, not five times, and never into a buffer
-// of its own. It reports false when the budget refused the growth.
-func (s *SSEReader) appendLine(b []byte) bool {
-	dl, ll := len(s.data), len(s.line)
-	if !s.growData(dl+ll+len(b), dl+ll) {
-		return false
-	}
-	s.line = append(s.data[dl:dl+ll], b...)
-	return true
-}
-
-// growData makes the capacity of s.data at least need, keeping its first
-// keep bytes (which may reach into the spare capacity, where a spanning
-// line is assembled). The growth is reserved from the budget first; false
-// means it refused.
-func (s *SSEReader) growData(need, keep int) bool {
+// growData makes the capacity of s.data at least need, reserving the
+// growth from the budget first; false means it refused. It grows by
+// doubling (up to the event bound), so a 4 MiB data line is copied about
+// twice, not five times.
+func (s *SSEReader) growData(need int) bool {
 	if need <= cap(s.data) {
 		return true
 	}
@@ -339,35 +226,32 @@ func (s *SSEReader) growData(need, keep int) bool {
 		return false
 	}
 	nb := make([]byte, len(s.data), want)
-	copy(nb[:keep], s.data[:keep])
+	copy(nb, s.data)
 	s.data = nb
 	return true
 }
 
-// setField copies value into *dst (an event type or id buffer), reserving
+// appendField appends v to *dst (an event type or id buffer), reserving
 // any growth from the budget.
-func (s *SSEReader) setField(dst *[]byte, value []byte) bool {
-	if len(value) > cap(*dst) {
-		if !s.reserve(len(value) - cap(*dst)) {
+func (s *SSEReader) appendField(dst *[]byte, v []byte) bool {
+	if need := len(*dst) + len(v); need > cap(*dst) {
+		want := max(need, 2*cap(*dst))
+		if !s.reserve(want - cap(*dst)) {
 			return false
 		}
-		*dst = make([]byte, 0, len(value))
+		nb := make([]byte, len(*dst), want)
+		copy(nb, *dst)
+		*dst = nb
 	}
-	*dst = append((*dst)[:0], value...)
+	*dst = append(*dst, v...)
 	return true
 }
 
-func (s *SSEReader) consume(n int) {
-	s.start += n
-	s.pos += int64(n)
-	s.Bytes += int64(n)
-}
-
 func (s *SSEReader) resetEvent() {
-	s.data = s.data[:0]
+	s.data, s.lines = s.data[:0], 0
 	s.evType = s.evType[:0]
 	s.evID = s.evID[:0]
-	s.hasID, s.hasRet, s.hasData, s.inEvent = false, false, false, false
+	s.hasID, s.hasRet = false, false
 	s.evBytes = 0
 }
 
@@ -377,321 +261,238 @@ func (s *SSEReader) resetEvent() {
 // the reader's bound or budget is read through to its end and returned as a
 // *SkippedEventError, after which Next goes on with the next event.
 func (s *SSEReader) Next() (Event, error) {
+	if s.endErr != nil {
+		return Event{}, s.endErr
+	}
 	if s.held > keepHeld {
 		// The last event was large: do not hold its buffer while the
 		// stream idles or sends small events.
 		s.Release()
 	}
 	for {
-		line, eof, err := s.readLine()
-		lineStart := s.lineStart
-		if err == errOverLimit || err == errNoBudget {
-			if !s.inEvent {
-				s.inEvent, s.evStart = true, lineStart
+		t := s.sc.Next()
+		if t == nil {
+			if s.closed {
+				s.Bytes, s.BOM = s.sc.Offset(), s.sc.BOM
+				return Event{}, s.end()
 			}
-			if err := s.skipEvent(true, err); err != nil {
-				return Event{}, err
-			}
+			s.fill()
 			continue
 		}
-		if eof {
-			skipped := false
-			if len(line) > 0 {
-				// A last line with no terminator still counts as a field of
-				// the pending event; it is never dispatched.
-				if !s.inEvent {
-					s.inEvent, s.evStart = true, lineStart
-				}
-				if s.evBytes+len(line) > s.max || !s.field(line) {
-					// Over the bound or the budget: the data is not kept
-					// (the event is not dispatched either way).
-					s.hasData = s.hasData || isDataLine(line)
-					skipped = true
-				}
-			}
-			pending := s.hasData
-			// The reader is done: the error takes the data buffer instead
-			// of a copy (its bytes stay reserved until Release).
-			data := s.data
-			s.data = nil
-			off := s.evStart
+		if t.Kind != SSEEnd {
+			s.line(t)
+			continue
+		}
+		s.Bytes, s.BOM = s.sc.Offset(), s.sc.BOM
+		if s.skip != nil {
+			e := s.skip
+			s.skip = nil
+			e.Length = t.End - e.Offset
 			s.resetEvent()
-			if err != nil {
-				return Event{}, fmt.Errorf("reading event stream: %w", err)
+			if !t.HasData {
+				continue // a huge comment or id is not an event
 			}
-			if pending {
-				if skipped {
-					return Event{}, &UnterminatedEventError{Offset: off, Skipped: true}
-				}
-				if len(data) > 0 && data[len(data)-1] == '\n' {
-					data = data[:len(data)-1]
-				}
-				return Event{}, &UnterminatedEventError{Data: data, Offset: off}
+			if n := len(s.head); n > 0 && n < skippedHead && s.head[n-1] == '\n' {
+				s.head = s.head[:n-1]
 			}
-			return Event{}, io.EOF
+			e.Head, s.head = s.head, nil
+			return Event{}, e
 		}
-		if len(line) == 0 {
-			if !s.inEvent {
-				continue
-			}
-			if s.skipLF && s.start < s.end && s.buf[s.start] == '\n' {
-				// Take the LF of a CRLF blank line now, so Length covers it.
-				s.consume(1)
-				s.skipLF = false
-			}
-			ev := Event{Offset: s.evStart, Length: s.pos - s.evStart}
-			if !s.hasData {
-				s.resetEvent()
-				continue
-			}
-			d := s.data
-			if len(d) > 0 && d[len(d)-1] == '\n' {
-				d = d[:len(d)-1]
-			}
-			ev.Data = d
-			ev.Type = string(s.evType)
-			if s.hasID {
-				ev.ID, ev.HasID = string(s.evID), true
-			}
-			ev.Retry, ev.HasRetry = s.retry, s.hasRet
-			// Keep the data bytes alive for the caller: reset clears only
-			// lengths, and the next event overwrites them after Next returns.
-			s.data, s.evType, s.evID = s.data[:0], s.evType[:0], s.evID[:0]
-			s.hasID, s.hasRet, s.hasData, s.inEvent, s.evBytes = false, false, false, false, 0
-			return ev, nil
-		}
-		if !s.inEvent {
-			s.inEvent, s.evStart = true, lineStart
-		}
-		s.evBytes += len(line) + 1
-		if s.evBytes > s.max {
-			if err := s.skipEvent(false, errOverLimit, line); err != nil {
-				return Event{}, err
-			}
-			continue
-		}
-		if !s.field(line) {
-			if err := s.skipEvent(false, errNoBudget, line); err != nil {
-				return Event{}, err
-			}
-			continue
-		}
-	}
-}
-
-// skipEvent reads the rest of an event over the bound or the budget
-// without keeping it. midLine says the reader stopped inside a line (whose
-// start is in s.line, and the rest in the buffer); otherwise last is the
-// line just read, which was not applied. It returns the *SkippedEventError
-// that reports the event, nil when the block turns out to carry no data (a
-// huge comment is not an event), or how the stream ended inside it.
-func (s *SSEReader) skipEvent(midLine bool, cause error, last ...[]byte) error {
-	e := &SkippedEventError{Cause: ErrEventTooLarge, Offset: s.evStart, Limit: int64(s.max)}
-	if cause == errNoBudget {
-		e.Cause, e.Limit, e.InUse = ErrBudgetExhausted, s.budget.Limit(), s.budget.InUse()
-	}
-	// Head is the start of the event's data, collected as the lines go by
-	// so that it is the same however the bytes arrive.
-	k := &skipper{head: make([]byte, 0, skippedHead), hasData: s.hasData}
-	k.head = append(k.head, s.data[:min(len(s.data), skippedHead)]...)
-	if midLine {
-		k.feed(s.line)
-	} else if len(last) > 0 {
-		k.feed(last[0])
-		s.endSkippedLine(k)
-	}
-	// Nothing of the event is kept from here on.
-	s.Release()
-	if midLine {
-		if eof, err := s.discardLine(k); eof {
-			return s.endInSkipped(k, err)
-		}
-		s.endSkippedLine(k)
-	}
-	for {
-		eof, err := s.discardLine(k)
-		if eof {
-			s.endSkippedLine(k)
-			return s.endInSkipped(k, err)
-		}
-		if k.n == 0 {
-			if s.skipLF && s.start < s.end && s.buf[s.start] == '\n' {
-				s.consume(1)
-				s.skipLF = false
-			}
-			e.Length = s.pos - s.evStart
+		if !t.HasData {
 			s.resetEvent()
-			if !k.hasData {
-				return nil
-			}
-			if n := len(k.head); n > 0 && n < skippedHead && k.head[n-1] == '\n' {
-				k.head = k.head[:n-1]
-			}
-			e.Head = k.head
-			return e
+			continue
 		}
-		s.endSkippedLine(k)
+		off := s.eventStart()
+		ev := Event{Offset: off, Length: t.End - off}
+		ev.Data = s.data
+		ev.Type = string(s.evType)
+		if s.hasID {
+			ev.ID, ev.HasID = string(s.evID), true
+		}
+		ev.Retry, ev.HasRetry = s.retry, s.hasRet
+		// The data bytes stay alive for the caller: reset clears only
+		// lengths, and the next event overwrites them after Next returns.
+		s.resetEvent()
+		return ev, nil
 	}
 }
 
-// skipper follows the lines of an event that is read through: whether it
-// has data, and the first skippedHead bytes of that data.
-type skipper struct {
-	head    []byte
-	hasData bool
-	n       int     // bytes of the current line so far
-	name    [5]byte // its first bytes
-	data    bool    // it is a data field with a colon
-	atValue bool    // the next byte is the first of its value
+// eventStart is the stream offset of the pending event: its first line,
+// or 0 for the first line of the stream after a BOM (the BOM is part of
+// the first event's bytes).
+func (s *SSEReader) eventStart() int64 {
+	off := s.sc.BlockStart()
+	if s.sc.BOM && off == int64(len(bom)) {
+		return 0
+	}
+	return off
 }
 
-// feed takes the next bytes of the current line.
-func (k *skipper) feed(p []byte) {
-	for len(p) > 0 {
-		switch {
-		case k.n < len(k.name):
-			k.name[k.n] = p[0]
-			k.n++
-			p = p[1:]
-			if k.n == len(k.name) && string(k.name[:]) == "data:" {
-				k.data, k.hasData, k.atValue = true, true, true
-			}
-			continue
-		case !k.data:
-			k.n += len(p)
-			return
-		case k.atValue:
-			k.atValue = false
-			if p[0] == ' ' {
-				k.n++
-				p = p[1:]
-				continue
-			}
-		}
-		k.head = append(k.head, p[:min(len(p), cap(k.head)-len(k.head))]...)
-		k.n += len(p)
+// line applies a piece of a field or comment line to the pending event.
+func (s *SSEReader) line(t *SSEToken) {
+	if s.skip != nil {
+		s.skipPiece(t)
 		return
 	}
-}
-
-// endSkippedLine ends the current line of a skipped event.
-func (s *SSEReader) endSkippedLine(k *skipper) {
-	switch {
-	case k.n == 4 && string(k.name[:4]) == "data":
-		k.hasData, k.data = true, true
-	case k.n > 0 && k.name[0] == ':':
-		s.Comments++
+	n := int(t.End - t.Line)
+	if t.Last && !t.Unterminated {
+		n++ // the line end counts
 	}
-	if k.data && len(k.head) < cap(k.head) {
-		k.head = append(k.head, '\n')
+	if s.evBytes+n > s.max {
+		s.startSkip(ErrEventTooLarge, t)
+		return
 	}
-	k.n, k.data, k.atValue = 0, false, false
-}
-
-// endInSkipped is the end of the stream inside a skipped event.
-func (s *SSEReader) endInSkipped(k *skipper, err error) error {
-	off := s.evStart
-	s.resetEvent()
-	switch {
-	case err != nil:
-		return fmt.Errorf("reading event stream: %w", err)
-	case k.hasData:
-		return &UnterminatedEventError{Offset: off, Skipped: true}
+	if t.Last {
+		s.evBytes += n
 	}
-	return io.EOF
-}
-
-// discardLine consumes the rest of the current line, feeding it to k.
-// eof is true when the stream ended before a line terminator; err is then
-// a read error, if any.
-func (s *SSEReader) discardLine(k *skipper) (eof bool, err error) {
-	for {
-		if s.skipLF {
-			if s.start == s.end && s.err == nil {
-				s.fill()
-				continue
+	if t.Kind == SSEComment {
+		if t.Last {
+			s.Comments++
+		}
+		return
+	}
+	v := t.Value
+	switch t.Field {
+	case FieldData:
+		// The lines are joined as they come: the "\n" goes before a line
+		// after the first, so that a value of exactly a power of two bytes
+		// fits the buffer that doubled up to it.
+		sep := t.First && s.lines > 0
+		need := len(s.data) + len(v)
+		if sep {
+			need++
+		}
+		if !s.growData(need) {
+			s.startSkip(ErrBudgetExhausted, t)
+			return
+		}
+		if sep {
+			s.data = append(s.data, '\n')
+		}
+		if t.First {
+			s.lines++
+		}
+		s.data = append(s.data, v...)
+	case FieldEvent:
+		if t.First {
+			s.evType = s.evType[:0]
+		}
+		if !s.appendField(&s.evType, v) {
+			s.startSkip(ErrBudgetExhausted, t)
+		}
+	case FieldID:
+		if t.First && t.Last {
+			// The whole line in one piece (the usual case): no need to
+			// assemble it apart.
+			if bytes.IndexByte(v, 0) >= 0 {
+				return
 			}
-			if s.start < s.end && s.buf[s.start] == '\n' {
-				s.consume(1)
-			}
-			s.skipLF = false
-		}
-		chunk := s.buf[s.start:s.end]
-		if i := bytes.IndexAny(chunk, "\r\n"); i >= 0 {
-			k.feed(chunk[:i])
-			s.skipLF = chunk[i] == '\r'
-			s.consume(i + 1)
-			return false, nil
-		}
-		k.feed(chunk)
-		s.consume(len(chunk))
-		if s.err != nil {
-			if s.err == io.EOF {
-				return true, nil
-			}
-			return true, s.err
-		}
-		s.fill()
-	}
-}
-
-// isDataLine reports whether line is a data field ("data" alone or
-// followed by a colon).
-func isDataLine(line []byte) bool {
-	return len(line) >= 4 && string(line[:4]) == "data" && (len(line) == 4 || line[4] == ':')
-}
-
-// field applies one line to the pending event. It reports false when the
-// budget refused the bytes the line needs.
-func (s *SSEReader) field(line []byte) bool {
-	if line[0] == ':' {
-		s.Comments++
-		return true
-	}
-	name, value := line, []byte(nil)
-	if i := bytes.IndexByte(line, ':'); i >= 0 {
-		name, value = line[:i], line[i+1:]
-		if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-	}
-	switch string(name) {
-	case "data":
-		if !s.growData(len(s.data)+len(value)+1, len(s.data)) {
-			return false
-		}
-		s.data = append(s.data, value...)
-		s.data = append(s.data, '\n')
-		s.hasData = true
-	case "event":
-		return s.setField(&s.evType, value)
-	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			if !s.setField(&s.evID, value) {
-				return false
+			s.evID = s.evID[:0]
+			if !s.appendField(&s.evID, v) {
+				s.startSkip(ErrBudgetExhausted, t)
+				return
 			}
 			s.hasID = true
+			return
 		}
-	case "retry":
-		if len(value) > 0 && allDigits(value) {
-			var n int64
-			for _, c := range value {
-				if n > (1<<62)/10 {
-					break
-				}
-				n = n*10 + int64(c-'0')
+		if t.First {
+			s.idLine, s.idNUL = s.idLine[:0], false
+		}
+		if bytes.IndexByte(v, 0) >= 0 {
+			s.idNUL = true
+		}
+		if !s.idNUL && !s.appendField(&s.idLine, v) {
+			s.startSkip(ErrBudgetExhausted, t)
+			return
+		}
+		if t.Last && !s.idNUL {
+			s.evID, s.idLine = s.idLine, s.evID
+			s.hasID = true
+		}
+	case FieldRetry:
+		if t.First {
+			s.retryN, s.retryOK, s.retryD = 0, true, 0
+		}
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				s.retryOK = false
+				break
 			}
-			s.retry, s.hasRet = n, true
+			s.retryD++
+			if s.retryN <= (1<<62)/10 {
+				s.retryN = s.retryN*10 + int64(c-'0')
+			}
+		}
+		if t.Last && s.retryOK && s.retryD > 0 {
+			s.retry, s.hasRet = s.retryN, true
 		}
 	}
-	return true
 }
 
-func allDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
+// startSkip begins reading the pending event through without keeping it:
+// it is over the bound (ErrEventTooLarge) or the budget refused its bytes
+// (ErrBudgetExhausted) at t, which is not applied.
+func (s *SSEReader) startSkip(cause error, t *SSEToken) {
+	e := &SkippedEventError{Cause: cause, Offset: s.eventStart(), Limit: int64(s.max)}
+	if cause == ErrBudgetExhausted {
+		e.Limit, e.InUse = s.budget.Limit(), s.budget.InUse()
+	}
+	// Head is the start of the event's data, collected as the pieces go by
+	// so that it is the same however the bytes arrive.
+	s.head = append(make([]byte, 0, skippedHead), s.data[:min(len(s.data), skippedHead)]...)
+	if s.lines > 0 && len(s.head) < skippedHead && !(t.Field == FieldData && t.Kind == SSEField && !t.First) {
+		// The head follows each data line with "\n" (and drops the last
+		// one at the end), as if the lines were read through from the
+		// start; s.data has none after its last complete line.
+		s.head = append(s.head, '\n')
+	}
+	s.skip, s.skipLine = e, t.Line
+	// Nothing of the event is kept from here on.
+	s.Release()
+	s.skipPiece(t)
+}
+
+// skipPiece follows a piece of a line of an event that is read through.
+func (s *SSEReader) skipPiece(t *SSEToken) {
+	switch {
+	case t.Kind == SSEComment:
+		// A comment that was itself over the bound and is cut by the end
+		// of the stream is not counted.
+		if t.Last && !(t.Unterminated && t.Line == s.skipLine) {
+			s.Comments++
+		}
+	case t.Field == FieldData:
+		s.head = append(s.head, t.Value[:min(len(t.Value), cap(s.head)-len(s.head))]...)
+		if t.Last && len(s.head) < cap(s.head) {
+			s.head = append(s.head, '\n')
 		}
 	}
-	return true
+}
+
+// end is what Next returns at the end of the stream (and every time
+// after).
+func (s *SSEReader) end() error {
+	var err error
+	switch {
+	case s.err != io.EOF:
+		err = fmt.Errorf("reading event stream: %w", s.err)
+	case s.skip != nil:
+		if s.sc.InBlock() && s.sc.HasData() {
+			err = &UnterminatedEventError{Offset: s.skip.Offset, Skipped: true}
+		}
+	case s.sc.InBlock() && s.sc.HasData():
+		// The reader is done: the error takes the data buffer instead of
+		// a copy (its bytes stay reserved until Release).
+		err = &UnterminatedEventError{Data: s.data, Offset: s.eventStart()}
+	}
+	s.skip, s.data = nil, nil
+	s.resetEvent()
+	s.endErr = io.EOF
+	if err != nil && s.err != io.EOF {
+		s.endErr = err
+	}
+	if err == nil {
+		return io.EOF
+	}
+	return err
 }
