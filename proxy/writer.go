@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // pendingMax is how many written-but-unflushed bytes the writer keeps before
@@ -26,7 +28,7 @@ type responseWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	pending     []byte
-	sse         *eventScanner
+	sse         *wire.SSEScanner // finds where events end, to time their arrival
 }
 
 // Header returns the response headers.
@@ -82,7 +84,7 @@ func (rw *responseWriter) writeHeader(code int) {
 		}
 	}
 	if isEventStream(h.Get("Content-Type")) {
-		rw.sse = &eventScanner{}
+		rw.sse = &wire.SSEScanner{}
 	}
 	rw.w.WriteHeader(code)
 }
@@ -185,14 +187,18 @@ func (rw *responseWriter) handoff() {
 	if rw.sse != nil {
 		at := time.Since(ex.start)
 		full := ex.p.opts.Bodies == BodiesFull
-		rw.sse.scan(chunk, func(off int64) {
+		rw.sse.Feed(chunk)
+		for t := rw.sse.Next(); t != nil; t = rw.sse.Next() {
+			if t.Kind != wire.SSEEnd || !t.HasData {
+				continue
+			}
 			if ex.firstEvent == 0 {
 				ex.firstEvent = at
 			}
 			if full && len(ex.arrivals) < maxArrivals {
-				ex.arrivals = append(ex.arrivals, arrival{off: off, at: at})
+				ex.arrivals = append(ex.arrivals, arrival{off: t.End, at: at})
 			}
-		})
+		}
 	}
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
