@@ -12,9 +12,10 @@ import (
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
-// ServerDetails is the "serve" member of a server log line: what the fault
-// server knows beyond the record's own fields. Consumers that read lines as
-// record.Record ignore it (unknown fields are ignored by contract).
+// ServerDetails is what the fault server knows about one request beyond the
+// record's plain fields, as one value: a view of the record's typed members
+// (see DetailsOf), in the shape of the "serve" member of version-1 server
+// lines.
 type ServerDetails struct {
 	// Endpoint is the endpoint's path (with its query for /s/{id}/mcp).
 	Endpoint string `json:"endpoint"`
@@ -55,14 +56,20 @@ type ServerDetails struct {
 	Aborted  bool `json:"aborted,omitempty"`
 }
 
-// Record returns the observation as a record of kind "server".
+// Record returns the observation as a record of kind "server", with the
+// fault decision (Fault: selection, endpoint, seed, count, counters, every
+// scenario's decision, the requestState issued), the request's params facts
+// (Params) and the flags (FI when a scenario fired, HJ for a connection
+// taken over, AB for a response aborted mid-body) as typed members.
 func (o *Observation) Record() *record.Record {
 	rec := &record.Record{
 		Kind: record.KindServer, Time: o.Time, Scenario: o.Scenario,
 		HTTPMethod: o.HTTPMethod, URL: o.URL, Status: o.Status, ContentType: o.ContentType,
-		RequestHeaders: o.Header, ResponseBytes: o.Bytes,
+		RequestHeaders: o.Header, ResponseBytes: o.Bytes, RetryAfter: o.RetryAfter,
 		Timings: record.Timings{Total: record.Duration(o.Duration)},
 	}
+	f := o.Fault()
+	rec.Fault = f
 	if q := o.Request; q != nil {
 		if q.Post {
 			rec.SetRequest(q.Body)
@@ -72,78 +79,105 @@ func (o *Observation) Record() *record.Record {
 		if rec.Method == "" {
 			rec.Method = q.Method
 		}
+		c := q.Counters.clone()
+		f.Count = &record.FaultCount{Post: q.Count.Post, Method: q.Count.Method, Tool: q.Count.Tool}
+		f.Counters = &record.FaultCounters{Posts: c.Posts, Methods: c.Methods, Tools: c.Tools}
+		f.IssuedState = q.IssuedState()
+		rec.Params = paramsOf(q)
+	} else {
+		rec.Params = &record.Params{Meta: []string{}}
 	}
 	if rec.Client == "" {
 		rec.Client = o.Header.Get("User-Agent")
 	}
 	switch {
 	case o.Hijacked:
+		rec.Flags.Add(record.FlagHJ)
 		rec.Note = "connection taken over and closed: no HTTP response"
 	case o.Aborted:
+		rec.Flags.Add(record.FlagAB)
 		rec.Note = "response aborted mid-body"
 	}
-	if f := o.Fired(); f != "" {
+	if fired := f.FiredString(); fired != "" {
+		rec.Flags.Add(record.FlagFI)
 		if rec.Note != "" {
 			rec.Note += "; "
 		}
-		rec.Note += "fired: " + f
+		rec.Note += "fired: " + fired
 	}
 	return rec
 }
 
-// Details returns the "serve" member of the observation's log line.
-func (o *Observation) Details() ServerDetails {
-	// The endpoint's query holds the scenario's params, which may carry
-	// anything a user put there: redacted as a URL.
-	d := ServerDetails{Endpoint: record.RedactURL(o.Endpoint), Seed: o.Seed, Fired: o.Fired(), Faults: o.Firings, Hijacked: o.Hijacked, Aborted: o.Aborted,
-		RetryAfter: o.RetryAfter}
-	if q := o.Request; q != nil {
-		d.Count, d.Counters, d.Meta = q.Count, q.Counters, q.Meta
-		if v, ok := q.MetaValues["io.modelcontextprotocol/protocolVersion"]; ok {
-			_ = json.Unmarshal(v, &d.MetaProtocolVersion)
-		}
-		if v, ok := q.MetaValues["io.modelcontextprotocol/clientCapabilities"]; ok {
-			if c, err := record.CanonicalJSON(v); err == nil {
-				sum := sha256.Sum256(c)
-				d.Capabilities = "sha256:" + hex.EncodeToString(sum[:8])
-			}
-		}
-		p := readMRTR(q)
-		if p.RequestState != nil {
-			d.RequestState = StateHash(json.RawMessage(strconv.Quote(*p.RequestState)))
-		}
-		for k := range p.InputResponses {
-			d.InputResponses = append(d.InputResponses, k)
-		}
-		sort.Strings(d.InputResponses)
-		d.IssuedState = q.IssuedState()
+// paramsOf returns the params facts of a request: the _meta keys, its
+// protocol version, a hash of its capabilities, and the MRTR members.
+func paramsOf(q *Request) *record.Params {
+	p := &record.Params{Meta: append([]string{}, q.Meta...)}
+	if v, ok := q.MetaValues["io.modelcontextprotocol/protocolVersion"]; ok {
+		_ = json.Unmarshal(v, &p.MetaProtocolVersion)
 	}
-	if d.Meta == nil {
-		d.Meta = []string{}
-	}
-	if d.Faults == nil {
-		d.Faults = []Firing{}
-	}
-	for i := range d.Faults {
-		for j, n := range d.Faults[i].Notes {
-			d.Faults[i].Notes[j] = record.Scrub(n)
+	if v, ok := q.MetaValues["io.modelcontextprotocol/clientCapabilities"]; ok {
+		if c, err := record.CanonicalJSON(v); err == nil {
+			sum := sha256.Sum256(c)
+			p.Capabilities = "sha256:" + hex.EncodeToString(sum[:8])
 		}
 	}
+	m := readMRTR(q)
+	if m.RequestState != nil {
+		p.RequestState = StateHash(json.RawMessage(strconv.Quote(*m.RequestState)))
+	}
+	for k := range m.InputResponses {
+		p.InputResponses = append(p.InputResponses, k)
+	}
+	sort.Strings(p.InputResponses)
+	return p
+}
+
+// Details returns the observation's server details (DetailsOf its record,
+// before the encoder redacts it).
+func (o *Observation) Details() ServerDetails { return DetailsOf(o.Record()) }
+
+// DetailsOf returns the server details of a record: a view of its typed
+// members Fault, Params, Flags and RetryAfter, in the shape of the "serve"
+// member version-1 server lines carried (record.Decode upgrades those into
+// the same typed members). A record without a Fault gives zero details.
+func DetailsOf(r *record.Record) ServerDetails {
+	d := ServerDetails{Meta: []string{}, Faults: []Firing{}}
+	if r == nil || r.Fault == nil {
+		return d
+	}
+	f := r.Fault
+	d.Endpoint, d.Seed, d.Fired, d.IssuedState, d.RetryAfter = f.Endpoint, f.Seed, f.FiredString(), f.IssuedState, r.RetryAfter
+	if f.Decisions != nil {
+		d.Faults = f.Decisions
+	}
+	if f.Count != nil {
+		d.Count = Count(*f.Count)
+	}
+	if f.Counters != nil {
+		d.Counters = Counters(*f.Counters)
+	}
+	if p := r.Params; p != nil {
+		if p.Meta != nil {
+			d.Meta = p.Meta
+		}
+		d.MetaProtocolVersion, d.Capabilities, d.RequestState, d.InputResponses = p.MetaProtocolVersion, p.Capabilities, p.RequestState, p.InputResponses
+	}
+	d.Hijacked, d.Aborted = r.Flags.Has(record.FlagHJ), r.Flags.Has(record.FlagAB)
 	return d
 }
 
-// Line encodes the observation as one JSONL line: the record, redacted by
-// enc (credential headers, session id hashed), with the "serve" member
-// added before the closing brace.
+// Line encodes the observation as one JSONL line: its record, redacted by
+// enc (credential headers, session id hashed, the endpoint's query and the
+// scenarios' notes scrubbed). The fault decision is the record's typed
+// "fault" member: nothing is spliced into the line.
 func (o *Observation) Line(enc *record.Encoder) ([]byte, error) {
-	line, err := enc.Encode(o.Record())
-	if err != nil {
-		return nil, err
-	}
-	return AddMember(line, "serve", o.Details())
+	return enc.Encode(o.Record())
 }
 
 // AddMember adds a member to an encoded JSON object line ("{…}\n").
+//
+// Deprecated: records carry their facts as typed members; only the
+// authorization server's log line (serve/auth.go) still adds one.
 func AddMember(line []byte, name string, v any) ([]byte, error) {
 	body := bytes.TrimRight(line, "\n")
 	if len(body) < 2 || body[len(body)-1] != '}' {

@@ -215,11 +215,11 @@ func watchCut(serve, ep string, quit <-chan struct{}) <-chan time.Time {
 				var l struct {
 					URL    string `json:"url"`
 					Method string `json:"method"`
-					Serve  struct {
-						Fired string `json:"fired"`
-					} `json:"serve"`
+					Fault  struct {
+						Fired []string `json:"fired"`
+					} `json:"fault"`
 				}
-				if json.Unmarshal(sc.Bytes(), &l) == nil && l.URL == ep && l.Method == "tools/call" && l.Serve.Fired != "" {
+				if json.Unmarshal(sc.Bytes(), &l) == nil && l.URL == ep && l.Method == "tools/call" && len(l.Fault.Fired) > 0 {
 					out <- time.Now()
 					return
 				}

@@ -169,7 +169,7 @@ func bodyTag(o classify.Outcome) string {
 	return "body"
 }
 
-// serverLine is a server log line: the record and its "serve" member.
+// serverLine is a server log line: the record and its server details.
 type serverLine struct {
 	rec   *record.Record
 	serve faults.ServerDetails
@@ -188,7 +188,13 @@ func parseServerLine(raw []byte) (*serverLine, error) {
 		return nil, err
 	}
 	l := &serverLine{rec: rec, raw: raw}
-	if ext.Serve != nil {
+	switch {
+	case rec.Fault != nil:
+		// The typed members (a version-1 line's "serve" member was
+		// upgraded into them by record.Decode).
+		l.serve = faults.DetailsOf(rec)
+	case ext.Serve != nil:
+		// The authorization server's line still carries its own member.
 		l.serve = *ext.Serve
 	}
 	return l, nil

@@ -184,7 +184,22 @@ func (a *Accumulator) Add(r *record.Record) {
 // absent or not the fault server's shape counts no fault.
 func (a *Accumulator) AddServe(r *record.Record, serve []byte) {
 	a.Add(r)
-	if r == nil || r.Kind != record.KindServer || len(serve) == 0 {
+	if r == nil || r.Kind != record.KindServer {
+		return
+	}
+	if r.Fault != nil {
+		// The typed member (record.Decode upgrades a version-1 "serve").
+		fs := make([]struct {
+			Scenario string `json:"scenario"`
+			Fired    bool   `json:"fired"`
+		}, len(r.Fault.Decisions))
+		for i, d := range r.Fault.Decisions {
+			fs[i].Scenario, fs[i].Fired = d.Scenario, d.Fired
+		}
+		a.server.faults(r.ID, fs)
+		return
+	}
+	if len(serve) == 0 {
 		return
 	}
 	var d struct {

@@ -47,11 +47,13 @@
 //
 // Every request to an MCP endpoint gives one line: a record.Record of kind
 // "server" (time, method, JSON-RPC id, tool, protocol version, redacted
-// request headers, hashed session, status sent, content type, bytes) with a
-// "serve" member holding the endpoint, the seed, the request's numbers and
-// the counters, the _meta keys, and every scenario's decision (matched, n,
-// fired, why, draw, delays, notes). A scenario change and a reset also write
-// a line, with a note saying what changed.
+// request headers, hashed session, status sent, content type, bytes) with
+// the typed members "fault" (the selection, the endpoint, the seed, the
+// request's numbers and the counters, every scenario's decision: matched, n,
+// fired, why, draw, delays, notes; the requestState issued), "params" (the
+// _meta keys, protocol version, capabilities hash, MRTR members) and "flags"
+// (FI, HJ, AB). A scenario change and a reset also write a line, with a note
+// saying what changed.
 package serve
 
 import (
@@ -438,15 +440,17 @@ func (s *Server) adminLog(w http.ResponseWriter, r *http.Request) {
 // lineHasEndpoint reports whether a log line is about endpoint e.
 func lineHasEndpoint(line []byte, e string) bool {
 	var v struct {
-		URL   string `json:"url"`
+		Fault struct {
+			Endpoint string `json:"endpoint"`
+		} `json:"fault"`
 		Serve struct {
 			Endpoint string `json:"endpoint"`
-		} `json:"serve"`
+		} `json:"serve"` // the authorization server's lines
 	}
 	if json.Unmarshal(line, &v) != nil {
 		return false
 	}
-	return v.Serve.Endpoint == e
+	return v.Fault.Endpoint == e || v.Serve.Endpoint == e
 }
 
 func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {

@@ -103,8 +103,8 @@ func TestReportServeLogFaults(t *testing.T) {
 	for sc.Scan() {
 		var l struct {
 			Kind  string
-			Serve struct {
-				Faults []struct {
+			Fault struct {
+				Decisions []struct {
 					Scenario string
 					Fired    bool
 				}
@@ -114,7 +114,7 @@ func TestReportServeLogFaults(t *testing.T) {
 			t.Fatalf("log line %q: %v", sc.Bytes(), err)
 		}
 		lines++
-		for _, f := range l.Serve.Faults {
+		for _, f := range l.Fault.Decisions {
 			if f.Fired {
 				fired[f.Scenario]++
 			}

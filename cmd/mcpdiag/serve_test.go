@@ -240,17 +240,17 @@ func TestServeMainEndpointAndLog(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if len(lines) != 2 || !strings.Contains(strings.Join(lines, ""), `"fired":"errors.jsonrpc_error"`) {
+	if len(lines) != 2 || !strings.Contains(strings.Join(lines, ""), `"fired":["errors.jsonrpc_error"]`) {
 		t.Errorf("log file: %q", lines)
 	}
 	for _, l := range lines {
 		var v struct {
 			Kind  string `json:"kind"`
-			Serve struct {
+			Fault struct {
 				Seed string `json:"seed"`
-			} `json:"serve"`
+			} `json:"fault"`
 		}
-		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Kind != "server" || v.Serve.Seed != "3" {
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Kind != "server" || v.Fault.Seed != "3" {
 			t.Errorf("line %s: %v", l, err)
 		}
 	}
