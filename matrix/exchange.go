@@ -1,14 +1,13 @@
 package matrix
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -342,30 +341,25 @@ func issuedState(body []byte) (string, bool) {
 	if wire.Kind(body) == '{' {
 		return find(body)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, len(body)+1)
-	var data []byte
-	flush := func() (string, bool) {
-		defer func() { data = data[:0] }()
-		if wire.Kind(bytes.TrimSpace(data)) == '{' {
-			return find(bytes.TrimSpace(data))
-		}
-		return "", false
-	}
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
+	rd := wire.NewSSEReader(bytes.NewReader(body), len(body))
+	for {
+		ev, err := rd.Next()
+		var ue *wire.UnterminatedEventError
 		switch {
-		case line == "":
-			if st, ok := flush(); ok {
+		case errors.As(err, &ue):
+			// A last event without its blank line still says what the
+			// server issued.
+			ev.Data = ue.Data
+		case err != nil:
+			return "", false
+		}
+		if d := bytes.TrimSpace(ev.Data); wire.Kind(d) == '{' {
+			if st, ok := find(d); ok {
 				return st, true
 			}
-		case strings.HasPrefix(line, "data:"):
-			v := strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, v...)
+		}
+		if ue != nil {
+			return "", false
 		}
 	}
-	return flush()
 }
