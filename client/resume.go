@@ -18,17 +18,15 @@ import (
 // notes, as the bytes go by, what a reconnection needs (WHATWG HTML
 // §9.2.6): the last event id (the id field's value as of the last
 // dispatched event) and the reconnection time (the last retry field made
-// of digits). Lines other than id and retry are only counted through, so
-// memory stays bounded whatever the stream holds.
+// of digits). It reads the stream with wire.SSEScanner and keeps only an
+// id or retry value, so memory stays bounded whatever the stream holds.
 type sseWatch struct {
-	r io.Reader
+	r  io.Reader
+	sc wire.SSEScanner
 
-	line     []byte // the current line, while it may still be an id or retry field
-	long     bool   // the current line outgrew maxWatchedLine: ignored
-	afterCR  bool   // the previous byte ended a line with CR
-	started  bool   // past the first line (and its optional byte order mark)
+	line     []byte // the id or retry value being read
+	long     bool   // its line outgrew maxWatchedLine: ignored
 	idBuffer string // the id field's value so far (WHATWG: last event ID buffer)
-	pending  bool   // a field has been seen since the last dispatch
 
 	lastEventID string
 	retry       time.Duration
@@ -46,56 +44,38 @@ func (w *sseWatch) Read(p []byte) (int, error) {
 }
 
 func (w *sseWatch) scan(b []byte) {
-	for _, c := range b {
+	w.sc.Feed(b)
+	for t := w.sc.Next(); t != nil; t = w.sc.Next() {
 		switch {
-		case c == '\n' && w.afterCR:
-			w.afterCR = false // the LF of a CRLF: the line already ended
-		case c == '\n' || c == '\r':
-			w.afterCR = c == '\r'
-			w.endLine()
-		default:
-			w.afterCR = false
-			if w.long {
-				continue
+		case t.Kind == wire.SSEEnd:
+			// A blank line dispatches the event: the last event id becomes
+			// the id buffer, even for an event without data.
+			w.lastEventID = w.idBuffer
+		case t.Kind == wire.SSEField && (t.Field == wire.FieldID || t.Field == wire.FieldRetry):
+			if t.First {
+				w.line, w.long = w.line[:0], false
 			}
-			if len(w.line) >= maxWatchedLine {
+			if t.End-t.Line > maxWatchedLine {
 				w.long, w.line = true, w.line[:0]
-				continue
 			}
-			w.line = append(w.line, c)
+			if !w.long {
+				w.line = append(w.line, t.Value...)
+			}
+			if t.Last && !w.long {
+				w.field(t.Field, w.line)
+			}
 		}
 	}
 }
 
-func (w *sseWatch) endLine() {
-	line, long := w.line, w.long
-	w.line, w.long = w.line[:0], false
-	if !w.started {
-		// A UTF-8 byte order mark may start the stream.
-		w.started = true
-		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
-	}
-	if len(line) == 0 && !long {
-		// A blank line dispatches the event: the last event id becomes the
-		// id buffer, even for an event without data.
-		if w.pending {
-			w.lastEventID = w.idBuffer
-			w.pending = false
-		}
-		return
-	}
-	w.pending = true
-	if long || line[0] == ':' {
-		return
-	}
-	name, value, _ := bytes.Cut(line, []byte(":"))
-	value = bytes.TrimPrefix(value, []byte(" "))
-	switch string(name) {
-	case "id":
+// field applies a whole id or retry field.
+func (w *sseWatch) field(name wire.SSEFieldName, value []byte) {
+	switch name {
+	case wire.FieldID:
 		if bytes.IndexByte(value, 0) < 0 {
 			w.idBuffer = string(value)
 		}
-	case "retry":
+	case wire.FieldRetry:
 		if ms, err := strconv.ParseInt(string(value), 10, 64); err == nil && ms >= 0 && allDigits(value) {
 			w.retry = time.Duration(min(ms, int64(time.Hour/time.Millisecond))) * time.Millisecond
 			w.hasRetry = true
