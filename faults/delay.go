@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // Delay distributions.
@@ -176,6 +178,8 @@ type delayWriter struct {
 	started     bool   // first body byte handled
 	sse         bool   // the body is an event stream (between_events)
 	pending     []byte // bytes of an event not yet complete
+	base        int64  // the stream offset of pending[0]
+	scan        wire.SSEScanner
 	events      int
 }
 
@@ -211,11 +215,7 @@ func (d *delayWriter) Write(p []byte) (int, error) {
 			return d.ResponseWriter.Write(p)
 		}
 		d.pending = append(d.pending, p...)
-		for {
-			end := eventEnd(d.pending)
-			if end < 0 {
-				return len(p), nil
-			}
+		for _, end := range d.eventEnds(p) {
 			if d.events > 0 {
 				w := d.next()
 				d.waited(w)
@@ -230,6 +230,7 @@ func (d *delayWriter) Write(p []byte) (int, error) {
 			d.events++
 			d.pending = d.pending[end:]
 		}
+		return len(p), nil
 	}
 	return d.ResponseWriter.Write(p)
 }
@@ -251,36 +252,21 @@ func (d *delayWriter) finish() {
 	}
 }
 
-// eventEnd returns the length of the first complete event in b (through its
-// blank line), or -1. Line ends are LF, CRLF or CR, as WHATWG allows.
-func eventEnd(b []byte) int {
-	lineStart := 0
-	for i := 0; i < len(b); i++ {
-		var next int
-		switch b[i] {
-		case '\n':
-			next = i + 1
-		case '\r':
-			if i+1 >= len(b) {
-				if i == lineStart && i > 0 {
-					return i + 1 // a blank line; an LF after it belongs to it
-				}
-				return -1 // the LF of a CRLF may follow
-			}
-			next = i + 1
-			if b[i+1] == '\n' {
-				next = i + 2
-			}
-		default:
-			continue
+// eventEnds feeds p (just appended to d.pending) to the scanner and
+// returns where, in d.pending, the blocks it completes end, each counted
+// from the end of the one before (the length to write, then drop). A block
+// is any lines up to a blank line, events and keep-alive comments alike;
+// blank lines that end nothing stay with the next block. A blank line
+// ending in a CR ends its block at the CR: the LF, if it follows, goes out
+// with the next.
+func (d *delayWriter) eventEnds(p []byte) []int {
+	var ends []int
+	d.scan.Feed(p)
+	for t := d.scan.Next(); t != nil; t = d.scan.Next() {
+		if t.Kind == wire.SSEEnd {
+			ends = append(ends, int(t.End-d.base))
+			d.base = t.End
 		}
-		if i == lineStart && i > 0 {
-			// An empty line after some field: the event ends here. (A
-			// blank line at the very start belongs to the next event.)
-			return next
-		}
-		lineStart = next
-		i = next - 1
 	}
-	return -1
+	return ends
 }

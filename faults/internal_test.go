@@ -1,8 +1,10 @@
 package faults
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,22 +95,43 @@ func TestDelayDraws(t *testing.T) {
 	}
 }
 
-func TestEventEnd(t *testing.T) {
+// TestEventEnds: the delay between events splits what the handler writes
+// at the end of each block (WHATWG line ends, a CRLF split across writes,
+// a BOM), however the writes cut it.
+func TestEventEnds(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
-		want int
+		want []string
 	}{
-		{"data: x\n\n", 9},
-		{"data: x\r\n\r\n", 11},
-		{"data: x\r\r", 9},
-		{"data: x\n", -1},
-		{"data: x\r", -1},
-		{"data: x\r\n\r", 10}, // the blank line ends at its CR; a late LF belongs to it
-		{"\ndata: x\n\nrest", 10},
-		{": c\n\ndata: y\n\n", 5},
+		{"data: x\n\n", []string{"data: x\n\n"}},
+		{"data: x\r\n\r\n", []string{"data: x\r\n\r\n"}},
+		{"data: x\r\rdata: y\r\r", []string{"data: x\r\r", "data: y\r\r"}},
+		{"data: x\n", nil},
+		{"data: x\r", nil},
+		{"\ndata: x\n\nrest", []string{"\ndata: x\n\n"}},
+		{": c\n\ndata: y\n\n", []string{": c\n\n", "data: y\n\n"}},
+		{"\xef\xbb\xbfdata: x\n\n\n\ndata: y\n\n", []string{"\xef\xbb\xbfdata: x\n\n", "\n\ndata: y\n\n"}},
 	} {
-		if got := eventEnd([]byte(tt.in)); got != tt.want {
-			t.Errorf("eventEnd(%q) = %d, want %d", tt.in, got, tt.want)
+		for _, size := range []int{1, 2, 3, len(tt.in)} {
+			d := &delayWriter{}
+			var got []string
+			for i := 0; i < len(tt.in); i += size {
+				p := []byte(tt.in[i:min(i+size, len(tt.in))])
+				d.pending = append(d.pending, p...)
+				for _, end := range d.eventEnds(p) {
+					got = append(got, string(d.pending[:end]))
+					d.pending = d.pending[end:]
+				}
+			}
+			// A CRLF's LF that arrives after its CR goes out with the
+			// next block: compare the bytes with that LF moved back.
+			if strings.Join(got, "") != tt.in[:len(strings.Join(got, ""))] || len(got) != len(tt.want) {
+				t.Errorf("%q in writes of %d: blocks %q, want %q", tt.in, size, got, tt.want)
+				continue
+			}
+			if size == len(tt.in) && fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("%q whole: blocks %q, want %q", tt.in, got, tt.want)
+			}
 		}
 	}
 }
