@@ -219,12 +219,19 @@ func markServerFailure(x *Exchange, l *serverLine) {
 func readSafety(body []byte, safety map[string]retry.Safety) bool {
 	msg := bytes.TrimSpace(body)
 	if wire.Kind(msg) != '{' {
-		for _, line := range strings.Split(string(body), "\n") {
-			line = strings.TrimSuffix(line, "\r")
-			if strings.HasPrefix(line, "data:") {
-				if d := bytes.TrimSpace([]byte(strings.TrimPrefix(line, "data:"))); wire.Kind(d) == '{' {
-					msg = d
-				}
+		// An event stream: the last event that holds a JSON object.
+		rd := wire.NewSSEReader(bytes.NewReader(body), len(body))
+		for {
+			ev, err := rd.Next()
+			var ue *wire.UnterminatedEventError
+			if errors.As(err, &ue) {
+				ev.Data, err = ue.Data, nil
+			}
+			if d := bytes.TrimSpace(ev.Data); wire.Kind(d) == '{' {
+				msg = bytes.Clone(d)
+			}
+			if err != nil || ue != nil {
+				break
 			}
 		}
 	}
