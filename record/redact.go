@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // Redacted replaces a credential value when its length and hash would
@@ -807,32 +809,30 @@ func (r *Redactor) redactText(b []byte) []byte {
 		// A PEM block spans lines: mask it across them first.
 		b = []byte(r.maskPEM(string(b)))
 	}
+	// The lines are those of an event stream (CR, LF or CRLF end them, a
+	// BOM may lead): wire.SSEScanner finds them, and what lies between
+	// them (line ends, blank lines, the BOM) is kept as it is.
 	var out bytes.Buffer
 	out.Grow(len(b))
-	for len(b) > 0 {
-		line := b
-		next := []byte(nil)
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, next = b[:i+1], b[i+1:]
+	var sc wire.SSEScanner
+	sc.Feed(b)
+	sc.Close()
+	pos := 0
+	for t := sc.Next(); t != nil; t = sc.Next() {
+		if t.Kind == wire.SSEEnd || !t.Last {
+			continue // fed whole, every line is one piece
 		}
-		b = next
-		body := bytes.TrimRight(line, "\r\n")
-		eol := line[len(body):]
-		if rest, ok := bytes.CutPrefix(body, []byte("data:")); ok {
-			sp := []byte(nil)
-			if len(rest) > 0 && rest[0] == ' ' {
-				sp, rest = rest[:1], rest[1:]
-			}
-			if isJSONDoc(rest) {
-				out.WriteString("data:")
-				out.Write(sp)
-				out.Write(r.redactJSON(rest))
-				out.Write(eol)
-				continue
-			}
+		start, end := int(t.Line), int(t.End)
+		out.Write(b[pos:start])
+		line := b[start:end]
+		if t.Kind == wire.SSEField && t.Field == wire.FieldData && isJSONDoc(t.Value) {
+			out.Write(line[:len(line)-len(t.Value)]) // "data:" and its space
+			out.Write(r.redactJSON(t.Value))
+		} else {
+			out.WriteString(r.Scrub(string(line)))
 		}
-		out.WriteString(r.Scrub(string(body)))
-		out.Write(eol)
+		pos = end
 	}
+	out.Write(b[pos:])
 	return out.Bytes()
 }

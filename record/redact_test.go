@@ -141,6 +141,16 @@ func TestRedactBody(t *testing.T) {
 			want: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"id_token\":\"[redacted]\"}}\n\n",
 		},
 		{
+			name: "sse data lines, CR line ends",
+			body: "event: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"nested\":{\"password\":87654321,\"client_secret\":\"" + tok + "\"}}}\r\r: ping\r",
+			want: "event: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"nested\":{\"password\":\"[redacted]\",\"client_secret\":\"[redacted]\"}}}\r\r: ping\r",
+		},
+		{
+			name: "sse data lines, CRLF and a BOM",
+			body: "\xef\xbb\xbfdata:{\"password\":87654321}\r\n\r\ndata: plain text\r\n\r\n",
+			want: "\xef\xbb\xbfdata:{\"password\":\"[redacted]\"}\r\n\r\ndata: plain text\r\n\r\n",
+		},
+		{
 			name: "cut json falls back to patterns",
 			body: `{"result":{"access_token":"` + tok + `","more":"`,
 			want: `{"result":{"access_token":"[redacted]","more":"`,
