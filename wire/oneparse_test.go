@@ -14,12 +14,10 @@ import (
 // ends an event, a split at CR and LF, a test for a CR line end.
 var sseParsePatterns = regexp.MustCompile(`(HasPrefix|CutPrefix|TrimPrefix)\(.*"data:"|Index\(.*"\\n\\n"|IndexAny\(.*"\\r\\n"|IndexAny\(.*"\\n\\r"|case '\\r'|== '\\r'`)
 
-// sseParseKnown are the files that still parse event streams outside
-// wire, each to be moved onto SSEScanner (issue 12); the test fails if a
-// file leaves this list (keep it short) or another joins the parses.
-var sseParseKnown = map[string]bool{
-	"fixture/catalog.go": true, // swapSSE rewrites the response's data line
-}
+// sseParseKnown would list files allowed to parse event streams outside
+// wire while they move onto SSEScanner; none does since issue 12. The
+// test fails if a listed file no longer parses, or an unlisted one does.
+var sseParseKnown = map[string]bool{}
 
 // TestNoSSEParsingOutsideWire: event streams are parsed in one place,
 // SSEScanner (and SSEReader on it). The non-test Go files of the module
