@@ -67,13 +67,13 @@ func TestServeLogLossCountedAndNamed(t *testing.T) {
 		if err != nil || call.Outcome != classify.ToolSuccess {
 			t.Fatalf("call %d: %v %v", i, err, call.Outcome)
 		}
+		// A request's log line is written as its handler ends, which may
+		// be just after the client has its response: wait for this
+		// call's two lines, so that the next call's lines come after
+		// them in the file (the file fails its third and fourth write).
+		waitLogged(t, s, int64(2*(i+1)))
 	}
-	// A request's log line is written as its handler ends, which may be
-	// just after the client has its response.
 	st := s.LogStats()
-	for deadline := time.Now().Add(10 * time.Second); st.Written+st.Lost() < 8 && time.Now().Before(deadline); st = s.LogStats() {
-		time.Sleep(5 * time.Millisecond)
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	// 4 calls of 2 POSTs: 6 written, 2 refused by the file, and the last
@@ -102,4 +102,15 @@ func TestServeLogLossCountedAndNamed(t *testing.T) {
 	if err := s.LogLost(); !errors.As(err, &lost) || lost.Stats.Lost() != 4 {
 		t.Errorf("LogLost = %v", err)
 	}
+}
+
+// waitLogged waits until n log records were written or lost.
+func waitLogged(t *testing.T, s *serve.Server, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if st := s.LogStats(); st.Written+st.Lost() >= n {
+			return
+		}
+	}
+	t.Fatalf("%d log records after 10s, want %d: %+v", s.LogStats().Written+s.LogStats().Lost(), n, s.LogStats())
 }
