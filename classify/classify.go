@@ -19,12 +19,12 @@ import (
 
 // Protocol revisions the classifier knows.
 const (
-	Protocol2026 = "2026-07-28"
-	Protocol2025 = "2025-11-25"
+	Protocol2026 = wire.Protocol2026
+	Protocol2025 = wire.Protocol2025
 )
 
 // TasksExtension is the extension id that makes resultType "task" legal.
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const TasksExtension = wire.TasksExtension
 
 // errorBodyLimit bounds how much of an HTTP error body is read for a
 // JSON-RPC error: error bodies are small, and a proxy's HTML page need not be

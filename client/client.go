@@ -438,9 +438,9 @@ func (c *Client) buildRequest(method, name string, params map[string]json.RawMes
 			hdr.Set("Mcp-Name", encodeHeaderValue(name))
 		}
 		meta := map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    Protocol2026,
-			"io.modelcontextprotocol/clientCapabilities": json.RawMessage(c.opts.capabilities()),
-			"io.modelcontextprotocol/clientInfo":         c.opts.clientInfo(),
+			wire.MetaProtocolVersion:    Protocol2026,
+			wire.MetaClientCapabilities: json.RawMessage(c.opts.capabilities()),
+			wire.MetaClientInfo:         c.opts.clientInfo(),
 		}
 		mb, _ := json.Marshal(meta)
 		if params == nil {

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // Protocol modes.
 const (
 	ProtocolAuto = "auto"
-	Protocol2026 = "2026-07-28"
-	Protocol2025 = "2025-11-25"
+	Protocol2026 = wire.Protocol2026
+	Protocol2025 = wire.Protocol2025
 )
 
 // Defaults for Options.

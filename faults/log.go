@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // ServerDetails is what the fault server knows about one request beyond the
@@ -112,10 +113,10 @@ func (o *Observation) Record() *record.Record {
 // protocol version, a hash of its capabilities, and the MRTR members.
 func paramsOf(q *Request) *record.Params {
 	p := &record.Params{Meta: append([]string{}, q.Meta...)}
-	if v, ok := q.MetaValues["io.modelcontextprotocol/protocolVersion"]; ok {
+	if v, ok := q.MetaValues[wire.MetaProtocolVersion]; ok {
 		_ = json.Unmarshal(v, &p.MetaProtocolVersion)
 	}
-	if v, ok := q.MetaValues["io.modelcontextprotocol/clientCapabilities"]; ok {
+	if v, ok := q.MetaValues[wire.MetaClientCapabilities]; ok {
 		if c, err := record.CanonicalJSON(v); err == nil {
 			sum := sha256.Sum256(c)
 			p.Capabilities = "sha256:" + hex.EncodeToString(sum[:8])

@@ -20,8 +20,8 @@ import (
 
 // The protocol revisions the fault server tells apart.
 const (
-	Protocol2026 = "2026-07-28"
-	Protocol2025 = "2025-11-25"
+	Protocol2026 = wire.Protocol2026
+	Protocol2025 = wire.Protocol2025
 )
 
 // DefaultMaxBody caps a request body the endpoint reads: 8 MiB. A larger
@@ -275,7 +275,7 @@ func (q *Request) parse() {
 	}
 	sort.Strings(q.Meta)
 	if q.Protocol == "" {
-		if v, ok := p.Meta["io.modelcontextprotocol/protocolVersion"]; ok {
+		if v, ok := p.Meta[wire.MetaProtocolVersion]; ok {
 			_ = json.Unmarshal(v, &q.Protocol)
 		}
 	}
@@ -283,7 +283,7 @@ func (q *Request) parse() {
 		q.Protocol = p.ProtocolVersion
 	}
 	info := p.ClientInfo
-	if v, ok := p.Meta["io.modelcontextprotocol/clientInfo"]; ok {
+	if v, ok := p.Meta[wire.MetaClientInfo]; ok {
 		_ = json.Unmarshal(v, &info)
 	}
 	if info != nil && info.Name != "" {
@@ -293,7 +293,7 @@ func (q *Request) parse() {
 
 // capabilities returns _meta's client capabilities (2026-07-28), or nil.
 func (q *Request) capabilities() map[string]json.RawMessage {
-	raw, ok := q.MetaValues["io.modelcontextprotocol/clientCapabilities"]
+	raw, ok := q.MetaValues[wire.MetaClientCapabilities]
 	if !ok {
 		return nil
 	}

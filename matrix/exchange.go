@@ -313,10 +313,10 @@ func readRequestBody(x *Exchange, body []byte) {
 		x.Inputs = append(x.Inputs, k)
 	}
 	sort.Strings(x.Inputs)
-	if v, ok := m.Params.Meta["io.modelcontextprotocol/protocolVersion"]; ok {
+	if v, ok := m.Params.Meta[wire.MetaProtocolVersion]; ok {
 		_ = json.Unmarshal(v, &x.MetaProtocol)
 	}
-	if v, ok := m.Params.Meta["io.modelcontextprotocol/clientCapabilities"]; ok {
+	if v, ok := m.Params.Meta[wire.MetaClientCapabilities]; ok {
 		if c, err := record.CanonicalJSON(v); err == nil {
 			x.Capabilities = string(c)
 		}

@@ -21,9 +21,9 @@ const (
 
 // The _meta keys of 2026-07-28 requests the proxy reads.
 const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaProtocolVersion    = wire.MetaProtocolVersion
+	metaClientInfo         = wire.MetaClientInfo
+	metaClientCapabilities = wire.MetaClientCapabilities
 )
 
 // message is what the proxy learns from one JSON-RPC message a client sent.
