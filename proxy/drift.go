@@ -218,6 +218,15 @@ func (d *driftTracker) listed(upstream string, request, response []byte) {
 	l.pending[nextCursor] = names
 }
 
+// listedInOrder is listed after the tools/list exchanges of upstream that
+// started before start have been recorded: records are finished in
+// goroutines, and a page read before the page whose nextCursor it follows
+// would be dropped, leaving the listing never whole.
+func (d *driftTracker) listedInOrder(upstream string, start time.Time, request, response []byte) {
+	d.awaitListings(upstream, start)
+	d.listed(upstream, request, response)
+}
+
 // unknownTool adds the protocol-error-as-tool-error warning to the record
 // of a tools/call that ended in a tool error (isError) for a tool absent
 // from the upstream's last complete tools/list: the spec makes a call of an

@@ -331,7 +331,7 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
 		}
 		if ex.reqComplete {
-			p.drift.listed(p.upstream.String(), ex.reqBody, res.Response)
+			p.drift.listedInOrder(p.upstream.String(), ex.start, ex.reqBody, res.Response)
 		}
 	}
 	p.drift.listingEnded(ex.listing)
