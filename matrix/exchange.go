@@ -57,7 +57,8 @@ type Exchange struct {
 	Status     int    `json:"status"`
 	RetryAfter string `json:"-"`
 	// Outcome is the classification of the answer, when the source knows
-	// it (records do, the server log does not).
+	// it: records do; the server log only for a 2xx answer that a fired
+	// scenario broke (the scenario's expected outcome).
 	Outcome classify.Outcome `json:"-"`
 	// Failed reports an answer that did not finish the request: a non-2xx
 	// status, no response, a cut stream or a broken body. Rejected reports
@@ -233,6 +234,7 @@ func fromServer(lines []*serverLine, expected classify.Outcome) []*Exchange {
 			x.Rejected = rejected(r.Status)
 		case s.Fired != "" && bodyFailure(expected):
 			x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d and %s (%s: %s)", r.Status, bodyWords(expected), s.Fired, expected), bodyTag(expected)
+			x.Outcome = expected
 		}
 		out = append(out, x)
 	}

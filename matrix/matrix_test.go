@@ -102,6 +102,10 @@ func TestBuiltinClientPassesEveryRule(t *testing.T) {
 		{"timeout.uncooperative_hang", "live.finish"},
 		{"sse.keepalive_then_hang", "live.finish"},
 		{"errors.rate_limited", "client.classification"},
+		{"errors.http_status_sequence", "client.classification"},
+		{"errors.unsupported_version", "spec.era-fallback"},
+		{"baseline", "client.ran"},
+		{"auth.token_lifecycle", "client.ran"},
 		{"baseline", "loop.identical-calls"},
 	}
 	for _, e := range exercised {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -123,7 +124,11 @@ var rules = []Rule{
 				return fmt.Sprintf("%s: MCP-Protocol-Version %s but _meta says %q", x.Label(), quoteHeader(x.Header, "MCP-Protocol-Version"), x.MetaProtocol)
 			case x.MetaKnown && x.MetaProtocol == "" && h >= Era2026 && x.Method != "":
 				return fmt.Sprintf("%s: MCP-Protocol-Version %q but no _meta protocolVersion in the body", x.Label(), h)
-			case x.Session != "" && h == "":
+			case x.Session != "" && h == "" && x.Method != "initialize":
+				// initialize opens the session: it carries its version in
+				// params.protocolVersion, and the header is sent on the
+				// requests after it (2025-11-25 Transports › Protocol
+				// version header).
 				return fmt.Sprintf("%s: a 2025-11-25 session request without MCP-Protocol-Version", x.Label())
 			}
 			return ""
@@ -289,6 +294,33 @@ var rules = []Rule{
 				}
 			}
 			return verdict(bad, fmt.Sprintf("%d re-sent request(s), each with a new id", len(rs)))
+		},
+	},
+	{
+		ID: "spec.era-fallback", Title: "no fall back to an older protocol era (initialize, 2025-11-25) on an answer that is not a version signal (401, 403, 429, 5xx, a reset)",
+		Cite:   `MCP 2026-07-28 Transports › Streamable HTTP › Backward compatibility (mcp-spec-notes §1.8): a dual-era client sends a 2026-07-28 request first and, on a 400, inspects the body: a modern error (-32020, -32021, -32022 listing 2026-07-28) means a modern server, an empty or unrecognised one means fall back to initialize; 401/403 ask for authorization, 408, 429 and 5xx for a later retry, a reset or a cut stream for a retry: none says the server is older (docs/decisions.md, issue 10)`,
+		Active: true,
+		Applies: func(t *Trace) (bool, string) {
+			if len(fallbacks(t)) == 0 {
+				return false, "the client did not fall back from 2026-07-28 to an older era"
+			}
+			return true, ""
+		},
+		Check: func(t *Trace) (bool, string) {
+			var bad, good []string
+			for _, f := range fallbacks(t) {
+				if versionSignal(f.prev) {
+					good = append(good, fmt.Sprintf("%s fell back after %s got %s", f.next.Label(), f.prev.Label(), f.prev.What))
+					continue
+				}
+				what := f.prev.What
+				if !f.prev.Failed {
+					what = fmt.Sprintf("HTTP %d, a complete answer", f.prev.Status)
+				}
+				bad = append(bad, fmt.Sprintf("%s fell back to %s after %s got %s, which is not a version signal (only a 400 or 404 without a modern error, or -32022 listing older versions, is)",
+					f.next.Label(), eraOf(f.next), f.prev.Label(), what))
+			}
+			return verdict(bad, strings.Join(good, "; "))
 		},
 	},
 	{
@@ -487,8 +519,57 @@ var rules = []Rule{
 		},
 	},
 	{
-		ID: "client.classification", Title: "the classification the client prints matches the scenario's expected outcome",
-		Cite:   `docs/outcomes.md (the outcome names) and docs/scenarios.md (the outcome each scenario produces); a retry that recovers ends in TOOL_SUCCESS`,
+		ID: "client.ran", Title: "the client ran the call: it sent a request to the server, and exited 0 unless the call failed",
+		Cite:   `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL; a client that sends nothing, or dies (an import error, a crash), has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
+		Active: true,
+		Applies: func(t *Trace) (bool, string) {
+			if t.Client == nil {
+				return false, "no client run"
+			}
+			return true, ""
+		},
+		Check: func(t *Trace) (bool, string) {
+			c := t.Client
+			if c.Error != "" && c.Duration == 0 {
+				return false, "the client did not start: " + c.Error
+			}
+			n := 0
+			for _, x := range t.Exchanges {
+				if x.IsRequest() {
+					n++
+				}
+			}
+			var bad []string
+			switch {
+			case n == 0 && len(t.Exchanges) == 0:
+				bad = append(bad, "the client sent no request: the server saw nothing at its endpoint")
+			case n == 0:
+				bad = append(bad, fmt.Sprintf("the client sent no JSON-RPC request: %d POST(s) without a method and an id", len(t.Exchanges)))
+			}
+			if c.ExitCode != 0 && !c.Killed && !exitExpected(t) {
+				bad = append(bad, fmt.Sprintf("it exited with code %d, but %s", c.ExitCode, callWords(t)))
+			}
+			if len(bad) == 0 {
+				return true, fmt.Sprintf("%d request(s); exit code %d", n, c.ExitCode)
+			}
+			ev := strings.Join(bad, "; ")
+			if !strings.Contains(ev, "exited with code") {
+				ev += fmt.Sprintf("; exit code %d", c.ExitCode)
+			}
+			if c.Killed {
+				ev += " (killed at its time limit)"
+			}
+			if lines := firstLines(c.Stderr); lines != "" {
+				ev += "; stderr: " + lines
+			} else if !c.Builtin {
+				ev += "; stderr empty"
+			}
+			return false, ev
+		},
+	},
+	{
+		ID: "client.classification", Title: "the classification the client prints is what the server answered to its last tools/call (the scenario's expected outcome, or TOOL_SUCCESS when the call was answered)",
+		Cite:   `docs/outcomes.md (the outcome names) and docs/scenarios.md (the outcome each scenario produces); the server's log, not the client's word, says how the last tools/call ended: a retry that recovers, or a fault on another request, ends in TOOL_SUCCESS`,
 		Active: true,
 		Applies: func(t *Trace) (bool, string) {
 			if t.Client == nil || t.Client.Outcome == "" {
@@ -498,9 +579,25 @@ var rules = []Rule{
 		},
 		Check: func(t *Trace) (bool, string) {
 			want, got := t.Want(), t.Client.Outcome
+			last := t.lastCall()
+			// A printed answer (success, a tool error, input_required) is
+			// false when the server answered no tools/call, or failed it.
+			if healthy(got) && !answered(last) {
+				if last == nil {
+					return false, fmt.Sprintf("printed %s, but no tools/call reached the server (%d POST(s)); expected %s", got, len(t.Exchanges), t.Case.Expected)
+				}
+				return false, fmt.Sprintf("printed %s, but the server answered the last tools/call, %s, with %s; expected %s", got, last.Label(), last.What, want)
+			}
 			why := "expected " + string(want)
-			if want != t.Case.Expected {
-				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s", want, t.Case.Expected)
+			switch {
+			case want == t.Case.Expected:
+			case len(t.retries()) > 0:
+				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s (%s answered)", want, t.Case.Expected, last.Label())
+			default:
+				why = fmt.Sprintf("expected %s: the scenario's %s hit another request, and %s was answered", want, t.Case.Expected, last.Label())
+			}
+			if got != want && last != nil && !answered(last) {
+				why += fmt.Sprintf("; the server answered the last tools/call, %s, with %s", last.Label(), last.What)
 			}
 			return got == want, fmt.Sprintf("printed %s; %s", got, why)
 		},
@@ -879,4 +976,100 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// exitExpected reports whether a non-zero exit tells the truth: the call
+// failed (its answer failed, or no tools/call was answered), or the outcome
+// the client must print is not a success.
+func exitExpected(t *Trace) bool {
+	if !answered(t.lastCall()) {
+		return true
+	}
+	want := t.Want()
+	return want != "" && !want.Success()
+}
+
+// callWords says how the call ended, for evidence.
+func callWords(t *Trace) string {
+	last := t.lastCall()
+	if want := t.Want(); want != "" {
+		return fmt.Sprintf("the server answered the last tools/call, %s, and the case's outcome is %s", last.Label(), want)
+	}
+	return fmt.Sprintf("the server answered the last tools/call, %s", last.Label())
+}
+
+// firstLines returns the first lines of a client's (already redacted)
+// stderr for evidence, joined with " | ": three, and the last one when
+// there are more (where a traceback names its error), each cut to 160
+// characters; "" when there is none.
+func firstLines(s string) string {
+	var ls []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			ls = append(ls, cut(l, 160))
+		}
+	}
+	if len(ls) > 4 {
+		ls = append(ls[:3], "…", ls[len(ls)-1])
+	}
+	return strings.Join(ls, " | ")
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// fallbacks returns each switch from a 2026-07-28 request to an older era:
+// the last modern request before it, and the first older one after.
+func fallbacks(t *Trace) []repeat {
+	var out []repeat
+	var lastModern *Exchange
+	for _, x := range t.Exchanges {
+		switch {
+		case modern(x):
+			lastModern = x
+		case lastModern != nil && legacy(x):
+			out = append(out, repeat{lastModern, x})
+			lastModern = nil
+		}
+	}
+	return out
+}
+
+// legacy reports a request of an era before 2026-07-28: initialize, or an
+// older MCP-Protocol-Version.
+func legacy(x *Exchange) bool {
+	h := x.Header.Get("MCP-Protocol-Version")
+	return x.Method == "initialize" || h != "" && h < Era2026
+}
+
+func eraOf(x *Exchange) string {
+	if h := x.Header.Get("MCP-Protocol-Version"); h != "" {
+		return h
+	}
+	return "the initialize handshake (2025-11-25 or older)"
+}
+
+// versionSignal reports an answer that may say the server is of an older
+// era: a 4xx other than 401, 403, 408 and 429 (a 400 or 404 without a
+// modern error, -32022 listing older versions), or a JSON-RPC error in a
+// 2xx answer (a legacy server that does not know the method). 401 and 403
+// ask for authorization, 408, 429 and 5xx for a later retry; a reset, a
+// closed connection, no answer or a cut stream say nothing about versions;
+// a complete answer says the server is modern.
+func versionSignal(x *Exchange) bool {
+	switch s := x.Status; {
+	case !x.Failed:
+		return false
+	case s == 401 || s == 403 || s == 408 || s == 429:
+		return false
+	case s >= 400 && s < 500:
+		return true
+	case s >= 200 && s < 300:
+		return x.Outcome == classify.JSONRPCError
+	}
+	return false
 }

@@ -225,16 +225,31 @@ func (t *Trace) Recovered() bool {
 	return last != nil && !last.Failed && last.Status >= 200 && last.Status < 300 && len(t.retries()) > 0
 }
 
-// Want returns the classification a client must print: the case's expected
-// outcome, or TOOL_SUCCESS when a retry recovered an expected failure.
+// Want returns the classification a client must print, from what the
+// server answered to the client's last tools/call (not from what the client
+// says): when that answer finished the call (2xx, no fault that breaks the
+// body), the answer's outcome: the scenario's expected one if its fault
+// fired on that call and makes an answer (TOOL_ERROR, input_required), else
+// TOOL_SUCCESS, also when the fault hit another request or a retry
+// recovered. When there was no tools/call, or its answer failed, the case's
+// expected outcome.
 func (t *Trace) Want() classify.Outcome {
 	if t.Case == nil {
 		return ""
 	}
-	if !healthy(t.Case.Expected) && t.Recovered() {
+	if last := t.lastCall(); answered(last) {
+		if last.Fired != "" && healthy(t.Case.Expected) {
+			return t.Case.Expected
+		}
 		return classify.ToolSuccess
 	}
 	return t.Case.Expected
+}
+
+// answered reports a tools/call whose answer finished it: a 2xx status and
+// no fault that broke the body.
+func answered(x *Exchange) bool {
+	return x != nil && !x.Failed && x.Status >= 200 && x.Status < 300
 }
 
 // Posts returns the number of POSTs.

@@ -12,6 +12,11 @@
 //	reuse-id            send each MRTR round with the id of the request it answers
 //	ignore-retry-after  retry a 429 at once, whatever Retry-After says
 //	hang                no timeout; wait forever for an answer that does not come
+//	lie                 leave clientCapabilities out of _meta (the server answers
+//	                    400 -32602) and print "outcome: TOOL_SUCCESS" whatever came
+//	fallback            probe with a 2026-07-28 server/discover and fall back to
+//	                    2025-11-25 (initialize, a session) on any failure, even a 503
+//	crash               make the call, print its outcome, then exit 1
 package main
 
 import (
@@ -23,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -31,7 +37,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang")
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash")
 	flag.Parse()
 	if flag.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "usage: badclient [-bad MODE] URL")
@@ -57,7 +63,15 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	out := c.call(ctx)
+	var out classify.Outcome
+	if c.mode == "fallback" {
+		out = c.probeThenCall(ctx)
+	} else {
+		out = c.call(ctx)
+	}
+	if c.mode == "lie" {
+		out = classify.ToolSuccess
+	}
 	if c.mode == "hang" {
 		if out != classify.ToolSuccess && out != classify.ToolError {
 			select {} // the answer never came: wait for it forever
@@ -65,6 +79,10 @@ func main() {
 		return
 	}
 	fmt.Println("outcome:", out)
+	if c.mode == "crash" {
+		fmt.Fprintln(os.Stderr, "panic: the client crashed after its call")
+		os.Exit(1)
+	}
 }
 
 type mini struct {
@@ -142,6 +160,9 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 			"io.modelcontextprotocol/clientCapabilities": caps,
 		},
 	}
+	if c.mode == "lie" {
+		delete(params["_meta"].(map[string]any), "io.modelcontextprotocol/clientCapabilities")
+	}
 	if state != nil {
 		params["requestState"] = state
 	}
@@ -168,4 +189,70 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 		return &classify.Result{Outcome: classify.StreamIncomplete, Reason: fmt.Sprint(err)}
 	}
 	return res
+}
+
+// probeThenCall is the fallback mode: a 2026-07-28 server/discover first;
+// when it succeeds, the 2026-07-28 call; on any failure (the bad part: a 503
+// or a reset says nothing about the version) the 2025-11-25 handshake and
+// the call in that session.
+func (c *mini) probeThenCall(ctx context.Context) classify.Outcome {
+	c.id++
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    classify.Protocol2026,
+		"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "badclient", "version": "0"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	h := http.Header{"Mcp-Protocol-Version": {classify.Protocol2026}, "Mcp-Method": {"server/discover"}}
+	if res, _ := c.rpc(ctx, "server/discover", map[string]any{"_meta": meta}, h, classify.Protocol2026); res.Outcome.Success() {
+		return c.call(ctx)
+	}
+	c.id++
+	_, rh := c.rpc(ctx, "initialize", map[string]any{"protocolVersion": classify.Protocol2025, "capabilities": map[string]any{},
+		"clientInfo": map[string]string{"name": "badclient", "version": "0"}}, http.Header{}, classify.Protocol2025)
+	h = http.Header{"Mcp-Protocol-Version": {classify.Protocol2025}}
+	if s := rh.Get("Mcp-Session-Id"); s != "" {
+		h.Set("Mcp-Session-Id", s)
+	}
+	c.rpc(ctx, "notifications/initialized", nil, h, classify.Protocol2025)
+	c.id++
+	res, _ := c.rpc(ctx, "tools/call", map[string]any{"name": c.tool, "arguments": c.args}, h, classify.Protocol2025)
+	return res.Outcome
+}
+
+// rpc sends one JSON-RPC message (a notification when its method starts
+// with "notifications/") and classifies the answer; it returns the
+// response's headers (empty when none came).
+func (c *mini) rpc(ctx context.Context, method string, params any, h http.Header, protocol string) (*classify.Result, http.Header) {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method}
+	note := strings.HasPrefix(method, "notifications/")
+	if !note {
+		msg["id"] = c.id
+	}
+	if params != nil {
+		msg["params"] = params
+	}
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	ex := &classify.Exchange{Method: method, ProtocolVersion: protocol, Notification: note}
+	if !note {
+		ex.ID = wire.IntID(c.id)
+	}
+	rh := http.Header{}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		ex.Err, ex.RequestSent = err, true
+	} else {
+		defer resp.Body.Close()
+		ex.Status, ex.Header, ex.Body, rh = resp.StatusCode, resp.Header, resp.Body, resp.Header
+	}
+	res, err := (&classify.Classifier{StopAtTerminal: true}).Classify(ex)
+	if err != nil || res == nil {
+		return &classify.Result{Outcome: classify.StreamIncomplete, Reason: fmt.Sprint(err)}, rh
+	}
+	return res, rh
 }

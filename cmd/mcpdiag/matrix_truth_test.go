@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMatrixFromRecordsOfA2025Session (issue 10, defect 8): a real
+// 2025-11-25 session — mcpdiag call --protocol 2025-11-25 through mcpdiag
+// proxy in front of mcpdiag serve — judged with --from-records passes
+// spec.protocol-header: initialize (POST 1) carries no MCP-Protocol-Version,
+// as the spec says, and every request after it does.
+func TestMatrixFromRecordsOfA2025Session(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	su, _ := startServe(t, serveOptions{})
+	rec := filepath.Join(dir, "session.jsonl")
+	px := runHTTPProxyForTest(t, proxyOptions{upstream: su, recordFile: rec, recordBodies: "all"})
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", px.base + "/mcp", "echo", "--args", `{"text":"hi"}`, "--protocol", "2025-11-25"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("call: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	px.stop()
+
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"matrix", "--from-records", rec, "--json"}, nil, &out, &errb)
+	type passiveTrace struct {
+		Trace    string `json:"trace"`
+		Verdict  string `json:"verdict"`
+		Requests []struct {
+			Method   string `json:"method"`
+			Protocol string `json:"protocolHeader"`
+		} `json:"requests"`
+		Checks []struct {
+			Rule     string `json:"rule"`
+			Verdict  string `json:"verdict"`
+			Evidence string `json:"evidence"`
+		} `json:"checks"`
+	}
+	var traces []passiveTrace
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		var one passiveTrace
+		if err := json.Unmarshal(line, &one); err != nil {
+			t.Fatalf("--json line %q: %v", line, err)
+		}
+		traces = append(traces, one)
+	}
+	if code != 0 {
+		t.Errorf("matrix --from-records: exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	if len(traces) != 1 {
+		t.Fatalf("%d traces, want the one session\n%s", len(traces), out.String())
+	}
+	tr := traces[0]
+	if len(tr.Requests) != 4 || tr.Requests[0].Method != "initialize" || tr.Requests[0].Protocol != "" || tr.Requests[3].Protocol != "2025-11-25" {
+		t.Errorf("the session's requests: %+v", tr.Requests)
+	}
+	for _, ch := range tr.Checks {
+		if ch.Verdict == "fail" {
+			t.Errorf("%s fails: %s", ch.Rule, ch.Evidence)
+		}
+		if ch.Rule == "spec.protocol-header" && ch.Verdict != "pass" {
+			t.Errorf("spec.protocol-header is %s (%s), want pass", ch.Verdict, ch.Evidence)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package matrix_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/matrix"
+)
+
+// TestClientThatNeverRan (issue 10, defect 5): a client that sends nothing
+// (`false`, a Python client that dies on an import error, a script that
+// only prints "outcome: TOOL_SUCCESS") fails every case with client.ran,
+// whose evidence gives the exit code and the first lines of stderr,
+// redacted; a client that crashes after its call fails where the call was
+// answered and passes where the call failed.
+func TestClientThatNeverRan(t *testing.T) {
+	t.Parallel()
+	falseBin, err := exec.LookPath("false")
+	if err != nil {
+		t.Skip("no false on PATH")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on PATH")
+	}
+	const secret = "zqNeverRanx7Q2vL9w"
+	importError := `echo 'connecting with Authorization: Bearer ` + secret + `' >&2
+echo 'Traceback (most recent call last):' >&2
+echo '  File "client.py", line 1, in <module>' >&2
+echo '    from mcp import ClientSession' >&2
+echo "ModuleNotFoundError: No module named 'mcp'" >&2
+exit 1`
+	cases := selectCases(t, matrix.Era2026, "baseline", "errors.http_status_sequence")
+	tests := []struct {
+		name  string
+		cmd   []string
+		words []string
+	}{
+		{"false", []string{falseBin}, []string{"sent no request", "exit code 1", "stderr empty"}},
+		{"import error", []string{"sh", "-c", importError, "sh"},
+			[]string{"sent no request", "exit code 1", "stderr: connecting with Authorization: Bearer [redacted:len=", "Traceback (most recent call last):", "ModuleNotFoundError: No module named 'mcp'"}},
+		{"prints success only", []string{"sh", "-c", "echo outcome: TOOL_SUCCESS", "sh"}, []string{"sent no request", "exit code 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := run(t, matrix.Options{Cases: cases, Command: tt.cmd})
+			if !rep.Failed() {
+				t.Errorf("%s passed the matrix: %+v", tt.name, rep.Totals())
+			}
+			for _, c := range rep.Cases {
+				ch := checkOf(t, rep, c.Case.Name, "client.ran")
+				if ch.Verdict != matrix.Fail {
+					t.Errorf("%s: client.ran is %s (%s), want fail", c.Case.Name, ch.Verdict, ch.Evidence)
+					continue
+				}
+				for _, w := range tt.words {
+					if !strings.Contains(ch.Evidence, w) {
+						t.Errorf("%s: evidence %q does not mention %q", c.Case.Name, ch.Evidence, w)
+					}
+				}
+				if strings.Contains(ch.Evidence, secret) {
+					t.Errorf("%s: the evidence leaks the client's credential: %s", c.Case.Name, ch.Evidence)
+				}
+			}
+			if tt.name == "prints success only" {
+				ch := checkOf(t, rep, "baseline", "client.classification")
+				if ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "no tools/call reached the server") {
+					t.Errorf("a TOOL_SUCCESS printed without a request: client.classification %+v", ch)
+				}
+			}
+		})
+	}
+
+	t.Run("crash after the call", func(t *testing.T) {
+		t.Parallel()
+		rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "errors.header_mismatch"), Command: []string{badClient(t), "-bad=crash"}})
+		failed := failedRules(rep)
+		if len(failed) != 1 || len(failed["client.ran"]) != 1 || failed["client.ran"][0] != "baseline" {
+			t.Errorf("failed rules %v, want client.ran in baseline only", failed)
+		}
+		ch := checkOf(t, rep, "baseline", "client.ran")
+		for _, w := range []string{"exited with code 1", "POST 1 (tools/call echo, id 1)", "TOOL_SUCCESS", "stderr: panic: the client crashed"} {
+			if !strings.Contains(ch.Evidence, w) {
+				t.Errorf("evidence %q does not mention %q", ch.Evidence, w)
+			}
+		}
+	})
+}
+
+// TestClassificationFromServersAnswer (issue 10, defect 6): the printed
+// outcome is compared with what the server answered to the client's last
+// tools/call. A client that prints TOOL_SUCCESS after a 400 fails; a client
+// whose 2026-07-28 probe got the 503 and that fell back to initialize, with
+// a tools/call that succeeded, printed the truth (client.classification
+// passes) but fell back on a status that is no version signal
+// (spec.era-fallback fails); after a 400 -32022 the same fall back passes.
+func TestClassificationFromServersAnswer(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	tests := []struct {
+		mode, scenario string
+		fails          map[string][]string // rule: words of its evidence
+		passes         []string
+	}{
+		{"lie", "baseline", map[string][]string{"client.classification": {"printed TOOL_SUCCESS", "POST 1 (tools/call echo, id 1)", "HTTP 400"}}, nil},
+		{"fallback", "errors.http_status_sequence", map[string][]string{"spec.era-fallback": {"POST 2 (initialize, id 2)", "POST 1 (server/discover, id 1)", "HTTP 503", "not a version signal"}},
+			[]string{"client.classification", "client.ran"}},
+		{"fallback", "errors.unsupported_version", nil, []string{"spec.era-fallback", "client.classification", "client.ran"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode+"/"+tt.scenario, func(t *testing.T) {
+			t.Parallel()
+			rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, tt.scenario), Command: []string{bin, "-bad=" + tt.mode}})
+			failed := failedRules(rep)
+			if len(failed) != len(tt.fails) {
+				t.Errorf("failed rules %v, want %d", failed, len(tt.fails))
+			}
+			for rule, words := range tt.fails {
+				ch := checkOf(t, rep, tt.scenario, rule)
+				if ch.Verdict != matrix.Fail {
+					t.Errorf("%s is %s (%s), want fail", rule, ch.Verdict, ch.Evidence)
+					continue
+				}
+				for _, w := range words {
+					if !strings.Contains(ch.Evidence, w) {
+						t.Errorf("%s: evidence %q does not mention %q", rule, ch.Evidence, w)
+					}
+				}
+			}
+			for _, rule := range tt.passes {
+				if ch := checkOf(t, rep, tt.scenario, rule); ch.Verdict != matrix.Pass {
+					t.Errorf("%s is %s (%s), want pass", rule, ch.Verdict, ch.Evidence)
+				}
+			}
+		})
+	}
+}
