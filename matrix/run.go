@@ -281,7 +281,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 
-	rep := &Report{Seed: opts.Seed, Command: opts.Command, Repeat: repeat, Parallel: opts.Parallel, Limits: opts.Limits}
+	rep := &Report{Seed: opts.Seed, Command: RedactArgs(opts.Command), Repeat: repeat, Parallel: opts.Parallel, Limits: opts.Limits}
 	for _, c := range cases {
 		rep.Cases = append(rep.Cases, &CaseResult{Case: c, Runs: make([]*RunResult, repeat)})
 	}
@@ -612,7 +612,7 @@ var (
 // program when it sent no request within the start-up limit, or when its
 // run limit passed since its first request (first).
 func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Options) ClientRun {
-	cr := ClientRun{Command: append(append([]string(nil), opts.Command...), u)}
+	cr := ClientRun{Command: RedactArgs(append(append([]string(nil), opts.Command...), u))}
 	limit := opts.Limits.RunTimeout
 	if c.Holds {
 		// Past its bound the verdict is known: stop it a second later.
@@ -793,4 +793,32 @@ func writeRecords(w record.LineWriter, rr *RunResult) error {
 		}
 	}
 	return nil
+}
+
+// RedactArgs returns a client's command line as outputs show it (the
+// table, --json, JUnit): each argument through the records' redactor
+// (record.Scrub; a URL through record.RedactURL), and the value after a
+// flag with a credential name ("--api-key VALUE") masked as the name=value
+// rule masks "--api-key=VALUE" (issue 11).
+func RedactArgs(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = record.Scrub(a)
+		if strings.Contains(a, "://") && !strings.ContainsAny(a, " \t\n") {
+			out[i] = record.Scrub(record.RedactURL(a))
+		}
+		if i == 0 {
+			continue
+		}
+		if p := args[i-1]; strings.HasPrefix(p, "-") && !strings.Contains(p, "=") && !strings.HasPrefix(a, "-") {
+			joined := p + "=" + a
+			if s := record.Scrub(joined); s != joined && strings.HasPrefix(s, p+"=") {
+				out[i] = s[len(p)+1:]
+			}
+		}
+	}
+	return out
 }

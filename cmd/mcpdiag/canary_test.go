@@ -227,6 +227,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 		"matrix-stderr-bearer": canary("mxbearer"), "matrix-stderr-token": canary("mxtoken"),
 		"matrix-stderr-jwt": canaryJWT("mxjwt"), "matrix-stdout-key": canary("mxkey"),
 		"matrix-header-bearer": canary("mxhdrbearer"), "matrix-header-key": canary("mxhdrkey"),
+		"matrix-argv-key": canary("mxargvkey"), "matrix-argv-token": canary("mxargvtoken"), "matrix-argv-bearer": canary("mxargvbearer"),
 	}
 	out := outputs{}
 
@@ -342,7 +343,8 @@ func TestCanariesInNoOutput(t *testing.T) {
 	junit, mrec := filepath.Join(dir, "matrix.xml"), filepath.Join(dir, "matrix.jsonl")
 	var mOut, mErr bytes.Buffer
 	code := run([]string{"matrix", "--scenarios", "baseline,errors.tool_error", "--protocol", "2026-07-28", "--json", "--junit", junit, "--record", mrec,
-		"--", os.Args[0], "-test.run=^$"}, nil, &mOut, &mErr)
+		"--", os.Args[0], "-test.run=^$", "--api-key", secrets["matrix-argv-key"], "--token=" + secrets["matrix-argv-token"],
+		"Authorization: Bearer " + secrets["matrix-argv-bearer"]}, nil, &mOut, &mErr)
 	if code == 2 {
 		t.Fatalf("matrix: usage error\n%s", mErr.String())
 	}
