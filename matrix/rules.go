@@ -485,14 +485,9 @@ var rules = []Rule{
 	},
 	{
 		ID: "live.finish", Title: "the client finishes within its time (on a hang or keep-alives only: its timeout plus a grace)",
-		Cite:   `MCP 2026-07-28 Cancellation: a client that gives up closes the stream (the server treats it as cancellation); SSE keep-alive comments are not progress (WHATWG SSE); docs/retry.md › Deadline`,
-		Active: true,
-		Applies: func(t *Trace) (bool, string) {
-			if t.Client == nil {
-				return false, "no client run"
-			}
-			return true, ""
-		},
+		Cite:    `MCP 2026-07-28 Cancellation: a client that gives up closes the stream (the server treats it as cancellation); SSE keep-alive comments are not progress (WHATWG SSE); docs/retry.md › Deadline`,
+		Active:  true,
+		Applies: withClient,
 		Check: func(t *Trace) (bool, string) {
 			c := t.Client
 			if c.Error != "" && c.Duration == 0 {
@@ -520,14 +515,9 @@ var rules = []Rule{
 	},
 	{
 		ID: "client.ran", Title: "the client ran the call: it sent a request to the server, and exited 0 unless the call failed",
-		Cite:   `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL; a client that sends nothing, or dies (an import error, a crash), has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
-		Active: true,
-		Applies: func(t *Trace) (bool, string) {
-			if t.Client == nil {
-				return false, "no client run"
-			}
-			return true, ""
-		},
+		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL; a client that sends nothing, or dies (an import error, a crash), has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
+		Active:  true,
+		Applies: withClient,
 		Check: func(t *Trace) (bool, string) {
 			c := t.Client
 			if c.Error != "" && c.Duration == 0 {
@@ -1072,4 +1062,13 @@ func versionSignal(x *Exchange) bool {
 		return x.Outcome == classify.JSONRPCError
 	}
 	return false
+}
+
+// withClient applies a rule to the runs that ran a client (not to
+// --from-records traces).
+func withClient(t *Trace) (bool, string) {
+	if t.Client == nil {
+		return false, "no client run"
+	}
+	return true, ""
 }
