@@ -7,11 +7,13 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -94,6 +96,12 @@ var (
 
 // ServeHTTP forwards r to the upstream and records the exchange.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
+		if ok, why := loopback.Check(r); !ok {
+			http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
+			return
+		}
+	}
 	p.wg.Add(1)
 	p.inFlight.Add(1)
 	ex := p.begin(r)
@@ -292,3 +300,10 @@ func (ex *exchange) bodyReader() io.Reader {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// onLoopbackListener reports whether r came in on a loopback address of
+// the server that serves the proxy.
+func onLoopbackListener(r *http.Request) bool {
+	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return addr != nil && loopback.Listener(addr)
+}

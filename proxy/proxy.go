@@ -146,6 +146,12 @@ type Options struct {
 	// itself: an upstream's loopback-only admin API would take the proxy for
 	// a local client.
 	ForwardAdmin bool
+	// AllowForeignHost turns off the DNS-rebinding check the proxy makes on
+	// a loopback listener (a loopback Host, an allowed Origin; see package
+	// internal/loopback). The proxy sends the upstream the upstream's own
+	// Host, which switches off the upstream's check, so the proxy makes it
+	// itself, inside ServeHTTP, whoever serves it. Leave it false.
+	AllowForeignHost bool
 	// Observer sees every finished exchange (metrics, traces); nil for none.
 	Observer Observer
 	// Logger receives the proxy's own warnings (tool drift, record write

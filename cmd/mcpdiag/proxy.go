@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -377,20 +376,9 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		closeSink()
 		return &exitError{code: 1, err: fmt.Errorf("--listen: %w", err)}
 	}
-	// The proxy sends the upstream its own Host, which would switch off the
-	// upstream's DNS-rebinding check; on a loopback listener the proxy makes
-	// that check itself (a loopback Host, an allowed Origin).
-	var handler http.Handler = p
-	if ip := net.ParseIP(strings.Trim(ln.Addr().(*net.TCPAddr).IP.String(), "[]")); ip != nil && ip.IsLoopback() {
-		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if ok, why := loopback.Check(r); !ok {
-				http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
-				return
-			}
-			p.ServeHTTP(w, r)
-		})
-	}
-	srv := p.HTTPServer(handler)
+	// The DNS-rebinding check of a loopback listener is the proxy's own
+	// (proxy.Options.AllowForeignHost).
+	srv := p.HTTPServer(p)
 	path := up.EscapedPath()
 	if path == "" {
 		path = "/"

@@ -1,0 +1,64 @@
+package proxy_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/proxy"
+)
+
+// TestEmbeddedProxyKeepsTheLoopbackGuard: code that serves a proxy.Proxy on
+// its own http.Server on 127.0.0.1 gets the DNS-rebinding check the CLI
+// has: a foreign Host or Origin is refused before anything is forwarded
+// or recorded; a loopback Host passes; AllowForeignHost turns it off.
+func TestEmbeddedProxyKeepsTheLoopbackGuard(t *testing.T) {
+	var hits atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`))
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	for _, allow := range []bool{false, true} {
+		sink := &memSink{}
+		p, err := proxy.New(proxy.Options{Upstream: u, Records: sink, AllowForeignHost: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(p) // the embedder's own server, on 127.0.0.1
+		hits.Store(0)
+		for _, c := range []struct {
+			host, origin string
+			foreign      bool
+		}{
+			{"", "", false},
+			{"evil.example", "", true},
+			{"", "http://evil.example", true},
+		} {
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", nil)
+			if c.host != "" {
+				req.Host = c.host
+			}
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			refused := resp.StatusCode == http.StatusForbidden
+			if want := c.foreign && !allow; refused != want {
+				t.Errorf("AllowForeignHost %v, Host %q Origin %q: status %d, want refused %v", allow, c.host, c.origin, resp.StatusCode, want)
+			}
+		}
+		ts.Close()
+		if want := map[bool]int32{false: 1, true: 3}[allow]; hits.Load() != want {
+			t.Errorf("AllowForeignHost %v: the upstream got %d requests, want %d", allow, hits.Load(), want)
+		}
+	}
+}
