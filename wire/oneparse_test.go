@@ -1,9 +1,6 @@
 package wire
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,53 +20,17 @@ var sseParseKnown = map[string]bool{}
 // SSEScanner (and SSEReader on it). The non-test Go files of the module
 // outside wire must not take a stream apart themselves.
 func TestNoSSEParsingOutsideWire(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found above wire: %v", err)
-	}
 	seen := map[string]bool{}
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	eachModuleLine(t, func(rel string) bool { return rel == "wire" }, func(string) bool { return false }, func(rel string, n int, line string) {
+		if strings.HasPrefix(strings.TrimSpace(line), "//") || !sseParsePatterns.MatchString(line) {
+			return
 		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "wire" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
+		if sseParseKnown[rel] {
+			seen[rel] = true
+			return
 		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		files++
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "//") || !sseParsePatterns.MatchString(line) {
-				continue
-			}
-			if sseParseKnown[rel] {
-				seen[rel] = true
-				continue
-			}
-			t.Errorf("%s:%d parses an event stream outside package wire (use wire.SSEScanner or wire.SSEReader): %s", rel, i+1, strings.TrimSpace(line))
-		}
-		return nil
+		t.Errorf("%s:%d parses an event stream outside package wire (use wire.SSEScanner or wire.SSEReader): %s", rel, n, strings.TrimSpace(line))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 50 {
-		t.Fatalf("only %d Go files found under %s: the walk is broken", files, root)
-	}
 	for f := range sseParseKnown {
 		if !seen[f] {
 			t.Errorf("%s no longer parses an event stream: take it off sseParseKnown", f)
