@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // exchange is the state of one request through the proxy. Its fields are
@@ -28,7 +29,7 @@ type exchange struct {
 	out   *url.URL // the upstream URL
 
 	// The request.
-	msg         message
+	msg         wire.Message
 	listing     *listingToken // a tools/list in flight (drift.go)
 	reqBody     []byte        // the first maxParse bytes of the body
 	reqComplete bool          // reqBody is the whole body
@@ -106,7 +107,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inFlight.Add(1)
 	ex := p.begin(r)
 	rw := &responseWriter{w: w, rc: http.NewResponseController(w), ex: ex}
-	fwd := r.WithContext(context.WithValue(r.Context(), exchangeKey{}, ex))
+	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	if ex.reqComplete {
+		// The one parse of the body: the faults and anything else down
+		// the chain read the facts from the context (wire.MessageFor).
+		ctx = wire.WithMessage(ctx, &ex.msg)
+	}
+	fwd := r.WithContext(ctx)
 	if r.Body != nil && r.Body != http.NoBody {
 		fwd.Body = &requestBody{ex: ex, r: r.Body}
 	}
@@ -149,30 +156,30 @@ func (p *Proxy) begin(r *http.Request) *exchange {
 		ex.reqComplete = true
 	}
 	if ex.reqComplete {
-		ex.msg = parseMessage(ex.reqBody)
+		ex.msg = wire.ParseMessage(ex.reqBody)
 	} else {
-		ex.msg = message{kind: kindInvalid}
+		ex.msg = wire.Message{Kind: wire.MessageInvalid}
 	}
-	if ex.msg.method == "tools/list" {
+	if ex.msg.Method == "tools/list" {
 		ex.listing = p.drift.listingStarted(p.upstream.String(), ex.start)
 	}
 	ex.session = r.Header.Get("Mcp-Session-Id")
 	sess := p.sessions.get(ex.session)
 	ex.protocol = r.Header.Get("Mcp-Protocol-Version")
 	if ex.protocol == "" {
-		ex.protocol = ex.msg.protocol
+		ex.protocol = ex.msg.Protocol
 	}
 	if ex.protocol == "" {
 		ex.protocol = sess.protocol
 	}
-	ex.client = ex.msg.client
+	ex.client = ex.msg.Client
 	if ex.client == "" {
 		ex.client = sess.client
 	}
 	if ex.client == "" {
 		ex.client = r.Header.Get("User-Agent")
 	}
-	ex.traceparent, ex.tracestate = ex.msg.traceparent, ex.msg.tracestate
+	ex.traceparent, ex.tracestate = ex.msg.Traceparent, ex.msg.Tracestate
 	if ex.traceparent == "" {
 		ex.traceparent, ex.tracestate = r.Header.Get("Traceparent"), r.Header.Get("Tracestate")
 	}

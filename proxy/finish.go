@@ -39,12 +39,12 @@ func (p *Proxy) run(ex *exchange) {
 			capt.r = body
 			body = capt
 		}
-		if ex.msg.kind == kindRequest || ex.msg.kind == kindNotification || ex.msg.kind == kindResponse {
+		if ex.msg.Kind == wire.MessageRequest || ex.msg.Kind == wire.MessageNotification || ex.msg.Kind == wire.MessageResponse {
 			cl := classify.Classifier{MaxEventSize: p.opts.MaxEventSize, Budget: p.budget}
-			cl.KeepResponse = ex.msg.method == "tools/list" || ex.msg.method == "initialize"
+			cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
 			res, cerr = cl.Classify(&classify.Exchange{
-				Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
-				ProtocolVersion: ex.protocol, Extensions: ex.msg.extensions,
+				Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
+				ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
 				Status: ex.status, Header: ex.respHeader, Body: body,
 			})
 		} else {
@@ -80,13 +80,13 @@ func (p *Proxy) noResponse(ex *exchange) *classify.Result {
 		// The handler wrote nothing: net/http answers 200 with no body.
 		ex.status = http.StatusOK
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
-			Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
+			Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 			ProtocolVersion: ex.protocol, Status: http.StatusOK, Header: http.Header{},
 		})
 		return res
 	}
 	res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
-		Method: ex.msg.method, ID: idOrNil(ex.msg), Notification: ex.msg.kind != kindRequest,
+		Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 		ProtocolVersion: ex.protocol, Err: err, RequestSent: ex.reqSent.Load(),
 	})
 	return res
@@ -98,7 +98,7 @@ func (p *Proxy) noResponse(ex *exchange) *classify.Result {
 func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 	if ex.status < 200 || ex.status > 299 {
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
-			Method: ex.msg.method, Status: ex.status, Header: ex.respHeader, Body: body,
+			Method: ex.msg.Method, Status: ex.status, Header: ex.respHeader, Body: body,
 		})
 		_, _ = io.Copy(io.Discard, body)
 		return res
@@ -127,9 +127,9 @@ func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 				break
 			}
 			sse.Events++
-			if m := parseMessage(ev.Data); m.kind == kindRequest {
+			if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest {
 				sse.Requests++
-			} else if m.kind == kindNotification {
+			} else if m.Kind == wire.MessageNotification {
 				sse.Notifications++
 			}
 		}
@@ -209,11 +209,11 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if rec.Session == "" && ex.respHeader != nil {
 		rec.Session = ex.respHeader.Get("Mcp-Session-Id")
 	}
-	if ex.reqComplete && ex.msg.kind != kindNone {
-		rec.SetRequest(ex.reqBody)
+	if ex.reqComplete && ex.msg.Kind != wire.MessageEmpty {
+		rec.SetMessage(&ex.msg)
 	}
 	method, protocol := rec.Method, rec.ProtocolVersion
-	if ex.msg.kind == kindResponse || ex.msg.kind == kindInvalid || ex.msg.kind == kindBatch || ex.msg.kind == kindNone {
+	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
 		method = ""
 	}
 	rec.SetResult(res)
@@ -231,12 +231,12 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	}
 
 	var notes []string
-	switch ex.msg.kind {
-	case kindResponse:
+	switch ex.msg.Kind {
+	case wire.MessageResponse:
 		notes = append(notes, "the client's response to a server request")
-	case kindBatch:
+	case wire.MessageBatch:
 		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
-	case kindInvalid:
+	case wire.MessageInvalid:
 		if ex.malformedBody {
 			notes = append(notes, fmt.Sprintf("proxy-generated: the request body is malformed (%s); mcpdiag proxy answered 400 itself, as a server would, and did not forward the request (%s)", ex.reqErr, ProxyRequestError))
 		} else if !ex.reqComplete && ex.reqErr == nil {
@@ -325,7 +325,7 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	p.rememberSession(ex, rec, res)
 
 	var drifts []Drift
-	if ex.msg.method == "tools/list" && res != nil && len(res.Response) > 0 {
+	if ex.msg.Method == "tools/list" && res != nil && len(res.Response) > 0 {
 		drifts = p.drift.observe(p.upstream.String(), res.Response, ex.end)
 		for _, d := range drifts {
 			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
@@ -437,7 +437,7 @@ func (p *Proxy) rememberSession(ex *exchange, rec *record.Record, res *classify.
 		return
 	}
 	switch {
-	case ex.msg.method == "initialize" && rec.Session != "":
+	case ex.msg.Method == "initialize" && rec.Session != "":
 		info := sessionInfo{client: ex.client, protocol: ex.protocol}
 		if res != nil && len(res.Response) > 0 {
 			if r, ok := wire.Field(res.Response, "result"); ok {

@@ -483,9 +483,9 @@ func isEventStream(ct string) bool {
 }
 
 // idOrNil returns the id, or a zero id for a notification.
-func idOrNil(m message) wire.ID {
-	if m.kind == kindRequest {
-		return m.id
+func idOrNil(m wire.Message) wire.ID {
+	if m.Kind == wire.MessageRequest {
+		return m.ID
 	}
 	return wire.ID{}
 }

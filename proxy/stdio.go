@@ -105,7 +105,7 @@ type stdioPending struct {
 	start     time.Time
 	line      []byte // the request line, capped
 	complete  bool   // line is the whole request
-	msg       message
+	msg       wire.Message
 	protocol  string
 	client    string
 	fromSrv   bool // a server-to-client request
@@ -386,37 +386,37 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	if len(trimmed) == 0 {
 		return
 	}
-	m := message{kind: kindInvalid}
+	m := wire.Message{Kind: wire.MessageInvalid}
 	if whole {
-		m = parseMessage(trimmed)
+		m = wire.ParseMessage(trimmed)
 	}
 	// Pairs this line completes are recorded after the lock is released,
 	// and the faults decide then too (a fault may act on the server).
 	var stale, answered, decide *stdioPending
 	s.mu.Lock()
-	if m.client != "" {
-		s.client = m.client
+	if m.Client != "" {
+		s.client = m.Client
 	}
-	if m.protocol != "" && (m.method == "initialize" || s.protocol == "") {
-		s.protocol = m.protocol
+	if m.Protocol != "" && (m.Method == "initialize" || s.protocol == "") {
+		s.protocol = m.Protocol
 	}
-	switch m.kind {
-	case kindRequest:
-		p := &stdioPending{start: time.Now(), line: bytes.Clone(trimmed), complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m)}
+	switch m.Kind {
+	case wire.MessageRequest:
+		p := &stdioPending{start: time.Now(), line: bytes.Clone(trimmed), complete: whole, msg: keep(m), protocol: s.protocolFor(m), client: s.clientFor(m)}
 		// A reused id that is still pending: the server cannot tell the two
 		// apart. The older request gets its record now.
-		stale = s.pending[idKey(m.id)]
-		s.pending[idKey(m.id)] = p
+		stale = s.pending[idKey(m.ID)]
+		s.pending[idKey(m.ID)] = p
 		decide = p
-	case kindNotification:
-		if m.method == "notifications/cancelled" && !m.cancelled.IsZero() {
-			if p := s.pending[idKey(m.cancelled)]; p != nil {
+	case wire.MessageNotification:
+		if m.Method == "notifications/cancelled" && !m.Cancelled.IsZero() {
+			if p := s.pending[idKey(m.Cancelled)]; p != nil {
 				p.cancelled = time.Since(p.start)
 			}
 		}
-	case kindResponse:
-		if p := s.srvReqs[idKey(m.id)]; p != nil {
-			delete(s.srvReqs, idKey(m.id))
+	case wire.MessageResponse:
+		if p := s.srvReqs[idKey(m.ID)]; p != nil {
+			delete(s.srvReqs, idKey(m.ID))
 			answered = p
 		}
 	}
@@ -432,23 +432,23 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		}
 	}
 	if stale != nil {
-		s.finish(stale, nil, time.Now(), fmt.Errorf("the client sent another request with the same id %s before this one was answered", m.id.String()), false)
+		s.finish(stale, nil, time.Now(), fmt.Errorf("the client sent another request with the same id %s before this one was answered", m.ID.String()), false)
 	}
 	if answered != nil {
 		s.finish(answered, trimmed, time.Now(), nil, false)
 	}
 }
 
-func (s *stdioProxy) protocolFor(m message) string {
-	if m.protocol != "" {
-		return m.protocol
+func (s *stdioProxy) protocolFor(m wire.Message) string {
+	if m.Protocol != "" {
+		return m.Protocol
 	}
 	return s.protocol
 }
 
-func (s *stdioProxy) clientFor(m message) string {
-	if m.client != "" {
-		return m.client
+func (s *stdioProxy) clientFor(m wire.Message) string {
+	if m.Client != "" {
+		return m.Client
 	}
 	return s.client
 }
@@ -530,13 +530,13 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 		s.orphan(line, classify.MalformedJSON, "a line of the server's stdout starts like JSON but is not valid JSON")
 		return
 	}
-	m := parseMessage(trimmed)
-	switch m.kind {
-	case kindResponse:
+	m := wire.ParseMessage(trimmed)
+	switch m.Kind {
+	case wire.MessageResponse:
 		s.mu.Lock()
-		p := s.pending[idKey(m.id)]
-		delete(s.pending, idKey(m.id))
-		if p != nil && p.msg.method == "initialize" {
+		p := s.pending[idKey(m.ID)]
+		delete(s.pending, idKey(m.ID))
+		if p != nil && p.msg.Method == "initialize" {
 			if r, ok := wire.Field(trimmed, "result"); ok {
 				if v, ok := wire.Field(r, "protocolVersion"); ok {
 					if v, ok := wire.StringValue(v); ok {
@@ -547,15 +547,15 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 		}
 		s.mu.Unlock()
 		if p == nil {
-			s.orphan(line, classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.id.String()))
+			s.orphan(line, classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String()))
 			return
 		}
 		s.finish(p, trimmed, now, nil, clientGone)
-	case kindRequest:
+	case wire.MessageRequest:
 		s.mu.Lock()
-		s.srvReqs[idKey(m.id)] = &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: m, protocol: s.protocol, client: s.client, fromSrv: true}
+		s.srvReqs[idKey(m.ID)] = &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: keep(m), protocol: s.protocol, client: s.client, fromSrv: true}
 		s.mu.Unlock()
-	case kindNotification:
+	case wire.MessageNotification:
 	default:
 		s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is JSON but not a JSON-RPC message")
 	}
@@ -564,7 +564,7 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 // finish classifies one response line (nil when there is none, with
 // failure saying why) and writes the pair's record.
 func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure error, clientGone bool) {
-	cex := &classify.Exchange{Method: p.msg.method, ID: p.msg.id, ProtocolVersion: p.protocol, Extensions: p.msg.extensions}
+	cex := &classify.Exchange{Method: p.msg.Method, ID: p.msg.ID, ProtocolVersion: p.protocol, Extensions: p.msg.Extensions}
 	if failure != nil {
 		cex.Err, cex.RequestSent = failure, true
 	} else {
@@ -583,7 +583,7 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	}
 	rec.SetResult(res)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
-	rec.Method, rec.ProtocolVersion = p.msg.method, p.protocol
+	rec.Method, rec.ProtocolVersion = p.msg.Method, p.protocol
 	rec.Timings.Total = record.Duration(end.Sub(p.start))
 	var notes []string
 	if p.fromSrv {
@@ -625,7 +625,7 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 func (s *stdioProxy) base(p *stdioPending) *record.Record {
 	return &record.Record{
 		Kind: record.KindExchange, Time: p.start, Client: p.client, ProtocolVersion: p.protocol,
-		Scenario: s.opts.Scenario, Method: p.msg.method, URL: s.url(), HTTPStatuses: []int{},
+		Scenario: s.opts.Scenario, Method: p.msg.Method, URL: s.url(), HTTPStatuses: []int{},
 	}
 }
 
@@ -661,7 +661,7 @@ func (s *stdioProxy) onNoise(line []byte, size int64, fired string) {
 		rec.Scenario = fired
 		rec.Flags.Add(record.FlagFI)
 	}
-	s.observe(rec, rec.Time, rec.Time, message{})
+	s.observe(rec, rec.Time, rec.Time, wire.Message{})
 	s.write(rec)
 }
 
@@ -701,7 +701,7 @@ func (s *stdioProxy) orphanRecord(line []byte, outcome classify.Outcome, reason 
 }
 
 func (s *stdioProxy) writeOrphan(rec *record.Record) {
-	s.observe(rec, rec.Time, rec.Time, message{})
+	s.observe(rec, rec.Time, rec.Time, wire.Message{})
 	s.write(rec)
 }
 
@@ -744,7 +744,7 @@ func (s *stdioProxy) noiseBody(line []byte) *record.Body {
 func (s *stdioProxy) pendingIDs() []string {
 	var ids []string
 	for _, p := range s.pending {
-		ids = append(ids, p.msg.id.String())
+		ids = append(ids, p.msg.ID.String())
 	}
 	return ids
 }
@@ -789,11 +789,11 @@ func (s *stdioProxy) addBodies(rec *record.Record, req, resp []byte, outcome cla
 	rec.ResponseBody = &record.Body{Text: string(resp[:n]), Truncated: n < len(resp)}
 }
 
-func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m message) {
+func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m wire.Message) {
 	if s.opts.Observer == nil {
 		return
 	}
-	o := &Observation{Record: rec, Start: start, End: end, Transport: TransportPipe, ServerAddr: s.name, TraceParent: m.traceparent, TraceState: m.tracestate}
+	o := &Observation{Record: rec, Start: start, End: end, Transport: TransportPipe, ServerAddr: s.name, TraceParent: m.Traceparent, TraceState: m.Tracestate}
 	s.opts.Observer.Observe(o)
 }
 
@@ -853,12 +853,12 @@ func (s *stdioProxy) applyFault(line []byte, whole bool) (out []faults.LineOut, 
 		return nil, "", true
 	}
 	trimmed := bytes.TrimSpace(line)
-	m := parseMessage(trimmed)
-	if m.kind != kindResponse {
+	m := wire.ParseMessage(trimmed)
+	if m.Kind != wire.MessageResponse {
 		return nil, "", true
 	}
 	s.mu.Lock()
-	p := s.pending[idKey(m.id)]
+	p := s.pending[idKey(m.ID)]
 	var d *faults.LineDecision
 	if p != nil {
 		d = p.fault
@@ -870,8 +870,8 @@ func (s *stdioProxy) applyFault(line []byte, whole bool) (out []faults.LineOut, 
 	out, err := d.Response(s.ctx, trimmed)
 	if err != nil {
 		s.mu.Lock()
-		if s.pending[idKey(m.id)] == p {
-			delete(s.pending, idKey(m.id))
+		if s.pending[idKey(m.ID)] == p {
+			delete(s.pending, idKey(m.ID))
 		}
 		s.mu.Unlock()
 		s.finish(p, nil, time.Now(), err, false)

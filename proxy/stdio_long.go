@@ -36,7 +36,7 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 		}
 		id := wire.IDFromRaw(bytes.Clone(hm.id))
 		s.mu.Lock()
-		s.srvReqs[idKey(id)] = &stdioPending{start: now, line: bytes.Clone(bytes.TrimSpace(head)), msg: message{kind: kindRequest, id: id, method: hm.methodName},
+		s.srvReqs[idKey(id)] = &stdioPending{start: now, line: bytes.Clone(bytes.TrimSpace(head)), msg: wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName},
 			protocol: s.protocol, client: s.client, fromSrv: true}
 		s.mu.Unlock()
 		return
@@ -55,7 +55,7 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 		s.mu.Unlock()
 		if p != nil {
 			res := &classify.Result{
-				Outcome: classify.NotClassified, Layer: classify.NotClassified.Layer(), Method: p.msg.method, Protocol: p.protocol,
+				Outcome: classify.NotClassified, Layer: classify.NotClassified.Layer(), Method: p.msg.Method, Protocol: p.protocol,
 				Reason:        fmt.Sprintf("not classified: the response line is %d bytes, %s", size, limit),
 				Warnings:      []classify.Warning{},
 				NotClassified: details, BodyBytes: size,

@@ -76,7 +76,7 @@ func (rw *responseWriter) writeHeader(code int) {
 		}
 	}
 	ex.headersAt = time.Since(ex.start)
-	if ex.msg.method == "initialize" && code >= 200 && code <= 299 {
+	if ex.msg.Method == "initialize" && code >= 200 && code <= 299 {
 		// Remember the session's client now: its next request may arrive
 		// before this exchange's record is finished.
 		if sid := ex.respHeader.Get("Mcp-Session-Id"); sid != "" {

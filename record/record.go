@@ -520,41 +520,36 @@ func (r *Record) SetResult(res *classify.Result) {
 	r.ResponseBytes = res.BodyBytes
 }
 
-// SetRequest reads the facts of a JSON-RPC request body into r: Method,
-// JSONRPC.ID, Tool, ArgsHash and RequestBytes. For tools/call and
-// prompts/get the tool is params.name and the hashed arguments are
-// params.arguments; for other methods the tool is empty and the hashed
-// arguments are params without its "_meta" member (which carries per-request
-// values such as a progress token). It does not store the body: set
-// RequestBody when body capture is wanted. A body that is not a JSON object
-// only sets RequestBytes.
+// SetRequest reads the facts of a JSON-RPC request body into r (see
+// SetMessage). It parses body once; a caller that has the body's
+// wire.Message already calls SetMessage.
 func (r *Record) SetRequest(body []byte) {
-	r.RequestBytes = int64(len(body))
-	if wire.Kind(body) != '{' || !json.Valid(body) {
+	m := wire.ParseMessage(body)
+	r.SetMessage(&m)
+}
+
+// SetMessage reads the facts of a client's JSON-RPC message into r: Method,
+// JSONRPC.ID, Tool, ArgsHash and RequestBytes (the length of m.Body). For
+// tools/call and prompts/get the tool is params.name and the hashed
+// arguments are params.arguments; for other methods the tool is empty and
+// the hashed arguments are params without its "_meta" member (which carries
+// per-request values such as a progress token). It does not store the body:
+// set RequestBody when body capture is wanted. A body that is no JSON-RPC
+// request, notification or response only sets RequestBytes (and the id, when
+// a JSON object has one).
+func (r *Record) SetMessage(m *wire.Message) {
+	r.RequestBytes = int64(len(m.Body))
+	if !m.ID.IsZero() {
+		r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+	}
+	if !m.IsRPC() {
 		return
 	}
-	if m, ok := wire.Field(body, "method"); ok {
-		if s, isStr := wire.StringValue(m); isStr {
-			r.Method = s
-		}
+	r.Method = m.Method
+	args, skipMeta := m.Params, true
+	r.Tool = ""
+	if m.Method == "tools/call" || m.Method == "prompts/get" {
+		r.Tool, args, skipMeta = m.Tool, m.Arguments, false
 	}
-	if id, ok := wire.Field(body, "id"); ok {
-		r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(bytes.TrimSpace(id)))
-	}
-	params, _ := wire.Field(body, "params")
-	var args []byte
-	tool, skipMeta := "", false
-	switch {
-	case r.Method == "tools/call" || r.Method == "prompts/get":
-		if wire.Kind(params) == '{' {
-			if n, ok := wire.Field(params, "name"); ok {
-				tool, _ = wire.StringValue(n)
-			}
-			args, _ = wire.Field(params, "arguments")
-		}
-	default:
-		args, skipMeta = params, true
-	}
-	r.Tool = tool
-	r.ArgsHash = argsHash(r.Method, tool, args, skipMeta)
+	r.ArgsHash = argsHash(r.Method, r.Tool, args, skipMeta)
 }

@@ -1,0 +1,297 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync/atomic"
+)
+
+// MessageKind says what a JSON-RPC message is.
+type MessageKind uint8
+
+// The kinds of message a body can hold.
+const (
+	MessageEmpty        MessageKind = iota // no body (a GET, a DELETE), or only whitespace
+	MessageInvalid                         // not valid JSON, or valid JSON that is no JSON-RPC message
+	MessageRequest                         // a method and an id that is not null
+	MessageNotification                    // a method and no id (or a null id)
+	MessageResponse                        // a result or an error and no method
+	MessageBatch                           // a JSON array (2025-03-26 batching); not looked into
+)
+
+// String names the kind ("request", "notification" …).
+func (k MessageKind) String() string {
+	switch k {
+	case MessageEmpty:
+		return "empty"
+	case MessageInvalid:
+		return "invalid"
+	case MessageRequest:
+		return "request"
+	case MessageNotification:
+		return "notification"
+	case MessageResponse:
+		return "response"
+	case MessageBatch:
+		return "batch"
+	}
+	return "unknown"
+}
+
+// Message holds the facts of one JSON-RPC message, read once from its bytes
+// by [ParseMessage] and handed down on the request's context
+// ([WithMessage], [MessageFor]) so that the recorder, the faults and the
+// record's args hash do not parse the body again. Keys are matched exactly
+// (JSON-RPC is case-sensitive) and, when a key repeats, the last member wins,
+// as in encoding/json. The byte slices alias Body: a caller that reuses the
+// buffer clones it first.
+type Message struct {
+	// Kind says what the message is.
+	Kind MessageKind
+	// Body is the bytes the message was parsed from (not copied).
+	Body []byte
+	// Method is the method of a request or notification; "" when absent or
+	// not a string.
+	Method string
+	// ID is the message's id member as written (so with its JSON type):
+	// zero when absent, null for a notification that says "id": null.
+	ID ID
+	// Params is the raw params value (of any JSON type), nil when absent.
+	// What follows is read from it for requests and notifications only.
+	Params []byte
+	// Tool is params.name of a tools/call or prompts/get.
+	Tool string
+	// URI is params.uri of a resources/read.
+	URI string
+	// Arguments is params.arguments, raw, nil when absent.
+	Arguments []byte
+	// Meta is the raw params._meta object, nil when absent or not an object.
+	Meta []byte
+	// MetaKeys lists the keys of params._meta, sorted (nil without _meta).
+	MetaKeys []string
+	// Protocol is _meta's protocolVersion (2026-07-28), else initialize's
+	// params.protocolVersion; "" when neither says.
+	Protocol string
+	// Client is "name@version" (or "name" without a version) from _meta's
+	// clientInfo, else initialize's params.clientInfo.
+	Client string
+	// Traceparent and Tracestate come from params._meta (SEP-414).
+	Traceparent, Tracestate string
+	// Extensions are the keys of _meta's clientCapabilities.extensions, in
+	// document order.
+	Extensions []string
+	// Cancelled is params.requestId of a notifications/cancelled.
+	Cancelled ID
+}
+
+// IsRPC reports a request, a notification or a response: a message whose
+// answer can be classified as JSON-RPC.
+func (m *Message) IsRPC() bool {
+	return m.Kind == MessageRequest || m.Kind == MessageNotification || m.Kind == MessageResponse
+}
+
+// MetaField returns the raw value of params._meta's member key.
+func (m *Message) MetaField(key string) ([]byte, bool) {
+	if m.Meta == nil {
+		return nil, false
+	}
+	return Field(m.Meta, key)
+}
+
+// messageParses counts ParseMessage calls, for the tests and benchmarks that
+// measure parses per exchange (see docs/benchmarks.md).
+var messageParses atomic.Int64
+
+// MessageParses returns how many times ParseMessage has run in this process.
+// It is a measuring aid: tests and benchmarks read it before and after an
+// exchange to count the parses of a request body.
+func MessageParses() int64 { return messageParses.Load() }
+
+// ParseMessage reads the JSON-RPC facts of body. It never fails: what it
+// cannot read it leaves empty, and a body that is not valid JSON, or not a
+// JSON-RPC message, is MessageInvalid.
+func ParseMessage(body []byte) Message {
+	messageParses.Add(1)
+	m := Message{Body: body}
+	b := bytes.TrimSpace(body)
+	switch Kind(b) {
+	case '{':
+	case '[':
+		if Valid(b) {
+			m.Kind = MessageBatch
+		} else {
+			m.Kind = MessageInvalid
+		}
+		return m
+	case 0:
+		if len(b) == 0 {
+			m.Kind = MessageEmpty
+			return m
+		}
+		m.Kind = MessageInvalid
+		return m
+	default:
+		m.Kind = MessageInvalid
+		return m
+	}
+	if !Valid(b) {
+		m.Kind = MessageInvalid
+		return m
+	}
+	var method, id []byte
+	var hasMethod, hasID, hasResult bool
+	_ = EachField(b, func(k, v []byte) bool {
+		switch {
+		case KeyIs(k, "method"):
+			method, hasMethod = v, true
+		case KeyIs(k, "id"):
+			id, hasID = v, true
+		case KeyIs(k, "params"):
+			m.Params = v
+		case KeyIs(k, "result"), KeyIs(k, "error"):
+			hasResult = true
+		}
+		return true
+	})
+	if hasID {
+		m.ID = IDFromRaw(id)
+	}
+	switch {
+	case hasMethod:
+		m.Method, _ = StringValue(method)
+		if hasID && !m.ID.IsNull() {
+			m.Kind = MessageRequest
+		} else {
+			m.Kind = MessageNotification
+		}
+	case hasResult:
+		m.Kind = MessageResponse
+		return m
+	default:
+		m.Kind = MessageInvalid
+		return m
+	}
+	if Kind(m.Params) != '{' {
+		return m
+	}
+	var name, uri, protocol, clientInfo, requestID []byte
+	_ = EachField(m.Params, func(k, v []byte) bool {
+		switch {
+		case KeyIs(k, "name"):
+			name = v
+		case KeyIs(k, "uri"):
+			uri = v
+		case KeyIs(k, "arguments"):
+			m.Arguments = v
+		case KeyIs(k, "_meta"):
+			m.Meta = v
+		case KeyIs(k, "protocolVersion"):
+			protocol = v
+		case KeyIs(k, "clientInfo"):
+			clientInfo = v
+		case KeyIs(k, "requestId"):
+			requestID = v
+		}
+		return true
+	})
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		m.Tool, _ = StringValue(name)
+	case "resources/read":
+		m.URI, _ = StringValue(uri)
+	case "initialize":
+		m.Protocol, _ = StringValue(protocol)
+		m.Client = implementation(clientInfo)
+	case "notifications/cancelled":
+		if requestID != nil {
+			m.Cancelled = IDFromRaw(requestID)
+		}
+	}
+	if Kind(m.Meta) != '{' {
+		m.Meta = nil
+		return m
+	}
+	m.MetaKeys = []string{}
+	_ = EachField(m.Meta, func(k, v []byte) bool {
+		key := string(Key(k))
+		if !slices.Contains(m.MetaKeys, key) {
+			m.MetaKeys = append(m.MetaKeys, key)
+		}
+		switch key {
+		case MetaProtocolVersion:
+			if s, ok := StringValue(v); ok {
+				m.Protocol = s
+			}
+		case MetaClientInfo:
+			if c := implementation(v); c != "" {
+				m.Client = c
+			}
+		case "traceparent":
+			m.Traceparent, _ = StringValue(v)
+		case "tracestate":
+			m.Tracestate, _ = StringValue(v)
+		case MetaClientCapabilities:
+			m.Extensions = nil
+			if ext, ok := Field(v, "extensions"); ok && Kind(ext) == '{' {
+				_ = EachField(ext, func(k, _ []byte) bool {
+					if s, ok := StringValue(k); ok {
+						m.Extensions = append(m.Extensions, s)
+					}
+					return true
+				})
+			}
+		}
+		return true
+	})
+	slices.Sort(m.MetaKeys)
+	return m
+}
+
+// implementation formats an Implementation object as "name@version" (or
+// "name" without a version); "" when v is no object with a name.
+func implementation(v []byte) string {
+	if Kind(v) != '{' {
+		return ""
+	}
+	var name, version string
+	if n, ok := Field(v, "name"); ok {
+		name, _ = StringValue(n)
+	}
+	if n, ok := Field(v, "version"); ok {
+		version, _ = StringValue(n)
+	}
+	switch {
+	case name == "":
+		return ""
+	case version == "":
+		return name
+	}
+	return name + "@" + version
+}
+
+type messageKey struct{}
+
+// WithMessage returns ctx carrying m, the message parsed from the request
+// body a handler further down will read.
+func WithMessage(ctx context.Context, m *Message) context.Context {
+	return context.WithValue(ctx, messageKey{}, m)
+}
+
+// MessageFrom returns the message WithMessage put on ctx, or nil.
+func MessageFrom(ctx context.Context) *Message {
+	m, _ := ctx.Value(messageKey{}).(*Message)
+	return m
+}
+
+// MessageFor returns the facts of body: the message on ctx when it was
+// parsed from the same bytes (compared, not parsed), else a parse of body. A
+// handler that re-reads a body the layer above has parsed so pays a
+// comparison, and a body something in between has changed is parsed anew.
+func MessageFor(ctx context.Context, body []byte) *Message {
+	if m := MessageFrom(ctx); m != nil && bytes.Equal(m.Body, body) {
+		return m
+	}
+	m := ParseMessage(body)
+	return &m
+}
