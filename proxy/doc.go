@@ -6,13 +6,16 @@
 //	u, _ := url.Parse("https://mcp.example.com/mcp")
 //	file, _ := record.OpenFile("calls.jsonl", record.FileOptions{})
 //	records := record.NewAsync(file, record.AsyncOptions{})
-//	p, _ := proxy.New(proxy.Options{Upstream: u, Records: records})
-//	srv := &http.Server{Addr: "127.0.0.1:8081", Handler: p}
-//	go srv.ListenAndServe()
-//	…
-//	srv.Shutdown(ctx)   // stop taking requests
-//	p.Close(ctx)        // every exchange finished and its record handed over
-//	records.Close()     // every record on disk
+//	ln, _ := net.Listen("tcp", "127.0.0.1:8081")
+//	err := proxy.Serve(ctx, ln, proxy.Options{Upstream: u, Records: records})
+//
+// [Serve] (and [Proxy.Serve]) serve until ctx ends and then shut down in
+// order: stop accepting, let open exchanges finish for
+// Options.Shutdown.Timeout, cut the rest (their records say the shutdown cut
+// them), wait for every record, close the sink; a *[ServeError] says what
+// was lost. A program with its own http.Server does the same by hand:
+// srv.Shutdown, p.Close (every exchange finished and its record handed
+// over), records.Close (every record on disk).
 //
 // [RunStdio] does the same for a server run as a child process over stdio.
 //

@@ -166,6 +166,8 @@ type Options struct {
 	// flight after this long (DefaultIdleTimeout when 0; negative for none).
 	// A response in progress is never idle, however slowly it streams.
 	IdleTimeout time.Duration
+	// Shutdown says how Serve stops (serve.go).
+	Shutdown ShutdownOptions
 }
 
 // Proxy is the recording reverse proxy: an http.Handler that forwards every

@@ -169,6 +169,15 @@ func lineID(line []byte) string {
 	return string(rest[:j])
 }
 
+// Name returns the name of the sink behind the queue (a FileWriter's path),
+// or "" when it has none.
+func (a *Async) Name() string {
+	if n, ok := a.sink.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
+
 // Dropped returns how many records were dropped because the queue was full.
 func (a *Async) Dropped() int64 { return a.tally.Stats().Dropped }
 

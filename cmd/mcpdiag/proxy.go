@@ -360,6 +360,26 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		closeSink()
 		return usageError("--params needs --scenario")
 	}
+	// A second signal during the shutdown closes cutNow (after setting
+	// forced): the open exchanges are cut at once.
+	cutNow := make(chan struct{})
+	var forced os.Signal
+	opts.Shutdown = proxy.ShutdownOptions{Timeout: flagTimeout(o.shutdownTimeout), CutNow: cutNow, OnShutdown: func(ev proxy.ShutdownEvent) {
+		switch ev.Stage {
+		case proxy.ShutdownBegin:
+			why := "stopping"
+			var sc signalCause
+			if errors.As(ev.Cause, &sc) {
+				why = sc.sig.String()
+			}
+			fmt.Fprintf(stderr, "mcpdiag proxy: %s: shutting down; no new connections, %d open exchanges get up to %s to finish (a second signal stops at once)\n",
+				why, ev.InFlight, o.shutdownTimeout)
+		case proxy.ShutdownTimedOut:
+			fmt.Fprintf(stderr, "mcpdiag proxy: %s passed; cutting %d open exchanges\n", o.shutdownTimeout, ev.InFlight)
+		case proxy.ShutdownCut:
+			fmt.Fprintf(stderr, "mcpdiag proxy: %s again: stopping now; cutting %d open exchanges\n", forced, ev.InFlight)
+		}
+	}}
 	p, err := proxy.New(opts)
 	if err != nil {
 		closeSink()
@@ -378,7 +398,6 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	}
 	// The DNS-rebinding check of a loopback listener is the proxy's own
 	// (proxy.Options.AllowForeignHost).
-	srv := p.HTTPServer(p)
 	path := up.EscapedPath()
 	if path == "" {
 		path = "/"
@@ -394,32 +413,36 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		o.ready(proxyURL, metricsURL)
 	}
 
+	// The first signal (or the end of ctx) starts the shutdown, a second
+	// one cuts the open exchanges at once: proxy.Proxy.Serve holds the
+	// order (stop accepting, drain, cut, flush and close the records).
 	sigs := o.signals
 	if sigs == nil {
-		sigs = make(chan os.Signal, 2) // the first stops gracefully, the second at once
+		sigs = make(chan os.Signal, 2)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sigs)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	var serveErr error
-	var first os.Signal
-	select {
-	case serveErr = <-served:
-	case first = <-sigs:
-	case <-ctx.Done():
-	}
-	var forced os.Signal
-	if serveErr == nil {
-		forced = shutdownHTTP(stderr, srv, p, sigs, first, o.shutdownTimeout)
-	} else {
-		p.BeginShutdown()
-		_ = srv.Close()
-	}
-	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	werr := p.Close(wctx)
-	cerr := closeSink()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	served, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case s := <-sigs:
+			cancel(signalCause{s})
+		case <-ctx.Done():
+		case <-served:
+			return
+		}
+		select {
+		case forced = <-sigs:
+			close(cutNow)
+		case <-served:
+		}
+	}()
+	serveErr := p.Serve(ctx, ln)
+	close(served)
+	<-watched
 	st := p.Stats()
 	fmt.Fprintf(stderr, "mcpdiag proxy: %d exchanges", st.Exchanges)
 	if st.UpstreamErrors+st.UpstreamResets+st.ClientGone+st.CutByShutdown > 0 {
@@ -435,12 +458,8 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	}
 	fmt.Fprintln(stderr)
 	switch {
-	case serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed):
+	case serveErr != nil:
 		return &exitError{code: 1, err: serveErr}
-	case werr != nil:
-		return &exitError{code: 1, err: werr}
-	case cerr != nil:
-		return &exitError{code: 1, err: cerr}
 	case forced != nil:
 		code := 130
 		if s, ok := forced.(syscall.Signal); ok {
@@ -449,37 +468,6 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
-}
-
-// shutdownHTTP stops the proxy's server after the first signal (or the end
-// of the run's context): it says so, stops accepting, and lets the open
-// exchanges finish for up to timeout; then, or at once on a second signal,
-// it cuts the rest, telling the proxy first so that their records say the
-// shutdown cut them (not that their clients left). It returns the second
-// signal when one forced the stop.
-func shutdownHTTP(stderr io.Writer, srv *http.Server, p *proxy.Proxy, sigs <-chan os.Signal, first os.Signal, timeout time.Duration) (forced os.Signal) {
-	why := "stopping"
-	if first != nil {
-		why = first.String()
-	}
-	fmt.Fprintf(stderr, "mcpdiag proxy: %s: shutting down; no new connections, %d open exchanges get up to %s to finish (a second signal stops at once)\n",
-		why, p.Stats().InFlight, timeout)
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- srv.Shutdown(sctx) }()
-	select {
-	case err := <-done:
-		if err == nil {
-			return nil
-		}
-		fmt.Fprintf(stderr, "mcpdiag proxy: %s passed; cutting %d open exchanges\n", timeout, p.Stats().InFlight)
-	case forced = <-sigs:
-		fmt.Fprintf(stderr, "mcpdiag proxy: %s again: stopping now; cutting %d open exchanges\n", forced, p.Stats().InFlight)
-	}
-	p.BeginShutdown()
-	_ = srv.Close()
-	return forced
 }
 
 func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions, bodies proxy.BodyMode,
