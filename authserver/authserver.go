@@ -343,11 +343,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.Form
 	o := observation(r)
 	o.ClientID, o.Resource, o.Scope = q.Get("client_id"), q.Get("resource"), q.Get("scope")
-	if q.Get("code_challenge") != "" {
-		o.PKCE = q.Get("code_challenge_method")
-		if o.PKCE == "" {
-			o.PKCE = "plain" // RFC 7636 §4.3: the default method
-		}
+	o.Challenge, o.PKCE = q.Get("code_challenge") != "", q.Get("code_challenge_method")
+	if o.Challenge && o.PKCE == "" {
+		o.PKCE = "plain" // RFC 7636 §4.3: the default method
 	}
 	s.mu.Lock()
 	c := s.clients[q.Get("client_id")]
@@ -480,6 +478,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if f.Get("code_verifier") != "" {
 		o.PKCE = "S256"
 	}
+	o.RefreshIn = refreshIn(r)
 	_, _, basic := r.BasicAuth()
 	switch {
 	case f.Get("client_assertion_type") == AssertionType:
@@ -538,7 +537,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "the code_verifier does not match the code_challenge (PKCE S256)")
 			return
 		}
-		s.issue(w, c.ID, cd.resource, cd.scopes, grant, slices.Contains(cd.scopes, "offline_access"))
+		s.issue(w, o, c.ID, cd.resource, cd.scopes, grant, slices.Contains(cd.scopes, "offline_access"))
 	case "refresh_token":
 		s.mu.Lock()
 		rt := s.refresh[f.Get("refresh_token")]
@@ -569,7 +568,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or used refresh token")
 			return
 		}
-		s.issue(w, c.ID, rt.resource, scopes, grant, true)
+		s.issue(w, o, c.ID, rt.resource, scopes, grant, true)
 	case "client_credentials":
 		if c.Secret == "" && c.PublicKey == nil {
 			s.refused()
@@ -584,7 +583,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		s.issue(w, c.ID, s.opts.Resource, scopes, grant, false)
+		s.issue(w, o, c.ID, s.opts.Resource, scopes, grant, false)
 	default:
 		s.refused()
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+strconvQuote(grant))
@@ -599,8 +598,9 @@ func pkceOK(verifier, challenge string) bool {
 	return subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(challenge)) == 1
 }
 
-// issue answers a new access token (and a refresh token when withRefresh).
-func (s *Server) issue(w http.ResponseWriter, clientID, resource string, scopes []string, grant string, withRefresh bool) {
+// issue answers a new access token (and a refresh token when withRefresh);
+// o notes the scope granted.
+func (s *Server) issue(w http.ResponseWriter, o *Observation, clientID, resource string, scopes []string, grant string, withRefresh bool) {
 	at := secret()
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TokenLifetime / time.Second),
 		"scope": strings.Join(scopes, " ")}
@@ -618,6 +618,7 @@ func (s *Server) issue(w http.ResponseWriter, clientID, resource string, scopes 
 	}
 	s.stats.Tokens++
 	s.mu.Unlock()
+	o.Granted = strings.Join(scopes, " ")
 	writeJSON(w, http.StatusOK, resp)
 }
 

@@ -1,11 +1,9 @@
 package faults
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strconv"
 
@@ -173,34 +171,6 @@ func DetailsOf(r *record.Record) ServerDetails {
 // "fault" member: nothing is spliced into the line.
 func (o *Observation) Line(enc *record.Encoder) ([]byte, error) {
 	return enc.Encode(o.Record())
-}
-
-// AddMember adds a member to an encoded JSON object line ("{…}\n").
-//
-// Deprecated: records carry their facts as typed members; only the
-// authorization server's log line (serve/auth.go) still adds one.
-func AddMember(line []byte, name string, v any) ([]byte, error) {
-	body := bytes.TrimRight(line, "\n")
-	if len(body) < 2 || body[len(body)-1] != '}' {
-		return nil, fmt.Errorf("faults: not a JSON object line")
-	}
-	var ext bytes.Buffer
-	enc := json.NewEncoder(&ext)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	out := make([]byte, 0, len(body)+ext.Len()+len(name)+8)
-	out = append(out, body[:len(body)-1]...)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	out = append(out, '"')
-	out = append(out, name...)
-	out = append(out, `":`...)
-	out = append(out, bytes.TrimRight(ext.Bytes(), "\n")...)
-	out = append(out, "}\n"...)
-	return out, nil
 }
 
 // Decision returns a fault layer's decision about one request as the

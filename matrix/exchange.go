@@ -181,21 +181,12 @@ func parseServerLine(raw []byte) (*serverLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ext struct {
-		Serve *faults.ServerDetails `json:"serve"`
-	}
-	if err := json.Unmarshal(raw, &ext); err != nil {
-		return nil, err
-	}
 	l := &serverLine{rec: rec, raw: raw}
-	switch {
-	case rec.Fault != nil:
+	if rec.Fault != nil {
 		// The typed members (a version-1 line's "serve" member was
-		// upgraded into them by record.Decode).
+		// upgraded into them by record.Decode). An authorization
+		// server's line has none: its facts are rec.Auth.
 		l.serve = faults.DetailsOf(rec)
-	case ext.Serve != nil:
-		// The authorization server's line still carries its own member.
-		l.serve = *ext.Serve
 	}
 	return l, nil
 }

@@ -217,10 +217,18 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	if c.Auth != nil {
 		v := *c.Auth
 		for _, f := range []*string{&v.Step, &v.Issuer, &v.Resource, &v.Scope, &v.Granted, &v.Grant, &v.ClientAuth, &v.Registration,
-			&v.ClientID, &v.PKCE, &v.Via, &v.Error, &v.ErrorDescription, &v.Failure, &v.Rule, &v.TokenResource, &v.TokenIssuer, &v.Note} {
+			&v.ClientID, &v.PKCE, &v.Via, &v.Error, &v.ErrorDescription, &v.Failure, &v.Rule, &v.TokenResource, &v.TokenIssuer, &v.Server, &v.For, &v.RefreshIn, &v.Note} {
 			*f = s(*f)
 		}
 		v.Issuer, v.Resource, v.TokenResource, v.TokenIssuer = red.URL(v.Issuer), red.URL(v.Resource), red.URL(v.TokenResource), red.URL(v.TokenIssuer)
+		v.For = red.URL(v.For)
+		if v.InURL != nil {
+			names := make([]string, len(v.InURL))
+			for i, n := range v.InURL {
+				names[i] = s(n)
+			}
+			v.InURL = names
+		}
 		c.Auth = &v
 	}
 	if c.Decision != nil {

@@ -376,8 +376,12 @@ type Auth struct {
 	Registration string `json:"registration,omitempty"`
 	ClientID     string `json:"clientId,omitempty"`
 	// PKCE is "S256" when a code_challenge (authorize) or a code_verifier
-	// (token) was sent with that method.
-	PKCE string `json:"pkce,omitempty"`
+	// (token) was sent with that method. On an authorization server's log
+	// line it is the code_challenge_method an authorization request sent
+	// ("plain" for a challenge without one), and CodeChallenge reports that
+	// it carried a code_challenge.
+	PKCE          string `json:"pkce,omitempty"`
+	CodeChallenge bool   `json:"codeChallenge,omitempty"`
 	// Via is how an authorization code arrived: fetch, browser or paste.
 	Via string `json:"via,omitempty"`
 	// Error and ErrorDescription are the OAuth error the peer sent.
@@ -390,10 +394,27 @@ type Auth struct {
 	// token of the chain, what it was issued for and by whom.
 	TokenResource string `json:"tokenResource,omitempty"`
 	TokenIssuer   string `json:"tokenIssuer,omitempty"`
-	// RefreshInURL, on an authorization server's log line, reports a
-	// refresh token found in the request URL (RFC 6749 §6: it belongs in
-	// the body only).
-	RefreshInURL bool `json:"refreshInURL,omitempty"`
+	// The facts of an authorization server's log line (mcpdiag serve),
+	// where Resource and Scope are the request's parameters, Granted the
+	// scope of the token it issued, and TokenResource the protected
+	// resource this server issues tokens for.
+	//
+	// Server is the authorization server's path (/oauth/N) and For the
+	// MCP endpoint it serves (its key, path and query, URL-redacted).
+	Server string `json:"server,omitempty"`
+	For    string `json:"for,omitempty"`
+	// BearerSent reports that the request carried, in its Authorization
+	// header, an access token this server issued for TokenResource: a
+	// token sent to a server it was not issued for.
+	BearerSent bool `json:"bearerSent,omitempty"`
+	// RefreshIn says where a refresh token arrived: "body" (RFC 6749 §6),
+	// "url" or "body+url".
+	RefreshIn string `json:"refreshIn,omitempty"`
+	// InURL names the credential parameters the request URL's query held
+	// (refresh_token, access_token, code_verifier, client_secret,
+	// client_assertion, or code at the token endpoint): names, never
+	// values.
+	InURL []string `json:"inURL,omitempty"`
 	// Note says what the step learned, in a few words.
 	Note string `json:"note,omitempty"`
 }

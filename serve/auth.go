@@ -84,7 +84,9 @@ func (s *Server) authFor(key string, ep *faults.Endpoint, r *http.Request) *auth
 	}
 	as, err := authserver.New(authserver.Options{Issuer: scheme + "://" + r.Host + path, Resource: resource, Scopes: cfg.Scopes, Faults: cfg.Faults,
 		Clients: []authserver.Client{{ID: TestClientID, Secret: TestClientSecret}},
-		Observe: func(o *authserver.Observation) { s.logAuth(path, key, sel.String(), scheme+"://"+r.Host+path, o) }})
+		Observe: func(o *authserver.Observation) {
+			s.logAuth(path, key, sel.String(), scheme+"://"+r.Host+path, resource, o)
+		}})
 	if err != nil {
 		return nil
 	}
@@ -194,27 +196,20 @@ func (s *Server) serveAuthResourceMetadata(w http.ResponseWriter, r *http.Reques
 	return true
 }
 
-// AuthServerDetails is the "serve" member of an authorization server's log
-// line (the record's auth member holds the step and what it was about).
-type AuthServerDetails struct {
-	// Endpoint is the authorization server's path (/oauth/N): a filter on
-	// an MCP endpoint (GET /admin/log?endpoint=…) leaves these lines out.
-	Endpoint string `json:"endpoint"`
-	// For is the MCP endpoint whose authorization server it is.
-	For string `json:"for"`
-	// BearerSent reports that the request carried an access token this
-	// server issued for its MCP endpoint: a token sent to a server it was
-	// not issued for.
-	BearerSent bool `json:"bearerSent,omitempty"`
-}
-
-// logAuth writes an authorization server's request as a server line: the
-// step, the client, the grant, PKCE, the OAuth error answered, and whether
-// a refresh token travelled in the URL. No secret is in it.
-func (s *Server) logAuth(path, key, scenario, issuer string, o *authserver.Observation) {
+// logAuth writes an authorization server's request as a server line whose
+// typed auth member holds its facts: the authorization server (path) and
+// the MCP endpoint it serves, the step, the client, the grant and its
+// authentication, PKCE (method, challenge present), the resource and scope
+// asked, the scope granted, the OAuth error answered, whether an access
+// token of this server was sent to it, where a refresh token arrived, and
+// which credential parameters were in the URL. No secret is in it: names,
+// methods and presence only.
+func (s *Server) logAuth(path, key, scenario, issuer, resource string, o *authserver.Observation) {
 	rec := &record.Record{Kind: record.KindServer, Time: o.Time, Scenario: scenario, HTTPMethod: o.Method, URL: o.Path, Status: o.Status,
-		Auth: &record.Auth{Step: o.Step, Issuer: issuer, Resource: o.Resource, Scope: o.Scope, Grant: o.Grant, ClientAuth: o.ClientAuth,
-			ClientID: o.ClientID, PKCE: o.PKCE, Error: o.Error, ErrorDescription: o.Description, RefreshInURL: o.RefreshInURL}}
+		Auth: &record.Auth{Step: o.Step, Issuer: issuer, Resource: o.Resource, Scope: o.Scope, Granted: o.Granted, Grant: o.Grant,
+			ClientAuth: o.ClientAuth, ClientID: o.ClientID, PKCE: o.PKCE, CodeChallenge: o.Challenge, Error: o.Error,
+			ErrorDescription: o.Description, TokenResource: resource, Server: path, For: record.RedactURL(key),
+			BearerSent: o.BearerSent, RefreshIn: o.RefreshIn, InURL: o.InURL}}
 	switch {
 	case o.Step == "":
 		rec.Note = "authorization server: no such endpoint"
@@ -224,15 +219,12 @@ func (s *Server) logAuth(path, key, scenario, issuer string, o *authserver.Obser
 		rec.Note = fmt.Sprintf("authorization server %s: answered %d", o.Step, o.Status)
 	}
 	if o.BearerSent {
-		rec.Note += "; the request carried an access token issued for " + key + ", which is not this server"
+		rec.Note += "; the request carried an access token issued for " + record.RedactURL(key) + ", which is not this server"
 	}
-	if o.RefreshInURL {
-		rec.Note += "; a refresh token was in the URL"
+	if len(o.InURL) > 0 {
+		rec.Note += "; credentials in the URL: " + strings.Join(o.InURL, ", ")
 	}
 	line, err := s.opts.Encoder.Encode(rec)
-	if err == nil {
-		line, err = faults.AddMember(line, "serve", AuthServerDetails{Endpoint: path, For: record.RedactURL(key), BearerSent: o.BearerSent})
-	}
 	if err != nil {
 		s.append(fallbackLine(rec.Time, scenario, err), false)
 		s.tally.Lose(record.Loss{Ref: record.RefOf(rec), Reason: record.LostUnencodable, Err: err})

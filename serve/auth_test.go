@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,9 +40,10 @@ func checkAuthStep(t *testing.T, call *client.Call, e faults.Entry) {
 
 // TestAuthServerLog: every request to an endpoint's authorization server is
 // a line of serve's log, naming its step, the client, PKCE, and the MCP
-// endpoint it serves; the MCP endpoint's own filter leaves them out; a
-// refresh token in a URL and an access token sent to the authorization
-// server are flagged; no secret is in any line.
+// endpoint it serves, in the typed auth member (no spliced serve member);
+// the MCP endpoint's own filter leaves them out, the authorization
+// server's keeps them; a refresh token in a URL and an access token sent
+// to the authorization server are flagged; no secret is in any line.
 func TestAuthServerLog(t *testing.T) {
 	_, base := start(t, serve.Options{Seed: 1})
 	endpoint := "/s/auth.token_expired/mcp"
@@ -73,25 +73,26 @@ func TestAuthServerLog(t *testing.T) {
 	var steps []string
 	var flagged bool
 	for _, l := range readLog(t, base, "") {
-		if l.rec.Auth == nil {
+		a := l.rec.Auth
+		if a == nil {
 			continue
 		}
-		var d serve.AuthServerDetails
-		if err := json.Unmarshal(l.raw, &struct {
-			Serve *serve.AuthServerDetails `json:"serve"`
-		}{&d}); err != nil {
-			t.Fatal(err)
-		}
-		if d.For != endpoint || !strings.HasPrefix(d.Endpoint, serve.OAuthPrefix) || l.rec.Auth.Issuer != issuer {
+		if a.For != endpoint || !strings.HasPrefix(a.Server, serve.OAuthPrefix) || a.Issuer != issuer || a.TokenResource != base+endpoint {
 			t.Errorf("line %s", l.raw)
 		}
-		steps = append(steps, l.rec.Auth.Step)
-		a := l.rec.Auth
-		if a.Step == "authorize" && a.PKCE != "S256" || a.Step == "token" && (a.PKCE != "S256" || a.Grant != "authorization_code") {
-			t.Errorf("PKCE not logged: %s", l.raw)
+		if strings.Contains(string(l.raw), `"serve":`) {
+			t.Errorf("an authorization server line with a spliced serve member: %s", l.raw)
 		}
-		if a.RefreshInURL {
-			flagged = d.BearerSent && strings.Contains(l.rec.Note, "refresh token was in the URL")
+		steps = append(steps, a.Step)
+		switch {
+		case a.Step == "authorize" && (a.PKCE != "S256" || !a.CodeChallenge || a.Resource != base+endpoint || a.Scope == ""):
+			t.Errorf("authorize: PKCE, resource or scope not logged: %s", l.raw)
+		case a.Step == "token" && (a.PKCE != "S256" || a.Grant != "authorization_code" || a.Granted == "" || a.RefreshIn != ""):
+			t.Errorf("token: PKCE, grant or granted scope not logged: %s", l.raw)
+		case a.Step == "refresh" && len(a.InURL) == 0 && (a.RefreshIn != "body" || a.Granted == "" || a.BearerSent):
+			t.Errorf("refresh: where the refresh token arrived, or the scope granted, not logged: %s", l.raw)
+		case a.Step == "refresh" && len(a.InURL) > 0:
+			flagged = a.BearerSent && a.RefreshIn == "url" && strings.Join(a.InURL, ",") == "refresh_token" && a.Error != ""
 		}
 		for _, secret := range []string{"zqRefreshInURL0001", tok} {
 			if strings.Contains(string(l.raw), secret) {
@@ -109,6 +110,11 @@ func TestAuthServerLog(t *testing.T) {
 		if l.rec.Auth != nil {
 			t.Errorf("the endpoint's filter kept an authorization server line: %s", l.raw)
 		}
+	}
+	asPath := strings.TrimPrefix(issuer, base)
+	asLines := readLog(t, base, asPath)
+	if len(asLines) != len(steps) {
+		t.Errorf("GET /admin/log?endpoint=%s: %d lines, want the %d of the authorization server", asPath, len(asLines), len(steps))
 	}
 }
 

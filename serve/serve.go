@@ -443,14 +443,14 @@ func lineHasEndpoint(line []byte, e string) bool {
 		Fault struct {
 			Endpoint string `json:"endpoint"`
 		} `json:"fault"`
-		Serve struct {
-			Endpoint string `json:"endpoint"`
-		} `json:"serve"` // the authorization server's lines
+		Auth struct {
+			Server string `json:"server"`
+		} `json:"auth"` // the authorization server's lines
 	}
 	if json.Unmarshal(line, &v) != nil {
 		return false
 	}
-	return v.Fault.Endpoint == e || v.Serve.Endpoint == e
+	return v.Fault.Endpoint == e || v.Auth.Server == e
 }
 
 func (s *Server) adminReset(w http.ResponseWriter, r *http.Request) {

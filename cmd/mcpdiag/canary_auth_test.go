@@ -22,6 +22,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/authserver"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/serve"
 )
 
@@ -162,6 +163,21 @@ func canaryAuthChain(t *testing.T, dir, relayAddr string, rl *relay, out outputs
 		t.Fatalf("call (private_key_jwt): exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	out["call (private_key_jwt)"], out["call (private_key_jwt) stderr"] = stdout.Bytes(), stderr.Bytes()
+	// A careless client: a refresh token in the token endpoint's URL (and
+	// a code verifier), through the proxy: serve's log names the
+	// parameters (auth.inURL), no output holds their values.
+	m := regexp.MustCompile(`issuer (http://\S+/oauth/[0-9]+)`).FindSubmatch(out["auth"])
+	if m == nil {
+		t.Fatalf("mcpdiag auth printed no issuer:\n%s", out["auth"])
+	}
+	needles["refresh token in a URL"], needles["verifier in a URL"] = canary("urlrefresh"), canary("urlverifier")
+	careless := string(m[1]) + "/token?refresh_token=" + needles["refresh token in a URL"] + "&code_verifier=" + needles["verifier in a URL"]
+	resp, err := http.Post(careless, "application/x-www-form-urlencoded", strings.NewReader("grant_type=refresh_token&client_id="+serve.TestClientID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	px.stop()
 	out["proxy (auth) stderr"] = []byte(px.stderr.String())
 	out.file(t, "proxy (auth) --record", proxyRec)
@@ -178,6 +194,41 @@ func canaryAuthChain(t *testing.T, dir, relayAddr string, rl *relay, out outputs
 	if !rl.saw(needles["test client basic credentials"]) {
 		t.Error("the relay never saw the test client's credentials")
 	}
+	for _, k := range []string{"refresh token in a URL", "verifier in a URL"} {
+		if !rl.saw(needles[k]) {
+			t.Errorf("the relay never saw the %s: the test proves nothing for it", k)
+		}
+	}
 	t.Logf("auth chain secrets seen on the wire: %v", counts)
 	return proxyRec
+}
+
+// checkAuthServerFacts holds that serve's log (the file) carries the
+// authorization servers' facts as the typed auth member: the server and
+// the endpoint it serves, PKCE S256 with a challenge, the scope granted, a
+// refresh token that arrived in the body, and the careless request's
+// credential parameters named in inURL (their values are searched for
+// with every other needle).
+func checkAuthServerFacts(t *testing.T, log []byte) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		rec, err := record.Decode(line)
+		if err != nil || rec.Auth == nil || rec.Kind != record.KindServer {
+			continue
+		}
+		a := rec.Auth
+		if !strings.HasPrefix(a.Server, serve.OAuthPrefix) || !strings.HasPrefix(a.For, "/s/auth.") || a.TokenResource == "" {
+			t.Errorf("an authorization server line without its server, endpoint or resource: %s", line)
+		}
+		seen["authorize S256"] = seen["authorize S256"] || a.Step == "authorize" && a.PKCE == "S256" && a.CodeChallenge
+		seen["granted"] = seen["granted"] || a.Step == "token" && a.Granted != ""
+		seen["refresh in the body"] = seen["refresh in the body"] || a.Step == "refresh" && a.RefreshIn == "body"
+		seen["credentials in the URL"] = seen["credentials in the URL"] || strings.Join(a.InURL, ",") == "refresh_token,code_verifier" && a.RefreshIn == "url"
+	}
+	for _, k := range []string{"authorize S256", "granted", "refresh in the body", "credentials in the URL"} {
+		if !seen[k] {
+			t.Errorf("serve --log has no authorization server line with %s", k)
+		}
+	}
 }

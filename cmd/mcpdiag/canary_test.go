@@ -356,6 +356,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 	out["GET /admin/log (end)"] = get(t, sbase+"/admin/log")
 	out["serve stdout"] = []byte(serveOut.String())
 	out.file(t, "serve --log", serveLog)
+	checkAuthServerFacts(t, out["serve --log"])
 
 	// 7. report over every record file: text, JSON and HAR.
 	files := []string{proxyRec, proxyAuthRec, callRec, stdioRec, mrec, serveLog}
