@@ -1,0 +1,441 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// target is one way to reach the upstream: its base URL and the process
+// whose CPU time the exchanges cost.
+type target struct {
+	name   string
+	base   string
+	server *server
+	sent   int64 // requests sent through it (all workloads, warm-up, idle)
+}
+
+// result is one workload on one target in one round.
+type result struct {
+	requests  int
+	errors    int
+	firstErr  string
+	elapsed   time.Duration
+	p50, p99  time.Duration
+	ttfe50    time.Duration
+	ttfe99    time.Duration
+	cpu       time.Duration // the target process's user + system time
+	upCPU     time.Duration // the upstream's
+	truncated bool          // stopped by the workload timeout
+}
+
+func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+func (r result) cpuPer() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.requests)
+}
+
+func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	dir, err := os.MkdirTemp("", "proxybench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	raiseFileLimit()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	loadStart := loadavg()
+	started := time.Now()
+
+	var servers []*server
+	defer func() {
+		for _, s := range servers {
+			select {
+			case <-s.done:
+			default:
+				s.kill()
+			}
+		}
+	}()
+	up, err := start(ctx, "upstream", []string{roleEnv + "=upstream"}, listeningRE, false, self)
+	if err != nil {
+		return err
+	}
+	servers = append(servers, up)
+	up.base = "http://" + up.base
+	targets := map[string]*target{}
+	records := map[string]string{} // target → its record file
+	for _, name := range cfg.targets {
+		var s *server
+		switch name {
+		case "direct":
+			targets[name] = &target{name: name, base: up.base, server: up}
+			continue
+		case "plain":
+			s, err = start(ctx, "plain proxy", []string{roleEnv + "=plain"}, listeningRE, false, self, up.base)
+			if err == nil {
+				s.base = "http://" + s.base
+			}
+		case "mcpdiag", "base":
+			bin := cfg.mcpdiag
+			if name == "base" {
+				bin = cfg.base
+			}
+			if bin == "" {
+				fmt.Fprintln(stderr, "proxybench: building ./cmd/mcpdiag")
+				if bin, err = buildMcpdiag(ctx, dir); err != nil {
+					return err
+				}
+			}
+			records[name] = filepath.Join(dir, name+"-records.jsonl")
+			s, err = start(ctx, name+" proxy", nil, mcpdiagRE, true, bin, "proxy",
+				"--upstream", up.base+"/mcp", "--listen", "127.0.0.1:0", "--record", records[name])
+		case "lib":
+			if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+				return err
+			}
+			s, err = start(ctx, "library proxy", []string{roleEnv + "=libproxy"}, listeningRE, false, self,
+				up.base+"/mcp", filepath.Join(dir, "lib-records.jsonl"), cfg.profile)
+			if err == nil {
+				s.base = "http://" + s.base
+			}
+		}
+		if err != nil {
+			return err
+		}
+		servers = append(servers, s)
+		targets[name] = &target{name: name, base: s.base, server: s}
+	}
+	order := make([]*target, 0, len(cfg.targets))
+	for _, n := range cfg.targets {
+		order = append(order, targets[n])
+	}
+
+	// Warm-up: connections, pools, the binaries' code paths.
+	for _, t := range order {
+		for _, w := range []string{"json/8", "sse/8"} {
+			r := runWorkload(ctx, cfg, t, up, w, 100)
+			if r.errors > 0 {
+				return fmt.Errorf("warm-up %s through %s: %d of %d requests failed, first: %s", w, t.name, r.errors, r.requests+r.errors, r.firstErr)
+			}
+		}
+	}
+
+	// results[workload][target][round]
+	results := map[string]map[string][]result{}
+	failed := 0
+	for round := range cfg.rounds {
+		for _, w := range cfg.workloads {
+			if results[w] == nil {
+				results[w] = map[string][]result{}
+			}
+			for i := range order {
+				t := order[(i+round)%len(order)]
+				sse, _, _ := parseWorkload(w)
+				n := cfg.jsonRequests
+				if sse {
+					n = cfg.sseRequests
+				}
+				if w == "sse/1" {
+					n = cfg.ttfeRequests
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("the run's -timeout %s passed", cfg.timeout)
+				}
+				r := runWorkload(ctx, cfg, t, up, w, n)
+				fmt.Fprintf(stderr, "round %d/%d %-7s %-8s %7.0f req/s  p50 %-9s p99 %-9s cpu/exchange %-9s errors %d\n",
+					round+1, cfg.rounds, w, t.name, r.rps(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.cpuPer().Round(100*time.Nanosecond), r.errors)
+				if r.errors > 0 {
+					failed += r.errors
+					fmt.Fprintf(stderr, "proxybench: %s through %s: %d requests failed, first: %s\n", w, t.name, r.errors, r.firstErr)
+				}
+				results[w][t.name] = append(results[w][t.name], r)
+			}
+		}
+	}
+
+	idle := map[string]idleResult{}
+	if cfg.idle > 0 {
+		for _, t := range order {
+			ir, err := idleStreams(ctx, t, up, cfg.idle)
+			if err != nil {
+				return fmt.Errorf("idle streams through %s: %w", t.name, err)
+			}
+			idle[t.name] = ir
+		}
+	}
+
+	// Stop the proxies; check mcpdiag wrote one record per exchange.
+	recordLines := map[string]string{}
+	var problems []string
+	for _, t := range order {
+		if t.server == up {
+			continue
+		}
+		if err := t.server.stop(30 * time.Second); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if file, ok := records[t.name]; ok {
+			if m := summaryRE.FindString(t.server.tail.String()); m != "" {
+				recordLines[t.name] = strings.TrimPrefix(m, "mcpdiag proxy: ")
+			}
+			n, err := countLines(file)
+			if err != nil {
+				problems = append(problems, err.Error())
+			} else if n != t.sent {
+				problems = append(problems, fmt.Sprintf("%s: %d requests sent, %d records in its file", t.name, t.sent, n))
+			}
+		}
+	}
+	report(stdout, cfg, order, results, idle, loadStart, loadavg(), time.Since(started), recordLines)
+	if failed > 0 {
+		problems = append(problems, fmt.Sprintf("%d requests failed (see above)", failed))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// raiseFileLimit lifts the soft limit on open files to the hard one, for
+// the idle streams (children inherit it).
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}
+
+func countLines(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n int64
+	buf := make([]byte, 256<<10)
+	for {
+		k, err := f.Read(buf)
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+var (
+	reqBody   = toolsCall()
+	firstSSE  = len(sseStream()[0])
+	ssePerReq = sseSize
+)
+
+// runWorkload sends n requests of workload w through t from the workload's
+// number of concurrent clients (each its own keep-alive connection) and
+// measures them.
+func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w string, n int) result {
+	sse, clients, _ := parseWorkload(w)
+	path, want := "/mcp", jsonSize
+	if sse {
+		path, want = "/sse", ssePerReq
+	}
+	url := t.base + path
+	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, DisableCompression: true, Proxy: nil}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	deadline := time.Now().Add(cfg.workloadTimeout)
+	wctx, cancel := context.WithDeadline(ctx, deadline.Add(5*time.Second))
+	defer cancel()
+
+	type local struct {
+		lat, ttfe []time.Duration
+		errors    int
+		firstErr  string
+	}
+	locals := make([]local, clients)
+	var next atomic.Int64
+	var truncated atomic.Bool
+	cpu0, _ := cpuTicks(t.server.pid())
+	up0, _ := cpuTicks(up.pid())
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			l := &locals[c]
+			buf := make([]byte, 32<<10)
+			for next.Add(1) <= int64(n) {
+				if time.Now().After(deadline) {
+					truncated.Store(true)
+					return
+				}
+				t0 := time.Now()
+				ttfe, err := oneRequest(wctx, client, url, want, sse, buf)
+				d := time.Since(t0)
+				if err != nil {
+					l.errors++
+					if l.firstErr == "" {
+						l.firstErr = err.Error()
+					}
+					continue
+				}
+				l.lat = append(l.lat, d)
+				if sse {
+					l.ttfe = append(l.ttfe, ttfe)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	cpu1, _ := cpuTicks(t.server.pid())
+	up1, _ := cpuTicks(up.pid())
+	var r result
+	var lat, ttfe []time.Duration
+	for _, l := range locals {
+		lat = append(lat, l.lat...)
+		ttfe = append(ttfe, l.ttfe...)
+		r.errors += l.errors
+		if r.firstErr == "" {
+			r.firstErr = l.firstErr
+		}
+	}
+	atomic.AddInt64(&t.sent, int64(len(lat)+r.errors))
+	r.requests, r.elapsed, r.truncated = len(lat), elapsed, truncated.Load()
+	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
+	r.ttfe50, r.ttfe99 = percentile(ttfe, 50), percentile(ttfe, 99)
+	r.cpu = time.Duration(cpu1-cpu0) * clockTick
+	r.upCPU = time.Duration(up1-up0) * clockTick
+	return r
+}
+
+// oneRequest posts the tools/call and reads the whole response, checking
+// its status and length; for a stream it returns the time to the end of
+// the first event.
+func oneRequest(ctx context.Context, client *http.Client, url string, want int, sse bool, buf []byte) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(reqBody))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	t0 := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	var ttfe time.Duration
+	total := 0
+	for {
+		k, err := resp.Body.Read(buf)
+		total += k
+		if sse && ttfe == 0 && total >= firstSSE {
+			ttfe = time.Since(t0)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("after %d body bytes: %w", total, err)
+		}
+	}
+	if total != want {
+		return 0, fmt.Errorf("body of %d bytes, want %d", total, want)
+	}
+	return ttfe, nil
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	i := (len(d)*p + 99) / 100
+	return d[min(max(i-1, 0), len(d)-1)]
+}
+
+// idleResult is the RSS a target's process grew by with n idle streams.
+type idleResult struct {
+	streams      int
+	before, with int64 // KiB
+	upBefore     int64
+	upWith       int64
+}
+
+func (r idleResult) perStream() float64 { return float64(r.with-r.before) / float64(r.streams) }
+
+// idleStreams opens n SSE streams through t that each receive a priming
+// comment and one event and then wait, and measures the RSS of t's
+// process before and with them.
+func idleStreams(ctx context.Context, t *target, up *server, n int) (idleResult, error) {
+	runtime.GC()
+	time.Sleep(500 * time.Millisecond)
+	var r idleResult
+	r.streams = n
+	r.before, _ = rssKiB(t.server.pid())
+	r.upBefore, _ = rssKiB(up.pid())
+	tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true, Proxy: nil}
+	defer tr.CloseIdleConnections()
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var bodies []io.ReadCloser
+	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
+	}()
+	for i := range n {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{}}`, i+1)
+		req, _ := http.NewRequestWithContext(ictx, http.MethodPost, t.base+"/idle", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := tr.RoundTrip(req)
+		t.sent++
+		if err != nil {
+			return r, fmt.Errorf("stream %d: %w", i+1, err)
+		}
+		bodies = append(bodies, resp.Body)
+		br := bufio.NewReaderSize(resp.Body, 256)
+		for blank := 0; blank < 2; {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return r, fmt.Errorf("stream %d: %w", i+1, err)
+			}
+			if len(line) == 1 {
+				blank++
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	r.with, _ = rssKiB(t.server.pid())
+	r.upWith, _ = rssKiB(up.pid())
+	for _, b := range bodies {
+		b.Close()
+	}
+	bodies = nil
+	time.Sleep(500 * time.Millisecond) // let the streams' records be written
+	return r, nil
+}

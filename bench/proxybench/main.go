@@ -1,0 +1,389 @@
+// Command proxybench measures `mcpdiag proxy` side by side with the upstream
+// reached directly and with a plain httputil.ReverseProxy (FlushInterval -1,
+// the transport tuned as mcpdiag tunes its own), each server in its own
+// process on 127.0.0.1, the load generator in this one.
+//
+//	go run ./bench/proxybench                 # the full run (a few minutes)
+//	go run ./bench/proxybench -smoke          # seconds: proves the command works
+//	go run ./bench/proxybench -profile DIR -targets lib -workloads json/64
+//	go run ./bench/proxybench -base /tmp/mcpdiag-old   # before/after in one run
+//
+// Workloads: a 1 KiB JSON tools/call answered by a 1 KiB tool result, and
+// the same call answered by a 64 KiB event stream of 4 events (flushed one
+// by one), at 64 and 8 concurrent clients, plus one client on the stream
+// for the time to the first event. Each round runs every target on every
+// workload (the targets' order rotates per round), and the report gives
+// medians over the rounds and the ratios of each round: requests/s, p50 and
+// p99 latency, CPU per exchange (user + system time of the target's server
+// process, from /proc/PID/stat, the counters getrusage reads, over the
+// exchanges of the workload), time to the first SSE event, and the RSS of
+// idle SSE streams held open through each proxy.
+//
+// `mcpdiag proxy` runs as users run it: the binary (built from ./cmd/mcpdiag
+// unless -mcpdiag names one), recording to a file in the default body mode.
+// The target "lib" is the same proxy built from the library with the CLI's
+// defaults, in a child process that writes pprof CPU and allocation
+// profiles to -profile DIR. The target "base" is another mcpdiag binary
+// (-base), run the same way, for before/after ratios measured in one run.
+//
+// Everything is bounded: a count of requests per workload, a time limit per
+// workload (-workload-timeout) and for the whole run (-timeout); the child
+// processes die with this one. It exits 1 when a request failed or a record
+// is missing, 2 on bad flags.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := runRole(role, os.Args[1:]); err != nil {
+			fmt.Fprintf(os.Stderr, "proxybench %s: %v\n", role, err)
+			os.Exit(1)
+		}
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// config is the run's parameters, from the flags.
+type config struct {
+	rounds          int
+	clients         []int
+	jsonRequests    int
+	sseRequests     int
+	ttfeRequests    int
+	idle            int
+	workloadTimeout time.Duration
+	timeout         time.Duration
+	mcpdiag         string
+	base            string
+	profile         string
+	targets         []string
+	workloads       []string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("proxybench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	smoke := fs.Bool("smoke", false, "a run of seconds with small counts (proves the command works; its numbers mean nothing)")
+	clients := fs.String("clients", "64,8", "concurrent clients of the JSON and SSE workloads")
+	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain, mcpdiag, lib (the library proxy, profiled)")
+	workloads := fs.String("workloads", "", "workloads to run (default: json/N and sse/N for each -clients N, and sse/1)")
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds (each runs every target on every workload)")
+	fs.IntVar(&c.jsonRequests, "json-requests", 12000, "requests per JSON workload and target in a round")
+	fs.IntVar(&c.sseRequests, "sse-requests", 2000, "requests per SSE workload and target in a round")
+	fs.IntVar(&c.ttfeRequests, "ttfe-requests", 400, "requests of the one-client SSE workload (time to first event)")
+	fs.IntVar(&c.idle, "idle", 2000, "idle SSE streams held open through each target for the RSS measurement (0: skip)")
+	fs.DurationVar(&c.workloadTimeout, "workload-timeout", 30*time.Second, "time limit of one workload on one target")
+	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
+	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
+	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *smoke {
+		c.rounds, c.jsonRequests, c.sseRequests, c.ttfeRequests, c.idle = 1, 200, 40, 20, 20
+		c.workloadTimeout = 20 * time.Second
+	}
+	for _, s := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1024 {
+			return nil, fmt.Errorf("-clients %q: want numbers from 1 to 1024", *clients)
+		}
+		c.clients = append(c.clients, n)
+	}
+	for _, t := range strings.Split(*targets, ",") {
+		switch t = strings.TrimSpace(t); t {
+		case "direct", "plain", "mcpdiag", "base", "lib":
+			c.targets = append(c.targets, t)
+		default:
+			return nil, fmt.Errorf("-targets: unknown target %q", t)
+		}
+	}
+	if c.profile != "" && !contains(c.targets, "lib") {
+		c.targets = append(c.targets, "lib")
+	}
+	if c.base != "" && !contains(c.targets, "base") {
+		c.targets = append(c.targets, "base")
+	}
+	if contains(c.targets, "base") && c.base == "" {
+		return nil, errors.New("-targets base needs -base MCPDIAG_BINARY")
+	}
+	if contains(c.targets, "lib") && c.profile == "" {
+		return nil, errors.New("-targets lib needs -profile DIR")
+	}
+	if *workloads == "" {
+		for _, n := range c.clients {
+			c.workloads = append(c.workloads, fmt.Sprintf("json/%d", n))
+		}
+		for _, n := range c.clients {
+			c.workloads = append(c.workloads, fmt.Sprintf("sse/%d", n))
+		}
+		if !contains(c.clients, 1) {
+			c.workloads = append(c.workloads, "sse/1")
+		}
+	} else {
+		for _, w := range strings.Split(*workloads, ",") {
+			if _, _, err := parseWorkload(strings.TrimSpace(w)); err != nil {
+				return nil, err
+			}
+			c.workloads = append(c.workloads, strings.TrimSpace(w))
+		}
+	}
+	if c.rounds < 1 || c.jsonRequests < 1 || c.sseRequests < 1 || c.ttfeRequests < 1 || c.idle < 0 {
+		return nil, errors.New("-rounds and the request counts must be positive, -idle not negative")
+	}
+	return c, nil
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// parseWorkload splits "json/64" into its kind and client count.
+func parseWorkload(w string) (sse bool, clients int, err error) {
+	kind, n, ok := strings.Cut(w, "/")
+	clients, cerr := strconv.Atoi(n)
+	if !ok || cerr != nil || clients < 1 || clients > 1024 || (kind != "json" && kind != "sse") {
+		return false, 0, fmt.Errorf("workload %q: want json/N or sse/N", w)
+	}
+	return kind == "sse", clients, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "proxybench:", err)
+		}
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.timeout)
+	defer cancel()
+	if err := bench(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "proxybench:", err)
+		return 1
+	}
+	return 0
+}
+
+// server is a child process serving HTTP on 127.0.0.1.
+type server struct {
+	name  string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	base  string // http://ADDR
+	lines chan string
+	tail  *tailBuffer
+	done  chan struct{}
+}
+
+// tailBuffer keeps what a child wrote to stderr (its last 64 KiB).
+type tailBuffer struct {
+	ch  chan struct{}
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	<-t.ch
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 64<<10 {
+		t.buf = t.buf[len(t.buf)-64<<10:]
+	}
+	t.ch <- struct{}{}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	<-t.ch
+	defer func() { t.ch <- struct{}{} }()
+	return string(t.buf)
+}
+
+func newTail() *tailBuffer {
+	t := &tailBuffer{ch: make(chan struct{}, 1)}
+	t.ch <- struct{}{}
+	return t
+}
+
+// start runs argv and waits for the line of its stdout (role children) or
+// stderr (mcpdiag) that re matches; its first submatch is the base URL.
+func start(ctx context.Context, name string, env []string, re *regexp.Regexp, fromStderr bool, argv ...string) (*server, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = childAttr()
+	s := &server{name: name, cmd: cmd, lines: make(chan string, 16), tail: newTail(), done: make(chan struct{})}
+	var err error
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	var watch io.Reader
+	if fromStderr {
+		r, err := cmd.StderrPipe()
+		if err != nil {
+			return nil, err
+		}
+		watch = r
+		cmd.Stdout = s.tail
+	} else {
+		r, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		watch = r
+		cmd.Stderr = s.tail
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	go func() {
+		br := bufio.NewReader(watch)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" {
+				s.tail.Write([]byte(line))
+				select {
+				case s.lines <- line:
+				default:
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		cmd.Wait()
+		close(s.done)
+	}()
+	timer := time.NewTimer(60 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case line := <-s.lines:
+			if m := re.FindStringSubmatch(line); m != nil {
+				s.base = m[1]
+				return s, nil
+			}
+		case <-s.done:
+			return nil, fmt.Errorf("%s exited (%v) before it listened; it wrote:\n%s", name, cmd.ProcessState, s.tail)
+		case <-timer.C:
+			s.kill()
+			return nil, fmt.Errorf("%s did not listen within 60s; it wrote:\n%s", name, s.tail)
+		case <-ctx.Done():
+			s.kill()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// stop asks the child to end (SIGTERM) and waits up to limit.
+func (s *server) stop(limit time.Duration) error {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.stdin.Close()
+	select {
+	case <-s.done:
+	case <-time.After(limit):
+		s.kill()
+		return fmt.Errorf("%s did not stop within %s", s.name, limit)
+	}
+	if !s.cmd.ProcessState.Success() {
+		return fmt.Errorf("%s: %v; it wrote:\n%s", s.name, s.cmd.ProcessState, s.tail)
+	}
+	return nil
+}
+
+// cpuTicks returns the user + system time of process pid in clock ticks,
+// from /proc/PID/stat (fields 14 and 15: the counters getrusage reads).
+func cpuTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	}
+	return u + s, nil
+}
+
+// clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat times.
+const clockTick = 10 * time.Millisecond
+
+// rssKiB returns the resident set of process pid.
+func rssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// buildMcpdiag builds ./cmd/mcpdiag into dir.
+func buildMcpdiag(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "mcpdiag")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcpdiag/mcpdiag/cmd/mcpdiag")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/mcpdiag: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+var (
+	listeningRE = regexp.MustCompile(`^listening (\S+)`)
+	mcpdiagRE   = regexp.MustCompile(`^mcpdiag proxy: (http://[^/\s]+)`)
+	summaryRE   = regexp.MustCompile(`(?m)^mcpdiag proxy: (\d+) exchanges.*$`)
+)

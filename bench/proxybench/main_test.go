@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain lets this test binary play the server roles the orchestrator
+// starts it in (it runs its own executable).
+func TestMain(m *testing.M) {
+	if role := os.Getenv(roleEnv); role != "" {
+		if err := runRole(role, os.Args[1:]); err != nil {
+			os.Stderr.WriteString("proxybench " + role + ": " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the command's short form end to end: real processes on
+// 127.0.0.1 (the upstream, the plain proxy, the mcpdiag binary built from
+// ./cmd/mcpdiag), every workload, the idle streams, one record per
+// exchange. It asserts that the run succeeds and reports every row, never
+// a time.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcpdiag and runs three servers")
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{"-smoke"}, &out, &errs); code != 0 {
+		t.Fatalf("proxybench -smoke exited %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	report := out.String()
+	for _, w := range []string{"json/64", "json/8", "sse/64", "sse/8", "sse/1"} {
+		for _, target := range []string{"direct", "plain", "mcpdiag proxy"} {
+			if !strings.Contains(report, "| "+w+" | "+target+" |") {
+				t.Errorf("report has no row for %s through %s:\n%s", w, target, report)
+			}
+		}
+	}
+	for _, want := range []string{"throughput ratio", "Idle SSE streams", "| mcpdiag | 20 |", "records written"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "LOST") {
+		t.Errorf("mcpdiag lost records:\n%s", report)
+	}
+}
+
+// TestBadFlags: one clear line and exit status 2.
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-clients", "0"}, {"-targets", "nginx"}, {"-workloads", "grpc/8"}, {"extra"}, {"-targets", "lib"}} {
+		var out, errs bytes.Buffer
+		if code := run(args, &out, &errs); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", args, code, errs.String())
+		}
+		if lines := strings.Count(strings.TrimSpace(errs.String()), "\n"); !strings.HasPrefix(errs.String(), "proxybench: ") || lines > 0 {
+			t.Errorf("%q: stderr %q, want one line starting proxybench:", args, errs.String())
+		}
+	}
+}

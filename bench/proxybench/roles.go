@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// roleEnv names the role a child process plays; the orchestrator starts
+// its own executable with it set.
+const roleEnv = "PROXYBENCH_ROLE"
+
+// runRole runs the server role named by $PROXYBENCH_ROLE until SIGTERM or
+// until its parent goes away (stdin closes). It listens on 127.0.0.1:0 and
+// prints "listening ADDR" on stdout.
+func runRole(role string, args []string) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	var h http.Handler
+	var stop func() error
+	switch role {
+	case "upstream":
+		h = upstream()
+	case "plain":
+		if len(args) < 1 {
+			return errors.New("plain: want the upstream URL")
+		}
+		u, err := url.Parse(args[0])
+		if err != nil {
+			return err
+		}
+		// The transport mcpdiag proxy builds for itself (proxy.New): the
+		// default one with an idle pool for many clients.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256
+		t.MaxIdleConns = 1024
+		rp := &httputil.ReverseProxy{
+			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = "" },
+			FlushInterval: -1,
+			Transport:     t,
+		}
+		// Full duplex: without it net/http closes the inbound body when
+		// the response starts, and the transport's last read of a
+		// Content-Length body then tears the upstream connection down
+		// mid-response (golang/go#40747; 1-2% of the SSE requests here).
+		// mcpdiag reads the request body before forwarding, so it does
+		// not need this.
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.NewResponseController(w).EnableFullDuplex()
+			rp.ServeHTTP(w, r)
+		})
+	case "libproxy":
+		// mcpdiag proxy's defaults, built from the library so that it can
+		// write pprof profiles: args are UPSTREAM RECORDFILE PROFILEDIR.
+		if len(args) < 3 {
+			return errors.New("libproxy: want UPSTREAM RECORDFILE PROFILEDIR")
+		}
+		h, stop, err = libProxy(args[0], args[1], args[2])
+		if err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown role %q", role)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("listening %s\n", ln.Addr())
+	done := make(chan struct{})
+	go func() { // the parent went away, or asked to stop
+		io.Copy(io.Discard, os.Stdin)
+		close(done)
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	go func() { _ = srv.Serve(ln) }()
+	select {
+	case <-done:
+	case <-sigs:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	if stop != nil {
+		return stop()
+	}
+	return nil
+}
+
+// upstream is the canned MCP server: /mcp answers the 1 KiB tool result,
+// /sse the 64 KiB stream of 4 events (flushed one by one), /idle a priming
+// comment and one event, then holds the stream until the client leaves.
+func upstream() http.Handler {
+	result := toolResult(jsonSize)
+	events := sseStream()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/sse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			for _, e := range events {
+				w.Write(e)
+				w.(http.Flusher).Flush()
+			}
+		case "/idle":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, idlePriming+"event: message\ndata: "+idleEventData+"\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(result)
+		}
+	})
+}
+
+// libProxy builds the proxy as `mcpdiag proxy --upstream U --record F`
+// does (default body mode, block policy, fsync on close, the default
+// queue), with a CPU profile running and an allocation profile written at
+// the end.
+func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() error, error) {
+	u, err := url.Parse(upstreamURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	enc := record.Encoder{BodyLimit: proxy.DefaultBodyLimit}
+	fw, err := record.OpenFile(recordFile, record.FileOptions{Sync: record.SyncClose, Encoder: enc})
+	if err != nil {
+		return nil, nil, err
+	}
+	sink := record.NewAsync(fw, record.AsyncOptions{QueueSize: record.DefaultQueueSize, Policy: record.QueueBlock, Encoder: enc})
+	p, err := proxy.New(proxy.Options{
+		Upstream: u, Records: sink, Bodies: proxy.BodiesErrors,
+		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ReadHeaderTimeout: proxy.DefaultReadHeaderTimeout, IdleTimeout: proxy.DefaultIdleTimeout,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	runtime.MemProfileRate = 64 << 10
+	cpu, err := os.Create(filepath.Join(profileDir, "cpu.pprof"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return nil, nil, err
+	}
+	stop := func() error {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		p.Wait(ctx)
+		serr := sink.Close()
+		f, err := os.Create(filepath.Join(profileDir, "allocs.pprof"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			return err
+		}
+		return serr
+	}
+	return p, stop, nil
+}
