@@ -4,8 +4,8 @@
 // where it failed.
 //
 //	u, _ := url.Parse("https://mcp.example.com/mcp")
-//	file, _ := record.OpenFile("calls.jsonl", record.FileOptions{})
-//	records := record.NewAsync(file, record.AsyncOptions{})
+//	records, _ := record.OpenSink("calls.jsonl", record.SinkOptions{Async: true,
+//		OnLoss: record.PrintLosses(os.Stderr, "proxy: ")})
 //	ln, _ := net.Listen("tcp", "127.0.0.1:8081")
 //	err := proxy.Serve(ctx, ln, proxy.Options{Upstream: u, Records: records})
 //

@@ -135,6 +135,20 @@ func (a *Async) Write(rec *Record) error {
 	if q.ref.ID == "" {
 		q.ref.ID = lineID(line)
 	}
+	return a.enqueue(q)
+}
+
+// WriteLine queues a line already encoded (a copy of it), as Write queues
+// a record.
+func (a *Async) WriteLine(line []byte) error {
+	if err := checkOneLine(line); err != nil {
+		return err
+	}
+	return a.enqueue(queued{line: bytes.Clone(line), ref: RefOfLine(line)})
+}
+
+// enqueue queues q per the policy.
+func (a *Async) enqueue(q queued) error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {

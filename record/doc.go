@@ -47,7 +47,11 @@
 // JSON lines to any io.Writer such as stdout. [Async] puts one goroutine and a
 // bounded queue in front of either, with a documented full-queue policy
 // ([QueueBlock] or [QueueDrop]); dropped records are counted and reported in
-// a final "dropped" record, never lost silently.
+// a final "dropped" record, never lost silently. [OpenSink] opens the
+// destination a command names (a file, or "-" for stdout), optionally behind
+// an Async, as a [Sink] that counts every record written or lost and names
+// each loss ([PrintLosses]); it is what every mcpdiag command writes records
+// through.
 //
 // # Reading
 //

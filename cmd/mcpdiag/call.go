@@ -193,14 +193,14 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		opts.Auth = auth
 	}
 	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
-	var file *record.FileWriter
+	var file *record.Sink
 	if o.recordFile != "" {
-		handleSinkSignals()
 		sync, err := record.ParseSyncPolicy(o.fsync)
 		if err != nil {
 			return usageError("--fsync: %v", err)
 		}
-		file, err = record.OpenFile(o.recordFile, record.FileOptions{Sync: sync, Encoder: enc})
+		file, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: stdout, Sync: sync, Encoder: enc,
+			OnLoss: record.PrintLosses(stderr, "mcpdiag call: --record: ")})
 		if err != nil {
 			return usageError("--record: %v", err)
 		}
@@ -227,20 +227,14 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	// named on stderr and counted, and the call exits ExitRecordsLost.
 	var lost []string
 	if file != nil {
-		if t := writeAll(enc, file, lines, stderr, "mcpdiag call: --record: "); t.Lost() > 0 {
-			lost = append(lost, "--record: "+t.String())
-		}
-		if err := file.Close(); err != nil {
-			fmt.Fprintf(stderr, "mcpdiag call: --record: %v\n", err)
-			lost = append(lost, fmt.Sprintf("--record: %v", err))
-		}
+		lost = append(lost, writeAll(file, lines, stderr, "--record")...)
 	}
 	if o.json {
-		handleSinkSignals()
-		w := record.NewStreamWriter(stdout, enc)
-		if t := writeAll(enc, w, lines, stderr, "mcpdiag call: --json: "); t.Lost() > 0 {
-			lost = append(lost, "--json: "+t.String())
+		w, err := record.OpenSink("-", record.SinkOptions{Stdout: stdout, Encoder: enc, OnLoss: record.PrintLosses(stderr, "mcpdiag call: --json: ")})
+		if err != nil {
+			return err
 		}
+		lost = append(lost, writeAll(w, lines, stderr, "--json")...)
 	} else {
 		// The report quotes the server (reasons, error messages, the
 		// result): it goes through the records' redactor too.
@@ -269,27 +263,23 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 // incomplete file as the whole story.
 const ExitRecordsLost = 6
 
-// writeAll encodes every record and writes it to w, going on after a
-// failure; each lost record is named on stderr. It returns the counts.
-func writeAll(enc record.Encoder, w record.LineWriter, recs []*record.Record, stderr io.Writer, prefix string) record.SinkStats {
-	t := record.NewTally((&lossReporter{w: stderr, prefix: prefix}).report)
+// writeAll writes every record to the sink, going on after a failure (the
+// sink names each lost record on stderr), and closes it. It returns what
+// was lost, in words, for the exit message.
+func writeAll(s *record.Sink, recs []*record.Record, stderr io.Writer, flag string) []string {
 	for _, r := range recs {
-		line, err := enc.Encode(r)
-		if err != nil {
-			t.Lose(record.Loss{Ref: record.RefOf(r), Reason: record.LostUnencodable, Err: err})
-			continue
-		}
-		if err := w.WriteLine(line); err != nil {
-			reason := record.LostWrite
-			if errors.Is(err, record.ErrClosed) {
-				reason = record.LostClosed
-			}
-			t.Lose(record.Loss{Ref: record.RefOfLine(line), Reason: reason, Err: err})
-			continue
-		}
-		t.Wrote()
+		_ = s.Write(r) // counted and named by the sink
 	}
-	return t.Stats()
+	var lost []string
+	if st := s.Stats(); st.Lost() > 0 {
+		lost = append(lost, flag+": "+st.String())
+	}
+	var le *record.LostError
+	if err := s.Close(); err != nil && !errors.As(err, &le) {
+		fmt.Fprintf(stderr, "mcpdiag call: %s: %v\n", flag, err)
+		lost = append(lost, fmt.Sprintf("%s: %v", flag, err))
+	}
+	return lost
 }
 
 // credentialParts are the secrets in a credential header's value: the

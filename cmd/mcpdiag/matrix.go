@@ -145,7 +145,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		defer junit.Abort()
 	}
 	if o.record != "" {
-		w, err := record.OpenFile(o.record, record.FileOptions{})
+		w, err := record.OpenSink(o.record, record.SinkOptions{Stdout: stdout})
 		if err != nil {
 			return usageError("--record: %v", err)
 		}

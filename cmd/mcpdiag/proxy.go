@@ -222,21 +222,14 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	// A sink that fails (a full disk, a closed pipe, a record that cannot
 	// be encoded) never stops the forwarding: every lost record is named
 	// on stderr and counted, and the exit status says so.
-	handleSinkSignals()
-	losses := &lossReporter{w: stderr, prefix: "mcpdiag proxy: "}
-	var sink *record.Async
+	record.CatchSinkSignals() // also for stdio mode's stdout, records or not
+	var sink *record.Sink
 	if o.recordFile != "" {
-		var lw record.LineWriter
-		if o.recordFile == "-" {
-			lw = record.NewStreamWriter(stdout, enc)
-		} else {
-			fw, err := record.OpenFile(o.recordFile, record.FileOptions{Sync: syncPolicy, Encoder: enc})
-			if err != nil {
-				return usageError("--record: %v", err)
-			}
-			lw = fw
+		sink, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: stdout, Sync: syncPolicy, Encoder: enc,
+			Async: true, QueueSize: o.queue, Policy: policy, OnLoss: record.PrintLosses(stderr, "mcpdiag proxy: ")})
+		if err != nil {
+			return usageError("--record: %v", err)
 		}
-		sink = record.NewAsync(lw, record.AsyncOptions{QueueSize: o.queue, Policy: policy, Encoder: enc, OnLoss: losses.report})
 	}
 	closeSink := func() error {
 		if sink == nil {

@@ -71,7 +71,7 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.config, "config", "", `JSON file: {"scenario": "a+b" or [{"id":…,"params":{…}}], "params": …, "seed": N}`)
 	f.Uint64Var(&o.seed, "seed", 0, "seed of every schedule and delay (default: random, printed and logged)")
 	f.StringVar(&o.adminToken, "admin-token", "", "require this bearer token on the admin API, and open it to non-loopback clients")
-	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE")
+	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE (\"-\" for stdout)")
 	f.IntVar(&o.logLimit, "log-limit", serve.DefaultLogLimit, "log lines kept in memory for GET /admin/log")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "close a keep-alive connection after it waited this long for its next request (a response in progress is never idle; 0: never)")
 	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "close a connection that takes longer than this to send a request's headers (0: never)")
@@ -177,11 +177,11 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	// A log line that cannot be written (a full disk, a closed pipe) never
 	// stops the server: it is named on stderr and counted, and the exit
 	// status says so.
-	handleSinkSignals()
-	opts.OnLogLoss = (&lossReporter{w: stderr, prefix: "mcpdiag serve: --log: "}).report
-	var logFile *record.FileWriter
+	record.CatchSinkSignals()
+	opts.OnLogLoss = record.PrintLosses(stderr, "mcpdiag serve: --log: ")
+	var logFile *record.Sink
 	if o.logFile != "" {
-		w, err := record.OpenFile(o.logFile, record.FileOptions{})
+		w, err := record.OpenSink(o.logFile, record.SinkOptions{Stdout: out})
 		if err != nil {
 			return usageError("--log: %v", err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // The "no silent loss" property, on the real binary: a record sink that
@@ -201,8 +202,8 @@ func checkLossReport(t *testing.T, stderr string, exchanges, written int, why st
 		t.Errorf("summary %q: want %d exchanges, %d written, %d lost", m[0], exchanges, written, exchanges-written)
 	}
 	named := strings.Count(stderr, "mcpdiag proxy: record lost: exchange ")
-	if named != min(lost, maxNamedLosses) {
-		t.Errorf("%d lost records named, want %d; stderr:\n%s", named, min(lost, maxNamedLosses), stderr)
+	if named != min(lost, record.MaxNamedLosses) {
+		t.Errorf("%d lost records named, want %d; stderr:\n%s", named, min(lost, record.MaxNamedLosses), stderr)
 	}
 	for _, l := range strings.Split(stderr, "\n") {
 		if strings.HasPrefix(l, "mcpdiag proxy: record lost: ") && (!strings.Contains(l, why) || !strings.Contains(l, "(POST tools/")) {
