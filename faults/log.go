@@ -67,8 +67,8 @@ func (o *Observation) Record() *record.Record {
 		RequestHeaders: o.Header, ResponseBytes: o.Bytes, RetryAfter: o.RetryAfter,
 		Timings: record.Timings{Total: record.Duration(o.Duration)},
 	}
-	f := o.Fault()
-	rec.Fault = f
+	f, params := o.Facts()
+	rec.Fault, rec.Params = f, params
 	if q := o.Request; q != nil {
 		if q.Post {
 			rec.SetRequest(q.Body)
@@ -78,13 +78,6 @@ func (o *Observation) Record() *record.Record {
 		if rec.Method == "" {
 			rec.Method = q.Method
 		}
-		c := q.Counters.clone()
-		f.Count = &record.FaultCount{Post: q.Count.Post, Method: q.Count.Method, Tool: q.Count.Tool}
-		f.Counters = &record.FaultCounters{Posts: c.Posts, Methods: c.Methods, Tools: c.Tools}
-		f.IssuedState = q.IssuedState()
-		rec.Params = paramsOf(q)
-	} else {
-		rec.Params = &record.Params{Meta: []string{}}
 	}
 	if rec.Client == "" {
 		rec.Client = o.Header.Get("User-Agent")
@@ -105,6 +98,24 @@ func (o *Observation) Record() *record.Record {
 		rec.Note += "fired: " + fired
 	}
 	return rec
+}
+
+// Facts returns the endpoint's view of the request as the record's typed
+// members: the decision (Fault) with the request's numbers, the counters
+// after it and the requestState issued, and the request's params facts.
+// A recorder in front of the endpoint (package recorder) puts them into the
+// exchange record.
+func (o *Observation) Facts() (*record.Fault, *record.Params) {
+	f := o.Fault()
+	q := o.Request
+	if q == nil {
+		return f, &record.Params{Meta: []string{}}
+	}
+	c := q.Counters.clone()
+	f.Count = &record.FaultCount{Post: q.Count.Post, Method: q.Count.Method, Tool: q.Count.Tool}
+	f.Counters = &record.FaultCounters{Posts: c.Posts, Methods: c.Methods, Tools: c.Tools}
+	f.IssuedState = q.IssuedState()
+	return f, paramsOf(q)
 }
 
 // paramsOf returns the params facts of a request: the _meta keys, its

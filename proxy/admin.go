@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
 // ViaValue is the Via header (RFC 9110 §7.6.3) the proxy adds to an admin
@@ -30,8 +32,8 @@ func (p *Proxy) adminGuard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if ex := exchangeFrom(r.Context()); ex != nil {
-			ex.adminRefused = true
+		if ex := recorder.From(r.Context()); ex != nil {
+			ex.Refused("proxy-generated: mcpdiag proxy answered 403 itself: admin paths are not forwarded (--forward-admin)")
 		}
 		p.log.Warn("refused to forward an admin path (--forward-admin forwards it)", "method", r.Method, "path", r.URL.Path)
 		h := w.Header()

@@ -23,27 +23,18 @@
 //
 // One chain of http.Handlers, as in `mcpdiag serve`:
 //
-//	client ─► Proxy (recorder) ─► [fault scenarios] ─► httputil.ReverseProxy ─► upstream
+//	client ─► loopback guard ─► recorder.Recorder ─► admin guard ─► [fault scenarios] ─► httputil.ReverseProxy ─► upstream
 //
-// The recorder reads the request body before forwarding it (up to
-// Options.MaxRequestParse; the rest streams after it), to learn the JSON-RPC
-// id, method, tool, protocol version and client, then forwards the request
-// as it came. It wraps the ResponseWriter: every byte written to the client
-// is written first, flushed (the reverse proxy flushes every write), and only
-// then copied to the classifier, which runs on the exchange's own goroutine
-// and reads the copy through a bounded pipe. The forwarding path never waits
-// for the classifier (unless it falls 256 KiB behind) and never for the
-// record file. Classification starts lazily, once 16 KiB are waiting or the
-// response ends, so an idle stream holds no parser.
-//
-// # Exactly one record per exchange
-//
-// ServeHTTP counts the exchange in, and its deferred end (which also runs
-// when the handler panics with http.ErrAbortHandler to cut a stream) closes
-// the pipe with the reason the response ended and lets the exchange's
-// goroutine classify, build the record, tell the Observer and hand the record
-// to the Sink. [Proxy.Wait] and [Proxy.Close] wait for all of them, so a
-// server shut down and a proxy closed have written every record.
+// The recording is package recorder's, the same middleware `mcpdiag serve`
+// records with: it reads the request body before forwarding it (up to
+// Options.MaxRequestParse), copies every byte to the classifier only after
+// it was flushed to the client, and writes exactly one record per exchange
+// (see the package's doc). The proxy adds the upstream leg: its transport
+// and error handler report it through recorder.From(ctx).Up (timings, the
+// error that cut it, the RFC 9209 error type and the response flag), its
+// Begin and Finish hooks the tool-definition drift and unknown-tool
+// warnings and the Observer. [Proxy.Wait] and [Proxy.Close] wait for every
+// record, so a server shut down and a proxy closed have written them all.
 //
 // # Failure vocabulary
 //

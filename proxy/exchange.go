@@ -1,101 +1,22 @@
 package proxy
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"io"
 	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"sync/atomic"
+	"strings"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
-	"github.com/mcpdiag/mcpdiag/wire"
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
-// exchange is the state of one request through the proxy. Its fields are
-// written by the handler goroutine (and the transport it calls) and read by
-// the exchange's finishing goroutine only after ended is closed, except
-// where noted.
-type exchange struct {
-	p     *Proxy
-	in    *http.Request
-	start time.Time
-	out   *url.URL // the upstream URL
-
-	// The request.
-	msg         wire.Message
-	listing     *listingToken // a tools/list in flight (drift.go)
-	reqBody     []byte        // the first maxParse bytes of the body
-	reqComplete bool          // reqBody is the whole body
-	reqBytes    atomic.Int64
-	reqErr      error // reading the client's body failed
-	protocol    string
-	client      string
-	session     string
-	scenario    string
-	traceparent string
-	tracestate  string
-
-	// The upstream leg (set by upstreamTransport and upstreamError).
-	upStart, upHeaders, upEnd time.Time
-	upErr                     error // no response from upstream
-	upBodyErr                 error // the upstream body broke
-	reqSent                   atomic.Bool
-	proxyError                string // RFC 9209 error type of a response the proxy made
-	mirrored                  bool   // the client's connection was dropped as the upstream's was
-	adminRefused              bool   // the proxy refused an admin path (Options.ForwardAdmin)
-	malformedBody             bool   // the proxy answered 400: the request body was malformed
-
-	// The downstream leg (set under responseWriter.mu).
-	status         int
-	respHeader     http.Header
-	invalidHeaders []string // upstream header names net/http does not send
-	headersAt      time.Duration
-	firstEvent     time.Duration
-	arrivals       []arrival
-	wrote          int64
-	downErr        error
-	hijacked       bool
-	clientGone     bool
-	shutdown       bool // the client was cut off because the proxy shut down
-	upReset        bool
-	aborted        any
-	closeErr       error // how the response body ended for the classifier
-	pipe           *pipe
-	started        bool // the finishing goroutine runs
-	end            time.Time
-	ended          chan struct{}
-	fault          *record.Fault // the fault layer's decision, nil without one
-}
-
-// arrival is when the bytes up to off had been flushed to the client.
-type arrival struct {
-	off int64
-	at  time.Duration
-}
-
-type exchangeKey struct{}
-
-// exchangeFrom returns the exchange a request belongs to, or nil.
-func exchangeFrom(ctx context.Context) *exchange {
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
-	return ex
-}
-
-// Errors that end a response body as the classifier sees it.
-var (
-	errClientGone = errors.New("the client disconnected before the response ended")
-	errHijacked   = errors.New("a handler in front of the upstream took over the connection")
-	errShutdown   = errors.New("the proxy shut down before the response ended")
-)
-
-// ServeHTTP forwards r to the upstream and records the exchange.
+// ServeHTTP forwards r to the upstream and records the exchange: the chain
+// is loopback guard → recorder → admin guard → fault layer → middleware →
+// reverse proxy.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
 		if ok, why := loopback.Check(r); !ok {
@@ -103,210 +24,85 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p.wg.Add(1)
-	p.inFlight.Add(1)
-	ex := p.begin(r)
-	rw := &responseWriter{w: w, rc: http.NewResponseController(w), ex: ex}
-	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
-	if ex.reqComplete {
-		// The one parse of the body: the faults and anything else down
-		// the chain read the facts from the context (wire.MessageFor).
-		ctx = wire.WithMessage(ctx, &ex.msg)
-	}
-	fwd := r.WithContext(ctx)
-	if r.Body != nil && r.Body != http.NoBody {
-		fwd.Body = &requestBody{ex: ex, r: r.Body}
-	}
-	defer func() {
-		v := recover()
-		if v != nil && ex.upBodyErr != nil {
-			// The upstream's body broke before its first byte: the
-			// client must still see the status and headers that came
-			// before the break, as it would directly.
-			rw.flushHead()
-		}
-		if v == nil && rw.unframedEmpty() {
-			// The upstream ended an empty body by closing (no
-			// Content-Length): send the head now, or net/http invents
-			// a Content-Length: 0 whenever the reverse proxy's flush
-			// timer loses its race with the end of the body.
-			rw.flushHead()
-		}
-		rw.end(v)
-		if v != nil {
-			panic(v) // http.ErrAbortHandler: the server drops the connection
-		}
-	}()
-	if ex.reqErr != nil && !bodyLeft(ex.reqErr) {
-		p.refuseMalformedBody(rw, ex)
-		return
-	}
-	p.handler.ServeHTTP(rw, fwd)
+	p.rec.Serve(w, r, p.handler)
 }
 
-// begin reads what the proxy needs to know about the request: the first
-// maxParse bytes of its body (forwarded afterwards unchanged), its JSON-RPC
-// facts, the client and the protocol version.
-func (p *Proxy) begin(r *http.Request) *exchange {
-	ex := &exchange{p: p, in: r, start: time.Now(), ended: make(chan struct{})}
-	ex.out = p.targetURL(r.URL)
-	if r.Body != nil && r.Body != http.NoBody {
-		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, p.maxParse)
-	} else {
-		ex.reqComplete = true
+// beginExchange is the recorder's Begin hook: a tools/list starts a
+// listing the drift tracker waits for (drift.go).
+func (p *Proxy) beginExchange(ex *recorder.Exchange) {
+	if ex.Method() == "tools/list" {
+		ex.Tag = p.drift.listingStarted(p.upstream.String(), ex.Start())
 	}
-	if ex.reqComplete {
-		ex.msg = wire.ParseMessage(ex.reqBody)
-	} else {
-		ex.msg = wire.Message{Kind: wire.MessageInvalid}
-	}
-	if ex.msg.Method == "tools/list" {
-		ex.listing = p.drift.listingStarted(p.upstream.String(), ex.start)
-	}
-	ex.session = r.Header.Get("Mcp-Session-Id")
-	sess := p.sessions.get(ex.session)
-	ex.protocol = r.Header.Get("Mcp-Protocol-Version")
-	if ex.protocol == "" {
-		ex.protocol = ex.msg.Protocol
-	}
-	if ex.protocol == "" {
-		ex.protocol = sess.protocol
-	}
-	ex.client = ex.msg.Client
-	if ex.client == "" {
-		ex.client = sess.client
-	}
-	if ex.client == "" {
-		ex.client = r.Header.Get("User-Agent")
-	}
-	ex.traceparent, ex.tracestate = ex.msg.Traceparent, ex.msg.Tracestate
-	if ex.traceparent == "" {
-		ex.traceparent, ex.tracestate = r.Header.Get("Traceparent"), r.Header.Get("Tracestate")
-	}
-	ex.scenario = p.opts.Scenario
-	if p.opts.ScenarioOf != nil {
-		if s := p.opts.ScenarioOf(r); s != "" {
-			ex.scenario = s
-		}
-	}
-	return ex
 }
 
-// readPrefix reads up to limit bytes of body. complete reports that the
-// whole body was read.
-func readPrefix(body io.Reader, contentLength int64, limit int) (buf []byte, complete bool, err error) {
-	size := 512
-	if contentLength >= 0 && contentLength < int64(limit) {
-		size = int(contentLength) + 1 // room to meet EOF without growing
-	}
-	buf = make([]byte, 0, min(size, limit))
-	for len(buf) < limit {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+// finishExchange is the recorder's Finish hook: the tool-definition drift
+// and unknown-tool warnings, and the observer. The drift warning records
+// it returns are written after the exchange's.
+func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
+	ex, rec, res := f.Exchange, f.Record, f.Result
+	listing, _ := ex.Tag.(*listingToken)
+	var drifts []Drift
+	if ex.Method() == "tools/list" && res != nil && len(res.Response) > 0 {
+		drifts = p.drift.observe(p.upstream.String(), res.Response, ex.End())
+		for _, d := range drifts {
+			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
 		}
-		n, rerr := body.Read(buf[len(buf):min(cap(buf), limit)])
-		buf = buf[:len(buf)+n]
-		if rerr == io.EOF {
-			return buf, true, nil
-		}
-		if rerr != nil {
-			return buf, false, rerr
+		if body, complete := ex.Body(); complete {
+			p.drift.listedInOrder(p.upstream.String(), ex.Start(), body, res.Response)
 		}
 	}
-	return buf, false, nil
+	p.drift.listingEnded(listing)
+	p.drift.unknownTool(p.upstream.String(), rec, ex.Start())
+
+	if p.opts.Observer != nil {
+		parent, state := ex.TraceContext()
+		up := &ex.Up
+		o := &Observation{
+			Record: rec, Start: ex.Start(), End: ex.End(), Transport: TransportTCP,
+			TraceParent: parent, TraceState: state,
+			ClientAddr: ex.Request().RemoteAddr, ServerAddr: p.upstream.Host,
+			ProxyError: up.ProxyError, UpstreamError: up.ProxyError, UpstreamReset: f.UpstreamReset, ClientGone: f.ClientGone,
+			Drift: drifts,
+		}
+		if up.Mirrored {
+			o.UpstreamError = ProxyConnectionTerminated
+		}
+		if !up.Start.IsZero() {
+			o.Upstream = Leg{Start: up.Start, End: up.End}
+			if o.Upstream.End.IsZero() {
+				o.Upstream.End = ex.End()
+			}
+		}
+		p.opts.Observer.Observe(o)
+	}
+	after := make([]*record.Record, 0, len(drifts))
+	for _, d := range drifts {
+		p.log.Warn(d.Message, "tool", d.Tool, "code", d.Code)
+		after = append(after, driftRecord(rec, d))
+	}
+	return after
 }
 
-// requestBody is the body forwarded upstream: the bytes begin read, then the
-// rest of the client's body as it arrives (or the error that ended it).
-type requestBody struct {
-	ex   *exchange
-	r    io.ReadCloser
-	sent int
-}
-
-func (b *requestBody) Read(p []byte) (int, error) {
-	ex := b.ex
-	if b.sent < len(ex.reqBody) {
-		n := copy(p, ex.reqBody[b.sent:])
-		b.sent += n
-		ex.reqBytes.Add(int64(n))
-		return n, nil
+// driftRecord is the warning record of one changed tool. The exchange's
+// record gets its id first, so that the warning can name it.
+func driftRecord(ex *record.Record, d Drift) *record.Record {
+	if ex.ID == "" {
+		ex.ID = record.NewID()
 	}
-	switch {
-	case ex.reqErr != nil:
-		return 0, ex.reqErr
-	case ex.reqComplete:
-		return 0, io.EOF
+	return &record.Record{
+		Kind: KindWarning, Time: time.Now(), Client: ex.Client, ProtocolVersion: ex.ProtocolVersion,
+		Scenario: ex.Scenario, Method: "tools/list", Tool: d.Tool, URL: ex.URL, Session: ex.Session,
+		HTTPStatuses: []int{}, Layer: classify.LayerApplication,
+		Reason:   d.Message,
+		Warnings: []record.Warning{{Code: d.Code, Message: d.Message}},
+		Note:     "changed: " + strings.Join(d.Changes, ", ") + "; seen in exchange " + ex.ID,
 	}
-	n, err := b.r.Read(p)
-	ex.reqBytes.Add(int64(n))
-	return n, err
-}
-
-func (b *requestBody) Close() error { return b.r.Close() }
-
-// end is called once, when the handler returns (or panics): it hands the
-// last bytes to the classifier, says how the response ended, and lets the
-// finishing goroutine write the record.
-func (rw *responseWriter) end(panicked any) {
-	ex := rw.ex
-	rw.mu.Lock()
-	rw.handoff()
-	ex.aborted = panicked
-	inCtx := ex.in.Context().Err()
-	switch {
-	case ex.hijacked:
-		ex.closeErr = errHijacked
-	case ex.mirrored:
-		ex.closeErr = ex.upErr
-	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformedBody:
-		ex.clientGone = true
-		ex.closeErr = errClientGone
-	case ex.upBodyErr != nil && inCtx != nil:
-		ex.clientGone = true
-		ex.closeErr = errClientGone
-	case ex.upBodyErr != nil:
-		ex.upReset = true
-		ex.closeErr = ex.upBodyErr
-	case panicked != nil:
-		ex.closeErr = errors.New("the response was aborted")
-	}
-	if ex.clientGone && ex.p.closing.Load() {
-		ex.shutdown = true
-		ex.closeErr = errShutdown
-	}
-	if ex.pipe != nil {
-		ex.pipe.closeWithError(ex.closeErr)
-	}
-	ex.end = time.Now()
-	if !ex.started {
-		ex.started = true
-		go ex.p.run(ex)
-	}
-	rw.mu.Unlock()
-	close(ex.ended)
 }
 
 // slogLogger adapts the proxy's logger for ReverseProxy.ErrorLog.
 func slogLogger(l *slog.Logger) *log.Logger {
 	return slog.NewLogLogger(l.Handler(), slog.LevelDebug)
 }
-
-// bodyReader returns what the classifier reads: the pipe when the response
-// streamed, or the empty body.
-func (ex *exchange) bodyReader() io.Reader {
-	if ex.pipe != nil {
-		return ex.pipe
-	}
-	if ex.closeErr != nil {
-		return io.MultiReader(bytes.NewReader(nil), errReader{ex.closeErr})
-	}
-	return bytes.NewReader(nil)
-}
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // onLoopbackListener reports whether r came in on a loopback address of
 // the server that serves the proxy.

@@ -84,11 +84,8 @@ func (f *faultLayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	if ex := exchangeFrom(r.Context()); ex != nil {
-		// The endpoint tells the exchange its decision through the
-		// request's context, in this goroutine, before the handler returns.
-		r = r.WithContext(faults.WithTap(r.Context(), func(o *faults.Observation) { ex.fault = o.Fault() }))
-	}
+	// The endpoint tells the exchange its decision through the tap the
+	// recorder put on the request's context (faults.WithTap).
 	ep.ServeHTTP(w, r)
 }
 

@@ -8,69 +8,49 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/mcpdiag/mcpdiag/record"
-	"github.com/mcpdiag/mcpdiag/wire"
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
-// BodyMode says which bodies the proxy puts into records. Forwarded bodies
-// are never affected: only what is recorded.
-type BodyMode string
+// BodyMode says which bodies the proxy puts into records (see
+// recorder.BodyMode). Forwarded bodies are never affected: only what is
+// recorded.
+type BodyMode = recorder.BodyMode
 
 // The body modes.
 const (
 	// BodiesNone records no body text (sizes, hashes and the verdict only).
-	BodiesNone BodyMode = "none"
+	BodiesNone = recorder.BodiesNone
 	// BodiesErrors records the response body of every exchange that did not
-	// succeed (the default): what a failure looked like, without keeping
-	// tool results or arguments of calls that worked.
-	BodiesErrors BodyMode = "errors"
+	// succeed (the default).
+	BodiesErrors = recorder.BodiesErrors
 	// BodiesAll records the request and response bodies of every exchange,
 	// each capped at the body limit.
-	BodiesAll BodyMode = "all"
+	BodiesAll = recorder.BodiesAll
 	// BodiesFull records the complete request and response bytes (raw SSE
-	// framing included) with each event's arrival time, so that an exchange
-	// can be replayed exactly. Credentials are still redacted.
-	BodiesFull BodyMode = "full"
+	// framing included) with each event's arrival time.
+	BodiesFull = recorder.BodiesFull
 )
 
 // ParseBodyMode reads the value of a --record-bodies flag ("" is
 // BodiesErrors).
-func ParseBodyMode(s string) (BodyMode, error) {
-	switch m := BodyMode(s); m {
-	case "":
-		return BodiesErrors, nil
-	case BodiesNone, BodiesErrors, BodiesAll, BodiesFull:
-		return m, nil
-	}
-	return "", fmt.Errorf("proxy: body mode %q: want none, errors, all or full", s)
-}
+func ParseBodyMode(s string) (BodyMode, error) { return recorder.ParseBodyMode(s) }
 
 // Limits.
 const (
 	// DefaultBodyLimit caps each recorded body in the excerpt modes.
-	DefaultBodyLimit = record.DefaultBodyLimit
-	// DefaultFullBodyLimit caps each recorded body in BodiesFull: request and
-	// response together stay below the record line limit
-	// (record.DefaultMaxLineSize), so a full record is still one readable
-	// line. A body beyond it is kept up to the limit and marked truncated.
-	DefaultFullBodyLimit = 3 << 20
+	DefaultBodyLimit = recorder.DefaultBodyLimit
+	// DefaultFullBodyLimit caps each recorded body in BodiesFull.
+	DefaultFullBodyLimit = recorder.DefaultFullBodyLimit
 	// DefaultMaxRequestParse is how much of a request body the proxy reads
 	// before forwarding it, to learn the JSON-RPC id, method and protocol
 	// version the classifier needs. A larger body is forwarded whole all the
-	// same (the read part first, then the rest as it arrives); its exchange
-	// is then classified without the request id.
-	DefaultMaxRequestParse = 4 << 20
-	// DefaultClassifyMemory is the default of Options.ClassifyMemory: eight
-	// events of the default maximum size (wire.DefaultMaxEventSize) at
-	// once.
-	DefaultClassifyMemory = 128 << 20
-	// maxArrivals bounds the event arrival times kept for one full record.
-	maxArrivals = 100000
+	// same; its exchange is then classified without the request id.
+	DefaultMaxRequestParse = recorder.DefaultMaxRequestParse
+	// DefaultClassifyMemory is the default of Options.ClassifyMemory.
+	DefaultClassifyMemory = recorder.DefaultClassifyMemory
 )
 
 // Connection timeouts of the server HTTPServer returns.
@@ -90,9 +70,7 @@ const ProxyName = "mcpdiag"
 
 // Sink receives records; *record.Async, *record.FileWriter and
 // *record.StreamWriter are sinks. Write may be called from many goroutines.
-type Sink interface {
-	Write(rec *record.Record) error
-}
+type Sink = recorder.Sink
 
 // Options configure an HTTP proxy.
 type Options struct {
@@ -178,20 +156,10 @@ type Proxy struct {
 	upstream  *url.URL
 	handler   http.Handler
 	transport http.RoundTripper
-	bodyLimit int
-	maxParse  int
-	budget    *wire.Budget // nil: no overall bound
+	rec       *recorder.Recorder // the exchange records (package recorder)
 	log       *slog.Logger
 
-	sessions sessionStore
-	drift    driftTracker
-
-	wg       sync.WaitGroup
-	inFlight atomic.Int64
-	closing  atomic.Bool
-	stats    struct {
-		exchanges, recordErrors, clientGone, cutByShutdown, upstreamErrors, upstreamResets, notClassified atomic.Int64
-	}
+	drift driftTracker
 }
 
 // New checks opts and returns a proxy.
@@ -203,33 +171,23 @@ func New(opts Options) (*Proxy, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("proxy: upstream %q: want an http:// or https:// URL with a host", u.Redacted())
 	}
-	if opts.Bodies == "" {
-		opts.Bodies = BodiesErrors
-	}
-	if _, err := ParseBodyMode(string(opts.Bodies)); err != nil {
-		return nil, err
-	}
 	p := &Proxy{opts: opts, upstream: u, log: opts.Logger}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	p.bodyLimit = opts.BodyLimit
-	if p.bodyLimit == 0 {
-		p.bodyLimit = DefaultBodyLimit
-		if opts.Bodies == BodiesFull {
-			p.bodyLimit = DefaultFullBodyLimit
-		}
+	rec, err := recorder.New(recorder.Options{
+		Records: opts.Records, Bodies: opts.Bodies, BodyLimit: opts.BodyLimit, MaxEventSize: opts.MaxEventSize,
+		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: opts.MaxRequestParse,
+		Scenario: opts.Scenario, ScenarioOf: opts.ScenarioOf, FaultScenario: opts.Faults != nil,
+		URL:  func(r *http.Request) string { return p.targetURL(r.URL).String() },
+		Name: "proxy", Upstream: "upstream",
+		Begin: p.beginExchange, Finish: p.finishExchange, Refuse: p.refuseMalformedBody,
+		Logger: p.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	p.maxParse = opts.MaxRequestParse
-	if p.maxParse <= 0 {
-		p.maxParse = DefaultMaxRequestParse
-	}
-	switch {
-	case opts.ClassifyMemory == 0:
-		p.budget = wire.NewBudget(DefaultClassifyMemory)
-	case opts.ClassifyMemory > 0:
-		p.budget = wire.NewBudget(opts.ClassifyMemory)
-	}
+	p.rec = rec
 	rt := opts.Transport
 	if rt == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -340,67 +298,21 @@ func (p *Proxy) targetURL(in *url.URL) *url.URL {
 	return t
 }
 
-// Stats are the proxy's counters.
-type Stats struct {
-	// Exchanges counts finished exchanges (each wrote one record, or
-	// tried to).
-	Exchanges int64 `json:"exchanges"`
-	// InFlight counts exchanges not finished yet.
-	InFlight int64 `json:"inFlight"`
-	// RecordErrors counts records the sink refused.
-	RecordErrors int64 `json:"recordErrors"`
-	// ClientGone counts exchanges the client left before the end.
-	ClientGone int64 `json:"clientGone"`
-	// CutByShutdown counts exchanges the proxy's own shutdown cut (see
-	// BeginShutdown); they are not in ClientGone.
-	CutByShutdown int64 `json:"cutByShutdown"`
-	// UpstreamErrors counts exchanges the proxy answered itself because
-	// the upstream could not be reached or failed before responding.
-	UpstreamErrors int64 `json:"upstreamErrors"`
-	// UpstreamResets counts responses the upstream cut after they started.
-	UpstreamResets int64 `json:"upstreamResets"`
-	// NotClassified counts exchanges recorded NOT_CLASSIFIED (over
-	// MaxEventSize or the classification memory budget).
-	NotClassified int64 `json:"notClassified"`
-	// ClassifyMemory is the classification memory budget in bytes (0 when
-	// there is none), ClassifyMemoryInUse what it holds now,
-	// ClassifyMemoryPeak the most it held at once and
-	// ClassifyMemoryRefused how many reservations it refused (each makes an
-	// event or body be read through without being held).
-	ClassifyMemory        int64 `json:"classifyMemory"`
-	ClassifyMemoryInUse   int64 `json:"classifyMemoryInUse"`
-	ClassifyMemoryPeak    int64 `json:"classifyMemoryPeak"`
-	ClassifyMemoryRefused int64 `json:"classifyMemoryRefused"`
-}
+// Stats are the proxy's counters (the recorder's; see recorder.Stats).
+type Stats = recorder.Stats
 
 // Stats returns the counters so far.
-func (p *Proxy) Stats() Stats {
-	return Stats{
-		Exchanges: p.stats.exchanges.Load(), InFlight: p.inFlight.Load(),
-		RecordErrors: p.stats.recordErrors.Load(), ClientGone: p.stats.clientGone.Load(), CutByShutdown: p.stats.cutByShutdown.Load(),
-		UpstreamErrors: p.stats.upstreamErrors.Load(), UpstreamResets: p.stats.upstreamResets.Load(),
-		NotClassified:  p.stats.notClassified.Load(),
-		ClassifyMemory: p.budget.Limit(), ClassifyMemoryInUse: p.budget.InUse(), ClassifyMemoryPeak: p.budget.Peak(),
-		ClassifyMemoryRefused: p.budget.Refused(),
-	}
-}
+func (p *Proxy) Stats() Stats { return p.rec.Stats() }
 
 // Wait blocks until every exchange that has started is finished and its
 // record handed to the sink, or ctx is done. Call it after the HTTP server
 // stopped accepting requests (http.Server.Shutdown or Close) and before
 // closing the sink.
 func (p *Proxy) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		p.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("proxy: %d exchanges still in flight: %w", p.inFlight.Load(), ctx.Err())
+	if err := p.rec.Wait(ctx); err != nil {
+		return fmt.Errorf("proxy: %w", err)
 	}
+	return nil
 }
 
 // BeginShutdown tells the proxy that its server is about to cut the
@@ -408,7 +320,7 @@ func (p *Proxy) Wait(ctx context.Context) error {
 // exchange cut from now on is recorded as cut by the shutdown ("the proxy
 // shut down after N response bytes"), not as left by its client (DC). Call
 // it before closing the server; Close calls it too.
-func (p *Proxy) BeginShutdown() { p.closing.Store(true) }
+func (p *Proxy) BeginShutdown() { p.rec.BeginShutdown() }
 
 // Close marks the proxy as shutting down (BeginShutdown), waits for every
 // exchange, as Wait, and closes the idle connections to the upstream.
@@ -421,50 +333,6 @@ func (p *Proxy) Close(ctx context.Context) error {
 	return err
 }
 
-// sessionStore remembers, per 2025-11-25 session, the client and the
-// negotiated protocol version, which later requests of the session do not
-// repeat. It is bounded: past maxSessions an arbitrary entry is forgotten.
-type sessionStore struct {
-	mu sync.Mutex
-	m  map[string]sessionInfo
-}
-
-type sessionInfo struct {
-	client, protocol string
-}
-
-const maxSessions = 10000
-
-func (s *sessionStore) get(id string) sessionInfo {
-	if id == "" {
-		return sessionInfo{}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[id]
-}
-
-func (s *sessionStore) put(id string, info sessionInfo) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]sessionInfo{}
-	}
-	if _, ok := s.m[id]; !ok && len(s.m) >= maxSessions {
-		for k := range s.m {
-			delete(s.m, k)
-			break
-		}
-	}
-	s.m[id] = info
-}
-
-func (s *sessionStore) del(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
-}
-
 // bufferPool gives ReverseProxy its copy buffers, pooled, so that finished
 // responses give theirs back. 16 KiB: half ReverseProxy's own default, since
 // an idle stream holds its buffer while it waits, and a read returns what
@@ -475,19 +343,3 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 16<<10); return 
 
 func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
 func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
-
-// isEventStream reports whether a Content-Type is text/event-stream.
-func isEventStream(ct string) bool {
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
-}
-
-// idOrNil returns the id, or a zero id for a notification.
-func idOrNil(m wire.Message) wire.ID {
-	if m.Kind == wire.MessageRequest {
-		return m.ID
-	}
-	return wire.ID{}
-}

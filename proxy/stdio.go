@@ -797,6 +797,11 @@ func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m wire.Me
 	s.opts.Observer.Observe(o)
 }
 
+// maxLoggedLosses is how many refused records the stdio proxy names one by
+// one in its log; past it they are counted, not logged (as the recorder
+// does for HTTP).
+const maxLoggedLosses = 20
+
 func (s *stdioProxy) write(rec *record.Record) {
 	if s.opts.Records == nil {
 		return

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
 // upstreamTransport times the upstream leg and watches the upstream body for
@@ -27,48 +28,49 @@ type upstreamTransport struct {
 }
 
 func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ex := exchangeFrom(req.Context())
+	ex := recorder.From(req.Context())
 	if ex == nil {
 		return t.rt.RoundTrip(req)
 	}
-	ex.upStart = time.Now()
+	up := &ex.Up
+	up.Start = time.Now()
 	trace := &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) { ex.reqSent.Store(i.Err == nil) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) { up.Sent.Store(i.Err == nil) },
 	}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	resp, err := t.rt.RoundTrip(req)
-	ex.upHeaders = time.Now()
+	up.Headers = time.Now()
 	if err != nil {
-		ex.upErr = err
-		ex.upEnd = ex.upHeaders
+		up.Err = err
+		up.End = up.Headers
 		return nil, err
 	}
-	resp.Body = &upstreamBody{rc: resp.Body, ex: ex}
+	resp.Body = &upstreamBody{rc: resp.Body, up: up}
 	return resp, nil
 }
 
 // upstreamBody notes how the upstream body ended.
 type upstreamBody struct {
 	rc io.ReadCloser
-	ex *exchange
+	up *recorder.Upstream
 }
 
 func (b *upstreamBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		if b.ex.upEnd.IsZero() {
-			b.ex.upEnd = time.Now()
+		if b.up.End.IsZero() {
+			b.up.End = time.Now()
 		}
-		if err != io.EOF && b.ex.upBodyErr == nil {
-			b.ex.upBodyErr = err
+		if err != io.EOF && b.up.BodyErr == nil {
+			b.up.BodyErr = err
 		}
 	}
 	return n, err
 }
 
 func (b *upstreamBody) Close() error {
-	if b.ex.upEnd.IsZero() {
-		b.ex.upEnd = time.Now()
+	if b.up.End.IsZero() {
+		b.up.End = time.Now()
 	}
 	return b.rc.Close()
 }
@@ -168,17 +170,18 @@ func sanitizeDetails(s string) string {
 // responding, the proxy drops the client's connection the same way instead,
 // so that the client sees what it would have seen directly.
 func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	ex := exchangeFrom(r.Context())
+	ex := recorder.From(r.Context())
 	if ex == nil {
 		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
-	if ex.upErr == nil {
-		ex.upErr = err
+	up := &ex.Up
+	if up.Err == nil {
+		up.Err = err
 	}
-	if ex.in.Context().Err() != nil || ex.reqErr != nil {
+	if ex.Request().Context().Err() != nil || ex.BodyError() != nil {
 		// The client left (or its request body broke): nobody to answer.
-		ex.clientGone = true
+		ex.ClientLeft()
 		return
 	}
 	cause := err
@@ -186,15 +189,16 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if errors.As(err, &ue) {
 		cause = ue.Err // without the URL, which may carry credentials
 	}
-	errType, status, _ := upstreamFailure(err, ex.reqSent.Load())
+	errType, status, flag := upstreamFailure(err, up.Sent.Load())
+	up.Flag = flag
 	if errType == ProxyConnectionTerminated {
 		// The upstream took the connection and then closed or reset it
 		// without a response. The client would have seen exactly that, so
 		// it sees it here too: its connection is dropped, not answered.
-		ex.mirrored = true
+		up.Mirrored = true
 		panic(http.ErrAbortHandler)
 	}
-	ex.proxyError = errType
+	up.ProxyError = errType
 	h := w.Header()
 	h.Set("Proxy-Status", ProxyStatus(errType, cause.Error(), p.upstream.Host))
 	h.Set("Content-Type", "text/plain; charset=utf-8")

@@ -1,4 +1,4 @@
-package proxy
+package recorder
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ const pendingMax = 64 << 10
 type responseWriter struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
-	ex *exchange
+	ex *Exchange
 
 	mu          sync.Mutex
 	wroteHeader bool
@@ -80,7 +80,7 @@ func (rw *responseWriter) writeHeader(code int) {
 		// Remember the session's client now: its next request may arrive
 		// before this exchange's record is finished.
 		if sid := ex.respHeader.Get("Mcp-Session-Id"); sid != "" {
-			ex.p.sessions.put(sid, sessionInfo{client: ex.client, protocol: ex.protocol})
+			ex.rc.sessions.put(sid, sessionInfo{client: ex.client, protocol: ex.protocol})
 		}
 	}
 	if isEventStream(h.Get("Content-Type")) {
@@ -186,7 +186,7 @@ func (rw *responseWriter) handoff() {
 	rw.pending = nil
 	if rw.sse != nil {
 		at := time.Since(ex.start)
-		full := ex.p.opts.Bodies == BodiesFull
+		full := ex.rc.opts.Bodies == BodiesFull
 		rw.sse.Feed(chunk)
 		for t := rw.sse.Next(); t != nil; t = rw.sse.Next() {
 			if t.Kind != wire.SSEEnd || !t.HasData {
@@ -206,7 +206,7 @@ func (rw *responseWriter) handoff() {
 	ex.pipe.write(chunk)
 	if !ex.started && ex.pipe.buffered() >= lazyStart {
 		ex.started = true
-		go ex.p.run(ex)
+		go ex.rc.run(ex)
 	}
 }
 
@@ -235,4 +235,12 @@ func validFieldName(name string) bool {
 		}
 	}
 	return true
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream.
+func isEventStream(ct string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }

@@ -1,16 +1,14 @@
-package proxy
+package recorder
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -21,26 +19,27 @@ import (
 // the client received it (reading the pipe while the response streams),
 // waits for the handler to end, and writes the one record of the exchange.
 // It starts with the first response bytes, or when the handler ends.
-func (p *Proxy) run(ex *exchange) {
-	defer p.wg.Done()
-	defer p.inFlight.Add(-1)
+func (rc *Recorder) run(ex *Exchange) {
+	defer rc.wg.Done()
+	defer rc.inFlight.Add(-1)
+	defer close(ex.done)
 	var capt *capture
-	if p.opts.Bodies != BodiesNone {
-		capt = &capture{limit: p.bodyLimit}
+	if rc.opts.Bodies != BodiesNone {
+		capt = &capture{limit: rc.bodyLimit}
 	}
 	var res *classify.Result
 	var cerr error
 	if ex.status == 0 {
 		<-ex.ended
-		res = p.noResponse(ex)
+		res = rc.noResponse(ex)
 	} else {
 		var body io.Reader = ex.bodyReader()
 		if capt != nil {
 			capt.r = body
 			body = capt
 		}
-		if ex.msg.Kind == wire.MessageRequest || ex.msg.Kind == wire.MessageNotification || ex.msg.Kind == wire.MessageResponse {
-			cl := classify.Classifier{MaxEventSize: p.opts.MaxEventSize, Budget: p.budget}
+		if ex.msg.IsRPC() {
+			cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
 			cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
 			res, cerr = cl.Classify(&classify.Exchange{
 				Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
@@ -48,7 +47,7 @@ func (p *Proxy) run(ex *exchange) {
 				Status: ex.status, Header: ex.respHeader, Body: body,
 			})
 		} else {
-			res = p.plainHTTP(ex, body)
+			res = rc.plainHTTP(ex, body)
 		}
 		if capt != nil && !capt.more && ex.pipe != nil {
 			// Keep capturing what the classifier did not read (it stops
@@ -60,22 +59,24 @@ func (p *Proxy) run(ex *exchange) {
 		}
 		<-ex.ended
 	}
-	p.finish(ex, res, cerr, capt)
+	rc.finish(ex, res, cerr, capt)
 }
 
 // noResponse classifies an exchange in which no response headers reached
 // the client.
-func (p *Proxy) noResponse(ex *exchange) *classify.Result {
+func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 	var err error
 	switch {
 	case ex.hijacked:
 		err = errHijacked
-	case ex.mirrored:
-		err = errors.New(urlFree(ex.upErr))
+	case ex.Up.Mirrored:
+		err = errors.New(urlFree(ex.Up.Err))
 	case ex.shutdown:
-		err = errShutdown
+		err = rc.shutErr
 	case ex.clientGone:
 		err = errClientGone
+	case ex.aborted:
+		err = errAborted
 	default:
 		// The handler wrote nothing: net/http answers 200 with no body.
 		ex.status = http.StatusOK
@@ -87,7 +88,7 @@ func (p *Proxy) noResponse(ex *exchange) *classify.Result {
 	}
 	res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
-		ProtocolVersion: ex.protocol, Err: err, RequestSent: ex.reqSent.Load(),
+		ProtocolVersion: ex.protocol, Err: err, RequestSent: ex.Up.Sent.Load(),
 	})
 	return res
 }
@@ -95,7 +96,7 @@ func (p *Proxy) noResponse(ex *exchange) *classify.Result {
 // plainHTTP judges an exchange that is not a JSON-RPC message (GET and
 // DELETE on the MCP endpoint, OAuth metadata, a body that is not JSON-RPC)
 // at the HTTP layer only.
-func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
+func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader) *classify.Result {
 	if ex.status < 200 || ex.status > 299 {
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 			Method: ex.msg.Method, Status: ex.status, Header: ex.respHeader, Body: body,
@@ -108,8 +109,8 @@ func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 	var err error
 	if isEventStream(res.ContentType) {
 		sse := &classify.SSEDetails{}
-		rd := wire.NewSSEReader(body, p.opts.MaxEventSize)
-		rd.SetBudget(p.budget)
+		rd := wire.NewSSEReader(body, rc.opts.MaxEventSize)
+		rd.SetBudget(rc.budget)
 		defer rd.Release()
 		for {
 			ev, rerr := rd.Next()
@@ -146,7 +147,7 @@ func (p *Proxy) plainHTTP(ex *exchange, body io.Reader) *classify.Result {
 		n, rerr := io.Copy(io.Discard, body)
 		res.BodyBytes, err = n, rerr
 	}
-	if err != nil && !errors.Is(err, errClientGone) && !errors.Is(err, errShutdown) {
+	if err != nil && !errors.Is(err, errClientGone) && !errors.Is(err, rc.shutErr) {
 		res.Outcome = classify.NetworkError
 		res.Network = &classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true}
 		res.Reason = what + ", cut: " + err.Error()
@@ -180,9 +181,17 @@ func (c *capture) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// finish builds the exchange's record, updates the session and drift state,
-// tells the observer, and writes the record.
-func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *capture) {
+// cancelled says what a disconnect cancelled, in notes.
+func (rc *Recorder) cancelled() string {
+	if rc.opts.Upstream != "" {
+		return "the " + rc.opts.Upstream + " request was cancelled"
+	}
+	return "the request was cancelled"
+}
+
+// finish builds the exchange's record, updates the session state, calls
+// the Finish hook, and writes the record.
+func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt *capture) {
 	in := ex.in
 	rec := &record.Record{
 		Kind:            record.KindExchange,
@@ -191,7 +200,7 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 		ProtocolVersion: ex.protocol,
 		Scenario:        ex.scenario,
 		HTTPMethod:      in.Method,
-		URL:             ex.out.String(),
+		URL:             ex.url,
 		RequestHeaders:  in.Header,
 		ResponseHeaders: ex.respHeader,
 		Session:         ex.session,
@@ -201,11 +210,11 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if in.Method == http.MethodPost {
 		rec.PostCount = 1
 	}
-	if p.opts.Faults != nil {
+	if rc.opts.FaultScenario {
 		// With fault injection, the scenario is what fired on this request.
 		rec.Scenario = ex.fault.FiredString()
-		rec.Fault = ex.fault
 	}
+	rec.Fault, rec.Params = ex.fault, ex.params
 	if rec.Session == "" && ex.respHeader != nil {
 		rec.Session = ex.respHeader.Get("Mcp-Session-Id")
 	}
@@ -237,38 +246,37 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	case wire.MessageBatch:
 		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
 	case wire.MessageInvalid:
-		if ex.malformedBody {
-			notes = append(notes, fmt.Sprintf("proxy-generated: the request body is malformed (%s); mcpdiag proxy answered 400 itself, as a server would, and did not forward the request (%s)", ex.reqErr, ProxyRequestError))
+		if ex.malformed {
+			notes = append(notes, fmt.Sprintf("%s-generated: the request body is malformed (%s); mcpdiag %s answered 400 itself, as a server would, and did not pass the request on", rc.noun, ex.reqErr, rc.noun))
 		} else if !ex.reqComplete && ex.reqErr == nil {
-			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was forwarded whole but not parsed", p.maxParse))
+			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was %s whole but not parsed", rc.maxParse, rc.passedOn()))
 		} else if in.Method == http.MethodPost {
 			notes = append(notes, "the request body is not a JSON-RPC message")
 		}
 	}
-	if ex.proxyError != "" {
-		p.stats.upstreamErrors.Add(1)
-		cause := ex.upErr
+	up := &ex.Up
+	if up.ProxyError != "" {
+		rc.stats.upstreamErrors.Add(1)
+		cause := up.Err
 		if cause == nil {
 			cause = errors.New("unknown")
 		}
-		_, _, flag := upstreamFailure(cause, ex.reqSent.Load())
-		rec.Flags.Add(flag)
-		notes = append(notes, fmt.Sprintf("proxy-generated: mcpdiag proxy answered %d itself because the upstream failed before responding (%s, Proxy-Status error=%s)", ex.status, flag, ex.proxyError))
-		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: ex.reqSent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
+		rec.Flags.Add(up.Flag)
+		notes = append(notes, fmt.Sprintf("%s-generated: mcpdiag %s answered %d itself because the %s failed before responding (%s, Proxy-Status error=%s)", rc.noun, rc.noun, ex.status, rc.opts.Upstream, up.Flag, up.ProxyError))
+		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: up.Sent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
 	}
-	if ex.adminRefused {
-		notes = append(notes, "proxy-generated: mcpdiag proxy answered 403 itself: admin paths are not forwarded (--forward-admin)")
+	if ex.refused != "" {
+		notes = append(notes, ex.refused)
 	}
-	if ex.mirrored {
-		p.stats.upstreamErrors.Add(1)
-		_, _, flag := upstreamFailure(ex.upErr, ex.reqSent.Load())
-		rec.Flags.Add(flag)
-		notes = append(notes, fmt.Sprintf("the upstream closed the connection before any response (%s, %s); the proxy dropped the client's connection the same way", flag, ProxyConnectionTerminated))
+	if up.Mirrored {
+		rc.stats.upstreamErrors.Add(1)
+		rec.Flags.Add(up.Flag)
+		notes = append(notes, fmt.Sprintf("the %s closed the connection before any response (%s, connection_terminated); the %s dropped the client's connection the same way", rc.opts.Upstream, up.Flag, rc.noun))
 	}
 	if ex.upReset {
-		p.stats.upstreamResets.Add(1)
+		rc.stats.upstreamResets.Add(1)
 		rec.Flags.Add(record.FlagUR)
-		notes = append(notes, fmt.Sprintf("upstream reset after the response started (UR): %s; the client received the cut response (%d bytes)", urlFree(ex.upBodyErr), ex.wrote))
+		notes = append(notes, fmt.Sprintf("%s reset after the response started (UR): %s; the client received the cut response (%d bytes)", rc.opts.Upstream, urlFree(up.BodyErr), ex.wrote))
 	}
 	// A client that stops reading once the response arrived (as the
 	// diagnostic client does) is not a failure.
@@ -276,25 +284,19 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	if ex.clientGone {
 		switch {
 		case ex.shutdown:
-			p.stats.cutByShutdown.Add(1)
-		case !afterResponse:
-			p.stats.clientGone.Add(1)
-		}
-		switch {
-		case ex.shutdown:
+			rc.stats.cutByShutdown.Add(1)
 			rec.Flags.Add(record.FlagSD)
-		case !afterResponse:
-			rec.Flags.Add(record.FlagDC)
-		}
-		switch {
-		case ex.shutdown:
-			notes = append(notes, fmt.Sprintf("the proxy shut down after %d response bytes; the upstream request was cancelled", ex.wrote))
+			notes = append(notes, fmt.Sprintf("the %s shut down after %d response bytes; %s", rc.noun, ex.wrote, rc.cancelled()))
 		case ex.status == 0:
-			notes = append(notes, "client disconnected (DC) before the response; the upstream request was cancelled")
+			rc.stats.clientGone.Add(1)
+			rec.Flags.Add(record.FlagDC)
+			notes = append(notes, "client disconnected (DC) before the response; "+rc.cancelled())
 		case afterResponse:
-			notes = append(notes, fmt.Sprintf("the client closed the stream after receiving the response (%d bytes); the upstream stream was cancelled", ex.wrote))
+			notes = append(notes, fmt.Sprintf("the client closed the stream after receiving the response (%d bytes); the %s stream was cancelled", ex.wrote, orWord(rc.opts.Upstream, "response")))
 		default:
-			notes = append(notes, fmt.Sprintf("client disconnected (DC) after %d response bytes; the upstream request was cancelled", ex.wrote))
+			rc.stats.clientGone.Add(1)
+			rec.Flags.Add(record.FlagDC)
+			notes = append(notes, fmt.Sprintf("client disconnected (DC) after %d response bytes; %s", ex.wrote, rc.cancelled()))
 		}
 		if ex.protocol == classify.Protocol2026 {
 			notes[len(notes)-1] += " (in 2026-07-28 a disconnect cancels the request)"
@@ -302,40 +304,31 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	}
 	if ex.hijacked {
 		rec.Flags.Add(record.FlagHJ)
-		notes = append(notes, "a handler in front of the upstream took over (hijacked) the connection; its raw bytes were not recorded")
+		notes = append(notes, "a handler took over (hijacked) the connection; its raw bytes were not recorded")
+	}
+	if ex.aborted {
+		rec.Flags.Add(record.FlagAB)
+		notes = append(notes, fmt.Sprintf("the handler aborted the response after %d bytes", ex.wrote))
 	}
 	if len(ex.invalidHeaders) > 0 {
 		sort.Strings(ex.invalidHeaders)
-		notes = append(notes, fmt.Sprintf("the upstream sent header fields with invalid names (%s): net/http does not forward them, so the client did not receive them", strings.Join(quoteAll(ex.invalidHeaders), ", ")))
+		notes = append(notes, fmt.Sprintf("the response has header fields with invalid names (%s): net/http does not send them, so the client did not receive them", strings.Join(quoteAll(ex.invalidHeaders), ", ")))
 	}
 	if f := ex.fault.FiredString(); f != "" {
 		rec.Flags.Add(record.FlagFI)
 		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", f, ex.fault.Seed))
 	}
 	if res != nil && res.Outcome == classify.NotClassified {
-		p.stats.notClassified.Add(1)
-		notes = append(notes, fmt.Sprintf("the response was forwarded to the client untouched (%d bytes); only its classification was given up", ex.wrote))
+		rc.stats.notClassified.Add(1)
+		notes = append(notes, fmt.Sprintf("the response was %s to the client untouched (%d bytes); only its classification was given up", rc.passedOn(), ex.wrote))
 	} else if cerr != nil {
 		// Classify reports its limits as NOT_CLASSIFIED; anything else is
 		// named as it is.
 		notes = append(notes, "the classifier failed: "+cerr.Error())
 	}
 
-	p.bodies(ex, rec, capt)
-	p.rememberSession(ex, rec, res)
-
-	var drifts []Drift
-	if ex.msg.Method == "tools/list" && res != nil && len(res.Response) > 0 {
-		drifts = p.drift.observe(p.upstream.String(), res.Response, ex.end)
-		for _, d := range drifts {
-			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
-		}
-		if ex.reqComplete {
-			p.drift.listedInOrder(p.upstream.String(), ex.start, ex.reqBody, res.Response)
-		}
-	}
-	p.drift.listingEnded(ex.listing)
-	p.drift.unknownTool(p.upstream.String(), rec, ex.start)
+	rc.bodies(ex, rec, capt)
+	rc.rememberSession(ex, rec, res)
 	if len(ex.arrivals) > 0 {
 		rec.SSEArrivals = make([]record.Arrival, len(ex.arrivals))
 		for i, a := range ex.arrivals {
@@ -344,81 +337,44 @@ func (p *Proxy) finish(ex *exchange, res *classify.Result, cerr error, capt *cap
 	}
 	rec.Note = strings.Join(notes, "; ")
 
-	if p.opts.Observer != nil {
-		o := &Observation{
-			Record: rec, Start: ex.start, End: ex.end, Transport: TransportTCP,
-			TraceParent: ex.traceparent, TraceState: ex.tracestate,
-			ClientAddr: in.RemoteAddr, ServerAddr: p.upstream.Host,
-			ProxyError: ex.proxyError, UpstreamError: ex.proxyError, UpstreamReset: ex.upReset, ClientGone: ex.clientGone && !afterResponse && !ex.shutdown,
-			Drift: drifts,
-		}
-		if ex.mirrored {
-			o.UpstreamError = ProxyConnectionTerminated
-		}
-		if !ex.upStart.IsZero() {
-			o.Upstream = Leg{Start: ex.upStart, End: ex.upEnd}
-			if o.Upstream.End.IsZero() {
-				o.Upstream.End = ex.end
-			}
-		}
-		p.opts.Observer.Observe(o)
+	var after []*record.Record
+	if rc.opts.Finish != nil {
+		after = rc.opts.Finish(&Finished{Exchange: ex, Record: rec, Result: res,
+			ClientGone: ex.clientGone && !afterResponse && !ex.shutdown, UpstreamReset: ex.upReset})
 	}
-	p.stats.exchanges.Add(1)
-	p.write(rec)
-	for _, d := range drifts {
-		p.log.Warn(d.Message, "tool", d.Tool, "code", d.Code)
-		p.write(driftRecord(rec, d))
+	rc.stats.exchanges.Add(1)
+	rc.Write(rec)
+	for _, r := range after {
+		rc.Write(r)
 	}
 }
 
-// driftRecord is the warning record of one changed tool.
-func driftRecord(ex *record.Record, d Drift) *record.Record {
-	return &record.Record{
-		Kind: KindWarning, Time: time.Now(), Client: ex.Client, ProtocolVersion: ex.ProtocolVersion,
-		Scenario: ex.Scenario, Method: "tools/list", Tool: d.Tool, URL: ex.URL, Session: ex.Session,
-		HTTPStatuses: []int{}, Layer: classify.LayerApplication,
-		Reason:   d.Message,
-		Warnings: []record.Warning{{Code: d.Code, Message: d.Message}},
-		Note:     "changed: " + strings.Join(d.Changes, ", ") + "; seen in exchange " + ex.ID,
+// passedOn says what the recorder's owner did with a request and its
+// response, in notes: "forwarded" in front of an upstream, else "passed on".
+func (rc *Recorder) passedOn() string {
+	if rc.opts.Upstream != "" {
+		return "forwarded"
 	}
+	return "passed on"
 }
 
-// write hands a record to the sink.
-func (p *Proxy) write(rec *record.Record) {
-	if p.opts.Records == nil {
-		return
+// orWord returns a, or b when a is empty.
+func orWord(a, b string) string {
+	if a != "" {
+		return a
 	}
-	if rec.ID == "" {
-		rec.ID = record.NewID()
-	}
-	if err := p.opts.Records.Write(rec); err != nil {
-		p.reportLoss(p.stats.recordErrors.Add(1), rec, err)
-	}
-}
-
-// maxLoggedLosses is how many refused records the proxy names one by one in
-// its log; past it they are counted (Stats.RecordErrors), not logged.
-const maxLoggedLosses = 20
-
-// reportLoss logs the n-th record the sink refused, by name.
-func (p *Proxy) reportLoss(n int64, rec *record.Record, err error) {
-	switch {
-	case n <= maxLoggedLosses:
-		p.log.Error("record lost: "+record.RefOf(rec).String(), slog.Any("error", err))
-	case n == maxLoggedLosses+1:
-		p.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
-	}
+	return b
 }
 
 // bodies puts the request and response bodies into rec, per the body mode.
-func (p *Proxy) bodies(ex *exchange, rec *record.Record, capt *capture) {
-	mode := p.opts.Bodies
+func (rc *Recorder) bodies(ex *Exchange, rec *record.Record, capt *capture) {
+	mode := rc.opts.Bodies
 	if mode == BodiesNone || capt == nil {
 		return
 	}
 	if mode == BodiesAll || mode == BodiesFull {
 		if len(ex.reqBody) > 0 {
-			b := ex.reqBody[:min(len(ex.reqBody), p.bodyLimit)]
+			b := ex.reqBody[:min(len(ex.reqBody), rc.bodyLimit)]
 			rec.RequestBody = &record.Body{Text: string(b), Truncated: len(b) < len(ex.reqBody) || !ex.reqComplete}
 		}
 	}
@@ -432,7 +388,7 @@ func (p *Proxy) bodies(ex *exchange, rec *record.Record, capt *capture) {
 
 // rememberSession keeps the client and negotiated version of a 2025-11-25
 // session for its later requests, and forgets a deleted session.
-func (p *Proxy) rememberSession(ex *exchange, rec *record.Record, res *classify.Result) {
+func (rc *Recorder) rememberSession(ex *Exchange, rec *record.Record, res *classify.Result) {
 	if ex.status < 200 || ex.status > 299 {
 		return
 	}
@@ -448,9 +404,9 @@ func (p *Proxy) rememberSession(ex *exchange, rec *record.Record, res *classify.
 				}
 			}
 		}
-		p.sessions.put(rec.Session, info)
+		rc.sessions.put(rec.Session, info)
 	case ex.in.Method == http.MethodDelete && ex.session != "":
-		p.sessions.del(ex.session)
+		rc.sessions.del(ex.session)
 	}
 }
 

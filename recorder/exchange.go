@@ -1,0 +1,406 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Exchange is the state of one request through the recorder. Its fields
+// are written by the handler goroutine (and whatever it calls) and read by
+// the exchange's finishing goroutine only after the handler returned,
+// except where noted. A handler behind the recorder finds it with From.
+type Exchange struct {
+	rc    *Recorder
+	in    *http.Request
+	start time.Time
+
+	// Tag is for the code that mounts the recorder (its Begin hook sets it,
+	// its Finish hook reads it); the recorder does not look at it.
+	Tag any
+	// Up is the leg behind the recorder, as the handler that forwards the
+	// request reports it (the proxy's transport and error handler); zero
+	// when the handler answers itself.
+	Up Upstream
+
+	// The request.
+	msg         wire.Message
+	reqBody     []byte // the first maxParse bytes of the body
+	reqComplete bool   // reqBody is the whole body
+	reqBytes    atomic.Int64
+	reqErr      error // reading the client's body failed
+	protocol    string
+	client      string
+	session     string
+	scenario    string
+	url         string
+	traceparent string
+	tracestate  string
+	refused     string // a note: the handler answered itself (Refused)
+	malformed   bool   // the recorder refused a malformed body
+
+	// The downstream leg (set under responseWriter.mu).
+	status         int
+	respHeader     http.Header
+	invalidHeaders []string // header names net/http does not send
+	headersAt      time.Duration
+	firstEvent     time.Duration
+	arrivals       []arrival
+	wrote          int64
+	downErr        error
+	hijacked       bool
+	clientGone     bool
+	shutdown       bool // the client was cut off because the owner shut down
+	upReset        bool
+	aborted        bool  // the handler aborted the response itself
+	closeErr       error // how the response body ended for the classifier
+	pipe           *pipe
+	started        bool // the finishing goroutine runs
+	end            time.Time
+	ended          chan struct{}
+	done           chan struct{}  // the record was handed to the sink
+	fault          *record.Fault  // the fault layer's decision, nil without one
+	params         *record.Params // the fault endpoint's params facts (ServerFacts)
+}
+
+// Upstream is the leg behind the recorder: what a handler that forwards the
+// request (a reverse proxy) reports about it through Exchange.Up. Its
+// fields are written by the handler's goroutine and its transport before
+// the handler returns.
+type Upstream struct {
+	// Start, Headers and End time the leg: the request sent, the response
+	// headers, the body's end.
+	Start, Headers, End time.Time
+	// Err is why no response came (nil when one did).
+	Err error
+	// BodyErr is the error that cut the response body after it started.
+	BodyErr error
+	// Sent reports that the request was written out in full.
+	Sent atomic.Bool
+	// ProxyError is the RFC 9209 error type when the handler answered the
+	// request itself because the upstream failed before responding.
+	ProxyError string
+	// Flag is the response flag of Err (UF, UC, UT, DF, UPE).
+	Flag record.Flag
+	// Mirrored reports that the upstream dropped the connection before any
+	// response and the handler dropped the client's the same way.
+	Mirrored bool
+}
+
+// arrival is when the bytes up to off had been flushed to the client.
+type arrival struct {
+	off int64
+	at  time.Duration
+}
+
+type exchangeKey struct{}
+
+// From returns the exchange a request belongs to, or nil.
+func From(ctx context.Context) *Exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*Exchange)
+	return ex
+}
+
+// Request returns the client's request as the recorder received it.
+func (ex *Exchange) Request() *http.Request { return ex.in }
+
+// Start returns when the exchange began.
+func (ex *Exchange) Start() time.Time { return ex.start }
+
+// End returns when the handler returned (zero before).
+func (ex *Exchange) End() time.Time { return ex.end }
+
+// Method returns the JSON-RPC method of the request ("" when it is none).
+func (ex *Exchange) Method() string { return ex.msg.Method }
+
+// Body returns the request body bytes read before the request was passed
+// on, and whether they are the whole body.
+func (ex *Exchange) Body() ([]byte, bool) { return ex.reqBody, ex.reqComplete }
+
+// BodyError returns the error that ended the reading of the client's body,
+// nil when none did.
+func (ex *Exchange) BodyError() error { return ex.reqErr }
+
+// TraceContext returns the W3C trace context the client sent, from
+// params._meta (SEP-414) or else the traceparent header.
+func (ex *Exchange) TraceContext() (parent, state string) { return ex.traceparent, ex.tracestate }
+
+// Hijacked reports that a handler took over the connection.
+func (ex *Exchange) Hijacked() bool { return ex.hijacked }
+
+// ClientLeft notes that the client went away before the handler could
+// answer (a handler that sees its request's context done says so before it
+// returns without writing).
+func (ex *Exchange) ClientLeft() { ex.clientGone = true }
+
+// Refused notes that the handler answered the request itself instead of
+// passing it on; note says why, in the record's note.
+func (ex *Exchange) Refused(note string) { ex.refused = note }
+
+// Errors that end a response body as the classifier sees it.
+var (
+	errClientGone = errors.New("the client disconnected before the response ended")
+	errHijacked   = errors.New("a handler took over the connection")
+	errAborted    = errors.New("the response was aborted")
+)
+
+// Serve passes r to next and records the exchange.
+func (rc *Recorder) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	rc.wg.Add(1)
+	rc.inFlight.Add(1)
+	ex := rc.begin(r)
+	rw := &responseWriter{w: w, rc: http.NewResponseController(w), ex: ex}
+	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	ctx = faults.WithTap(ctx, rc.tap(ex))
+	if ex.reqComplete {
+		// The one parse of the body: the faults and anything else down
+		// the chain read the facts from the context (wire.MessageFor).
+		ctx = wire.WithMessage(ctx, &ex.msg)
+	}
+	fwd := r.WithContext(ctx)
+	if r.Body != nil && r.Body != http.NoBody {
+		fwd.Body = &requestBody{ex: ex, r: r.Body}
+	}
+	if rc.opts.Begin != nil {
+		rc.opts.Begin(ex)
+	}
+	defer func() {
+		v := recover()
+		if v != nil && ex.Up.BodyErr != nil {
+			// The upstream's body broke before its first byte: the
+			// client must still see the status and headers that came
+			// before the break, as it would directly.
+			rw.flushHead()
+		}
+		if v == nil && rw.unframedEmpty() {
+			// The response ended an empty body by closing (no
+			// Content-Length): send the head now, or net/http invents
+			// a Content-Length: 0 whenever a flush timer loses its race
+			// with the end of the body.
+			rw.flushHead()
+		}
+		rw.end(v)
+		if rc.opts.Sync {
+			<-ex.done
+		}
+		if v != nil {
+			panic(v) // http.ErrAbortHandler: the server drops the connection
+		}
+	}()
+	if ex.reqErr != nil && !bodyLeft(ex.reqErr) {
+		ex.malformed = true
+		if rc.opts.Refuse != nil {
+			rc.opts.Refuse(rw, ex)
+		} else {
+			http.Error(rw, "reading the request body: "+ex.reqErr.Error(), http.StatusBadRequest)
+		}
+		return
+	}
+	next.ServeHTTP(rw, fwd)
+}
+
+// tap is the fault endpoint's way to tell the exchange its decision: it is
+// called in the request's goroutine, before the handler returns.
+func (rc *Recorder) tap(ex *Exchange) func(*faults.Observation) {
+	return func(o *faults.Observation) {
+		if rc.opts.ServerFacts {
+			ex.fault, ex.params = o.Facts()
+		} else {
+			ex.fault = o.Fault()
+		}
+	}
+}
+
+// begin reads what the recorder needs to know about the request: the first
+// maxParse bytes of its body (passed on afterwards unchanged), its JSON-RPC
+// facts, the client and the protocol version.
+func (rc *Recorder) begin(r *http.Request) *Exchange {
+	ex := &Exchange{rc: rc, in: r, start: time.Now(), ended: make(chan struct{}), done: make(chan struct{})}
+	if rc.opts.URL != nil {
+		ex.url = rc.opts.URL(r)
+	} else {
+		ex.url = r.URL.RequestURI()
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse)
+	} else {
+		ex.reqComplete = true
+	}
+	if ex.reqComplete {
+		ex.msg = wire.ParseMessage(ex.reqBody)
+	} else {
+		ex.msg = wire.Message{Kind: wire.MessageInvalid}
+	}
+	ex.session = r.Header.Get("Mcp-Session-Id")
+	sess := rc.sessions.get(ex.session)
+	ex.protocol = r.Header.Get("Mcp-Protocol-Version")
+	if ex.protocol == "" {
+		ex.protocol = ex.msg.Protocol
+	}
+	if ex.protocol == "" {
+		ex.protocol = sess.protocol
+	}
+	ex.client = ex.msg.Client
+	if ex.client == "" {
+		ex.client = sess.client
+	}
+	if ex.client == "" {
+		ex.client = r.Header.Get("User-Agent")
+	}
+	ex.traceparent, ex.tracestate = ex.msg.Traceparent, ex.msg.Tracestate
+	if ex.traceparent == "" {
+		ex.traceparent, ex.tracestate = r.Header.Get("Traceparent"), r.Header.Get("Tracestate")
+	}
+	ex.scenario = rc.opts.Scenario
+	if rc.opts.ScenarioOf != nil {
+		if s := rc.opts.ScenarioOf(r); s != "" {
+			ex.scenario = s
+		}
+	}
+	return ex
+}
+
+// readPrefix reads up to limit bytes of body. complete reports that the
+// whole body was read.
+func readPrefix(body io.Reader, contentLength int64, limit int) (buf []byte, complete bool, err error) {
+	size := 512
+	if contentLength >= 0 && contentLength < int64(limit) {
+		size = int(contentLength) + 1 // room to meet EOF without growing
+	}
+	buf = make([]byte, 0, min(size, limit))
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, rerr := body.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if rerr == io.EOF {
+			return buf, true, nil
+		}
+		if rerr != nil {
+			return buf, false, rerr
+		}
+	}
+	return buf, false, nil
+}
+
+// bodyLeft reports whether an error reading the client's request body
+// means that the client went away (the connection ended mid-body), as
+// opposed to a body that arrived malformed (a broken chunked framing).
+func bodyLeft(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne)
+}
+
+// requestBody is the body passed on: the bytes begin read, then the rest of
+// the client's body as it arrives (or the error that ended it).
+type requestBody struct {
+	ex   *Exchange
+	r    io.ReadCloser
+	sent int
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	ex := b.ex
+	if b.sent < len(ex.reqBody) {
+		n := copy(p, ex.reqBody[b.sent:])
+		b.sent += n
+		ex.reqBytes.Add(int64(n))
+		return n, nil
+	}
+	switch {
+	case ex.reqErr != nil:
+		return 0, ex.reqErr
+	case ex.reqComplete:
+		return 0, io.EOF
+	}
+	n, err := b.r.Read(p)
+	ex.reqBytes.Add(int64(n))
+	return n, err
+}
+
+func (b *requestBody) Close() error { return b.r.Close() }
+
+// end is called once, when the handler returns (or panics): it hands the
+// last bytes to the classifier, says how the response ended, and lets the
+// finishing goroutine write the record.
+func (rw *responseWriter) end(panicked any) {
+	ex := rw.ex
+	rw.mu.Lock()
+	rw.handoff()
+	inCtx := ex.in.Context().Err()
+	switch {
+	case ex.hijacked:
+		ex.closeErr = errHijacked
+	case ex.Up.Mirrored:
+		ex.closeErr = ex.Up.Err
+	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformed:
+		ex.clientGone = true
+		ex.closeErr = errClientGone
+	case ex.Up.BodyErr != nil && inCtx != nil:
+		ex.clientGone = true
+		ex.closeErr = errClientGone
+	case ex.Up.BodyErr != nil:
+		ex.upReset = true
+		ex.closeErr = ex.Up.BodyErr
+	case panicked != nil:
+		ex.aborted = true
+		ex.closeErr = errAborted
+	}
+	if ex.clientGone && ex.rc.closing.Load() {
+		ex.shutdown = true
+		ex.closeErr = ex.rc.shutErr
+	}
+	if ex.pipe != nil {
+		ex.pipe.closeWithError(ex.closeErr)
+	}
+	ex.end = time.Now()
+	start := !ex.started
+	ex.started = true
+	rw.mu.Unlock()
+	close(ex.ended)
+	if start {
+		if ex.rc.opts.Sync {
+			ex.rc.run(ex)
+		} else {
+			go ex.rc.run(ex)
+		}
+	}
+}
+
+// bodyReader returns what the classifier reads: the pipe when the response
+// streamed, or the empty body.
+func (ex *Exchange) bodyReader() io.Reader {
+	if ex.pipe != nil {
+		return ex.pipe
+	}
+	if ex.closeErr != nil {
+		return io.MultiReader(bytes.NewReader(nil), errReader{ex.closeErr})
+	}
+	return bytes.NewReader(nil)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// idOrNil returns the id, or a zero id for a notification.
+func idOrNil(m wire.Message) wire.ID {
+	if m.Kind == wire.MessageRequest {
+		return m.ID
+	}
+	return wire.ID{}
+}
