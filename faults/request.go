@@ -3,11 +3,8 @@ package faults
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/mcpdiag/mcpdiag/record"
 	"io"
 	"net/http"
 	"sort"
@@ -15,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -135,24 +133,9 @@ func (q *Request) IssuedState() string {
 	return q.issued
 }
 
-// StateHash identifies a requestState value without recording it:
-// "sha256:" and the first 16 hex digits of the SHA-256 of the JSON string's
-// decoded value (of the raw bytes when raw is not a JSON string). Two
-// requestStates hash alike when they are the same string, however their JSON
-// escapes were written. "" for an absent or null value.
-func StateHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	v := []byte(raw)
-	var s string
-	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
-		v = []byte(s)
-	}
-	sum := sha256.Sum256(v)
-	return "sha256:" + hex.EncodeToString(sum[:8])
-}
+// StateHash identifies a requestState value without recording it; it is
+// record.StateHash (the judge hashes request bodies with it too).
+func StateHash(raw json.RawMessage) string { return record.StateHash(raw) }
 
 func (q *Request) addFiring(f *Firing) {
 	q.mu.Lock()

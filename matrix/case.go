@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/judge"
 )
 
 // The protocol eras a case runs in.
@@ -215,4 +216,9 @@ func matchAny(globs []string, c Case) bool {
 		}
 	}
 	return false
+}
+
+// facts returns what the judge knows of the case.
+func (c *Case) facts() *judge.Case {
+	return &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds}
 }

@@ -20,11 +20,13 @@
 // own account: every POST it sent, with its headers, JSON-RPC id, tool and
 // arguments hash, the requestState it carried and the one the server
 // issued, the status and Retry-After it got, and which fault fired. A
-// [Trace] holds those [Exchange]s and what the client reported; [Judge]
-// applies the [Rule]s. Each rule has an id, the spec text or retry-policy
-// rule it cites, a predicate that says whether the run met its situation
-// (else the verdict is not applicable), and a check that passes or fails
-// with evidence: POST numbers, ids, headers.
+// [judge.Trace] holds those [judge.Exchange]s (judge.FromRecord reads each
+// from its record) and what the client reported; [judge.Judge] applies the
+// [judge.Rule]s (package judge holds them, a file per family). Each rule
+// has an id, the spec text or retry-policy rule it cites, a predicate that
+// says whether the run met its situation (else the verdict is not
+// applicable), and a check that passes or fails with evidence: POST
+// numbers, ids, headers. The matrix keeps the runner and the renderers.
 //
 // [FromRecords] applies the rules that need no injected fault to records
 // captured elsewhere (mcpdiag proxy, mcpdiag call, the fault server's log),

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 )
 
@@ -32,7 +33,7 @@ func run(t *testing.T, opts matrix.Options) *matrix.Report {
 }
 
 // checkOf returns the (aggregated) check of rule in the case named name.
-func checkOf(t *testing.T, rep *matrix.Report, name, rule string) matrix.Check {
+func checkOf(t *testing.T, rep *matrix.Report, name, rule string) judge.Check {
 	t.Helper()
 	for _, c := range rep.Cases {
 		if c.Case.Name != name {
@@ -45,7 +46,7 @@ func checkOf(t *testing.T, rep *matrix.Report, name, rule string) matrix.Check {
 		}
 	}
 	t.Fatalf("no check %s in case %s", rule, name)
-	return matrix.Check{}
+	return judge.Check{}
 }
 
 // failedRules returns every rule that failed somewhere, with the cases.
@@ -53,7 +54,7 @@ func failedRules(rep *matrix.Report) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range rep.Cases {
 		for _, ch := range c.Checks() {
-			if ch.Verdict == matrix.Fail {
+			if ch.Verdict == judge.Fail {
 				out[ch.Rule] = append(out[ch.Rule], c.Case.Name)
 			}
 		}
@@ -72,7 +73,7 @@ func TestBuiltinClientPassesEveryRule(t *testing.T) {
 	}
 	for _, c := range rep.Cases {
 		for _, ch := range c.Checks() {
-			if ch.Verdict == matrix.Fail {
+			if ch.Verdict == judge.Fail {
 				t.Errorf("%s: %s failed: %s", c.Case.Name, ch.Rule, ch.Evidence)
 			}
 		}
@@ -109,7 +110,7 @@ func TestBuiltinClientPassesEveryRule(t *testing.T) {
 		{"baseline", "loop.identical-calls"},
 	}
 	for _, e := range exercised {
-		if ch := checkOf(t, rep, e.name, e.rule); ch.Verdict != matrix.Pass {
+		if ch := checkOf(t, rep, e.name, e.rule); ch.Verdict != judge.Pass {
 			t.Errorf("%s: %s is %s (%s), want pass", e.name, e.rule, ch.Verdict, ch.Evidence)
 		}
 	}
@@ -243,7 +244,7 @@ func TestBadClients(t *testing.T) {
 			}
 			for _, name := range tt.cases {
 				ch := checkOf(t, rep, name, tt.rule)
-				if ch.Verdict != matrix.Fail {
+				if ch.Verdict != judge.Fail {
 					t.Errorf("%s: %s is %s (%s), want fail", name, tt.rule, ch.Verdict, ch.Evidence)
 					continue
 				}
@@ -276,7 +277,7 @@ func TestJUnitShape(t *testing.T) {
 	if err := rep.WriteJUnit(&buf); err != nil {
 		t.Fatal(err)
 	}
-	checkJUnit(t, buf.Bytes(), len(rep.Cases), len(matrix.Rules())-1)
+	checkJUnit(t, buf.Bytes(), len(rep.Cases), len(judge.Rules())-1)
 	if !bytes.Contains(buf.Bytes(), []byte(`<failure message="POST 2 (tools/call echo, id 2) came`)) {
 		t.Errorf("no failure with the evidence:\n%s", buf.String())
 	}
@@ -373,7 +374,7 @@ func TestRepeatAndRecords(t *testing.T) {
 	var rec lines
 	rep := run(t, matrix.Options{Cases: selectCases(t, "", "mrtr.load_shedding"), Repeat: 3, Records: &rec})
 	c := rep.Cases[0]
-	if len(c.Runs) != 3 || c.Verdict() != matrix.Pass {
+	if len(c.Runs) != 3 || c.Verdict() != judge.Pass {
 		t.Fatalf("%d runs, verdict %s", len(c.Runs), c.Verdict())
 	}
 	seen := map[string]bool{}
@@ -515,7 +516,7 @@ func TestEnvironment(t *testing.T) {
 
 func TestRulesCite(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range matrix.Rules() {
+	for _, r := range judge.Rules() {
 		if r.ID == "" || r.Title == "" || r.Cite == "" || r.Applies == nil || r.Check == nil || !(r.Active || r.Passive) {
 			t.Errorf("rule %+v is incomplete", r.ID)
 		}
@@ -537,7 +538,7 @@ func TestCommandThatCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline"), Command: []string{notExec}})
-	if ch := checkOf(t, rep, "baseline", "live.finish"); ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "did not run") {
+	if ch := checkOf(t, rep, "baseline", "live.finish"); ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "did not run") {
 		t.Errorf("live.finish: %+v", ch)
 	}
 	if _, err := exec.LookPath("sh"); err != nil {
@@ -551,10 +552,10 @@ func TestCommandThatCannotRun(t *testing.T) {
 }
 
 // verdicts maps case → rule → verdict.
-func verdicts(rep *matrix.Report) map[string]map[string]matrix.Verdict {
-	out := map[string]map[string]matrix.Verdict{}
+func verdicts(rep *matrix.Report) map[string]map[string]judge.Verdict {
+	out := map[string]map[string]judge.Verdict{}
 	for _, c := range rep.Cases {
-		m := map[string]matrix.Verdict{}
+		m := map[string]judge.Verdict{}
 		for _, ch := range c.Checks() {
 			m[ch.Rule] = ch.Verdict
 		}
@@ -578,7 +579,7 @@ func TestSlowStartingClientSameVerdicts(t *testing.T) {
 	bin := badClient(t)
 	cases := selectCases(t, matrix.Era2026, "timeout.uncooperative_hang", "sse.keepalive_then_hang", "baseline", "errors.rate_limited")
 	opts := matrix.Options{Cases: cases, Command: []string{"sh", "-c", `sleep 2; exec "$0" "$@"`, bin}, Parallel: len(cases), Limits: matrix.Limits{LivenessGrace: 2 * time.Second}}
-	var got []map[string]map[string]matrix.Verdict
+	var got []map[string]map[string]judge.Verdict
 	for range 2 {
 		rep := run(t, opts)
 		for rule, where := range failedRules(rep) {
@@ -616,7 +617,7 @@ func TestClientThatSendsNothingIsStopped(t *testing.T) {
 		t.Errorf("client run %+v: want no request, killed", r.Client)
 	}
 	ch := checkOf(t, rep, "baseline", "live.finish")
-	if ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "no request within 1s") {
+	if ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "no request within 1s") {
 		t.Errorf("live.finish: %+v", ch)
 	}
 }
@@ -640,7 +641,7 @@ func TestRunStoppedKeepsWhatFinished(t *testing.T) {
 	if in.Finished != 1 || in.Planned != 2 || in.Reason != stop.Error() || len(in.NotRun) != 1 || in.NotRun[0] != "timeout.uncooperative_hang" {
 		t.Errorf("incomplete %+v", in)
 	}
-	if len(rep.Cases) != 1 || rep.Cases[0].Case.Name != "baseline" || len(rep.Cases[0].Runs) != 1 || rep.Cases[0].Verdict() != matrix.Pass {
+	if len(rep.Cases) != 1 || rep.Cases[0].Case.Name != "baseline" || len(rep.Cases[0].Runs) != 1 || rep.Cases[0].Verdict() != judge.Pass {
 		t.Errorf("cases %+v", rep.Cases)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -39,17 +40,17 @@ type Passive struct {
 
 // PassiveTrace is one client's requests in the records, and the verdicts.
 type PassiveTrace struct {
-	Trace  *Trace  `json:"-"`
-	Checks []Check `json:"checks"`
+	Trace  *judge.Trace  `json:"-"`
+	Checks []judge.Check `json:"checks"`
 }
 
 // Verdict is Fail when a check failed.
-func (p *PassiveTrace) Verdict() Verdict { return worst(p.Checks) }
+func (p *PassiveTrace) Verdict() judge.Verdict { return judge.Worst(p.Checks) }
 
 // Failed reports whether any trace failed.
 func (p *Passive) Failed() bool {
 	for _, t := range p.Traces {
-		if t.Verdict() == Fail {
+		if t.Verdict() == judge.Fail {
 			return true
 		}
 	}
@@ -69,7 +70,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	p := &Passive{Source: source}
 	type group struct {
 		name string
-		xs   []*Exchange
+		xs   []*judge.Exchange
 		srv  bool
 	}
 	groups := map[string]*group{}
@@ -81,7 +82,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.Lines++
-			if !use(line, safety, &bodies, &lists, func(key, name string, x *Exchange, srv bool) {
+			if !use(line, safety, &bodies, &lists, func(key, name string, x *judge.Exchange, srv bool) {
 				g := groups[key]
 				if g == nil {
 					g = &group{name: name, srv: srv}
@@ -107,7 +108,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		} else {
 			sort.SliceStable(g.xs, func(i, j int) bool { return g.xs[i].N < g.xs[j].N })
 		}
-		var posts []*Exchange
+		var posts []*judge.Exchange
 		for _, x := range g.xs {
 			if x.HTTPMethod == http.MethodPost {
 				posts = append(posts, x)
@@ -122,8 +123,8 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 			continue
 		}
 		p.Used += len(posts)
-		t := &Trace{Name: g.name, Exchanges: posts, Safety: safety, Limits: limits, Passive: true}
-		p.Traces = append(p.Traces, &PassiveTrace{Trace: t, Checks: Judge(t)})
+		t := &judge.Trace{Name: g.name, Exchanges: posts, Safety: safety, Limits: limits, Passive: true}
+		p.Traces = append(p.Traces, &PassiveTrace{Trace: t, Checks: judge.Judge(t)})
 	}
 	if p.Used > 0 && !bodies {
 		p.Notes = append(p.Notes, "no request bodies in the records: the MRTR and _meta checks could not read requestState or _meta (record with mcpdiag proxy --record-bodies all)")
@@ -151,7 +152,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 // use files one record line; it reports false for a line that is not a
 // record this reader judges.
-func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, x *Exchange, srv bool)) bool {
+func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, x *judge.Exchange, srv bool)) bool {
 	l, err := parseServerLine(bytes.TrimSpace(line))
 	if err != nil {
 		return false
@@ -159,20 +160,14 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 	r := l.rec
 	switch r.Kind {
 	case record.KindServer:
-		if l.serve.Endpoint == "" || r.HTTPMethod == "" {
+		if l.endpoint() == "" || r.HTTPMethod == "" {
 			return true // an admin line: read, not a request
 		}
-		x := fromRecord(r, &l.serve)
-		x.N = l.serve.Count.Post
-		if x.N == 0 {
-			x.N = r.PostCount
-		}
-		markServerFailure(x, l)
 		*bodies = true
-		add("server "+l.serve.Endpoint, "endpoint "+l.serve.Endpoint, x, true)
+		add("server "+l.endpoint(), "endpoint "+l.endpoint(), judge.FromRecord(r, ""), true)
 		return true
 	case record.KindExchange:
-		x := fromRecord(r, nil)
+		x := judge.FromRecord(r, "")
 		if r.RequestBody != nil {
 			*bodies = true
 		}
@@ -195,23 +190,6 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 		return true
 	}
 	return false
-}
-
-// markServerFailure judges a server line's answer by its status (a server
-// line has no classification).
-func markServerFailure(x *Exchange, l *serverLine) {
-	x.Failed, x.Rejected, x.What, x.Tag = false, false, "", ""
-	switch {
-	case l.serve.Hijacked:
-		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
-	case l.serve.Aborted:
-		x.Failed, x.What, x.Tag = true, "the response was aborted mid-body", "cut"
-	case l.rec.Status == 0:
-		x.Failed, x.What, x.Tag = true, "no response", "gone"
-	case l.rec.Status >= 300:
-		x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d", l.rec.Status), fmt.Sprint(l.rec.Status)
-		x.Rejected = rejected(l.rec.Status)
-	}
 }
 
 // readSafety reads the tools of a tools/list answer (JSON or an event
@@ -272,9 +250,9 @@ func (p *Passive) WriteTable(w io.Writer) error {
 		var failed []string
 		for _, c := range t.Checks {
 			switch c.Verdict {
-			case Pass:
+			case judge.Pass:
 				pass++
-			case NotApplicable:
+			case judge.NotApplicable:
 				na++
 			default:
 				failed = append(failed, c.Rule)
@@ -294,10 +272,10 @@ func (p *Passive) WriteTable(w io.Writer) error {
 	}
 	for _, t := range p.Traces {
 		for _, c := range t.Checks {
-			if c.Verdict != Fail {
+			if c.Verdict != judge.Fail {
 				continue
 			}
-			rule, _ := RuleByID(c.Rule)
+			rule, _ := judge.RuleByID(c.Rule)
 			fmt.Fprintf(&b, "\nFAIL %s: %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", t.Trace.Name, c.Rule, c.Evidence, rule.Title, rule.Cite)
 		}
 	}
@@ -309,7 +287,7 @@ func (p *Passive) WriteTable(w io.Writer) error {
 type TraceJSON struct {
 	Trace   string         `json:"trace"`
 	Posts   int            `json:"posts"`
-	Verdict Verdict        `json:"verdict"`
+	Verdict judge.Verdict  `json:"verdict"`
 	Checks  []CheckJSON    `json:"checks"`
 	Calls   []ExchangeJSON `json:"requests"`
 }
@@ -321,7 +299,7 @@ func (p *Passive) WriteJSON(w io.Writer) error {
 	for _, t := range p.Traces {
 		o := TraceJSON{Trace: t.Trace.Name, Posts: len(t.Trace.Exchanges), Verdict: t.Verdict(), Calls: exchangesJSON(t.Trace)}
 		for _, c := range t.Checks {
-			r, _ := RuleByID(c.Rule)
+			r, _ := judge.RuleByID(c.Rule)
 			o.Checks = append(o.Checks, CheckJSON{Check: c, Title: r.Title, Cite: r.Cite})
 		}
 		if err := enc.Encode(o); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -160,7 +161,7 @@ func passiveFailures(p *matrix.Passive) map[string]string {
 	out := map[string]string{}
 	for _, tr := range p.Traces {
 		for _, c := range tr.Checks {
-			if c.Verdict == matrix.Fail {
+			if c.Verdict == judge.Fail {
 				out[c.Rule] += c.Evidence
 			}
 		}
@@ -291,7 +292,7 @@ func TestFromRecordsWithoutBodies(t *testing.T) {
 		t.Errorf("failed %v, notes %v", p.Failed(), p.Notes)
 	}
 	for _, ch := range p.Traces[0].Checks {
-		if ch.Rule == "safety.unsafe-repeat" && ch.Verdict != matrix.NotApplicable {
+		if ch.Rule == "safety.unsafe-repeat" && ch.Verdict != judge.NotApplicable {
 			t.Errorf("unsafe-repeat without tools/list: %+v", ch)
 		}
 	}
@@ -322,7 +323,7 @@ func TestFromRecordsOfAMatrixRun(t *testing.T) {
 		if strings.HasPrefix(tr.Trace.Name, "endpoint ") {
 			endpoints++
 			for _, ch := range tr.Checks {
-				if ch.Rule == "spec.mrtr-echo-state" && strings.Contains(tr.Trace.Name, "load_shedding") && ch.Verdict != matrix.Pass {
+				if ch.Rule == "spec.mrtr-echo-state" && strings.Contains(tr.Trace.Name, "load_shedding") && ch.Verdict != judge.Pass {
 					t.Errorf("server lines: %+v", ch)
 				}
 			}

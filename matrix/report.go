@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/judge"
 )
 
 // layerOrder is the order of the table's sections.
@@ -63,7 +64,7 @@ type Row struct {
 	Why       string        `json:"why,omitempty"`
 	Rounds    int           `json:"rounds"`
 	Duration  time.Duration `json:"-"`
-	Verdict   Verdict       `json:"verdict"`
+	Verdict   judge.Verdict `json:"verdict"`
 	Failures  int           `json:"failedRuns"`
 	Runs      int           `json:"runCount"`
 	FailRules []string      `json:"failedRules,omitempty"`
@@ -101,7 +102,7 @@ func (c *CaseResult) Row() Row {
 		row.Retries, row.RetryTag, row.Why, row.Rounds = retrySummary(t)
 	}
 	for _, ch := range c.Checks() {
-		if ch.Verdict == Fail {
+		if ch.Verdict == judge.Fail {
 			row.FailRules = append(row.FailRules, ch.Rule)
 		}
 	}
@@ -110,20 +111,20 @@ func (c *CaseResult) Row() Row {
 
 // retrySummary counts the repeats after failures and says why, in a word
 // and in a sentence, and counts the MRTR rounds.
-func retrySummary(t *Trace) (n int, tag, why string, rounds int) {
-	rs := t.retries()
+func retrySummary(t *judge.Trace) (n int, tag, why string, rounds int) {
+	rs := t.Retries()
 	for _, x := range t.Exchanges {
-		if x.IsRequest() && t.round(x) {
+		if x.IsRequest() && t.IsRound(x) {
 			rounds++
 		}
 	}
 	if len(rs) == 0 {
 		return 0, "", "", rounds
 	}
-	first := rs[0].prev
+	first := rs[0].Prev
 	var waits []string
 	for _, r := range rs {
-		waits = append(waits, ms(r.next.Start.Sub(r.prev.End)))
+		waits = append(waits, ms(r.Next.Start.Sub(r.Prev.End)))
 	}
 	why = fmt.Sprintf("after %s; waited %s", first.What, strings.Join(waits, ", "))
 	if first.RetryAfter != "" {
@@ -198,7 +199,7 @@ func narrowRow(row Row, underScenario bool) string {
 		retries += " " + row.RetryTag
 	}
 	verdict := string(row.Verdict)
-	if row.Verdict == Fail {
+	if row.Verdict == judge.Fail {
 		verdict = "FAIL"
 		if row.Runs > 1 {
 			verdict = fmt.Sprintf("FAIL %d/%d", row.Failures, row.Runs)
@@ -221,11 +222,11 @@ func wideRow(row Row) string {
 		retries += " " + row.Why
 	}
 	verdict := string(row.Verdict)
-	if row.Verdict == Fail {
+	if row.Verdict == judge.Fail {
 		verdict = fmt.Sprintf("FAIL (%d/%d runs): %s", row.Failures, row.Runs, strings.Join(row.FailRules, ", "))
 	}
 	obs := row.Observed
-	if row.Want != "" && row.Want != row.Expected && row.Verdict == Pass {
+	if row.Want != "" && row.Want != row.Expected && row.Verdict == judge.Pass {
 		obs += " (recovered)"
 	}
 	return fmt.Sprintf("%-42s %-10s %-11s %-23s %-23s %5d %6d %-50s %7s %s\n", name, row.Era, layer, row.Expected, obs, row.Posts, row.Rounds, fit(retries, 50), ms(row.Duration), verdict)
@@ -253,14 +254,14 @@ func (r *Report) Totals() Totals {
 		t.Cases++
 		for _, run := range c.Runs {
 			t.Runs++
-			if run.Verdict() == Fail {
+			if run.Verdict() == judge.Fail {
 				t.FailedRuns++
 			}
 			for _, ch := range run.Checks {
 				switch ch.Verdict {
-				case Pass:
+				case judge.Pass:
 					t.Pass++
-				case Fail:
+				case judge.Fail:
 					t.Fail++
 				default:
 					t.NotApplicable++
@@ -287,10 +288,10 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	b.WriteString("\nFailed verdicts (rule, evidence from the server's log, what the rule enforces):\n")
 	for _, c := range r.Cases {
 		for _, ch := range c.Checks() {
-			if ch.Verdict != Fail {
+			if ch.Verdict != judge.Fail {
 				continue
 			}
-			rule, _ := RuleByID(ch.Rule)
+			rule, _ := judge.RuleByID(ch.Rule)
 			fmt.Fprintf(b, "\nFAIL %s (%s): %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", c.Case.Name, c.Case.Era(), ch.Rule, ch.Evidence, rule.Title, rule.Cite)
 			if run := c.Runs[0]; !run.Client.Builtin && run.Client.Error != "" {
 				fmt.Fprintf(b, "  client:   %s\n", run.Client.Error)
@@ -307,9 +308,9 @@ func names(ns []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(ns[:n], ", "), len(ns)-n)
 }
 
-func activeRules() []Rule {
-	var out []Rule
-	for _, r := range rules {
+func activeRules() []judge.Rule {
+	var out []judge.Rule
+	for _, r := range judge.Rules() {
 		if r.Active {
 			out = append(out, r)
 		}
@@ -337,25 +338,25 @@ type CaseJSON struct {
 
 // CheckJSON is a check with its rule's citation.
 type CheckJSON struct {
-	Check
+	judge.Check
 	Title string `json:"title"`
 	Cite  string `json:"cite"`
 }
 
 // RunJSON is one run: the client, the POSTs the server saw, the checks.
 type RunJSON struct {
-	Repeat     int       `json:"repeat"`
-	URL        string    `json:"url"`
-	Endpoint   string    `json:"endpoint"`
-	Verdict    Verdict   `json:"verdict"`
-	Client     ClientRun `json:"client"`
-	DurationMs float64   `json:"durationMs"`
+	Repeat     int             `json:"repeat"`
+	URL        string          `json:"url"`
+	Endpoint   string          `json:"endpoint"`
+	Verdict    judge.Verdict   `json:"verdict"`
+	Client     judge.ClientRun `json:"client"`
+	DurationMs float64         `json:"durationMs"`
 	// StartupMs is how long after its start the client's first request
 	// arrived; ActiveMs how long it ran from then on (the liveness time).
 	StartupMs float64        `json:"startupMs"`
 	ActiveMs  float64        `json:"activeMs"`
 	Posts     []ExchangeJSON `json:"posts"`
-	Checks    []Check        `json:"checks"`
+	Checks    []judge.Check  `json:"checks"`
 }
 
 // ExchangeJSON is one POST as the evidence shows it.
@@ -382,7 +383,7 @@ func (c *CaseResult) JSON() CaseJSON {
 	row := c.Row()
 	out := CaseJSON{Row: row, DurationMs: msf(row.Duration), Protocol: c.Case.Protocol, Tool: c.Case.Tool, Args: c.Case.Args, Params: c.Case.Params}
 	for _, ch := range c.Checks() {
-		r, _ := RuleByID(ch.Rule)
+		r, _ := judge.RuleByID(ch.Rule)
 		out.Checks = append(out.Checks, CheckJSON{Check: ch, Title: r.Title, Cite: r.Cite})
 	}
 	for _, run := range c.Runs {
@@ -396,9 +397,9 @@ func (c *CaseResult) JSON() CaseJSON {
 	return out
 }
 
-func exchangesJSON(t *Trace) []ExchangeJSON {
+func exchangesJSON(t *judge.Trace) []ExchangeJSON {
 	out := []ExchangeJSON{}
-	start := t.start()
+	start := t.Start()
 	for _, x := range t.Exchanges {
 		e := ExchangeJSON{N: x.N, AtMs: msf(x.Start.Sub(start)), Method: x.Method, Tool: x.Tool, Status: x.Status, Fired: x.Fired,
 			RetryAfter: x.RetryAfter, State: x.State, Issued: x.Issued, IdemKey: x.Header.Get("Idempotency-Key"), Protocol: x.Header.Get("MCP-Protocol-Version")}
@@ -479,16 +480,16 @@ type (
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
 // suite builds one testsuite: a test case per rule.
-func suite(name string, props []junitProperty, checks []Check, d time.Duration, stdout, stderr string) junitSuite {
+func suite(name string, props []junitProperty, checks []judge.Check, d time.Duration, stdout, stderr string) junitSuite {
 	s := junitSuite{Name: name, Time: secs(d), Properties: props, SystemOut: stdout, SystemErr: stderr}
 	for _, ch := range checks {
-		r, _ := RuleByID(ch.Rule)
+		r, _ := judge.RuleByID(ch.Rule)
 		tc := junitCase{Name: ch.Rule, Classname: "mcpdiag.matrix." + name, Time: "0.000"}
 		switch ch.Verdict {
-		case Fail:
+		case judge.Fail:
 			tc.Failure = &junitFailure{Message: ch.Evidence, Type: ch.Rule, Text: fmt.Sprintf("%s\n\nevidence: %s\nrule: %s\ncites: %s\n", name, ch.Evidence, r.Title, r.Cite)}
 			s.Failures++
-		case NotApplicable:
+		case judge.NotApplicable:
 			tc.Skipped = &junitSkipped{Message: "n/a: " + ch.Evidence}
 			s.Skipped++
 		}

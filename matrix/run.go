@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/serve"
@@ -136,41 +137,32 @@ type RunResult struct {
 	URL      string `json:"url"`
 	Endpoint string `json:"endpoint"`
 	// Trace is what the server saw; Client what the client did.
-	Trace  *Trace    `json:"-"`
-	Client ClientRun `json:"client"`
+	Trace  *judge.Trace    `json:"-"`
+	Client judge.ClientRun `json:"client"`
 	// Checks are the rules' verdicts.
-	Checks []Check `json:"checks"`
+	Checks []judge.Check `json:"checks"`
 	// Lines are the server log lines of the run (JSONL), for --record.
 	Lines [][]byte `json:"-"`
 }
 
 // Verdict is Fail when a check failed, else Pass.
-func (r *RunResult) Verdict() Verdict { return worst(r.Checks) }
-
-func worst(cs []Check) Verdict {
-	for _, c := range cs {
-		if c.Verdict == Fail {
-			return Fail
-		}
-	}
-	return Pass
-}
+func (r *RunResult) Verdict() judge.Verdict { return judge.Worst(r.Checks) }
 
 // Verdict is Fail when any run failed.
-func (c *CaseResult) Verdict() Verdict {
+func (c *CaseResult) Verdict() judge.Verdict {
 	for _, r := range c.Runs {
-		if r.Verdict() == Fail {
-			return Fail
+		if r.Verdict() == judge.Fail {
+			return judge.Fail
 		}
 	}
-	return Pass
+	return judge.Pass
 }
 
 // Failures counts the runs that failed.
 func (c *CaseResult) Failures() int {
 	n := 0
 	for _, r := range c.Runs {
-		if r.Verdict() == Fail {
+		if r.Verdict() == judge.Fail {
 			n++
 		}
 	}
@@ -180,11 +172,11 @@ func (c *CaseResult) Failures() int {
 // Checks aggregates the runs' checks by rule: fail if a run failed (with
 // its evidence, and which run when there were several), pass if one
 // passed, else n/a.
-func (c *CaseResult) Checks() []Check {
+func (c *CaseResult) Checks() []judge.Check {
 	if len(c.Runs) == 1 {
 		return c.Runs[0].Checks
 	}
-	var out []Check
+	var out []judge.Check
 	idx := map[string]int{}
 	for _, r := range c.Runs {
 		for _, ch := range r.Checks {
@@ -192,18 +184,18 @@ func (c *CaseResult) Checks() []Check {
 			if !ok {
 				idx[ch.Rule] = len(out)
 				out = append(out, ch)
-				if ch.Verdict == Fail {
+				if ch.Verdict == judge.Fail {
 					out[len(out)-1].Evidence = fmt.Sprintf("run %d: %s", r.Repeat, ch.Evidence)
 				}
 				continue
 			}
 			switch {
-			case ch.Verdict == Fail && out[i].Verdict != Fail:
+			case ch.Verdict == judge.Fail && out[i].Verdict != judge.Fail:
 				out[i] = ch
 				out[i].Evidence = fmt.Sprintf("run %d: %s", r.Repeat, ch.Evidence)
-			case ch.Verdict == Fail:
+			case ch.Verdict == judge.Fail:
 				out[i].Evidence += fmt.Sprintf(" | run %d: %s", r.Repeat, ch.Evidence)
-			case ch.Verdict == Pass && out[i].Verdict == NotApplicable:
+			case ch.Verdict == judge.Pass && out[i].Verdict == judge.NotApplicable:
 				out[i] = ch
 			}
 		}
@@ -214,7 +206,7 @@ func (c *CaseResult) Checks() []Check {
 // Failed reports whether any case failed.
 func (r *Report) Failed() bool {
 	for _, c := range r.Cases {
-		if c.Verdict() == Fail {
+		if c.Verdict() == judge.Fail {
 			return true
 		}
 	}
@@ -246,7 +238,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = DefaultParallel(opts.Command != nil)
 	}
-	opts.Limits = opts.Limits.withDefaults()
+	opts.Limits = opts.Limits.WithDefaults()
 	if opts.Command != nil && len(opts.Command) == 0 {
 		return nil, errors.New("matrix: an empty command")
 	}
@@ -454,14 +446,14 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 			rr.Lines = append(rr.Lines, b)
 		}
 	}
-	rr.Trace = &Trace{Name: c.Name, Case: c, Exchanges: fromServer(lines, c.Expected), Client: &rr.Client, Safety: safety, Limits: opts.Limits}
-	rr.Checks = Judge(rr.Trace)
+	rr.Trace = &judge.Trace{Name: c.Name, Case: c.facts(), Exchanges: fromServer(lines, c.Expected), Client: &rr.Client, Safety: safety, Limits: opts.Limits}
+	rr.Checks = judge.Judge(rr.Trace)
 	return rr
 }
 
 // runBuiltin runs mcpdiag's own client with its default retry policy.
-func runBuiltin(ctx context.Context, c *Case, u string, seed, stream uint64) (ClientRun, []*record.Record) {
-	cr := ClientRun{Builtin: true}
+func runBuiltin(ctx context.Context, c *Case, u string, seed, stream uint64) (judge.ClientRun, []*record.Record) {
+	cr := judge.ClientRun{Builtin: true}
 	pol := retry.DefaultPolicy()
 	opts := client.Options{URL: u, Protocol: c.Protocol, Policy: &pol, Timeout: c.Timeout, Rand: rand.New(rand.NewPCG(seed, stream))}
 	if len(c.Input) > 0 {
@@ -611,8 +603,8 @@ var (
 // argument, and keeps its exit code and (capped) output. It stops the
 // program when it sent no request within the start-up limit, or when its
 // run limit passed since its first request (first).
-func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Options) ClientRun {
-	cr := ClientRun{Command: RedactArgs(append(append([]string(nil), opts.Command...), u))}
+func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Options) judge.ClientRun {
+	cr := judge.ClientRun{Command: RedactArgs(append(append([]string(nil), opts.Command...), u))}
 	limit := opts.Limits.RunTimeout
 	if c.Holds {
 		// Past its bound the verdict is known: stop it a second later.
@@ -766,11 +758,11 @@ func newLogSink() *logSink { return &logSink{lines: map[string][]*serverLine{}} 
 // log lock, so it only parses and files the line.
 func (s *logSink) WriteLine(line []byte) error {
 	l, err := parseServerLine(bytes.Clone(line))
-	if err != nil || l.serve.Endpoint == "" {
+	if err != nil || l.endpoint() == "" {
 		return nil
 	}
 	s.mu.Lock()
-	s.lines[l.serve.Endpoint] = append(s.lines[l.serve.Endpoint], l)
+	s.lines[l.endpoint()] = append(s.lines[l.endpoint()], l)
 	s.mu.Unlock()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 )
 
@@ -50,7 +51,7 @@ exit 1`
 			}
 			for _, c := range rep.Cases {
 				ch := checkOf(t, rep, c.Case.Name, "client.ran")
-				if ch.Verdict != matrix.Fail {
+				if ch.Verdict != judge.Fail {
 					t.Errorf("%s: client.ran is %s (%s), want fail", c.Case.Name, ch.Verdict, ch.Evidence)
 					continue
 				}
@@ -65,7 +66,7 @@ exit 1`
 			}
 			if tt.name == "prints success only" {
 				ch := checkOf(t, rep, "baseline", "client.classification")
-				if ch.Verdict != matrix.Fail || !strings.Contains(ch.Evidence, "no tools/call reached the server") {
+				if ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "no tools/call reached the server") {
 					t.Errorf("a TOOL_SUCCESS printed without a request: client.classification %+v", ch)
 				}
 			}
@@ -118,7 +119,7 @@ func TestClassificationFromServersAnswer(t *testing.T) {
 			}
 			for rule, words := range tt.fails {
 				ch := checkOf(t, rep, tt.scenario, rule)
-				if ch.Verdict != matrix.Fail {
+				if ch.Verdict != judge.Fail {
 					t.Errorf("%s is %s (%s), want fail", rule, ch.Verdict, ch.Evidence)
 					continue
 				}
@@ -129,7 +130,7 @@ func TestClassificationFromServersAnswer(t *testing.T) {
 				}
 			}
 			for _, rule := range tt.passes {
-				if ch := checkOf(t, rep, tt.scenario, rule); ch.Verdict != matrix.Pass {
+				if ch := checkOf(t, rep, tt.scenario, rule); ch.Verdict != judge.Pass {
 					t.Errorf("%s is %s (%s), want pass", rule, ch.Verdict, ch.Evidence)
 				}
 			}

@@ -165,3 +165,24 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	_ = enc.Encode(s)
 	buf.Truncate(buf.Len() - 1) // the newline Encode adds
 }
+
+// StateHash identifies a requestState value without recording it:
+// "sha256:" and the first 16 hex digits of the SHA-256 of the JSON string's
+// decoded value (of the raw bytes when raw is not a JSON string). Two
+// requestStates hash alike when they are the same string, however their JSON
+// escapes were written. "" for an absent or null value. The fault server
+// (Params.RequestState, Fault.IssuedState) and the judge (a request body's
+// requestState) hash with it, so that their hashes compare.
+func StateHash(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	v := []byte(raw)
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		v = []byte(s)
+	}
+	sum := sha256.Sum256(v)
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}

@@ -1,4 +1,4 @@
-package matrix
+package judge
 
 import (
 	"net/http"
@@ -47,7 +47,8 @@ const (
 	DefaultLivenessGrace   = 3 * time.Second
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with each zero field set to its default.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxRetries <= 0 {
 		l.MaxRetries = DefaultMaxRetries
 	}
@@ -114,7 +115,8 @@ type Trace struct {
 	// Name labels the trace: the case name, or the client and session of
 	// the records.
 	Name string
-	// Case is the matrix case; nil for records judged passively.
+	// Case is the facts of the matrix case the trace ran; nil for records
+	// judged passively.
 	Case *Case
 	// Exchanges are the POSTs, in arrival order.
 	Exchanges []*Exchange
@@ -144,22 +146,23 @@ func (t *Trace) attempts(key string) []*Exchange {
 	return t.byKey[key]
 }
 
-// repeat is a request sent again after an earlier attempt with its key.
-type repeat struct {
-	prev, next *Exchange
+// Repeat is a request sent again (Next) after an earlier attempt with its
+// key (Prev).
+type Repeat struct {
+	Prev, Next *Exchange
 }
 
-// retries returns every repeat of a request whose previous attempt failed,
+// Retries returns every repeat of a request whose previous attempt failed,
 // in order: retries and recoveries, MRTR rounds excluded (they follow an
 // answer).
-func (t *Trace) retries() []repeat {
-	var out []repeat
+func (t *Trace) Retries() []Repeat {
+	var out []Repeat
 	for _, x := range t.Exchanges {
 		if !x.IsRequest() {
 			continue
 		}
 		if p := t.previous(x); p != nil && p.Failed {
-			out = append(out, repeat{p, x})
+			out = append(out, Repeat{p, x})
 		}
 	}
 	return out
@@ -177,8 +180,8 @@ func (t *Trace) previous(x *Exchange) *Exchange {
 	return nil
 }
 
-// next returns the attempt after x with x's key, or nil.
-func (t *Trace) next(x *Exchange) *Exchange {
+// after returns the attempt after x with x's key, or nil.
+func (t *Trace) after(x *Exchange) *Exchange {
 	as := t.attempts(x.Key())
 	for i, a := range as {
 		if a == x && i+1 < len(as) {
@@ -188,10 +191,10 @@ func (t *Trace) next(x *Exchange) *Exchange {
 	return nil
 }
 
-// round reports an MRTR round: x carries requestState or inputResponses,
+// IsRound reports an MRTR round: x carries requestState or inputResponses,
 // or (when its params are not known) the answer to its previous attempt
 // asked for input.
-func (t *Trace) round(x *Exchange) bool {
+func (t *Trace) IsRound(x *Exchange) bool {
 	p := t.previous(x)
 	if p == nil || p.Failed {
 		return false
@@ -222,7 +225,7 @@ func (t *Trace) lastCall() *Exchange {
 // not fail.
 func (t *Trace) Recovered() bool {
 	last := t.lastCall()
-	return last != nil && !last.Failed && last.Status >= 200 && last.Status < 300 && len(t.retries()) > 0
+	return last != nil && !last.Failed && last.Status >= 200 && last.Status < 300 && len(t.Retries()) > 0
 }
 
 // Want returns the classification a client must print, from what the
@@ -261,4 +264,28 @@ func (t *Trace) Posts() int {
 		}
 	}
 	return n
+}
+
+// Start returns when the first POST arrived (zero without one).
+func (t *Trace) Start() time.Time {
+	if len(t.Exchanges) == 0 {
+		return time.Time{}
+	}
+	return t.Exchanges[0].Start
+}
+
+// Case is what the rules know of a matrix case: the facts the runner passes
+// in (the judge reads no scenario catalogue).
+type Case struct {
+	// Name is the case name (the scenario id, a probe's "/TOOL", the era's
+	// "@2025-11-25").
+	Name string `json:"name"`
+	// Expected is the outcome a client that does not retry must see (the
+	// scenario's expected outcome).
+	Expected classify.Outcome `json:"expected"`
+	// Timeout is the call timeout the client was told to use.
+	Timeout time.Duration `json:"timeoutNs"`
+	// Holds reports a scenario that holds the response past Timeout (a hang
+	// or keep-alives only): the client must give up by itself.
+	Holds bool `json:"holds,omitempty"`
 }

@@ -1,9 +1,9 @@
-package matrix
+package judge
 
 import (
 	"testing"
 
-	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestIssuedStateLineEnds: result.requestState is found in an event stream
@@ -11,7 +11,7 @@ import (
 // after a BOM, and in a stream whose last event lost its blank line.
 func TestIssuedStateLineEnds(t *testing.T) {
 	msg := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"incomplete","requestState":"st-1"}}`
-	want := faults.StateHash([]byte(`"st-1"`))
+	want := record.StateHash([]byte(`"st-1"`))
 	for name, body := range map[string]string{
 		"LF":                      "event: message\ndata: " + msg + "\n\n",
 		"CRLF":                    "event: message\r\ndata: " + msg + "\r\n\r\n",

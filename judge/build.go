@@ -1,0 +1,164 @@
+package judge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// FromRecord returns the exchange one record describes, whatever its kind:
+// an exchange record (mcpdiag proxy, mcpdiag call, the fault server's
+// recorder) or a fault server's line of kind server. It reads typed fields
+// only: the request's facts, the answer's status and outcome, the flags
+// (HJ, AB, and Flags.Pending), the fault decision (what fired, the POST
+// count, the requestState issued) and the params facts (_meta,
+// requestState, inputResponses); where a record has no params facts, the
+// captured request body when it is whole.
+//
+// expected is the case's expected outcome ("" for records judged without a
+// case): a 2xx answer the record does not classify (a fault server's line),
+// to a request on which a scenario fired, failed when expected is a
+// failure a scenario makes in a 2xx body (a cut stream, malformed JSON, …).
+//
+// N is the fault endpoint's POST count, else the record's postCount; a
+// trace of records numbered otherwise renumbers its POSTs.
+func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
+	x := &Exchange{
+		N: r.PostCount, Start: r.Time, End: r.Time.Add(time.Duration(r.Timings.Total)),
+		HTTPMethod: r.HTTPMethod, Method: r.Method, ID: r.JSONRPC.ID, Tool: r.Tool, ArgsHash: r.ArgsHash,
+		Header: http.Header(r.RequestHeaders), Session: r.Session,
+		Status: r.Status, RetryAfter: r.RetryAfter, Outcome: r.Outcome, Fired: r.Scenario,
+	}
+	if x.HTTPMethod == "" {
+		x.HTTPMethod = http.MethodPost
+	}
+	if f := r.Fault; f != nil {
+		x.Fired = f.FiredString()
+		x.Issued, x.IssuedAny = f.IssuedState, f.IssuedState != ""
+		if f.Count != nil && f.Count.Post > 0 {
+			x.N = f.Count.Post
+		}
+	}
+	if p := r.Params; p != nil {
+		x.MetaProtocol, x.MetaKnown, x.Capabilities = p.MetaProtocolVersion, true, p.Capabilities
+		x.State, x.StateKnown, x.Inputs = p.RequestState, true, p.InputResponses
+	} else if b := r.RequestBody; b != nil && !b.Truncated {
+		readRequestBody(x, []byte(b.Text))
+	}
+	if r.Input != nil && r.Input.HasRequestState {
+		x.IssuedAny = true
+	}
+	if b := r.ResponseBody; x.IssuedAny && x.Issued == "" && b != nil && !b.Truncated {
+		if st, ok := issuedState([]byte(b.Text)); ok {
+			x.Issued = st
+		}
+	}
+	switch {
+	case r.Flags.Has(record.FlagHJ):
+		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
+	case r.Flags.Has(record.FlagAB):
+		x.Failed, x.What, x.Tag = true, "the response was aborted mid-body", "cut"
+	case r.Outcome != "" && healthy(r.Outcome):
+	case r.Outcome != "":
+		x.Failed, x.What, x.Tag = true, string(r.Outcome), bodyTag(r.Outcome)
+		switch {
+		case r.Status >= 300:
+			x.What, x.Tag = fmt.Sprintf("HTTP %d, %s", r.Status, r.Outcome), strconv.Itoa(r.Status)
+		case r.Status != 0:
+			x.What = fmt.Sprintf("HTTP %d, %s", r.Status, r.Outcome)
+		case r.Network != nil:
+			x.What, x.Tag = fmt.Sprintf("%s: %s", r.Outcome, r.Network.Error), "gone"
+		}
+	case r.Status == 0:
+		x.Failed, x.What, x.Tag = true, "no response (the client left first)", "gone"
+	case r.Status >= 300:
+		x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d", r.Status), strconv.Itoa(r.Status)
+	case x.Fired != "" && bodyFailure(expected):
+		x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d and %s (%s: %s)", r.Status, bodyWords(expected), x.Fired, expected), bodyTag(expected)
+		x.Outcome = expected
+	}
+	if x.Failed {
+		x.Rejected = rejected(r.Status) || r.Network != nil && !r.Network.RequestSent
+		x.Pending = r.Status == 0 && r.Flags.Pending()
+	}
+	return x
+}
+
+// readRequestBody reads _meta's protocol version, the capabilities,
+// requestState and inputResponses from a captured request body.
+func readRequestBody(x *Exchange, body []byte) {
+	var m struct {
+		Params struct {
+			RequestState   json.RawMessage            `json:"requestState"`
+			InputResponses map[string]json.RawMessage `json:"inputResponses"`
+			Meta           map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if wire.Kind(body) != '{' || json.Unmarshal(body, &m) != nil {
+		return
+	}
+	x.StateKnown, x.MetaKnown = true, true
+	x.State = record.StateHash(m.Params.RequestState)
+	for k := range m.Params.InputResponses {
+		x.Inputs = append(x.Inputs, k)
+	}
+	sort.Strings(x.Inputs)
+	if v, ok := m.Params.Meta[wire.MetaProtocolVersion]; ok {
+		_ = json.Unmarshal(v, &x.MetaProtocol)
+	}
+	if v, ok := m.Params.Meta[wire.MetaClientCapabilities]; ok {
+		if c, err := record.CanonicalJSON(v); err == nil {
+			x.Capabilities = string(c)
+		}
+	}
+}
+
+// issuedState finds result.requestState in a captured response: a JSON
+// body, or the data of an event stream's events.
+func issuedState(body []byte) (string, bool) {
+	find := func(msg []byte) (string, bool) {
+		res, ok := wire.Field(msg, "result")
+		if !ok {
+			return "", false
+		}
+		st, ok := wire.Field(res, "requestState")
+		if !ok {
+			return "", false
+		}
+		return record.StateHash(st), true
+	}
+	body = bytes.TrimSpace(body)
+	if wire.Kind(body) == '{' {
+		return find(body)
+	}
+	rd := wire.NewSSEReader(bytes.NewReader(body), len(body))
+	for {
+		ev, err := rd.Next()
+		var ue *wire.UnterminatedEventError
+		switch {
+		case errors.As(err, &ue):
+			// A last event without its blank line still says what the
+			// server issued.
+			ev.Data = ue.Data
+		case err != nil:
+			return "", false
+		}
+		if d := bytes.TrimSpace(ev.Data); wire.Kind(d) == '{' {
+			if st, ok := find(d); ok {
+				return st, true
+			}
+		}
+		if ue != nil {
+			return "", false
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+)
+
+var classificationRules = []Rule{
+	{
+		ID: "client.ran", Title: "the client ran the call: it sent a request to the server, and exited 0 unless the call failed",
+		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL; a client that sends nothing, or dies (an import error, a crash), has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
+		Active:  true,
+		Applies: withClient,
+		Check: func(t *Trace) (bool, string) {
+			c := t.Client
+			if c.Error != "" && c.Duration == 0 {
+				return false, "the client did not start: " + c.Error
+			}
+			n := 0
+			for _, x := range t.Exchanges {
+				if x.IsRequest() {
+					n++
+				}
+			}
+			var bad []string
+			switch {
+			case n == 0 && len(t.Exchanges) == 0:
+				bad = append(bad, "the client sent no request: the server saw nothing at its endpoint")
+			case n == 0:
+				bad = append(bad, fmt.Sprintf("the client sent no JSON-RPC request: %d POST(s) without a method and an id", len(t.Exchanges)))
+			}
+			if c.ExitCode != 0 && !c.Killed && !exitExpected(t) {
+				bad = append(bad, fmt.Sprintf("it exited with code %d, but %s", c.ExitCode, callWords(t)))
+			}
+			if len(bad) == 0 {
+				return true, fmt.Sprintf("%d request(s); exit code %d", n, c.ExitCode)
+			}
+			ev := strings.Join(bad, "; ")
+			if !strings.Contains(ev, "exited with code") {
+				ev += fmt.Sprintf("; exit code %d", c.ExitCode)
+			}
+			if c.Killed {
+				ev += " (killed at its time limit)"
+			}
+			if lines := firstLines(c.Stderr); lines != "" {
+				ev += "; stderr: " + lines
+			} else if !c.Builtin {
+				ev += "; stderr empty"
+			}
+			return false, ev
+		},
+	},
+	{
+		ID: "client.classification", Title: "the classification the client prints is what the server answered to its last tools/call (the scenario's expected outcome, or TOOL_SUCCESS when the call was answered)",
+		Cite:   `docs/outcomes.md (the outcome names) and docs/scenarios.md (the outcome each scenario produces); the server's log, not the client's word, says how the last tools/call ended: a retry that recovers, or a fault on another request, ends in TOOL_SUCCESS`,
+		Active: true,
+		Applies: func(t *Trace) (bool, string) {
+			if t.Client == nil || t.Client.Outcome == "" {
+				return false, "the client printed no classification"
+			}
+			return true, ""
+		},
+		Check: func(t *Trace) (bool, string) {
+			want, got := t.Want(), t.Client.Outcome
+			last := t.lastCall()
+			// A printed answer (success, a tool error, input_required) is
+			// false when the server answered no tools/call, or failed it.
+			if healthy(got) && !answered(last) {
+				if last == nil {
+					return false, fmt.Sprintf("printed %s, but no tools/call reached the server (%d POST(s)); expected %s", got, len(t.Exchanges), t.Case.Expected)
+				}
+				return false, fmt.Sprintf("printed %s, but the server answered the last tools/call, %s, with %s; expected %s", got, last.Label(), last.What, want)
+			}
+			why := "expected " + string(want)
+			switch {
+			case want == t.Case.Expected:
+			case len(t.Retries()) > 0:
+				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s (%s answered)", want, t.Case.Expected, last.Label())
+			default:
+				why = fmt.Sprintf("expected %s: the scenario's %s hit another request, and %s was answered", want, t.Case.Expected, last.Label())
+			}
+			if got != want && last != nil && !answered(last) {
+				why += fmt.Sprintf("; the server answered the last tools/call, %s, with %s", last.Label(), last.What)
+			}
+			return got == want, fmt.Sprintf("printed %s; %s", got, why)
+		},
+	},
+}
+
+// exitExpected reports whether a non-zero exit tells the truth: the call
+// failed (its answer failed, or no tools/call was answered), or the outcome
+// the client must print is not a success.
+func exitExpected(t *Trace) bool {
+	if !answered(t.lastCall()) {
+		return true
+	}
+	want := t.Want()
+	return want != "" && !want.Success()
+}
+
+// callWords says how the call ended, for evidence.
+func callWords(t *Trace) string {
+	last := t.lastCall()
+	if want := t.Want(); want != "" {
+		return fmt.Sprintf("the server answered the last tools/call, %s, and the case's outcome is %s", last.Label(), want)
+	}
+	return fmt.Sprintf("the server answered the last tools/call, %s", last.Label())
+}
+
+// firstLines returns the first lines of a client's (already redacted)
+// stderr for evidence, joined with " | ": three, and the last one when
+// there are more (where a traceback names its error), each cut to 160
+// characters; "" when there is none.
+func firstLines(s string) string {
+	var ls []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			ls = append(ls, cut(l, 160))
+		}
+	}
+	if len(ls) > 4 {
+		ls = append(ls[:3], "…", ls[len(ls)-1])
+	}
+	return strings.Join(ls, " | ")
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,232 @@
+package judge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Verdict is a rule's judgement of one trace.
+type Verdict string
+
+// The verdicts.
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	// NotApplicable: the trace never met the situation the rule is about.
+	NotApplicable Verdict = "n/a"
+)
+
+// Rule is one thing a client must (or must not) do, checked from the
+// server's side. Each rule cites the spec text or the retry policy it
+// enforces.
+type Rule struct {
+	// ID is stable: "spec.accept", "safety.retry-after", …
+	ID string `json:"id"`
+	// Title says what a passing client does.
+	Title string `json:"title"`
+	// Cite names the spec section or policy the rule enforces.
+	Cite string `json:"cite"`
+	// Active and Passive say where the rule runs: on matrix runs (a fault
+	// injected), and on captured records (--from-records).
+	Active  bool `json:"active"`
+	Passive bool `json:"passive"`
+	// Applies reports whether the trace met the rule's situation; when it
+	// did not, the reason is the evidence of NotApplicable.
+	Applies func(*Trace) (bool, string) `json:"-"`
+	// Check judges a trace the rule applies to: pass or not, with the
+	// evidence (POST numbers, ids, headers).
+	Check func(*Trace) (bool, string) `json:"-"`
+}
+
+// Check is a rule's verdict on one trace, with its evidence.
+type Check struct {
+	Rule     string  `json:"rule"`
+	Verdict  Verdict `json:"verdict"`
+	Evidence string  `json:"evidence,omitempty"`
+}
+
+// Rules returns every rule, in the order verdicts are reported.
+func Rules() []Rule { return append([]Rule(nil), rules...) }
+
+// Judge applies the rules that run on t (the active ones, or the passive
+// ones for records) and returns one check per rule.
+func Judge(t *Trace) []Check {
+	t.Limits = t.Limits.WithDefaults()
+	var out []Check
+	for _, r := range rules {
+		if t.Passive && !r.Passive || !t.Passive && !r.Active {
+			continue
+		}
+		out = append(out, judgeOne(r, t))
+	}
+	return out
+}
+
+func judgeOne(r Rule, t *Trace) Check {
+	if ok, why := r.Applies(t); !ok {
+		return Check{Rule: r.ID, Verdict: NotApplicable, Evidence: why}
+	}
+	ok, ev := r.Check(t)
+	if ok {
+		return Check{Rule: r.ID, Verdict: Pass, Evidence: ev}
+	}
+	return Check{Rule: r.ID, Verdict: Fail, Evidence: ev}
+}
+
+// RuleByID returns the rule with id.
+func RuleByID(id string) (Rule, bool) {
+	for _, r := range rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// Worst returns Fail when a check failed, else Pass.
+func Worst(cs []Check) Verdict {
+	for _, c := range cs {
+		if c.Verdict == Fail {
+			return Fail
+		}
+	}
+	return Pass
+}
+
+// order is the order verdicts are reported in (tables, JSON, JUnit): the
+// order the rules were written in, across the families.
+var order = []string{
+	"spec.accept", "spec.protocol-header", "spec.method-headers", "spec.mrtr-new-id", "spec.mrtr-same-call",
+	"spec.mrtr-echo-state", "spec.mrtr-no-invented-state", "spec.reissue-new-id", "spec.era-fallback",
+	"safety.unsafe-repeat", "safety.retry-bound", "safety.retry-after", "safety.backoff", "safety.4xx-unchanged",
+	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
+}
+
+// rules are the families' rules in report order.
+var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules)
+
+// inOrder returns the rules of the families in the order of ids; it panics
+// when a rule is missing from ids or an id names no rule (a programming
+// error the package's tests catch at init).
+func inOrder(ids []string, families ...[]Rule) []Rule {
+	byID := map[string]Rule{}
+	for _, f := range families {
+		for _, r := range f {
+			if _, dup := byID[r.ID]; dup {
+				panic("judge: rule " + r.ID + " defined twice")
+			}
+			byID[r.ID] = r
+		}
+	}
+	if len(byID) != len(ids) {
+		panic(fmt.Sprintf("judge: %d rules but %d ids in the report order", len(byID), len(ids)))
+	}
+	out := make([]Rule, 0, len(ids))
+	for _, id := range ids {
+		r, ok := byID[id]
+		if !ok {
+			panic("judge: no rule " + id)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// verdict returns pass with ok when nothing is bad, else fail with the
+// bad lines (the first five).
+func verdict(bad []string, ok string) (bool, string) {
+	if len(bad) == 0 {
+		return true, ok
+	}
+	if len(bad) > 5 {
+		bad = append(bad[:5], fmt.Sprintf("and %d more", len(bad)-5))
+	}
+	return false, strings.Join(bad, "; ")
+}
+
+func anyPost(t *Trace) (bool, string) {
+	if len(t.Exchanges) == 0 {
+		return false, "the client sent no POST"
+	}
+	return true, ""
+}
+
+func anyFailure(t *Trace) (bool, string) {
+	for _, x := range t.Exchanges {
+		if x.Failed {
+			return true, ""
+		}
+	}
+	return false, "no request failed"
+}
+
+func someRound(t *Trace) (bool, string) {
+	for _, x := range t.Exchanges {
+		if x.IsRequest() && t.IsRound(x) {
+			return true, ""
+		}
+	}
+	return false, "no MRTR round"
+}
+
+// eachPost fails with the first few POSTs f objects to.
+func eachPost(f func(*Trace, *Exchange) string) func(*Trace) (bool, string) {
+	return func(t *Trace) (bool, string) {
+		var bad []string
+		for _, x := range t.Exchanges {
+			if s := f(t, x); s != "" {
+				bad = append(bad, s)
+			}
+		}
+		return verdict(bad, fmt.Sprintf("%d POST(s) checked", len(t.Exchanges)))
+	}
+}
+
+// withClient applies a rule to the runs that ran a client (not to
+// --from-records traces).
+func withClient(t *Trace) (bool, string) {
+	if t.Client == nil {
+		return false, "no client run"
+	}
+	return true, ""
+}
+
+// FormatDuration formats a duration for evidence: "4ms", "2.01s".
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + FormatDuration(-d)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func posts(xs []*Exchange) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x.N)
+	}
+	return strings.Join(s, ", ")
+}
+
+func short(hash string) string {
+	if len(hash) > len("sha256:")+12 {
+		return hash[:len("sha256:")+12] + "…"
+	}
+	if hash == "" {
+		return "none"
+	}
+	return hash
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
