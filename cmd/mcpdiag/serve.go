@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -80,73 +79,27 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	return cmd
 }
 
-// readArg returns s, or the contents of the file when s is @FILE.
-func readArg(s string) ([]byte, error) {
-	if name, ok := strings.CutPrefix(s, "@"); ok {
-		return os.ReadFile(name)
-	}
-	return []byte(s), nil
-}
-
-// serveConfig is the --config file.
-type serveConfig struct {
-	Scenario json.RawMessage `json:"scenario"`
-	Params   json.RawMessage `json:"params"`
-	Seed     uint64          `json:"seed"`
-}
-
-// selection builds the scenarios of /mcp from the flags and the config file.
+// selection builds the scenarios of /mcp and the seed from the flags and
+// the config file (serve.Config).
 func (o serveOptions) selection(seedSet bool) (faults.Selection, uint64, error) {
-	seed := o.seed
-	spec, params := o.scenario, json.RawMessage(nil)
-	if o.params != "" {
-		b, err := readArg(o.params)
-		if err != nil {
-			return nil, 0, usageError("--params: %v", err)
-		}
-		params = b
+	params, err := faults.ReadParams(o.params)
+	if err != nil {
+		return nil, 0, usageError("--params: %v", err)
 	}
+	var c *serve.Config
 	if o.config != "" {
-		b, err := os.ReadFile(o.config)
-		if err != nil {
-			return nil, 0, usageError("--config: %v", err)
+		if c, err = serve.ReadConfig(o.config); err != nil {
+			return nil, 0, usageError("--config %v", err)
 		}
-		var c serveConfig
-		dec := json.NewDecoder(strings.NewReader(string(b)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
+	}
+	sel, err := c.Selection(o.scenario, params)
+	if err != nil {
+		if c != nil {
 			return nil, 0, usageError("--config %s: %v", o.config, err)
 		}
-		if len(c.Scenario) > 0 && spec != "" {
-			return nil, 0, usageError("--scenario and --config both name scenarios; give one")
-		}
-		if !seedSet && c.Seed != 0 {
-			seed = c.Seed
-		}
-		if len(c.Scenario) > 0 && c.Scenario[0] == '[' {
-			if len(c.Params) > 0 || len(params) > 0 {
-				return nil, 0, usageError("--config %s: a scenario list carries its own params", o.config)
-			}
-			var sel faults.Selection
-			if err := json.Unmarshal(c.Scenario, &sel); err != nil {
-				return nil, 0, usageError("--config %s: %v", o.config, err)
-			}
-			return sel, seed, nil
-		}
-		if len(c.Scenario) > 0 {
-			if err := json.Unmarshal(c.Scenario, &spec); err != nil {
-				return nil, 0, usageError("--config %s: scenario: want \"a+b\" or a list", o.config)
-			}
-		}
-		if len(params) == 0 {
-			params = c.Params
-		}
-	}
-	sel, err := faults.Select(spec, params)
-	if err != nil {
 		return nil, 0, usageError("%v", err)
 	}
-	return sel, seed, nil
+	return sel, c.SeedOr(o.seed, seedSet), nil
 }
 
 func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSet bool) error {
