@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -29,17 +30,21 @@ import (
 // to a request on which a scenario fired, failed when expected is a
 // failure a scenario makes in a 2xx body (a cut stream, malformed JSON, …).
 //
-// N is the fault endpoint's POST count, else the record's postCount; a
-// trace of records numbered otherwise renumbers its POSTs.
+// N is the fault endpoint's POST count (a version-1 server line's
+// postCount), 0 when no fault endpoint counted the request; NewTrace numbers
+// the POSTs of a trace.
 func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	x := &Exchange{
-		N: r.PostCount, Start: r.Time, End: r.Time.Add(time.Duration(r.Timings.Total)),
+		Start: r.Time, End: r.Time.Add(time.Duration(r.Timings.Total)),
 		HTTPMethod: r.HTTPMethod, Method: r.Method, ID: r.JSONRPC.ID, Tool: r.Tool, ArgsHash: r.ArgsHash,
 		Header: http.Header(r.RequestHeaders), Session: r.Session,
 		Status: r.Status, RetryAfter: r.RetryAfter, Outcome: r.Outcome, Fired: r.Scenario,
 	}
 	if x.HTTPMethod == "" {
 		x.HTTPMethod = http.MethodPost
+	}
+	if r.Kind == record.KindServer {
+		x.N = r.PostCount
 	}
 	if f := r.Fault; f != nil {
 		x.Fired = f.FiredString()
@@ -91,6 +96,43 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Pending = r.Status == 0 && r.Flags.Pending()
 	}
 	return x
+}
+
+// NewTrace returns the trace of one client's records, or of one fault
+// endpoint's: the POSTs among them (exchange and server records; call and
+// other records are skipped) as exchanges read by FromRecord, with the
+// case's expected outcome when c is set, in arrival order. When a fault
+// endpoint counted every POST (mcpdiag serve's lines, the proxy's with
+// --scenario) they are ordered and numbered by that count; otherwise by
+// their start time, numbered from 1. The caller sets the client run, the
+// tools' safety, the limits and Passive.
+func NewTrace(name string, recs []*record.Record, c *Case) *Trace {
+	var expected classify.Outcome
+	if c != nil {
+		expected = c.Expected
+	}
+	var xs []*Exchange
+	counted := true
+	for _, r := range recs {
+		if r.Kind != record.KindExchange && r.Kind != record.KindServer {
+			continue
+		}
+		x := FromRecord(r, expected)
+		if x.HTTPMethod != http.MethodPost {
+			continue
+		}
+		counted = counted && x.N > 0
+		xs = append(xs, x)
+	}
+	if counted {
+		sort.SliceStable(xs, func(i, j int) bool { return xs[i].N < xs[j].N })
+	} else {
+		sort.SliceStable(xs, func(i, j int) bool { return xs[i].Start.Before(xs[j].Start) })
+		for i, x := range xs {
+			x.N = i + 1
+		}
+	}
+	return &Trace{Name: name, Case: c, Exchanges: xs}
 }
 
 // readRequestBody reads _meta's protocol version, the capabilities,
@@ -161,4 +203,57 @@ func issuedState(body []byte) (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// ReadSafety reads the tools' safety from their annotations into safety,
+// when r is a tools/list exchange whose whole response body was recorded
+// (JSON or an event stream); it reports whether it found tools.
+func ReadSafety(r *record.Record, safety map[string]retry.Safety) bool {
+	if r.Method != "tools/list" || r.ResponseBody == nil || r.ResponseBody.Truncated {
+		return false
+	}
+	return readSafety([]byte(r.ResponseBody.Text), safety)
+}
+
+// readSafety reads the tools of a tools/list answer (JSON or an event
+// stream) into safety.
+func readSafety(body []byte, safety map[string]retry.Safety) bool {
+	msg := bytes.TrimSpace(body)
+	if wire.Kind(msg) != '{' {
+		// An event stream: the last event that holds a JSON object.
+		rd := wire.NewSSEReader(bytes.NewReader(body), len(body))
+		for {
+			ev, err := rd.Next()
+			var ue *wire.UnterminatedEventError
+			if errors.As(err, &ue) {
+				ev.Data, err = ue.Data, nil
+			}
+			if d := bytes.TrimSpace(ev.Data); wire.Kind(d) == '{' {
+				msg = bytes.Clone(d)
+			}
+			if err != nil || ue != nil {
+				break
+			}
+		}
+	}
+	var m struct {
+		Result struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Annotations struct {
+					ReadOnlyHint    *bool `json:"readOnlyHint"`
+					DestructiveHint *bool `json:"destructiveHint"`
+					IdempotentHint  *bool `json:"idempotentHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &m) != nil || len(m.Result.Tools) == 0 {
+		return false
+	}
+	for _, t := range m.Result.Tools {
+		a := t.Annotations
+		safety[t.Name] = retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
+	}
+	return true
 }

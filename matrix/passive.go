@@ -7,15 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
-	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // MaxRecordLine bounds one line of a record file read by FromRecords.
@@ -70,8 +67,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	p := &Passive{Source: source}
 	type group struct {
 		name string
-		xs   []*judge.Exchange
-		srv  bool
+		recs []*record.Record
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -82,14 +78,14 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.Lines++
-			if !use(line, safety, &bodies, &lists, func(key, name string, x *judge.Exchange, srv bool) {
+			if !use(line, safety, &bodies, &lists, func(key, name string, r *record.Record) {
 				g := groups[key]
 				if g == nil {
-					g = &group{name: name, srv: srv}
+					g = &group{name: name}
 					groups[key] = g
 					order = append(order, key)
 				}
-				g.xs = append(g.xs, x)
+				g.recs = append(g.recs, r)
 			}) {
 				p.Skipped++
 			}
@@ -103,27 +99,12 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	}
 	for _, k := range order {
 		g := groups[k]
-		if !g.srv {
-			sort.SliceStable(g.xs, func(i, j int) bool { return g.xs[i].Start.Before(g.xs[j].Start) })
-		} else {
-			sort.SliceStable(g.xs, func(i, j int) bool { return g.xs[i].N < g.xs[j].N })
-		}
-		var posts []*judge.Exchange
-		for _, x := range g.xs {
-			if x.HTTPMethod == http.MethodPost {
-				posts = append(posts, x)
-			}
-		}
-		for i, x := range posts {
-			if !g.srv || x.N == 0 {
-				x.N = i + 1
-			}
-		}
-		if len(posts) == 0 {
+		t := judge.NewTrace(g.name, g.recs, nil)
+		if len(t.Exchanges) == 0 {
 			continue
 		}
-		p.Used += len(posts)
-		t := &judge.Trace{Name: g.name, Exchanges: posts, Safety: safety, Limits: limits, Passive: true}
+		p.Used += len(t.Exchanges)
+		t.Safety, t.Limits, t.Passive = safety, limits, true
 		p.Traces = append(p.Traces, &PassiveTrace{Trace: t, Checks: judge.Judge(t)})
 	}
 	if p.Used > 0 && !bodies {
@@ -151,8 +132,10 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 // use files one record line; it reports false for a line that is not a
-// record this reader judges.
-func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, x *judge.Exchange, srv bool)) bool {
+// record this reader judges. A fault server's lines (a fault endpoint that
+// is a path: mcpdiag serve's) are one trace per endpoint; other exchange
+// records one per client and session.
+func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, r *record.Record)) bool {
 	l, err := parseServerLine(bytes.TrimSpace(line))
 	if err != nil {
 		return false
@@ -164,17 +147,14 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 			return true // an admin line: read, not a request
 		}
 		*bodies = true
-		add("server "+l.endpoint(), "endpoint "+l.endpoint(), judge.FromRecord(r, ""), true)
+		add("server "+l.endpoint(), "endpoint "+l.endpoint(), r)
 		return true
 	case record.KindExchange:
-		x := judge.FromRecord(r, "")
 		if r.RequestBody != nil {
 			*bodies = true
 		}
-		if r.Method == "tools/list" && r.ResponseBody != nil && !r.ResponseBody.Truncated {
-			if readSafety([]byte(r.ResponseBody.Text), safety) {
-				*lists = true
-			}
+		if judge.ReadSafety(r, safety) {
+			*lists = true
 		}
 		name := r.Client
 		if name == "" {
@@ -184,55 +164,12 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 		if sess == "" {
 			sess = "no session"
 		}
-		add(name+" "+sess, name+" ("+sess+")", x, false)
+		add(name+" "+sess, name+" ("+sess+")", r)
 		return true
 	case record.KindCall, "dropped", "warning":
 		return true
 	}
 	return false
-}
-
-// readSafety reads the tools of a tools/list answer (JSON or an event
-// stream) into safety.
-func readSafety(body []byte, safety map[string]retry.Safety) bool {
-	msg := bytes.TrimSpace(body)
-	if wire.Kind(msg) != '{' {
-		// An event stream: the last event that holds a JSON object.
-		rd := wire.NewSSEReader(bytes.NewReader(body), len(body))
-		for {
-			ev, err := rd.Next()
-			var ue *wire.UnterminatedEventError
-			if errors.As(err, &ue) {
-				ev.Data, err = ue.Data, nil
-			}
-			if d := bytes.TrimSpace(ev.Data); wire.Kind(d) == '{' {
-				msg = bytes.Clone(d)
-			}
-			if err != nil || ue != nil {
-				break
-			}
-		}
-	}
-	var m struct {
-		Result struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				Annotations struct {
-					ReadOnlyHint    *bool `json:"readOnlyHint"`
-					DestructiveHint *bool `json:"destructiveHint"`
-					IdempotentHint  *bool `json:"idempotentHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(msg, &m) != nil || len(m.Result.Tools) == 0 {
-		return false
-	}
-	for _, t := range m.Result.Tools {
-		a := t.Annotations
-		safety[t.Name] = retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
-	}
-	return true
 }
 
 // WriteTable writes the passive verdicts: a line per trace, then each

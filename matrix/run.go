@@ -446,7 +446,12 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 			rr.Lines = append(rr.Lines, b)
 		}
 	}
-	rr.Trace = &judge.Trace{Name: c.Name, Case: c.facts(), Exchanges: fromServer(lines, c.Expected), Client: &rr.Client, Safety: safety, Limits: opts.Limits}
+	served := make([]*record.Record, len(lines))
+	for i, l := range lines {
+		served[i] = l.rec
+	}
+	rr.Trace = judge.NewTrace(c.Name, served, c.facts())
+	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits = &rr.Client, safety, opts.Limits
 	rr.Checks = judge.Judge(rr.Trace)
 	return rr
 }

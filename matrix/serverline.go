@@ -1,11 +1,6 @@
 package matrix
 
 import (
-	"net/http"
-	"sort"
-
-	"github.com/mcpdiag/mcpdiag/classify"
-	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -31,19 +26,4 @@ func (l *serverLine) endpoint() string {
 		return ""
 	}
 	return l.rec.Fault.Endpoint
-}
-
-// fromServer builds the exchanges of one endpoint's log lines (their
-// POSTs), in POST order. expected is the case's expected outcome (see
-// judge.FromRecord).
-func fromServer(lines []*serverLine, expected classify.Outcome) []*judge.Exchange {
-	var out []*judge.Exchange
-	for _, l := range lines {
-		if l.rec.HTTPMethod != http.MethodPost {
-			continue
-		}
-		out = append(out, judge.FromRecord(l.rec, expected))
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].N < out[j].N })
-	return out
 }
