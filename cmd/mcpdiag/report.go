@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
+	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +23,7 @@ type reportOptions struct {
 	maxP95Ratio     float64
 	gateOn          string
 	har             string
+	html            string
 	top             int
 }
 
@@ -49,7 +52,8 @@ Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input.`,
   mcpdiag call http://127.0.0.1:8080/mcp echo --json | mcpdiag report
   mcpdiag report --json proxy.jsonl > baseline.json
   mcpdiag report --fail-on TOOL_ERROR,JSONRPC_ERROR --baseline baseline.json proxy.jsonl
-  mcpdiag report --har exchanges.har proxy.jsonl`,
+  mcpdiag report --har exchanges.har proxy.jsonl
+  mcpdiag report --html report.html proxy.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
 		},
@@ -62,6 +66,7 @@ Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input.`,
 	f.Float64Var(&o.maxP95Ratio, "max-p95-ratio", report.DefaultMaxP95Ratio, "with --baseline: largest allowed p95 latency as a multiple of the baseline's")
 	f.StringVar(&o.gateOn, "gate-on", "auto", "`KIND` of records the gates look at: auto (calls if any, else exchanges, else server lines), call, exchange or server")
 	f.StringVar(&o.har, "har", "", "also write the exchanges as a HAR 1.2 archive to `FILE` (opens in browser devtools)")
+	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page (table, detail, charts; records embedded, nothing fetched) to `FILE`")
 	f.IntVar(&o.top, "top", report.DefaultTop, "list the `N` worst offenders and slowest records")
 	return cmd
 }
@@ -110,9 +115,15 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		files = []string{"-"}
 	}
 	inputs := make([]io.Reader, len(files))
-	var harTarget os.FileInfo
+	var harTarget, htmlTarget os.FileInfo
 	if o.har != "" {
 		harTarget, _ = os.Stat(o.har)
+	}
+	if o.html != "" {
+		htmlTarget, _ = os.Stat(o.html)
+		if o.har != "" && filepath.Clean(o.har) == filepath.Clean(o.html) {
+			return usageError("--har and --html name the same file %s", o.html)
+		}
 	}
 	for i, name := range files {
 		if name == "-" {
@@ -131,6 +142,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 			if harTarget != nil && os.SameFile(st, harTarget) {
 				return usageError("--har %s would overwrite an input", o.har)
 			}
+			if htmlTarget != nil && os.SameFile(st, htmlTarget) {
+				return usageError("--html %s would overwrite an input", o.html)
+			}
 		}
 		inputs[i] = f
 	}
@@ -148,6 +162,18 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		defer harFile.Abort()
 		har = report.NewHARWriter(harFile, report.HAROptions{Creator: "mcpdiag", Version: client.DefaultClientInfo.Version})
 		reports = append(reports, har)
+	}
+	var page *ui.HTMLWriter
+	var pageFile *atomicfile.File
+	if o.html != "" {
+		// Written whole, like the HAR: a failed run leaves the old page.
+		pageFile, err = atomicfile.Create(o.html, 0o600)
+		if err != nil {
+			return usageError("--html: %v", err)
+		}
+		defer pageFile.Abort()
+		page = ui.NewHTMLWriter(pageFile, ui.HTMLOptions{Title: "mcpdiag report: " + strings.Join(files, ", ")})
+		reports = append(reports, page)
 	}
 
 	// Malformed lines are named on stderr only (the text report counts
@@ -215,6 +241,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if har != nil && har.Err() != nil {
 			return usageError("--har %s: %v", o.har, har.Err())
 		}
+		if page != nil && page.Err() != nil {
+			return usageError("--html %s: %v", o.html, page.Err())
+		}
 	}
 	if bad > maxBadLinesShown {
 		fmt.Fprintf(stderr, "mcpdiag: %d more malformed lines skipped (%d in all)\n", bad-maxBadLinesShown, bad)
@@ -226,6 +255,14 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		}
 		if err := harFile.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--har: %w", err)}
+		}
+	}
+	if page != nil {
+		if err := page.Close(); err != nil {
+			return usageError("--html %s: %v", o.html, err)
+		}
+		if err := pageFile.Commit(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--html: %w", err)}
 		}
 	}
 

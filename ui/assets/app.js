@@ -1,0 +1,746 @@
+// mcpdiag's page over diagnostic records (docs/ui.md). One module, no
+// dependencies, nothing fetched but the page's own event stream (live mode).
+// The records are shown as they were recorded (already redacted); the page
+// never rewrites them.
+
+const $ = (id) => document.getElementById(id);
+const cfg = JSON.parse($('mcpdiag-config').textContent);
+const META = cfg.meta;
+const OUTCOMES = new Map(META.outcomes.map((o) => [o.name, o]));
+const ROW_H = 24;      // every row's height in px (app.css .list tr)
+const OVERSCAN = 60;   // rows rendered above and below the visible ones
+const SVG = 'http://www.w3.org/2000/svg';
+
+// ---- helpers ---------------------------------------------------------------
+
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const k of kids.flat()) {
+    if (k === undefined || k === null || k === false) continue;
+    el.append(k instanceof Node ? k : String(k));
+  }
+  return el;
+}
+
+function s(tag, attrs, ...kids) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null) continue;
+    if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, String(v));
+  }
+  for (const k of kids.flat()) if (k) el.append(k);
+  return el;
+}
+
+export function layerOf(r) {
+  if (r.layer) return r.layer;
+  const o = OUTCOMES.get(r.outcome);
+  return o ? o.layer : '';
+}
+
+// failure is report.Failure: successes, TASK_CREATED and NOT_CLASSIFIED are
+// not failures; INPUT_REQUIRED is one on a call only; no outcome is none.
+export function isFailure(r) {
+  if (!r.outcome) return false;
+  const o = OUTCOMES.get(r.outcome);
+  if (!o) return true;
+  if (o.notFailure) return false;
+  if (r.outcome === 'INPUT_REQUIRED') return r.kind === 'call';
+  return true;
+}
+
+function fmtTime(t) {
+  if (!t) return '';
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return String(t);
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  return `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${p(d.getUTCMilliseconds(), 3)}`;
+}
+
+function fmtMs(ms) {
+  if (ms === undefined || ms === null) return '';
+  if (ms >= 1000) return (ms / 1000).toFixed(ms >= 10000 ? 1 : 2) + ' s';
+  return (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1)) + ' ms';
+}
+
+function fmtBytes(n) {
+  if (!n) return '';
+  if (n < 1000) return n + ' B';
+  if (n < 1e6) return (n / 1000).toFixed(1) + ' kB';
+  return (n / 1e6).toFixed(1) + ' MB';
+}
+
+function idText(id) {
+  return id === undefined || id === null ? 'null' : JSON.stringify(id);
+}
+
+// ---- the model -------------------------------------------------------------
+
+const model = {
+  records: [],           // every record, in arrival order
+  groups: new Map(),     // group key -> group
+  order: [],             // groups, first seen first
+  facets: { layer: new Set(), outcome: new Set(), tool: new Set(), method: new Set(), kind: new Set() },
+  dropped: 0,
+};
+
+function groupKey(r) {
+  if (r.kind === 'call') return r.id;
+  return r.callId || null;
+}
+
+function addRecord(r) {
+  if (!r || typeof r !== 'object' || Array.isArray(r)) return;
+  r._i = model.records.length;
+  model.records.push(r);
+  const key = groupKey(r) || '#' + r._i;
+  let g = model.groups.get(key);
+  if (!g) {
+    g = { key, call: null, items: [], grouped: false, collapsed: false };
+    model.groups.set(key, g);
+    model.order.push(g);
+  }
+  if (r.kind === 'call') g.call = r;
+  else {
+    g.items.push(r);
+    // Exchanges can be written out of order (a proxy records each as it
+    // ends): keep a call's exchanges by seq.
+    for (let i = g.items.length - 1; i > 0 && (g.items[i - 1].seq || 0) > (g.items[i].seq || 0); i--) {
+      [g.items[i - 1], g.items[i]] = [g.items[i], g.items[i - 1]];
+    }
+  }
+  g.grouped = g.call !== null || g.items.length > 1 || Boolean(g.items[0] && g.items[0].callId);
+  const f = model.facets;
+  const layer = layerOf(r);
+  if (layer) f.layer.add(layer);
+  if (r.outcome) f.outcome.add(r.outcome);
+  if (r.tool) f.tool.add(r.tool);
+  if (r.method) f.method.add(r.method);
+  if (r.kind) f.kind.add(r.kind);
+  if (r.kind === 'dropped') model.dropped += r.dropped || 0;
+}
+
+function clearModel() {
+  model.records = [];
+  model.groups = new Map();
+  model.order = [];
+  model.dropped = 0;
+  for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
+}
+
+// ---- filters ---------------------------------------------------------------
+
+const filterIds = ['layer', 'outcome', 'tool', 'method', 'kind'];
+const filter = { layer: '', outcome: '', tool: '', method: '', kind: '', text: '' };
+
+function textOf(r) {
+  if (r._text === undefined) {
+    const { _i, _text, ...plain } = r;
+    r._text = JSON.stringify(plain).toLowerCase();
+  }
+  return r._text;
+}
+
+export function matches(r) {
+  if (filter.layer && layerOf(r) !== filter.layer) return false;
+  if (filter.outcome && r.outcome !== filter.outcome) return false;
+  if (filter.tool && r.tool !== filter.tool) return false;
+  if (filter.method && r.method !== filter.method) return false;
+  if (filter.kind && r.kind !== filter.kind) return false;
+  if (filter.text && !textOf(r).includes(filter.text)) return false;
+  return true;
+}
+
+function refreshFacets() {
+  for (const k of filterIds) {
+    const sel = $('f-' + k);
+    const have = new Set([...sel.options].map((o) => o.value));
+    const values = [...model.facets[k]].sort();
+    if (values.length + 1 === have.size && values.every((v) => have.has(v))) continue;
+    const cur = sel.value;
+    sel.replaceChildren(h('option', { value: '' }, 'all'), ...values.map((v) => h('option', { value: v }, v)));
+    sel.value = values.includes(cur) ? cur : '';
+    if (sel.value !== cur) filter[k] = '';
+  }
+}
+
+// ---- the table (virtualized: only the rows in view are in the DOM) ---------
+
+let view = [];           // the visible rows: {rec, group, child} or {group, synthetic}
+let selected = null;     // the selected record
+let viewDirty = true;
+
+function flatten() {
+  const out = [];
+  for (const g of model.order) {
+    const items = g.items.filter(matches);
+    const callShown = g.call !== null && matches(g.call);
+    if (!callShown && items.length === 0) continue;
+    if (!g.grouped) {
+      out.push({ rec: items[0], group: g });
+      continue;
+    }
+    out.push(callShown ? { rec: g.call, group: g, header: true } : { group: g, synthetic: true, header: true });
+    if (!g.collapsed) for (const r of items) out.push({ rec: r, group: g, child: true });
+  }
+  return out;
+}
+
+function cell(cls, text, title) {
+  return h('td', { class: cls, title: title || undefined }, text === undefined || text === null ? '' : String(text));
+}
+
+function rowFor(v, index) {
+  if (v.synthetic) {
+    const g = v.group;
+    const n = g.items.length;
+    const tr = h('tr', { class: 'row header synthetic', 'data-index': index, 'data-group': g.key },
+      h('td', { colspan: 11, class: 'c-group' },
+        h('span', { class: 'fold', 'aria-hidden': 'true' }, g.collapsed ? '▸' : '▾'),
+        g.call ? `call ${g.key} (its call line does not match the filter)` :
+          `call ${g.key}: ${n} exchange${n === 1 ? '' : 's'}, no call line (yet)`));
+    return tr;
+  }
+  const r = v.rec;
+  const layer = layerOf(r);
+  const cls = ['row', 'kind-' + (r.kind || 'none')];
+  if (v.header) cls.push('header');
+  if (v.child) cls.push('child');
+  if (isFailure(r)) cls.push('fail');
+  if (selected === r) cls.push('selected');
+  const outcome = r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown'), title: r.reason || undefined }, r.outcome) : '';
+  const tr = h('tr', {
+    class: cls.join(' '), 'data-id': r.id || '', 'data-index': index, 'data-layer': layer,
+    'aria-selected': selected === r ? 'true' : 'false',
+  },
+  h('td', { class: 'c-time' }, v.header ? h('span', { class: 'fold', 'aria-hidden': 'true' }, v.group.collapsed ? '▸' : '▾') : '', fmtTime(r.time)),
+  cell('c-kind', r.kind),
+  cell('c-seq', r.kind === 'call' ? (r.exchanges ? '×' + r.exchanges : '') : (r.seq || '')),
+  cell('c-method', r.method || r.httpMethod || ''),
+  cell('c-tool', r.tool),
+  cell('c-status', r.status ? r.status : ''),
+  h('td', { class: 'c-outcome' }, outcome),
+  cell('c-layer', layer),
+  cell('c-dur', fmtMs(r.timings && r.timings.totalMs)),
+  cell('c-size', fmtBytes(r.responseBytes)),
+  cell('c-flags', (r.flags || []).join(' '), (r.flags || []).map((f) => `${f}: ${META.flagDocs[f] || ''}`).join('\n')));
+  return tr;
+}
+
+const list = $('list');
+const tbody = $('rows');
+
+function render() {
+  if (viewDirty) {
+    view = flatten();
+    viewDirty = false;
+    const shown = view.filter((v) => v.rec).length;
+    $('count').textContent = `${shown} of ${model.records.length} records` +
+      (model.dropped ? ` · the producer dropped ${model.dropped}` : '');
+  }
+  const headH = $('table').tHead.offsetHeight;
+  const top = Math.max(0, list.scrollTop - headH);
+  const height = list.clientHeight || 600;
+  const start = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+  const end = Math.min(view.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
+  const rows = [];
+  if (start > 0) rows.push(h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: 11 })));
+  for (let i = start; i < end; i++) rows.push(rowFor(view[i], i));
+  if (end < view.length) rows.push(h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: 11 })));
+  tbody.replaceChildren(...rows);
+  const spacers = tbody.querySelectorAll('tr.spacer');
+  let k = 0;
+  if (start > 0) spacers[k++].style.height = start * ROW_H + 'px';
+  if (end < view.length) spacers[k].style.height = (view.length - end) * ROW_H + 'px';
+}
+
+let frame = 0;
+function schedule(dirty = true) {
+  if (dirty) viewDirty = true;
+  if (!frame) frame = requestAnimationFrame(() => { frame = 0; render(); });
+}
+
+list.addEventListener('scroll', () => schedule(false));
+
+tbody.addEventListener('click', (ev) => {
+  const tr = ev.target.closest('tr.row');
+  if (!tr) return;
+  const v = view[Number(tr.dataset.index)];
+  if (!v) return;
+  if (ev.target.closest('.fold') || v.synthetic) {
+    v.group.collapsed = !v.group.collapsed;
+    schedule();
+    if (v.synthetic) return;
+  }
+  select(v.rec);
+});
+
+function indexOfSelected() {
+  return selected ? view.findIndex((v) => v.rec === selected) : -1;
+}
+
+function select(r, scroll = false) {
+  selected = r;
+  showDetail(r);
+  if (scroll) {
+    const i = indexOfSelected();
+    if (i >= 0) {
+      const headH = $('table').tHead.offsetHeight;
+      const y = i * ROW_H;
+      if (y < list.scrollTop) list.scrollTop = y;
+      else if (y + ROW_H + headH > list.scrollTop + list.clientHeight) list.scrollTop = y + ROW_H + headH - list.clientHeight;
+    }
+  }
+  schedule(false);
+}
+
+function move(delta) {
+  if (view.length === 0) return;
+  let i = indexOfSelected();
+  if (i < 0) i = delta > 0 ? -1 : view.length;
+  let j = Math.max(0, Math.min(view.length - 1, i + delta));
+  // Skip synthetic headers, which are no record.
+  const step = delta > 0 ? 1 : -1;
+  while (view[j] && !view[j].rec && j + step >= 0 && j + step < view.length) j += step;
+  if (view[j] && view[j].rec) select(view[j].rec, true);
+}
+
+function fold(collapsed) {
+  const i = indexOfSelected();
+  if (i < 0) return;
+  const g = view[i].group;
+  if (!g.grouped) return;
+  g.collapsed = collapsed;
+  if (collapsed && g.call === null) selected = null;
+  if (collapsed && g.call !== null) selected = g.call;
+  schedule();
+}
+
+document.addEventListener('keydown', (ev) => {
+  const inField = ev.target.closest && ev.target.closest('input, select, textarea');
+  if (ev.key === 'Escape') {
+    if (inField) { ev.target.blur(); list.focus(); return; }
+    selected = null;
+    showDetail(null);
+    schedule(false);
+    return;
+  }
+  if (inField || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const page = Math.max(1, Math.floor(list.clientHeight / ROW_H) - 1);
+  const keys = {
+    ArrowDown: () => move(1), j: () => move(1), ArrowUp: () => move(-1), k: () => move(-1),
+    PageDown: () => move(page), PageUp: () => move(-page),
+    Home: () => move(-view.length), End: () => move(view.length),
+    ArrowLeft: () => fold(true), ArrowRight: () => fold(false),
+    '/': () => $('f-text').focus(), p: () => togglePause(),
+  };
+  const fn = keys[ev.key];
+  if (fn) { ev.preventDefault(); fn(); }
+});
+
+// ---- the detail pane -------------------------------------------------------
+
+function kv(pairs) {
+  const dl = h('dl', { class: 'kv' });
+  for (const [k, v] of pairs) {
+    if (v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0)) continue;
+    dl.append(h('dt', {}, k), h('dd', {}, v instanceof Node ? v : String(v)));
+  }
+  return dl;
+}
+
+function section(title, ...body) {
+  const kids = body.flat().filter(Boolean);
+  if (kids.length === 0) return null;
+  return h('section', { class: 'sec', 'data-section': title.toLowerCase().replace(/[^a-z]+/g, '-') }, h('h3', {}, title), ...kids);
+}
+
+function headersTable(hd) {
+  if (!hd || Object.keys(hd).length === 0) return null;
+  const t = h('table', { class: 'headers' });
+  for (const name of Object.keys(hd).sort()) {
+    for (const v of [].concat(hd[name])) t.append(h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, v)));
+  }
+  return t;
+}
+
+function bodyBlock(b, label) {
+  if (!b) return null;
+  return h('div', { class: 'body' },
+    h('pre', { class: 'body-text', 'aria-label': label }, b.text),
+    b.truncated ? h('p', { class: 'note' }, 'cut to the recording limit (truncated)') : null);
+}
+
+// cutOf says how a response was cut, "" when it was not.
+export function cutOf(r) {
+  const f = r.flags || [];
+  const sse = r.sse;
+  if (f.includes('UR')) return 'the upstream cut the response after it started (UR)';
+  if (f.includes('AB')) return 'the handler aborted the response mid-body (AB)';
+  if (f.includes('DC')) return 'the client disconnected before the end of the response (DC)';
+  if (r.network && r.network.phase === 'body') return 'the body failed: ' + r.network.error;
+  if (sse && !sse.terminal && sse.end && !sse.end.startsWith('stopped-at')) return 'the stream ended before its response (' + sse.end + ')';
+  if (sse && sse.unterminated) return 'the last event has no blank line: it was never delivered';
+  return '';
+}
+
+function sseTimeline(r) {
+  const sse = r.sse;
+  const arr = r.sseArrivals || [];
+  if (!sse && arr.length === 0) return null;
+  const total = (r.timings && r.timings.totalMs) || 0;
+  const cut = cutOf(r);
+  const out = [];
+  const terminal = sse && sse.terminal ? sse.terminalEvent || 0 : 0;
+  out.push(kv([
+    ['events', sse ? sse.events : arr.length],
+    ['notifications', sse && sse.notifications], ['progress', sse && sse.progress],
+    ['server requests', sse && sse.requests], ['comments', sse && sse.comments],
+    ['terminal', terminal ? `event ${terminal}` : 'none (the response never arrived on this stream)'],
+    ['after terminal', sse && sse.afterTerminal], ['skipped', sse && sse.skipped],
+    ['ended', sse && sse.end], ['cut', cut || 'no'],
+  ]));
+  if (arr.length === 0) {
+    out.push(h('p', { class: 'note' }, 'No arrival times in this record (the proxy records them with --record-bodies full).'));
+    if (cut) out.push(h('p', { class: 'cut-text sse-cut' }, 'cut: ' + cut));
+    return out;
+  }
+  const W = 640, H = 64, P = 24;
+  const maxT = Math.max(total, ...arr.map((a) => a[1]), 0.001);
+  const x = (t) => P + ((W - 2 * P) * t) / maxT;
+  const svg = s('svg', { class: 'timeline', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `SSE timeline: ${arr.length} events over ${fmtMs(maxT)}${cut ? ', cut' : ''}` },
+    s('line', { class: 'axis', x1: P, x2: W - P, y1: 40, y2: 40 }),
+    s('text', { class: 'tick', x: P, y: 58, 'text-anchor': 'start', text: '0' }),
+    s('text', { class: 'tick', x: W - P, y: 58, 'text-anchor': 'end', text: fmtMs(maxT) }));
+  arr.forEach(([end, ms], i) => {
+    const n = i + 1;
+    let cls = 'sse-event';
+    if (n === terminal) cls += ' sse-terminal';
+    else if (terminal && n > terminal) cls += ' sse-after';
+    const g = s('g', { class: cls, 'data-event': n },
+      s('title', { text: `event ${n} at ${fmtMs(ms)}, ends at byte ${end}${n === terminal ? ' (terminal: the response)' : ''}` }),
+      s('line', { x1: x(ms), x2: x(ms), y1: n === terminal ? 8 : 20, y2: 40 }),
+      s('circle', { cx: x(ms), cy: n === terminal ? 8 : 20, r: n === terminal ? 6 : 4 }));
+    if (n === terminal) g.append(s('text', { class: 'label', x: x(ms) + 8, y: 12, text: 'terminal' }));
+    svg.append(g);
+  });
+  if (cut) {
+    const cx = x(total || arr[arr.length - 1][1]);
+    svg.append(s('g', { class: 'sse-cut' },
+      s('title', { text: 'cut: ' + cut }),
+      s('line', { x1: cx, x2: cx, y1: 2, y2: 46 }),
+      s('text', { class: 'label', x: cx - 4, y: 12, 'text-anchor': 'end', text: 'cut' })));
+  }
+  out.push(svg);
+  if (cut) out.push(h('p', { class: 'cut-text' }, 'cut: ' + cut));
+  // The events themselves, sliced out of the recorded body by their end
+  // offsets (bytes), when the body was recorded.
+  const bytes = r.responseBody ? new TextEncoder().encode(r.responseBody.text) : null;
+  const dec = new TextDecoder();
+  const ol = h('ol', { class: 'events' });
+  let prev = 0;
+  arr.forEach(([end, ms], i) => {
+    const n = i + 1;
+    const text = bytes && prev < bytes.length ? dec.decode(bytes.subarray(prev, Math.min(end, bytes.length))) : '';
+    ol.append(h('li', { class: n === terminal ? 'terminal' : '' },
+      h('span', { class: 'ev-head' }, `${fmtMs(ms)} · bytes ${prev}–${end}${n === terminal ? ' · terminal' : ''}`),
+      text ? h('pre', {}, text.trimEnd()) : null));
+    prev = end;
+  });
+  out.push(ol);
+  return out;
+}
+
+function faultSection(r) {
+  const f = r.fault;
+  if (!f) return null;
+  const out = [kv([
+    ['selection', f.selection], ['endpoint', f.endpoint], ['seed', f.seed],
+    ['fired', (f.fired || []).join(', ') || 'nothing fired'], ['issued state', f.issuedState],
+  ])];
+  if (f.decisions && f.decisions.length) {
+    const t = h('table', { class: 'decisions' }, h('tr', {}, ...Object.keys(f.decisions[0]).map((k) => h('th', { scope: 'col' }, k))));
+    for (const d of f.decisions) t.append(h('tr', {}, ...Object.keys(f.decisions[0]).map((k) => h('td', {}, typeof d[k] === 'object' ? JSON.stringify(d[k]) : String(d[k] ?? '')))));
+    out.push(t);
+  }
+  return out;
+}
+
+function showDetail(r) {
+  const pane = $('detail');
+  if (!r) {
+    pane.replaceChildren(h('p', { class: 'empty' }, 'Select a row: click it, or move with ↑/↓.'));
+    return;
+  }
+  const layer = layerOf(r);
+  const head = h('header', { class: 'detail-head' },
+    h('h2', {}, r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown') }, r.outcome) : h('span', { class: 'badge' }, r.kind || 'record'),
+      ' ', r.method || '', r.tool ? ` · ${r.tool}` : ''),
+    r.reason ? h('p', { class: 'reason' }, r.reason) : null);
+  const jr = r.jsonrpc || {};
+  const warnings = (r.warnings || []).map((w) => h('li', { class: 'warning', 'data-code': w.code },
+    h('strong', {}, w.code), ': ', w.message,
+    META.warningRules[w.code] ? h('div', { class: 'rule' }, 'rule: ', META.warningRules[w.code]) : null));
+  const flags = (r.flags || []).map((f) => h('li', {}, h('strong', {}, f), ': ', META.flagDocs[f] || 'unknown flag'));
+  const d = r.decision;
+  const parts = [
+    head,
+    section('Exchange', kv([
+      ['kind', r.kind], ['id', r.id], ['call', r.callId], ['seq', r.seq], ['exchanges', r.exchanges],
+      ['time', r.time], ['layer', layer], ['status', r.status], ['HTTP statuses', (r.httpStatuses || []).join(', ')],
+      ['request', [r.httpMethod, r.url].filter(Boolean).join(' ')], ['content type', r.contentType],
+      ['JSON-RPC id', r.jsonrpc ? idText(jr.id) : undefined],
+      ['JSON-RPC error', jr.errorCode !== undefined && jr.errorCode !== null ? `${jr.errorCode} ${jr.errorName || ''}` : undefined],
+      ['error message', r.errorMessage], ['result type', r.resultType], ['isError', r.isError],
+      ['client', r.client], ['protocol', r.protocolVersion], ['scenario', r.scenario], ['session', r.session],
+      ['retry origin', r.retryOrigin], ['POSTs', r.postCount], ['policy retries', r.policyRetries], ['input rounds', r.inputRounds],
+      ['headers after', r.timings && r.timings.headersMs !== undefined ? fmtMs(r.timings.headersMs) : undefined],
+      ['first event after', r.timings && r.timings.firstEventMs !== undefined ? fmtMs(r.timings.firstEventMs) : undefined],
+      ['total', r.timings && fmtMs(r.timings.totalMs)], ['retry-after', r.retryAfter],
+      ['bytes', r.requestBytes || r.responseBytes ? `${r.requestBytes || 0} sent, ${r.responseBytes || 0} received` : undefined],
+      ['note', r.note],
+    ])),
+    d ? section('Retry decision', kv([['action', d.action], ['delay', d.delayMs ? fmtMs(d.delayMs) : undefined], ['reason', d.reason || '(none given)']])) : null,
+    section('Warnings', warnings.length ? h('ul', { class: 'warnings' }, warnings) : null),
+    section('Flags', flags.length ? h('ul', {}, flags) : null),
+    section('Fault', faultSection(r)),
+    section('SSE events', sseTimeline(r)),
+    r.network ? section('Network error', kv([['error', r.network.error], ['phase', r.network.phase], ['request sent', r.network.requestSent], ['timeout', r.network.timeout]])) : null,
+    r.notClassified ? section('Not classified', kv(Object.entries(r.notClassified))) : null,
+    r.input ? section('Input requests', kv([['requests', (r.input.requests || []).map((q) => `${q.key}: ${q.method}${q.mode ? ' (' + q.mode + ')' : ''}`).join('; ')], ['request state', r.input.hasRequestState]])) : null,
+    r.task ? section('Task', kv(Object.entries(r.task))) : null,
+    r.auth ? section('Authorization', kv(Object.entries(r.auth))) : null,
+    r.errorData !== undefined ? section('Error data', h('pre', {}, JSON.stringify(r.errorData, null, 2))) : null,
+    section('Request headers', headersTable(r.requestHeaders)),
+    section('Request body', bodyBlock(r.requestBody, 'request body')),
+    section('Response headers', headersTable(r.responseHeaders)),
+    section('Response body', bodyBlock(r.responseBody, 'response body')),
+    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, (() => { const { _i, _text, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
+  ];
+  pane.replaceChildren(...parts.filter(Boolean));
+  pane.scrollTop = 0;
+}
+
+// ---- charts ----------------------------------------------------------------
+
+// chartRecords are the records the summaries count: the calls when there
+// are any, else the exchanges, else the server lines (report's sections).
+function chartRecords() {
+  for (const kind of ['call', 'exchange', 'server']) {
+    const rs = model.records.filter((r) => r.kind === kind);
+    if (rs.length) return { kind, rs };
+  }
+  return { kind: '', rs: [] };
+}
+
+function legend(items) {
+  return h('ul', { class: 'legend' }, items.map(([cls, label]) => h('li', {}, h('span', { class: 'swatch ' + cls, 'aria-hidden': 'true' }), label)));
+}
+
+function chartLayers(rs, kind) {
+  const el = $('chart-layers');
+  const ts = rs.map((r) => Date.parse(r.time)).filter((t) => !Number.isNaN(t));
+  if (ts.length === 0) { el.replaceChildren(h('p', { class: 'note' }, 'no records with a time')); return; }
+  const lo = Math.min(...ts), hi = Math.max(...ts);
+  const B = 24, span = Math.max(hi - lo, 1);
+  const layers = [...META.layers, ''];
+  const buckets = Array.from({ length: B }, () => new Map());
+  let maxN = 0;
+  for (const r of rs) {
+    const t = Date.parse(r.time);
+    if (Number.isNaN(t)) continue;
+    const b = Math.min(B - 1, Math.floor(((t - lo) / span) * B));
+    const l = layerOf(r) || '';
+    buckets[b].set(l, (buckets[b].get(l) || 0) + 1);
+  }
+  for (const m of buckets) maxN = Math.max(maxN, [...m.values()].reduce((a, b) => a + b, 0));
+  const W = 360, H = 140, P = 28, bw = (W - P - 4) / B;
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H + 18}`, role: 'img', 'aria-label': `${kind} records by layer over time` });
+  svg.append(s('line', { class: 'axis', x1: P, x2: W, y1: H, y2: H }),
+    s('text', { class: 'tick', x: P - 4, y: 10, 'text-anchor': 'end', text: String(maxN) }),
+    s('text', { class: 'tick', x: P, y: H + 14, text: fmtTime(new Date(lo).toISOString()) }),
+    s('text', { class: 'tick', x: W, y: H + 14, 'text-anchor': 'end', text: fmtTime(new Date(hi).toISOString()) }));
+  buckets.forEach((m, i) => {
+    let y = H;
+    for (const l of layers) {
+      const n = m.get(l) || 0;
+      if (!n) continue;
+      const bh = ((H - 4) * n) / maxN;
+      y -= bh;
+      svg.append(s('rect', { class: 'bar fill-layer-' + (l || 'unknown'), x: P + i * bw + 1, y, width: Math.max(1, bw - 2), height: bh, 'data-layer': l },
+        s('title', { text: `${n} ${l || 'no layer'}` })));
+    }
+  });
+  el.replaceChildren(svg, legend(layers.filter((l) => rs.some((r) => (layerOf(r) || '') === l)).map((l) => ['fill-layer-' + (l || 'unknown'), l || 'no layer'])),
+    h('p', { class: 'note' }, `${rs.length} ${kind} records`));
+}
+
+const EDGES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+
+function chartLatency(rs) {
+  const el = $('chart-latency');
+  const by = new Map();
+  for (const r of rs) {
+    const ms = r.timings && r.timings.totalMs;
+    if (ms === undefined || !r.outcome) continue;
+    if (!by.has(r.outcome)) by.set(r.outcome, new Array(EDGES.length).fill(0));
+    by.get(r.outcome)[EDGES.findIndex((e) => ms < e)]++;
+  }
+  if (by.size === 0) { el.replaceChildren(h('p', { class: 'note' }, 'no timings')); return; }
+  const outs = [...by.entries()].sort((a, b) => b[1].reduce((x, y) => x + y) - a[1].reduce((x, y) => x + y)).slice(0, 6);
+  const W = 360, RH = 30, P = 130, bw = (W - P) / EDGES.length;
+  const svg = s('svg', { viewBox: `0 0 ${W} ${outs.length * RH + 16}`, role: 'img', 'aria-label': 'latency histogram by outcome' });
+  outs.forEach(([o, counts], row) => {
+    const max = Math.max(...counts);
+    const y0 = row * RH;
+    const layer = OUTCOMES.get(o) ? OUTCOMES.get(o).layer : 'unknown';
+    svg.append(s('text', { class: 'tick', x: P - 6, y: y0 + RH - 10, 'text-anchor': 'end', text: `${o} (${counts.reduce((x, y) => x + y)})` }));
+    counts.forEach((n, i) => {
+      if (!n) return;
+      const bh = ((RH - 6) * n) / max;
+      svg.append(s('rect', { class: 'bar fill-layer-' + layer, x: P + i * bw + 1, y: y0 + RH - 4 - bh, width: bw - 2, height: bh, 'data-outcome': o },
+        s('title', { text: `${o}: ${n} under ${EDGES[i] === Infinity ? '∞' : EDGES[i] + ' ms'}` })));
+    });
+  });
+  const yb = outs.length * RH + 12;
+  [0, 3, 6, 9, 12].forEach((i) => svg.append(s('text', { class: 'tick', x: P + i * bw, y: yb, text: i === 0 ? '<1' : '<' + EDGES[i] })));
+  el.replaceChildren(svg);
+}
+
+function chartTools(rs) {
+  const el = $('chart-tools');
+  const by = new Map();
+  for (const r of rs) {
+    if (!r.tool) continue;
+    const t = by.get(r.tool) || { all: 0, failed: 0 };
+    t.all++;
+    if (isFailure(r)) t.failed++;
+    by.set(r.tool, t);
+  }
+  const tools = [...by.entries()].sort((a, b) => b[1].failed - a[1].failed || b[1].failed / b[1].all - a[1].failed / a[1].all || a[0].localeCompare(b[0])).slice(0, 8);
+  if (tools.length === 0) { el.replaceChildren(h('p', { class: 'note' }, 'no tool calls')); return; }
+  const W = 360, RH = 18, P = 110;
+  const max = Math.max(...tools.map(([, t]) => t.all));
+  const svg = s('svg', { viewBox: `0 0 ${W} ${tools.length * RH + 4}`, role: 'img', 'aria-label': 'tools by failed calls' });
+  tools.forEach(([name, t], i) => {
+    const y = i * RH + 2;
+    const wAll = ((W - P - 60) * t.all) / max, wFail = ((W - P - 60) * t.failed) / max;
+    svg.append(s('text', { class: 'tick', x: P - 6, y: y + 12, 'text-anchor': 'end', text: name }),
+      s('rect', { class: 'bar all', x: P, y, width: wAll, height: RH - 4 }),
+      s('rect', { class: 'bar failed', x: P, y, width: wFail, height: RH - 4, 'data-tool': name }, s('title', { text: `${name}: ${t.failed} of ${t.all} failed` })),
+      s('text', { class: 'tick', x: P + wAll + 4, y: y + 12, text: `${t.failed}/${t.all}` }));
+  });
+  el.replaceChildren(svg);
+}
+
+let chartsTimer = 0;
+function drawCharts() {
+  if ($('charts').hidden) return;
+  const { kind, rs } = chartRecords();
+  chartLayers(rs, kind);
+  chartLatency(rs);
+  chartTools(rs);
+}
+function scheduleCharts() {
+  if (!chartsTimer) chartsTimer = setTimeout(() => { chartsTimer = 0; drawCharts(); }, cfg.mode === 'live' ? 1000 : 0);
+}
+
+$('toggle-charts').addEventListener('click', () => {
+  const c = $('charts');
+  c.hidden = !c.hidden;
+  $('toggle-charts').setAttribute('aria-expanded', String(!c.hidden));
+  if (!c.hidden) drawCharts();
+});
+
+// ---- input: filters, pause, clear ------------------------------------------
+
+for (const k of filterIds) {
+  $('f-' + k).addEventListener('change', (ev) => { filter[k] = ev.target.value; schedule(); });
+}
+$('f-text').addEventListener('input', (ev) => { filter.text = ev.target.value.trim().toLowerCase(); schedule(); });
+$('filters').addEventListener('submit', (ev) => ev.preventDefault());
+
+let paused = false;
+let pending = [];
+function togglePause() {
+  paused = !paused;
+  $('pause').setAttribute('aria-pressed', String(paused));
+  $('pause').textContent = paused ? 'Resume' : 'Pause';
+  if (!paused) {
+    const rs = pending;
+    pending = [];
+    ingest(rs);
+  }
+  status();
+}
+$('pause').addEventListener('click', togglePause);
+$('clear').addEventListener('click', () => {
+  clearModel();
+  pending = [];
+  selected = null;
+  showDetail(null);
+  refreshFacets();
+  schedule();
+  scheduleCharts();
+});
+
+let connection = cfg.mode === 'live' ? 'connecting' : '';
+function status() {
+  const parts = [];
+  if (connection) parts.push(connection);
+  if (paused) parts.push(`paused, ${pending.length} new waiting`);
+  $('status').textContent = parts.join(' · ');
+}
+
+function ingest(rs) {
+  if (paused) {
+    pending.push(...rs);
+    status();
+    return;
+  }
+  for (const r of rs) addRecord(r);
+  refreshFacets();
+  schedule();
+  scheduleCharts();
+}
+
+// ---- sources ---------------------------------------------------------------
+
+function staticRecords() {
+  const text = $('mcpdiag-records').textContent;
+  const out = [];
+  let bad = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try { out.push(JSON.parse(line)); } catch { bad++; }
+  }
+  if (bad) $('status').textContent = `${bad} lines of the page's data were not JSON`;
+  return out;
+}
+
+// A static page shows its records in time order (the files it was made
+// from are concatenated); a call's exchanges stay under their call.
+ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
+  .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
+document.body.dataset.ready = 'true';
+
+if (cfg.mode === 'live') {
+  const es = new EventSource(cfg.events);
+  const batch = [];
+  let flush = 0;
+  es.addEventListener('record', (ev) => {
+    try { batch.push(JSON.parse(ev.data)); } catch { return; }
+    if (!flush) flush = setTimeout(() => { flush = 0; ingest(batch.splice(0)); }, 16);
+  });
+  es.addEventListener('note', (ev) => { connection = ev.data; status(); });
+  es.addEventListener('open', () => { connection = 'live'; status(); });
+  es.addEventListener('error', () => { connection = es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…'; status(); });
+}
+status();

@@ -1,0 +1,217 @@
+package ui
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+
+	_ "embed"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// The page's module and style sheet, inlined into every page.
+var (
+	//go:embed assets/app.js
+	appJS string
+	//go:embed assets/app.css
+	appCSS string
+	//go:embed assets/body.html
+	bodyHTML string
+)
+
+// RecordsElementID is the id of the <script type="application/x-ndjson">
+// element that holds a static page's records, one JSON object a line.
+const RecordsElementID = "mcpdiag-records"
+
+// meta is what the page knows of mcpdiag beyond the records: the spec rule
+// behind each warning code, what each flag means, and which outcomes are
+// not failures.
+type meta struct {
+	WarningRules map[string]string `json:"warningRules"`
+	FlagDocs     map[string]string `json:"flagDocs"`
+	Outcomes     []outcomeMeta     `json:"outcomes"`
+	Layers       []string          `json:"layers"`
+}
+
+type outcomeMeta struct {
+	Name  string `json:"name"`
+	Layer string `json:"layer"`
+	// NotFailure: a success, TASK_CREATED or NOT_CLASSIFIED
+	// (report.Failure); INPUT_REQUIRED is a failure on a call only.
+	NotFailure bool `json:"notFailure,omitempty"`
+}
+
+func newMeta() meta {
+	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
+		Layers: []string{"transport", "protocol", "interaction", "application", "none"}}
+	for _, c := range classify.WarningCodes() {
+		m.WarningRules[c] = classify.Rule(c)
+	}
+	for _, f := range record.AllFlags() {
+		m.FlagDocs[string(f)] = record.FlagDoc(f)
+	}
+	all := []classify.Outcome{
+		classify.NetworkError, classify.HTTPError, classify.EmptyResponse, classify.UnexpectedContentType,
+		classify.StreamIncomplete, classify.NotificationAccepted, classify.MalformedJSON, classify.InvalidEnvelope,
+		classify.JSONRPCError, classify.InvalidToolResult, classify.InvalidResult, classify.InputRequired,
+		classify.TaskCreated, classify.ToolError, classify.ToolSuccess, classify.ResultSuccess, classify.NotClassified,
+	}
+	all = append(all, classify.CallOutcomes...)
+	for _, o := range all {
+		m.Outcomes = append(m.Outcomes, outcomeMeta{Name: string(o), Layer: string(o.Layer()),
+			NotFailure: o.Success() || o == classify.TaskCreated || o == classify.NotClassified})
+	}
+	return m
+}
+
+// pageConfig is the page's <script id="mcpdiag-config"> element.
+type pageConfig struct {
+	// Mode is "static" (records in the page) or "live" (server-sent events).
+	Mode  string `json:"mode"`
+	Title string `json:"title"`
+	// Events is the URL of the event stream, relative to the page.
+	Events string `json:"events,omitempty"`
+	Meta   meta   `json:"meta"`
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// contentSecurityPolicy allows the page's own inline module and style
+// sheet by their hashes and nothing else: no fetch at all for a static
+// page, its own origin only for a live one (the event stream).
+func contentSecurityPolicy(live bool) string {
+	connect := "'none'"
+	if live {
+		connect = "'self'"
+	}
+	return "default-src 'none'; script-src " + hash(appJS) + "; style-src " + hash(appCSS) +
+		"; img-src data:; connect-src " + connect + "; base-uri 'none'; form-action 'none'"
+}
+
+// scriptJSON marshals v for a <script> element of a JSON type: no "<" is
+// left, so no "</script" or "<!--" can end or change the element early
+// (inside JSON a "<" can only be in a string, where \u003c means the same).
+func scriptJSON(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.ReplaceAll(b, []byte("<"), []byte(`\u003c`)), nil
+}
+
+// writeHead writes the page up to the opening tag of the records element.
+func writeHead(w io.Writer, cfg pageConfig) error {
+	cfgJSON, err := scriptJSON(cfg)
+	if err != nil {
+		return fmt.Errorf("ui: page config: %w", err)
+	}
+	title := html.EscapeString(cfg.Title)
+	_, err = fmt.Fprintf(w, `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="%s">
+<meta name="referrer" content="no-referrer">
+<title>%s</title>
+<style>%s</style>
+</head>
+<body>
+%s
+<script id="mcpdiag-config" type="application/json">%s</script>
+<script id="%s" type="application/x-ndjson">
+`, html.EscapeString(contentSecurityPolicy(cfg.Mode == "live")), title, appCSS,
+		strings.ReplaceAll(bodyHTML, "{{title}}", title), cfgJSON, RecordsElementID)
+	return err
+}
+
+// writeTail closes the records element and adds the module.
+func writeTail(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n", appJS)
+	return err
+}
+
+// HTMLOptions configure a static page.
+type HTMLOptions struct {
+	// Title is the page's title ("mcpdiag report" when empty).
+	Title string
+}
+
+// HTMLWriter writes one self-contained static page with the records added
+// to it embedded as data. Records stream through: the page is written as
+// they come, and nothing is kept. It is a report.Report; call Close once
+// after the last record, then check its error.
+type HTMLWriter struct {
+	bw     *bufio.Writer
+	err    error
+	n      int64
+	closed bool
+}
+
+// NewHTMLWriter writes the head of the page to w and returns the writer
+// that adds the records.
+func NewHTMLWriter(w io.Writer, opts HTMLOptions) *HTMLWriter {
+	if opts.Title == "" {
+		opts.Title = "mcpdiag report"
+	}
+	h := &HTMLWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	h.err = writeHead(h.bw, pageConfig{Mode: "static", Title: opts.Title, Meta: newMeta()})
+	return h
+}
+
+// Add writes one record into the page (as the record package decoded it:
+// a version-1 line is written upgraded).
+func (h *HTMLWriter) Add(r *record.Record) {
+	if h.err != nil || h.closed {
+		return
+	}
+	b, err := scriptJSON(r)
+	if err != nil {
+		h.err = fmt.Errorf("ui: record %s: %w", r.ID, err)
+		return
+	}
+	b = append(b, '\n')
+	if _, err := h.bw.Write(b); err != nil {
+		h.err = err
+		return
+	}
+	h.n++
+}
+
+// Records returns how many records were written.
+func (h *HTMLWriter) Records() int64 { return h.n }
+
+// Err returns the first error met so far.
+func (h *HTMLWriter) Err() error { return h.err }
+
+// Close ends the page and flushes it. It does not close the underlying
+// writer.
+func (h *HTMLWriter) Close() error {
+	if h.closed {
+		return h.err
+	}
+	h.closed = true
+	if h.err != nil {
+		return h.err
+	}
+	if err := writeTail(h.bw); err != nil {
+		h.err = err
+		return err
+	}
+	if err := h.bw.Flush(); err != nil {
+		h.err = err
+	}
+	return h.err
+}
+
