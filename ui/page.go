@@ -214,4 +214,3 @@ func (h *HTMLWriter) Close() error {
 	}
 	return h.err
 }
-
