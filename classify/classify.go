@@ -639,9 +639,14 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 		}
 	}
 	if env.hasError {
+		var reason string
 		if env.errParsed {
+			// The message is the tail of the reason: one allocation for
+			// both.
 			d.code = env.errCode
-			d.Code, d.CodeName, d.Message = &d.code, CodeName(env.errCode), string(env.errMsg)
+			d.Code, d.CodeName = &d.code, CodeName(env.errCode)
+			reason = jsonrpcErrorReason(*d.Code, d.CodeName, env.errMsg)
+			d.Message = reason[len(reason)-len(env.errMsg):]
 			if env.errData != nil {
 				d.Data = bytes.Clone(env.errData)
 			}
@@ -649,9 +654,11 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 			r.Outcome = InvalidEnvelope
 			r.Reason = "the error member is not an object with an integer code and a string message"
 			return
+		} else {
+			reason = jsonrpcErrorReason(*d.Code, d.CodeName, d.Message)
 		}
 		r.Outcome = JSONRPCError
-		r.Reason = jsonrpcErrorReason(*d.Code, d.CodeName, d.Message)
+		r.Reason = reason
 		if idAbsent {
 			r.warn(WarnErrorWithoutID, "the error response has no id: the server could not read the request id")
 		}
@@ -668,7 +675,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 
 // jsonrpcErrorReason returns "JSON-RPC error <code>[ <name>]: <message>",
 // built in one allocation (it is on the path of every JSON-RPC error).
-func jsonrpcErrorReason(code int64, name, message string) string {
+func jsonrpcErrorReason[S string | []byte](code int64, name string, message S) string {
 	var buf [128]byte
 	b := append(buf[:0], "JSON-RPC error "...)
 	b = strconv.AppendInt(b, code, 10)

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"bytes"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -33,6 +34,8 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		hasIsError, isErr, hasStruct  bool
 		structuredIsObject, protoText bool
 		hasMeta, hasError             bool
+		hasInputs, hasRequestState    bool
+		inputs                        fastInputs
 		errStart, errEnd, jStart      int
 		errCode                       int64
 		errMsg, errData               []byte
@@ -136,7 +139,23 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 					if i = wire.ScanValue(data, i); i < 0 {
 						return false
 					}
-				case "inputRequests", "requestState", "taskId", "status":
+				case "inputRequests":
+					if hasInputs || data[i] != '{' {
+						return false
+					}
+					hasInputs = true
+					if i = inputs.read(data, i); i < 0 {
+						return false
+					}
+				case "requestState":
+					if hasRequestState || data[i] != '"' {
+						return false
+					}
+					hasRequestState = true
+					if i, _ = wire.ScanString(data, i); i < 0 {
+						return false
+					}
+				case "taskId", "status":
 					return false
 				default:
 					if i = wire.ScanValue(data, i); i < 0 {
@@ -190,7 +209,13 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		}
 		return true
 	}
-	if hasError || !hasJSONRPC || !hasID || !hasResult || !hasContent || protoText {
+	if hasError || !hasJSONRPC || !hasID || !hasResult {
+		return false
+	}
+	if hasResultType && string(resultType) == "input_required" {
+		return c.fastInputRequired(r, ex, data, data[idStart:idEnd], &inputs, hasInputs, hasRequestState)
+	}
+	if !hasContent || protoText || hasInputs || hasRequestState {
 		return false
 	}
 	if hasResultType && string(resultType) != "complete" {
@@ -226,6 +251,262 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		r.Response = c.ownBody(ex, data)
 	}
 	return true
+}
+
+// fastInputRequired writes the verdict on an input_required result of a
+// 2026-07-28 tools/call whose inputRequests the fast path read, exactly as
+// the general path (inputRequired) writes it; it reports false for what it
+// leaves to the general path (2025-11-25, neither inputRequests nor
+// requestState, an id that does not match).
+func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []byte, in *fastInputs, hasInputs, hasState bool) bool {
+	if r.Protocol == Protocol2025 || (!hasInputs && !hasState) {
+		return false
+	}
+	id := wire.IDFromRaw(rawID)
+	if !ex.ID.IsZero() && !id.Equal(ex.ID) {
+		return false
+	}
+	r.jsonrpc = JSONRPCDetails{ID: r.ownID(id.Raw())}
+	r.JSONRPC = &r.jsonrpc
+	r.ResultType = "input_required"
+	r.Input = in.details(hasState)
+	r.Outcome = InputRequired
+	r.Reason = inputReason(len(r.Input.Requests), hasState)
+	if c.KeepResponse {
+		r.Response = c.ownBody(ex, data)
+	}
+	return true
+}
+
+// inputReasons are the general path's reasons for 0-4 input requests,
+// without and with requestState, so the fast path builds none.
+var inputReasons = func() (t [5][2]string) {
+	for n := range t {
+		for st, word := range []string{"absent", "present"} {
+			t[n][st] = inputReasonText(n, word)
+		}
+	}
+	return t
+}()
+
+func inputReasonText(n int, state string) string {
+	return "the server needs input before it can finish: " + strconv.Itoa(n) + " input request(s), requestState " + state
+}
+
+func inputReason(n int, hasState bool) string {
+	st := 0
+	if hasState {
+		st = 1
+	}
+	if n < len(inputReasons) {
+		return inputReasons[n][st]
+	}
+	return inputReasonText(n, [2]string{"absent", "present"}[st])
+}
+
+// fastInputs holds the input requests the fast path read: up to
+// len(reqs), with keys and modes as offsets into the body until details
+// copies them out.
+type fastInputs struct {
+	n    int
+	reqs [4]struct {
+		key, mode  []byte
+		method     string // one of the three the spec defines
+		modeIsForm bool   // mode absent: "form"
+	}
+}
+
+// read reads the inputRequests object at data[i] and returns the index
+// after it, or -1 for anything the general path must judge: more than four
+// requests, an escape or a byte that is not UTF-8 in a key or mode, a
+// repeated member, a method other than elicitation/create,
+// sampling/createMessage and roots/list, or a request the general path
+// would refuse (no params, no string message, no messages array, a mode
+// that is not a string).
+func (in *fastInputs) read(data []byte, i int) int {
+	i = wire.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return i + 1
+	}
+	for {
+		key, j := fastMember(data, i)
+		if j < 0 || in.n == len(in.reqs) || !utf8.Valid(key) || data[j] != '{' {
+			return -1
+		}
+		for _, prev := range in.reqs[:in.n] {
+			if bytes.Equal(prev.key, key) {
+				return -1 // a repeated key: the general path keeps both, in order
+			}
+		}
+		q := &in.reqs[in.n]
+		q.key, q.mode, q.modeIsForm = key, nil, false
+		var method []byte
+		var hasMethod, hasParams, hasMode, hasMessage, hasMessages bool
+		i = wire.SkipSpace(data, j+1)
+		if i < len(data) && data[i] == '}' {
+			return -1
+		}
+		for {
+			var k []byte
+			if k, i = fastMember(data, i); i < 0 {
+				return -1
+			}
+			switch string(k) {
+			case "method":
+				if hasMethod || data[i] != '"' {
+					return -1
+				}
+				end, esc := wire.ScanString(data, i)
+				if end < 0 || esc {
+					return -1
+				}
+				hasMethod, method, i = true, data[i+1:end-1], end
+			case "params":
+				if hasParams || data[i] != '{' {
+					return -1
+				}
+				hasParams = true
+				i = wire.SkipSpace(data, i+1)
+				if i < len(data) && data[i] == '}' {
+					i++
+					break
+				}
+				for {
+					var pk []byte
+					if pk, i = fastMember(data, i); i < 0 {
+						return -1
+					}
+					switch string(pk) {
+					case "mode":
+						if hasMode || data[i] != '"' {
+							return -1
+						}
+						end, esc := wire.ScanString(data, i)
+						if end < 0 || esc || !utf8.Valid(data[i+1:end-1]) {
+							return -1
+						}
+						hasMode, q.mode, i = true, data[i+1:end-1], end
+					case "message":
+						if hasMessage || data[i] != '"' {
+							return -1
+						}
+						hasMessage = true
+						if i, _ = wire.ScanString(data, i); i < 0 {
+							return -1
+						}
+					case "messages":
+						if hasMessages || data[i] != '[' {
+							return -1
+						}
+						hasMessages = true
+						if i = wire.ScanValue(data, i); i < 0 {
+							return -1
+						}
+					default:
+						if i = wire.ScanValue(data, i); i < 0 {
+							return -1
+						}
+					}
+					var closed bool
+					if i, closed = fastAfter(data, i, '}'); i < 0 {
+						return -1
+					} else if closed {
+						break
+					}
+				}
+			default:
+				if i = wire.ScanValue(data, i); i < 0 {
+					return -1
+				}
+			}
+			var closed bool
+			if i, closed = fastAfter(data, i, '}'); i < 0 {
+				return -1
+			} else if closed {
+				break
+			}
+		}
+		if !hasMethod {
+			return -1
+		}
+		switch string(method) {
+		case "elicitation/create":
+			if !hasParams || !hasMessage {
+				return -1
+			}
+			q.method, q.modeIsForm = "elicitation/create", !hasMode
+		case "sampling/createMessage":
+			if !hasParams || !hasMessages {
+				return -1
+			}
+			q.method, q.mode = "sampling/createMessage", nil
+		case "roots/list":
+			q.method, q.mode = "roots/list", nil
+		default:
+			return -1
+		}
+		in.n++
+		var closed bool
+		if i, closed = fastAfter(data, i, '}'); i < 0 {
+			return -1
+		} else if closed {
+			return i
+		}
+	}
+}
+
+// details returns the InputDetails of the requests read, in one
+// allocation for the details and their requests and one for the strings.
+func (in *fastInputs) details(hasState bool) *InputDetails {
+	var d *InputDetails
+	switch { // the details and their requests in one allocation of the size needed
+	case in.n <= 1:
+		st := &struct {
+			d    InputDetails
+			reqs [1]InputRequest
+		}{}
+		d = &st.d
+		d.Requests = st.reqs[:0:in.n]
+	case in.n == 2:
+		st := &struct {
+			d    InputDetails
+			reqs [2]InputRequest
+		}{}
+		d = &st.d
+		d.Requests = st.reqs[:0:2]
+	default:
+		st := &struct {
+			d    InputDetails
+			reqs [len(fastInputs{}.reqs)]InputRequest
+		}{}
+		d = &st.d
+		d.Requests = st.reqs[:0:in.n]
+	}
+	d.HasRequestState = hasState
+	size := 0
+	for _, q := range in.reqs[:in.n] {
+		size += len(q.key) + len(q.mode)
+	}
+	buf := make([]byte, 0, size)
+	for _, q := range in.reqs[:in.n] {
+		buf = append(buf, q.key...)
+		buf = append(buf, q.mode...)
+	}
+	strs := string(buf)
+	off := 0
+	for _, q := range in.reqs[:in.n] {
+		req := InputRequest{Key: strs[off : off+len(q.key)], Method: q.method}
+		off += len(q.key)
+		switch {
+		case q.modeIsForm:
+			req.Mode = "form"
+		case q.mode != nil:
+			req.Mode = strs[off : off+len(q.mode)]
+			off += len(q.mode)
+		}
+		d.Requests = append(d.Requests, req)
+	}
+	return d
 }
 
 // fastTextBlocks reads a content array whose blocks are all

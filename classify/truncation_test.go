@@ -150,6 +150,10 @@ func FuzzFastPath(f *testing.F) {
 		`{"jsonrpc":"2.0","id":7,"error":{"code":-0,"message":"x","data":[1],"extra":{}}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":{"code":1,"message":"x"}}`,
 		`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"},"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"inputRequests":{"a":{"method":"sampling/createMessage","params":{"messages":[]}},"b":{"params":{"message":"m"},"method":"elicitation/create"},"c":{"method":"roots/list"}},"requestState":"s","resultType":"input_required","_meta":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"\u0041","content":[{"type":"image"}],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create","params":{"mode":3,"message":"m"}}}}}`,
 	} {
 		f.Add(s, "1", false)
 	}
