@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
-	"github.com/mcpdiag/mcpdiag/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -91,6 +89,9 @@ func conformanceAuth(sc conformanceContext, stderr io.Writer) (*client.AuthOptio
 	return o, nil
 }
 
+// conformanceSamplingText is the text of the adapter's sampling answers.
+const conformanceSamplingText = "mcpdiag conformance answer"
+
 // conformanceStep is one tools/call the scenario asks for.
 type conformanceStep struct {
 	tool string
@@ -118,7 +119,7 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	if err != nil {
 		return usageError("%v", err)
 	}
-	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: conformanceInputs{}, Timeout: conformanceCallTimeout, Auth: auth})
+	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: client.CooperativeInputs{SamplingText: conformanceSamplingText}, Timeout: conformanceCallTimeout, Auth: auth})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -205,127 +206,7 @@ func conformanceSteps(scenario string, sc conformanceContext, tools []client.Too
 		return steps
 	}
 	for _, t := range tools {
-		steps = append(steps, conformanceStep{tool: t.Name, args: argumentsFor(t.InputSchema)})
+		steps = append(steps, conformanceStep{tool: t.Name, args: client.ExampleArguments(t.InputSchema)})
 	}
 	return steps
 }
-
-// argumentsFor makes arguments that satisfy the required properties of an
-// input schema: the default, const or first enum value when there is one,
-// otherwise a plain value of the declared type.
-func argumentsFor(schema json.RawMessage) json.RawMessage {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil || len(s.Required) == 0 {
-		return nil
-	}
-	args := map[string]json.RawMessage{}
-	for _, name := range s.Required {
-		args[name] = valueFor(s.Properties[name])
-	}
-	b, _ := json.Marshal(args)
-	return b
-}
-
-// valueFor picks a value for one property schema.
-func valueFor(prop json.RawMessage) json.RawMessage {
-	for _, k := range []string{"default", "const"} {
-		if v, ok := wire.Field(prop, k); ok {
-			return json.RawMessage(v)
-		}
-	}
-	if enum, ok := wire.Field(prop, "enum"); ok && wire.Kind(enum) == '[' {
-		var first json.RawMessage
-		_ = wire.EachElement(enum, func(_ int, v []byte) bool { first = json.RawMessage(v); return false })
-		if first != nil {
-			return first
-		}
-	}
-	typ, _ := wire.Field(prop, "type")
-	name, _ := wire.StringValue(typ)
-	switch name {
-	case "integer", "number":
-		return json.RawMessage(`1`)
-	case "boolean":
-		return json.RawMessage(`true`)
-	case "object":
-		return json.RawMessage(`{}`)
-	case "array":
-		return json.RawMessage(`[]`)
-	case "null":
-		return json.RawMessage(`null`)
-	}
-	return json.RawMessage(`"mcpdiag"`)
-}
-
-// conformanceInputs answers the input requests of the suite's scenarios as
-// a cooperative user would: accept every form elicitation, filling each
-// field with its default (SEP-1034) or a plain value, consent to URL
-// elicitations, answer sampling with a fixed message and roots with none.
-type conformanceInputs struct{}
-
-func (conformanceInputs) Answer(_ context.Context, req client.InputRequest) (json.RawMessage, error) {
-	switch req.Method {
-	case "elicitation/create":
-		var p struct {
-			Mode            string `json:"mode"`
-			RequestedSchema struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"requestedSchema"`
-		}
-		if err := json.Unmarshal(req.Params, &p); err != nil && len(req.Params) > 0 {
-			return nil, fmt.Errorf("elicitation params: %w", err)
-		}
-		if p.Mode == "url" {
-			return json.RawMessage(`{"action":"accept"}`), nil
-		}
-		names := make([]string, 0, len(p.RequestedSchema.Properties))
-		for n := range p.RequestedSchema.Properties {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		content := map[string]json.RawMessage{}
-		for _, n := range names {
-			content[n] = elicitValue(p.RequestedSchema.Properties[n])
-		}
-		return json.Marshal(map[string]any{"action": "accept", "content": content})
-	case "sampling/createMessage":
-		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"mcpdiag conformance answer"},"model":"mcpdiag","stopReason":"endTurn"}`), nil
-	case "roots/list":
-		return json.RawMessage(`{"roots":[]}`), nil
-	}
-	return nil, client.ErrNoAnswer
-}
-
-// elicitValue is valueFor for the flat primitive schemas of a form
-// elicitation, where titled enums are oneOf/anyOf lists of const values and
-// a multi-select is an array of such.
-func elicitValue(prop json.RawMessage) json.RawMessage {
-	if _, ok := wire.Field(prop, "default"); ok {
-		return valueFor(prop)
-	}
-	for _, k := range []string{"oneOf", "anyOf"} {
-		if list, ok := wire.Field(prop, k); ok && wire.Kind(list) == '[' {
-			var first json.RawMessage
-			_ = wire.EachElement(list, func(_ int, v []byte) bool {
-				if c, ok := wire.Field(v, "const"); ok {
-					first = json.RawMessage(c)
-				}
-				return first == nil
-			})
-			if first != nil {
-				return first
-			}
-		}
-	}
-	if items, ok := wire.Field(prop, "items"); ok {
-		if typ, _ := wire.Field(prop, "type"); wire.StringIs(typ, "array") {
-			return json.RawMessage("[" + string(elicitValue(items)) + "]")
-		}
-	}
-	return valueFor(prop)
-}
-
-var _ client.InputProvider = conformanceInputs{}

@@ -52,49 +52,6 @@ func TestConformanceSteps(t *testing.T) {
 	}
 }
 
-func TestArgumentsFor(t *testing.T) {
-	got := argumentsFor(json.RawMessage(`{"type":"object","properties":{
-		"s":{"type":"string"},"d":{"type":"string","default":"dflt"},"e":{"enum":["x","y"]},"c":{"const":7},
-		"i":{"type":"integer"},"b":{"type":"boolean"},"o":{"type":"object"},"a":{"type":"array"},"opt":{"type":"string"}},
-		"required":["s","d","e","c","i","b","o","a","missing"]}`))
-	want := `{"a":[],"b":true,"c":7,"d":"dflt","e":"x","i":1,"missing":"mcpdiag","o":{},"s":"mcpdiag"}`
-	if string(got) != want {
-		t.Errorf("arguments %s, want %s", got, want)
-	}
-	if got := argumentsFor(json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)); got != nil {
-		t.Errorf("no required properties: %s", got)
-	}
-}
-
-func TestConformanceInputs(t *testing.T) {
-	var in conformanceInputs
-	ctx := context.Background()
-	tests := []struct {
-		method, params, want string
-	}{
-		// SEP-1034: every default applied.
-		{"elicitation/create", `{"message":"m","requestedSchema":{"type":"object","properties":{
-			"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},
-			"status":{"type":"string","enum":["active","inactive"],"default":"active"},"verified":{"type":"boolean","default":true}}}}`,
-			`{"action":"accept","content":{"age":30,"name":"John Doe","score":95.5,"status":"active","verified":true}}`},
-		{"elicitation/create", `{"message":"m","requestedSchema":{"type":"object","properties":{"confirmed":{"type":"boolean"},
-			"pick":{"type":"string","oneOf":[{"const":"p1","title":"P1"},{"const":"p2"}]},"many":{"type":"array","items":{"enum":["m1","m2"]}}}}}`,
-			`{"action":"accept","content":{"confirmed":true,"many":["m1"],"pick":"p1"}}`},
-		{"elicitation/create", `{"mode":"url","message":"m","url":"https://example.com"}`, `{"action":"accept"}`},
-		{"sampling/createMessage", `{"messages":[],"maxTokens":10}`, `{"role":"assistant","content":{"type":"text","text":"mcpdiag conformance answer"},"model":"mcpdiag","stopReason":"endTurn"}`},
-		{"roots/list", ``, `{"roots":[]}`},
-	}
-	for _, tt := range tests {
-		got, err := in.Answer(ctx, client.InputRequest{Key: "k", Method: tt.method, Params: json.RawMessage(tt.params)})
-		if err != nil || string(got) != tt.want {
-			t.Errorf("%s: %s (%v), want %s", tt.method, got, err, tt.want)
-		}
-	}
-	if _, err := in.Answer(ctx, client.InputRequest{Method: "other/method"}); !errors.Is(err, client.ErrNoAnswer) {
-		t.Errorf("an unknown method: %v", err)
-	}
-}
-
 // TestConformanceClientCommand runs the hidden subcommand as the suite
 // does: the scenario in the environment, the URL last.
 func TestConformanceClientCommand(t *testing.T) {
