@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // LineScenario is a scenario for a stdio server, whose traffic is lines of
@@ -117,6 +119,10 @@ type LineRequest struct {
 	// itself names none (a stdio request after initialize carries no
 	// version).
 	Protocol string
+	// Message is the line's JSON-RPC message when the caller has parsed it
+	// (nil: Request parses the line). It is used only when its Body is the
+	// line's bytes.
+	Message *wire.Message
 }
 
 // Request decides about one request line of the client (call it for
@@ -125,7 +131,12 @@ type LineRequest struct {
 // decision, and lets the scenarios that fired act on the server (srv).
 func (e *LineEndpoint) Request(ctx context.Context, lr LineRequest, srv LineServer) *LineDecision {
 	req := &Request{Start: time.Now(), Post: true, Body: bytes.TrimSpace(lr.Line)}
-	req.parse()
+	if m := lr.Message; m != nil && bytes.Equal(m.Body, req.Body) {
+		req.read(m)
+	} else {
+		m := wire.ParseMessage(req.Body)
+		req.read(&m)
+	}
 	if req.Protocol == "" {
 		req.Protocol = lr.Protocol
 	}

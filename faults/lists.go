@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // facets maps a facet to its list method, the member holding the list, and
@@ -104,11 +106,8 @@ func (s *Pagination) Wrap(next http.Handler, env *Env) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := RequestOf(r)
 		page := 0
-		var params map[string]json.RawMessage
-		_ = json.Unmarshal(req.Params, &params)
-		if raw, ok := params["cursor"]; ok {
-			var c string
-			_ = json.Unmarshal(raw, &c)
+		if raw, ok := wire.Field(req.Params, "cursor"); ok {
+			c, _ := wire.StringValue(raw)
 			p, ok := parseCursor(c)
 			if !ok {
 				answer(w, http.StatusOK, errorMessage(req.ID, -32602, "Invalid params: unknown cursor", nil))
@@ -116,11 +115,9 @@ func (s *Pagination) Wrap(next http.Handler, env *Env) http.Handler {
 			}
 			page = p
 			// The server behind has no pages: ask it for the whole list.
-			delete(params, "cursor")
-			var msg map[string]json.RawMessage
-			_ = json.Unmarshal(req.Body, &msg)
-			msg["params"] = mustJSON(params)
-			setBody(r, envelopeOrder(msg))
+			if body, ok := withoutParam(req.Body, "cursor"); ok {
+				setBody(r, body)
+			}
 		}
 		if s.Fault == PageFaultError && page+1 == s.FaultAtPage {
 			answer(w, http.StatusOK, errorMessage(req.ID, -32603, fmt.Sprintf("Internal error after page %d", page), nil))

@@ -122,10 +122,10 @@ func (o *Observation) Facts() (*record.Fault, *record.Params) {
 // protocol version, a hash of its capabilities, and the MRTR members.
 func paramsOf(q *Request) *record.Params {
 	p := &record.Params{Meta: append([]string{}, q.Meta...)}
-	if v, ok := q.MetaValues[wire.MetaProtocolVersion]; ok {
-		_ = json.Unmarshal(v, &p.MetaProtocolVersion)
+	if v, ok := q.MetaValue(wire.MetaProtocolVersion); ok {
+		p.MetaProtocolVersion, _ = wire.StringValue(v)
 	}
-	if v, ok := q.MetaValues[wire.MetaClientCapabilities]; ok {
+	if v, ok := q.MetaValue(wire.MetaClientCapabilities); ok {
 		if c, err := record.CanonicalJSON(v); err == nil {
 			sum := sha256.Sum256(c)
 			p.Capabilities = "sha256:" + hex.EncodeToString(sum[:8])

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // mrtrState is what a scenario's requestState carries. It is signed with
@@ -85,7 +86,28 @@ type mrtrParams struct {
 
 func readMRTR(req *Request) mrtrParams {
 	var p mrtrParams
-	_ = json.Unmarshal(req.Params, &p)
+	if wire.Kind(req.Params) != '{' {
+		return p
+	}
+	_ = wire.EachField(req.Params, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "requestState"):
+			p.RequestState = nil
+			if s, ok := wire.StringValue(v); ok {
+				p.RequestState = &s
+			}
+		case wire.KeyIs(k, "inputResponses"):
+			p.InputResponses = nil
+			if wire.Kind(v) == '{' {
+				p.InputResponses = map[string]json.RawMessage{}
+				_ = wire.EachField(v, func(k, v []byte) bool {
+					p.InputResponses[string(wire.Key(k))] = v
+					return true
+				})
+			}
+		}
+		return true
+	})
 	return p
 }
 
@@ -103,8 +125,35 @@ func inputRequired(requests map[string]any, state string) []byte {
 
 // elicitResult is an ElicitResult from inputResponses.
 type elicitResult struct {
-	Action  string                     `json:"action"`
-	Content map[string]json.RawMessage `json:"content"`
+	Action  string
+	Content json.RawMessage // an object, or nil
+}
+
+// readElicitResult reads an ElicitResult: ok is false unless raw is an
+// object whose action is accept, decline or cancel and whose content, when
+// present, is an object or null.
+func readElicitResult(raw []byte) (a elicitResult, ok bool) {
+	if wire.Kind(raw) != '{' {
+		return a, false
+	}
+	ok = true
+	_ = wire.EachField(raw, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "action"):
+			a.Action, _ = wire.StringValue(v)
+		case wire.KeyIs(k, "content"):
+			switch wire.Kind(v) {
+			case '{':
+				a.Content = v
+			case 'n':
+				a.Content = nil
+			default:
+				ok = false
+			}
+		}
+		return true
+	})
+	return a, ok && (a.Action == "accept" || a.Action == "decline" || a.Action == "cancel")
 }
 
 // mrtrFlow is the part the elicitation scenarios share: check the client's
@@ -120,13 +169,16 @@ type mrtrFlow struct {
 // error or a missing capability).
 func (f mrtrFlow) begin(w http.ResponseWriter, r *http.Request, key string) (round int, ans *elicitResult, done bool) {
 	req := RequestOf(r)
-	caps := req.capabilities()
-	var el map[string]json.RawMessage
-	if raw, ok := caps["elicitation"]; ok {
-		_ = json.Unmarshal(raw, &el)
+	el, hasEl := req.capability("elicitation")
+	hasMode, members := false, 0
+	if wire.Kind(el) == '{' {
+		_ = wire.EachField(el, func(k, _ []byte) bool {
+			members++
+			hasMode = hasMode || wire.KeyIs(k, f.mode)
+			return true
+		})
 	}
-	_, hasMode := el[f.mode]
-	declared := caps["elicitation"] != nil && (hasMode || (f.mode == "form" && len(el) == 0))
+	declared := hasEl && (hasMode || (f.mode == "form" && members == 0))
 	if !declared {
 		data := `{"requiredCapabilities":{"elicitation":{"` + f.mode + `":{}}}}`
 		f.env.Note(r, "the client did not declare elicitation.%s", f.mode)
@@ -148,8 +200,8 @@ func (f mrtrFlow) begin(w http.ResponseWriter, r *http.Request, key string) (rou
 		f.env.Note(r, "round %d: no answer under %q; asking again", st.Round+1, key)
 		return st.Round + 1, nil, false
 	}
-	var a elicitResult
-	if err := json.Unmarshal(raw, &a); err != nil || (a.Action != "accept" && a.Action != "decline" && a.Action != "cancel") {
+	a, valid := readElicitResult(raw)
+	if !valid {
 		answer(w, http.StatusOK, errorMessage(req.ID, -32602, "Invalid params: inputResponses."+key+" is not an ElicitResult (action accept, decline or cancel)", nil))
 		return 0, nil, true
 	}
@@ -221,7 +273,9 @@ func (s *ElicitationApproval) Wrap(_ http.Handler, env *Env) http.Handler {
 			f.ask(w, r, round, s.Key, params)
 		case a.Action == "accept":
 			var reason string
-			_ = json.Unmarshal(a.Content["reason"], &reason)
+			if v, ok := wire.Field(a.Content, "reason"); ok {
+				reason, _ = wire.StringValue(v)
+			}
 			if s.RequireReason && reason == "" || len([]rune(reason)) > s.ReasonMaxLength {
 				env.Note(r, "the reason is missing or too long; asking again")
 				f.ask(w, r, round, s.Key, params)
@@ -373,11 +427,7 @@ func (s *LoadShedding) Wrap(next http.Handler, env *Env) http.Handler {
 // stripRequestState removes params.requestState from the body the server
 // sees: the state was this scenario's, not the server's.
 func stripRequestState(r *http.Request, req *Request) {
-	var msg, params map[string]json.RawMessage
-	if json.Unmarshal(req.Body, &msg) != nil || json.Unmarshal(msg["params"], &params) != nil {
-		return
+	if body, ok := withoutParam(req.Body, "requestState"); ok {
+		setBody(r, body)
 	}
-	delete(params, "requestState")
-	msg["params"] = mustJSON(params)
-	setBody(r, envelopeOrder(msg))
 }

@@ -53,8 +53,10 @@ type Request struct {
 	Session string
 	// Meta lists the keys of params._meta, sorted.
 	Meta []string
-	// MetaValues holds params._meta.
-	MetaValues map[string]json.RawMessage
+	// Message is the JSON-RPC message of the body, parsed once: by the
+	// layer in front (the proxy hands it down on the context, see
+	// wire.MessageFor) or by the endpoint. The fields above are read from it.
+	Message *wire.Message
 	// Client is "name@version" from _meta's clientInfo or initialize's
 	// clientInfo.
 	Client string
@@ -194,7 +196,9 @@ func (q *Request) Firings() []Firing {
 var errBodyTooLarge = errors.New("request body too large")
 
 // readRequest reads r's body (POST only, up to limit bytes), puts it back
-// for the next handler, and parses the JSON-RPC facts.
+// for the next handler, and takes the JSON-RPC facts from the message on
+// r's context when it was parsed from these bytes (the proxy's), else parses
+// the body once.
 func readRequest(r *http.Request, limit int64) (*Request, error) {
 	req := &Request{Start: time.Now(), Post: r.Method == http.MethodPost, Session: r.Header.Get("Mcp-Session-Id")}
 	req.Protocol = r.Header.Get("MCP-Protocol-Version")
@@ -211,78 +215,94 @@ func readRequest(r *http.Request, limit int64) (*Request, error) {
 		return req, errBodyTooLarge
 	}
 	req.Body = body
-	req.parse()
+	req.read(wire.MessageFor(r.Context(), body))
 	return req, nil
 }
 
-// parse reads the JSON-RPC facts of the body.
-func (q *Request) parse() {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if wire.Kind(q.Body) != '{' || json.Unmarshal(q.Body, &m) != nil {
+// read takes the JSON-RPC facts of the body from its message m.
+func (q *Request) read(m *wire.Message) {
+	q.Message = m
+	if m.Kind != wire.MessageRequest && m.Kind != wire.MessageNotification && m.Kind != wire.MessageResponse {
 		return
 	}
 	q.Method = m.Method
-	if len(m.ID) > 0 {
-		q.ID = wire.IDFromRaw(bytes.TrimSpace(m.ID))
-	}
+	q.ID = m.ID
 	q.Params = m.Params
-	if wire.Kind(m.Params) != '{' {
-		return
-	}
-	var p struct {
-		Name            string                     `json:"name"`
-		URI             string                     `json:"uri"`
-		Arguments       json.RawMessage            `json:"arguments"`
-		Meta            map[string]json.RawMessage `json:"_meta"`
-		ProtocolVersion string                     `json:"protocolVersion"`
-		ClientInfo      *struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	switch q.Method {
+	switch m.Method {
 	case "tools/call", "prompts/get":
-		q.Name = p.Name
+		q.Name = m.Tool
 	case "resources/read":
-		q.Name = p.URI
+		q.Name = m.URI
 	}
-	q.Args = p.Arguments
-	q.MetaValues = p.Meta
-	for k := range p.Meta {
-		q.Meta = append(q.Meta, k)
-	}
-	sort.Strings(q.Meta)
+	q.Args = m.Arguments
+	q.Meta = m.MetaKeys
 	if q.Protocol == "" {
-		if v, ok := p.Meta[wire.MetaProtocolVersion]; ok {
-			_ = json.Unmarshal(v, &q.Protocol)
-		}
+		q.Protocol = m.Protocol
 	}
-	if q.Protocol == "" && q.Method == "initialize" {
-		q.Protocol = p.ProtocolVersion
-	}
-	info := p.ClientInfo
-	if v, ok := p.Meta[wire.MetaClientInfo]; ok {
-		_ = json.Unmarshal(v, &info)
-	}
-	if info != nil && info.Name != "" {
-		q.Client = info.Name + "@" + info.Version
-	}
+	q.Client = m.Client
 }
 
-// capabilities returns _meta's client capabilities (2026-07-28), or nil.
-func (q *Request) capabilities() map[string]json.RawMessage {
-	raw, ok := q.MetaValues[wire.MetaClientCapabilities]
-	if !ok {
-		return nil
+// MetaValue returns the raw value of params._meta's member key.
+func (q *Request) MetaValue(key string) (json.RawMessage, bool) {
+	if q.Message == nil {
+		return nil, false
 	}
-	var caps map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &caps)
-	return caps
+	return q.Message.MetaField(key)
+}
+
+// capability returns the raw value of the client capability name declared
+// in _meta's clientCapabilities (2026-07-28).
+func (q *Request) capability(name string) (json.RawMessage, bool) {
+	caps, ok := q.MetaValue(wire.MetaClientCapabilities)
+	if !ok || wire.Kind(caps) != '{' {
+		return nil, false
+	}
+	return wire.Field(caps, name)
+}
+
+// withoutParam returns body with the member key taken out of its params
+// object, every other member's bytes as they were and in their order; ok is
+// false (and body is returned as it is) when params has no such member.
+func withoutParam(body []byte, key string) (out []byte, ok bool) {
+	var b bytes.Buffer
+	b.Grow(len(body))
+	b.WriteByte('{')
+	n := 0
+	err := wire.EachField(body, func(k, v []byte) bool {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		b.Write(k)
+		b.WriteByte(':')
+		if !wire.KeyIs(k, "params") || wire.Kind(v) != '{' {
+			b.Write(v)
+			return true
+		}
+		b.WriteByte('{')
+		m := 0
+		_ = wire.EachField(v, func(pk, pv []byte) bool {
+			if wire.KeyIs(pk, key) {
+				ok = true
+				return true
+			}
+			if m > 0 {
+				b.WriteByte(',')
+			}
+			m++
+			b.Write(pk)
+			b.WriteByte(':')
+			b.Write(pv)
+			return true
+		})
+		b.WriteByte('}')
+		return true
+	})
+	if err != nil || !ok {
+		return body, false
+	}
+	b.WriteByte('}')
+	return b.Bytes(), true
 }
 
 // setBody replaces the request body seen by the next handler.

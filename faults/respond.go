@@ -82,7 +82,7 @@ func flush(w http.ResponseWriter) { _ = http.NewResponseController(w).Flush() }
 // progressToken returns the request's progress token, or its id when the
 // client gave none (so the notifications stay tied to the request).
 func progressToken(req *Request) []byte {
-	if t, ok := req.MetaValues["progressToken"]; ok {
+	if t, ok := req.MetaValue("progressToken"); ok {
 		return bytes.TrimSpace(t)
 	}
 	return idOrNull(req.ID)

@@ -424,7 +424,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	if decide != nil && s.lines != nil {
 		// Before the line reaches the server, which cannot answer it yet:
 		// the response finds the decision in place.
-		d := s.lines.Request(s.ctx, faults.LineRequest{Line: trimmed, Protocol: decide.protocol}, stdioServer{s})
+		d := s.lines.Request(s.ctx, faults.LineRequest{Line: trimmed, Protocol: decide.protocol, Message: &m}, stdioServer{s})
 		if d.Fired() != "" {
 			s.mu.Lock()
 			decide.fault = d
