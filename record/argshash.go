@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"slices"
+	"unicode/utf8"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // ArgsHash identifies a call by what it asks for: "sha256:" and the
@@ -63,99 +65,106 @@ func CanonicalJSON(v []byte) ([]byte, error) {
 
 var errNotOneValue = errors.New("record: not a single JSON value")
 
+// canonicalJSON writes the canonical form of v to buf. It walks v with
+// wire's navigator (one validation, then the members in place); the result is
+// byte for byte what a decode with encoding/json and a re-encode would give
+// (the old implementation is the oracle of FuzzCanonicalJSONOracle).
 func canonicalJSON(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 	if len(bytes.TrimSpace(v)) == 0 {
 		buf.WriteString("null")
 		return nil
 	}
-	if !json.Valid(v) {
+	if !wire.Valid(v) {
 		return errNotOneValue
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	if err := canonicalValue(buf, dec, skipMeta); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errNotOneValue
+	return canonicalValue(buf, bytes.TrimSpace(v), skipMeta)
+}
+
+// member is one object member: its decoded key and raw value.
+type member struct {
+	key string
+	val []byte
+}
+
+// canonicalValue writes the canonical form of the valid JSON value v (no
+// surrounding whitespace).
+func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
+	switch wire.Kind(v) {
+	case '{':
+		var members []member
+		err := wire.EachField(v, func(k, val []byte) bool {
+			key, _ := wire.StringValue(k)
+			if skipMeta && key == "_meta" {
+				return true
+			}
+			members = append(members, member{key, val})
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
+		buf.WriteByte('{')
+		for i, m := range members {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeJSONString(buf, m.key)
+			buf.WriteByte(':')
+			if err := canonicalValue(buf, m.val, false); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case '[':
+		buf.WriteByte('[')
+		var ierr error
+		err := wire.EachElement(v, func(i int, el []byte) bool {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			ierr = canonicalValue(buf, el, false)
+			return ierr == nil
+		})
+		if err != nil {
+			return err
+		}
+		if ierr != nil {
+			return ierr
+		}
+		buf.WriteByte(']')
+	case '"':
+		if plainString(v) {
+			buf.Write(v)
+			return nil
+		}
+		s, ok := wire.StringValue(v)
+		if !ok {
+			return errNotOneValue
+		}
+		writeJSONString(buf, s)
+	default:
+		// Numbers exactly as written; true, false, null.
+		buf.Write(v)
 	}
 	return nil
 }
 
-func canonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			type member struct {
-				key string
-				val []byte
-			}
-			var members []member
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := kt.(string)
-				var sub bytes.Buffer
-				if err := canonicalValue(&sub, dec, false); err != nil {
-					return err
-				}
-				if skipMeta && key == "_meta" {
-					continue
-				}
-				members = append(members, member{key, sub.Bytes()})
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
-			buf.WriteByte('{')
-			for i, m := range members {
-				if i > 0 {
-					buf.WriteByte(',')
-				}
-				writeJSONString(buf, m.key)
-				buf.WriteByte(':')
-				buf.Write(m.val)
-			}
-			buf.WriteByte('}')
-		case '[':
-			buf.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					buf.WriteByte(',')
-				}
-				if err := canonicalValue(buf, dec, false); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return err
-			}
-			buf.WriteByte(']')
-		default:
-			return errNotOneValue
+// plainString reports whether the raw JSON string v is already in the form
+// writeJSONString gives its value: no escapes, valid UTF-8, no character
+// encoding/json escapes (control characters, U+2028, U+2029).
+func plainString(v []byte) bool {
+	inner := v[1 : len(v)-1]
+	high := false
+	for _, c := range inner {
+		switch {
+		case c < 0x20, c == '\\', c == '"':
+			return false
+		case c >= 0x80:
+			high = true
 		}
-	case string:
-		writeJSONString(buf, t)
-	case json.Number:
-		buf.WriteString(t.String())
-	case bool:
-		if t {
-			buf.WriteString("true")
-		} else {
-			buf.WriteString("false")
-		}
-	case nil:
-		buf.WriteString("null")
 	}
-	return nil
+	return !high || utf8.Valid(inner) && !bytes.Contains(inner, []byte("\u2028")) && !bytes.Contains(inner, []byte("\u2029"))
 }
 
 // writeJSONString writes s as a JSON string without HTML escaping.

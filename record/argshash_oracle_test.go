@@ -1,0 +1,129 @@
+package record
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"io"
+	"slices"
+	"testing"
+)
+
+// oldCanonicalJSON is canonicalJSON as it was before issue 12 (a token
+// stream from encoding/json's decoder), kept as the oracle of the one on
+// wire's navigator.
+func oldCanonicalJSON(buf *bytes.Buffer, v []byte, skipMeta bool) error {
+	if len(bytes.TrimSpace(v)) == 0 {
+		buf.WriteString("null")
+		return nil
+	}
+	if !json.Valid(v) {
+		return errNotOneValue
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	if err := oldCanonicalValue(buf, dec, skipMeta); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errNotOneValue
+	}
+	return nil
+}
+
+func oldCanonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			var members []member
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				var sub bytes.Buffer
+				if err := oldCanonicalValue(&sub, dec, false); err != nil {
+					return err
+				}
+				if skipMeta && key == "_meta" {
+					continue
+				}
+				members = append(members, member{key, sub.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
+			buf.WriteByte('{')
+			for i, m := range members {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				writeJSONString(buf, m.key)
+				buf.WriteByte(':')
+				buf.Write(m.val)
+			}
+			buf.WriteByte('}')
+		case '[':
+			buf.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					buf.WriteByte(',')
+				}
+				if err := oldCanonicalValue(buf, dec, false); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return err
+			}
+			buf.WriteByte(']')
+		default:
+			return errNotOneValue
+		}
+	case string:
+		writeJSONString(buf, t)
+	case json.Number:
+		buf.WriteString(t.String())
+	case bool:
+		if t {
+			buf.WriteString("true")
+		} else {
+			buf.WriteString("false")
+		}
+	case nil:
+		buf.WriteString("null")
+	}
+	return nil
+}
+
+// FuzzCanonicalJSONOracle: the canonical form on wire's navigator is byte
+// for byte the one encoding/json's decoder gave, on any input (both refuse
+// what is not one JSON value), with and without skipping _meta.
+func FuzzCanonicalJSONOracle(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, ` {"b":1, "a":[1,2.50,{"z":"\u00e9","y":null}]} `, `{"a":1,"a":2}`, `{"_meta":{"x":1},"k":"v"}`,
+		`{"s":"\u2028\u2029\u0000<>&\/"}`, "{\"s\":\"\xff\xfe\"}", "{\"\xe2\x80\xa8\":1}", `{"\u005fmeta":1}`,
+		`[1,2`, `{"a":1}{}`, `"x"`, `-0.0e+1`, `[[[[]]]]`, `{"é":1,"e":2,"E":3}`, "\"\u2028\"",
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, v []byte, skipMeta bool) {
+		var got, want bytes.Buffer
+		gerr := canonicalJSON(&got, v, skipMeta)
+		werr := oldCanonicalJSON(&want, v, skipMeta)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("canonicalJSON(%q, %v): error %v, oracle error %v", v, skipMeta, gerr, werr)
+		}
+		if gerr == nil && !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("canonicalJSON(%q, %v) = %q, oracle %q", v, skipMeta, got.Bytes(), want.Bytes())
+		}
+	})
+}
