@@ -101,7 +101,8 @@ func readMRTR(req *Request) mrtrParams {
 			if wire.Kind(v) == '{' {
 				p.InputResponses = map[string]json.RawMessage{}
 				_ = wire.EachField(v, func(k, v []byte) bool {
-					p.InputResponses[string(wire.Key(k))] = v
+					key, _ := wire.StringValue(k)
+					p.InputResponses[key] = v
 					return true
 				})
 			}

@@ -12,7 +12,7 @@ type MessageKind uint8
 
 // The kinds of message a body can hold.
 const (
-	MessageEmpty        MessageKind = iota // no body (a GET, a DELETE), or only whitespace
+	MessageEmpty        MessageKind = iota // no body (a GET, a DELETE), or only JSON whitespace
 	MessageInvalid                         // not valid JSON, or valid JSON that is no JSON-RPC message
 	MessageRequest                         // a method and an id that is not null
 	MessageNotification                    // a method and no id (or a null id)
@@ -114,7 +114,7 @@ func MessageParses() int64 { return messageParses.Load() }
 func ParseMessage(body []byte) Message {
 	messageParses.Add(1)
 	m := Message{Body: body}
-	b := bytes.TrimSpace(body)
+	b := trimSpace(body)
 	switch Kind(b) {
 	case '{':
 	case '[':
@@ -214,7 +214,7 @@ func ParseMessage(body []byte) Message {
 	}
 	m.MetaKeys = []string{}
 	_ = EachField(m.Meta, func(k, v []byte) bool {
-		key := string(Key(k))
+		key, _ := StringValue(k)
 		if !slices.Contains(m.MetaKeys, key) {
 			m.MetaKeys = append(m.MetaKeys, key)
 		}
@@ -246,6 +246,16 @@ func ParseMessage(body []byte) Message {
 	})
 	slices.Sort(m.MetaKeys)
 	return m
+}
+
+// trimSpace trims JSON whitespace (not every Unicode space, as
+// bytes.TrimSpace does: a form feed before a message makes it invalid).
+func trimSpace(b []byte) []byte {
+	b = trimLeft(b)
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // implementation formats an Implementation object as "name@version" (or

@@ -1,0 +1,199 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"testing"
+)
+
+func TestParseMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		kind       MessageKind
+		method, id string
+		tool, uri  string
+		protocol   string
+		client     string
+		meta       []string
+		ext        []string
+		cancelled  string
+	}{
+		{name: "empty", body: "", kind: MessageEmpty},
+		{name: "whitespace", body: " \r\n\t", kind: MessageEmpty},
+		{name: "form feed is no JSON whitespace", body: "\f{\"method\":\"ping\"}", kind: MessageInvalid},
+		{name: "not JSON", body: `{"method":"ping"`, kind: MessageInvalid},
+		{name: "scalar", body: `7`, kind: MessageInvalid},
+		{name: "batch", body: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, kind: MessageBatch},
+		{name: "broken batch", body: `[{"id":1}`, kind: MessageInvalid},
+		{name: "object without method or result", body: `{"jsonrpc":"2.0","id":1}`, kind: MessageInvalid, id: "1"},
+		{name: "request number id", body: `{"jsonrpc":"2.0","id":7,"method":"ping"}`, kind: MessageRequest, method: "ping", id: "7"},
+		{name: "request string id", body: `{"jsonrpc":"2.0","id":"7","method":"ping"}`, kind: MessageRequest, method: "ping", id: `"7"`},
+		{name: "null id is a notification", body: `{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}`, kind: MessageNotification, method: "notifications/initialized", id: "null"},
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a\u0062"}}`, kind: MessageNotification, method: "notifications/cancelled", cancelled: `"a\u0062"`},
+		{name: "response", body: `{"jsonrpc":"2.0","id":3,"result":{}}`, kind: MessageResponse, id: "3"},
+		{name: "error response", body: `{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}`, kind: MessageResponse, id: "3"},
+		{
+			name: "tools/call 2026", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo", protocol: Protocol2026, client: "c@1.0",
+			body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1},"_meta":{"` + MetaProtocolVersion + `":"` + Protocol2026 + `","` + MetaClientInfo + `":{"name":"c","version":"1.0"},"` + MetaClientCapabilities + `":{"extensions":{"x/a":{},"x/b":{}}},"progressToken":1}}}`,
+			meta: []string{MetaClientCapabilities, MetaClientInfo, MetaProtocolVersion, "progressToken"}, ext: []string{"x/a", "x/b"},
+		},
+		{name: "keys are case-sensitive", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"other"},"Method":"ping"}`, kind: MessageRequest, method: "tools/call", id: "1", tool: "echo"},
+		{name: "the last duplicate wins", body: `{"jsonrpc":"2.0","id":1,"id":"2","method":"a","method":"b"}`, kind: MessageRequest, method: "b", id: `"2"`},
+		{name: "escaped key", body: `{"jsonrpc":"2.0","id":1,"m\u0065thod":"ping"}`, kind: MessageRequest, method: "ping", id: "1"},
+		{name: "resources/read", body: `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a","name":"n"}}`, kind: MessageRequest, method: "resources/read", id: "1", uri: "file:///a"},
+		{name: "initialize", body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}`, kind: MessageRequest, method: "initialize", id: "0", protocol: Protocol2025, client: "c"},
+		{name: "method not a string", body: `{"jsonrpc":"2.0","id":1,"method":5}`, kind: MessageRequest, id: "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := ParseMessage([]byte(tt.body))
+			if m.Kind != tt.kind || m.Method != tt.method || m.ID.String() != tt.id || m.Tool != tt.tool || m.URI != tt.uri ||
+				m.Protocol != tt.protocol || m.Client != tt.client || !slices.Equal(m.MetaKeys, tt.meta) || !slices.Equal(m.Extensions, tt.ext) ||
+				m.Cancelled.String() != tt.cancelled {
+				t.Errorf("ParseMessage(%s) = kind %s method %q id %s tool %q uri %q protocol %q client %q meta %q ext %q cancelled %s",
+					tt.body, m.Kind, m.Method, m.ID, m.Tool, m.URI, m.Protocol, m.Client, m.MetaKeys, m.Extensions, m.Cancelled)
+			}
+		})
+	}
+}
+
+// MessageFor hands down the context's message only for the bytes it was
+// parsed from: a body changed in between is parsed anew.
+func TestMessageFor(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+	m := ParseMessage(body)
+	ctx := WithMessage(context.Background(), &m)
+	if got := MessageFor(ctx, bytes.Clone(body)); got != &m {
+		t.Errorf("MessageFor(same bytes) parsed again")
+	}
+	other := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"other"}}`)
+	if got := MessageFor(ctx, other); got == &m || got.Tool != "other" || got.ID.String() != "2" {
+		t.Errorf("MessageFor(other bytes) = %+v, want a parse of them", got)
+	}
+	if got := MessageFor(context.Background(), body); got.Tool != "echo" {
+		t.Errorf("MessageFor without a message = %+v", got)
+	}
+	if MessageFrom(context.Background()) != nil {
+		t.Errorf("MessageFrom(empty context) is not nil")
+	}
+}
+
+// FuzzParseMessage: ParseMessage never panics; what it reads from valid
+// JSON equals encoding/json's reading of the same bytes (members by exact
+// key, the last duplicate winning): the kind, the id with its JSON type, the
+// method, params, arguments, the tool, the _meta keys and the protocol; and
+// input that is not JSON is invalid.
+func FuzzParseMessage(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `[]`, `7`, `{`, `{}`, `{"id":1}`, `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"a":[1,2]},"_meta":{"progressToken":"t"}}}`,
+		`{"id":null,"method":"notifications/cancelled","params":{"requestId":1}}`, `{"id":1.50,"result":{}}`, `{"id":-0,"error":{}}`,
+		`{"method":"tools/call","params":{"name":"a","name":"b","Name":"c"}}`, `{"m\u0065thod":"x","id":"\u0031"}`,
+		`{"method":"initialize","id":1,"params":{"protocolVersion":"2025-11-25","_meta":{"` + MetaProtocolVersion + `":"2026-07-28"}}}`,
+		"{\"method\":\"\xff\",\"id\":1}", "\f{}", `{"method":"x","params":{"_meta":{"a":1,"a":2,"b":3}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m := ParseMessage(body)
+		if !bytes.Equal(m.Body, body) {
+			t.Fatalf("Body is not the input")
+		}
+		if !json.Valid(body) {
+			want := MessageInvalid
+			if len(trimSpace(body)) == 0 {
+				want = MessageEmpty
+			}
+			if m.Kind != want {
+				t.Fatalf("ParseMessage(%q) kind %s, want %s (not JSON)", body, m.Kind, want)
+			}
+			return
+		}
+		var arr []json.RawMessage
+		if json.Unmarshal(body, &arr) == nil {
+			if m.Kind != MessageBatch {
+				t.Fatalf("ParseMessage(%q) kind %s, want batch", body, m.Kind)
+			}
+			return
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(body, &obj) != nil || obj == nil {
+			if m.Kind != MessageInvalid {
+				t.Fatalf("ParseMessage(%q) kind %s, want invalid (not an object)", body, m.Kind)
+			}
+			return
+		}
+		rawID, hasID := obj["id"]
+		if !bytes.Equal(m.ID.Raw(), rawID) || hasID && m.ID.IsString() != (rawID[0] == '"') {
+			t.Fatalf("ParseMessage(%q) id %s, encoding/json %s", body, m.ID, rawID)
+		}
+		rawMethod, hasMethod := obj["method"]
+		_, hasResult := obj["result"]
+		_, hasError := obj["error"]
+		want := MessageInvalid
+		switch {
+		case hasMethod && hasID && string(rawID) != "null":
+			want = MessageRequest
+		case hasMethod:
+			want = MessageNotification
+		case hasResult || hasError:
+			want = MessageResponse
+		}
+		if m.Kind != want {
+			t.Fatalf("ParseMessage(%q) kind %s, want %s", body, m.Kind, want)
+		}
+		if !m.IsRPC() {
+			return
+		}
+		var method string
+		_ = json.Unmarshal(rawMethod, &method)
+		if m.Method != method {
+			t.Fatalf("ParseMessage(%q) method %q, encoding/json %q", body, m.Method, method)
+		}
+		if want == MessageResponse {
+			return
+		}
+		if !bytes.Equal(m.Params, obj["params"]) {
+			t.Fatalf("ParseMessage(%q) params %q, encoding/json %q", body, m.Params, obj["params"])
+		}
+		var params map[string]json.RawMessage
+		if json.Unmarshal(obj["params"], &params) != nil || params == nil {
+			if m.Tool != "" || m.Arguments != nil || m.MetaKeys != nil || m.Protocol != "" {
+				t.Fatalf("ParseMessage(%q): facts %+v from params that are no object", body, m)
+			}
+			return
+		}
+		var tool string
+		if method == "tools/call" || method == "prompts/get" {
+			_ = json.Unmarshal(params["name"], &tool)
+		}
+		if m.Tool != tool || !bytes.Equal(m.Arguments, params["arguments"]) {
+			t.Fatalf("ParseMessage(%q) tool %q arguments %q, encoding/json %q %q", body, m.Tool, m.Arguments, tool, params["arguments"])
+		}
+		var meta map[string]json.RawMessage
+		var keys []string
+		var protocol string
+		if method == "initialize" {
+			_ = json.Unmarshal(params["protocolVersion"], &protocol)
+		}
+		if json.Unmarshal(params["_meta"], &meta) == nil && meta != nil {
+			keys = []string{}
+			for k := range meta {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var p string
+			if v := meta[MetaProtocolVersion]; len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &p) == nil {
+				protocol = p
+			}
+		}
+		if !slices.Equal(m.MetaKeys, keys) || m.Protocol != protocol {
+			t.Fatalf("ParseMessage(%q) meta %q protocol %q, encoding/json %q %q", body, m.MetaKeys, m.Protocol, keys, protocol)
+		}
+	})
+}
