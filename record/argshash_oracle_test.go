@@ -117,13 +117,20 @@ func FuzzCanonicalJSONOracle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v []byte, skipMeta bool) {
 		var got, want bytes.Buffer
-		gerr := canonicalJSON(&got, v, skipMeta)
+		gerr := canonicalJSON(&got, v, skipMeta, false)
 		werr := oldCanonicalJSON(&want, v, skipMeta)
 		if (gerr == nil) != (werr == nil) {
 			t.Fatalf("canonicalJSON(%q, %v): error %v, oracle error %v", v, skipMeta, gerr, werr)
 		}
 		if gerr == nil && !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("canonicalJSON(%q, %v) = %q, oracle %q", v, skipMeta, got.Bytes(), want.Bytes())
+		}
+		if gerr == nil {
+			// Known-valid input is walked without validating: same result.
+			var trusted bytes.Buffer
+			if err := canonicalJSON(&trusted, v, skipMeta, true); err != nil || !bytes.Equal(trusted.Bytes(), want.Bytes()) {
+				t.Fatalf("canonicalJSON(%q, %v, valid) = %q, %v; oracle %q", v, skipMeta, trusted.Bytes(), err, want.Bytes())
+			}
 		}
 	})
 }

@@ -572,5 +572,5 @@ func (r *Record) SetMessage(m *wire.Message) {
 	if m.Method == "tools/call" || m.Method == "prompts/get" {
 		r.Tool, args, skipMeta = m.Tool, m.Arguments, false
 	}
-	r.ArgsHash = argsHash(r.Method, r.Tool, args, skipMeta)
+	r.ArgsHash = argsHash(r.Method, r.Tool, args, skipMeta, true)
 }
