@@ -153,18 +153,6 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
 	return cmd
 }
 
-// loopbackDefault binds an address without a host to 127.0.0.1.
-func loopbackDefault(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
 func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, o proxyOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -247,7 +235,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	var metricsSrv *http.Server
 	var metricsLn net.Listener
 	if o.metricsAddr != "" {
-		addr, err := loopbackDefault(o.metricsAddr)
+		addr, err := loopback.DefaultHost(o.metricsAddr)
 		if err != nil {
 			closeSink()
 			return usageError("--metrics %q: %v", o.metricsAddr, err)
@@ -274,15 +262,9 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			closeSink()
 			return &exitError{code: 1, err: fmt.Errorf("--metrics: %w", err)}
 		}
-		mux := http.NewServeMux()
-		var mh http.Handler = metrics.Handler(reg)
-		if loopback.Listener(metricsLn.Addr()) {
-			// The same DNS-rebinding check as every loopback listener: a
-			// web page must not read the metrics (tool names, upstream).
-			mh = loopback.Guard("mcpdiag proxy metrics", mh)
-		}
-		mux.Handle("/metrics", mh)
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: proxy.DefaultReadHeaderTimeout, IdleTimeout: proxy.DefaultIdleTimeout}
+		// The DNS-rebinding check of a loopback listener is the
+		// handler's own.
+		metricsSrv = metrics.NewServer(reg)
 		go func() { _ = metricsSrv.Serve(metricsLn) }()
 		defer metricsSrv.Close()
 	}
@@ -379,7 +361,7 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		return usageError("%v", err)
 	}
 	*stats = p.Stats
-	addr, err := loopbackDefault(o.listen)
+	addr, err := loopback.DefaultHost(o.listen)
 	if err != nil {
 		closeSink()
 		return usageError("--listen %q: %v", o.listen, err)

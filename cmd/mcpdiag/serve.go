@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/serve"
 	"github.com/spf13/cobra"
@@ -144,7 +145,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	}
 	// A bare ":PORT" means loopback here, as for the proxy: binding every
 	// interface takes an explicit "0.0.0.0:PORT".
-	addr, err := loopbackDefault(o.addr)
+	addr, err := loopback.DefaultHost(o.addr)
 	if err != nil {
 		return usageError("--addr %q: %v", o.addr, err)
 	}
@@ -170,7 +171,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		if o.auth {
 			fmt.Fprintf(out, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
 		}
-		if !isLoopback(ln.Addr()) {
+		if !loopback.Listener(ln.Addr()) {
 			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())
 		}
 	})
@@ -192,15 +193,6 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	}
 	fmt.Fprintln(out, "mcpdiag serve: stopped")
 	return nil
-}
-
-func isLoopback(a net.Addr) bool {
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // flagTimeout maps a timeout flag to a library option: the flag's 0 (or a

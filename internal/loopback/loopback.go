@@ -129,3 +129,40 @@ func Listener(addr net.Addr) bool {
 	tcp, ok := addr.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
 }
+
+// Arrived reports whether r came in on a connection to a loopback address
+// (the listener's side, http.LocalAddrContextKey): what a listener that
+// applies Check only on loopback asks.
+func Arrived(r *http.Request) bool {
+	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return addr != nil && Listener(addr)
+}
+
+// GuardLoopback is Guard for a handler that may be served on any
+// listener: the check applies to requests that arrived at a loopback
+// address, so code serving the handler keeps the defence whoever opens
+// the listener.
+func GuardLoopback(what string, next http.Handler) http.Handler {
+	guarded := Guard(what, next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if Arrived(r) {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// DefaultHost returns addr with 127.0.0.1 as its host when it has none
+// (":8080" binds loopback, not every interface; that takes an explicit
+// "0.0.0.0:8080"). addr must be HOST:PORT or :PORT.
+func DefaultHost(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}

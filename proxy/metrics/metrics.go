@@ -6,13 +6,19 @@
 //	reg := prometheus.NewRegistry()
 //	m, err := metrics.New(reg, metrics.Options{RecordsDropped: async.Dropped})
 //	p, err := proxy.New(proxy.Options{…, Observer: m})
-//	http.Handle("/metrics", metrics.Handler(reg))
+//	srv := metrics.NewServer(reg) // or http.Handle("/metrics", metrics.Handler(reg))
+//	go srv.Serve(ln)
+//
+// The handler refuses a request that arrived at a loopback address with a
+// foreign Host or Origin (DNS rebinding: a web page must not read the
+// metrics, which name tools and the upstream), whoever serves it.
 package metrics
 
 import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -206,7 +212,18 @@ func methodLabel(m string) string {
 	return "_other"
 }
 
-// Handler serves the metrics of g in the Prometheus text format.
+// Handler serves the metrics of g in the Prometheus text format. On a
+// loopback listener it applies the DNS-rebinding check of every mcpdiag
+// loopback listener (a loopback Host, an allowed Origin) and answers 403
+// otherwise.
 func Handler(g prometheus.Gatherer) http.Handler {
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	return loopback.GuardLoopback("mcpdiag proxy metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+}
+
+// NewServer returns an http.Server that serves Handler(g) at /metrics (and
+// 404 elsewhere) with the proxy's connection timeouts.
+func NewServer(g prometheus.Gatherer) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", Handler(g))
+	return &http.Server{Handler: mux, ReadHeaderTimeout: proxy.DefaultReadHeaderTimeout, IdleTimeout: proxy.DefaultIdleTimeout}
 }
