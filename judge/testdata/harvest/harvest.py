@@ -1,0 +1,95 @@
+"""Cut the golden traces of judge/testdata from real runs (see ../README.md).
+
+harvest.sh runs the clients and calls this with WORK (the runs' output) and
+MCPDIAG (the binary) in the environment; it writes ../RULE.txtar."""
+import json, subprocess, os, tempfile
+J=os.environ['WORK']; M=os.environ['MCPDIAG']
+OUT=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOLDS={'timeout.uncooperative_hang','timeout.cooperative_deadline','timeout.init_hang','sse.keepalive_then_hang'}
+DROP_HDR={'Accept-Encoding','Content-Length','User-Agent'}
+def cut(rec):
+    r=dict(rec)
+    for k in ['id','httpStatuses','requestBytes','responseBytes','note','contentType','responseHeaders']:
+        r.pop(k,None)
+    if 'requestHeaders' in r:
+        r['requestHeaders']={k:v for k,v in r['requestHeaders'].items() if k not in DROP_HDR}
+    if 'fault' in r and r['fault']:
+        f=dict(r['fault']); f.pop('counters',None); f['decisions']=[]; r['fault']=f
+    return r
+def lines(path):
+    return [json.loads(l) for l in open(path) if l.strip()]
+def dump(recs):
+    return ''.join(json.dumps(r,separators=(',',':'),ensure_ascii=False)+'\n' for r in recs)
+def checks_text(cs):
+    return ''.join('%s %s %s\n'%(c['rule'],c['verdict'],c.get('evidence','')) for c in cs)
+def active(src, case, label):
+    run=None
+    for l in open(os.path.join(J,src+'.json')):
+        o=json.loads(l)
+        if o['case']==case: c=o; run=o['runs'][0]
+    assert run, (src,case)
+    recs=[cut(r) for r in lines(os.path.join(J,src+'.jsonl')) if r.get('kind') in ('server','exchange') and (r.get('fault') or {}).get('endpoint')==run['endpoint']]
+    assert recs, (src, case)
+    safety={'echo':'read-only','delete_item':'unsafe','approve':'idempotent'}
+    client=dict(run['client'])
+    if client.get('command'):
+        # The client's path and the run's port say nothing the rules read.
+        client['command']=['badclient']+[a for a in client['command'][1:] if not a.startswith('http://')]
+    inp={'mode':'active','case':{'name':case,'expected':c['expected'],'timeoutMs':2000 if c['scenario'] in HOLDS else 10000,'holds':c['scenario'] in HOLDS},
+         'client':dict(client,durationMs=run['durationMs'],startupMs=run['startupMs'],activeMs=run['activeMs']),'safety':safety}
+    cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s%s' % (c['scenario'], '' if src=='builtin' else ' -- badclient -bad='+src[4:])
+    return label, dump(recs), json.dumps(inp,indent=1,ensure_ascii=False)+'\n', checks_text(run['checks']), cmd
+def passive(path, label, endpoint_run=None, note=''):
+    recs=[r for r in lines(path) if r.get('kind') in ('server','exchange')]
+    if endpoint_run:
+        recs=[r for r in recs if (r.get('fault') or {}).get('endpoint','').endswith('run='+endpoint_run)]
+    recs=[cut(r) for r in recs]
+    assert recs,(path,endpoint_run)
+    with tempfile.NamedTemporaryFile('w',suffix='.jsonl',delete=False) as f:
+        f.write(dump(recs)); tmp=f.name
+    out=subprocess.run([M,'matrix','--from-records',tmp,'--json'],capture_output=True,text=True).stdout
+    ts=[json.loads(l) for l in out.splitlines() if l.strip()]
+    assert len(ts)==1,(path,endpoint_run,len(ts))
+    os.unlink(tmp)
+    return label, dump(recs), None, checks_text(ts[0]['checks']), note
+def write(rule, comment, traces):
+    b=comment.rstrip('\n')+'\n'
+    for label, recs, inp, checks, src in traces:
+        b+='-- %s.jsonl --\n%s' % (label, recs)
+        if inp: b+='-- %s.json --\n%s' % (label, inp)
+        b+='-- %s.checks --\n%s' % (label, checks)
+    open(os.path.join(OUT,'%s.txtar'%rule),'w').write(b)
+S=J+'/serve.jsonl'
+spec=[
+ ('spec.accept', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-accept','curl-accept','curl with Accept: application/json')]),
+ ('spec.protocol-header', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-protocol-header','curl-protocol-header')]),
+ ('spec.method-headers', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-method-headers','curl-method-headers')]),
+ ('spec.mrtr-new-id', [active('builtin','elicitation.approval','builtin-approval'), active('bad-reuse-id','elicitation.approval','badclient-reuse-id')]),
+ ('spec.mrtr-same-call', [active('builtin','elicitation.approval','builtin-approval'), passive(S,'curl-same-call','curl-same-call')]),
+ ('spec.mrtr-echo-state', [active('builtin','mrtr.load_shedding','builtin-load-shedding'), passive(S,'curl-echo-state','curl-echo-state')]),
+ ('spec.mrtr-no-invented-state', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-invented-state','curl-invented-state')]),
+ ('spec.reissue-new-id', [active('builtin','errors.http_status_sequence','builtin-503'), passive(S,'curl-reissue','curl-reissue')]),
+ ('spec.era-fallback', [active('builtin','errors.unsupported_version','builtin-unsupported-version'), active('bad-fallback','errors.http_status_sequence','badclient-fallback')]),
+ ('safety.unsafe-repeat', [active('builtin','sse.truncated/delete_item','builtin-truncated-delete'), active('bad-retry-destructive','sse.truncated/delete_item','badclient-retry-destructive')]),
+ ('safety.retry-bound', [active('builtin','errors.http_status_sequence','builtin-503'), passive(S,'curl-hammer','curl-hammer')]),
+ ('safety.retry-after', [active('builtin','errors.rate_limited','builtin-rate-limited'), active('bad-ignore-retry-after','errors.rate_limited','badclient-ignore-retry-after')]),
+ ('safety.backoff', [active('builtin','sse.truncated','builtin-truncated'), passive(S,'curl-hammer','curl-hammer')]),
+ ('safety.4xx-unchanged', [active('builtin','errors.unsupported_version','builtin-unsupported-version'), passive(S,'curl-400-unchanged','curl-400-unchanged')]),
+ ('live.finish', [active('builtin','timeout.uncooperative_hang','builtin-hang'), active('bad-hang','timeout.uncooperative_hang','badclient-hang')]),
+ ('client.ran', [active('builtin','baseline','builtin-baseline'), active('bad-crash','baseline','badclient-crash')]),
+ ('client.classification', [active('builtin','errors.http_status_sequence','builtin-503'), active('bad-lie','baseline','badclient-lie')]),
+ ('loop.identical-calls', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-loop','curl-loop')]),
+ ('live.pending', [passive(J+'/proxy2.jsonl','proxy-answered'), passive(J+'/proxy.jsonl','proxy-shutdown')]),
+]
+import re
+for rule, traces in spec:
+    lines_=['Golden traces of %s: records in (JSONL), checks out (RULE VERDICT EVIDENCE).' % rule, 'Cut from real runs (docs: judge/testdata/README.md):']
+    for label, recs, inp, checks, src in traces:
+        if inp:
+            lines_.append('  %s: %s, its server log (mcpdiag matrix --record)' % (label, src))
+        else:
+            lines_.append('  %s: %s' % (label, {
+              'proxy-answered':'tools/list and tools/call by curl through mcpdiag proxy --record-bodies all',
+              'proxy-shutdown':'a tools/call by curl through mcpdiag proxy to timeout.uncooperative_hang, the proxy stopped (SIGTERM, --shutdown-timeout 300ms) with it in flight'}.get(label, 'curl against mcpdiag serve --log, endpoint run='+label)))
+    write(rule, '\n'.join(lines_)+'\n', traces)
+print('ok')

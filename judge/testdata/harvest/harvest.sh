@@ -1,0 +1,24 @@
+#!/bin/bash
+# Rewrites judge/testdata/*.txtar from real runs: the built-in client and
+# matrix/testdata/badclient under mcpdiag matrix (their server logs, cut to
+# each run's endpoint), and curl against mcpdiag serve and through mcpdiag
+# proxy (curl.sh). Needs curl, jq and python3; ports 18321-18322 on
+# 127.0.0.1. Run from the module root: judge/testdata/harvest/harvest.sh
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+export WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+go build -o "$WORK/mcpdiag" ./cmd/mcpdiag
+go build -o "$WORK/badclient" ./matrix/testdata/badclient
+export MCPDIAG=$WORK/mcpdiag
+cd "$WORK"
+./mcpdiag matrix --protocol 2026-07-28 --json --record builtin.jsonl \
+  --scenarios 'baseline,elicitation.approval,errors.rate_limited,errors.unsupported_version,sse.truncated,errors.http_status_sequence,timeout.uncooperative_hang,mrtr.load_shedding' > builtin.json
+for spec in reuse-id:elicitation.approval ignore-retry-after:errors.rate_limited retry-destructive:sse.truncated \
+    lie:baseline fallback:errors.http_status_sequence crash:baseline hang:timeout.uncooperative_hang; do
+  mode=${spec%%:*}
+  # Exit 1: the bad client fails the rules it is made to fail.
+  ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true
+done
+"$here/curl.sh"
+python3 "$here/harvest.py"
