@@ -141,7 +141,14 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 		return false
 	}
 	r := l.rec
-	switch r.Kind {
+	kind := r.Kind
+	if kind == record.KindExchange && r.Fault != nil && r.Fault.Count != nil {
+		// An exchange line of the fault server (mcpdiag serve): the
+		// endpoint counted the request, so it is judged as the server
+		// saw it, per endpoint, like a version-1 server line.
+		kind = record.KindServer
+	}
+	switch kind {
 	case record.KindServer:
 		if l.endpoint() == "" || r.HTTPMethod == "" {
 			return true // an admin line: read, not a request

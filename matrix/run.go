@@ -429,7 +429,7 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// later. Wait until the endpoint is idle twice in a row.
 	idle := 0
 	for deadline := time.Now().Add(3 * time.Second); idle < 2 && time.Now().Before(deadline); {
-		if ep := srv.Endpoint(key); ep == nil || ep.InFlight() == 0 {
+		if srv.InFlight(key) == 0 {
 			idle++
 		} else {
 			idle = 0

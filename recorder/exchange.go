@@ -347,10 +347,18 @@ func (rw *responseWriter) end(panicked any) {
 		ex.closeErr = errHijacked
 	case ex.Up.Mirrored:
 		ex.closeErr = ex.Up.Err
-	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformed:
+	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformed || inCtx != nil && ex.rc.closing.Load():
+		// (A request whose context the owner's shutdown ended is cut by
+		// the shutdown below.)
 		ex.clientGone = true
 		ex.closeErr = errClientGone
-	case ex.Up.BodyErr != nil && inCtx != nil:
+	case ex.Up.BodyErr != nil && inCtx != nil,
+		inCtx != nil && (ex.status == 0 || ex.rc.opts.Upstream == ""):
+		// The request's context ends when the client's connection does
+		// (the owner's shutdown is told apart below): a handler that
+		// returned without an answer, or one that answers itself and
+		// stopped because its client left, was left by the client. In
+		// front of an upstream, the upstream leg says how it was cut.
 		ex.clientGone = true
 		ex.closeErr = errClientGone
 	case ex.Up.BodyErr != nil:

@@ -169,6 +169,11 @@ func (a *Accumulator) Add(r *record.Record) {
 		if r.CallID != "" {
 			a.track(r)
 		}
+		if r.Fault != nil {
+			// The fault layer's decision (mcpdiag serve's lines, the
+			// proxy's with --scenario): what fired, as for server lines.
+			a.exchanges.faults(r.ID, decisions(r.Fault))
+		}
 	case record.KindServer:
 		a.server.add(observe(r))
 	case record.KindDropped:
@@ -189,14 +194,7 @@ func (a *Accumulator) AddServe(r *record.Record, serve []byte) {
 	}
 	if r.Fault != nil {
 		// The typed member (record.Decode upgrades a version-1 "serve").
-		fs := make([]struct {
-			Scenario string `json:"scenario"`
-			Fired    bool   `json:"fired"`
-		}, len(r.Fault.Decisions))
-		for i, d := range r.Fault.Decisions {
-			fs[i].Scenario, fs[i].Fired = d.Scenario, d.Fired
-		}
-		a.server.faults(r.ID, fs)
+		a.server.faults(r.ID, decisions(r.Fault))
 		return
 	}
 	if len(serve) == 0 {
@@ -368,7 +366,22 @@ type faultStat struct {
 	fired counted
 }
 
-// faults counts one server line's fault decisions.
+// decisions returns a fault member's decisions in the shape faults counts.
+func decisions(f *record.Fault) []struct {
+	Scenario string `json:"scenario"`
+	Fired    bool   `json:"fired"`
+} {
+	fs := make([]struct {
+		Scenario string `json:"scenario"`
+		Fired    bool   `json:"fired"`
+	}, len(f.Decisions))
+	for i, d := range f.Decisions {
+		fs[i].Scenario, fs[i].Fired = d.Scenario, d.Fired
+	}
+	return fs
+}
+
+// faults counts one line's fault decisions.
 func (s *section) faults(id string, fs []struct {
 	Scenario string `json:"scenario"`
 	Fired    bool   `json:"fired"`

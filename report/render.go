@@ -116,7 +116,7 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Kind != "server" || sec.Failures > 0 {
 		w.printf(", %d failed (%s)", sec.Failures, pct(sec.FailureRate))
 	}
-	if sec.Kind == "server" {
+	if sec.Kind == "server" || len(sec.Faults) > 0 {
 		w.printf(", a fault fired on %d (%s)", sec.FaultLines, pct(rate(sec.FaultLines, sec.Total)))
 	}
 	if sec.Orphans > 0 {

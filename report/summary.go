@@ -97,11 +97,13 @@ type Section struct {
 	// Slowest are the records with the largest timings.totalMs, slowest
 	// first, at most Options.Top.
 	Slowest []Slow `json:"slowest"`
-	// FaultLines counts, in Server, the lines on which a fault scenario
-	// fired (the "serve" member's faults). A server line has no outcome,
-	// so Failures says nothing of what the server did: this does.
+	// FaultLines counts, in Server and Exchanges, the lines on which a
+	// fault scenario fired (the "fault" member's decisions; mcpdiag serve's
+	// exchange lines and the proxy's with --scenario carry one). A
+	// version-1 server line has no outcome, so Failures says nothing of
+	// what the server did: this does.
 	FaultLines int64 `json:"faultLines,omitempty"`
-	// Faults counts, in Server, each scenario's decisions: on how many
+	// Faults counts, in Server and Exchanges, each scenario's decisions: on how many
 	// lines it was consulted and on how many it fired, most firings
 	// first.
 	Faults []FaultCount `json:"faults,omitempty"`

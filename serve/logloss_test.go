@@ -89,7 +89,7 @@ func TestServeLogLossCountedAndNamed(t *testing.T) {
 		if i >= 2 {
 			want = record.LostUnencodable
 		}
-		if l.Reason != want || l.Ref.Kind != record.KindServer || l.Ref.HTTPMethod != "POST" || l.Ref.Method == "" {
+		if l.Reason != want || l.Ref.Kind != record.KindExchange || l.Ref.HTTPMethod != "POST" || l.Ref.Method == "" {
 			t.Errorf("loss %d: %+v (%s)", i, l, l)
 		}
 	}

@@ -45,15 +45,20 @@
 //
 // # Log
 //
-// Every request to an MCP endpoint gives one line: a record.Record of kind
-// "server" (time, method, JSON-RPC id, tool, protocol version, redacted
-// request headers, hashed session, status sent, content type, bytes) with
-// the typed members "fault" (the selection, the endpoint, the seed, the
-// request's numbers and the counters, every scenario's decision: matched, n,
-// fired, why, draw, delays, notes; the requestState issued), "params" (the
-// _meta keys, protocol version, capabilities hash, MRTR members) and "flags"
-// (FI, HJ, AB). A scenario change and a reset also write a line, with a note
-// saying what changed.
+// The chain is router → recorder → faults.Endpoint → fixture: every request
+// to an MCP endpoint passes through the one recorder (package recorder, the
+// proxy's too) and gives one line, a classified record.Record of kind
+// "exchange" (the verdict of the response the client received: outcome,
+// layer, flags DC, HJ, AB, FI …; time, method, JSON-RPC id, tool, protocol
+// version, redacted request headers, hashed session, status, content type,
+// bytes; "scenario" names what fired), written before the request's handler
+// returns, with the endpoint's own view in the typed members "fault" (the
+// selection, the endpoint, the seed, the request's numbers and the counters,
+// every scenario's decision: matched, n, fired, why, draw, delays, notes; the
+// requestState issued) and "params" (the _meta keys, protocol version,
+// capabilities hash, MRTR members). A scenario change, a reset and a refused
+// /s/ endpoint write a line of kind "server" with a note saying what
+// happened; so does an authorization server's request (its "auth" member).
 package serve
 
 import (
@@ -75,6 +80,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
 // Defaults.
@@ -148,8 +154,10 @@ type Server struct {
 	log       [][]byte
 	dropped   int
 	fileErr   error
-	tally     *record.Tally // the log records: written to LogFile, or lost
-	auth      authServers   // the endpoints' own authorization servers (auth.go)
+	tally     *record.Tally  // the log records: written to LogFile, or lost
+	flight    map[string]int // requests per endpoint key whose line is not written yet
+	rec       *recorder.Recorder
+	auth      authServers // the endpoints' own authorization servers (auth.go)
 }
 
 // New returns a Server.
@@ -163,7 +171,18 @@ func New(opts Options) *Server {
 	if opts.Encoder == nil {
 		opts.Encoder = &record.Encoder{}
 	}
-	s := &Server{opts: opts, endpoints: map[string]*faults.Endpoint{}, tally: record.NewTally(opts.OnLogLoss)}
+	s := &Server{opts: opts, endpoints: map[string]*faults.Endpoint{}, flight: map[string]int{}, tally: record.NewTally(opts.OnLogLoss)}
+	// The one recorder (package recorder), as in the proxy: every request
+	// to an MCP endpoint is one classified exchange line, written before
+	// the handler returns, with the endpoint's view of it (fault, params).
+	rc, err := recorder.New(recorder.Options{
+		Records: logSink{s}, Bodies: recorder.BodiesNone,
+		FaultScenario: true, ServerFacts: true, Sync: true, Name: "server",
+	})
+	if err != nil {
+		panic(err) // the options above are valid
+	}
+	s.rec = rc
 	main := s.newEndpoint(MainPath, MainPath, opts.Selection)
 	s.seed = main.Seed()
 	s.endpoints[MainPath] = main
@@ -181,16 +200,51 @@ func (s *Server) newEndpoint(path, name string, sel faults.Selection) *faults.En
 	}
 	return faults.NewEndpoint(sel, s.opts.NewServer(), faults.EndpointOptions{
 		Path: path, Name: name, Seed: seed,
-		Observe: func(o *faults.Observation) {
-			line, err := o.Line(s.opts.Encoder)
-			if err != nil {
-				s.append(fallbackLine(o.Time, o.Scenario, err), false)
-				s.tally.Lose(record.Loss{Ref: record.RefOf(o.Record()), Reason: record.LostUnencodable, Err: err})
-				return
-			}
-			s.append(line, true)
-		},
 	})
+}
+
+// logSink writes the recorder's exchange records into the log.
+type logSink struct{ s *Server }
+
+// Write encodes rec into a log line. A record that cannot be encoded is
+// counted as lost and leaves a short line saying so in its place; a line
+// the log file refuses is counted by append. It never returns an error: the
+// log's own tally holds the losses.
+func (l logSink) Write(rec *record.Record) error {
+	s := l.s
+	line, err := s.opts.Encoder.Encode(rec)
+	if err != nil {
+		s.append(fallbackLine(rec.Time, rec.Scenario, err), false)
+		s.tally.Lose(record.Loss{Ref: record.RefOf(rec), Reason: record.LostUnencodable, Err: err})
+		return nil
+	}
+	s.append(line, true)
+	return nil
+}
+
+// record serves r on endpoint ep (named key) behind the recorder, counting
+// it in flight until its log line is written.
+func (s *Server) record(w http.ResponseWriter, r *http.Request, key string, ep *faults.Endpoint) {
+	s.mu.Lock()
+	s.flight[key]++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.flight[key]--; s.flight[key] <= 0 {
+			delete(s.flight, key)
+		}
+		s.mu.Unlock()
+	}()
+	s.rec.Serve(w, s.withAuth(key, ep, r), ep)
+}
+
+// InFlight returns how many requests to the endpoint named key (MainPath,
+// or an /s/ path with its query) have no log line yet. Once it is 0, every
+// request that arrived there is in the log.
+func (s *Server) InFlight(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flight[key]
 }
 
 // fallbackLine is written when a record cannot be encoded: the request is
@@ -283,8 +337,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case p == MainPath:
-		ep := s.Endpoint(MainPath)
-		ep.ServeHTTP(w, s.withAuth(MainPath, ep, r))
+		s.record(w, r, MainPath, s.Endpoint(MainPath))
 	case strings.HasPrefix(p, "/s/") && strings.HasSuffix(p, "/mcp"):
 		s.serveScenario(w, r)
 	case p == faults.ProtectedResourcePath || strings.HasPrefix(p, faults.ProtectedResourcePath+"/"):
@@ -339,7 +392,7 @@ func (s *Server) serveScenario(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	ep.ServeHTTP(w, s.withAuth(key, ep, r))
+	s.record(w, r, key, ep)
 }
 
 // serveResourceMetadata publishes RFC 9728 protected resource metadata for
@@ -605,7 +658,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 		return err
 	case <-ctx.Done():
 	}
-	cancel() // ends hangs and slow streams
+	s.rec.BeginShutdown() // what the cancel cuts is recorded as cut by the shutdown (SD)
+	cancel()              // ends hangs and slow streams
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	err := srv.Shutdown(sctx)
@@ -614,6 +668,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 	}
 	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
+	}
+	// A handler on a hijacked connection is not one Shutdown waits for:
+	// wait for its log line too.
+	if werr := s.rec.Wait(sctx); werr != nil && err == nil {
+		err = fmt.Errorf("serve: %w", werr)
 	}
 	return err
 }

@@ -11,11 +11,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -88,7 +90,7 @@ func postsLogged(t *testing.T, base, endpoint string, want int) []logLine {
 		if len(posts) >= want || time.Now().After(deadline) {
 			// Lines are written when a request ends; arrival order is
 			// the POST number.
-			sort.Slice(posts, func(i, j int) bool { return posts[i].rec.PostCount < posts[j].rec.PostCount })
+			sort.Slice(posts, func(i, j int) bool { return posts[i].serve.Count.Post < posts[j].serve.Count.Post })
 			return posts
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -160,7 +162,12 @@ func TestEveryScenario(t *testing.T) {
 				t.Errorf("the log shows %d POSTs, want %d", len(posts), e.ExpectedPosts)
 			}
 			for i, l := range posts {
-				if l.rec.Kind != record.KindServer || l.rec.Scenario != e.ID || l.rec.PostCount != i+1 || l.serve.Counters.Posts != i+1 || l.serve.Seed != 1 {
+				// A classified exchange line: the scenario is what fired
+				// (as in the proxy's records), the selection and the
+				// server's own count are in the fault member.
+				if l.rec.Kind != record.KindExchange || l.rec.Outcome == "" || l.rec.Layer == "" || l.rec.Fault.Selection != e.ID ||
+					l.rec.Scenario != l.rec.Fault.FiredString() || l.rec.PostCount != 1 || l.serve.Count.Post != i+1 ||
+					l.serve.Counters.Posts != i+1 || l.serve.Seed != 1 {
 					t.Errorf("line %d: %s", i, l.raw)
 				}
 			}
@@ -189,8 +196,20 @@ func TestLogLine(t *testing.T) {
 	r := l.rec
 	if r.Method != "tools/call" || r.Tool != "echo" || r.ProtocolVersion != "2026-07-28" || r.Status != 200 || r.JSONRPC.ID.String() != "2" ||
 		r.Client != "mcpdiag@0.1.0" || r.RequestHeaders.Get("Mcp-Method") != "tools/call" || !record.IsRedacted(r.RequestHeaders.Get("Authorization")) ||
-		!strings.Contains(r.Note, "fired: errors.tool_error") || r.ContentType != "text/event-stream" {
+		!strings.Contains(r.Note, "fault injected (FI): errors.tool_error") || r.ContentType != "text/event-stream" {
 		t.Errorf("record %s", l.raw)
+	}
+	// A classified exchange record, as the proxy writes: the verdict of
+	// the response the client received, its layer and flags, the scenario
+	// that fired, the server's own view in the typed members.
+	if r.Kind != record.KindExchange || r.Outcome != classify.ToolError || r.Layer != classify.LayerApplication ||
+		r.IsError == nil || !*r.IsError || r.SSE == nil || !r.SSE.Terminal || !slices.Equal(r.Flags, record.Flags{record.FlagFI}) ||
+		r.Scenario != "errors.tool_error" || r.Fault == nil || r.Fault.Selection != "errors.tool_error" || r.Params == nil ||
+		r.Timings.Headers == 0 || len(r.HTTPStatuses) != 1 || r.HTTPStatuses[0] != 200 {
+		t.Errorf("not a classified exchange record: %s", l.raw)
+	}
+	if lines[0].rec.Kind != record.KindExchange || lines[0].rec.Outcome != classify.ResultSuccess || len(lines[0].rec.Flags) != 0 || lines[0].rec.Scenario != "" {
+		t.Errorf("the tools/list line: %s", lines[0].raw)
 	}
 	d := l.serve
 	if d.Endpoint != "/s/errors.tool_error/mcp?run=log" || d.Count.Post != 2 || d.Count.Method != 1 || d.Count.Tool != 1 ||
@@ -257,7 +276,7 @@ func TestAdminScenarioAndReset(t *testing.T) {
 		t.Errorf("counters %+v", counters)
 	}
 	// Requests end after their client has its answer: wait for them.
-	for srv.Endpoint("/mcp").InFlight() > 0 {
+	for srv.InFlight("/mcp") > 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	resp, _ = http.Post(base+"/admin/reset?clearLog=1", "", nil)

@@ -110,7 +110,7 @@ func TestReportServeLogFaults(t *testing.T) {
 				}
 			}
 		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Kind != "server" {
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.Kind != "exchange" {
 			t.Fatalf("log line %q: %v", sc.Bytes(), err)
 		}
 		lines++
@@ -136,7 +136,7 @@ func TestReportServeLogFaults(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "server lines: "+itoa(lines)+", 0 failed") {
+	if strings.Contains(text, "exchanges: "+itoa(lines)+", 0 failed") {
 		t.Errorf("the report calls a log with cut streams \"0 failed\":\n%s", text)
 	}
 
@@ -146,8 +146,10 @@ func TestReportServeLogFaults(t *testing.T) {
 	}
 	// Decoded here by name, as a consumer of the documented JSON would.
 	var s struct {
-		Server struct {
+		// The serve log's lines are classified exchange records.
+		Exchanges struct {
 			Total      int64
+			Failures   int64
 			FaultLines int64
 			Faults     []struct {
 				Scenario     string
@@ -158,11 +160,11 @@ func TestReportServeLogFaults(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Server.Total != int64(lines) {
-		t.Errorf("server lines %d, the log has %d", s.Server.Total, lines)
+	if s.Exchanges.Total != int64(lines) || s.Exchanges.Failures != int64(cut) {
+		t.Errorf("exchange lines %d (%d failed), the log has %d (%d cut streams)", s.Exchanges.Total, s.Exchanges.Failures, lines, cut)
 	}
 	got := map[string]int{}
-	for _, f := range s.Server.Faults {
+	for _, f := range s.Exchanges.Faults {
 		got[f.Scenario] = int(f.Fired)
 		if f.Lines < f.Fired {
 			t.Errorf("%s fired on %d of %d lines", f.Scenario, f.Fired, f.Lines)
@@ -173,8 +175,8 @@ func TestReportServeLogFaults(t *testing.T) {
 			t.Errorf("report: %s fired %d times, the log says %d", sc, got[sc], n)
 		}
 	}
-	if s.Server.FaultLines != 3 {
-		t.Errorf("report: a fault fired on %d lines, want 3", s.Server.FaultLines)
+	if s.Exchanges.FaultLines != 3 {
+		t.Errorf("report: a fault fired on %d lines, want 3", s.Exchanges.FaultLines)
 	}
 }
 

@@ -250,7 +250,7 @@ func TestServeMainEndpointAndLog(t *testing.T) {
 				Seed string `json:"seed"`
 			} `json:"fault"`
 		}
-		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Kind != "server" || v.Fault.Seed != "3" {
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.Kind != "exchange" || v.Fault.Seed != "3" {
 			t.Errorf("line %s: %v", l, err)
 		}
 	}

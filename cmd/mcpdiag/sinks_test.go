@@ -310,7 +310,7 @@ func TestNoSilentLossServeBinary(t *testing.T) {
 		t.Errorf("exit %d, want 1", code)
 	}
 	stderr := p.stderr.String()
-	if got := strings.Count(stderr, "mcpdiag serve: --log: record lost: server "); got != n {
+	if got := strings.Count(stderr, "mcpdiag serve: --log: record lost: exchange "); got != n {
 		t.Errorf("%d lost log lines named, want %d (one per request); stderr:\n%s", got, n, stderr)
 	}
 	if !strings.Contains(stderr, fmt.Sprintf("mcpdiag serve: log: 0 records written, %d LOST (%d failed to write)", n, n)) {
