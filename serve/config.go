@@ -167,3 +167,21 @@ func abbreviate(v []byte) string {
 	}
 	return string(v)
 }
+
+// WithAuthServer puts the main endpoint behind the server's own OAuth 2.1
+// authorization server (`mcpdiag serve --auth`): the auth.oauth scenario,
+// outermost, then sel. A selection that already puts the endpoint behind
+// an authorization server (a faults.AuthServerScenario) is refused, naming
+// the scenario: two would answer each other's challenges.
+func WithAuthServer(sel faults.Selection) (faults.Selection, error) {
+	for _, c := range sel {
+		if _, ok := c.Scenario.(faults.AuthServerScenario); ok {
+			return nil, fmt.Errorf("the scenario %s already puts /mcp behind an authorization server", c.ID)
+		}
+	}
+	oauth, err := faults.Select("auth.oauth", nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(oauth, sel...), nil
+}

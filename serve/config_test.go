@@ -146,3 +146,29 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestWithAuthServer(t *testing.T) {
+	for _, tc := range []struct {
+		spec, want string
+		wantErr    bool
+	}{
+		{"", "auth.oauth", false},
+		{"errors.tool_error", "auth.oauth+errors.tool_error", false},
+		{"auth.oauth", "the scenario auth.oauth already puts /mcp behind an authorization server", true},
+		{"errors.tool_error+auth.step_up", "the scenario auth.step_up already puts /mcp behind an authorization server", true},
+	} {
+		sel, err := faults.Select(tc.spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := serve.WithAuthServer(sel)
+		switch {
+		case tc.wantErr:
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%q: %v, %v; want the error %q", tc.spec, got, err, tc.want)
+			}
+		case err != nil || got.String() != tc.want:
+			t.Errorf("%q: %q, %v; want %q", tc.spec, got.String(), err, tc.want)
+		}
+	}
+}

@@ -70,19 +70,12 @@ func runAuth(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		return usageError("--timeout must be positive, got %s", o.timeout)
 	}
 	red := record.NewRedactor()
-	opts := client.Options{URL: url, Protocol: o.protocol, Timeout: o.timeout, Header: http.Header{}}
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return usageError("--header %q: want 'Name: value'", h)
-		}
-		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		if record.IsCredentialHeader(k) {
-			for _, sec := range credentialParts(strings.TrimSpace(k), strings.TrimSpace(v)) {
-				_ = red.AddSecret(sec)
-			}
-		}
+	header, err := parseHeaders(o.headers)
+	if err != nil {
+		return err
 	}
+	red.AddHeaderSecrets(header)
+	opts := client.Options{URL: url, Protocol: o.protocol, Timeout: o.timeout, Header: header}
 	auth, err := o.auth.options(stdin, stderr, red)
 	if err != nil {
 		return err

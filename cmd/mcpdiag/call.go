@@ -142,13 +142,8 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if err != nil {
 		return err
 	}
-	opts.Header = http.Header{}
-	for _, h := range o.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return usageError("--header %q: want 'Name: value'", h)
-		}
-		opts.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	if opts.Header, err = parseHeaders(o.headers); err != nil {
+		return err
 	}
 	switch {
 	case o.input != "":
@@ -176,15 +171,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	}
 	// The values of credential headers given with --header are secrets
 	// too: masked wherever they appear, not only in their header.
-	for name, vs := range opts.Header {
-		if record.IsCredentialHeader(name) {
-			for _, v := range vs {
-				for _, sec := range credentialParts(name, v) {
-					_ = red.AddSecret(sec) // one under 4 bytes is masked in its header alone
-				}
-			}
-		}
-	}
+	red.AddHeaderSecrets(opts.Header)
 	if o.bearer == "" {
 		auth, err := o.auth.options(stdin, stderr, red)
 		if err != nil {
@@ -282,23 +269,17 @@ func writeAll(s *record.Sink, recs []*record.Record, stderr io.Writer, flag stri
 	return lost
 }
 
-// credentialParts are the secrets in a credential header's value: the
-// value, the credential after an auth scheme, and each cookie's value.
-func credentialParts(name, v string) []string {
-	parts := []string{v}
-	switch strings.ToLower(name) {
-	case "authorization", "proxy-authorization":
-		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
-			parts = append(parts, strings.TrimSpace(cred))
+// parseHeaders reads the --header flags, each "Name: value".
+func parseHeaders(flags []string) (http.Header, error) {
+	h := http.Header{}
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usageError("--header %q: want 'Name: value'", f)
 		}
-	case "cookie":
-		for _, c := range strings.Split(v, ";") {
-			if _, val, ok := strings.Cut(c, "="); ok {
-				parts = append(parts, strings.TrimSpace(val))
-			}
-		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	return parts
+	return h, nil
 }
 
 // errSilent ends the process with a code but prints nothing: the report

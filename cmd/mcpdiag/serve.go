@@ -109,16 +109,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		return err
 	}
 	if o.auth {
-		for _, c := range sel {
-			if _, ok := c.Scenario.(faults.AuthServerScenario); ok {
-				return usageError("--auth and --scenario %s: the scenario already puts /mcp behind an authorization server", c.ID)
-			}
+		if sel, err = serve.WithAuthServer(sel); err != nil {
+			return usageError("--auth: %v", err)
 		}
-		oauth, err := faults.Select("auth.oauth", nil)
-		if err != nil {
-			return err
-		}
-		sel = append(oauth, sel...)
 	}
 	opts := serve.Options{Selection: sel, Seed: seed, AdminToken: o.adminToken, LogLimit: o.logLimit,
 		IdleTimeout: flagTimeout(o.idleTimeout), ReadHeaderTimeout: flagTimeout(o.readHeaderTimeout),

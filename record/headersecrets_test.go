@@ -1,0 +1,32 @@
+package record
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestAddHeaderSecrets: the credentials given in request headers are
+// masked in any text, not only in their header; other headers and short
+// parts are not secrets.
+func TestAddHeaderSecrets(t *testing.T) {
+	r := NewRedactor()
+	h := http.Header{}
+	h.Set("Authorization", "Bearer tok-1234567890")
+	h.Set("X-Api-Key", "key-abcdefghij")
+	h.Set("Cookie", "sid=cookie-value-1234; lang=en")
+	h.Set("X-Trace", "trace-visible-0001")
+	r.AddHeaderSecrets(h)
+	text := "server said: bad token tok-1234567890, key key-abcdefghij, session cookie-value-1234, lang en, trace trace-visible-0001"
+	out := r.Scrub(text)
+	for _, secret := range []string{"tok-1234567890", "key-abcdefghij", "cookie-value-1234"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%q left in %q", secret, out)
+		}
+	}
+	for _, kept := range []string{"trace-visible-0001", "lang en"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("%q masked in %q: not a credential", kept, out)
+		}
+	}
+}
