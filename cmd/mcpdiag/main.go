@@ -48,6 +48,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newScenariosCmd())
 	root.AddCommand(newMatrixCmd())
 	root.AddCommand(newProxyCmd())
+	root.AddCommand(newUICmd())
 	return root
 }
 

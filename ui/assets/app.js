@@ -641,15 +641,20 @@ function chartTools(rs) {
 }
 
 let chartsTimer = 0;
+let chartsDrawn = 0;
 function drawCharts() {
+  chartsDrawn = Date.now();
   if ($('charts').hidden) return;
   const { kind, rs } = chartRecords();
   chartLayers(rs, kind);
   chartLatency(rs);
   chartTools(rs);
 }
+// Charts are redrawn at most once a second while records stream in.
 function scheduleCharts() {
-  if (!chartsTimer) chartsTimer = setTimeout(() => { chartsTimer = 0; drawCharts(); }, cfg.mode === 'live' ? 1000 : 0);
+  if (chartsTimer) return;
+  const wait = Math.max(0, chartsDrawn + 1000 - Date.now());
+  chartsTimer = setTimeout(() => { chartsTimer = 0; drawCharts(); }, wait);
 }
 
 $('toggle-charts').addEventListener('click', () => {
@@ -692,9 +697,11 @@ $('clear').addEventListener('click', () => {
 });
 
 let connection = cfg.mode === 'live' ? 'connecting' : '';
+let lastNote = '';
 function status() {
   const parts = [];
   if (connection) parts.push(connection);
+  if (lastNote) parts.push(lastNote);
   if (paused) parts.push(`paused, ${pending.length} new waiting`);
   $('status').textContent = parts.join(' · ');
 }
@@ -739,7 +746,7 @@ if (cfg.mode === 'live') {
     try { batch.push(JSON.parse(ev.data)); } catch { return; }
     if (!flush) flush = setTimeout(() => { flush = 0; ingest(batch.splice(0)); }, 16);
   });
-  es.addEventListener('note', (ev) => { connection = ev.data; status(); });
+  es.addEventListener('note', (ev) => { lastNote = ev.data; status(); });
   es.addEventListener('open', () => { connection = 'live'; status(); });
   es.addEventListener('error', () => { connection = es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…'; status(); });
 }

@@ -1,0 +1,360 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/loopback"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// DefaultMaxRecords is how many records a Server keeps for the pages that
+// open later; past it the oldest are forgotten (and the pages told).
+const DefaultMaxRecords = 200_000
+
+// ServerOptions configure a live page.
+type ServerOptions struct {
+	// Title is the page's title ("mcpdiag ui" when empty).
+	Title string
+	// Token is the secret path segment of every URL; "" draws 128 random
+	// bits. A request without it gets 404.
+	Token string
+	// MaxRecords bounds the records kept in memory (DefaultMaxRecords when
+	// 0).
+	MaxRecords int
+	// Heartbeat is the interval of the event stream's keep-alive comment
+	// (15 s when 0).
+	Heartbeat time.Duration
+}
+
+// Server serves the live page and its event stream under /u/TOKEN/, to
+// direct loopback clients only (the rule of serve's admin API:
+// loopback.CheckDirect, so a DNS-rebinding page or a proxy in front is
+// refused). Records reach it by Publish or by Tail over a record file; each
+// page receives every record kept, then each new one, as server-sent events
+// (event "record", id = its position, so a reconnecting page resumes with
+// Last-Event-ID). It is a record.Writer, so a producer can hand it its
+// records as it writes them.
+type Server struct {
+	opts  ServerOptions
+	token string
+
+	mu     sync.Mutex
+	recs   [][]byte      // JSON of each record kept
+	base   int64         // event id of recs[0] minus 1
+	notify chan struct{} // closed (and replaced) when a record or a note arrives
+	notes  []string
+	closed bool
+}
+
+// NewServer returns a Server; it listens nowhere until its handler is
+// served.
+func NewServer(opts ServerOptions) (*Server, error) {
+	if opts.Title == "" {
+		opts.Title = "mcpdiag ui"
+	}
+	if opts.MaxRecords <= 0 {
+		opts.MaxRecords = DefaultMaxRecords
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 15 * time.Second
+	}
+	tok := opts.Token
+	if tok == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("ui: token: %w", err)
+		}
+		tok = hex.EncodeToString(b)
+	}
+	if strings.ContainsAny(tok, "/?#% ") {
+		return nil, errors.New("ui: the token must not hold /, ?, #, % or spaces")
+	}
+	return &Server{opts: opts, token: tok, notify: make(chan struct{})}, nil
+}
+
+// Path returns the page's path, "/u/TOKEN/".
+func (s *Server) Path() string { return "/u/" + s.token + "/" }
+
+// Publish adds one record and pushes it to every open page.
+func (s *Server) Publish(r *record.Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("ui: record %s: %w", r.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return record.ErrClosed
+	}
+	s.recs = append(s.recs, b)
+	if over := len(s.recs) - s.opts.MaxRecords; over > 0 {
+		s.recs = append(s.recs[:0:0], s.recs[over:]...)
+		s.base += int64(over)
+	}
+	s.wake()
+	return nil
+}
+
+// Write is Publish, so that a Server is a record.Writer.
+func (s *Server) Write(r *record.Record) error { return s.Publish(r) }
+
+// Close ends every open event stream; later records are refused.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.wake()
+	}
+	return nil
+}
+
+// Note shows a line on every page's status bar (a malformed line skipped,
+// a file truncated).
+func (s *Server) Note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, msg)
+	if len(s.notes) > 100 {
+		s.notes = s.notes[len(s.notes)-100:]
+	}
+	s.wake()
+}
+
+// Records returns how many records were published (kept or not).
+func (s *Server) Records() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.base + int64(len(s.recs))
+}
+
+func (s *Server) wake() {
+	close(s.notify)
+	s.notify = make(chan struct{})
+}
+
+// ServeHTTP serves the page (GET /u/TOKEN/) and its event stream (GET
+// /u/TOKEN/events).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if ok, why := loopback.CheckDirect(r); !ok {
+		http.Error(w, "mcpdiag ui answers only direct loopback clients: "+why, http.StatusForbidden)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/u/")
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	tok, sub, slash := strings.Cut(rest, "/")
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	switch {
+	case !slash:
+		http.Redirect(w, r, s.Path(), http.StatusFound)
+	case sub == "":
+		s.page(w)
+	case sub == "events":
+		s.events(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) page(w http.ResponseWriter) {
+	var buf bytes.Buffer
+	if err := writeHead(&buf, pageConfig{Mode: "live", Title: s.opts.Title, Events: "events", Meta: newMeta()}); err == nil {
+		err = writeTail(&buf)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", contentSecurityPolicy(true)+"; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	next := int64(1)
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			next = n + 1
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 1000\n\n")
+	fl.Flush()
+	notesSent := 0
+	beat := time.NewTicker(s.opts.Heartbeat)
+	defer beat.Stop()
+	var buf bytes.Buffer
+	for {
+		s.mu.Lock()
+		if next <= s.base {
+			fmt.Fprintf(&buf, "event: note\ndata: %d older records were forgotten (the server keeps %d)\n\n", s.base-next+1, s.opts.MaxRecords)
+			next = s.base + 1
+		}
+		for i := next - s.base - 1; i < int64(len(s.recs)); i++ {
+			fmt.Fprintf(&buf, "id: %d\nevent: record\ndata: %s\n\n", s.base+i+1, s.recs[i])
+			next = s.base + i + 2
+			if buf.Len() > 1<<20 {
+				break
+			}
+		}
+		if notesSent > len(s.notes) {
+			notesSent = 0
+		}
+		for _, n := range s.notes[notesSent:] {
+			fmt.Fprintf(&buf, "event: note\ndata: %s\n\n", strings.ReplaceAll(n, "\n", " "))
+		}
+		notesSent = len(s.notes)
+		wait, closed := s.notify, s.closed
+		more := next-s.base-1 < int64(len(s.recs))
+		s.mu.Unlock()
+		if buf.Len() > 0 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			buf.Reset()
+			fl.Flush()
+		}
+		if more {
+			continue
+		}
+		if closed {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-wait:
+		case <-beat.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
+
+// Tail publishes the records of the file at path, from its start, and then
+// each line appended to it, until ctx ends: it checks for growth every
+// poll (50 ms when 0). A line is read when its newline is there, so a line
+// being written is never read half. A malformed line is skipped with a
+// note; a file that shrinks, or is replaced (rotated), is read again from
+// its start, with a note. Tail returns ctx's error, or the error that made
+// the file unreadable.
+func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) error {
+	if poll <= 0 {
+		poll = 50 * time.Millisecond
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { f.Close() }()
+	var (
+		pending []byte
+		line    int64
+		bad     int
+		off     int64
+		chunk   = make([]byte, 256<<10)
+	)
+	reopen := func(why string) error {
+		nf, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		f, pending, line, off = nf, pending[:0], 0, 0
+		s.Note(fmt.Sprintf("%s %s: reading it again from its start", path, why))
+		return nil
+	}
+	for {
+		n, err := f.Read(chunk)
+		if n > 0 {
+			off += int64(n)
+			pending = append(pending, chunk[:n]...)
+			for {
+				i := bytes.IndexByte(pending, '\n')
+				if i < 0 {
+					break
+				}
+				l := pending[:i]
+				line++
+				if len(bytes.TrimSpace(l)) > 0 {
+					rec, derr := record.Decode(l)
+					if derr != nil {
+						bad++
+						if bad <= 20 {
+							s.Note(fmt.Sprintf("%s:%d: skipped malformed line: %v", path, line, derr))
+						}
+					} else if perr := s.Publish(rec); perr != nil {
+						return perr
+					}
+				}
+				pending = pending[i+1:]
+			}
+			if len(pending) > record.DefaultMaxLineSize {
+				s.Note(fmt.Sprintf("%s:%d: skipped a line longer than %d bytes", path, line+1, record.DefaultMaxLineSize))
+				pending = pending[:0]
+			}
+			pending = append([]byte(nil), pending...)
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+		st, err := os.Stat(path)
+		cur, ferr := f.Stat()
+		switch {
+		case err != nil:
+			// Removed: keep reading what is open until it comes back.
+		case ferr == nil && !os.SameFile(st, cur):
+			if err := reopen("was replaced"); err != nil {
+				return err
+			}
+		case st.Size() < off:
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			pending, line, off = pending[:0], 0, 0
+			s.Note(path + " was truncated: reading it again from its start")
+		}
+	}
+}
