@@ -203,4 +203,3 @@ func TestUILiveInBrowser(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
