@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"time"
 
-	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/spf13/cobra"
@@ -89,149 +87,15 @@ func runAuth(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	defer stop()
 	l := c.ListTools(ctx)
 	var b strings.Builder
-	writeAuthRun(&b, url, l)
+	l.WriteAuthRun(&b, url)
 	if err := c.StoreError(); err != nil {
 		fmt.Fprintf(&b, "  cache:     --token-cache: %v\n", err)
 	}
 	if _, err := io.WriteString(stdout, red.Scrub(b.String())); err != nil {
 		return err
 	}
-	if code := authExit(l); code != 0 {
+	if code := l.AuthExitCode(); code != 0 {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
-}
-
-// chainRan reports whether the listing went through the authorization
-// chain.
-func chainRan(l *client.Listing) bool {
-	for _, ex := range l.Exchanges {
-		if ex.Auth != nil && ex.Auth.Step != client.StepRequest {
-			return true
-		}
-	}
-	return false
-}
-
-// writeAuthRun prints the chain of a listing and its verdict.
-func writeAuthRun(b *strings.Builder, url string, l *client.Listing) {
-	switch {
-	case l.Auth != nil:
-		fmt.Fprintf(b, "%s at step %s — %s\n", client.AuthFailed, l.Auth.Step, url)
-		fmt.Fprintf(b, "  what:      %s\n", l.Auth.Reason)
-		if l.Auth.Rule != "" {
-			fmt.Fprintf(b, "  rule:      %s\n", l.Auth.Rule)
-		}
-	case !chainRan(l) && l.OK:
-		fmt.Fprintf(b, "no authorization needed — %s\n", url)
-		fmt.Fprintf(b, "  what:      tools/list was answered without a token (%s): there is no chain to run\n", l.Protocol)
-		return
-	case l.OK:
-		fmt.Fprintf(b, "authorized — %s\n", url)
-	default:
-		what := "the listing failed"
-		if l.Final != nil {
-			what = fmt.Sprintf("%s (%s layer): %s", l.Final.Outcome, l.Final.Outcome.Layer(), l.Final.Reason)
-		}
-		fmt.Fprintf(b, "not authorized — %s\n  what:      %s\n", url, what)
-	}
-	writeSteps(b, url, l.Exchanges)
-	if tok := lastToken(l.Exchanges); tok != nil && l.Auth == nil {
-		a := tok.Auth
-		fmt.Fprintf(b, "  token:     from %s for %s", a.Issuer, a.Resource)
-		if a.Granted != "" {
-			fmt.Fprintf(b, ", scope %q", a.Granted)
-		}
-		fmt.Fprintf(b, "; grant %s, client %s", a.Grant, a.ClientID)
-		if a.Registration != "" {
-			fmt.Fprintf(b, " (%s)", a.Registration)
-		}
-		b.WriteString(" — the token itself is never printed\n")
-	}
-	if l.OK {
-		fmt.Fprintf(b, "  check:     tools/list answered with the token (%s): %d tool(s)\n", l.Protocol, len(l.Tools))
-	}
-}
-
-// lastToken is the last token or refresh exchange that got a token.
-func lastToken(exs []*client.Exchange) *client.Exchange {
-	var out *client.Exchange
-	for _, ex := range exs {
-		if ex.Auth != nil && (ex.Auth.Step == client.StepToken || ex.Auth.Step == client.StepRefresh) && ex.Auth.Failure == "" &&
-			ex.Result != nil && ex.Result.Outcome.Success() {
-			out = ex
-		}
-	}
-	return out
-}
-
-// authExit is auth's exit status.
-func authExit(l *client.Listing) int {
-	switch {
-	case l.Auth != nil:
-		return client.ExitTransport
-	case l.OK:
-		return 0
-	case l.Final != nil && l.Final.Outcome.Layer() == classify.LayerProtocol:
-		return client.ExitProtocol
-	}
-	return client.ExitTransport
-}
-
-// writeSteps prints the chain one step a paragraph: what was sent where,
-// the answer, and what the step learned or which rule the answer broke.
-// Addresses are shown without their query (an authorization request's
-// holds the state).
-func writeSteps(b *strings.Builder, url string, exs []*client.Exchange) {
-	n := 0
-	for _, ex := range exs {
-		a := ex.Auth
-		if a == nil || a.Step == client.StepRequest {
-			continue
-		}
-		n++
-		step := a.Step
-		if a.StepUp > 0 {
-			step += fmt.Sprintf(" (step-up %d)", a.StepUp)
-		}
-		method := ex.HTTPMethod
-		if method == "" {
-			method = "POST"
-		}
-		target := noQuery(ex.URL)
-		if a.Step == client.StepChallenge {
-			if target == "" {
-				target = noQuery(url)
-			}
-			target += " (" + ex.Method
-			if ex.Tool != "" {
-				target += " " + ex.Tool
-			}
-			target += ")"
-		}
-		answer := "no answer"
-		if ex.Status != 0 {
-			answer = fmt.Sprintf("%d %s", ex.Status, http.StatusText(ex.Status))
-		}
-		fmt.Fprintf(b, "  %2d. %-20s %s %s → %s (%s)\n", n, step, method, target, answer, ex.Total.Round(time.Millisecond))
-		switch {
-		case a.Failure != "":
-			fmt.Fprintf(b, "      ✗ %s\n", a.Failure)
-			if a.Rule != "" {
-				fmt.Fprintf(b, "      rule: %s\n", a.Rule)
-			}
-		case ex.Result != nil && ex.Result.Outcome != "" && !ex.Result.Outcome.Success() && a.Step != client.StepChallenge:
-			fmt.Fprintf(b, "      %s\n", ex.Result.Reason)
-		case a.Note != "":
-			fmt.Fprintf(b, "      %s\n", a.Note)
-		}
-	}
-}
-
-// noQuery is an address without its query ("?…" marks one was there).
-func noQuery(s string) string {
-	if i := strings.IndexByte(s, '?'); i >= 0 {
-		return s[:i] + "?…"
-	}
-	return s
 }
