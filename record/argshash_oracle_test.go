@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -133,4 +135,48 @@ func FuzzCanonicalJSONOracle(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkCanonicalJSON times the args hash's canonical form, the walk on
+// wire's navigator against the old encoding/json token decoder (the oracle
+// above), side by side in one run, on the arguments of a small tools/call
+// and on a larger object of mixed members.
+//
+//	go test ./record -run '^$' -bench CanonicalJSON -benchmem -count 5
+func BenchmarkCanonicalJSON(b *testing.B) {
+	small := []byte(`{"text":"` + strings.Repeat("y", 820) + `"}`)
+	var mixed strings.Builder
+	mixed.WriteString(`{"query":"select * from t where a = \"b\"","limit":50,"filters":[`)
+	for i := range 40 {
+		if i > 0 {
+			mixed.WriteByte(',')
+		}
+		fmt.Fprintf(&mixed, `{"field":"f%d","op":"eq","value":%d,"tags":["x","y\u00e9"],"on":true}`, i, i*7)
+	}
+	mixed.WriteString(`],"options":{"z":null,"b":1.50,"a":"\u2713"}}`)
+	for _, c := range []struct {
+		name string
+		v    []byte
+	}{{"small", small}, {"mixed", []byte(mixed.String())}} {
+		for _, impl := range []struct {
+			name string
+			fn   func(*bytes.Buffer, []byte, bool) error
+		}{
+			{"wire", func(buf *bytes.Buffer, v []byte, skip bool) error { return canonicalJSON(buf, v, skip, false) }},
+			{"wire-valid", func(buf *bytes.Buffer, v []byte, skip bool) error { return canonicalJSON(buf, v, skip, true) }},
+			{"encoding-json", oldCanonicalJSON},
+		} {
+			b.Run(c.name+"/"+impl.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(c.v)))
+				var buf bytes.Buffer
+				for b.Loop() {
+					buf.Reset()
+					if err := impl.fn(&buf, c.v, false); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
