@@ -86,9 +86,12 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 		})
 		return res
 	}
+	// The request was sent on when the upstream leg says so; with no
+	// upstream, the handler behind the recorder had it whole.
+	sent := ex.Up.Sent.Load() || rc.opts.Upstream == "" && !ex.malformed
 	res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
-		ProtocolVersion: ex.protocol, Err: err, RequestSent: ex.Up.Sent.Load(),
+		ProtocolVersion: ex.protocol, Err: err, RequestSent: sent,
 	})
 	return res
 }
