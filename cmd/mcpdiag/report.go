@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
-	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
@@ -181,7 +181,6 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 	// holds no record at all (/etc/passwd, an empty file) is refused in
 	// one line, not reported as twenty skipped lines and "0 records".
 	var bad int64
-	var pending []report.BadLine
 	show := func(b report.BadLine) {
 		bad++
 		if bad <= maxBadLinesShown {
@@ -193,56 +192,20 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if name == "-" {
 			name = "stdin"
 		}
-		kinds := &kindCount{}
-		pending = pending[:0]
-		var fileBad, unshown int64
-		var firstBad *report.BadLine
-		onBad := func(b report.BadLine) {
-			fileBad++
-			if firstBad == nil {
-				firstBad = &b
-			}
-			switch {
-			case kinds.records > 0:
-				show(b)
-			case len(pending) < maxBadLinesShown:
-				pending = append(pending, b)
-			default:
-				unshown++ // past what would be shown anyway
-			}
-		}
-		kinds.onFirst = func() {
-			for _, b := range pending {
-				show(b)
-			}
-			bad += unshown
-			pending, unshown = pending[:0], 0
-		}
-		if _, err := report.Read(in, name, onBad, append([]report.Report{kinds}, reports...)...); err != nil {
+		st, err := report.ReadFile(in, name, show, reports...)
+		var notRecords *report.NotRecordsError
+		if err != nil {
 			if har != nil {
 				har.Close()
+			}
+			if errors.As(err, &notRecords) {
+				return usageError("%v", err)
 			}
 			return usageError("reading %s: %v", name, err)
 		}
-		if kinds.records == 0 {
-			if har != nil {
-				har.Close()
-			}
-			lines := fileBad + kinds.kindless
-			switch {
-			case lines == 0:
-				return usageError("%s: no records (empty input)", name)
-			case firstBad != nil:
-				return usageError("%s: not a record file: none of its %d %s is a record (line %d: %s)", name, lines, linesWord(lines), firstBad.Line, oneLine(firstBad.Error))
-			default:
-				return usageError("%s: not a record file: none of its %d %s is a record (JSON objects without \"kind\")", name, lines, linesWord(lines))
-			}
-		}
+		bad += st.Undelivered // counted in the total, past what is shown anyway
 		if har != nil && har.Err() != nil {
 			return usageError("--har %s: %v", o.har, har.Err())
-		}
-		if page != nil && page.Err() != nil {
-			return usageError("--html %s: %v", o.html, page.Err())
 		}
 	}
 	if bad > maxBadLinesShown {
@@ -288,30 +251,4 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
-}
-
-// kindCount counts the records of one input: those with a kind (what makes
-// a line a record of some producer) and the JSON objects without one.
-type kindCount struct {
-	records  int64
-	kindless int64
-	onFirst  func()
-}
-
-func (k *kindCount) Add(r *record.Record) {
-	if r.Kind == "" {
-		k.kindless++
-		return
-	}
-	k.records++
-	if k.records == 1 && k.onFirst != nil {
-		k.onFirst()
-	}
-}
-
-func linesWord(n int64) string {
-	if n == 1 {
-		return "line"
-	}
-	return "lines"
 }
