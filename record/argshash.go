@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -83,10 +82,13 @@ func canonicalJSON(buf *bytes.Buffer, v []byte, skipMeta, valid bool) error {
 	return canonicalValue(buf, bytes.TrimSpace(v), skipMeta)
 }
 
-// member is one object member: its decoded key and raw value.
+// member is one object member: its key's value (the bytes sorted on), the
+// raw key when it is already in canonical form (written as it is), and the
+// raw value.
 type member struct {
-	key string
-	val []byte
+	key   []byte
+	plain []byte
+	val   []byte
 }
 
 // canonicalValue writes the canonical form of the valid JSON value v (no
@@ -96,23 +98,33 @@ func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 	case '{':
 		var members []member
 		err := wire.EachField(v, func(k, val []byte) bool {
-			key, _ := wire.StringValue(k)
-			if skipMeta && key == "_meta" {
+			m := member{val: val}
+			if plainString(k) {
+				m.key, m.plain = k[1:len(k)-1], k
+			} else {
+				s, _ := wire.StringValue(k)
+				m.key = []byte(s)
+			}
+			if skipMeta && string(m.key) == "_meta" {
 				return true
 			}
-			members = append(members, member{key, val})
+			members = append(members, m)
 			return true
 		})
 		if err != nil {
 			return err
 		}
-		slices.SortStableFunc(members, func(a, b member) int { return cmp.Compare(a.key, b.key) })
+		slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 		buf.WriteByte('{')
 		for i, m := range members {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			writeJSONString(buf, m.key)
+			if m.plain != nil {
+				buf.Write(m.plain)
+			} else {
+				writeJSONString(buf, string(m.key))
+			}
 			buf.WriteByte(':')
 			if err := canonicalValue(buf, m.val, false); err != nil {
 				return err

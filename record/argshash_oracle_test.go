@@ -42,6 +42,10 @@ func oldCanonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) erro
 	case json.Delim:
 		switch t {
 		case '{':
+			type member struct {
+				key string
+				val []byte
+			}
 			var members []member
 			for dec.More() {
 				kt, err := dec.Token()
