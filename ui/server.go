@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +37,10 @@ type ServerOptions struct {
 	// Heartbeat is the interval of the event stream's keep-alive comment
 	// (15 s when 0).
 	Heartbeat time.Duration
+	// Encoder encodes (and so redacts) every record before it is kept: a
+	// producer's records reach the page as they would reach its record
+	// file. Its zero value is the record package's default.
+	Encoder record.Encoder
 }
 
 // Server serves the live page and its event stream under /u/TOKEN/, to
@@ -89,12 +92,15 @@ func NewServer(opts ServerOptions) (*Server, error) {
 // Path returns the page's path, "/u/TOKEN/".
 func (s *Server) Path() string { return "/u/" + s.token + "/" }
 
-// Publish adds one record and pushes it to every open page.
+// Publish adds one record and pushes it to every open page. The record is
+// encoded first, redacted as in a record file (ServerOptions.Encoder); r
+// is not modified or kept.
 func (s *Server) Publish(r *record.Record) error {
-	b, err := json.Marshal(r)
+	b, err := s.opts.Encoder.Encode(r)
 	if err != nil {
 		return fmt.Errorf("ui: record %s: %w", r.ID, err)
 	}
+	b = bytes.TrimRight(b, "\n")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -111,6 +117,16 @@ func (s *Server) Publish(r *record.Record) error {
 
 // Write is Publish, so that a Server is a record.Writer.
 func (s *Server) Write(r *record.Record) error { return s.Publish(r) }
+
+// WriteLine publishes one encoded record line (a record.LineWriter's
+// input, such as mcpdiag serve's log line).
+func (s *Server) WriteLine(line []byte) error {
+	rec, err := record.Decode(bytes.TrimRight(line, "\r\n"))
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	return s.Publish(rec)
+}
 
 // Close ends every open event stream; later records are refused.
 func (s *Server) Close() error {

@@ -53,7 +53,10 @@ type proxyOptions struct {
 	shutdownTimeout   time.Duration
 	idleTimeout       time.Duration
 	readHeaderTimeout time.Duration
+	uiAddr            string // --ui: the live page's address; "" for none
 
+	// uiReady, when set (tests), is called with the live page's URL.
+	uiReady func(url string)
 	// ready, when set (tests), is called with the proxy's URL once it
 	// listens.
 	ready func(proxyURL, metricsURL string)
@@ -130,6 +133,8 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
 	f.StringVar(&o.upstream, "upstream", "", "the MCP endpoint to forward to (HTTP mode)")
 	f.StringVar(&o.listen, "listen", defaultProxyListen, "listen address (an address without a host binds 127.0.0.1; port 0 picks a free port)")
 	f.BoolVar(&o.stdio, "stdio", false, "wrap a stdio server: the command and its arguments follow --")
+	f.StringVar(&o.uiAddr, "ui", "", "serve a live page of every exchange at `ADDR` (loopback; 127.0.0.1:0 picks a port) and print its URL (docs/ui.md)")
+	f.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
 	f.StringVar(&o.recordFile, "record", "", "append one record (JSONL) per exchange to FILE (\"-\" for stdout, HTTP mode only)")
 	f.StringVar(&o.recordBodies, "record-bodies", string(proxy.BodiesErrors), "bodies in records: none, errors (response bodies of failed exchanges), all, or full (complete bytes with SSE arrival times)")
 	f.IntVar(&o.bodyLimit, "record-body-limit", 0, "cap of each recorded body in bytes (default 1 MiB; 3 MiB with full); forwarded bodies are never capped")
@@ -293,6 +298,21 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	var records proxy.Sink
 	if sink != nil {
 		records = sink
+	}
+	if o.uiAddr != "" {
+		// The page sees each record as the record file does (the same
+		// encoder, so the same redaction), after it was handed to it.
+		page, err := startLivePage(o.uiAddr, "mcpdiag proxy", enc)
+		if err != nil {
+			closeSink()
+			return usageError("--ui %v", err)
+		}
+		defer page.Close()
+		fmt.Fprintf(stderr, "mcpdiag proxy: live page at %s\n", page.url)
+		if o.uiReady != nil {
+			o.uiReady(page.url)
+		}
+		records = pageSink{primary: records, page: page.srv}
 	}
 
 	summary := func() string {

@@ -34,6 +34,10 @@ type serveOptions struct {
 
 	idleTimeout       time.Duration
 	readHeaderTimeout time.Duration
+	uiAddr            string // --ui: the live page's address; "" for none
+
+	// uiReady, when set (tests), is called with the live page's URL.
+	uiReady func(url string)
 }
 
 func newServeCmd() *cobra.Command {
@@ -71,6 +75,8 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.config, "config", "", `JSON file: {"scenario": "a+b" or [{"id":…,"params":{…}}], "params": …, "seed": N}`)
 	f.Uint64Var(&o.seed, "seed", 0, "seed of every schedule and delay (default: random, printed and logged)")
 	f.StringVar(&o.adminToken, "admin-token", "", "require this bearer token on the admin API, and open it to non-loopback clients")
+	f.StringVar(&o.uiAddr, "ui", "", "serve a live page of every log line at `ADDR` (loopback; 127.0.0.1:0 picks a port) and print its URL (docs/ui.md)")
+	f.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
 	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE (\"-\" for stdout)")
 	f.IntVar(&o.logLimit, "log-limit", serve.DefaultLogLimit, "log lines kept in memory for GET /admin/log")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "close a keep-alive connection after it waited this long for its next request (a response in progress is never idle; 0: never)")
@@ -136,6 +142,22 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		logFile = w
 		opts.LogFile = w
 	}
+	var page *livePage
+	if o.uiAddr != "" {
+		page, err = startLivePage(o.uiAddr, "mcpdiag serve", record.Encoder{})
+		if err != nil {
+			return usageError("--ui %v", err)
+		}
+		defer page.Close()
+		var primary record.LineWriter
+		if logFile != nil {
+			primary = logFile
+		}
+		opts.LogFile = pageLines{primary: primary, page: page.srv}
+		if o.uiReady != nil {
+			o.uiReady(page.url)
+		}
+	}
 	// A bare ":PORT" means loopback here, as for the proxy: binding every
 	// interface takes an explicit "0.0.0.0:PORT".
 	addr, err := loopback.DefaultHost(o.addr)
@@ -163,6 +185,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		fmt.Fprintf(out, "  admin:     %s/admin/log, /admin/reset, /admin/scenario, /admin/counters (%s)\n", base, admin)
 		if o.auth {
 			fmt.Fprintf(out, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
+		}
+		if page != nil {
+			fmt.Fprintf(out, "  live page: %s\n", page.url)
 		}
 		if !loopback.Listener(ln.Addr()) {
 			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())

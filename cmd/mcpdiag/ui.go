@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
 )
@@ -154,4 +156,86 @@ func linesWordFiles(n int) string {
 		return "file"
 	}
 	return "files"
+}
+
+// livePage is the page of a running producer (proxy --ui, serve --ui):
+// its records are handed to the page as they are written.
+type livePage struct {
+	srv *ui.Server
+	hs  *http.Server
+	url string
+}
+
+// startLivePage serves a live page on addr, which must be loopback.
+func startLivePage(addr, title string, enc record.Encoder) (*livePage, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", addr, err)
+	}
+	if !loopback.IsHost(host) {
+		return nil, fmt.Errorf("%s: the page is served on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if !loopback.Listener(ln.Addr()) {
+		ln.Close()
+		return nil, fmt.Errorf("%s: listening on %s, which is not a loopback address", addr, ln.Addr())
+	}
+	srv, err := ui.NewServer(ui.ServerOptions{Title: title, Encoder: enc})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return &livePage{srv: srv, hs: hs, url: "http://" + ln.Addr().String() + srv.Path()}, nil
+}
+
+// Close ends the page's event streams and its server.
+func (l *livePage) Close() {
+	l.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = l.hs.Shutdown(ctx)
+}
+
+// pageSink writes each record to the producer's own sink (its error is the
+// record's fate: counted, named, exit status) and to the page (a view: a
+// record the page cannot take is not a lost record).
+type pageSink struct {
+	primary proxy.Sink
+	page    *ui.Server
+}
+
+func (p pageSink) Write(rec *record.Record) error {
+	var err error
+	if p.primary != nil {
+		err = p.primary.Write(rec)
+	}
+	_ = p.page.Write(rec)
+	return err
+}
+
+// pageLines is pageSink for serve's log lines (a record.LineWriter).
+type pageLines struct {
+	primary record.LineWriter
+	page    *ui.Server
+}
+
+func (p pageLines) WriteLine(line []byte) error {
+	var err error
+	if p.primary != nil {
+		err = p.primary.WriteLine(line)
+	}
+	_ = p.page.WriteLine(line)
+	return err
+}
+
+func (p pageLines) Close() error {
+	if p.primary != nil {
+		return p.primary.Close()
+	}
+	return nil
 }

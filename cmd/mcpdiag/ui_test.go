@@ -3,13 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 func TestUICommandUsage(t *testing.T) {
@@ -93,5 +104,158 @@ func TestUICommandLive(t *testing.T) {
 		if !strings.HasPrefix(u, origin+"/") {
 			t.Errorf("the page requested %s (origin %s)", u, origin)
 		}
+	}
+}
+
+// proxy --ui: every exchange through the proxy appears on the live page as
+// it ends, the same records as the record file.
+func TestProxyUILive(t *testing.T) {
+	up := httptest.NewServer(fixture.New(fixture.Options{}))
+	defer up.Close()
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	ready := make(chan string, 1)
+	pageReady := make(chan string, 1)
+	sigs := make(chan os.Signal, 1)
+	o := proxyOptions{
+		upstream: up.URL + "/mcp", listen: "127.0.0.1:0", recordFile: path, recordBodies: "full",
+		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
+		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
+	}
+	var stderr proxyStderr
+	done := make(chan error, 1)
+	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
+	var proxyURL, pageURL string
+	for proxyURL == "" || pageURL == "" {
+		select {
+		case proxyURL = <-ready:
+		case pageURL = <-pageReady:
+		case err := <-done:
+			t.Fatalf("the proxy ended: %v: %s", err, stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "mcpdiag proxy: live page at "+pageURL) {
+		t.Errorf("the page's URL is not printed: %q", stderr.String())
+	}
+	p := browser.Open(t, pageURL)
+	c, err := client.New(client.Options{URL: proxyURL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if call, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`)); err != nil || call.Outcome != classify.ToolSuccess {
+		t.Fatalf("call: %v %v", err, call.Outcome)
+	}
+	if call, _ := c.CallTool(context.Background(), "no-such-tool", json.RawMessage(`{}`)); call == nil || call.Outcome == classify.ToolSuccess {
+		t.Fatalf("a call of an unknown tool succeeded")
+	}
+	n := len(c.Exchanges())
+	rows := `document.querySelectorAll('#rows tr.row[data-id]').length`
+	browser.WaitFor(t, p, "every exchange on the page", rows+` === `+strconv.Itoa(n))
+	// Checked before the proxy stops: then the page's event stream is
+	// refused, and says so.
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
+	}
+	sigs <- syscall.SIGTERM
+	if err := <-done; err != nil {
+		t.Fatalf("runProxy: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want []string
+	for r, err := range record.NewReader(f).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.ID+" "+r.Method+" "+string(r.Outcome))
+	}
+	got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#rows tr.row[data-id]')].map((tr) => tr.dataset.id + ' ' + tr.querySelector('.c-method').textContent + ' ' + tr.querySelector('.c-outcome').textContent)`)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the page shows\n%s\nthe record file holds\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// How long each record took from the end of its exchange to the page
+	// (logged, not asserted: no wall-clock limits in tests).
+	type delay struct {
+		ID string  `json:"id"`
+		Ms float64 `json:"ms"`
+	}
+	for _, d := range browser.Eval[[]delay](t, p, `window.mcpdiagDelays()`) {
+		t.Logf("record %s on the page %.1f ms after its exchange ended", d.ID, d.Ms)
+	}
+}
+
+// firstLine hands the first line written to it to a channel.
+type firstLine struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	sent bool
+	ch   chan string
+}
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.buf.Write(p)
+	if line, _, ok := strings.Cut(f.buf.String(), "\n"); ok && !f.sent {
+		f.sent = true
+		f.ch <- line
+	}
+	return len(p), nil
+}
+
+func (f *firstLine) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.String()
+}
+
+// serve --ui: the server's log lines appear on the live page as requests
+// end.
+func TestServeUILive(t *testing.T) {
+	pageReady := make(chan string, 1)
+	out := &firstLine{ch: make(chan string, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	o := serveOptions{addr: "127.0.0.1:0", scenario: "errors.tool_error", uiAddr: "127.0.0.1:0", uiReady: func(u string) { pageReady <- u }}
+	go func() { done <- runServe(ctx, out, io.Discard, o, false) }()
+	var pageURL, serveURL string
+	for pageURL == "" || serveURL == "" {
+		select {
+		case pageURL = <-pageReady:
+		case l := <-out.ch:
+			serveURL = strings.TrimPrefix(l, "mcpdiag serve: ")
+		case err := <-done:
+			t.Fatalf("serve ended: %v", err)
+		}
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	p := browser.Open(t, pageURL)
+	c, err := client.New(client.Options{URL: serveURL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
+	if err != nil || call.Outcome != classify.ToolError {
+		t.Fatalf("call: %v %v", err, call.Outcome)
+	}
+	n := len(c.Exchanges())
+	browser.WaitFor(t, p, "a row per request", `document.querySelectorAll('#rows tr.row[data-id]').length === `+strconv.Itoa(n))
+	if got := browser.Eval[int](t, p, `[...document.querySelectorAll('#rows tr.row[data-id] .c-outcome')].filter((td) => td.textContent === 'TOOL_ERROR').length`); got != 1 {
+		t.Errorf("%d rows show TOOL_ERROR, want the one tools/call", got)
+	}
+	if !strings.Contains(out.String(), "  live page: "+pageURL) {
+		t.Errorf("serve's banner does not name the page: %q", out.String())
+	}
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
 	}
 }

@@ -99,6 +99,7 @@ function groupKey(r) {
 function addRecord(r) {
   if (!r || typeof r !== 'object' || Array.isArray(r)) return;
   r._i = model.records.length;
+  r._seen = Date.now(); // when the page took it (the browser tests measure the delay)
   model.records.push(r);
   const key = groupKey(r) || '#' + r._i;
   let g = model.groups.get(key);
@@ -142,7 +143,7 @@ const filter = { layer: '', outcome: '', tool: '', method: '', kind: '', text: '
 
 function textOf(r) {
   if (r._text === undefined) {
-    const { _i, _text, ...plain } = r;
+    const { _i, _text, _seen, ...plain } = r;
     r._text = JSON.stringify(plain).toLowerCase();
   }
   return r._text;
@@ -522,7 +523,7 @@ function showDetail(r) {
     section('Request body', bodyBlock(r.requestBody, 'request body')),
     section('Response headers', headersTable(r.responseHeaders)),
     section('Response body', bodyBlock(r.responseBody, 'response body')),
-    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, (() => { const { _i, _text, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
+    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, (() => { const { _i, _text, _seen, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
   ];
   pane.replaceChildren(...parts.filter(Boolean));
   pane.scrollTop = 0;
@@ -737,6 +738,10 @@ function staticRecords() {
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';
+// For tests and the curious: each record's delay from the end of its
+// exchange (time + timings.totalMs) to the page, in ms.
+window.mcpdiagDelays = () => model.records.filter((r) => r.time && r.timings && r.timings.totalMs !== undefined)
+  .map((r) => ({ id: r.id, ms: r._seen - (Date.parse(r.time) + r.timings.totalMs) }));
 
 if (cfg.mode === 'live') {
   const es = new EventSource(cfg.events);
