@@ -526,11 +526,11 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 		s.onNoise(line, 0, "")
 		return
 	}
-	if !wire.Valid(trimmed) {
+	m := wire.ParseMessage(trimmed) // validates: only a line it finds invalid is looked at again
+	if m.Kind == wire.MessageInvalid && !wire.Valid(trimmed) {
 		s.orphan(line, classify.MalformedJSON, "a line of the server's stdout starts like JSON but is not valid JSON")
 		return
 	}
-	m := wire.ParseMessage(trimmed)
 	switch m.Kind {
 	case wire.MessageResponse:
 		s.mu.Lock()
