@@ -57,6 +57,10 @@ func scriptedAnswer(id, tool string) string {
 		return strings.Repeat("garbage ", 1<<18) + "\n" + small
 	case "unknown-id": // a huge response for an id nobody sent, then the answer
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":424242,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", big(1<<20)) + small
+	case "malformed": // a line that starts like JSON and is not, then the answer
+		return `{"jsonrpc":"2.0","id":` + "\n" + small
+	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer
+		return `{"hello":"world"}` + "\n" + small
 	case "flood": // 2500 small responses for ids nobody sent, then the answer
 		var b strings.Builder
 		for i := range 2500 {

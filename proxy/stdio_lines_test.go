@@ -1,0 +1,44 @@
+package proxy_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// A server line that starts like JSON is told apart by one parse: not JSON
+// is MALFORMED_JSON, a JSON object that is no JSON-RPC message is
+// INVALID_ENVELOPE; both are forwarded, and the call after them is answered
+// and recorded.
+func TestStdioMalformedAndForeignLines(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	for _, c := range []struct{ id, tool string }{{"2", "malformed"}, {"3", "not-a-message"}} {
+		got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall(c.id, c.tool)}), "")
+		if want := scriptedAnswer(c.id, c.tool); got != want {
+			t.Fatalf("%s: the client received %q, want %q", c.tool, got, want)
+		}
+	}
+	for _, c := range []struct {
+		outcome classify.Outcome
+		reason  string
+	}{
+		{classify.MalformedJSON, "starts like JSON but is not valid JSON"},
+		{classify.InvalidEnvelope, "is JSON but not a JSON-RPC message"},
+	} {
+		r := waitRecord(t, run.sink, "for "+string(c.outcome), func(r *record.Record) bool { return r.Outcome == c.outcome })
+		if !strings.Contains(r.Reason+" "+r.Note, c.reason) {
+			t.Errorf("%s record: reason %q note %q, want %q", c.outcome, r.Reason, r.Note, c.reason)
+		}
+	}
+	for _, tool := range []string{"malformed", "not-a-message"} {
+		r := waitRecord(t, run.sink, "for "+tool, func(r *record.Record) bool { return r.Tool == tool })
+		if r.Outcome != classify.ToolSuccess {
+			t.Errorf("%s call: %s (%s)", tool, r.Outcome, r.Reason)
+		}
+	}
+}
