@@ -102,10 +102,11 @@ var order = []string{
 	"spec.mrtr-echo-state", "spec.mrtr-no-invented-state", "spec.reissue-new-id", "spec.era-fallback",
 	"safety.unsafe-repeat", "safety.retry-bound", "safety.retry-after", "safety.backoff", "safety.4xx-unchanged",
 	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
+	"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-step-up", "auth.no-token-in-url",
 }
 
 // rules are the families' rules in report order.
-var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules)
+var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules, authRules)
 
 // inOrder returns the rules of the families in the order of ids; it panics
 // when a rule is missing from ids or an id names no rule (a programming

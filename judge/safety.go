@@ -232,12 +232,14 @@ func retryAfter(x *Exchange) (time.Duration, bool) {
 	return 0, false
 }
 
-// backoffRuns groups the retries without a Retry-After by request.
+// backoffRuns groups the retries without a Retry-After by request (a
+// request sent again with a new token after 401 or 403 is not a retry of a
+// failing server: the auth.* rules and safety.retry-bound bound those).
 func backoffRuns(t *Trace) [][]Repeat {
 	idx := map[string]int{}
 	var out [][]Repeat
 	for _, r := range t.Retries() {
-		if _, ok := retryAfter(r.Prev); ok {
+		if _, ok := retryAfter(r.Prev); ok || reauthorized(t, r) {
 			continue
 		}
 		k := r.Next.Key()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -34,6 +35,11 @@ type Limits struct {
 	// LivenessGrace is added to a case's call timeout to bound a client on
 	// a scenario that holds the response (DefaultLivenessGrace).
 	LivenessGrace time.Duration `json:"livenessGraceNs"`
+	// MaxStepUps is the most step-up rounds (re-authorization and the
+	// request sent again after 403 insufficient_scope) of one request, and
+	// the most authorization requests after the first such 403
+	// (DefaultMaxStepUps).
+	MaxStepUps int `json:"maxStepUps"`
 }
 
 // The defaults of Limits.
@@ -45,6 +51,7 @@ const (
 	DefaultRunTimeout      = 15 * time.Second
 	DefaultStartTimeout    = 10 * time.Second
 	DefaultLivenessGrace   = 3 * time.Second
+	DefaultMaxStepUps      = 2
 )
 
 // WithDefaults returns l with each zero field set to its default.
@@ -69,6 +76,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.LivenessGrace <= 0 {
 		l.LivenessGrace = DefaultLivenessGrace
+	}
+	if l.MaxStepUps <= 0 {
+		l.MaxStepUps = DefaultMaxStepUps
 	}
 	return l
 }
@@ -120,6 +130,11 @@ type Trace struct {
 	Case *Case
 	// Exchanges are the POSTs, in arrival order.
 	Exchanges []*Exchange
+	// Auth are the log lines of the endpoint's authorization server
+	// (mcpdiag serve's /oauth/N, with the typed auth member), in arrival
+	// order: what the auth.* rules judge. Empty when the endpoint has
+	// none, and for records.
+	Auth []*record.Record
 	// Client is what the client did; nil for records.
 	Client *ClientRun
 	// Safety is each tool's safety from its tools/list annotations; a tool

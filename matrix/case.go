@@ -122,11 +122,7 @@ func eras(e faults.Entry) []string {
 func Cases() []Case {
 	var out []Case
 	for _, e := range faults.Catalogue() {
-		if e.OnStdio() || e.UsesOAuth() {
-			// The OAuth entries (behind mcpdiag serve's own
-			// authorization server) are not matrix cases yet: the rules
-			// that judge a client's authorization chain come with them
-			// (issue 14).
+		if e.OnStdio() {
 			continue
 		}
 		for _, era := range eras(e) {

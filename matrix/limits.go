@@ -19,6 +19,7 @@ const (
 	DefaultRunTimeout      = judge.DefaultRunTimeout
 	DefaultStartTimeout    = judge.DefaultStartTimeout
 	DefaultLivenessGrace   = judge.DefaultLivenessGrace
+	DefaultMaxStepUps      = judge.DefaultMaxStepUps
 )
 
 // ms formats a duration for tables and messages as the evidence does.

@@ -274,8 +274,8 @@ func (r *Report) Totals() Totals {
 
 func (r *Report) writeSummary(b *strings.Builder) {
 	t := r.Totals()
-	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Rule checks: %d pass, %d fail, %d n/a (%d rules).\n",
-		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, t.Pass, t.Fail, t.NotApplicable, len(activeRules()))
+	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Checks of %d rules: %d pass, %d fail, %d n/a.\n",
+		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, len(activeRules()), t.Pass, t.Fail, t.NotApplicable)
 	if in := r.Incomplete; in != nil {
 		fmt.Fprintf(b, "INCOMPLETE: stopped (%s); %d not run: %s.\n", in, in.Planned-in.Finished, names(in.NotRun, 5))
 	}

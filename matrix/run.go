@@ -440,6 +440,13 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	for _, l := range lines {
 		rr.Lines = append(rr.Lines, l.raw)
 	}
+	// The lines of the endpoint's authorization server (each written
+	// before its answer left, so all are in once the client is done).
+	var auth []*record.Record
+	for _, l := range sink.takeAuth(record.RedactURL(key)) {
+		rr.Lines = append(rr.Lines, l.raw)
+		auth = append(auth, l.rec)
+	}
 	for _, r := range recs {
 		b, err := (&record.Encoder{BodyLimit: 16 << 10}).Encode(r)
 		if err == nil {
@@ -451,7 +458,7 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 		served[i] = l.rec
 	}
 	rr.Trace = judge.NewTrace(c.Name, served, c.facts())
-	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits = &rr.Client, safety, opts.Limits
+	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits, rr.Trace.Auth = &rr.Client, safety, opts.Limits, auth
 	rr.Checks = judge.Judge(rr.Trace)
 	return rr
 }
@@ -461,6 +468,13 @@ func runBuiltin(ctx context.Context, c *Case, u string, seed, stream uint64) (ju
 	cr := judge.ClientRun{Builtin: true}
 	pol := retry.DefaultPolicy()
 	opts := client.Options{URL: u, Protocol: c.Protocol, Policy: &pol, Timeout: c.Timeout, Rand: rand.New(rand.NewPCG(seed, stream))}
+	if c.Entry.UsesOAuth() {
+		// The endpoint is behind mcpdiag serve's own authorization
+		// server: the chain runs with its defaults (dynamic
+		// registration, the code fetched from the loopback test user),
+		// as `mcpdiag call` runs it.
+		opts.Auth = &client.AuthOptions{}
+	}
 	if len(c.Input) > 0 {
 		in, err := client.ReadInputs(bytes.NewReader(c.Input))
 		if err != nil {
@@ -755,21 +769,40 @@ func known(o classify.Outcome) bool { return o.Layer() != "" }
 type logSink struct {
 	mu    sync.Mutex
 	lines map[string][]*serverLine
+	auth  map[string][]*serverLine // authorization server lines, by auth.for
 }
 
-func newLogSink() *logSink { return &logSink{lines: map[string][]*serverLine{}} }
+func newLogSink() *logSink {
+	return &logSink{lines: map[string][]*serverLine{}, auth: map[string][]*serverLine{}}
+}
 
 // WriteLine implements record.LineWriter. It is called under the server's
-// log lock, so it only parses and files the line.
+// log lock, so it only parses and files the line: an endpoint's by its
+// key, an authorization server's by the MCP endpoint it serves.
 func (s *logSink) WriteLine(line []byte) error {
 	l, err := parseServerLine(bytes.Clone(line))
-	if err != nil || l.endpoint() == "" {
+	if err != nil {
 		return nil
 	}
 	s.mu.Lock()
-	s.lines[l.endpoint()] = append(s.lines[l.endpoint()], l)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	switch a := l.rec.Auth; {
+	case l.endpoint() != "":
+		s.lines[l.endpoint()] = append(s.lines[l.endpoint()], l)
+	case a != nil && a.Server != "" && a.For != "":
+		s.auth[a.For] = append(s.auth[a.For], l)
+	}
 	return nil
+}
+
+// takeAuth returns (and forgets) the authorization server lines of the
+// MCP endpoint named forKey (as their auth.for names it).
+func (s *logSink) takeAuth(forKey string) []*serverLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls := s.auth[forKey]
+	delete(s.auth, forKey)
+	return ls
 }
 
 // Close implements record.LineWriter.

@@ -17,6 +17,11 @@
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
+//
+// Behind an OAuth authorization server (a 401 with a Bearer challenge) it
+// runs a small OAuth 2.1 chain first (auth.go, which lists the OAuth
+// modes: no-resource, token-elsewhere, pkce-plain, step-up-loop,
+// token-in-url).
 package main
 
 import (
@@ -37,13 +42,15 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash")
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash; "+
+		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if flag.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "usage: badclient [-bad MODE] URL")
 		os.Exit(2)
 	}
-	c := &mini{url: flag.Arg(flag.NArg() - 1), mode: *mode, tool: os.Getenv("MCP_TOOL"), args: json.RawMessage(os.Getenv("MCP_ARGS"))}
+	c := &mini{url: flag.Arg(flag.NArg() - 1), mode: *mode, tool: os.Getenv("MCP_TOOL"), args: json.RawMessage(os.Getenv("MCP_ARGS")),
+		auth: &oauth{mode: *mode}}
 	if len(c.args) == 0 {
 		c.args = json.RawMessage(`{}`)
 	}
@@ -67,6 +74,12 @@ func main() {
 	if c.mode == "fallback" {
 		out = c.probeThenCall(ctx)
 	} else {
+		if c.mode == "step-up-loop" {
+			// It lists the tools first, so that the first 401 (and its
+			// re-authorization) falls on tools/list: its tools/call is
+			// repeated after 403s only.
+			c.listTools(ctx)
+		}
 		out = c.call(ctx)
 	}
 	if c.mode == "lie" {
@@ -90,6 +103,28 @@ type mini struct {
 	args            json.RawMessage
 	inputs          map[string]json.RawMessage
 	id              int64
+	auth            *oauth
+}
+
+// listTools sends tools/list, through the OAuth chain when the server asks
+// for it.
+func (c *mini) listTools(ctx context.Context) {
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    classify.Protocol2026,
+		"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "badclient", "version": "0"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	for range 3 {
+		c.id++
+		h := http.Header{"Mcp-Protocol-Version": {classify.Protocol2026}, "Mcp-Method": {"tools/list"}}
+		res, _ := c.rpc(ctx, "tools/list", map[string]any{"_meta": meta}, h, classify.Protocol2026)
+		if res.Status != http.StatusUnauthorized {
+			return
+		}
+		if again, _ := c.auth.challenge(ctx, c.url, "", res); !again {
+			return
+		}
+	}
 }
 
 func (c *mini) call(ctx context.Context) classify.Outcome {
@@ -105,6 +140,16 @@ func (c *mini) call(ctx context.Context) classify.Outcome {
 			c.id++
 		}
 		res := c.post(ctx, state, answers)
+		if res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden {
+			again, out := c.auth.challenge(ctx, c.url, c.tool, res)
+			if again {
+				state, answers, round = nil, nil, false
+				continue
+			}
+			if out != "" {
+				return out
+			}
+		}
 		if dl, ok := ctx.Deadline(); ok {
 			facts.Remaining = max(time.Until(dl), 0)
 		}
@@ -176,6 +221,9 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 	req.Header.Set("MCP-Protocol-Version", classify.Protocol2026)
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", c.tool)
+	if c.auth.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.auth.token)
+	}
 	ex := &classify.Exchange{Method: "tools/call", ID: wire.IntID(c.id), ProtocolVersion: classify.Protocol2026}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -238,6 +286,9 @@ func (c *mini) rpc(ctx context.Context, method string, params any, h http.Header
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.auth.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.auth.token)
+	}
 	ex := &classify.Exchange{Method: method, ProtocolVersion: protocol, Notification: note}
 	if !note {
 		ex.ID = wire.IntID(c.id)
