@@ -104,17 +104,24 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 // case's expected outcome when c is set, in arrival order. When a fault
 // endpoint counted every POST (mcpdiag serve's lines, the proxy's with
 // --scenario) they are ordered and numbered by that count; otherwise by
-// their start time, numbered from 1. The caller sets the client run, the
-// tools' safety, the limits and Passive.
+// their start time, numbered from 1. The lines of the endpoint's
+// authorization server among them (IsAuthServerLine) go to Trace.Auth, in
+// time order. The caller sets the client run, the tools' safety, the
+// limits and Passive.
 func NewTrace(name string, recs []*record.Record, c *Case) *Trace {
 	var expected classify.Outcome
 	if c != nil {
 		expected = c.Expected
 	}
 	var xs []*Exchange
+	var auth []*record.Record
 	counted := true
 	for _, r := range recs {
 		if r.Kind != record.KindExchange && r.Kind != record.KindServer {
+			continue
+		}
+		if IsAuthServerLine(r) {
+			auth = append(auth, r)
 			continue
 		}
 		x := FromRecord(r, expected)
@@ -132,7 +139,15 @@ func NewTrace(name string, recs []*record.Record, c *Case) *Trace {
 			x.N = i + 1
 		}
 	}
-	return &Trace{Name: name, Case: c, Exchanges: xs}
+	sort.SliceStable(auth, func(i, j int) bool { return auth[i].Time.Before(auth[j].Time) })
+	return &Trace{Name: name, Case: c, Exchanges: xs, Auth: auth}
+}
+
+// IsAuthServerLine reports a line of an authorization server's log
+// (mcpdiag serve's /oauth/N): a request to it, not to the MCP endpoint, so
+// it goes to Trace.Auth, not to Exchanges.
+func IsAuthServerLine(r *record.Record) bool {
+	return r.Auth != nil && r.Auth.Server != "" && r.Fault == nil
 }
 
 // readRequestBody reads _meta's protocol version, the capabilities,

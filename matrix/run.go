@@ -442,10 +442,9 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	}
 	// The lines of the endpoint's authorization server (each written
 	// before its answer left, so all are in once the client is done).
-	var auth []*record.Record
-	for _, l := range sink.takeAuth(record.RedactURL(key)) {
+	asLines := sink.takeAuth(record.RedactURL(key))
+	for _, l := range asLines {
 		rr.Lines = append(rr.Lines, l.raw)
-		auth = append(auth, l.rec)
 	}
 	for _, r := range recs {
 		b, err := (&record.Encoder{BodyLimit: 16 << 10}).Encode(r)
@@ -453,12 +452,12 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 			rr.Lines = append(rr.Lines, b)
 		}
 	}
-	served := make([]*record.Record, len(lines))
-	for i, l := range lines {
-		served[i] = l.rec
+	served := make([]*record.Record, 0, len(lines)+len(asLines))
+	for _, l := range append(lines, asLines...) {
+		served = append(served, l.rec)
 	}
 	rr.Trace = judge.NewTrace(c.Name, served, c.facts())
-	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits, rr.Trace.Auth = &rr.Client, safety, opts.Limits, auth
+	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits = &rr.Client, safety, opts.Limits
 	rr.Checks = judge.Judge(rr.Trace)
 	return rr
 }

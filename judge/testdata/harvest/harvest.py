@@ -28,7 +28,9 @@ def active(src, case, label):
         o=json.loads(l)
         if o['case']==case: c=o; run=o['runs'][0]
     assert run, (src,case)
-    recs=[cut(r) for r in lines(os.path.join(J,src+'.jsonl')) if r.get('kind') in ('server','exchange') and (r.get('fault') or {}).get('endpoint')==run['endpoint']]
+    # The endpoint's lines, and its authorization server's (auth.for).
+    recs=[cut(r) for r in lines(os.path.join(J,src+'.jsonl')) if r.get('kind') in ('server','exchange') and
+          run['endpoint'] in ((r.get('fault') or {}).get('endpoint'), (r.get('auth') or {}).get('for'))]
     assert recs, (src, case)
     safety={'echo':'read-only','delete_item':'unsafe','approve':'idempotent'}
     client=dict(run['client'])
@@ -37,7 +39,7 @@ def active(src, case, label):
         client['command']=['badclient']+[a for a in client['command'][1:] if not a.startswith('http://')]
     inp={'mode':'active','case':{'name':case,'expected':c['expected'],'timeoutMs':2000 if c['scenario'] in HOLDS else 10000,'holds':c['scenario'] in HOLDS},
          'client':dict(client,durationMs=run['durationMs'],startupMs=run['startupMs'],activeMs=run['activeMs']),'safety':safety}
-    cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s%s' % (c['scenario'], '' if src=='builtin' else ' -- badclient -bad='+src[4:])
+    cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s%s' % (c['scenario'], '' if src.startswith('builtin') else ' -- badclient -bad='+src[4:])
     return label, dump(recs), json.dumps(inp,indent=1,ensure_ascii=False)+'\n', checks_text(run['checks']), cmd
 def passive(path, label, endpoint_run=None, note=''):
     recs=[r for r in lines(path) if r.get('kind') in ('server','exchange')]
@@ -80,6 +82,12 @@ spec=[
  ('client.classification', [active('builtin','errors.http_status_sequence','builtin-503'), active('bad-lie','baseline','badclient-lie')]),
  ('loop.identical-calls', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-loop','curl-loop')]),
  ('live.pending', [passive(J+'/proxy2.jsonl','proxy-answered'), passive(J+'/proxy.jsonl','proxy-shutdown')]),
+ ('auth.no-token-elsewhere', [active('builtin-auth','auth.oauth','builtin-oauth'), active('bad-no-resource','auth.oauth','badclient-no-resource'),
+   active('bad-token-elsewhere','auth.oauth','badclient-token-elsewhere')]),
+ ('auth.pkce', [active('builtin-auth','auth.oauth','builtin-oauth'), active('bad-pkce-plain','auth.oauth','badclient-pkce-plain')]),
+ ('auth.bounded-step-up', [active('builtin-auth','auth.step_up','builtin-step-up'), active('builtin-auth','auth.scope_loop','builtin-scope-loop'),
+   active('bad-step-up-loop','auth.scope_loop','badclient-step-up-loop')]),
+ ('auth.no-token-in-url', [active('builtin-auth','auth.token_expired','builtin-token-expired'), active('bad-token-in-url','auth.token_expired','badclient-token-in-url')]),
 ]
 import re
 for rule, traces in spec:

@@ -20,5 +20,13 @@ for spec in reuse-id:elicitation.approval ignore-retry-after:errors.rate_limited
   # Exit 1: the bad client fails the rules it is made to fail.
   ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true
 done
+# The OAuth chain (issue 14): the built-in client, and badclient's OAuth modes.
+./mcpdiag matrix --protocol 2026-07-28 --json --record builtin-auth.jsonl \
+  --scenarios 'auth.oauth,auth.token_expired,auth.step_up,auth.scope_loop' > builtin-auth.json
+for spec in no-resource:auth.oauth token-elsewhere:auth.oauth pkce-plain:auth.oauth step-up-loop:auth.scope_loop \
+    token-in-url:auth.token_expired; do
+  mode=${spec%%:*}
+  ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true
+done
 "$here/curl.sh"
 python3 "$here/harvest.py"
