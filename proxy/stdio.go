@@ -470,8 +470,11 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		forward := !s.isKilled()
 		var faulted []faults.LineOut // what the faults forward in place of the line
 		var fired string
-		if forward && end && s.lines != nil {
-			faulted, fired, forward = s.applyFault(line, whole)
+		var parsed *wire.Message // the line's one parse, when the faults needed it first
+		if forward && end && s.lines != nil && whole {
+			m := wire.ParseMessage(bytes.TrimSpace(line))
+			parsed = &m
+			faulted, fired, forward = s.applyFault(&m)
 		}
 		write := func(b []byte) {
 			if clientGone {
@@ -499,7 +502,7 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		}
 		if end && forward {
 			if whole {
-				s.onServerLine(line, whole, clientGone)
+				s.onServerLine(line, whole, clientGone, parsed)
 			} else {
 				s.onLongServerLine(line, tail, size, clientGone)
 			}
@@ -510,8 +513,9 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 	}
 }
 
-// onServerLine classifies a line of the server.
-func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
+// onServerLine classifies a line of the server. parsed is the line's
+// message when the caller has parsed it already (nil: parsed here).
+func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *wire.Message) {
 	trimmed := bytes.TrimSpace(line)
 	now := time.Now()
 	if !whole || len(trimmed) == 0 || trimmed[0] != '{' && trimmed[0] != '[' {
@@ -526,7 +530,12 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool) {
 		s.onNoise(line, 0, "")
 		return
 	}
-	m := wire.ParseMessage(trimmed) // validates: only a line it finds invalid is looked at again
+	var m wire.Message
+	if parsed != nil {
+		m = *parsed
+	} else {
+		m = wire.ParseMessage(trimmed) // validates: only a line it finds invalid is looked at again
+	}
 	if m.Kind == wire.MessageInvalid && !wire.Valid(trimmed) {
 		s.orphan(line, classify.MalformedJSON, "a line of the server's stdout starts like JSON but is not valid JSON")
 		return
@@ -849,16 +858,13 @@ func (s *stdioProxy) isKilled() bool {
 	return s.killed
 }
 
-// applyFault hands a server line that answers a request the faults fired
+// applyFault hands a server line (its message m, parsed once for this and
+// onServerLine) that answers a request the faults fired
 // on to their decision. It returns the lines to forward in its place (nil:
 // the line as it is), the faults that fired, and whether to forward at all:
 // a dropped response is recorded here, with the reason, and not forwarded.
-func (s *stdioProxy) applyFault(line []byte, whole bool) (out []faults.LineOut, fired string, forward bool) {
-	if !whole {
-		return nil, "", true
-	}
-	trimmed := bytes.TrimSpace(line)
-	m := wire.ParseMessage(trimmed)
+func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, fired string, forward bool) {
+	trimmed := m.Body
 	if m.Kind != wire.MessageResponse {
 		return nil, "", true
 	}
