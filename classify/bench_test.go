@@ -247,6 +247,37 @@ func BenchmarkJSONValid(b *testing.B) {
 	}
 }
 
+// BenchmarkWireValid is BenchmarkJSONValid with wire.Valid, the validator
+// the classifier itself runs: the least the classifier must do with its own
+// tools, so its ratio to the classifier says what the rest of the work
+// costs. Same sub-benchmark names and byte counts.
+func BenchmarkWireValid(b *testing.B) {
+	for _, sz := range benchSizes {
+		body := benchToolResult(sz.n)
+		b.Run("JSON/"+sz.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				benchValidSink = wire.Valid(body)
+			}
+		})
+	}
+	for _, sz := range benchSizes {
+		stream, payloads := benchStream(sz.n)
+		b.Run("SSE/"+sz.name, func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			b.ReportAllocs()
+			for b.Loop() {
+				ok := true
+				for _, p := range payloads {
+					ok = wire.Valid(p) && ok
+				}
+				benchValidSink = ok
+			}
+		})
+	}
+}
+
 // benchSeedSmall are the article's small responses, byte for byte what its test
 // peer sends (JSON.stringify of the article's objects; bench/node/bench.mjs
 // checks that it produces the same strings).

@@ -560,7 +560,7 @@ func errorObject(obj []byte, d *JSONRPCDetails) bool {
 
 // message classifies one JSON body that must be the response.
 func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
-	if !c.noFastPath && c.fastToolCall(r, ex, data) {
+	if !c.noFastPath && c.fastToolCall(r, ex, data, false) {
 		return
 	}
 	if !wire.Valid(data) {

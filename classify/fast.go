@@ -8,12 +8,23 @@ import (
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
-// fastLimit bounds the responses the fast path takes. It is for the small
-// responses that dominate real traffic; larger bodies are dominated by their
-// bytes, which the general path already reads near json.Valid's speed. (The
-// bound also keeps nesting far below encoding/json's limit of 10000, so the
-// fast path's verdict on validity equals json.Valid's.)
+// fastLimit bounds the arrays and objects the fast path validates without
+// descending into them (structuredContent, _meta, members it does not
+// know): one no longer than this cannot nest deeply enough to reach
+// encoding/json's limit of 10000 together with the few levels the fast path
+// descends, so the fast path's verdict on validity equals json.Valid's on a
+// body of any length. A larger one sends the body to the general path.
 const fastLimit = 16 << 10
+
+// fastScanValue is wire.ScanValue for a value the fast path does not
+// descend into: -1 for an array or object longer than fastLimit.
+func fastScanValue(data []byte, i int) int {
+	end := wire.ScanValue(data, i)
+	if end > 0 && end-i > fastLimit && (data[i] == '{' || data[i] == '[') {
+		return -1
+	}
+	return end
+}
 
 // fastToolCall classifies the common tools/call response — a complete
 // CallToolResult with text blocks, or one whose isError is true — in a single
@@ -21,9 +32,12 @@ const fastLimit = 16 << 10
 // r, for anything else (errors, MRTR, other block types or members it does
 // not check, escapes in the strings it compares, duplicate members…); the
 // general path then classifies the body from scratch. FuzzFastPath checks
-// that both paths agree wherever the fast one answers.
-func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
-	if len(data) > fastLimit || r.Method != "tools/call" {
+// that both paths agree wherever the fast one answers. event says data is
+// the data of an SSE event (held by the stream's reader): the fast path
+// then takes results only (an error's id decides whether the stream skips
+// it) and copies the response it keeps.
+func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bool) bool {
+	if r.Method != "tools/call" {
 		return false
 	}
 	var (
@@ -71,7 +85,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 				if i, esc = wire.ScanString(data, i); i < 0 || esc {
 					return false
 				}
-			} else if i = wire.ScanValue(data, i); i < 0 || !wire.IDFromRaw(data[idStart:i]).IsNumber() {
+			} else if i = fastScanValue(data, i); i < 0 || !wire.IDFromRaw(data[idStart:i]).IsNumber() {
 				return false
 			}
 			idEnd = i
@@ -128,7 +142,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 						return false
 					}
 					hasStruct, structuredIsObject = true, data[i] == '{'
-					if i = wire.ScanValue(data, i); i < 0 {
+					if i = fastScanValue(data, i); i < 0 {
 						return false
 					}
 				case "_meta":
@@ -136,7 +150,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 						return false
 					}
 					hasMeta = true
-					if i = wire.ScanValue(data, i); i < 0 {
+					if i = fastScanValue(data, i); i < 0 {
 						return false
 					}
 				case "inputRequests":
@@ -158,7 +172,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 				case "taskId", "status":
 					return false
 				default:
-					if i = wire.ScanValue(data, i); i < 0 {
+					if i = fastScanValue(data, i); i < 0 {
 						return false
 					}
 				}
@@ -181,7 +195,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		case "method":
 			return false
 		default:
-			if i = wire.ScanValue(data, i); i < 0 {
+			if i = fastScanValue(data, i); i < 0 {
 				return false
 			}
 		}
@@ -195,7 +209,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 	if wire.SkipSpace(data, i) != len(data) {
 		return false
 	}
-	if hasError && !hasResult && hasJSONRPC {
+	if hasError && !hasResult && hasJSONRPC && !event {
 		// A well-framed error response: the general envelope rules take it
 		// from here, without validating and scanning the body again.
 		env := envelope{jsonrpc: data[jStart : jStart+5], hasJSONRPC: true, err: data[errStart:errEnd], hasError: true,
@@ -213,7 +227,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		return false
 	}
 	if hasResultType && string(resultType) == "input_required" {
-		return c.fastInputRequired(r, ex, data, data[idStart:idEnd], &inputs, hasInputs, hasRequestState)
+		return c.fastInputRequired(r, ex, data, data[idStart:idEnd], &inputs, hasInputs, hasRequestState, event)
 	}
 	if !hasContent || protoText || hasInputs || hasRequestState {
 		return false
@@ -248,7 +262,11 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 		r.Reason = reasonToolSuccess
 	}
 	if c.KeepResponse {
-		r.Response = c.ownBody(ex, data)
+		if event {
+			r.Response = bytes.Clone(data)
+		} else {
+			r.Response = c.ownBody(ex, data)
+		}
 	}
 	return true
 }
@@ -258,7 +276,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte) bool {
 // the general path (inputRequired) writes it; it reports false for what it
 // leaves to the general path (2025-11-25, neither inputRequests nor
 // requestState, an id that does not match).
-func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []byte, in *fastInputs, hasInputs, hasState bool) bool {
+func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []byte, in *fastInputs, hasInputs, hasState, event bool) bool {
 	if r.Protocol == Protocol2025 || (!hasInputs && !hasState) {
 		return false
 	}
@@ -273,7 +291,11 @@ func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []by
 	r.Outcome = InputRequired
 	r.Reason = inputReason(len(r.Input.Requests), hasState)
 	if c.KeepResponse {
-		r.Response = c.ownBody(ex, data)
+		if event {
+			r.Response = bytes.Clone(data)
+		} else {
+			r.Response = c.ownBody(ex, data)
+		}
 	}
 	return true
 }
@@ -399,11 +421,11 @@ func (in *fastInputs) read(data []byte, i int) int {
 							return -1
 						}
 						hasMessages = true
-						if i = wire.ScanValue(data, i); i < 0 {
+						if i = fastScanValue(data, i); i < 0 {
 							return -1
 						}
 					default:
-						if i = wire.ScanValue(data, i); i < 0 {
+						if i = fastScanValue(data, i); i < 0 {
 							return -1
 						}
 					}
@@ -415,7 +437,7 @@ func (in *fastInputs) read(data []byte, i int) int {
 					}
 				}
 			default:
-				if i = wire.ScanValue(data, i); i < 0 {
+				if i = fastScanValue(data, i); i < 0 {
 					return -1
 				}
 			}
@@ -625,13 +647,13 @@ func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []by
 				return -1, 0, nil, nil
 			}
 			hasData = true
-			j := wire.ScanValue(data, i)
+			j := fastScanValue(data, i)
 			if j < 0 {
 				return -1, 0, nil, nil
 			}
 			errData, i = data[i:j], j
 		default:
-			if i = wire.ScanValue(data, i); i < 0 {
+			if i = fastScanValue(data, i); i < 0 {
 				return -1, 0, nil, nil
 			}
 		}

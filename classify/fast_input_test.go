@@ -63,7 +63,7 @@ func TestFastInputRequiredMatchesGeneral(t *testing.T) {
 			if proto != "" {
 				r.Protocol = proto
 			}
-			took := (&Classifier{}).fastToolCall(&r, ex(), []byte(body))
+			took := (&Classifier{}).fastToolCall(&r, ex(), []byte(body), false)
 			if want := tc.fast && proto == ""; took != want {
 				t.Errorf("%s (%q): fast path answered %v, want %v", tc.name, proto, took, want)
 			}
@@ -89,5 +89,50 @@ func TestJSONRPCErrorMessageIsItsOwn(t *testing.T) {
 	}
 	if r.JSONRPC.Message != "synthetic invalid params" || r.Reason != "JSON-RPC error -32602 InvalidParams: synthetic invalid params" {
 		t.Errorf("message %q, reason %q", r.JSONRPC.Message, r.Reason)
+	}
+}
+
+// TestFastPathLargeBodies: the fast path now takes bodies of any length
+// (as a JSON body and as an SSE event's data); on large tool results its
+// verdict equals the general path's, and it declines a body whose
+// structuredContent is a container longer than fastLimit (whose nesting it
+// does not count).
+func TestFastPathLargeBodies(t *testing.T) {
+	big := func(n int) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"` +
+			strings.Repeat(`line \"quoted\"\tand año\n`, n) + `"},{"type":"text","text":"b"}],"isError":false}}`
+	}
+	deep := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{"a":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}}}`
+	for _, tc := range []struct {
+		name, body string
+		fast       bool
+	}{
+		{"64 KiB", big(64 << 10 / 26), true},
+		{"4 MiB", big(4 << 20 / 26), true},
+		{"nested 9998 deep, 10002 in all", deep, false},
+		{"nested and cut", deep[:len(deep)-5], false},
+	} {
+		for _, asEvent := range []bool{false, true} {
+			ex := func() *Exchange {
+				e := &Exchange{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(tc.body), ID: wire.IntID(1)}
+				if asEvent {
+					e.Header = http.Header{"Content-Type": {"text/event-stream"}}
+					e.BodyBytes, e.Body = nil, strings.NewReader(": hi\n\ndata: "+tc.body+"\n\n")
+				}
+				return e
+			}
+			fast, _ := (&Classifier{KeepResponse: true}).Classify(ex())
+			slow, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(ex())
+			a, _ := json.Marshal(fast)
+			b, _ := json.Marshal(slow)
+			if string(a) != string(b) || string(fast.Response) != string(slow.Response) {
+				t.Errorf("%s (event %v): fast and general paths differ:\nfast    %.300s\ngeneral %.300s", tc.name, asEvent, a, b)
+			}
+		}
+		var r Result
+		r.Method, r.Protocol = "tools/call", Protocol2026
+		if took := (&Classifier{}).fastToolCall(&r, &Exchange{ID: wire.IntID(1)}, []byte(tc.body), false); took != tc.fast {
+			t.Errorf("%s: fast path answered %v, want %v", tc.name, took, tc.fast)
+		}
 	}
 }

@@ -395,7 +395,7 @@ func TestGoldenBothPaths(t *testing.T) {
 		body := gc.response[bytes.Index(gc.response, []byte("\n\n"))+2:]
 		var r Result
 		r.Method, r.Protocol = "tools/call", Protocol2026
-		if (&Classifier{}).fastToolCall(&r, exchangeFor(t, gc), bytes.TrimSpace(body)) {
+		if (&Classifier{}).fastToolCall(&r, exchangeFor(t, gc), bytes.TrimSpace(body), false) {
 			fastTaken++
 		}
 	}

@@ -13,12 +13,15 @@ import (
 func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	sse := &SSEDetails{}
 	r.SSE = sse
-	rd := wire.NewSSEReader(body, c.maxSize())
+	// Nothing of an event is kept past its use (the result copies what it
+	// keeps), so the reader's buffers can come from and go back to wire's
+	// pools.
+	rd := wire.NewPooledSSEReader(body, c.maxSize())
 	rd.SetBudget(c.Budget)
 	defer func() {
 		sse.Comments = rd.Comments
 		r.BodyBytes = rd.Bytes
-		rd.Release()
+		rd.Recycle()
 	}()
 	var terminal bool
 	var otherID string
@@ -145,6 +148,18 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			if r.Protocol == Protocol2026 && !warnedEmpty {
 				warnedEmpty = true
 				r.warn(WarnEmptyEvent, "event %d has empty data", sse.Events)
+			}
+			continue
+		}
+		if !c.noFastPath && c.fastToolCall(r, ex, ev.Data, true) {
+			// The response, judged in one pass as the general path below
+			// would judge it.
+			terminal = true
+			sse.Terminal = true
+			sse.TerminalEvent = sse.Events
+			if c.StopAtTerminal {
+				sse.End = "stopped-at-terminal"
+				return nil
 			}
 			continue
 		}

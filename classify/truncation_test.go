@@ -185,5 +185,29 @@ func FuzzFastPath(f *testing.F) {
 		if c, _ := json.Marshal(streamed); string(c) != string(a) || string(streamed.Response) != string(fast.Response) {
 			t.Fatalf("bytes and 1-byte reads differ on %q:\n%s\n%s", body, a, c)
 		}
+		// The same message as the data of an SSE event, after a
+		// notification: the fast path (which takes results only on a
+		// stream) and the general path agree, also in 1-byte reads.
+		if strings.ContainsAny(body, "\r\n") {
+			return
+		}
+		stream := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: " + body + "\n\n"
+		sse := func(oneByte bool) *Exchange {
+			e := ex()
+			e.Header = http.Header{"Content-Type": {"text/event-stream"}}
+			e.BodyBytes = nil
+			e.Body = strings.NewReader(stream)
+			if oneByte {
+				e.Body = iotest.OneByteReader(e.Body)
+			}
+			return e
+		}
+		fs, _ := (&Classifier{KeepResponse: true}).Classify(sse(false))
+		gs, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(sse(true))
+		x, _ := json.Marshal(fs)
+		y, _ := json.Marshal(gs)
+		if string(x) != string(y) || string(fs.Response) != string(gs.Response) {
+			t.Fatalf("fast and general paths differ on the event %q:\nfast    %s\ngeneral %s", body, x, y)
+		}
 	})
 }

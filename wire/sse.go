@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strings"
+	"sync"
 )
 
 // DefaultMaxEventSize bounds the bytes of one SSE event (all its lines) that
@@ -130,6 +132,7 @@ type SSEReader struct {
 
 	budget *Budget
 	held   int64 // bytes reserved from budget (counted even without one)
+	pooled bool  // buffers come from and go back to the package's pools (Recycle)
 
 	// Comments counts comment lines seen so far (keep-alives included).
 	Comments int
@@ -148,6 +151,73 @@ func NewSSEReader(r io.Reader, maxEvent int) *SSEReader {
 	return &SSEReader{r: r, max: maxEvent, buf: make([]byte, readBufferSize(r))}
 }
 
+// NewPooledSSEReader is NewSSEReader for a caller that keeps no event data
+// past its use and calls Recycle when done: the read buffer and the data
+// buffers (up to maxPooledData) come from pools shared by such readers
+// instead of being allocated per stream. What the reader reads and returns
+// is the same as NewSSEReader's (TestPooledSSEReaderMatches); its data
+// buffers up to maxPooledData have power-of-two sizes, so what it holds and
+// reserves from its budget for an event is up to twice the bytes needed
+// (NewSSEReader's doubling reaches the same sizes for events that grow line
+// by line).
+func NewPooledSSEReader(r io.Reader, maxEvent int) *SSEReader {
+	if maxEvent <= 0 {
+		maxEvent = DefaultMaxEventSize
+	}
+	s := &SSEReader{r: r, max: maxEvent, pooled: true}
+	if n := readBufferSize(r); n == sseBufferSize {
+		s.buf = getPooled(&readPool, n)
+	} else {
+		s.buf = make([]byte, n)
+	}
+	return s
+}
+
+// Recycle releases the reader's buffers (as Release does) into the pools
+// of NewPooledSSEReader. The reader, and every Event.Data and error it
+// returned, must not be used after it.
+func (s *SSEReader) Recycle() {
+	if !s.pooled {
+		s.Release()
+		return
+	}
+	s.Release()
+	if len(s.buf) == sseBufferSize {
+		putPooled(&readPool, s.buf)
+	}
+	s.buf, s.r = nil, nil
+}
+
+// maxPooledData is the largest data buffer the pools keep: larger events
+// allocate theirs, as a NewSSEReader does.
+const maxPooledData = 1 << 20
+
+var (
+	readPool sync.Pool
+	// dataPools[k] holds data buffers of capacity 512<<k, the sizes
+	// growData asks for as it doubles from 512.
+	dataPools [12]sync.Pool
+)
+
+func dataPool(size int) *sync.Pool {
+	if size < 512 || size > maxPooledData || size&(size-1) != 0 {
+		return nil
+	}
+	return &dataPools[bits.TrailingZeros(uint(size))-9]
+}
+
+func getPooled(p *sync.Pool, size int) []byte {
+	if b, ok := p.Get().(*[]byte); ok && cap(*b) == size {
+		return (*b)[:size]
+	}
+	return make([]byte, size)
+}
+
+func putPooled(p *sync.Pool, b []byte) {
+	b = b[:cap(b)]
+	p.Put(&b)
+}
+
 // SetBudget makes the reader reserve from b the bytes it holds for an
 // event before it allocates them; an event the budget refuses is read
 // through and reported as a *SkippedEventError. Call it before the first
@@ -157,6 +227,11 @@ func (s *SSEReader) SetBudget(b *Budget) { s.budget = b }
 // Release drops the reader's event buffers and gives their bytes back to
 // its budget. The reader stays usable.
 func (s *SSEReader) Release() {
+	if s.pooled {
+		if p := dataPool(cap(s.data)); p != nil {
+			putPooled(p, s.data)
+		}
+	}
 	s.data, s.evType, s.evID, s.idLine = nil, nil, nil, nil
 	s.budget.Release(s.held)
 	s.held = 0
@@ -222,11 +297,29 @@ func (s *SSEReader) growData(need int) bool {
 		return true
 	}
 	want := min(max(2*cap(s.data), need, 512), max(s.max+1, need))
+	if s.pooled && want <= maxPooledData {
+		// A pooled reader's buffers have the pools' sizes (what it holds,
+		// and reserves, is then up to twice the bytes asked for).
+		if p := 1 << bits.Len(uint(want-1)); p <= max(s.max+1, need) {
+			want = p
+		}
+	}
 	if !s.reserve(want - cap(s.data)) {
 		return false
 	}
-	nb := make([]byte, len(s.data), want)
+	var nb []byte
+	p := dataPool(want)
+	if s.pooled && p != nil {
+		nb = getPooled(p, want)[:len(s.data)]
+	} else {
+		nb = make([]byte, len(s.data), want)
+	}
 	copy(nb, s.data)
+	if s.pooled {
+		if old := dataPool(cap(s.data)); old != nil {
+			putPooled(old, s.data)
+		}
+	}
 	s.data = nb
 	return true
 }
