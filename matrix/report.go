@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -135,6 +136,22 @@ func retrySummary(t *judge.Trace) (n int, tag, why string, rounds int) {
 
 // WriteTable writes the table: 80 columns, or every column when wide.
 func (r *Report) WriteTable(w io.Writer, wide bool) error {
+	return r.WriteText(w, TextOptions{Wide: wide, Verbose: true})
+}
+
+// TextOptions choose the table's form.
+type TextOptions struct {
+	// Wide shows every column.
+	Wide bool
+	// Verbose explains every failed check of every case in a paragraph of
+	// its own; otherwise the failures are summed up per rule: the rule,
+	// how many runs failed it and in which cases, and the first evidence.
+	Verbose bool
+}
+
+// WriteText renders the table and its summary.
+func (r *Report) WriteText(w io.Writer, o TextOptions) error {
+	wide := o.Wide
 	var b strings.Builder
 	who := "the built-in client (mcpdiag)"
 	if len(r.Command) > 0 {
@@ -170,7 +187,7 @@ func (r *Report) WriteTable(w io.Writer, wide bool) error {
 		}
 	}
 	b.WriteString("\n")
-	r.writeSummary(&b)
+	r.writeSummary(&b, o.Verbose)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -272,7 +289,7 @@ func (r *Report) Totals() Totals {
 	return t
 }
 
-func (r *Report) writeSummary(b *strings.Builder) {
+func (r *Report) writeSummary(b *strings.Builder, verbose bool) {
 	t := r.Totals()
 	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Checks of %d rules: %d pass, %d fail, %d n/a.\n",
 		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, len(activeRules()), t.Pass, t.Fail, t.NotApplicable)
@@ -283,6 +300,10 @@ func (r *Report) writeSummary(b *strings.Builder) {
 		b.WriteString("OBSERVED \"=\" is the expected outcome; TOOL_SUCCESS after a retry is a recovery.\n" +
 			"RETRIES counts repeats after a failure and names the first (503, cut, drop…).\n" +
 			"--wide shows why and the waits; --json the evidence; docs/matrix.md the rules.\n")
+		return
+	}
+	if !verbose {
+		r.writeRuleSummary(b)
 		return
 	}
 	b.WriteString("\nFailed verdicts (rule, evidence from the server's log, what the rule enforces):\n")
@@ -298,6 +319,67 @@ func (r *Report) writeSummary(b *strings.Builder) {
 			}
 		}
 	}
+}
+
+// ruleFailures is one failed rule across the report.
+type ruleFailures struct {
+	rule  string
+	runs  int      // runs that failed it
+	cases []string // "case (era)", in report order
+	first string   // the first evidence, with its case
+	err   string   // the first failing external client's error
+}
+
+// writeRuleSummary sums the failed checks up per rule, in the report's
+// order of rules: one paragraph per rule however many runs failed it.
+func (r *Report) writeRuleSummary(b *strings.Builder) {
+	byRule := map[string]*ruleFailures{}
+	var order []string
+	for _, c := range r.Cases {
+		where := fmt.Sprintf("%s (%s)", c.Case.Name, c.Case.Era())
+		for _, run := range c.Runs {
+			for _, ch := range run.Checks {
+				if ch.Verdict != judge.Fail {
+					continue
+				}
+				f := byRule[ch.Rule]
+				if f == nil {
+					f = &ruleFailures{rule: ch.Rule, first: where + ": " + ch.Evidence}
+					if !run.Client.Builtin && run.Client.Error != "" {
+						f.err = run.Client.Error
+					}
+					byRule[ch.Rule] = f
+					order = append(order, ch.Rule)
+				}
+				f.runs++
+				if len(f.cases) == 0 || f.cases[len(f.cases)-1] != where {
+					f.cases = append(f.cases, where)
+				}
+			}
+		}
+	}
+	rank := map[string]int{}
+	for i, rule := range judge.Rules() {
+		rank[rule.ID] = i
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return rank[a] - rank[b] })
+	fmt.Fprintf(b, "\nFailed rules (%d): runs that failed each, the first evidence; --verbose explains every failure:\n", len(order))
+	for _, id := range order {
+		f := byRule[id]
+		rule, _ := judge.RuleByID(id)
+		fmt.Fprintf(b, "\nFAIL %s in %d %s: %s\n  first:    %s\n  rule:     %s\n  cites:    %s\n",
+			id, f.runs, plural(f.runs, "run", "runs"), names(f.cases, 3), f.first, rule.Title, rule.Cite)
+		if f.err != "" {
+			fmt.Fprintf(b, "  client:   %s\n", f.err)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // names joins the first n names, then counts the rest.

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 type matrixOptions struct {
@@ -32,6 +34,12 @@ type matrixOptions struct {
 	startup     time.Duration
 	maxRetries  int
 	fromRecords string
+	verbose     bool
+
+	// progress, when set, receives a progress line after each run
+	// (rewritten in place with \r): the command sets it to stderr when
+	// stderr is a terminal.
+	progress io.Writer
 }
 
 func newMatrixCmd() *cobra.Command {
@@ -81,10 +89,14 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 			}
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
+			if writesToTerminal(cmd.ErrOrStderr()) {
+				o.progress = cmd.ErrOrStderr()
+			}
 			return runMatrix(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), o, command, cmd.Flags().Changed)
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&o.verbose, "verbose", false, "explain every failed check of every case (default: the failures summed up per rule, with the first evidence)")
 	f.BoolVar(&o.wide, "wide", false, "every column: layer, MRTR rounds, why each retry, time, the failed rules")
 	f.BoolVar(&o.json, "json", false, "one JSON object per scenario with the evidence (JSON Lines), instead of the table")
 	f.StringVar(&o.junit, "junit", "", "also write JUnit XML to FILE (a testsuite per scenario, a testcase per rule)")
@@ -152,7 +164,13 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		defer w.Close()
 		opts.Records = w
 	}
+	if o.progress != nil {
+		opts.Progress = progressLine(o.progress, len(cases)*o.repeat)
+	}
 	rep, runErr := matrix.Run(ctx, opts)
+	if o.progress != nil {
+		fmt.Fprint(o.progress, "\r\033[K") // the table follows on stdout
+	}
 	if rep == nil {
 		if ctx.Err() != nil {
 			return &exitError{code: interruptCode(ctx), err: fmt.Errorf("matrix stopped (%v) before any run: %w", context.Cause(ctx), runErr)}
@@ -163,7 +181,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	case o.json:
 		err = rep.WriteJSON(stdout)
 	default:
-		err = rep.WriteTable(stdout, o.wide)
+		err = rep.WriteText(stdout, matrix.TextOptions{Wide: o.wide, Verbose: o.verbose})
 		if err == nil && rep.Incomplete != nil {
 			fmt.Fprintf(stdout, "Stopped after %s (incomplete).\n", rep.Duration.Round(100*time.Millisecond))
 		} else if err == nil {
@@ -293,4 +311,31 @@ func lookCommand(name string) (string, error) {
 		return "", fmt.Errorf("client command %q: %v", name, err)
 	}
 	return p, nil
+}
+
+// writesToTerminal reports whether w is a terminal (progress is drawn only
+// there: a log file or a CI console gets the table alone).
+func writesToTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressLine returns a matrix.Options.Progress that rewrites one line:
+// runs done of the total, how many failed, the last case.
+func progressLine(w io.Writer, total int) func(*matrix.CaseResult, *matrix.RunResult) {
+	done, failed := 0, 0
+	return func(c *matrix.CaseResult, r *matrix.RunResult) {
+		done++
+		if r.Verdict() == judge.Fail {
+			failed++
+		}
+		fmt.Fprintf(w, "\r\033[Kmatrix: %d/%d runs done, %d failed (last: %s)", done, total, failed, fit(c.Case.Name, 40))
+	}
+}
+
+func fit(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

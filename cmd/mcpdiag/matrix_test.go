@@ -111,8 +111,8 @@ func TestMatrixCommandExitCodes(t *testing.T) {
 	if code != 1 {
 		t.Errorf("a failing verdict: exit %d, want 1\n%s%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"FAIL baseline (2026-07-28): client.classification", "printed TOOL_ERROR, but no tools/call reached the server", "cites:",
-		"FAIL baseline (2026-07-28): client.ran", "the client sent no request"} {
+	for _, want := range []string{"FAIL client.classification in 1 run: baseline (2026-07-28)", "printed TOOL_ERROR, but no tools/call reached the server", "cites:",
+		"FAIL client.ran in 1 run: baseline (2026-07-28)", "the client sent no request"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
