@@ -70,7 +70,10 @@ func (o *Observation) Record() *record.Record {
 	f, params := o.Facts()
 	rec.Fault, rec.Params = f, params
 	if q := o.Request; q != nil {
-		if q.Post {
+		switch {
+		case q.Post && q.Message != nil: // parsed from q.Body (readRequest, LineEndpoint.Request)
+			rec.SetMessage(q.Message)
+		case q.Post:
 			rec.SetRequest(q.Body)
 		}
 		rec.Client, rec.ProtocolVersion, rec.Session = q.Client, q.Protocol, q.Session

@@ -388,6 +388,9 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	}
 	m := wire.Message{Kind: wire.MessageInvalid}
 	if whole {
+		// Parsed from its own copy: a pending request keeps the message
+		// (and its record reads it) after the reader reuses its buffer.
+		trimmed = bytes.Clone(trimmed)
 		m = wire.ParseMessage(trimmed)
 	}
 	// Pairs this line completes are recorded after the lock is released,
@@ -402,7 +405,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	}
 	switch m.Kind {
 	case wire.MessageRequest:
-		p := &stdioPending{start: time.Now(), line: bytes.Clone(trimmed), complete: whole, msg: keep(m), protocol: s.protocolFor(m), client: s.clientFor(m)}
+		p := &stdioPending{start: time.Now(), line: trimmed, complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m)}
 		// A reused id that is still pending: the server cannot tell the two
 		// apart. The older request gets its record now.
 		stale = s.pending[idKey(m.ID)]
@@ -587,7 +590,10 @@ func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure
 // set, is added to the record's note.
 func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr error, resp []byte, end time.Time, clientGone bool, note string) {
 	rec := s.base(p)
-	if p.complete {
+	switch {
+	case p.complete && p.msg.Body != nil:
+		rec.SetMessage(&p.msg) // the request line's one parse
+	case p.complete:
 		rec.SetRequest(p.line)
 	}
 	rec.SetResult(res)
