@@ -67,6 +67,10 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 			x.Issued = st
 		}
 	}
+	// A handler that took the connection over (HJ) or aborted the answer
+	// (AB) had the request: it may have acted on it, whatever the record's
+	// transport facts say of a request that was never sent upstream.
+	handled := r.Flags.Has(record.FlagHJ) || r.Flags.Has(record.FlagAB)
 	switch {
 	case r.Flags.Has(record.FlagHJ):
 		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
@@ -92,7 +96,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Outcome = expected
 	}
 	if x.Failed {
-		x.Rejected = rejected(r.Status) || r.Network != nil && !r.Network.RequestSent
+		x.Rejected = rejected(r.Status) || !handled && r.Network != nil && !r.Network.RequestSent
 		x.Pending = r.Status == 0 && r.Flags.Pending()
 	}
 	return x

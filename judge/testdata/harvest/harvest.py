@@ -4,7 +4,7 @@ harvest.sh runs the clients and calls this with WORK (the runs' output) and
 MCPDIAG (the binary) in the environment; it writes ../RULE.txtar."""
 import json, subprocess, os, tempfile
 J=os.environ['WORK']; M=os.environ['MCPDIAG']
-OUT=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT=os.environ.get('OUT') or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOLDS={'timeout.uncooperative_hang','timeout.cooperative_deadline','timeout.init_hang','sse.keepalive_then_hang'}
 DROP_HDR={'Accept-Encoding','Content-Length','User-Agent'}
 def cut(rec):
@@ -23,6 +23,7 @@ def dump(recs):
 def checks_text(cs):
     return ''.join('%s %s %s\n'%(c['rule'],c['verdict'],c.get('evidence','')) for c in cs)
 def active(src, case, label):
+    label+=SUFFIX
     run=None
     for l in open(os.path.join(J,src+'.json')):
         o=json.loads(l)
@@ -42,6 +43,7 @@ def active(src, case, label):
     cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s%s' % (c['scenario'], '' if src.startswith('builtin') else ' -- badclient -bad='+src[4:])
     return label, dump(recs), json.dumps(inp,indent=1,ensure_ascii=False)+'\n', checks_text(run['checks']), cmd
 def passive(path, label, endpoint_run=None, note=''):
+    label+=SUFFIX
     recs=[r for r in lines(path) if r.get('kind') in ('server','exchange')]
     if endpoint_run:
         recs=[r for r in recs if (r.get('fault') or {}).get('endpoint','').endswith('run='+endpoint_run)]
@@ -54,13 +56,36 @@ def passive(path, label, endpoint_run=None, note=''):
     assert len(ts)==1,(path,endpoint_run,len(ts))
     os.unlink(tmp)
     return label, dump(recs), None, checks_text(ts[0]['checks']), note
+SUFFIX=os.environ.get('SUFFIX','')
+def sections(text):
+    """The comment and the (name, body) sections of a txtar text."""
+    comment, secs, cur = '', [], None
+    for l in text.splitlines(keepends=True):
+        if l.startswith('-- ') and l.rstrip('\n').endswith(' --'):
+            cur=[l.rstrip('\n')[3:-3], '']; secs.append(cur); continue
+        if cur is None: comment+=l
+        else: cur[1]+=l
+    return comment, secs
 def write(rule, comment, traces):
-    b=comment.rstrip('\n')+'\n'
+    """Writes RULE.txtar: the traces harvested now (labels with SUFFIX) replace
+    those of the same label; the file's other traces and comment lines stay."""
+    path=os.path.join(OUT,'%s.txtar'%rule)
+    old_comment, old = ('', [])
+    if os.path.exists(path):
+        old_comment, old = sections(open(path).read())
+    new=[]
     for label, recs, inp, checks, src in traces:
-        b+='-- %s.jsonl --\n%s' % (label, recs)
-        if inp: b+='-- %s.json --\n%s' % (label, inp)
-        b+='-- %s.checks --\n%s' % (label, checks)
-    open(os.path.join(OUT,'%s.txtar'%rule),'w').write(b)
+        new.append((label+'.jsonl', recs))
+        if inp: new.append((label+'.json', inp))
+        new.append((label+'.checks', checks))
+    names={n for n,_ in new}
+    c=old_comment or comment.split('\n',2)[0]+'\n'+comment.split('\n',2)[1]+'\n'
+    for line in comment.splitlines()[2:]:
+        if line+'\n' not in c: c+=line+'\n'
+    b=c
+    for n,body in [(n,body) for n,body in old if n not in names]+new:
+        b+='-- %s --\n%s' % (n, body)
+    open(path,'w').write(b)
 S=J+'/serve.jsonl'
 spec=[
  ('spec.accept', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-accept','curl-accept','curl with Accept: application/json')]),
@@ -72,7 +97,7 @@ spec=[
  ('spec.mrtr-no-invented-state', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-invented-state','curl-invented-state')]),
  ('spec.reissue-new-id', [active('builtin','errors.http_status_sequence','builtin-503'), passive(S,'curl-reissue','curl-reissue')]),
  ('spec.era-fallback', [active('builtin','errors.unsupported_version','builtin-unsupported-version'), active('bad-fallback','errors.http_status_sequence','badclient-fallback')]),
- ('safety.unsafe-repeat', [active('builtin','sse.truncated/delete_item','builtin-truncated-delete'), active('bad-retry-destructive','sse.truncated/delete_item','badclient-retry-destructive')]),
+ ('safety.unsafe-repeat', [active('builtin','sse.truncated/delete_item','builtin-truncated-delete'), active('builtin','errors.connection_close/delete_item','builtin-connection-close-delete'), active('bad-retry-destructive','sse.truncated/delete_item','badclient-retry-destructive')]),
  ('safety.retry-bound', [active('builtin','errors.http_status_sequence','builtin-503'), passive(S,'curl-hammer','curl-hammer')]),
  ('safety.retry-after', [active('builtin','errors.rate_limited','builtin-rate-limited'), active('bad-ignore-retry-after','errors.rate_limited','badclient-ignore-retry-after')]),
  ('safety.backoff', [active('builtin','sse.truncated','builtin-truncated'), passive(S,'curl-hammer','curl-hammer')]),
@@ -90,7 +115,11 @@ spec=[
  ('auth.no-token-in-url', [active('builtin-auth','auth.token_expired','builtin-token-expired'), active('bad-token-in-url','auth.token_expired','badclient-token-in-url')]),
 ]
 import re
+# ONLY (rule ids or id prefixes, comma-separated) limits the files written.
+ONLY=[x for x in os.environ.get('ONLY','').split(',') if x]
 for rule, traces in spec:
+    if ONLY and not any(rule.startswith(x) for x in ONLY):
+        continue
     lines_=['Golden traces of %s: records in (JSONL), checks out (RULE VERDICT EVIDENCE).' % rule, 'Cut from real runs (docs: judge/testdata/README.md):']
     for label, recs, inp, checks, src in traces:
         if inp:
@@ -98,6 +127,6 @@ for rule, traces in spec:
         else:
             lines_.append('  %s: %s' % (label, {
               'proxy-answered':'tools/list and tools/call by curl through mcpdiag proxy --record-bodies all',
-              'proxy-shutdown':'a tools/call by curl through mcpdiag proxy to timeout.uncooperative_hang, the proxy stopped (SIGTERM, --shutdown-timeout 300ms) with it in flight'}.get(label, 'curl against mcpdiag serve --log, endpoint run='+label)))
+              'proxy-shutdown':'a tools/call by curl through mcpdiag proxy to timeout.uncooperative_hang, the proxy stopped (SIGTERM, --shutdown-timeout 300ms) with it in flight'}.get(label[:len(label)-len(SUFFIX)] if SUFFIX else label, 'curl against mcpdiag serve --log, endpoint run='+(label[:len(label)-len(SUFFIX)] if SUFFIX else label))))
     write(rule, '\n'.join(lines_)+'\n', traces)
 print('ok')

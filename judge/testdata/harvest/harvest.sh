@@ -13,7 +13,7 @@ go build -o "$WORK/badclient" ./matrix/testdata/badclient
 export MCPDIAG=$WORK/mcpdiag
 cd "$WORK"
 ./mcpdiag matrix --protocol 2026-07-28 --json --record builtin.jsonl \
-  --scenarios 'baseline,elicitation.approval,errors.rate_limited,errors.unsupported_version,sse.truncated,errors.http_status_sequence,timeout.uncooperative_hang,mrtr.load_shedding' > builtin.json
+  --scenarios 'baseline,elicitation.approval,errors.rate_limited,errors.unsupported_version,sse.truncated,errors.connection_close,errors.http_status_sequence,timeout.uncooperative_hang,mrtr.load_shedding' > builtin.json
 for spec in reuse-id:elicitation.approval ignore-retry-after:errors.rate_limited retry-destructive:sse.truncated \
     lie:baseline fallback:errors.http_status_sequence crash:baseline hang:timeout.uncooperative_hang; do
   mode=${spec%%:*}
