@@ -8,7 +8,7 @@ const cfg = JSON.parse($('mcpdiag-config').textContent);
 const META = cfg.meta;
 const OUTCOMES = new Map(META.outcomes.map((o) => [o.name, o]));
 const ROW_H = 24;      // every row's height in px (app.css .list tr)
-const OVERSCAN = 60;   // rows rendered above and below the visible ones
+const OVERSCAN = 30;   // rows rendered above and below the visible ones
 const SVG = 'http://www.w3.org/2000/svg';
 
 // ---- helpers ---------------------------------------------------------------
@@ -238,7 +238,12 @@ function rowFor(v, index) {
 const list = $('list');
 const tbody = $('rows');
 
+let rendered = { start: 0, end: -1, dirty: true }; // the rows in the DOM
+let headH = 0;
+window.addEventListener('resize', () => { headH = 0; schedule(false, false); });
+
 function render() {
+  if (viewDirty) rendered.dirty = true;
   if (viewDirty) {
     view = flatten();
     viewDirty = false;
@@ -246,11 +251,15 @@ function render() {
     $('count').textContent = `${shown} of ${model.records.length} records` +
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '');
   }
-  const headH = $('table').tHead.offsetHeight;
+  if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
   const height = list.clientHeight || 600;
-  const start = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
-  const end = Math.min(view.length, Math.ceil((top + height) / ROW_H) + OVERSCAN);
+  const first = Math.floor(top / ROW_H), last = Math.min(view.length, Math.ceil((top + height) / ROW_H));
+  // Scrolling within the rows already rendered changes nothing.
+  if (!rendered.dirty && first >= rendered.start && last <= rendered.end) return;
+  const start = Math.max(0, first - OVERSCAN);
+  const end = Math.min(view.length, last + OVERSCAN);
+  rendered = { start, end, dirty: false };
   const rows = [];
   if (start > 0) rows.push(h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: 11 })));
   for (let i = start; i < end; i++) rows.push(rowFor(view[i], i));
@@ -263,12 +272,16 @@ function render() {
 }
 
 let frame = 0;
-function schedule(dirty = true) {
+// schedule renders on the next frame: dirty recomputes the visible rows
+// (filters, new records, folds); repaint redraws the rendered ones (the
+// selection); neither is needed for a scroll.
+function schedule(dirty = true, repaint = true) {
   if (dirty) viewDirty = true;
+  if (repaint) rendered.dirty = true;
   if (!frame) frame = requestAnimationFrame(() => { frame = 0; render(); });
 }
 
-list.addEventListener('scroll', () => schedule(false));
+list.addEventListener('scroll', () => schedule(false, false));
 
 tbody.addEventListener('click', (ev) => {
   const tr = ev.target.closest('tr.row');
@@ -293,7 +306,7 @@ function select(r, scroll = false) {
   if (scroll) {
     const i = indexOfSelected();
     if (i >= 0) {
-      const headH = $('table').tHead.offsetHeight;
+      if (!headH) headH = $('table').tHead.offsetHeight;
       const y = i * ROW_H;
       if (y < list.scrollTop) list.scrollTop = y;
       else if (y + ROW_H + headH > list.scrollTop + list.clientHeight) list.scrollTop = y + ROW_H + headH - list.clientHeight;
