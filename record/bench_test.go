@@ -8,7 +8,43 @@ import (
 // BenchmarkEncodeExchange encodes a typical proxy exchange record (headers,
 // a reason, a small JSON response body), the redactor's hot path.
 func BenchmarkEncodeExchange(b *testing.B) {
-	rec := &Record{
+	rec := benchExchangeRecord()
+	var e Encoder
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Encode(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeLine compares, in one run, the two ways to write the
+// JSON of the same redacted record: encoding/json (reflection) and the
+// hand encoder Encode uses.
+func BenchmarkEncodeLine(b *testing.B) {
+	var e Encoder
+	c := e.sanitize(e.redactor(), benchExchangeRecord())
+	c.ID, c.RetryOrigin, c.HTTPStatuses = NewID(), OriginNone, []int{200}
+	b.Run("reflect", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeLine(&c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeRecord(&c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func benchExchangeRecord() *Record {
+	return &Record{
 		Kind: KindExchange, Client: "claude-code@1.0", ProtocolVersion: "2026-07-28", Method: "tools/call", Tool: "search",
 		HTTPMethod: "POST", URL: "http://127.0.0.1:8080/mcp", Status: 200, ContentType: "text/event-stream",
 		Outcome: "TOOL_SUCCESS", Layer: "application", Reason: "the tool returned a result (isError false)",
@@ -16,12 +52,5 @@ func BenchmarkEncodeExchange(b *testing.B) {
 			"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"search"}, "User-Agent": {"node"}},
 		ResponseHeaders: http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"}, "Date": {"Tue, 01 Dec 2026 10:00:00 GMT"}},
 		ResponseBody:    &Body{Text: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"found 3 results for the keyword go, see https://example.com/search?q=go\"}],\"isError\":false}}\n\n"},
-	}
-	var e Encoder
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := e.Encode(rec); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
