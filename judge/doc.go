@@ -12,8 +12,10 @@
 // The rules are split by family, a file each: spec.go (what the MCP
 // specification requires of a request), safety.go (retries: bounds,
 // Retry-After, backoff, unsafe repeats, repeats after a refusal),
-// liveness.go (finishing in time, loops, pending requests) and
-// classification.go (the client ran and printed what the server answered).
+// liveness.go (finishing in time, loops, pending requests),
+// classification.go (the client ran and printed what the server answered)
+// and auth.go (the client's OAuth chain, from the authorization server's
+// lines in Trace.Auth).
 // A rule reads typed record fields and flags (Flags.Pending(), Fault,
 // Params), never a record's note text.
 //
