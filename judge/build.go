@@ -106,9 +106,9 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 // endpoint's: the POSTs among them (exchange and server records; call and
 // other records are skipped) as exchanges read by FromRecord, with the
 // case's expected outcome when c is set, in arrival order. When a fault
-// endpoint counted every POST (mcpdiag serve's lines, the proxy's with
-// --scenario) they are ordered and numbered by that count; otherwise by
-// their start time, numbered from 1. The lines of the endpoint's
+// endpoint counted every POST (mcpdiag serve's lines carry Fault.Count; the
+// proxy's, even with --scenario, do not) they are ordered and numbered by
+// that count; otherwise by their start time, numbered from 1. The lines of the endpoint's
 // authorization server among them (IsAuthServerLine) go to Trace.Auth, in
 // time order. The caller sets the client run, the tools' safety, the
 // limits and Passive.
