@@ -109,13 +109,71 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 
 func (a *Async) run() {
 	defer close(a.done)
+	batcher, _ := a.sink.(lineBatcher)
+	var batch []queued
+	var lines [][]byte
 	for q := range a.queue {
-		if err := a.sink.WriteLine(q.line); err != nil {
-			a.tally.Lose(Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err})
+		if batcher == nil {
+			a.writeOne(q)
 			continue
 		}
-		a.tally.Wrote()
+		// The records queued behind this one go out with it, in one write.
+		batch = append(batch[:0], q)
+		size := len(q.line)
+	drain:
+		for len(batch) < maxBatchLines && size < maxBatchBytes {
+			select {
+			case next, ok := <-a.queue:
+				if !ok {
+					break drain
+				}
+				batch, size = append(batch, next), size+len(next.line)
+			default:
+				break drain
+			}
+		}
+		if len(batch) == 1 {
+			a.writeOne(q)
+			continue
+		}
+		lines = lines[:0]
+		for _, b := range batch {
+			lines = append(lines, b.line)
+		}
+		n, err := batcher.writeLines(lines)
+		for range n {
+			a.tally.Wrote()
+		}
+		if err != nil {
+			// The record the error cut is lost; each one after it is tried
+			// on its own, as without batching (a disk may have room again).
+			a.tally.Lose(Loss{Ref: batch[n].ref, Reason: reasonOf(err, false), Err: err})
+			for _, b := range batch[n+1:] {
+				a.writeOne(b)
+			}
+		}
+		clear(batch)
 	}
+}
+
+// Batches of the writer goroutine: at most this many lines, and lines are
+// added while the batch is shorter than maxBatchBytes.
+const (
+	maxBatchLines = 64
+	maxBatchBytes = 256 << 10
+)
+
+// lineBatcher is a sink that writes several lines with one write(2).
+type lineBatcher interface {
+	writeLines(lines [][]byte) (int, error)
+}
+
+func (a *Async) writeOne(q queued) {
+	if err := a.sink.WriteLine(q.line); err != nil {
+		a.tally.Lose(Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err})
+		return
+	}
+	a.tally.Wrote()
 }
 
 // Write encodes rec and queues it. With QueueBlock it waits while the queue

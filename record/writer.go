@@ -93,6 +93,7 @@ type FileWriter struct {
 	f      *os.File
 	broken bool // a write failed part-way: the next line starts with "\n"
 	closed bool
+	batch  []byte // writeLines' buffer
 }
 
 // OpenFile opens (creating it if needed) the record file at path for
@@ -162,6 +163,10 @@ func (w *FileWriter) WriteLine(line []byte) error {
 	if w.closed {
 		return ErrClosed
 	}
+	return w.writeLineLocked(line)
+}
+
+func (w *FileWriter) writeLineLocked(line []byte) error {
 	if w.broken {
 		line = append([]byte{'\n'}, line...)
 	}
@@ -179,6 +184,58 @@ func (w *FileWriter) WriteLine(line []byte) error {
 		}
 	}
 	return nil
+}
+
+// writeLines appends lines (each one checked, encoded line) with a single
+// write (with SyncAlways, one write and fsync per line). It returns how many of them are in
+// the file whole: on an error, lines[:n] were written, lines[n] is the one
+// the error cut (or did not start), and the rest were not written; a line
+// cut part-way makes the next write start on a new line, as WriteLine does.
+func (w *FileWriter) writeLines(lines [][]byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, ErrClosed
+	}
+	if w.sync == SyncAlways {
+		// Every record is synced on its own, as WriteLine does.
+		for i, l := range lines {
+			if err := w.writeLineLocked(l); err != nil {
+				return i, err
+			}
+		}
+		return len(lines), nil
+	}
+	buf := w.batch[:0]
+	prefix := 0
+	if w.broken {
+		buf, prefix = append(buf, '\n'), 1
+	}
+	for _, l := range lines {
+		buf = append(buf, l...)
+	}
+	if cap(buf) <= 1<<20 {
+		w.batch = buf
+	} else {
+		w.batch = nil
+	}
+	n, err := w.f.Write(buf)
+	if err != nil {
+		whole, end := 0, prefix
+		for _, l := range lines {
+			if end+len(l) > n {
+				break
+			}
+			end += len(l)
+			whole++
+		}
+		if n > 0 {
+			w.broken = n != end
+		}
+		return whole, fmt.Errorf("record: %w", err)
+	}
+	w.broken = false
+	return len(lines), nil
 }
 
 // Sync fsyncs the file now, whatever the policy.
