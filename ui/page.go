@@ -136,9 +136,16 @@ func writeHead(w io.Writer, cfg pageConfig) error {
 	return err
 }
 
-// writeTail closes the records element and adds the module.
-func writeTail(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n", appJS)
+// MatrixElementID is the id of the <script type="application/x-ndjson">
+// element that holds a matrix page's verdicts: the lines of mcpdiag matrix
+// --json, one case a line.
+const MatrixElementID = "mcpdiag-matrix"
+
+// writeTail closes the records element, adds the matrix's element (empty
+// when there is none) and the module.
+func writeTail(w io.Writer, matrix []byte) error {
+	_, err := fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
+		MatrixElementID, bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`)), appJS)
 	return err
 }
 
@@ -157,7 +164,13 @@ type HTMLWriter struct {
 	err    error
 	n      int64
 	closed bool
+	matrix []byte
 }
+
+// SetMatrix adds a matrix's verdicts to the page (the JSON Lines of
+// matrix.Report.WriteJSON): the page then shows them as a grid of
+// scenarios by era, coloured by verdict. Call it before Close.
+func (h *HTMLWriter) SetMatrix(jsonLines []byte) { h.matrix = append([]byte(nil), jsonLines...) }
 
 // NewHTMLWriter writes the head of the page to w and returns the writer
 // that adds the records.
@@ -205,7 +218,7 @@ func (h *HTMLWriter) Close() error {
 	if h.err != nil {
 		return h.err
 	}
-	if err := writeTail(h.bw); err != nil {
+	if err := writeTail(h.bw, h.matrix); err != nil {
 		h.err = err
 		return err
 	}

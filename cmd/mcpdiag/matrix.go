@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -35,6 +39,7 @@ type matrixOptions struct {
 	maxRetries  int
 	fromRecords string
 	verbose     bool
+	html        string
 
 	// progress, when set, receives a progress line after each run
 	// (rewritten in place with \r): the command sets it to stderr when
@@ -100,6 +105,7 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 	f.BoolVar(&o.wide, "wide", false, "every column: layer, MRTR rounds, why each retry, time, the failed rules")
 	f.BoolVar(&o.json, "json", false, "one JSON object per scenario with the evidence (JSON Lines), instead of the table")
 	f.StringVar(&o.junit, "junit", "", "also write JUnit XML to FILE (a testsuite per scenario, a testcase per rule)")
+	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page to `FILE`: the verdicts as a grid of scenarios by era, and every exchange (docs/ui.md)")
 	f.StringVar(&o.record, "record", "", "append every exchange to FILE (JSONL): the server's log lines, and the built-in client's records")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "only the scenarios (or cases) matching these globs, comma-separated (e.g. 'sse.*,errors.rate_limited')")
 	f.StringVar(&o.protocol, "protocol", "", "only the cases of one era: 2026-07-28 or 2025-11-25 (default both)")
@@ -125,7 +131,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	}
 	limits := matrix.Limits{MaxRetries: o.maxRetries, RunTimeout: o.timeout, StartTimeout: o.startup}
 	if o.fromRecords != "" {
-		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "start-timeout", "record"} {
+		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "start-timeout", "record", "html"} {
 			if changed(name) {
 				return usageError("--%s does not apply to --from-records", name)
 			}
@@ -167,6 +173,20 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	if o.progress != nil {
 		opts.Progress = progressLine(o.progress, len(cases)*o.repeat)
 	}
+	var page *ui.HTMLWriter
+	var pageFile *atomicfile.File
+	if o.html != "" {
+		if o.junit != "" && filepath.Clean(o.junit) == filepath.Clean(o.html) || o.record != "" && filepath.Clean(o.record) == filepath.Clean(o.html) {
+			return usageError("--html %s is also the --junit or --record file", o.html)
+		}
+		// Written whole at the end, like --junit.
+		if pageFile, err = atomicfile.Create(o.html, 0o644); err != nil {
+			return usageError("--html: %v", err)
+		}
+		defer pageFile.Abort()
+		page = ui.NewHTMLWriter(pageFile, ui.HTMLOptions{Title: "mcpdiag matrix"})
+		opts.Records = &pageRecords{primary: opts.Records, page: page}
+	}
 	rep, runErr := matrix.Run(ctx, opts)
 	if o.progress != nil {
 		fmt.Fprint(o.progress, "\r\033[K") // the table follows on stdout
@@ -197,6 +217,19 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		}
 		if err := junit.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if page != nil {
+		var cases bytes.Buffer
+		if err := rep.WriteJSON(&cases); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--html: %w", err)}
+		}
+		page.SetMatrix(cases.Bytes())
+		if err := page.Close(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--html: %w", err)}
+		}
+		if err := pageFile.Commit(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--html: %w", err)}
 		}
 	}
 	if opts.Records != nil {
@@ -338,4 +371,32 @@ func fit(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// pageRecords hands matrix's record lines to the --record file (when there
+// is one) and to the --html page.
+type pageRecords struct {
+	mu      sync.Mutex
+	primary record.LineWriter
+	page    *ui.HTMLWriter
+}
+
+func (p *pageRecords) WriteLine(line []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	if p.primary != nil {
+		err = p.primary.WriteLine(line)
+	}
+	if rec, derr := record.Decode(bytes.TrimRight(line, "\r\n")); derr == nil {
+		p.page.Add(rec)
+	}
+	return err
+}
+
+func (p *pageRecords) Close() error {
+	if p.primary != nil {
+		return p.primary.Close()
+	}
+	return nil
 }

@@ -732,6 +732,93 @@ function ingest(rs) {
   scheduleCharts();
 }
 
+// ---- the matrix grid (matrix --html) ---------------------------------------
+
+function jsonLines(id) {
+  const el = $(id);
+  const out = [];
+  if (!el) return out;
+  for (const line of el.textContent.split('\n')) {
+    if (!line.trim()) continue;
+    try { out.push(JSON.parse(line)); } catch { /* not a case */ }
+  }
+  return out;
+}
+
+function verdictClass(v) {
+  return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : 'v-na';
+}
+
+function showCase(c) {
+  const pane = $('detail');
+  const failed = (c.checks || []).filter((ch) => ch.verdict === 'fail');
+  const checks = h('table', { class: 'checks' }, h('tr', {}, h('th', { scope: 'col' }, 'rule'), h('th', { scope: 'col' }, 'verdict'), h('th', { scope: 'col' }, 'evidence')),
+    (c.checks || []).map((ch) => h('tr', { class: ch.verdict === 'fail' ? 'fail' : '', 'data-rule': ch.rule },
+      h('td', {}, ch.rule), h('td', {}, ch.verdict), h('td', {}, ch.evidence || ''))));
+  const runs = (c.runs || []).map((r) => h('section', { class: 'sec run' },
+    h('h3', {}, `run ${r.repeat}: ${r.verdict} · ${r.posts ? r.posts.length : 0} POSTs · ${fmtMs(r.durationMs)}`),
+    kv([['endpoint', r.endpoint], ['client exit', r.client && r.client.exitCode !== undefined ? r.client.exitCode : undefined],
+      ['client error', r.client && r.client.error]]),
+    r.endpoint ? h('button', { type: 'button', class: 'show-run', 'data-endpoint': r.endpoint }, "show this run's exchanges in the table") : null,
+    r.posts && r.posts.length ? h('table', { class: 'posts' },
+      h('tr', {}, ['POST', 'at', 'method', 'tool', 'id', 'status', 'failed', 'fired'].map((k) => h('th', { scope: 'col' }, k))),
+      r.posts.map((x) => h('tr', {}, [x.post, fmtMs(x.atMs), x.method, x.tool, x.id, x.status, x.failed, x.fired].map((v) => h('td', {}, v === undefined ? '' : String(v)))))) : null));
+  pane.replaceChildren(...[
+    h('header', { class: 'detail-head' }, h('h2', {}, h('span', { class: 'badge ' + (c.verdict === 'fail' ? 'layer-transport' : c.verdict === 'pass' ? 'layer-application' : 'layer-none') }, c.verdict), ' ', c.case, ` (${c.era})`)),
+    section('Case', kv([['scenario', c.scenario], ['probe', c.probe], ['era', c.era], ['layer', c.layer], ['expected', c.expected], ['observed', c.observed || '(nothing printed)'],
+      ['POSTs', c.posts], ['retries', c.retries ? `${c.retries}${c.why ? ' (' + c.why + ')' : ''}` : 0], ['MRTR rounds', c.rounds],
+      ['failed runs', `${c.failedRuns} of ${c.runCount}`], ['tool', c.tool], ['incomplete', c.incomplete]])),
+    failed.length ? section('Failed rules', h('ul', { class: 'warnings' }, failed.map((ch) => h('li', { class: 'failed-rule', 'data-rule': ch.rule },
+      h('strong', {}, ch.rule), ': ', ch.evidence || '', h('div', { class: 'rule' }, ch.title || ''), h('div', { class: 'rule' }, 'cites: ', ch.cite || ''))))) : null,
+    section('Checks', checks),
+    ...runs].filter(Boolean));
+  pane.scrollTop = 0;
+}
+
+function drawMatrix(cases) {
+  if (cases.length === 0) return;
+  $('matrix').hidden = false;
+  const eras = [...new Set(cases.map((c) => c.era))].sort().reverse();
+  const rows = new Map();
+  for (const c of cases) {
+    const key = c.scenario + (c.probe ? '/' + c.probe : '');
+    if (!rows.has(key)) rows.set(key, new Map());
+    rows.get(key).set(c.era, c);
+  }
+  const fails = cases.filter((c) => c.verdict === 'fail').length;
+  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed`;
+  const grid = $('matrix-grid');
+  grid.replaceChildren(h('tr', {}, h('th', { scope: 'col' }, 'scenario / probe'), eras.map((e) => h('th', { scope: 'col' }, e))),
+    ...[...rows.entries()].map(([key, byEra]) => h('tr', {}, h('th', { scope: 'row' }, key), eras.map((e) => {
+      const c = byEra.get(e);
+      if (!c) return h('td', {});
+      const label = c.verdict === 'fail' ? (c.runCount > 1 ? `FAIL ${c.failedRuns}/${c.runCount}` : 'FAIL') : c.verdict;
+      return h('td', {}, h('button', {
+        type: 'button', class: 'cell ' + verdictClass(c.verdict), 'data-case': c.case, 'data-era': c.era, 'aria-pressed': 'false',
+        title: (c.failedRules || []).join(', ') || c.verdict, 'aria-label': `${c.case} ${c.era}: ${c.verdict}`,
+      }, label));
+    }))));
+  const byCase = new Map(cases.map((c) => [c.case + '\u0000' + c.era, c]));
+  grid.addEventListener('click', (ev) => {
+    const b = ev.target.closest('button.cell');
+    if (!b) return;
+    grid.querySelectorAll('button.cell[aria-pressed="true"]').forEach((x) => x.setAttribute('aria-pressed', 'false'));
+    b.setAttribute('aria-pressed', 'true');
+    selected = null;
+    schedule(false);
+    showCase(byCase.get(b.dataset.case + '\u0000' + b.dataset.era));
+  });
+}
+
+$('detail').addEventListener('click', (ev) => {
+  const b = ev.target.closest('button.show-run');
+  if (!b) return;
+  const i = $('f-text');
+  i.value = b.dataset.endpoint;
+  filter.text = b.dataset.endpoint.toLowerCase();
+  schedule();
+});
+
 // ---- sources ---------------------------------------------------------------
 
 function staticRecords() {
@@ -748,6 +835,7 @@ function staticRecords() {
 
 // A static page shows its records in time order (the files it was made
 // from are concatenated); a call's exchanges stay under their call.
+drawMatrix(jsonLines('mcpdiag-matrix'));
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';

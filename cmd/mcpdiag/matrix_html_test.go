@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/ui"
+)
+
+// matrixCases returns the cases a matrix page embeds.
+func matrixCases(t *testing.T, page []byte) []map[string]any {
+	t.Helper()
+	open := []byte(`<script id="` + ui.MatrixElementID + `" type="application/x-ndjson">`)
+	i := bytes.Index(page, open)
+	if i < 0 {
+		t.Fatal("the page has no matrix element")
+	}
+	data, _, _ := bytes.Cut(page[i+len(open):], []byte("</script>"))
+	var out []map[string]any
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var c map[string]any
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatalf("matrix line: %v", err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// matrix --html: the grid has a cell per case coloured by its verdict, a
+// click shows the failed rules and the run's POSTs, and the table holds
+// the runs' records.
+func TestMatrixHTML(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sh")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "matrix.html")
+	recs := filepath.Join(dir, "matrix.jsonl")
+	var stdout, stderr bytes.Buffer
+	// A client that calls nothing and prints a wrong classification fails
+	// client.ran and client.classification in every case.
+	code := run([]string{"matrix", "--html", out, "--record", recs, "--scenarios", "baseline,errors.tool_error", "--",
+		"sh", "-c", `echo "outcome: TOOL_ERROR"`, "sh"}, nil, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr.String())
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := matrixCases(t, page)
+	if len(cases) < 2 {
+		t.Fatalf("%d cases in the page", len(cases))
+	}
+	p := browser.Open(t, (&url.URL{Scheme: "file", Path: out}).String())
+	type cell struct{ Case, Era, Class string }
+	cells := browser.Eval[[]cell](t, p, `[...document.querySelectorAll('#matrix-grid button.cell')].map((b) => ({Case: b.dataset.case, Era: b.dataset.era, Class: b.className}))`)
+	if len(cells) != len(cases) {
+		t.Errorf("the grid has %d cells, the matrix %d cases", len(cells), len(cases))
+	}
+	for _, c := range cases {
+		name, era, verdict := c["case"].(string), c["era"].(string), c["verdict"].(string)
+		i := slices.IndexFunc(cells, func(x cell) bool { return x.Case == name && x.Era == era })
+		if i < 0 {
+			t.Errorf("case %s (%s) has no cell", name, era)
+			continue
+		}
+		if want := map[string]string{"pass": "v-pass", "fail": "v-fail"}[verdict]; want != "" && !strings.Contains(cells[i].Class, want) {
+			t.Errorf("case %s (%s) is %s, its cell %q", name, era, verdict, cells[i].Class)
+		}
+	}
+	first := cases[0]
+	var wantRules []string
+	for _, r := range first["failedRules"].([]any) {
+		wantRules = append(wantRules, r.(string))
+	}
+	browser.Eval[bool](t, p, `(() => { document.querySelector('#matrix-grid button.cell[data-case="`+first["case"].(string)+`"][data-era="`+first["era"].(string)+`"]').click(); return true })()`)
+	browser.WaitFor(t, p, "the case's detail", `document.querySelector('#detail [data-section="checks"]') !== null`)
+	got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#detail li.failed-rule')].map((li) => li.dataset.rule)`)
+	slices.Sort(got)
+	slices.Sort(wantRules)
+	if !slices.Equal(got, wantRules) || len(got) == 0 {
+		t.Errorf("the detail shows failed rules %v, the case has %v", got, wantRules)
+	}
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
+	}
+
+	// The built-in client over two scenarios: the page's table holds what
+	// --record holds.
+	code = run([]string{"matrix", "--html", out, "--record", recs, "--scenarios", "baseline,sse.truncated,errors.rate_limited", "--protocol", "2026-07-28"}, nil, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("the built-in client: exit %d: %s", code, stderr.String())
+	}
+	if page, err = os.ReadFile(out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) > 0 {
+			lines++
+		}
+	}
+	if n := len(embedded(t, page)); n != lines || n == 0 {
+		t.Errorf("the page embeds %d records, --record wrote %d", n, lines)
+	}
+	p = browser.Open(t, (&url.URL{Scheme: "file", Path: out}).String())
+	browser.WaitFor(t, p, "the records counted", `document.getElementById('count').textContent.startsWith('`+strconv.Itoa(lines)+` of `+strconv.Itoa(lines)+` ')`)
+	if n := browser.Eval[int](t, p, `document.querySelectorAll('#matrix-grid button.cell.v-pass').length`); n != len(matrixCases(t, page)) {
+		t.Errorf("%d cells pass, want every case's", n)
+	}
+	browser.Eval[bool](t, p, `(() => { document.querySelector('#matrix-grid button.cell[data-case="sse.truncated"]').click(); return true })()`)
+	browser.WaitFor(t, p, "the case's detail", `document.querySelector('#detail [data-section="checks"]') !== null`)
+	browser.Eval[bool](t, p, `(() => { document.querySelector('#detail button.show-run').click(); return true })()`)
+	browser.WaitFor(t, p, "the run's exchanges", `document.querySelectorAll('#rows tr.row[data-id]').length > 0 && document.querySelectorAll('#rows tr.row[data-id]').length < `+strconv.Itoa(lines))
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
+	}
+	for _, u := range p.Requests() {
+		if !strings.HasPrefix(u, "file://") {
+			t.Errorf("the page requested %s", u)
+		}
+	}
+	if os.Getenv("MCPDIAG_UPDATE_SCREENSHOTS") == "1" {
+		browser.Screenshot(t, p, filepath.Join("..", "..", "docs", "img"), "ui-matrix.png")
+	}
+}
