@@ -259,3 +259,107 @@ func TestServeUILive(t *testing.T) {
 		t.Errorf("console: %q", c)
 	}
 }
+
+// proxy --ui in front of serve, through several scenarios: every exchange
+// appears on the page with its outcome and the colour of its layer, and
+// the cut stream's detail marks the cut on its SSE timeline.
+func TestProxyUIScenarios(t *testing.T) {
+	serveOut := &firstLine{ch: make(chan string, 1)}
+	sctx, scancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- runServe(sctx, serveOut, io.Discard, serveOptions{addr: "127.0.0.1:0"}, false)
+	}()
+	var serveURL string
+	select {
+	case l := <-serveOut.ch:
+		serveURL = strings.TrimSuffix(strings.TrimPrefix(l, "mcpdiag serve: "), "/mcp")
+	case err := <-served:
+		t.Fatalf("serve ended: %v", err)
+	}
+	defer func() { scancel(); <-served }()
+
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	ready := make(chan string, 1)
+	pageReady := make(chan string, 1)
+	sigs := make(chan os.Signal, 1)
+	o := proxyOptions{
+		upstream: serveURL + "/", listen: "127.0.0.1:0", recordFile: path, recordBodies: "full",
+		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
+		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
+	}
+	var stderr proxyStderr
+	done := make(chan error, 1)
+	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
+	var proxyURL, pageURL string
+	for proxyURL == "" || pageURL == "" {
+		select {
+		case proxyURL = <-ready:
+		case pageURL = <-pageReady:
+		case err := <-done:
+			t.Fatalf("the proxy ended: %v: %s", err, stderr.String())
+		}
+	}
+	p := browser.Open(t, pageURL)
+	total := 0
+	for _, sc := range []struct {
+		path string
+		want classify.Outcome
+	}{
+		{"mcp", classify.ToolSuccess},
+		{"s/errors.tool_error/mcp", classify.ToolError},
+		{"s/errors.jsonrpc_error/mcp", classify.JSONRPCError},
+		{"s/sse.truncated/mcp", classify.StreamIncomplete},
+		{"s/errors.rate_limited/mcp", classify.ToolSuccess}, // 429 with Retry-After, then a retry
+		{"s/mrtr.load_shedding/mcp", classify.ToolSuccess},  // an input_required round
+	} {
+		c, err := client.New(client.Options{URL: strings.TrimSuffix(proxyURL, "/") + "/" + sc.path, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		call, _ := c.CallTool(context.Background(), "echo", json.RawMessage(`{"text":"hi"}`))
+		if call == nil || call.Outcome != sc.want {
+			t.Fatalf("%s: %v, want %s", sc.path, call, sc.want)
+		}
+		total += len(c.Exchanges())
+		// Each exchange is on the page before the next call starts.
+		browser.WaitFor(t, p, "the exchanges of "+sc.path, `document.getElementById('count').textContent.startsWith('`+strconv.Itoa(total)+` of `+strconv.Itoa(total)+` ')`)
+	}
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
+	}
+	sigs <- syscall.SIGTERM
+	if err := <-done; err != nil {
+		t.Fatalf("runProxy: %v", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want []string
+	var cut string
+	for r, err := range record.NewReader(f).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r.ID+" "+string(r.Outcome)+" layer-"+string(r.Layer))
+		if r.Outcome == classify.StreamIncomplete && len(r.SSEArrivals) > 0 && cut == "" {
+			cut = r.ID
+		}
+	}
+	got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#rows tr.row[data-id]')].map((tr) => { const b = tr.querySelector('.c-outcome .badge'); return tr.dataset.id + ' ' + b.textContent + ' ' + [...b.classList].find((c) => c.startsWith('layer-')) })`)
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the page shows\n%s\nthe record file holds\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if cut == "" {
+		t.Fatal("no cut stream with arrival times was recorded")
+	}
+	browser.Eval[bool](t, p, `(() => { document.querySelector('#rows tr.row[data-id="`+cut+`"]').click(); return true })()`)
+	browser.WaitFor(t, p, "the cut on the timeline", `document.querySelector('#detail .timeline .sse-cut') !== null`)
+	if os.Getenv("MCPDIAG_UPDATE_SCREENSHOTS") == "1" {
+		browser.Screenshot(t, p, filepath.Join("..", "..", "docs", "img"), "ui-proxy.png")
+	}
+}
