@@ -205,7 +205,7 @@ func readRequest(r *http.Request, limit int64) (*Request, error) {
 	if !req.Post || r.Body == nil {
 		return req, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	body, err := readAtMost(r.Body, r.ContentLength, limit+1)
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
@@ -217,6 +217,30 @@ func readRequest(r *http.Request, limit int64) (*Request, error) {
 	req.Body = body
 	req.read(wire.MessageFor(r.Context(), body))
 	return req, nil
+}
+
+// readAtMost reads up to n bytes of body into one buffer sized by the
+// declared length when there is one (io.ReadAll starts at 512 bytes and
+// grows, allocating several times for a body of a few KiB).
+func readAtMost(body io.Reader, contentLength, n int64) ([]byte, error) {
+	if contentLength < 0 || contentLength >= n {
+		return io.ReadAll(io.LimitReader(body, n))
+	}
+	buf := make([]byte, 0, contentLength+1) // +1: room to meet EOF without growing
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := body.Read(buf[len(buf):min(int64(cap(buf)), n)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // read takes the JSON-RPC facts of the body from its message m.
