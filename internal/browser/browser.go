@@ -305,3 +305,12 @@ func EvalPromise[T any](t *testing.T, p *Page, expr string) T {
 	}
 	return v
 }
+
+// Keys types keys into the focused element as a user would: real key
+// events through the browser's input pipeline (kb names the special keys).
+func Keys(t *testing.T, p *Page, keys string) {
+	t.Helper()
+	if err := chromedp.Do(p.Ctx, chromedp.KeyEvent(keys)); err != nil {
+		t.Fatalf("typing %q: %v", keys, err)
+	}
+}

@@ -218,7 +218,7 @@ function rowFor(v, index) {
   if (selected === r) cls.push('selected');
   const outcome = r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown'), title: r.reason || undefined }, r.outcome) : '';
   const tr = h('tr', {
-    class: cls.join(' '), 'data-id': r.id || '', 'data-index': index, 'data-layer': layer,
+    id: 'rec-' + r._i, class: cls.join(' '), 'data-id': r.id || '', 'data-index': index, 'data-layer': layer,
     'aria-selected': selected === r ? 'true' : 'false',
   },
   h('td', { class: 'c-time' }, v.header ? h('span', { class: 'fold', 'aria-hidden': 'true' }, v.group.collapsed ? '▸' : '▾') : '', fmtTime(r.time)),
@@ -265,6 +265,9 @@ function render() {
   for (let i = start; i < end; i++) rows.push(rowFor(view[i], i));
   if (end < view.length) rows.push(h('tr', { class: 'spacer', 'aria-hidden': 'true' }, h('td', { colspan: 11 })));
   tbody.replaceChildren(...rows);
+  // Screen readers follow the selection in the focused list.
+  if (selected && document.getElementById('rec-' + selected._i)) list.setAttribute('aria-activedescendant', 'rec-' + selected._i);
+  else list.removeAttribute('aria-activedescendant');
   const spacers = tbody.querySelectorAll('tr.spacer');
   let k = 0;
   if (start > 0) spacers[k++].style.height = start * ROW_H + 'px';
