@@ -175,29 +175,31 @@ the client goes away.
 - Each endpoint counts POSTs, POSTs per JSON-RPC method and per tool, in arrival order, from zero when the endpoint is
   first used. ` + "`POST /admin/reset`" + ` (all endpoints, or ` + "`?endpoint=E`" + `) zeroes them and restarts every schedule and random
   source from the seed; ` + "`&clearLog=1`" + ` also empties the log, and ` + "`&dropEndpoints=1`" + ` forgets every ` + "`/s/`" + ` endpoint. ` + "`GET /admin/counters`" + ` shows them with the requests in flight.
-- ` + "`GET /admin/log`" + ` (` + "`?endpoint=E`" + ` to filter) returns the server's own record of every request as JSONL: a record of kind
-  ` + "`server`" + ` (docs/records.md: ` + "`time`" + `, ` + "`method`" + `, ` + "`jsonrpc.id`" + `, ` + "`tool`" + `, ` + "`argsHash`" + `, ` + "`protocolVersion`" + `, ` + "`client`" + `, redacted
-  ` + "`requestHeaders`" + `, hashed ` + "`session`" + `, ` + "`status`" + ` sent, ` + "`contentType`" + `, ` + "`responseBytes`" + `, ` + "`postCount`" + `, and ` + "`note`" + ` naming what fired)
-  with one more member, ` + "`serve`" + `:
+- ` + "`GET /admin/log`" + ` (` + "`?endpoint=E`" + ` to filter) returns the server's own record of every request as JSONL: a classified
+  record of kind ` + "`exchange`" + `, written by the same recorder as ` + "`mcpdiag proxy`" + `'s (docs/records.md: the ` + "`outcome`" + `, ` + "`layer`" + ` and
+  ` + "`flags`" + ` of the response the client received, ` + "`time`" + `, ` + "`method`" + `, ` + "`jsonrpc.id`" + `, ` + "`tool`" + `, ` + "`argsHash`" + `, ` + "`protocolVersion`" + `, ` + "`client`" + `,
+  redacted ` + "`requestHeaders`" + `, hashed ` + "`session`" + `, ` + "`status`" + `, ` + "`contentType`" + `, ` + "`responseBytes`" + `, ` + "`scenario`" + ` = what fired)
+  with the endpoint's view in two typed members, ` + "`fault`" + ` and ` + "`params`" + `:
 
   | field | meaning |
   |---|---|
-  | ` + "`endpoint`" + ` | the endpoint (path, and query for ` + "`/s/`" + ` endpoints) |
-  | ` + "`seed`" + ` | the endpoint's seed, a decimal string |
-  | ` + "`count`" + ` | this request's numbers: ` + "`post`" + `, ` + "`method`" + `, ` + "`tool`" + ` |
-  | ` + "`counters`" + ` | the endpoint's counters after this request: ` + "`posts`" + `, ` + "`methods`" + `, ` + "`tools`" + ` |
-  | ` + "`meta`" + ` | the ` + "`params._meta`" + ` keys the request carried |
-  | ` + "`metaProtocolVersion`" + `, ` + "`capabilities`" + ` | ` + "`_meta`" + `'s protocol version, and a hash of its ` + "`clientCapabilities`" + ` (when present) |
-  | ` + "`requestState`" + `, ` + "`inputResponses`" + ` | MRTR: a hash of the ` + "`requestState`" + ` the request carried (` + "`faults.StateHash`" + `: ` + "`sha256:`" + ` and 16 hex digits of the string), and the ` + "`inputResponses`" + ` keys |
-  | ` + "`issuedState`" + ` | the hash of the ` + "`requestState`" + ` a scenario answered with (` + "`input_required`" + `) |
+  | ` + "`fault.selection`" + ` | the scenarios in force (` + "`a+b`" + `) |
+  | ` + "`fault.endpoint`" + ` | the endpoint (path, and query for ` + "`/s/`" + ` endpoints) |
+  | ` + "`fault.seed`" + ` | the endpoint's seed, a decimal string |
+  | ` + "`fault.count`" + ` | this request's numbers: ` + "`post`" + `, ` + "`method`" + `, ` + "`tool`" + ` |
+  | ` + "`fault.counters`" + ` | the endpoint's counters after this request: ` + "`posts`" + `, ` + "`methods`" + `, ` + "`tools`" + ` |
+  | ` + "`fault.fired`" + ` | the scenarios that fired, outermost first |
+  | ` + "`fault.decisions`" + ` | every scenario's decision, fired or not: ` + "`scenario`" + `, ` + "`layer`" + ` (0 is outermost), ` + "`matched`" + `, ` + "`n`" + ` (its number among the matches), ` + "`fired`" + `, ` + "`why`" + `, ` + "`draw`" + `, ` + "`delayMs`" + `, ` + "`notes`" + ` |
+  | ` + "`fault.issuedState`" + ` | the hash of the ` + "`requestState`" + ` a scenario answered with (` + "`input_required`" + `) |
+  | ` + "`params.meta`" + ` | the ` + "`params._meta`" + ` keys the request carried |
+  | ` + "`params.metaProtocolVersion`" + `, ` + "`params.capabilities`" + ` | ` + "`_meta`" + `'s protocol version, and a hash of its ` + "`clientCapabilities`" + ` (when present) |
+  | ` + "`params.requestState`" + `, ` + "`params.inputResponses`" + ` | MRTR: a hash of the ` + "`requestState`" + ` the request carried (` + "`faults.StateHash`" + `: ` + "`sha256:`" + ` and 16 hex digits of the string), and the ` + "`inputResponses`" + ` keys |
   | ` + "`retryAfter`" + ` | the ` + "`Retry-After`" + ` header sent, if any |
-  | ` + "`fired`" + ` | the scenarios that fired, joined with ` + "`+`" + ` |
-  | ` + "`faults`" + ` | every scenario's decision, fired or not: ` + "`scenario`" + `, ` + "`layer`" + ` (0 is outermost), ` + "`matched`" + `, ` + "`n`" + ` (its number among the matches), ` + "`fired`" + `, ` + "`why`" + `, ` + "`draw`" + `, ` + "`delayMs`" + `, ` + "`notes`" + ` |
-  | ` + "`hijacked`" + `, ` + "`aborted`" + ` | the connection was taken over (reset or closed), or the response was aborted mid-body |
+  | ` + "`flags`" + ` | ` + "`FI`" + ` a scenario fired, ` + "`HJ`" + ` the connection was taken over (reset or closed), ` + "`AB`" + ` the response was aborted mid-body, ` + "`DC`" + ` the client left |
 
-  A line is written when its request ends (sort by ` + "`serve.count.post`" + ` for arrival order). Scenario changes and resets are
-  lines too (method PUT or POST, with a ` + "`note`" + `). The last 20000 lines are kept in memory (` + "`--log-limit`" + `); ` + "`--log FILE`" + `
-  appends every line to a file.
+  A line is written before its request's handler returns (sort by ` + "`fault.count.post`" + ` for arrival order). Scenario
+  changes and resets are lines of kind ` + "`server`" + ` (method PUT or POST, with a ` + "`note`" + `). The last 20000 lines are kept in
+  memory (` + "`--log-limit`" + `); ` + "`--log FILE`" + ` appends every line to a file.
 - **Replay.** With ` + "`--seed N`" + ` (or the seed a log line shows) and the same sequence of requests, every decision and every
   draw repeats exactly. Concurrent requests are decided in the order the server took them, which the log records.
 - The admin API answers only direct loopback clients unless ` + "`--admin-token`" + ` is set: a loopback peer, a loopback
