@@ -144,10 +144,34 @@ func (d *driftTracker) awaitListings(upstream string, before time.Time) bool {
 
 // toolListing is one upstream's tools/list as the proxy saw it.
 type toolListing struct {
-	complete map[string]bool // the last listing seen whole; nil before one
+	// complete are the last listings seen whole, oldest first, each with
+	// the start of the exchange of its last page: a tools/call is judged by
+	// the last listing whose last page started before the call did, not by
+	// one that ended while the call's record was being finished.
+	complete []completeListing
 	// pending are listings being paged, by the nextCursor of their last
 	// page: a page requested with that cursor continues one.
 	pending map[string]map[string]bool
+}
+
+// completeListing is a tools/list read whole.
+type completeListing struct {
+	start time.Time // the start of its last page's exchange
+	names map[string]bool
+}
+
+// maxCompleteListings bounds the whole listings kept per upstream.
+const maxCompleteListings = 8
+
+// before returns the names of the last whole listing whose last page
+// started before t, or nil.
+func (l *toolListing) before(t time.Time) map[string]bool {
+	for i := len(l.complete) - 1; i >= 0; i-- {
+		if l.complete[i].start.Before(t) {
+			return l.complete[i].names
+		}
+	}
+	return nil
 }
 
 // maxPendingListings bounds the listings being paged at once per upstream.
@@ -159,7 +183,7 @@ const maxPendingListings = 64
 // other chains are ignored, so concurrent clients do not mix); a page
 // without nextCursor ends its listing, which becomes the upstream's
 // complete one.
-func (d *driftTracker) listed(upstream string, request, response []byte) {
+func (d *driftTracker) listed(upstream string, start time.Time, request, response []byte) {
 	result, ok := wire.Field(response, "result")
 	if !ok || wire.Kind(result) != '{' {
 		return
@@ -206,7 +230,15 @@ func (d *driftTracker) listed(upstream string, request, response []byte) {
 		return true
 	})
 	if !more {
-		l.complete = names
+		c := completeListing{start: start, names: names}
+		i := len(l.complete)
+		for i > 0 && l.complete[i-1].start.After(start) {
+			i--
+		}
+		l.complete = slices.Insert(l.complete, i, c)
+		if len(l.complete) > maxCompleteListings {
+			l.complete = l.complete[len(l.complete)-maxCompleteListings:]
+		}
 		return
 	}
 	if len(l.pending) >= maxPendingListings {
@@ -224,12 +256,14 @@ func (d *driftTracker) listed(upstream string, request, response []byte) {
 // would be dropped, leaving the listing never whole.
 func (d *driftTracker) listedInOrder(upstream string, start time.Time, request, response []byte) {
 	d.awaitListings(upstream, start)
-	d.listed(upstream, request, response)
+	d.listed(upstream, start, request, response)
 }
 
 // unknownTool adds the protocol-error-as-tool-error warning to the record
 // of a tools/call that ended in a tool error (isError) for a tool absent
-// from the upstream's last complete tools/list: the spec makes a call of an
+// from the upstream's last complete tools/list whose last page started
+// before the call did (a listing completed later cannot have informed the
+// call, even when its record was done first): the spec makes a call of an
 // unknown tool a protocol error, and the Python SDK answers one with
 // isError "Unknown tool: X". Nothing is added without a complete listing,
 // or when the record already carries the warning. A tools/list that
@@ -252,8 +286,10 @@ func (d *driftTracker) unknownTool(upstream string, rec *record.Record, start ti
 	l := d.lists[upstream]
 	var n int
 	known := true
-	if l != nil && l.complete != nil {
-		n, known = len(l.complete), l.complete[rec.Tool]
+	if l != nil {
+		if names := l.before(start); names != nil {
+			n, known = len(names), names[rec.Tool]
+		}
 	}
 	d.mu.Unlock()
 	if known {
