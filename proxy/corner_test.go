@@ -115,7 +115,7 @@ func TestGETStreamLeftByClient(t *testing.T) {
 	for _, bodies := range []proxy.BodyMode{proxy.BodiesNone, proxy.BodiesErrors, proxy.BodiesFull} {
 		u, p, sink, stop := startProxy(t, up, proxy.Options{Bodies: bodies})
 		modes := []string{"sending", "headers", "silent"}
-		for _, mode := range modes {
+		for i, mode := range modes {
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"?mode="+mode, nil)
 			req.Header.Set("Accept", "text/event-stream")
@@ -133,6 +133,17 @@ func TestGETStreamLeftByClient(t *testing.T) {
 				<-ctx.Done()
 			}()
 			time.Sleep(100 * time.Millisecond)
+			// The client leaves only once the proxy has its request: on a
+			// loaded machine 100 ms may pass before it arrives, and a
+			// request cancelled before it is no exchange at all.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				if st := p.Stats(); st.Exchanges+st.InFlight > int64(i) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the request never reached the proxy", mode)
+				}
+			}
 			cancel()
 			<-done
 		}
