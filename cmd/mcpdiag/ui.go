@@ -218,6 +218,16 @@ func (p pageSink) Write(rec *record.Record) error {
 	return err
 }
 
+// Close closes the producer's own sink (proxy.Proxy.Serve closes the
+// Records it is given when they have a Close method: the record file is
+// flushed and its losses returned, --ui or not).
+func (p pageSink) Close() error {
+	if c, ok := p.primary.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // pageLines is pageSink for serve's log lines (a record.LineWriter).
 type pageLines struct {
 	primary record.LineWriter
