@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestServerDetailsMRTR checks the log members the matrix judges MRTR and
@@ -29,7 +30,8 @@ func TestServerDetailsMRTR(t *testing.T) {
 	})
 	ep := faults.NewEndpoint(sel, ok, faults.EndpointOptions{Path: "/mcp", Seed: 1, Observe: func(o *faults.Observation) {
 		mu.Lock()
-		seen = append(seen, o.Details())
+		f, params := o.Facts()
+		seen = append(seen, faults.DetailsOf(&record.Record{Fault: f, Params: params, RetryAfter: o.RetryAfter}))
 		mu.Unlock()
 	}})
 	srv := httptest.NewServer(ep)

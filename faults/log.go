@@ -55,54 +55,6 @@ type ServerDetails struct {
 	Aborted  bool `json:"aborted,omitempty"`
 }
 
-// Record returns the observation as a record of kind "server", with the
-// fault decision (Fault: selection, endpoint, seed, count, counters, every
-// scenario's decision, the requestState issued), the request's params facts
-// (Params) and the flags (FI when a scenario fired, HJ for a connection
-// taken over, AB for a response aborted mid-body) as typed members.
-func (o *Observation) Record() *record.Record {
-	rec := &record.Record{
-		Kind: record.KindServer, Time: o.Time, Scenario: o.Scenario,
-		HTTPMethod: o.HTTPMethod, URL: o.URL, Status: o.Status, ContentType: o.ContentType,
-		RequestHeaders: o.Header, ResponseBytes: o.Bytes, RetryAfter: o.RetryAfter,
-		Timings: record.Timings{Total: record.Duration(o.Duration)},
-	}
-	f, params := o.Facts()
-	rec.Fault, rec.Params = f, params
-	if q := o.Request; q != nil {
-		switch {
-		case q.Post && q.Message != nil: // parsed from q.Body (readRequest, LineEndpoint.Request)
-			rec.SetMessage(q.Message)
-		case q.Post:
-			rec.SetRequest(q.Body)
-		}
-		rec.Client, rec.ProtocolVersion, rec.Session = q.Client, q.Protocol, q.Session
-		rec.PostCount = q.Count.Post
-		if rec.Method == "" {
-			rec.Method = q.Method
-		}
-	}
-	if rec.Client == "" {
-		rec.Client = o.Header.Get("User-Agent")
-	}
-	switch {
-	case o.Hijacked:
-		rec.Flags.Add(record.FlagHJ)
-		rec.Note = "connection taken over and closed: no HTTP response"
-	case o.Aborted:
-		rec.Flags.Add(record.FlagAB)
-		rec.Note = "response aborted mid-body"
-	}
-	if fired := f.FiredString(); fired != "" {
-		rec.Flags.Add(record.FlagFI)
-		if rec.Note != "" {
-			rec.Note += "; "
-		}
-		rec.Note += "fired: " + fired
-	}
-	return rec
-}
-
 // Facts returns the endpoint's view of the request as the record's typed
 // members: the decision (Fault) with the request's numbers, the counters
 // after it and the requestState issued, and the request's params facts.
@@ -145,10 +97,6 @@ func paramsOf(q *Request) *record.Params {
 	return p
 }
 
-// Details returns the observation's server details (DetailsOf its record,
-// before the encoder redacts it).
-func (o *Observation) Details() ServerDetails { return DetailsOf(o.Record()) }
-
 // DetailsOf returns the server details of a record: a view of its typed
 // members Fault, Params, Flags and RetryAfter, in the shape of the "serve"
 // member version-1 server lines carried (record.Decode upgrades those into
@@ -177,14 +125,6 @@ func DetailsOf(r *record.Record) ServerDetails {
 	}
 	d.Hijacked, d.Aborted = r.Flags.Has(record.FlagHJ), r.Flags.Has(record.FlagAB)
 	return d
-}
-
-// Line encodes the observation as one JSONL line: its record, redacted by
-// enc (credential headers, session id hashed, the endpoint's query and the
-// scenarios' notes scrubbed). The fault decision is the record's typed
-// "fault" member: nothing is spliced into the line.
-func (o *Observation) Line(enc *record.Encoder) ([]byte, error) {
-	return enc.Encode(o.Record())
 }
 
 // Decision returns a fault layer's decision about one request as the

@@ -6,16 +6,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
 // firePattern sends n tools/calls one after the other and returns which
 // fired ('x') and which did not ('.').
-func firePattern(t *testing.T, ep *faults.Endpoint, n int) string {
+func firePattern(t *testing.T, ep http.Handler, n int) string {
 	t.Helper()
 	var pattern strings.Builder
 	for range n {
@@ -67,17 +69,18 @@ func TestScheduleDeterminism(t *testing.T) {
 }
 
 // TestDecisionsAreLogged checks that every decision, fired or not, and the
-// seed reach the observation and its log line.
+// seed reach the exchange record a recorder in front of the endpoint writes
+// (as mcpdiag serve's log does), through the tap on the request's context.
 func TestDecisionsAreLogged(t *testing.T) {
 	sel, _ := faults.Select("errors.jsonrpc_error", json.RawMessage(`{"schedule":{"p":0.5}}`))
 	var lines [][]byte
-	ep := faults.NewEndpoint(sel, standIn, faults.EndpointOptions{Path: "/mcp", Seed: 42, Observe: func(o *faults.Observation) {
-		line, err := o.Line(&record.Encoder{})
-		if err != nil {
-			t.Error(err)
-		}
-		lines = append(lines, line)
-	}})
+	var mu sync.Mutex
+	rc, err := recorder.New(recorder.Options{Records: lineSink{&mu, &lines}, Bodies: recorder.BodiesNone,
+		FaultScenario: true, ServerFacts: true, Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := rc.Handler(faults.NewEndpoint(sel, standIn, faults.EndpointOptions{Path: "/mcp", Seed: 42}))
 	pattern := firePattern(t, ep, 8)
 	if len(lines) != 8 {
 		t.Fatalf("%d lines", len(lines))
@@ -91,7 +94,8 @@ func TestDecisionsAreLogged(t *testing.T) {
 			t.Errorf("line %d: a spliced serve member: %s", i, line)
 		}
 		d := faults.DetailsOf(rec)
-		if rec.Kind != record.KindServer || rec.PostCount != i+1 || rec.Method != "tools/call" || rec.Tool != "echo" || rec.Scenario != "errors.jsonrpc_error" {
+		if rec.Kind != record.KindExchange || rec.Method != "tools/call" || rec.Tool != "echo" || rec.Fault.Selection != "errors.jsonrpc_error" ||
+			rec.Scenario != rec.Fault.FiredString() || rec.Flags.Has(record.FlagFI) != (rec.Scenario != "") {
 			t.Errorf("line %d: %s", i, line)
 		}
 		if d.Seed != 42 || d.Count.Post != i+1 || len(d.Faults) != 1 || d.Faults[0].Draw == nil || d.Faults[0].N != i+1 {
@@ -178,4 +182,21 @@ func serveVia(h http.Handler) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// lineSink keeps a recorder's records as encoded lines.
+type lineSink struct {
+	mu    *sync.Mutex
+	lines *[][]byte
+}
+
+func (s lineSink) Write(r *record.Record) error {
+	line, err := (&record.Encoder{}).Encode(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	*s.lines = append(*s.lines, line)
+	s.mu.Unlock()
+	return nil
 }
