@@ -29,10 +29,13 @@ const (
 	// KindCall is the summary of one logical call: every exchange it took
 	// (retries, MRTR input rounds) and the final verdict.
 	KindCall Kind = "call"
-	// KindServer is a version-1 fault server's log line about a request it
-	// received. Version 2 servers write exchange records (with Fault and
-	// Params) instead; Decode still reads old lines, their "serve" member
-	// upgraded into the typed fields.
+	// KindServer is a fault server's line about one of its own events (a
+	// scenario change, a reset, a refused endpoint, an authorization
+	// server's request). Before issue 12 the fault server also wrote one for
+	// every request it received, unclassified (version 1 with a "serve"
+	// member, version 2 with Fault and Params); it now writes an exchange
+	// record (with Fault and Params) instead. Decode still reads the old
+	// lines, a "serve" member upgraded into the typed fields.
 	KindServer Kind = "server"
 	// KindDropped reports records an [Async] writer dropped because its
 	// queue was full; Dropped holds the count.
