@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,11 +57,17 @@ type Server struct {
 	token string
 
 	mu     sync.Mutex
-	recs   [][]byte      // JSON of each record kept
+	recs   []event       // each record (and matrix case) kept
 	base   int64         // event id of recs[0] minus 1
 	notify chan struct{} // closed (and replaced) when a record or a note arrives
 	notes  []string
 	closed bool
+}
+
+// event is one server-sent event: a record, or a matrix case.
+type event struct {
+	name string // "record" or "case"
+	data []byte // one line of JSON
 }
 
 // NewServer returns a Server; it listens nowhere until its handler is
@@ -100,13 +107,35 @@ func (s *Server) Publish(r *record.Record) error {
 	if err != nil {
 		return fmt.Errorf("ui: record %s: %w", r.ID, err)
 	}
-	b = bytes.TrimRight(b, "\n")
+	return s.push(event{"record", bytes.TrimRight(b, "\n")})
+}
+
+// PublishCase adds one case of a matrix (a line of mcpdiag matrix --json,
+// matrix.CaseJSON) to the page's grid; a case published again replaces its
+// cell.
+func (s *Server) PublishCase(jsonLine []byte) error {
+	var c struct {
+		Case    *string `json:"case"`
+		Verdict *string `json:"verdict"`
+	}
+	line := bytes.TrimSpace(jsonLine)
+	if err := json.Unmarshal(line, &c); err != nil || c.Case == nil || c.Verdict == nil {
+		return errors.New("ui: not a matrix case (a line of mcpdiag matrix --json)")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, line); err != nil {
+		return err
+	}
+	return s.push(event{"case", buf.Bytes()})
+}
+
+func (s *Server) push(e event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return record.ErrClosed
 	}
-	s.recs = append(s.recs, b)
+	s.recs = append(s.recs, e)
 	if over := len(s.recs) - s.opts.MaxRecords; over > 0 {
 		s.recs = append(s.recs[:0:0], s.recs[over:]...)
 		s.base += int64(over)
@@ -241,7 +270,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			next = s.base + 1
 		}
 		for i := next - s.base - 1; i < int64(len(s.recs)); i++ {
-			fmt.Fprintf(&buf, "id: %d\nevent: record\ndata: %s\n\n", s.base+i+1, s.recs[i])
+			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", s.base+i+1, s.recs[i].name, s.recs[i].data)
 			next = s.base + i + 2
 			if buf.Len() > 1<<20 {
 				break
@@ -330,6 +359,13 @@ func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) erro
 				line++
 				if len(bytes.TrimSpace(l)) > 0 {
 					rec, derr := record.Decode(l)
+					if derr != nil || rec.Kind == "" {
+						// A line of matrix --json is a case of the grid.
+						if s.PublishCase(l) == nil {
+							pending = pending[i+1:]
+							continue
+						}
+					}
 					if derr != nil {
 						bad++
 						if bad <= 20 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,12 @@ type matrixOptions struct {
 	fromRecords string
 	verbose     bool
 	html        string
+	uiAddr      string // --ui: the live page's address; "" for none
+
+	// stderr receives the live page's URL (the command's stderr).
+	stderr io.Writer
+	// uiReady, when set (tests), is called with the live page's URL.
+	uiReady func(url string)
 
 	// progress, when set, receives a progress line after each run
 	// (rewritten in place with \r): the command sets it to stderr when
@@ -94,6 +101,7 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 			}
 			ctx, stop := interruptContext(cmd.Context())
 			defer stop()
+			o.stderr = cmd.ErrOrStderr()
 			if writesToTerminal(cmd.ErrOrStderr()) {
 				o.progress = cmd.ErrOrStderr()
 			}
@@ -106,6 +114,8 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 	f.BoolVar(&o.json, "json", false, "one JSON object per scenario with the evidence (JSON Lines), instead of the table")
 	f.StringVar(&o.junit, "junit", "", "also write JUnit XML to FILE (a testsuite per scenario, a testcase per rule)")
 	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page to `FILE`: the verdicts as a grid of scenarios by era, and every exchange (docs/ui.md)")
+	f.StringVar(&o.uiAddr, "ui", "", "serve a live page at `ADDR` (loopback; 127.0.0.1:0 picks a port): the grid fills in as cases finish, with every exchange; it stays until Ctrl-C (docs/ui.md)")
+	f.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
 	f.StringVar(&o.record, "record", "", "append every exchange to FILE (JSONL): the server's log lines, and the built-in client's records")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "only the scenarios (or cases) matching these globs, comma-separated (e.g. 'sse.*,errors.rate_limited')")
 	f.StringVar(&o.protocol, "protocol", "", "only the cases of one era: 2026-07-28 or 2025-11-25 (default both)")
@@ -131,7 +141,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	}
 	limits := matrix.Limits{MaxRetries: o.maxRetries, RunTimeout: o.timeout, StartTimeout: o.startup}
 	if o.fromRecords != "" {
-		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "start-timeout", "record", "html"} {
+		for _, name := range []string{"scenarios", "protocol", "repeat", "seed", "parallel", "timeout", "start-timeout", "record", "html", "ui"} {
 			if changed(name) {
 				return usageError("--%s does not apply to --from-records", name)
 			}
@@ -172,6 +182,36 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	}
 	if o.progress != nil {
 		opts.Progress = progressLine(o.progress, len(cases)*o.repeat)
+	}
+	var live *livePage
+	if o.uiAddr != "" {
+		if o.stderr == nil {
+			o.stderr = io.Discard
+		}
+		live, err = startLivePage(o.uiAddr, "mcpdiag matrix", record.Encoder{})
+		if err != nil {
+			return usageError("--ui %v", err)
+		}
+		defer live.Close()
+		fmt.Fprintf(o.stderr, "mcpdiag matrix: live page at %s\n", live.url)
+		if o.uiReady != nil {
+			o.uiReady(live.url)
+		}
+		opts.Records = pageLines{primary: opts.Records, page: live.srv}
+		// A case reaches the grid when its last run is judged: the
+		// calls are serialized, and each run's result was stored before
+		// its call, so the case is whole and no run is still writing it.
+		prev, finished := opts.Progress, map[*matrix.CaseResult]int{}
+		opts.Progress = func(c *matrix.CaseResult, r *matrix.RunResult) {
+			if prev != nil {
+				prev(c, r)
+			}
+			if finished[c]++; finished[c] == len(c.Runs) {
+				if b, err := json.Marshal(c.JSON()); err == nil {
+					_ = live.srv.PublishCase(b)
+				}
+			}
+		}
 	}
 	var page *ui.HTMLWriter
 	var pageFile *atomicfile.File
@@ -236,6 +276,10 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		if err := opts.Records.Close(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--record: %w", err)}
 		}
+	}
+	if live != nil && rep.Incomplete == nil && ctx.Err() == nil {
+		fmt.Fprintf(o.stderr, "mcpdiag matrix: finished; the page stays at %s until Ctrl-C\n", live.url)
+		<-ctx.Done()
 	}
 	switch {
 	case rep.Incomplete != nil:

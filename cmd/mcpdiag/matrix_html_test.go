@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/browser"
 	"github.com/mcpdiag/mcpdiag/ui"
@@ -140,5 +143,85 @@ func TestMatrixHTML(t *testing.T) {
 	}
 	if os.Getenv("MCPDIAG_UPDATE_SCREENSHOTS") == "1" {
 		browser.Screenshot(t, p, filepath.Join("..", "..", "docs", "img"), "ui-matrix.png")
+	}
+}
+
+// matrix --ui: the grid fills in as cases finish, the runs' exchanges
+// arrive in the table, and the page stays until the command is stopped,
+// which then exits with the verdicts' status.
+func TestMatrixUILive(t *testing.T) {
+	pageReady := make(chan string, 1)
+	var stderr proxyStderr
+	var stdout bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := matrixOptions{scenarios: []string{"baseline", "errors.tool_error", "sse.truncated"}, protocol: "2026-07-28", repeat: 1, maxRetries: 3,
+		timeout: 30 * time.Second, startup: 30 * time.Second, seed: 1, uiAddr: "127.0.0.1:0", stderr: &stderr,
+		uiReady: func(u string) { pageReady <- u }}
+	done := make(chan error, 1)
+	go func() { done <- runMatrix(ctx, nil, &stdout, o, nil, func(string) bool { return false }) }()
+	var pageURL string
+	select {
+	case pageURL = <-pageReady:
+	case err := <-done:
+		t.Fatalf("matrix ended: %v", err)
+	}
+	p := browser.Open(t, pageURL)
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "the page stays at"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the matrix did not finish: %s", stderr.String())
+		}
+	}
+	if !strings.Contains(stdout.String(), "runs: ") {
+		t.Errorf("the table was not printed while the page stays: %q", stdout.String())
+	}
+	// One run per case (--repeat 1): the table's "N runs:" is the cases.
+	m := regexp.MustCompile(`(?m)^(\d+) runs: (\d+) passed`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no summary in %q", stdout.String())
+	}
+	browser.WaitFor(t, p, "every case in the grid", `document.querySelectorAll('#matrix-grid button.cell').length === `+m[1])
+	if got := browser.Eval[int](t, p, `document.querySelectorAll('#matrix-grid button.cell.v-pass').length`); strconv.Itoa(got) != m[2] {
+		t.Errorf("%d cells pass, the table says %s passed", got, m[2])
+	}
+	browser.WaitFor(t, p, "the runs' exchanges", `document.querySelectorAll('#rows tr.row[data-id]').length > 0`)
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("matrix after Ctrl-C: %v (want the verdicts' status, 0)", err)
+	}
+}
+
+// mcpdiag ui over a matrix --json file: the page shows its grid.
+func TestUICommandOverMatrixJSON(t *testing.T) {
+	var js, errb bytes.Buffer
+	if code := run([]string{"matrix", "--json", "--scenarios", "baseline,errors.tool_error", "--protocol", "2026-07-28"}, nil, &js, &errb); code != 0 {
+		t.Fatalf("matrix --json: exit %d: %s", code, errb.String())
+	}
+	cases := bytes.Count(bytes.TrimSpace(js.Bytes()), []byte("\n")) + 1
+	path := writeFile(t, t.TempDir(), "matrix.json", js.Bytes())
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var stdout, stderr bytes.Buffer
+	go func() {
+		done <- runUI(ctx, &stdout, &stderr, []string{path}, uiOptions{addr: "127.0.0.1:0", poll: 20 * time.Millisecond, ready: func(u string) { ready <- u }})
+	}()
+	var u string
+	select {
+	case u = <-ready:
+	case err := <-done:
+		t.Fatalf("ui ended: %v", err)
+	}
+	defer func() { cancel(); <-done }()
+	p := browser.Open(t, u)
+	browser.WaitFor(t, p, "the matrix's cases in the grid", `document.querySelectorAll('#matrix-grid button.cell.v-pass').length === `+strconv.Itoa(cases))
+	if got := browser.Eval[string](t, p, `document.getElementById('status').textContent`); strings.Contains(got, "malformed") {
+		t.Errorf("the matrix lines were read as malformed records: %q", got)
+	}
+	if c := p.Console(); len(c) > 0 {
+		t.Errorf("console: %q", c)
 	}
 }

@@ -778,6 +778,27 @@ function showCase(c) {
   pane.scrollTop = 0;
 }
 
+// The matrix's cases by case and era: a case published again (live)
+// replaces its cell.
+const matrixCases = new Map();
+const caseKey = (name, era) => name + '\u0000' + era;
+let matrixTimer = 0;
+function addCases(cases, now = false) {
+  for (const c of cases) if (c && c.case) matrixCases.set(caseKey(c.case, c.era), c);
+  if (now) { drawMatrix([...matrixCases.values()]); return; }
+  if (matrixCases.size && !matrixTimer) matrixTimer = requestAnimationFrame(() => { matrixTimer = 0; drawMatrix([...matrixCases.values()]); });
+}
+
+$('matrix-grid').addEventListener('click', (ev) => {
+  const b = ev.target.closest('button.cell');
+  if (!b) return;
+  $('matrix-grid').querySelectorAll('button.cell[aria-pressed="true"]').forEach((x) => x.setAttribute('aria-pressed', 'false'));
+  b.setAttribute('aria-pressed', 'true');
+  selected = null;
+  schedule(false);
+  showCase(matrixCases.get(caseKey(b.dataset.case, b.dataset.era)));
+});
+
 function drawMatrix(cases) {
   if (cases.length === 0) return;
   $('matrix').hidden = false;
@@ -796,21 +817,12 @@ function drawMatrix(cases) {
       const c = byEra.get(e);
       if (!c) return h('td', {});
       const label = c.verdict === 'fail' ? (c.runCount > 1 ? `FAIL ${c.failedRuns}/${c.runCount}` : 'FAIL') : c.verdict;
+      const pressed = grid.querySelector(`button.cell[aria-pressed="true"][data-case="${CSS.escape(c.case)}"][data-era="${CSS.escape(c.era)}"]`) !== null;
       return h('td', {}, h('button', {
-        type: 'button', class: 'cell ' + verdictClass(c.verdict), 'data-case': c.case, 'data-era': c.era, 'aria-pressed': 'false',
+        type: 'button', class: 'cell ' + verdictClass(c.verdict), 'data-case': c.case, 'data-era': c.era, 'aria-pressed': String(pressed),
         title: (c.failedRules || []).join(', ') || c.verdict, 'aria-label': `${c.case} ${c.era}: ${c.verdict}`,
       }, label));
     }))));
-  const byCase = new Map(cases.map((c) => [c.case + '\u0000' + c.era, c]));
-  grid.addEventListener('click', (ev) => {
-    const b = ev.target.closest('button.cell');
-    if (!b) return;
-    grid.querySelectorAll('button.cell[aria-pressed="true"]').forEach((x) => x.setAttribute('aria-pressed', 'false'));
-    b.setAttribute('aria-pressed', 'true');
-    selected = null;
-    schedule(false);
-    showCase(byCase.get(b.dataset.case + '\u0000' + b.dataset.era));
-  });
 }
 
 $('detail').addEventListener('click', (ev) => {
@@ -838,7 +850,7 @@ function staticRecords() {
 
 // A static page shows its records in time order (the files it was made
 // from are concatenated); a call's exchanges stay under their call.
-drawMatrix(jsonLines('mcpdiag-matrix'));
+addCases(jsonLines('mcpdiag-matrix'), true);
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';
@@ -855,6 +867,7 @@ if (cfg.mode === 'live') {
     try { batch.push(JSON.parse(ev.data)); } catch { return; }
     if (!flush) flush = setTimeout(() => { flush = 0; ingest(batch.splice(0)); }, 16);
   });
+  es.addEventListener('case', (ev) => { try { addCases([JSON.parse(ev.data)]); } catch { /* not a case */ } });
   es.addEventListener('note', (ev) => { lastNote = ev.data; status(); });
   es.addEventListener('open', () => { connection = 'live'; status(); });
   es.addEventListener('error', () => { connection = es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…'; status(); });
