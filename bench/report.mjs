@@ -2,15 +2,20 @@
 // prints the same format) and prints the medians and the ratios the
 // performance goals are stated in, as Markdown tables.
 //
-// Usage: node bench/report.mjs go.txt node.txt
+// Usage: node bench/report.mjs go.txt node.txt [base.txt]
+// A file whose name starts with "base" holds the same Go benchmarks run on
+// an older commit (bench/run.sh BASE=REV): its rows become the "before"
+// columns.
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 const runs = new Map(); // name -> {metric -> [values]}
 for (const file of process.argv.slice(2)) {
+  const prefix = basename(file).startsWith('base') ? 'Base:' : '';
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const f = line.trim().split(/\s+/);
     if (!f[0] || !f[0].startsWith('Benchmark') || f.length < 4) continue;
-    const name = f[0].replace(/-\d+$/, ''); // drop the GOMAXPROCS suffix
+    const name = prefix + f[0].replace(/-\d+$/, ''); // drop the GOMAXPROCS suffix
     const m = runs.get(name) ?? {};
     for (let i = 2; i + 1 < f.length; i += 2) {
       (m[f[i + 1]] ??= []).push(Number(f[i]));
@@ -30,17 +35,25 @@ const n = (name) => runs.get(name)?.['ns/op']?.length ?? 0;
 const fmt = (x, d = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d }) : 'n/a');
 const verdict = (ok) => (ok ? 'met' : '**missed**');
 
-console.log('### Classifier vs json.Valid on the same bytes (medians)\n');
-console.log('| benchmark | runs | ns/op | MB/s | B/op | allocs/op | json.Valid ns/op | json.Valid MB/s | throughput ratio | goal |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+const hasBase = [...runs.keys()].some((k) => k.startsWith('Base:'));
+console.log('### Classifier vs json.Valid and wire.Valid on the same bytes (medians)\n');
+console.log(`| benchmark | runs | ns/op | MB/s | B/op | allocs/op | json.Valid ns/op | ratio to json.Valid | wire.Valid ns/op | ratio to wire.Valid | goal (ratio to wire.Valid >= 0.5 for SSE from 64 KiB) |${hasBase ? ' before: ns/op | before: ratio to wire.Valid | before: B/op |' : ''}`);
+console.log(`|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|${hasBase ? '---:|---:|---:|' : ''}`);
 for (const kind of ['JSON', 'SSE']) {
   for (const size of ['1KiB', '64KiB', '4MiB']) {
     const c = `BenchmarkClassify/${kind}/${size}`;
     const v = `BenchmarkJSONValid/${kind}/${size}`;
+    const w = `BenchmarkWireValid/${kind}/${size}`;
     if (!runs.has(c)) continue;
     const ratio = get(v, 'ns/op') / get(c, 'ns/op');
-    const goal = size === '1KiB' ? '(none at 1 KiB)' : `>= 0.5: ${verdict(ratio >= 0.5)}`;
-    console.log(`| ${kind}/${size} | ${n(c)} | ${fmt(get(c, 'ns/op'))} | ${fmt(get(c, 'MB/s'), 1)} | ${fmt(get(c, 'B/op'))} | ${fmt(get(c, 'allocs/op'))} | ${fmt(get(v, 'ns/op'))} | ${fmt(get(v, 'MB/s'), 1)} | ${fmt(ratio, 2)} | ${goal} |`);
+    const wratio = get(w, 'ns/op') / get(c, 'ns/op');
+    const goal = kind === 'SSE' && size !== '1KiB' ? verdict(wratio >= 0.5) : '(none)';
+    let before = '';
+    if (hasBase) {
+      const bw = get('Base:' + w, 'ns/op') / get('Base:' + c, 'ns/op');
+      before = ` ${fmt(get('Base:' + c, 'ns/op'))} | ${fmt(bw, 2)} | ${fmt(get('Base:' + c, 'B/op'))} |`;
+    }
+    console.log(`| ${kind}/${size} | ${n(c)} | ${fmt(get(c, 'ns/op'))} | ${fmt(get(c, 'MB/s'), 1)} | ${fmt(get(c, 'B/op'))} | ${fmt(get(c, 'allocs/op'))} | ${fmt(get(v, 'ns/op'))} | ${fmt(ratio, 2)} | ${fmt(get(w, 'ns/op'))} | ${fmt(wratio, 2)} | ${goal} |${before}`);
   }
 }
 for (const size of ['1KiB', '64KiB', '4MiB']) {
@@ -48,12 +61,13 @@ for (const size of ['1KiB', '64KiB', '4MiB']) {
   const v = `BenchmarkJSONValid/JSON/${size}`;
   if (!runs.has(c)) continue;
   const ratio = get(v, 'ns/op') / get(c, 'ns/op');
-  console.log(`| JSON/${size} read from an io.Reader | ${n(c)} | ${fmt(get(c, 'ns/op'))} | ${fmt(get(c, 'MB/s'), 1)} | ${fmt(get(c, 'B/op'))} | ${fmt(get(c, 'allocs/op'))} | ${fmt(get(v, 'ns/op'))} | ${fmt(get(v, 'MB/s'), 1)} | ${fmt(ratio, 2)} | (informative) |`);
+  const w = `BenchmarkWireValid/JSON/${size}`;
+  console.log(`| JSON/${size} read from an io.Reader | ${n(c)} | ${fmt(get(c, 'ns/op'))} | ${fmt(get(c, 'MB/s'), 1)} | ${fmt(get(c, 'B/op'))} | ${fmt(get(c, 'allocs/op'))} | ${fmt(get(v, 'ns/op'))} | ${fmt(ratio, 2)} | ${fmt(get(w, 'ns/op'))} | ${fmt(get(w, 'ns/op') / get(c, 'ns/op'), 2)} | (informative) |${hasBase ? ' | | |' : ''}`);
 }
 
 console.log('\n### The article\'s small responses: Go classifier vs the article\'s Node.js classifier (medians)\n');
-console.log('| response | bytes | Go ns/op | Go B/op | Go allocs/op | Node ns/op | Node / Go | goal |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+console.log(`| response | bytes | Go ns/op | Go B/op | Go allocs/op | Node ns/op | Node / Go | goal |${hasBase ? ' before: Go ns/op | before: Node / Go |' : ''}`);
+console.log(`|---|---:|---:|---:|---:|---:|---:|---|${hasBase ? '---:|---:|' : ''}`);
 const ratios = [];
 for (const variant of ['BenchmarkClassifySeedSmall', 'BenchmarkClassifySeedSmallInto'])
 for (const c of ['success', 'jsonrpc_error', 'tool_error', 'input_required', 'legacy']) {
@@ -63,7 +77,8 @@ for (const c of ['success', 'jsonrpc_error', 'tool_error', 'input_required', 'le
   const bytes = Math.round((get(g, 'MB/s') * get(g, 'ns/op')) / 1e3);
   const ratio = get(nd, 'ns/op') / get(g, 'ns/op');
   ratios.push(ratio);
-  console.log(`| ${c}${variant.endsWith('Into') ? ' (ClassifyInto, Result reused)' : ''} | ${bytes} | ${fmt(get(g, 'ns/op'))} | ${fmt(get(g, 'B/op'))} | ${fmt(get(g, 'allocs/op'))} | ${fmt(get(nd, 'ns/op'))} | ${fmt(ratio, 2)}x | >= 3x: ${verdict(ratio >= 3)} |`);
+  const before = hasBase ? ` ${fmt(get('Base:' + g, 'ns/op'))} | ${fmt(get(nd, 'ns/op') / get('Base:' + g, 'ns/op'), 2)}x |` : '';
+  console.log(`| ${c}${variant.endsWith('Into') ? ' (ClassifyInto, Result reused)' : ''} | ${bytes} | ${fmt(get(g, 'ns/op'))} | ${fmt(get(g, 'B/op'))} | ${fmt(get(g, 'allocs/op'))} | ${fmt(get(nd, 'ns/op'))} | ${fmt(ratio, 2)}x | >= 3x: ${verdict(ratio >= 3)} |${before}`);
 }
 if (ratios.length) {
   console.log(`\nMedian Node/Go ratio over all rows above: ${fmt(median(ratios), 2)}x.`);

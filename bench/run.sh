@@ -7,6 +7,7 @@
 #   COUNT=10 BENCHTIME=2s bench/run.sh
 #   CPU=1 bench/run.sh           # GOMAXPROCS=1 for the Go side
 #   GOBENCH='^BenchmarkClassifySeedSmall$' bench/run.sh   # a subset
+#   BASE=e244dc8 bench/run.sh    # also an older commit's classifier, same rounds
 #
 # Results land in $OUT (default bench/out): go.txt, node.txt, memory.txt,
 # report.md, and benchstat.txt when benchstat is installed
@@ -18,7 +19,8 @@ COUNT=${COUNT:-5}
 BENCHTIME=${BENCHTIME:-1s}
 NODE_MS=${NODE_MS:-1000}
 CPU=${CPU:-}
-GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkClassifySeedSmall|BenchmarkClassifySeedSmallInto)$'}
+GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkWireValid|BenchmarkClassifySeedSmall|BenchmarkClassifySeedSmallInto)$'}
+BASE=${BASE:-}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 
@@ -26,6 +28,19 @@ echo "# $(go version); node $(node --version); $(nproc) CPUs; $(date -u +%Y-%m-%
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/env.txt"
 
 go test -c -o "$OUT/classify.test" ./classify/
+basefile=()
+if [[ -n "$BASE" ]]; then
+	# The older commit's classify and wire, with today's benchmarks (the
+	# same payloads and names; a benchmark it cannot build is its own).
+	basedir=$(mktemp -d)
+	trap 'rm -rf "$basedir"' EXIT
+	git archive "$BASE" | tar -x -C "$basedir"
+	cp classify/bench_test.go "$basedir/classify/bench_test.go"
+	outabs=$(cd "$OUT" && pwd)
+	(cd "$basedir" && go test -c -o "$outabs/classify-base.test" ./classify/)
+	: >"$OUT/base.txt"
+	basefile=("$OUT/base.txt")
+fi
 cpuflag=()
 if [[ -n "$CPU" ]]; then cpuflag=(-test.cpu "$CPU"); fi
 
@@ -37,6 +52,11 @@ for i in $(seq "$COUNT"); do
 		-test.bench "$GOBENCH" \
 		-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1 "${cpuflag[@]}" >>"$OUT/go.txt"
 	node bench/node/bench.mjs -count 1 -benchtime "$NODE_MS" >>"$OUT/node.txt"
+	if [[ -n "$BASE" ]]; then
+		"$OUT/classify-base.test" -test.run '^$' \
+			-test.bench "$GOBENCH" \
+			-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1 "${cpuflag[@]}" >>"$OUT/base.txt"
+	fi
 done
 
 # Memory against stream length: one run is enough, B/op does not vary.
@@ -44,7 +64,7 @@ done
 	-test.bench '^BenchmarkStreamMemory$' -test.benchmem -test.benchtime 3x "${cpuflag[@]}" >"$OUT/memory.txt"
 grep -E 'allocated in total|^Benchmark' "$OUT/memory.txt"
 
-node bench/report.mjs "$OUT/go.txt" "$OUT/node.txt" "$OUT/memory.txt" | tee "$OUT/report.md"
+node bench/report.mjs "$OUT/go.txt" "$OUT/node.txt" "$OUT/memory.txt" "${basefile[@]}" | tee "$OUT/report.md"
 
 if [[ -z "${BENCHSTAT:-}" ]]; then
 	for b in "$(command -v benchstat || true)" "$(go env GOBIN)/benchstat" "$(go env GOPATH)/bin/benchstat"; do

@@ -400,6 +400,26 @@ func benchStreamAlloc(tb testing.TB, events, finalSize int) (alloc uint64, strea
 	return after.TotalAlloc - before.TotalAlloc, st.total
 }
 
+// TestStreamAllocsPerEvent: classifying a stream allocates nothing per
+// event — the same number of allocations for 64 events as for 4096 (an
+// errors.As target declared inside the loop once cost one per event).
+func TestStreamAllocsPerEvent(t *testing.T) {
+	final := benchToolResult(1 << 10)
+	count := func(events int) float64 {
+		return testing.AllocsPerRun(3, func() {
+			st := newBenchNotificationStream(events, 1<<10, final)
+			ex := &classify.Exchange{Status: 200, Header: benchSSEHeader, Body: st, ID: wire.IntID(1)}
+			if r, err := (&classify.Classifier{}).Classify(ex); err != nil || r.Outcome != classify.ToolSuccess {
+				t.Fatalf("%s, %v", r.Outcome, err)
+			}
+		})
+	}
+	few, many := count(64), count(4096)
+	if many > few+2 {
+		t.Errorf("%.0f allocations for 64 events, %.0f for 4096: the classifier allocates per event", few, many)
+	}
+}
+
 // TestStreamMemoryBounded checks that classifying an event stream allocates
 // in proportion to its largest event, not to its length: a 64 MiB stream of
 // 1 KiB notifications (generated on the fly) must cost a few MiB at most in

@@ -30,9 +30,13 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	// then unknown, whatever follows.
 	var unread *NotClassifiedDetails
 	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther, warnedUnread := false, false, false, false, false, false
+	// The targets of errors.As live outside the loop: declared in it, they
+	// would be moved to the heap once per event.
+	var skipped *wire.SkippedEventError
+	var unterminated *wire.UnterminatedEventError
 	for {
 		ev, err := rd.Next()
-		var skipped *wire.SkippedEventError
+		skipped, unterminated = nil, nil
 		if errors.As(err, &skipped) {
 			sse.Events++
 			sse.Skipped++
@@ -66,7 +70,6 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			continue
 		}
 		if err != nil {
-			var unterminated *wire.UnterminatedEventError
 			switch {
 			case errors.As(err, &unterminated):
 				sse.Unterminated = true
