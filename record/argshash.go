@@ -182,12 +182,10 @@ func plainString(v []byte) bool {
 	return !high || utf8.Valid(inner) && !bytes.Contains(inner, []byte("\u2028")) && !bytes.Contains(inner, []byte("\u2029"))
 }
 
-// writeJSONString writes s as a JSON string without HTML escaping.
+// writeJSONString writes s as a JSON string without HTML escaping, as
+// encoding/json's encoder does (appendString).
 func writeJSONString(buf *bytes.Buffer, s string) {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	buf.Truncate(buf.Len() - 1) // the newline Encode adds
+	buf.Write(appendString(buf.AvailableBuffer(), s, false))
 }
 
 // StateHash identifies a requestState value without recording it:

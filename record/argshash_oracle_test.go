@@ -33,6 +33,15 @@ func oldCanonicalJSON(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 	return nil
 }
 
+// oldWriteJSONString is writeJSONString as it was: encoding/json's encoder
+// without HTML escaping.
+func oldWriteJSONString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	buf.Truncate(buf.Len() - 1) // the newline Encode adds
+}
+
 func oldCanonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) error {
 	tok, err := dec.Token()
 	if err != nil {
@@ -71,7 +80,7 @@ func oldCanonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) erro
 				if i > 0 {
 					buf.WriteByte(',')
 				}
-				writeJSONString(buf, m.key)
+				oldWriteJSONString(buf, m.key)
 				buf.WriteByte(':')
 				buf.Write(m.val)
 			}
@@ -94,7 +103,7 @@ func oldCanonicalValue(buf *bytes.Buffer, dec *json.Decoder, skipMeta bool) erro
 			return errNotOneValue
 		}
 	case string:
-		writeJSONString(buf, t)
+		oldWriteJSONString(buf, t)
 	case json.Number:
 		buf.WriteString(t.String())
 	case bool:
