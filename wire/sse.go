@@ -188,15 +188,18 @@ func (s *SSEReader) Recycle() {
 	s.buf, s.r = nil, nil
 }
 
-// maxPooledData is the largest data buffer the pools keep: larger events
-// allocate theirs, as a NewSSEReader does.
-const maxPooledData = 1 << 20
+// maxPooledData is the largest data buffer the pools keep (the default
+// event bound): larger events allocate theirs, as a NewSSEReader does. A
+// pooled buffer is one a reader held, and had reserved from its budget,
+// a moment before; sync.Pool lets the garbage collector free the ones that
+// stay unused for two cycles.
+const maxPooledData = 16 << 20
 
 var (
 	readPool sync.Pool
 	// dataPools[k] holds data buffers of capacity 512<<k, the sizes
 	// growData asks for as it doubles from 512.
-	dataPools [12]sync.Pool
+	dataPools [16]sync.Pool
 )
 
 func dataPool(size int) *sync.Pool {
