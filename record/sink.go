@@ -31,6 +31,25 @@ type SinkOptions struct {
 	// Async, the records Write itself refuses (unencodable, or given after
 	// Close) are returned to the caller of Write instead, as [Async] does.
 	OnLoss func(Loss)
+	// Tee, when set, is given every line after it was written to the
+	// destination (with Async: on the writer goroutine, off the producer's
+	// path), so a second reader (mcpdiag's live page) gets the same bytes
+	// without encoding the record again. It must not keep or change line.
+	Tee func(line []byte)
+}
+
+// teeLines hands each line it wrote to tee.
+type teeLines struct {
+	LineWriter
+	tee func([]byte)
+}
+
+func (t teeLines) WriteLine(line []byte) error {
+	if err := t.LineWriter.WriteLine(line); err != nil {
+		return err
+	}
+	t.tee(line)
+	return nil
 }
 
 // Sink is a record destination opened by name: "-" for standard output,
@@ -77,6 +96,9 @@ func OpenSink(name string, opts SinkOptions) (*Sink, error) {
 			return nil, err
 		}
 		s.lines = f
+	}
+	if opts.Tee != nil {
+		s.lines = teeLines{LineWriter: s.lines, tee: opts.Tee}
 	}
 	if opts.Async {
 		s.async = NewAsync(s.lines, AsyncOptions{QueueSize: opts.QueueSize, Policy: opts.Policy, Encoder: opts.Encoder, OnLoss: opts.OnLoss})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // DefaultMaxRecords is how many records a Server keeps for the pages that
@@ -147,14 +148,17 @@ func (s *Server) push(e event) error {
 // Write is Publish, so that a Server is a record.Writer.
 func (s *Server) Write(r *record.Record) error { return s.Publish(r) }
 
-// WriteLine publishes one encoded record line (a record.LineWriter's
-// input, such as mcpdiag serve's log line).
+// WriteLine publishes one record line as a producer encoded it (a
+// record.LineWriter's input, such as mcpdiag serve's log line, or the
+// lines a record.Sink wrote, through SinkOptions.Tee): the bytes are kept
+// as they are, not encoded again. A line that is not one JSON object is
+// refused.
 func (s *Server) WriteLine(line []byte) error {
-	rec, err := record.Decode(bytes.TrimRight(line, "\r\n"))
-	if err != nil {
-		return fmt.Errorf("ui: %w", err)
+	line = bytes.TrimRight(line, "\r\n")
+	if len(line) == 0 || line[0] != '{' || bytes.IndexByte(line, '\n') >= 0 || !wire.Valid(line) {
+		return errors.New("ui: not a record line (one JSON object)")
 	}
-	return s.Publish(rec)
+	return s.push(event{"record", append([]byte(nil), line...)})
 }
 
 // Close ends every open event stream; later records are refused.

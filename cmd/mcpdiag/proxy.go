@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/proxy/metrics"
 	"github.com/mcpdiag/mcpdiag/proxy/tracing"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
@@ -217,9 +219,20 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	// on stderr and counted, and the exit status says so.
 	record.CatchSinkSignals() // also for stdio mode's stdout, records or not
 	var sink *record.Sink
+	var pageLive atomic.Pointer[ui.Server] // --ui with --record: fed by the sink's Tee
 	if o.recordFile != "" {
-		sink, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: stdout, Sync: syncPolicy, Encoder: enc,
-			Async: true, QueueSize: o.queue, Policy: policy, OnLoss: record.PrintLosses(stderr, "mcpdiag proxy: ")})
+		so := record.SinkOptions{Stdout: stdout, Sync: syncPolicy, Encoder: enc,
+			Async: true, QueueSize: o.queue, Policy: policy, OnLoss: record.PrintLosses(stderr, "mcpdiag proxy: ")}
+		if o.uiAddr != "" {
+			// The live page gets the lines the file got, from the
+			// writer goroutine: no second encode on the recorder's path.
+			so.Tee = func(line []byte) {
+				if p := pageLive.Load(); p != nil {
+					_ = p.WriteLine(line)
+				}
+			}
+		}
+		sink, err = record.OpenSink(o.recordFile, so)
 		if err != nil {
 			return usageError("--record: %v", err)
 		}
@@ -312,7 +325,11 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 		if o.uiReady != nil {
 			o.uiReady(page.url)
 		}
-		records = pageSink{primary: records, page: page.srv}
+		if sink != nil {
+			pageLive.Store(page.srv)
+		} else {
+			records = pageSink{page: page.srv} // no file: the page encodes each record once
+		}
 	}
 
 	summary := func() string {
