@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // ID is a JSON-RPC request id kept as its raw JSON text, so that its type
@@ -90,11 +91,89 @@ func (id ID) Equal(other ID) bool {
 		}
 		return a == b
 	case id.IsNumber() && other.IsNumber():
-		x, err1 := strconv.ParseFloat(string(id.raw), 64)
-		y, err2 := strconv.ParseFloat(string(other.raw), 64)
-		return err1 == nil && err2 == nil && x == y
+		x, ok1 := parseDecimal(id.raw)
+		y, ok2 := parseDecimal(other.raw)
+		return ok1 && ok2 && x == y
 	}
 	return false
+}
+
+// decimal is a JSON number's exact value: sign, significant digits without
+// leading or trailing zeros, and the power of ten of the last digit. Zero is
+// the zero decimal (so -0 equals 0).
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// parseDecimal reads JSON number text exactly (no float64 rounding: the ids
+// 9007199254740993 and 9007199254740992 differ). It reports false for text
+// that is not a JSON number or whose exponent is beyond ±10^15.
+func parseDecimal(n []byte) (decimal, bool) {
+	var d decimal
+	i := 0
+	if i < len(n) && n[i] == '-' {
+		d.neg = true
+		i++
+	}
+	start := i
+	for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+		i++
+	}
+	intPart := n[start:i]
+	if len(intPart) == 0 || (len(intPart) > 1 && intPart[0] == '0') {
+		return decimal{}, false
+	}
+	var frac []byte
+	if i < len(n) && n[i] == '.' {
+		i++
+		fs := i
+		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+			i++
+		}
+		frac = n[fs:i]
+		if len(frac) == 0 {
+			return decimal{}, false
+		}
+	}
+	var exp int64
+	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(n) && (n[i] == '+' || n[i] == '-') {
+			eneg = n[i] == '-'
+			i++
+		}
+		es := i
+		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
+			if exp > 1e15 {
+				return decimal{}, false
+			}
+			exp = exp*10 + int64(n[i]-'0')
+			i++
+		}
+		if i == es {
+			return decimal{}, false
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(n) {
+		return decimal{}, false
+	}
+	digits := string(intPart) + string(frac)
+	exp -= int64(len(frac))
+	digits = strings.TrimLeft(digits, "0")
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	if trimmed == "" {
+		return decimal{}, true
+	}
+	d.digits = trimmed
+	d.exp = exp
+	return d, true
 }
 
 // MarshalJSON writes the id's JSON text, or null when absent.

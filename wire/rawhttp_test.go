@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,6 +111,15 @@ func TestIDEqual(t *testing.T) {
 	}{
 		{"7", "7", true}, {"7", `"7"`, false}, {`"a"`, `"a"`, true}, {`"\u0061"`, `"a"`, true},
 		{"7", "7.0", true}, {"1e1", "10", true}, {"7", "8", false}, {`"7 "`, `"7"`, false},
+		// Numbers compare by exact value, not as float64: a server that
+		// decodes ids into a double answers 2^53+1 with 2^53.
+		{"9007199254740993", "9007199254740992", false},
+		{"12345678901234567890123", "-9223372036854775808", false},
+		{"12345678901234567890123", "12345678901234567890122", false},
+		{"123456789012345678901230", "12345678901234567890123e1", true},
+		{"100", "1e2", true}, {"100", "1E+2", true}, {"0.1e1", "1", true}, {"1.50", "1.5", true},
+		{"0", "-0", true}, {"0", "0.0e5", true}, {"-1", "1", false}, {"1e400", "1e401", false},
+		{"1e400", "10e399", true}, {"0.000001", "1e-6", true}, {"1e-400", "0", false},
 	}
 	for _, tt := range tests {
 		a, err := ParseID(tt.a)
@@ -159,4 +169,34 @@ func TestEachFieldAndElement(t *testing.T) {
 			t.Errorf("%s: no error", bad)
 		}
 	}
+}
+
+// FuzzIDEqualNumbers checks that two numeric ids are equal exactly when
+// their values are (math/big's reading of the text as the oracle), and that
+// equality is symmetric.
+func FuzzIDEqualNumbers(f *testing.F) {
+	for _, s := range [][2]string{{"9007199254740993", "9007199254740992"}, {"1e2", "100"}, {"-0", "0"}, {"1.50", "15e-1"}, {"7", "7.0"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) > 64 || len(b) > 64 {
+			return
+		}
+		ida, erra := ParseID(a)
+		idb, errb := ParseID(b)
+		if erra != nil || errb != nil || !ida.IsNumber() || !idb.IsNumber() {
+			return
+		}
+		if ida.Equal(idb) != idb.Equal(ida) {
+			t.Fatalf("%s == %s is not symmetric", a, b)
+		}
+		x, okx := new(big.Rat).SetString(strings.TrimSpace(a))
+		y, oky := new(big.Rat).SetString(strings.TrimSpace(b))
+		if !okx || !oky {
+			return
+		}
+		if want := x.Cmp(y) == 0; ida.Equal(idb) != want {
+			t.Fatalf("%s == %s: %v, want %v", a, b, ida.Equal(idb), want)
+		}
+	})
 }
