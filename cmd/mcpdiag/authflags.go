@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"runtime"
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -81,7 +78,7 @@ func (a *authFlags) options(stdin io.Reader, stderr io.Writer, red *record.Redac
 	case a.authCode:
 		o.Authorize, o.Paste, o.Prompt = client.AuthorizePaste, stdin, stderr
 	case a.open:
-		o.Authorize, o.Prompt, o.OpenBrowser = client.AuthorizeBrowser, stderr, openBrowser
+		o.Authorize, o.Prompt, o.OpenBrowser = client.AuthorizeBrowser, stderr, client.SystemBrowser
 	case isTerminal(stdin):
 		o.Prompt = stderr
 	}
@@ -97,22 +94,4 @@ func (a *authFlags) options(stdin io.Reader, stderr io.Writer, red *record.Redac
 		o.Store = &client.FileStore{Path: path}
 	}
 	return o, nil
-}
-
-// openBrowser opens u in the user's browser.
-func openBrowser(u string) error {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", u)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
-	default:
-		cmd = exec.Command("xdg-open", u)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", cmd.Path, err)
-	}
-	go func() { _ = cmd.Wait() }()
-	return nil
 }
