@@ -57,7 +57,7 @@ func (p *Passive) Failed() bool {
 // FromRecords reads a record file (JSONL: "exchange" lines from mcpdiag
 // proxy or mcpdiag call, or "server" lines from mcpdiag serve; other kinds
 // are ignored), groups the requests by client and session (server lines by
-// endpoint), and applies the passive rules to each group.
+// endpoint, sessionless records with a call id by call), and applies the passive rules to each group.
 //
 // The MRTR rules need the request bodies (mcpdiag proxy --record-bodies
 // all) or server lines; the unsafe-repeat rule needs the tools/list
@@ -134,7 +134,8 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // use files one record line; it reports false for a line that is not a
 // record this reader judges. A fault server's lines (a fault endpoint that
 // is a path: mcpdiag serve's) are one trace per endpoint; other exchange
-// records one per client and session.
+// records one per client and session, or per call when they have no
+// session but a call id.
 func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, r *record.Record)) bool {
 	l, err := parseServerLine(bytes.TrimSpace(line))
 	if err != nil {
@@ -168,7 +169,13 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 			name = "unknown client"
 		}
 		sess := r.Session
-		if sess == "" {
+		switch {
+		case sess == "" && r.CallID != "":
+			// No session (2026-07-28 is sessionless): the call the
+			// record belongs to (mcpdiag call, the matrix's built-in
+			// client) tells one run from the next.
+			sess = "call " + r.CallID
+		case sess == "":
 			sess = "no session"
 		}
 		add(name+" "+sess, name+" ("+sess+")", r)

@@ -345,6 +345,39 @@ func TestFromRecordsOfAMatrixRun(t *testing.T) {
 	checkJUnit(t, ju.Bytes(), len(p.Traces), 0)
 }
 
+// TestFromRecordsOfSessionlessRuns judges what mcpdiag matrix --record
+// wrote for 2026-07-28 cases (no session): each run's client records are
+// their own trace (by the call they belong to), not one trace of every run
+// of the client, where the next run's initialize with id 1 read as a reissue
+// of the last run's with the same id and the runs' retries added up.
+func TestFromRecordsOfSessionlessRuns(t *testing.T) {
+	t.Parallel()
+	var rec lines
+	run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "errors.http_status_sequence", "errors.rate_limited"), Records: &rec})
+	var b bytes.Buffer
+	for _, l := range rec.all() {
+		b.Write(l)
+	}
+	p, err := matrix.FromRecords(&b, "matrix.jsonl", matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_ = p.WriteTable(&out)
+	if p.Failed() {
+		t.Errorf("the built-in client's records fail:\n%s", out.String())
+	}
+	clients := 0
+	for _, tr := range p.Traces {
+		if !strings.HasPrefix(tr.Trace.Name, "endpoint ") {
+			clients++
+		}
+	}
+	if clients < 2 {
+		t.Errorf("%d client trace(s) for two runs:\n%s", clients, out.String())
+	}
+}
+
 // TestFromRecordsRoundsWithoutBodies: without bodies an MRTR round is known
 // by the input_required answer before it: three of them are no loop, and a
 // reused id still shows.
