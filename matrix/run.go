@@ -242,6 +242,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Command != nil && len(opts.Command) == 0 {
 		return nil, errors.New("matrix: an empty command")
 	}
+	if opts.Command != nil {
+		if err := CheckCommand(opts.Command); err != nil {
+			return nil, fmt.Errorf("matrix: %w", err)
+		}
+	}
 
 	sink := newLogSink()
 	srv := serve.New(serve.Options{Seed: opts.Seed, LogFile: sink, LogLimit: 1000})

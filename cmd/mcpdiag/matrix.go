@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -160,7 +158,8 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		opts.Seed = uint64(time.Now().UnixNano()) | 1
 	}
 	if command != nil {
-		if _, err := lookCommand(command[0]); err != nil {
+		// Before any file is opened: a missing client leaves nothing behind.
+		if err := matrix.CheckCommand(command); err != nil {
 			return usageError("%v", err)
 		}
 	}
@@ -372,22 +371,6 @@ func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matri
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
-}
-
-// lookCommand checks that the client program can be found before any
-// scenario runs.
-func lookCommand(name string) (string, error) {
-	if strings.ContainsRune(name, os.PathSeparator) {
-		if _, err := os.Stat(name); err != nil {
-			return "", fmt.Errorf("client command: %v", err)
-		}
-		return name, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("client command %q: %v", name, err)
-	}
-	return p, nil
 }
 
 // writesToTerminal reports whether w is a terminal (progress is drawn only
