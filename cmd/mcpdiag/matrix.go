@@ -197,6 +197,20 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			o.uiReady(live.url)
 		}
 		opts.Records = pageLines{primary: opts.Records, page: live.srv}
+		// Every case has its cell from the start, "running" until judged.
+		for i := range cases {
+			c := &cases[i]
+			name, probe := c.Name, ""
+			if base, _, ok := strings.Cut(name, "@"); ok {
+				name = base
+			}
+			if _, p, ok := strings.Cut(name, "/"); ok {
+				probe = p
+			}
+			b, _ := json.Marshal(map[string]any{"case": c.Name, "scenario": c.Scenario(), "probe": probe, "era": c.Era(),
+				"layer": c.Layer(), "expected": c.Expected, "verdict": "running", "runCount": o.repeat})
+			_ = live.srv.PublishCase(b)
+		}
 		// A case reaches the grid when its last run is judged: the
 		// calls are serialized, and each run's result was stored before
 		// its call, so the case is whole and no run is still writing it.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/ui"
 )
 
@@ -167,6 +168,12 @@ func TestMatrixUILive(t *testing.T) {
 		t.Fatalf("matrix ended: %v", err)
 	}
 	p := browser.Open(t, pageURL)
+	// Every case has a cell from the start (running, or judged already).
+	want, err := matrix.Select(matrix.Cases(), o.scenarios, o.protocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser.WaitFor(t, p, "a cell per case", `document.querySelectorAll('#matrix-grid button.cell').length === `+strconv.Itoa(len(want)))
 	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "the page stays at"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the matrix did not finish: %s", stderr.String())

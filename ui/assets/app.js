@@ -749,7 +749,7 @@ function jsonLines(id) {
 }
 
 function verdictClass(v) {
-  return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : 'v-na';
+  return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : v === 'running' ? 'v-run' : 'v-na';
 }
 
 function showCase(c) {
@@ -810,13 +810,14 @@ function drawMatrix(cases) {
     rows.get(key).set(c.era, c);
   }
   const fails = cases.filter((c) => c.verdict === 'fail').length;
-  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed`;
+  const running = cases.filter((c) => c.verdict === 'running').length;
+  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed` + (running ? `, ${running} running` : '');
   const grid = $('matrix-grid');
   grid.replaceChildren(h('tr', {}, h('th', { scope: 'col' }, 'scenario / probe'), eras.map((e) => h('th', { scope: 'col' }, e))),
     ...[...rows.entries()].map(([key, byEra]) => h('tr', {}, h('th', { scope: 'row' }, key), eras.map((e) => {
       const c = byEra.get(e);
       if (!c) return h('td', {});
-      const label = c.verdict === 'fail' ? (c.runCount > 1 ? `FAIL ${c.failedRuns}/${c.runCount}` : 'FAIL') : c.verdict;
+      const label = c.verdict === 'fail' ? (c.runCount > 1 ? `FAIL ${c.failedRuns}/${c.runCount}` : 'FAIL') : c.verdict === 'running' ? 'running…' : c.verdict;
       const pressed = grid.querySelector(`button.cell[aria-pressed="true"][data-case="${CSS.escape(c.case)}"][data-era="${CSS.escape(c.era)}"]`) !== null;
       return h('td', {}, h('button', {
         type: 'button', class: 'cell ' + verdictClass(c.verdict), 'data-case': c.case, 'data-era': c.era, 'aria-pressed': String(pressed),
