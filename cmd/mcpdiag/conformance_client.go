@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,16 +10,8 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/conformance"
 	"github.com/spf13/cobra"
-)
-
-// The environment the official conformance suite (@modelcontextprotocol/
-// conformance, `conformance client --command …`) sets for the client under
-// test. The server URL is the last argument.
-const (
-	envScenario = "MCP_CONFORMANCE_SCENARIO"
-	envContext  = "MCP_CONFORMANCE_CONTEXT"
-	envProtocol = "MCP_CONFORMANCE_PROTOCOL_VERSION"
 )
 
 // conformanceCallTimeout bounds each step; the suite kills the client after
@@ -50,61 +41,11 @@ an answer), 1 otherwise.`,
 	}
 }
 
-// conformanceContext is the part of MCP_CONFORMANCE_CONTEXT the adapter
-// uses.
-type conformanceContext struct {
-	Name      string `json:"name"`
-	ToolCalls []struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"toolCalls"`
-	// The auth scenarios' client credentials: a pre-registered client
-	// (with the issuer it belongs to), or the client credentials
-	// extension's secret or private key.
-	ClientID         string `json:"client_id"`
-	ClientSecret     string `json:"client_secret"`
-	Issuer           string `json:"issuer"`
-	PrivateKeyPEM    string `json:"private_key_pem"`
-	SigningAlgorithm string `json:"signing_algorithm"`
-}
-
-// conformanceClientMetadataURL is the Client ID Metadata Document URL the
-// suite's auth scenarios expect a client to present (auth/basic-cimd checks
-// client_id against it; the suite never fetches it).
-const conformanceClientMetadataURL = "https://conformance-test.local/client-metadata.json"
-
-// conformanceAuth is the OAuth flow the auth scenarios run: the suite's
-// authorization servers are on loopback and approve at once, so the client
-// fetches the authorization URL itself.
-func conformanceAuth(sc conformanceContext, stderr io.Writer) (*client.AuthOptions, error) {
-	o := &client.AuthOptions{ClientMetadataURL: conformanceClientMetadataURL, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
-		ClientIssuer: sc.Issuer, Authorize: client.AuthorizeFetch, Prompt: stderr}
-	if sc.PrivateKeyPEM != "" {
-		key, err := client.ParseClientKey([]byte(sc.PrivateKeyPEM))
-		if err != nil {
-			return nil, fmt.Errorf("the context's private_key_pem: %w", err)
-		}
-		o.ClientKey, o.ClientKeyAlg, o.ClientSecret = key, sc.SigningAlgorithm, ""
-	}
-	return o, nil
-}
-
-// conformanceSamplingText is the text of the adapter's sampling answers.
-const conformanceSamplingText = "mcpdiag conformance answer"
-
-// conformanceStep is one tools/call the scenario asks for.
-type conformanceStep struct {
-	tool string
-	args json.RawMessage
-}
-
 func runConformanceClient(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, url string) error {
-	scenario, version := getenv(envScenario), getenv(envProtocol)
-	var sc conformanceContext
-	if raw := getenv(envContext); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
-			return usageError("%s is not the JSON object the suite sends: %v", envContext, err)
-		}
+	scenario, version := getenv(conformance.EnvScenario), getenv(conformance.EnvProtocol)
+	sc, err := conformance.ParseContext(getenv(conformance.EnvContext))
+	if err != nil {
+		return usageError("%v", err)
 	}
 	protocol := client.ProtocolAuto
 	switch version {
@@ -112,14 +53,14 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 		protocol = version
 	case "":
 	default:
-		fmt.Fprintf(stderr, "note: %s=%s is not an era mcpdiag speaks (2026-07-28, 2025-11-25); negotiating\n", envProtocol, version)
+		fmt.Fprintf(stderr, "note: %s=%s is not an era mcpdiag speaks (2026-07-28, 2025-11-25); negotiating\n", conformance.EnvProtocol, version)
 	}
 	fmt.Fprintf(stdout, "mcpdiag conformance-client: scenario %q, protocol %s, server %s\n", scenario, protocol, url)
-	auth, err := conformanceAuth(sc, stderr)
+	auth, err := sc.AuthOptions(stderr)
 	if err != nil {
 		return usageError("%v", err)
 	}
-	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: client.CooperativeInputs{SamplingText: conformanceSamplingText}, Timeout: conformanceCallTimeout, Auth: auth})
+	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: client.CooperativeInputs{SamplingText: conformance.SamplingText}, Timeout: conformanceCallTimeout, Auth: auth})
 	if err != nil {
 		return usageError("%v", err)
 	}
@@ -147,16 +88,16 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "tools/list (%s): kept %d tool(s) %v, excluded %d\n", listing.Protocol, len(names), names, len(listing.Excluded))
 
-	steps := conformanceSteps(scenario, sc, listing.Tools)
+	steps := conformance.Steps(scenario, sc, listing.Tools)
 	failed := 0
 	for _, s := range steps {
-		call, err := c.CallTool(ctx, s.tool, s.args)
+		call, err := c.CallTool(ctx, s.Tool, s.Args)
 		if err != nil {
-			fmt.Fprintf(stdout, "tools/call %s: not sent: %v\n", s.tool, err)
+			fmt.Fprintf(stdout, "tools/call %s: not sent: %v\n", s.Tool, err)
 			failed++
 			continue
 		}
-		fmt.Fprintf(stdout, "tools/call %s: %s (%s layer), %d exchange(s), %d round(s), %d retr(ies)\n", s.tool, call.Outcome, call.Layer(), len(call.Exchanges), call.Rounds, call.Retries)
+		fmt.Fprintf(stdout, "tools/call %s: %s (%s layer), %d exchange(s), %d round(s), %d retr(ies)\n", s.Tool, call.Outcome, call.Layer(), len(call.Exchanges), call.Rounds, call.Retries)
 		_ = call.WriteReport(stderr)
 		switch call.Layer() {
 		case classify.LayerTransport, classify.LayerProtocol:
@@ -168,45 +109,4 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
-}
-
-// conformanceSteps turns the scenario into calls. Most scenarios are served
-// by the generic rule (the context's toolCalls, or every kept tool); the
-// exceptions are scenarios whose server expects specific arguments or no
-// call at all.
-func conformanceSteps(scenario string, sc conformanceContext, tools []client.Tool) []conformanceStep {
-	var steps []conformanceStep
-	switch scenario {
-	case "json-schema-ref-no-deref":
-		// Listing is the whole scenario: it checks that no network $ref is
-		// fetched. mcpdiag never dereferences $ref; the server has no
-		// tools/call handler.
-		return nil
-	case "json-schema-2020-12-preservation":
-		// Send the focal tool's inputSchema back, byte for byte as listed,
-		// through the echo tool.
-		const echo = "json_schema_echo"
-		for _, t := range tools {
-			if t.Name != echo {
-				args := append(append([]byte(`{"schema":`), t.InputSchema...), '}')
-				return []conformanceStep{{tool: echo, args: args}}
-			}
-		}
-	case "tools_call":
-		for _, t := range tools {
-			if t.Name == "add_numbers" {
-				return []conformanceStep{{tool: t.Name, args: json.RawMessage(`{"a":5,"b":3}`)}}
-			}
-		}
-	}
-	if len(sc.ToolCalls) > 0 {
-		for _, tc := range sc.ToolCalls {
-			steps = append(steps, conformanceStep{tool: tc.Name, args: tc.Arguments})
-		}
-		return steps
-	}
-	for _, t := range tools {
-		steps = append(steps, conformanceStep{tool: t.Name, args: client.ExampleArguments(t.InputSchema)})
-	}
-	return steps
 }

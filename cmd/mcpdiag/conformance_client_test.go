@@ -17,40 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/conformance"
 )
-
-func TestConformanceSteps(t *testing.T) {
-	tools := []client.Tool{
-		{Name: "add_numbers", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`)},
-		{Name: "json_schema_echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"schema":{"type":"object"}},"required":["schema"]}`)},
-	}
-	var sc conformanceContext
-	_ = json.Unmarshal([]byte(`{"name":"x","toolCalls":[{"name":"t1","arguments":{"region":"us","verbose":null}},{"name":"t2"}]}`), &sc)
-	render := func(steps []conformanceStep) string {
-		var parts []string
-		for _, s := range steps {
-			parts = append(parts, s.tool+" "+string(s.args))
-		}
-		return strings.Join(parts, " | ")
-	}
-	tests := []struct {
-		scenario string
-		sc       conformanceContext
-		want     string
-	}{
-		{"tools_call", conformanceContext{}, `add_numbers {"a":5,"b":3}`},
-		{"json-schema-ref-no-deref", conformanceContext{}, ``},
-		{"json-schema-2020-12-preservation", conformanceContext{}, `json_schema_echo {"schema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}`},
-		{"http-custom-headers", sc, `t1 {"region":"us","verbose":null} | t2 `},
-		{"anything-else", conformanceContext{}, `add_numbers {"a":1,"b":1} | json_schema_echo {"schema":{}}`},
-	}
-	for _, tt := range tests {
-		if got := render(conformanceSteps(tt.scenario, tt.sc, tools)); got != tt.want {
-			t.Errorf("%s: steps %q, want %q", tt.scenario, got, tt.want)
-		}
-	}
-}
 
 // TestConformanceClientCommand runs the hidden subcommand as the suite
 // does: the scenario in the environment, the URL last.
@@ -91,9 +59,9 @@ func TestConformanceClientCommand(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	t.Setenv(envScenario, "http-invalid-tool-headers")
-	t.Setenv(envProtocol, "2026-07-28")
-	t.Setenv(envContext, `{"name":"http-invalid-tool-headers"}`)
+	t.Setenv(conformance.EnvScenario, "http-invalid-tool-headers")
+	t.Setenv(conformance.EnvProtocol, "2026-07-28")
+	t.Setenv(conformance.EnvContext, `{"name":"http-invalid-tool-headers"}`)
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"conformance-client", srv.URL + "/mcp"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -112,7 +80,7 @@ func TestConformanceClientCommand(t *testing.T) {
 
 	// An auth scenario whose chain breaks: the listing ends at the 401,
 	// exit 1, and the output names the step and the rule.
-	t.Setenv(envScenario, "auth/metadata-default")
+	t.Setenv(conformance.EnvScenario, "auth/metadata-default")
 	stdout.Reset()
 	stderr.Reset()
 	if code := run([]string{"conformance-client", srv.URL + "/auth/mcp"}, strings.NewReader(""), &stdout, &stderr); code != 1 {
@@ -128,7 +96,7 @@ func TestConformanceClientCommand(t *testing.T) {
 		t.Errorf("the chain is not on stderr:\n%s", stderr.String())
 	}
 
-	t.Setenv(envContext, `[not json`)
+	t.Setenv(conformance.EnvContext, `[not json`)
 	if code := run([]string{"conformance-client", srv.URL}, strings.NewReader(""), &stdout, &stderr); code != 2 {
 		t.Errorf("a context that is not JSON: exit %d, want 2", code)
 	}
