@@ -199,6 +199,36 @@ func TestUILiveInBrowser(t *testing.T) {
 	}
 	clickRow(t, p, recs[len(recs)-1].ID)
 	browser.Screenshot(t, p, shotDir(t), "ui-live.png")
+
+	// Pause holds new records back, Resume shows them, Clear empties the
+	// table and the records that follow still arrive.
+	appendRecord := func(id string) {
+		t.Helper()
+		line, err := (&record.Encoder{}).Encode(&record.Record{Kind: record.KindExchange, ID: id, Method: "tools/call", Outcome: "TOOL_SUCCESS"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.Write(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	browser.Eval[bool](t, p, `(document.getElementById('pause').click(), true)`)
+	appendRecord("PAUSED0000000000000000000A")
+	browser.WaitFor(t, p, "the record held back", `document.getElementById('status').textContent.includes('paused, 1 new waiting')`)
+	if browser.Eval[bool](t, p, `document.getElementById('count').textContent.startsWith('`+itoa(len(recs)+1)+` ')`) {
+		t.Error("a record arrived in the table while paused")
+	}
+	browser.Eval[bool](t, p, `(document.getElementById('pause').click(), true)`)
+	browser.WaitFor(t, p, "the held record after Resume", `document.getElementById('count').textContent.startsWith('`+itoa(len(recs)+1)+` of `+itoa(len(recs)+1)+` ')`)
+	browser.Eval[bool](t, p, `(document.getElementById('clear').click(), true)`)
+	browser.WaitFor(t, p, "an empty table", `document.getElementById('count').textContent.startsWith('0 of 0 ') && document.querySelectorAll('#rows tr.row').length === 0`)
+	appendRecord("CLEARED000000000000000000B")
+	browser.WaitFor(t, p, "the next record after Clear", `document.querySelectorAll('#rows tr.row[data-id="CLEARED000000000000000000B"]').length === 1 && document.getElementById('count').textContent.startsWith('1 of 1 ')`)
 	checkClean(t, p, base+"/")
 }
 
