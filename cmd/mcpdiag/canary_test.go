@@ -203,7 +203,7 @@ func get(t *testing.T, u string) []byte {
 // output: `mcpdiag proxy` (HTTP, with bodies recorded in full, metrics and
 // OpenTelemetry spans to a local OTLP receiver; and stdio), `mcpdiag serve
 // --log`, GET /admin/log, `mcpdiag call --record` (and its report and
-// --json), `mcpdiag auth`, `mcpdiag report` (text, --json, --har) over every record file,
+// --json), `mcpdiag auth`, `mcpdiag report` (text, --json, --har, --html) over every record file,
 // and `mcpdiag matrix --json --junit --record`; and the OAuth chain's own
 // secrets (tokens, codes, verifiers, state, client secrets, assertions:
 // canaryAuthChain). Every byte of every output
@@ -361,7 +361,8 @@ func TestCanariesInNoOutput(t *testing.T) {
 	// 7. report over every record file: text, JSON and HAR.
 	files := []string{proxyRec, proxyAuthRec, callRec, stdioRec, mrec, serveLog}
 	har := filepath.Join(dir, "all.har")
-	for _, mode := range [][]string{nil, {"--json"}, {"--har", har}} {
+	page := filepath.Join(dir, "all.html")
+	for _, mode := range [][]string{nil, {"--json"}, {"--har", har}, {"--html", page}} {
 		var rOut, rErr bytes.Buffer
 		code := run(append(append([]string{"report"}, mode...), files...), nil, &rOut, &rErr)
 		if code == 2 {
@@ -370,6 +371,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
 	}
 	out.file(t, "report --har", har)
+	out.file(t, "report --html", page)
 
 	// The proof: the secrets of steps 1 to 3 were on the wire between the
 	// proxy and serve (and the echoed text came back).
@@ -385,12 +387,12 @@ func TestCanariesInNoOutput(t *testing.T) {
 	}
 	// And the outputs are the real thing: non-empty, with masks where the
 	// secrets were.
-	for _, name := range []string{"proxy --record", "proxy (auth) --record", "call --record", "stdio proxy --record", "serve --log", "matrix --junit", "matrix --json", "report --har", "GET /metrics", "OTLP spans"} {
+	for _, name := range []string{"proxy --record", "proxy (auth) --record", "call --record", "stdio proxy --record", "serve --log", "matrix --junit", "matrix --json", "report --har", "report --html", "GET /metrics", "OTLP spans"} {
 		if len(out[name]) == 0 {
 			t.Errorf("%s is empty", name)
 		}
 	}
-	for _, name := range []string{"proxy --record", "call --record", "stdio proxy --record", "serve --log", "report --har"} {
+	for _, name := range []string{"proxy --record", "call --record", "stdio proxy --record", "serve --log", "report --har", "report --html"} {
 		if !bytes.Contains(out[name], []byte("[redacted:len=")) {
 			t.Errorf("%s holds no mask: were the secrets recorded at all?", name)
 		}
