@@ -43,6 +43,10 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	if x.HTTPMethod == "" {
 		x.HTTPMethod = http.MethodPost
 	}
+	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
+	if b := r.ResponseBody; b != nil {
+		x.ResponseBody = b.Text
+	}
 	if r.Kind == record.KindServer {
 		x.N = r.PostCount
 	}

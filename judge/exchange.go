@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -70,6 +71,21 @@ type Exchange struct {
 	Pending bool `json:"-"`
 	// Fired names the fault scenarios that fired on the request.
 	Fired string `json:"-"`
+
+	// Probe says which probe of mcpdiag probe sent the request (nil for
+	// any other request): the probe rules judge only these.
+	Probe *record.Probe `json:"-"`
+	// ResponseID is the answer's id when it differs from ID (its text or
+	// its JSON type); zero when it is the same or there was none.
+	ResponseID wire.ID `json:"-"`
+	// ErrorCode is the JSON-RPC error code of the answer (nil: none);
+	// IsError its tool result's isError member (nil: absent).
+	ErrorCode *int64 `json:"-"`
+	IsError   *bool  `json:"-"`
+	// ResponseBody is the recorded response body ("" when none was
+	// recorded); ResponseBytes how many bytes the answer had.
+	ResponseBody  string `json:"-"`
+	ResponseBytes int64  `json:"-"`
 }
 
 // Key identifies "the same request": method, tool and arguments hash. An

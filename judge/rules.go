@@ -32,6 +32,9 @@ type Rule struct {
 	// injected), and on captured records (--from-records).
 	Active  bool `json:"active"`
 	Passive bool `json:"passive"`
+	// Probe marks a rule about the server, judged on the records of an
+	// mcpdiag probe run (Trace.Probe) and nowhere else.
+	Probe bool `json:"probe,omitempty"`
 	// Applies reports whether the trace met the rule's situation; when it
 	// did not, the reason is the evidence of NotApplicable.
 	Applies func(*Trace) (bool, string) `json:"-"`
@@ -56,7 +59,11 @@ func Judge(t *Trace) []Check {
 	t.Limits = t.Limits.WithDefaults()
 	var out []Check
 	for _, r := range rules {
-		if t.Passive && !r.Passive || !t.Passive && !r.Active {
+		switch {
+		case t.Probe != r.Probe:
+			continue
+		case t.Probe:
+		case t.Passive && !r.Passive || !t.Passive && !r.Active:
 			continue
 		}
 		out = append(out, judgeOne(r, t))
@@ -103,10 +110,12 @@ var order = []string{
 	"safety.unsafe-repeat", "safety.retry-bound", "safety.retry-after", "safety.backoff", "safety.4xx-unchanged",
 	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
 	"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-step-up", "auth.no-token-in-url",
+	"probe.answered", "probe.answer-shape", "probe.invalid-arguments", "probe.is-error-missing", "probe.unknown-tool",
+	"probe.malformed-call", "probe.id-type", "probe.notification-202",
 }
 
 // rules are the families' rules in report order.
-var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules, authRules)
+var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules, authRules, probeRules)
 
 // inOrder returns the rules of the families in the order of ids; it panics
 // when a rule is missing from ids or an id names no rule (a programming

@@ -144,6 +144,9 @@ type Trace struct {
 	Limits Limits
 	// Passive reports records judged without an injected fault.
 	Passive bool
+	// Probe reports the records of an mcpdiag probe run: only the probe
+	// rules (Rule.Probe) run on it, which judge the server.
+	Probe bool
 
 	byKey map[string][]*Exchange
 }

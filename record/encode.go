@@ -277,6 +277,11 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 		v.MetaProtocolVersion, v.Capabilities, v.RequestState = s(v.MetaProtocolVersion), s(v.Capabilities), s(v.RequestState)
 		c.Params = &v
 	}
+	if c.Probe != nil {
+		v := *c.Probe
+		v.Kind, v.Seed, v.Property, v.Detail = s(v.Kind), s(v.Seed), s(v.Property), s(v.Detail)
+		c.Probe = &v
+	}
 	c.SSEArrivals = slices.Clone(c.SSEArrivals)
 	c.RequestHeaders = red.Headers(c.RequestHeaders)
 	c.ResponseHeaders = red.Headers(c.ResponseHeaders)

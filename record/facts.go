@@ -246,3 +246,23 @@ func (a *Arrival) UnmarshalJSON(b []byte) error {
 	a.End, a.At = end, time.Duration(ms*float64(time.Millisecond))
 	return nil
 }
+
+// Probe identifies a request mcpdiag probe sent on purpose: the kind of
+// probe (an argument against the tool's inputSchema, an unknown tool name,
+// an envelope probe), the seed of the run and the probe's index, from which
+// the same probe is made again, and the schema property it targets.
+type Probe struct {
+	// Kind is the probe's kind ("required-missing", "wrong-type",
+	// "unknown-tool", "id-string", "notification", …; see package probe).
+	Kind string `json:"kind"`
+	// Seed is the run's seed, a decimal string; Index the probe's place in
+	// the run (from 0).
+	Seed  string `json:"seed"`
+	Index int    `json:"index"`
+	// Property is the inputSchema property the probe breaks ("" when it
+	// targets none).
+	Property string `json:"property,omitempty"`
+	// Detail says what the probe did in a few words ("value 11 above
+	// maximum 10").
+	Detail string `json:"detail,omitempty"`
+}

@@ -211,6 +211,11 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 			return b, false
 		}
 	}
+	if r.Probe != nil {
+		if b, ok = appendReflect(b, `,"probe":`, r.Probe); !ok {
+			return b, false
+		}
+	}
 	if len(r.SSEArrivals) > 0 {
 		b = append(b, `,"sseArrivals":[`...)
 		for i, a := range r.SSEArrivals {

@@ -59,6 +59,7 @@ func fuzzRecord(s1, s2 string, n int64, raw []byte, flags uint32) *Record {
 		r.Decision = &Decision{Action: s1, DelayMs: n}
 		r.Fault = &Fault{Selection: s1, Fired: []string{s2}, Seed: uint64(n)}
 		r.Params = &Params{Meta: []string{s1}, RequestState: s2}
+		r.Probe = &Probe{Kind: s1, Seed: s2, Index: int(n % 7), Property: s1, Detail: s2}
 	}
 	if bit(12) {
 		r.Warnings = []Warning{{Code: s1, Message: s2}, {Code: s2}}

@@ -215,6 +215,9 @@ type Record struct {
 	Fault *Fault `json:"fault,omitempty"`
 	// Params are the _meta and MRTR facts of the request's params.
 	Params *Params `json:"params,omitempty"`
+	// Probe says which probe of mcpdiag probe sent the request (its kind,
+	// seed and index), so the probe rules know what the answer must be.
+	Probe *Probe `json:"probe,omitempty"`
 	// SSEArrivals are the arrival times of the response's SSE events
 	// (proxy, --record-bodies full).
 	SSEArrivals []Arrival `json:"sseArrivals,omitempty"`

@@ -1,0 +1,83 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Request is one JSON-RPC message a caller builds itself (mcpdiag probe):
+// Send adds the era's headers, params._meta (2026-07-28) and the session
+// (2025-11-25), sends it once without the retry policy, and classifies the
+// answer.
+type Request struct {
+	// Method is the JSON-RPC method.
+	Method string
+	// ID is the request id, with its JSON type; the zero ID takes the
+	// client's next integer id. Notification sends no id at all.
+	ID           wire.ID
+	Notification bool
+	// Name is the tool (or prompt) the request names, for the Mcp-Name
+	// header; "" sends none. Params may hold another name, or none.
+	Name string
+	// Params are the members of params, raw ("name", "arguments", …);
+	// nil with no _meta to add sends no params member.
+	Params map[string]json.RawMessage
+	// Header is set on the request after the era's headers (a value
+	// replaces theirs).
+	Header http.Header
+}
+
+// Send sends r once and returns the classified exchange; it is recorded
+// among Exchanges and passed to OnExchange. The era must be decided (a
+// ListTools before, or a fixed Options.Protocol on 2026-07-28). Nothing is
+// retried or re-sent: a failure is in the Exchange.
+func (c *Client) Send(ctx context.Context, r Request) *Exchange {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.timeout())
+	defer cancel()
+	var params map[string]json.RawMessage
+	if r.Params != nil {
+		params = make(map[string]json.RawMessage, len(r.Params)+1)
+		for k, v := range r.Params {
+			params[k] = v
+		}
+	}
+	hdr := http.Header{}
+	rq := c.buildRequest(r.Method, r.Name, params, hdr, OriginNone)
+	for k, vs := range r.Header {
+		rq.header[k] = vs
+	}
+	switch {
+	case r.Notification:
+		rq.notification, rq.id = true, wire.ID{}
+	case !r.ID.IsZero():
+		rq.id = r.ID
+	}
+	ex := c.send(ctx, rq)
+	c.record(ex)
+	c.emit(ex)
+	return ex
+}
+
+// Protocol returns the era in use ("" until it is decided).
+func (c *Client) Protocol() string { return c.protocol }
+
+// ExchangeRecords turns exchanges (a Listing's, Send's) into exchange
+// records, as Call.Records does for a call's: base carries what the caller
+// knows (Client, Scenario); the URL is url. Records hold raw headers: the
+// record encoder redacts them.
+func ExchangeRecords(exs []*Exchange, base record.Record, url string) []*record.Record {
+	call := &Call{Exchanges: exs, Protocol: base.ProtocolVersion}
+	recs, _ := call.Records(base, url)
+	for _, r := range recs {
+		// Each exchange stands alone: no call links them.
+		r.CallID, r.Seq, r.PostCount, r.HTTPStatuses = "", 0, 0, []int{r.Status}
+		if r.HTTPMethod == http.MethodPost {
+			r.PostCount = 1
+		}
+	}
+	return recs
+}

@@ -1,0 +1,361 @@
+package judge
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+)
+
+// The probe rules judge a server from the records of an mcpdiag probe run
+// (Trace.Probe): each probe exchange carries its kind (record.Probe), so a
+// rule knows what the answer must be. The kinds are package probe's; the
+// judge keeps their names here, as data, and imports no prober.
+var argumentKinds = map[string]bool{
+	"required-missing": true, "wrong-type": true, "outside-enum": true, "below-minimum": true, "above-maximum": true,
+	"too-long": true, "too-short": true, "pattern-mismatch": true, "extra-property": true, "null-value": true,
+	"empty-arguments": true,
+}
+
+// mustFail reports a probe kind whose answer must be an error of some kind.
+func mustFail(kind string) bool {
+	return argumentKinds[kind] || kind == "unknown-tool" || kind == "missing-name" || kind == "arguments-not-object"
+}
+
+var probeRules = []Rule{
+	{
+		ID:      "probe.answered",
+		Title:   "the server answers every probe (no timeout, no dropped connection, no cut stream)",
+		Cite:    "MCP basic/transports §Streamable HTTP: the server MUST return a response (or 202 to a notification); JSON-RPC 2.0 §Response: a request gets a response",
+		Probe:   true,
+		Applies: anyProbe(func(*Exchange) bool { return true }),
+		Check: eachProbe(func(x *Exchange) string {
+			switch {
+			case x.Status == 0:
+				return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
+			case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
+				return fmt.Sprintf("%s: HTTP %d, %s", probeLabel(x), x.Status, x.Outcome)
+			}
+			return ""
+		}),
+	},
+	{
+		ID:      "probe.answer-shape",
+		Title:   "every answer is well-formed JSON-RPC with a valid result shape",
+		Cite:    "JSON-RPC 2.0 §Response object; MCP schema (CallToolResult, ListToolsResult; resultType on 2026-07-28)",
+		Probe:   true,
+		Applies: anyProbe(gotAnswer),
+		Check: eachProbe(func(x *Exchange) string {
+			switch x.Outcome {
+			case classify.MalformedJSON, classify.InvalidEnvelope, classify.InvalidToolResult, classify.InvalidResult, classify.UnexpectedContentType:
+				return fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
+			}
+			return ""
+		}),
+	},
+	{
+		ID:    "probe.invalid-arguments",
+		Title: "arguments that break the tool's inputSchema get an error: a tool execution error (isError true), or a JSON-RPC error",
+		Cite: "MCP 2025-11-25 server/tools §Error Handling (SEP-1303): input validation errors are tool execution errors (isError true) " +
+			"the model can correct; a JSON-RPC -32602 is the older answer, still allowed; server/tools §Security: servers MUST validate all tool inputs",
+		Probe:   true,
+		Applies: anyProbe(func(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && gotAnswer(x) }),
+		Check: func(t *Trace) (bool, string) {
+			var bad []string
+			tool, rpc := 0, 0
+			for _, x := range probes(t, func(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && gotAnswer(x) }) {
+				switch {
+				case x.Outcome == classify.ToolError:
+					tool++
+				case x.ErrorCode != nil:
+					rpc++
+				case x.Outcome == classify.ToolSuccess:
+					what := "accepted as a success"
+					if why := readsAsError(x.ResponseBody); why != "" {
+						what = "an error dressed as success (" + why + ")"
+					}
+					bad = append(bad, fmt.Sprintf("%s: %s", probeLabel(x), what))
+				case x.Status >= 400:
+					bad = append(bad, fmt.Sprintf("%s: HTTP %d with no JSON-RPC error (%s)", probeLabel(x), x.Status, x.Outcome))
+				}
+			}
+			ok := fmt.Sprintf("%d answered isError true, %d a JSON-RPC error", tool, rpc)
+			if rpc > 0 {
+				ok += " (allowed; SEP-1303 prefers isError true, which the model sees)"
+			}
+			return verdict(bad, ok)
+		},
+	},
+	{
+		ID:    "probe.is-error-missing",
+		Title: "a probe that must fail never gets a success whose content reads as an error",
+		Cite: "MCP server/tools §Error Handling: tool execution errors are reported in the result with isError true; " +
+			"without it the client and the model take the error text for a result",
+		Probe: true,
+		Applies: anyProbe(func(x *Exchange) bool {
+			return mustFail(x.Probe.Kind) && gotAnswer(x)
+		}),
+		Check: eachProbe(func(x *Exchange) string {
+			if !mustFail(x.Probe.Kind) || x.Outcome != classify.ToolSuccess {
+				return ""
+			}
+			if why := readsAsError(x.ResponseBody); why != "" {
+				return fmt.Sprintf("%s: TOOL_SUCCESS, isError missing, yet %s", probeLabel(x), why)
+			}
+			return ""
+		}),
+	},
+	{
+		ID:    "probe.unknown-tool",
+		Title: "a call of a tool the server does not have gets a JSON-RPC error (protocol error), not a tool result",
+		Cite:  "MCP server/tools §Error Handling: protocol errors (JSON-RPC) for unknown tools; the spec's example is -32602",
+		Probe: true,
+		Applies: anyProbe(func(x *Exchange) bool {
+			return x.Probe.Kind == "unknown-tool" && gotAnswer(x)
+		}),
+		Check: eachProbe(func(x *Exchange) string {
+			if x.Probe.Kind != "unknown-tool" || !gotAnswer(x) {
+				return ""
+			}
+			if x.ErrorCode != nil {
+				return ""
+			}
+			return fmt.Sprintf("%s: %s, not a JSON-RPC error", probeLabel(x), orOutcome(x))
+		}),
+	},
+	{
+		ID:    "probe.malformed-call",
+		Title: "a tools/call that breaks the CallToolRequest schema (no params.name; arguments not an object) gets a JSON-RPC error",
+		Cite: "MCP server/tools §Error Handling: protocol errors for malformed requests (requests that fail to satisfy the CallToolRequest schema); " +
+			"a tool execution error is tolerated for non-object arguments (the request names a tool)",
+		Probe: true,
+		Applies: anyProbe(func(x *Exchange) bool {
+			return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && gotAnswer(x)
+		}),
+		Check: eachProbe(func(x *Exchange) string {
+			k := x.Probe.Kind
+			if k != "missing-name" && k != "arguments-not-object" || !gotAnswer(x) || x.ErrorCode != nil {
+				return ""
+			}
+			if k == "arguments-not-object" && x.Outcome == classify.ToolError {
+				return ""
+			}
+			return fmt.Sprintf("%s: %s, not a JSON-RPC error", probeLabel(x), orOutcome(x))
+		}),
+	},
+	{
+		ID:      "probe.id-type",
+		Title:   "every answer carries the request's id back with its JSON type (a string stays a string, a number a number)",
+		Cite:    "JSON-RPC 2.0 §Response object: id MUST be the same as the value of the id member in the Request; MCP basic §Responses",
+		Probe:   true,
+		Applies: anyProbe(func(x *Exchange) bool { return !isNotification(x) && gotAnswer(x) }),
+		Check: eachProbe(func(x *Exchange) string {
+			if isNotification(x) || x.ResponseID.IsZero() {
+				return ""
+			}
+			return fmt.Sprintf("%s: sent id %s (%s), the answer's id is %s (%s)", probeLabel(x), x.ID, idType(x.ID.Raw()), x.ResponseID, idType(x.ResponseID.Raw()))
+		}),
+	},
+	{
+		ID:      "probe.notification-202",
+		Title:   "a notification is accepted with HTTP 202 and no body",
+		Cite:    "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it)",
+		Probe:   true,
+		Applies: anyProbe(func(x *Exchange) bool { return isNotification(x) && x.Status != 0 }),
+		Check: eachProbe(func(x *Exchange) string {
+			if !isNotification(x) || x.Status == 0 {
+				return ""
+			}
+			if x.Status == 202 && x.ResponseBytes == 0 {
+				return ""
+			}
+			if x.Status >= 400 && x.Status < 500 {
+				return ""
+			}
+			return fmt.Sprintf("%s: HTTP %d with %d body bytes", probeLabel(x), x.Status, x.ResponseBytes)
+		}),
+	},
+}
+
+func isNotification(x *Exchange) bool { return x.Probe != nil && x.Probe.Kind == "notification" }
+
+// gotAnswer reports an exchange that got a JSON-RPC answer (a result or an
+// error), or, for a notification, any HTTP answer.
+func gotAnswer(x *Exchange) bool {
+	if x.Status == 0 {
+		return false
+	}
+	if isNotification(x) || x.ErrorCode != nil {
+		return true
+	}
+	switch x.Outcome {
+	case classify.ToolSuccess, classify.ToolError, classify.ResultSuccess, classify.JSONRPCError, classify.InputRequired,
+		classify.TaskCreated, classify.InvalidToolResult, classify.InvalidResult, classify.InvalidEnvelope, classify.MalformedJSON,
+		classify.UnexpectedContentType, classify.HTTPError:
+		return true
+	}
+	return false
+}
+
+func probes(t *Trace, f func(*Exchange) bool) []*Exchange {
+	var out []*Exchange
+	for _, x := range t.Exchanges {
+		if x.Probe != nil && f(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func anyProbe(f func(*Exchange) bool) func(*Trace) (bool, string) {
+	return func(t *Trace) (bool, string) {
+		if len(probes(t, f)) > 0 {
+			return true, ""
+		}
+		if len(probes(t, func(*Exchange) bool { return true })) == 0 {
+			return false, "no probe was sent"
+		}
+		return false, "no probe of this kind was answered"
+	}
+}
+
+// eachProbe fails with the probes f objects to; its pass evidence counts
+// the probes.
+func eachProbe(f func(*Exchange) string) func(*Trace) (bool, string) {
+	return func(t *Trace) (bool, string) {
+		var bad []string
+		n := 0
+		for _, x := range t.Exchanges {
+			if x.Probe == nil {
+				continue
+			}
+			n++
+			if s := f(x); s != "" {
+				bad = append(bad, s)
+			}
+		}
+		return verdict(bad, fmt.Sprintf("%d %s checked", n, plural(n, "probe", "probes")))
+	}
+}
+
+// probeLabel names a probe in evidence: "probe 3 wrong-type echo.text (id 4)".
+func probeLabel(x *Exchange) string {
+	p := x.Probe
+	s := fmt.Sprintf("probe %d %s", p.Index, p.Kind)
+	switch {
+	case x.Tool != "" && p.Property != "":
+		s += " " + x.Tool + "." + p.Property
+	case x.Tool != "":
+		s += " " + x.Tool
+	}
+	if !x.ID.IsZero() {
+		s += fmt.Sprintf(" (id %s)", x.ID)
+	}
+	return s
+}
+
+func orOutcome(x *Exchange) string {
+	if x.What != "" {
+		return x.What
+	}
+	if x.Outcome != "" {
+		return string(x.Outcome)
+	}
+	return fmt.Sprintf("HTTP %d", x.Status)
+}
+
+func idType(raw []byte) string {
+	s := strings.TrimSpace(string(raw))
+	switch {
+	case s == "":
+		return "absent"
+	case s[0] == '"':
+		return "string"
+	case s == "null":
+		return "null"
+	case s[0] == '-' || s[0] >= '0' && s[0] <= '9':
+		return "number"
+	}
+	return "not a string or number"
+}
+
+var (
+	// errorWords are the signs of an error in a tool result's text: a
+	// stack trace, an exception, the word invalid, a text that starts with
+	// "error", an HTTP error status.
+	errorWords = []struct {
+		re   *regexp.Regexp
+		what string
+	}{
+		{regexp.MustCompile(`Traceback \(most recent call last\)`), `the text holds a Python traceback`},
+		{regexp.MustCompile(`\b[A-Z][A-Za-z]*(Exception|Error)\b`), `the text names an exception`},
+		{regexp.MustCompile(`\bException\b`), `the text says "Exception"`},
+		{regexp.MustCompile(`(?i)\binvalid\b`), `the text says "invalid"`},
+		{regexp.MustCompile(`(?i)^\s*(error|failed|failure)\b`), `the text starts with an error word`},
+		{regexp.MustCompile(`(?i)\bHTTP[ /]?(?:1\.[01]|2)?\s*[45]\d\d\b|\b[45]\d\d (?:Bad Request|Unauthorized|Forbidden|Not Found|Internal Server Error|Bad Gateway|Service Unavailable|Unprocessable)`), `the text holds an HTTP error status`},
+	}
+)
+
+// readsAsError says why a tool result's content reads as an error ("" when
+// it does not): an "error" member in structuredContent or in a text that is
+// a JSON object, or the error words in a text.
+func readsAsError(body string) string {
+	var msg struct {
+		Result struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if body == "" || json.Unmarshal([]byte(body), &msg) != nil {
+		return ""
+	}
+	if hasErrorMember(msg.Result.StructuredContent) {
+		return `structuredContent has an "error" member`
+	}
+	for _, c := range msg.Result.Content {
+		if c.Type != "text" {
+			continue
+		}
+		if hasErrorMember(json.RawMessage(c.Text)) {
+			return `the text is a JSON object with an "error" member`
+		}
+		for _, w := range errorWords {
+			if w.re.MatchString(c.Text) {
+				return w.what + ": " + excerpt(c.Text)
+			}
+		}
+	}
+	return ""
+}
+
+func hasErrorMember(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"error", "errors", "Error"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(string(v)) {
+		case "null", "false", `""`, "[]", "{}":
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		return fmt.Sprintf("%q…", string(r[:60]))
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,241 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// Defaults of Options.
+const (
+	DefaultSeed       = 1
+	DefaultMaxPerTool = 6
+	DefaultTimeout    = 10 * time.Second
+	DefaultInterval   = 5 * time.Millisecond
+)
+
+// ErrUsage marks a run that cannot start because of its inputs.
+var ErrUsage = errors.New("usage")
+
+// Options configure a probe run. The zero value of every field is a
+// documented default.
+type Options struct {
+	// URL is the server's Streamable HTTP endpoint.
+	URL string
+	// Protocol is client.ProtocolAuto (default), 2026-07-28 or 2025-11-25.
+	Protocol string
+	// Seed makes the run's probes (DefaultSeed when 0): the same seed, the
+	// same listing and the same options give the same probes.
+	Seed uint64
+	// MaxPerTool bounds the argument probes per tool (DefaultMaxPerTool).
+	MaxPerTool int
+	// Allow names the tools that receive argument probes although they are
+	// not annotated readOnlyHint true; AllowAll allows every tool. By
+	// default only read-only tools receive them: a bad argument a server
+	// does not validate can still run the tool.
+	Allow    []string
+	AllowAll bool
+	// Timeout bounds each probe (DefaultTimeout).
+	Timeout time.Duration
+	// Interval is the pause between two probes (DefaultInterval; negative
+	// for none).
+	Interval time.Duration
+	// Header is added to every request; HTTPClient sends them.
+	Header     http.Header
+	HTTPClient *http.Client
+	// OnRecord, when set, receives every exchange record as it is made,
+	// in order.
+	OnRecord func(*record.Record)
+}
+
+// ToolPlan says what the run did with one listed tool.
+type ToolPlan struct {
+	Name string `json:"name"`
+	// ReadOnly reports readOnlyHint true; Allowed that the tool received
+	// argument probes (read-only, or named by Allow/AllowAll).
+	ReadOnly bool `json:"readOnly"`
+	Allowed  bool `json:"allowed"`
+	// Probes is how many probes called it; Why says why none did, or the
+	// warning for a tool allowed though not read-only.
+	Probes int    `json:"probes"`
+	Why    string `json:"why,omitempty"`
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	URL       string `json:"url"`
+	Protocol  string `json:"protocol"`
+	EraReason string `json:"eraReason"`
+	Seed      uint64 `json:"seed"`
+	// Tools are the listed tools, in the server's order.
+	Tools []ToolPlan `json:"tools"`
+	// Probes are the probes sent, by index.
+	Probes []Probe `json:"-"`
+	// Records are every exchange of the run, the listing's included.
+	Records []*record.Record `json:"-"`
+	// Checks are the probe rules' verdicts.
+	Checks []judge.Check `json:"checks"`
+}
+
+// Failed reports a check that failed.
+func (r *Report) Failed() bool { return judge.Worst(r.Checks) == judge.Fail }
+
+func (o Options) withDefaults() Options {
+	if o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
+	if o.MaxPerTool <= 0 {
+		o.MaxPerTool = DefaultMaxPerTool
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	return o
+}
+
+// Plan returns the probes of a run over tools with opts, and what it does
+// with each tool: the argument probes of every allowed tool (at most
+// MaxPerTool each, a seeded choice among its candidates when it has more),
+// then the envelope probes (an unknown tool name, a call without
+// params.name, a string and a number id on tools/list, a notification).
+// It is a function of the tools and the options only: probe i of a seed is
+// always the same request.
+func Plan(tools []client.Tool, opts Options) ([]Probe, []ToolPlan) {
+	opts = opts.withDefaults()
+	var out []Probe
+	var plans []ToolPlan
+	names := map[string]bool{}
+	for _, t := range tools {
+		names[t.Name] = true
+		ro := t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+		tp := ToolPlan{Name: t.Name, ReadOnly: ro, Allowed: ro || opts.AllowAll || slices.Contains(opts.Allow, t.Name)}
+		switch {
+		case !tp.Allowed:
+			tp.Why = "not annotated readOnlyHint true: no argument probe (--allow " + t.Name + " to probe it)"
+		case !ro:
+			tp.Why = "warning: probed although not annotated readOnlyHint true"
+			if t.Annotations.DestructiveHint == nil || *t.Annotations.DestructiveHint {
+				tp.Why = "warning: probed although it may be destructive (destructiveHint not false)"
+			}
+		}
+		if tp.Allowed {
+			cs := candidates(t, opts.Seed)
+			if len(cs) > opts.MaxPerTool {
+				r := rng(opts.Seed, t.Name, -2)
+				keep := r.Perm(len(cs))[:opts.MaxPerTool]
+				slices.Sort(keep)
+				var picked []Probe
+				for _, i := range keep {
+					picked = append(picked, cs[i])
+				}
+				cs = picked
+			}
+			if len(cs) == 0 {
+				tp.Why = "its inputSchema could not be read (or uses anyOf/oneOf/allOf/$ref): no argument probe"
+			}
+			tp.Probes = len(cs)
+			out = append(out, cs...)
+		}
+		plans = append(plans, tp)
+	}
+	out = append(out, envelope(names, opts.Seed)...)
+	for i := range out {
+		out[i].Index = i
+	}
+	return out, plans
+}
+
+// envelope returns the probes that call no listed tool.
+func envelope(listed map[string]bool, seed uint64) []Probe {
+	r := rand.New(rand.NewPCG(seed, 0x70726f6265))
+	unknown := "mcpdiag_no_such_tool_" + strconv.Itoa(r.IntN(1_000_000))
+	for listed[unknown] {
+		unknown += "_"
+	}
+	un, _ := json.Marshal(unknown)
+	idStr := "mcpdiag-" + strconv.Itoa(r.IntN(1_000_000))
+	idNum := int64(1_000_000 + r.IntN(1_000_000))
+	return []Probe{
+		{Kind: UnknownTool, Detail: "tools/call of " + unknown + ", which tools/list does not name", Method: "tools/call", Name: unknown,
+			Params: map[string]json.RawMessage{"name": un, "arguments": json.RawMessage(`{}`)}},
+		{Kind: MissingName, Detail: "tools/call without params.name", Method: "tools/call",
+			Params: map[string]json.RawMessage{"arguments": json.RawMessage(`{}`)}},
+		{Kind: IDString, Detail: "tools/list with the string id " + strconv.Quote(idStr), Method: "tools/list", ID: wire.StringID(idStr),
+			Params: map[string]json.RawMessage{}},
+		{Kind: IDNumber, Detail: "tools/list with the number id " + strconv.FormatInt(idNum, 10), Method: "tools/list", ID: wire.IntID(idNum),
+			Params: map[string]json.RawMessage{}},
+		{Kind: Notification, Detail: "notifications/cancelled of a request that does not exist", Method: "notifications/cancelled", Notification: true,
+			Params: map[string]json.RawMessage{"requestId": json.RawMessage(`"mcpdiag-none"`), "reason": json.RawMessage(`"mcpdiag probe"`)}},
+	}
+}
+
+// Run discovers the server (both eras, or Options.Protocol), lists every
+// tool (all pages), sends the probes of Plan one by one, records every
+// exchange and judges the records with the probe rules. The error is
+// non-nil for bad options (ErrUsage) and when the tools could not be
+// listed; every answer to a probe, whatever it is, is in the Report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	opts = opts.withDefaults()
+	c, err := client.New(client.Options{URL: opts.URL, Protocol: opts.Protocol, HTTPClient: opts.HTTPClient, Header: opts.Header, Timeout: opts.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	rep := &Report{URL: opts.URL, Seed: opts.Seed}
+	emit := func(exs []*client.Exchange, p *Probe) {
+		for _, r := range client.ExchangeRecords(exs, record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, ProtocolVersion: c.Protocol()}, opts.URL) {
+			if p != nil {
+				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail}
+			}
+			rep.Records = append(rep.Records, r)
+			if opts.OnRecord != nil {
+				opts.OnRecord(r)
+			}
+		}
+	}
+	l := c.ListTools(ctx)
+	rep.Protocol, rep.EraReason = l.Protocol, l.EraReason
+	emit(l.Exchanges, nil)
+	if !l.OK {
+		why := "the listing failed"
+		if l.Final != nil {
+			why = fmt.Sprintf("%s: %s", l.Final.Outcome, l.Final.Reason)
+		}
+		return rep, fmt.Errorf("listing the tools of %s: %s", opts.URL, why)
+	}
+	probes, plans := Plan(l.Tools, opts)
+	rep.Tools, rep.Probes = plans, probes
+	for i, p := range probes {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), err)
+		}
+		if i > 0 && opts.Interval > 0 {
+			t := time.NewTimer(opts.Interval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return rep, fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
+			case <-t.C:
+			}
+		}
+		ex := c.Send(ctx, p.Request())
+		emit([]*client.Exchange{ex}, &probes[i])
+	}
+	tr := judge.NewTrace(opts.URL, rep.Records, nil)
+	tr.Probe = true
+	rep.Checks = judge.Judge(tr)
+	return rep, nil
+}

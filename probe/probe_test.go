@@ -1,0 +1,55 @@
+package probe_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/probe"
+)
+
+func run(t *testing.T, url, protocol string, opts probe.Options) *probe.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts.URL, opts.Protocol, opts.Timeout = url, protocol, 10*time.Second
+	rep, err := probe.Run(ctx, opts)
+	if err != nil {
+		t.Fatalf("probe.Run: %v", err)
+	}
+	return rep
+}
+
+func checks(cs []judge.Check) string {
+	var b strings.Builder
+	for _, c := range cs {
+		b.WriteString(c.Rule + " " + string(c.Verdict) + " " + c.Evidence + "\n")
+	}
+	return b.String()
+}
+
+// TestProbeHealthyFixture: mcpdiag's own fixture, in both eras, passes every
+// probe rule, and its destructive tool is never called.
+func TestProbeHealthyFixture(t *testing.T) {
+	for _, protocol := range []string{"2026-07-28", "2025-11-25", "auto"} {
+		t.Run(protocol, func(t *testing.T) {
+			srv := fixture.New(fixture.Options{})
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			rep := run(t, ts.URL, protocol, probe.Options{})
+			t.Logf("%s", checks(rep.Checks))
+			for _, c := range rep.Checks {
+				if c.Verdict == judge.Fail {
+					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+			}
+			if n := srv.ToolRuns(fixture.ToolDeleteItem); n != 0 {
+				t.Errorf("delete_item ran %d times", n)
+			}
+		})
+	}
+}
