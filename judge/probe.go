@@ -30,8 +30,8 @@ var probeRules = []Rule{
 		Title:   "the server answers every probe (no timeout, no dropped connection, no cut stream)",
 		Cite:    "MCP basic/transports §Streamable HTTP: the server MUST return a response (or 202 to a notification); JSON-RPC 2.0 §Response: a request gets a response",
 		Probe:   true,
-		Applies: anyProbe(func(*Exchange) bool { return true }),
-		Check: eachProbe(func(x *Exchange) string {
+		Applies: anyProbe(isProbe),
+		Check: eachProbe(isProbe, func(x *Exchange) string {
 			switch {
 			case x.Status == 0:
 				return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
@@ -47,7 +47,10 @@ var probeRules = []Rule{
 		Cite:    "JSON-RPC 2.0 §Response object; MCP schema (CallToolResult, ListToolsResult; resultType on 2026-07-28)",
 		Probe:   true,
 		Applies: anyProbe(gotAnswer),
-		Check: eachProbe(func(x *Exchange) string {
+		Check: eachProbe(gotAnswer, func(x *Exchange) string {
+			if x.Outcome == classify.InvalidEnvelope && !x.ResponseID.IsZero() {
+				return "" // an id that does not match: probe.id-type's finding
+			}
 			switch x.Outcome {
 			case classify.MalformedJSON, classify.InvalidEnvelope, classify.InvalidToolResult, classify.InvalidResult, classify.UnexpectedContentType:
 				return fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
@@ -61,11 +64,11 @@ var probeRules = []Rule{
 		Cite: "MCP 2025-11-25 server/tools §Error Handling (SEP-1303): input validation errors are tool execution errors (isError true) " +
 			"the model can correct; a JSON-RPC -32602 is the older answer, still allowed; server/tools §Security: servers MUST validate all tool inputs",
 		Probe:   true,
-		Applies: anyProbe(func(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && gotAnswer(x) }),
+		Applies: anyProbe(isArgumentProbe),
 		Check: func(t *Trace) (bool, string) {
 			var bad []string
 			tool, rpc := 0, 0
-			for _, x := range probes(t, func(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && gotAnswer(x) }) {
+			for _, x := range probes(t, isArgumentProbe) {
 				switch {
 				case x.Outcome == classify.ToolError:
 					tool++
@@ -93,11 +96,9 @@ var probeRules = []Rule{
 		Title: "a probe that must fail never gets a success whose content reads as an error",
 		Cite: "MCP server/tools §Error Handling: tool execution errors are reported in the result with isError true; " +
 			"without it the client and the model take the error text for a result",
-		Probe: true,
-		Applies: anyProbe(func(x *Exchange) bool {
-			return mustFail(x.Probe.Kind) && gotAnswer(x)
-		}),
-		Check: eachProbe(func(x *Exchange) string {
+		Probe:   true,
+		Applies: anyProbe(isMustFail),
+		Check: eachProbe(isMustFail, func(x *Exchange) string {
 			if !mustFail(x.Probe.Kind) || x.Outcome != classify.ToolSuccess {
 				return ""
 			}
@@ -108,14 +109,12 @@ var probeRules = []Rule{
 		}),
 	},
 	{
-		ID:    "probe.unknown-tool",
-		Title: "a call of a tool the server does not have gets a JSON-RPC error (protocol error), not a tool result",
-		Cite:  "MCP server/tools §Error Handling: protocol errors (JSON-RPC) for unknown tools; the spec's example is -32602",
-		Probe: true,
-		Applies: anyProbe(func(x *Exchange) bool {
-			return x.Probe.Kind == "unknown-tool" && gotAnswer(x)
-		}),
-		Check: eachProbe(func(x *Exchange) string {
+		ID:      "probe.unknown-tool",
+		Title:   "a call of a tool the server does not have gets a JSON-RPC error (protocol error), not a tool result",
+		Cite:    "MCP server/tools §Error Handling: protocol errors (JSON-RPC) for unknown tools; the spec's example is -32602",
+		Probe:   true,
+		Applies: anyProbe(isUnknownTool),
+		Check: eachProbe(isUnknownTool, func(x *Exchange) string {
 			if x.Probe.Kind != "unknown-tool" || !gotAnswer(x) {
 				return ""
 			}
@@ -130,11 +129,9 @@ var probeRules = []Rule{
 		Title: "a tools/call that breaks the CallToolRequest schema (no params.name; arguments not an object) gets a JSON-RPC error",
 		Cite: "MCP server/tools §Error Handling: protocol errors for malformed requests (requests that fail to satisfy the CallToolRequest schema); " +
 			"a tool execution error is tolerated for non-object arguments (the request names a tool)",
-		Probe: true,
-		Applies: anyProbe(func(x *Exchange) bool {
-			return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && gotAnswer(x)
-		}),
-		Check: eachProbe(func(x *Exchange) string {
+		Probe:   true,
+		Applies: anyProbe(isMalformedCall),
+		Check: eachProbe(isMalformedCall, func(x *Exchange) string {
 			k := x.Probe.Kind
 			if k != "missing-name" && k != "arguments-not-object" || !gotAnswer(x) || x.ErrorCode != nil {
 				return ""
@@ -150,8 +147,8 @@ var probeRules = []Rule{
 		Title:   "every answer carries the request's id back with its JSON type (a string stays a string, a number a number)",
 		Cite:    "JSON-RPC 2.0 §Response object: id MUST be the same as the value of the id member in the Request; MCP basic §Responses",
 		Probe:   true,
-		Applies: anyProbe(func(x *Exchange) bool { return !isNotification(x) && gotAnswer(x) }),
-		Check: eachProbe(func(x *Exchange) string {
+		Applies: anyProbe(isAnsweredRequest),
+		Check: eachProbe(isAnsweredRequest, func(x *Exchange) string {
 			if isNotification(x) || x.ResponseID.IsZero() {
 				return ""
 			}
@@ -163,8 +160,8 @@ var probeRules = []Rule{
 		Title:   "a notification is accepted with HTTP 202 and no body",
 		Cite:    "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it)",
 		Probe:   true,
-		Applies: anyProbe(func(x *Exchange) bool { return isNotification(x) && x.Status != 0 }),
-		Check: eachProbe(func(x *Exchange) string {
+		Applies: anyProbe(isAnsweredNotification),
+		Check: eachProbe(isAnsweredNotification, func(x *Exchange) string {
 			if !isNotification(x) || x.Status == 0 {
 				return ""
 			}
@@ -177,6 +174,23 @@ var probeRules = []Rule{
 			return fmt.Sprintf("%s: HTTP %d with %d body bytes", probeLabel(x), x.Status, x.ResponseBytes)
 		}),
 	},
+}
+
+// The probes each rule judges.
+func isProbe(*Exchange) bool           { return true }
+func isArgumentProbe(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && decidable(x) }
+func isMustFail(x *Exchange) bool      { return mustFail(x.Probe.Kind) && gotAnswer(x) }
+func isUnknownTool(x *Exchange) bool   { return x.Probe.Kind == "unknown-tool" && gotAnswer(x) }
+func isMalformedCall(x *Exchange) bool {
+	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && gotAnswer(x)
+}
+func isAnsweredRequest(x *Exchange) bool      { return !isNotification(x) && gotAnswer(x) }
+func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && x.Status != 0 }
+
+// decidable reports an answer that says success or error in a form the
+// rules can read: a tool result, a JSON-RPC error, an HTTP error status.
+func decidable(x *Exchange) bool {
+	return x.Outcome == classify.ToolError || x.Outcome == classify.ToolSuccess || x.ErrorCode != nil || x.Status >= 400
 }
 
 func isNotification(x *Exchange) bool { return x.Probe != nil && x.Probe.Kind == "notification" }
@@ -221,14 +235,14 @@ func anyProbe(f func(*Exchange) bool) func(*Trace) (bool, string) {
 	}
 }
 
-// eachProbe fails with the probes f objects to; its pass evidence counts
-// the probes.
-func eachProbe(f func(*Exchange) string) func(*Trace) (bool, string) {
+// eachProbe fails with the probes (of those which selects) f objects to;
+// its pass evidence counts the probes judged.
+func eachProbe(which func(*Exchange) bool, f func(*Exchange) string) func(*Trace) (bool, string) {
 	return func(t *Trace) (bool, string) {
 		var bad []string
 		n := 0
 		for _, x := range t.Exchanges {
-			if x.Probe == nil {
+			if x.Probe == nil || !which(x) {
 				continue
 			}
 			n++

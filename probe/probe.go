@@ -218,18 +218,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	probes, plans := Plan(l.Tools, opts)
 	rep.Tools, rep.Probes = plans, probes
+	var stopped error
 	for i, p := range probes {
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), err)
-		}
-		if i > 0 && opts.Interval > 0 {
-			t := time.NewTimer(opts.Interval)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return rep, fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
-			case <-t.C:
-			}
+		if !wait(ctx, i, opts.Interval) {
+			// What was answered so far is judged and reported.
+			stopped = fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
+			rep.Probes = probes[:i]
+			break
 		}
 		ex := c.Send(ctx, p.Request())
 		emit([]*client.Exchange{ex}, &probes[i])
@@ -237,5 +232,23 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	tr := judge.NewTrace(opts.URL, rep.Records, nil)
 	tr.Probe = true
 	rep.Checks = judge.Judge(tr)
-	return rep, nil
+	return rep, stopped
+}
+
+// wait pauses before probe i (none before the first); false when ctx ended.
+func wait(ctx context.Context, i int, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if i == 0 || d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -16,7 +16,10 @@ func run(t *testing.T, url, protocol string, opts probe.Options) *probe.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	opts.URL, opts.Protocol, opts.Timeout = url, protocol, 10*time.Second
+	opts.URL, opts.Protocol = url, protocol
+	if opts.Timeout == 0 {
+		opts.Timeout = 10 * time.Second
+	}
 	rep, err := probe.Run(ctx, opts)
 	if err != nil {
 		t.Fatalf("probe.Run: %v", err)

@@ -49,6 +49,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newMatrixCmd())
 	root.AddCommand(newProxyCmd())
 	root.AddCommand(newUICmd())
+	root.AddCommand(newProbeCmd())
 	return root
 }
 
