@@ -44,8 +44,8 @@ type goldenFile struct {
 
 // traceInput is T.json.
 type traceInput struct {
-	// Mode is "active" (a matrix run: a case and a client) or "passive"
-	// (--from-records, the default).
+	// Mode is "active" (a matrix run: a case and a client), "passive"
+	// (--from-records, the default) or "probe" (an mcpdiag probe run).
 	Mode string `json:"mode"`
 	// Case is the case's facts (active).
 	Case *struct {
@@ -171,8 +171,11 @@ func judgeTrace(t *testing.T, g golden, name string) []judge.Check {
 		for _, r := range recs {
 			judge.ReadSafety(r, tr.Safety)
 		}
+	case "probe":
+		// An mcpdiag probe run: the probe rules judge the server.
+		tr.Probe = true
 	default:
-		t.Fatalf("%s.json: mode %q: want active or passive", name, in.Mode)
+		t.Fatalf("%s.json: mode %q: want active, passive or probe", name, in.Mode)
 	}
 	for k, v := range in.Safety {
 		tr.Safety[k] = v

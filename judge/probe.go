@@ -179,16 +179,18 @@ var probeRules = []Rule{
 // The probes each rule judges.
 func isProbe(*Exchange) bool           { return true }
 func isArgumentProbe(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && decidable(x) }
-func isMustFail(x *Exchange) bool      { return mustFail(x.Probe.Kind) && gotAnswer(x) }
-func isUnknownTool(x *Exchange) bool   { return x.Probe.Kind == "unknown-tool" && gotAnswer(x) }
+func isMustFail(x *Exchange) bool      { return mustFail(x.Probe.Kind) && decidable(x) }
+func isUnknownTool(x *Exchange) bool   { return x.Probe.Kind == "unknown-tool" && decidable(x) }
 func isMalformedCall(x *Exchange) bool {
-	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && gotAnswer(x)
+	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && decidable(x)
 }
 func isAnsweredRequest(x *Exchange) bool      { return !isNotification(x) && gotAnswer(x) }
 func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && x.Status != 0 }
 
 // decidable reports an answer that says success or error in a form the
 // rules can read: a tool result, a JSON-RPC error, an HTTP error status.
+// An answer that is not well-formed (probe.answer-shape's finding) says
+// neither, so the rules about what a probe must get do not judge it.
 func decidable(x *Exchange) bool {
 	return x.Outcome == classify.ToolError || x.Outcome == classify.ToolSuccess || x.ErrorCode != nil || x.Status >= 400
 }
@@ -264,7 +266,7 @@ func probeLabel(x *Exchange) string {
 	case x.Tool != "":
 		s += " " + x.Tool
 	}
-	if !x.ID.IsZero() {
+	if !x.ID.IsZero() && !x.ID.IsNull() {
 		s += fmt.Sprintf(" (id %s)", x.ID)
 	}
 	return s
