@@ -16,8 +16,10 @@ func keep(m wire.Message) wire.Message {
 	return m
 }
 
-// idKey is a map key for a JSON-RPC id that agrees with wire.ID.Equal:
-// numbers by value, strings after unescaping.
+// idKey is a map key for a JSON-RPC id: numbers by their float64 value,
+// strings after unescaping. It is looser than wire.ID.Equal (exact values):
+// an answer whose id a server rounded through a float64 is still paired with
+// its request, and the record's classification then names the mismatch.
 func idKey(id wire.ID) string {
 	switch {
 	case id.IsString():

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -40,5 +41,29 @@ func TestStdioMalformedAndForeignLines(t *testing.T) {
 		if r.Outcome != classify.ToolSuccess {
 			t.Errorf("%s call: %s (%s)", tool, r.Outcome, r.Reason)
 		}
+	}
+}
+
+// TestStdioIDsMatchExactly: a server that reads ids into a float64 answers
+// 9007199254740993 with 9007199254740992. The proxy pairs the answer with
+// the call (its pending map keys numbers as float64), and the record says
+// the ids differ (INVALID_ENVELOPE), not that the call succeeded; the next
+// call is still paired with its own answer.
+func TestStdioIDsMatchExactly(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	if _, err := io.WriteString(run.in, scriptedCall("9007199254740993", "rounded-id")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("8", "echo")}), "")
+	if want := scriptedAnswer("9007199254740993", "rounded-id") + scriptedAnswer("8", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	r := waitRecord(t, run.sink, "for rounded-id", func(r *record.Record) bool { return r.Tool == "rounded-id" })
+	if r.Outcome != classify.InvalidEnvelope || !strings.Contains(r.Reason, "9007199254740992") {
+		t.Errorf("the call with id 9007199254740993 answered with id 9007199254740992: %s (%s), want %s", r.Outcome, r.Reason, classify.InvalidEnvelope)
+	}
+	if r := waitRecord(t, run.sink, "for echo", func(r *record.Record) bool { return r.Tool == "echo" }); r.Outcome != classify.ToolSuccess {
+		t.Errorf("echo: %s (%s)", r.Outcome, r.Reason)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,11 @@ func scriptedAnswer(id, tool string) string {
 		return strings.Repeat("garbage ", 1<<18) + "\n" + small
 	case "unknown-id": // a huge response for an id nobody sent, then the answer
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":424242,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", big(1<<20)) + small
+	case "rounded-id": // the id read into a float64, as a JavaScript server does
+		if f, err := strconv.ParseFloat(id, 64); err == nil {
+			return strings.Replace(small, `"id":`+id, `"id":`+strconv.FormatFloat(f, 'f', -1, 64), 1)
+		}
+		return small
 	case "malformed": // a line that starts like JSON and is not, then the answer
 		return `{"jsonrpc":"2.0","id":` + "\n" + small
 	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer
