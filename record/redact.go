@@ -266,6 +266,9 @@ func (r *Redactor) Scrub(s string) string {
 		return s
 	}
 	s = r.replaceSecrets(s)
+	if _, ok := cleanWords[s]; ok {
+		return s // the patterns leave it as it is (cleanWords)
+	}
 	return r.scrubPatterns(s, ctxJSON)
 }
 
