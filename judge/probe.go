@@ -76,8 +76,8 @@ var probeRules = []Rule{
 					rpc++
 				case x.Outcome == classify.ToolSuccess:
 					what := "accepted as a success"
-					if why := readsAsError(x.ResponseBody); why != "" {
-						what = "an error dressed as success (" + why + ")"
+					if readsAsError(x.ResponseBody) != "" {
+						what = "an error dressed as success (probe.is-error-missing)"
 					}
 					bad = append(bad, fmt.Sprintf("%s: %s", probeLabel(x), what))
 				case x.Status >= 400:
@@ -371,7 +371,7 @@ func hasErrorMember(raw json.RawMessage) bool {
 func excerpt(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > 60 {
-		return fmt.Sprintf("%q…", string(r[:60]))
+		return "“" + string(r[:60]) + "…”"
 	}
-	return fmt.Sprintf("%q", s)
+	return "“" + s + "”"
 }

@@ -75,19 +75,20 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // the healthy mode fails none. The destructive tool never runs.
 func TestProbeBadServer(t *testing.T) {
 	tests := []struct {
-		mode     string
-		fail     []string
-		evidence string
+		mode string
+		// fail maps each rule that must fail to what its evidence says.
+		fail map[string]string
 	}{
-		{"healthy", nil, ""},
-		{"dressed", []string{"probe.invalid-arguments", "probe.is-error-missing"}, "Python traceback"},
-		{"accepts", []string{"probe.invalid-arguments"}, "accepted as a success"},
-		{"unknown-as-tool", []string{"probe.unknown-tool"}, "TOOL_ERROR, not a JSON-RPC error"},
-		{"malformed-ok", []string{"probe.malformed-call"}, "TOOL_SUCCESS, not a JSON-RPC error"},
-		{"id-type", []string{"probe.id-type"}, "(number), the answer's id is \""},
-		{"notification-200", []string{"probe.notification-202"}, "HTTP 200 with"},
-		{"bad-shape", []string{"probe.answer-shape"}, "INVALID_TOOL_RESULT"},
-		{"hang", []string{"probe.answered"}, "no answer"},
+		{"healthy", nil},
+		{"dressed", map[string]string{"probe.invalid-arguments": "an error dressed as success",
+			"probe.is-error-missing": "TOOL_SUCCESS, isError missing, yet the text holds a Python traceback"}},
+		{"accepts", map[string]string{"probe.invalid-arguments": "accepted as a success"}},
+		{"unknown-as-tool", map[string]string{"probe.unknown-tool": "TOOL_ERROR, not a JSON-RPC error"}},
+		{"malformed-ok", map[string]string{"probe.malformed-call": "TOOL_SUCCESS, not a JSON-RPC error"}},
+		{"id-type", map[string]string{"probe.id-type": "(number), the answer's id is \""}},
+		{"notification-200", map[string]string{"probe.notification-202": "HTTP 200 with"}},
+		{"bad-shape", map[string]string{"probe.answer-shape": "INVALID_TOOL_RESULT"}},
+		{"hang", map[string]string{"probe.answered": "no answer"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -99,17 +100,24 @@ func TestProbeBadServer(t *testing.T) {
 				opts.MaxPerTool, opts.Timeout = 1, 300*time.Millisecond
 			}
 			rep := run(t, url, "2026-07-28", opts)
-			var failed []string
+			failed := map[string]bool{}
 			for _, c := range rep.Checks {
-				if c.Verdict == judge.Fail {
-					failed = append(failed, c.Rule)
-					if !strings.Contains(c.Evidence, tc.evidence) {
-						t.Errorf("%s evidence %q does not say %q", c.Rule, c.Evidence, tc.evidence)
-					}
+				if c.Verdict != judge.Fail {
+					continue
+				}
+				failed[c.Rule] = true
+				want, ok := tc.fail[c.Rule]
+				switch {
+				case !ok:
+					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				case !strings.Contains(c.Evidence, want):
+					t.Errorf("%s evidence %q does not say %q", c.Rule, c.Evidence, want)
 				}
 			}
-			if strings.Join(failed, ",") != strings.Join(tc.fail, ",") {
-				t.Errorf("failed rules %v, want %v\n%s", failed, tc.fail, checks(rep.Checks))
+			for rule := range tc.fail {
+				if !failed[rule] {
+					t.Errorf("%s did not fail\n%s", rule, checks(rep.Checks))
+				}
 			}
 			if strings.Contains(stderr.String(), "drop_table RAN") {
 				t.Errorf("the destructive tool ran")
