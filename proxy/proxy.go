@@ -196,6 +196,12 @@ func New(opts Options) (*Proxy, error) {
 		// close a connection for most requests under load).
 		t.MaxIdleConnsPerHost = 256
 		t.MaxIdleConns = 1024
+		// Forward the client's Accept-Encoding as it is: with compression
+		// on, the transport asks a client's request without one for gzip
+		// and unpacks the answer itself, so the upstream would see another
+		// request and the client other bytes (no Content-Length, and an
+		// SSE stream held back by the upstream's compressor).
+		t.DisableCompression = true
 		rt = t
 	}
 	rp := &httputil.ReverseProxy{
