@@ -154,12 +154,13 @@ func NewSSEReader(r io.Reader, maxEvent int) *SSEReader {
 // NewPooledSSEReader is NewSSEReader for a caller that keeps no event data
 // past its use and calls Recycle when done: the read buffer and the data
 // buffers (up to maxPooledData) come from pools shared by such readers
-// instead of being allocated per stream. What the reader reads and returns
-// is the same as NewSSEReader's (TestPooledSSEReaderMatches); its data
-// buffers up to maxPooledData have power-of-two sizes, so what it holds and
-// reserves from its budget for an event is up to twice the bytes needed
-// (NewSSEReader's doubling reaches the same sizes for events that grow line
-// by line).
+// instead of being allocated per stream. Its data buffers up to
+// maxPooledData have power-of-two sizes, and it reserves from its budget
+// what it really holds: up to twice an event's bytes. So what it reads and
+// returns is NewSSEReader's (TestPooledSSEReaderMatches,
+// FuzzPooledSSEReader) except at the edge of a budget, where it may read
+// through (as a *SkippedEventError) an event whose rounded buffer the budget
+// refuses and a plain reader's exact one would still fit.
 func NewPooledSSEReader(r io.Reader, maxEvent int) *SSEReader {
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize

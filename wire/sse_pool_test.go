@@ -41,7 +41,7 @@ func readAllEvents(rd *SSEReader) string {
 // TestPooledSSEReaderMatches: a pooled reader returns exactly what a plain
 // one returns (events, offsets, errors, counters), on small and large
 // events, in whole and one-byte reads, with an event bound and with a
-// budget, stream after stream — the pools hand buffers that held other
+// budget that has room for both or for neither, stream after stream — the pools hand buffers that held other
 // streams' bytes to the next reader, which must not show through.
 func TestPooledSSEReaderMatches(t *testing.T) {
 	big := strings.Repeat("x", 200<<10)
@@ -88,4 +88,57 @@ func TestPooledSSEReaderMatches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzPooledSSEReader: on any stream, read whole or in 1-byte reads, with
+// or without a small event bound, the pooled reader returns what the plain
+// one returns — also after the pools held other streams' bytes. (Not with
+// a tight budget: there the pooled reader, which reserves its rounded
+// buffers, may skip an event the plain one keeps; see NewPooledSSEReader.)
+func FuzzPooledSSEReader(f *testing.F) {
+	f.Add([]byte("data: a\n\nid: 1\ndata: b\r\n\r\n: c\n\ndata: cut"), uint8(0))
+	f.Add([]byte("\ufeffevent: x\ndata: "+strings.Repeat("y", 3000)+"\n\n"), uint8(3))
+	f.Fuzz(func(t *testing.T, stream []byte, mode uint8) {
+		bound := 0
+		if mode&1 != 0 {
+			bound = 700
+		}
+		src := func() io.Reader {
+			if mode&4 != 0 {
+				return iotest.OneByteReader(bytes.NewReader(stream))
+			}
+			return io.MultiReader(bytes.NewReader(stream))
+		}
+		for range 2 {
+			plain, pooled := NewSSEReader(src(), bound), NewPooledSSEReader(src(), bound)
+			want, got := readAllEvents(plain), readAllEvents(pooled)
+			pooled.Recycle()
+			if got != want {
+				t.Fatalf("pooled reader differs on %q (mode %d):\n%s\nwant\n%s", stream, mode, got, want)
+			}
+		}
+	})
+}
+
+// TestPooledSSEReaderBudgetEdge pins the one difference: a pooled reader
+// reserves the power-of-two buffer it holds, so a budget that fits a plain
+// reader's exact buffer may refuse the pooled one's, and the event is then
+// read through and reported, never delivered cut.
+func TestPooledSSEReaderBudgetEdge(t *testing.T) {
+	stream := "data: " + strings.Repeat("x", 1400) + "\n\ndata: next\n\n"
+	plain, pooled := NewSSEReader(strings.NewReader(stream), 0), NewPooledSSEReader(io.MultiReader(strings.NewReader(stream)), 0)
+	plain.SetBudget(NewBudget(1500))
+	pooled.SetBudget(NewBudget(1500))
+	if ev, err := plain.Next(); err != nil || len(ev.Data) != 1400 {
+		t.Fatalf("plain reader: %d bytes, %v", len(ev.Data), err)
+	}
+	_, err := pooled.Next()
+	var se *SkippedEventError
+	if !errors.As(err, &se) || !errors.Is(se.Cause, ErrBudgetExhausted) {
+		t.Fatalf("pooled reader: %v, want the event skipped for the budget", err)
+	}
+	if ev, err := pooled.Next(); err != nil || string(ev.Data) != "next" {
+		t.Fatalf("pooled reader after the skip: %q, %v", ev.Data, err)
+	}
+	pooled.Recycle()
 }
