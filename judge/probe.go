@@ -156,6 +156,34 @@ var probeRules = []Rule{
 		}),
 	},
 	{
+		ID:    "probe.origin",
+		Title: "a request with a foreign Origin is refused with HTTP 403",
+		Cite: "MCP 2025-11-25 basic/transports §Security Warning: servers MUST validate the Origin header on all incoming connections " +
+			"to prevent DNS rebinding; if it is present and invalid, they MUST respond with HTTP 403 Forbidden",
+		Probe:   true,
+		Applies: anyProbe(isKind("foreign-origin")),
+		Check: eachProbe(isKind("foreign-origin"), func(x *Exchange) string {
+			if x.Status == 403 {
+				return ""
+			}
+			return fmt.Sprintf("%s: HTTP %d (%s), not 403", probeLabel(x), x.Status, x.Outcome)
+		}),
+	},
+	{
+		ID:    "probe.protocol-version",
+		Title: "a request with an MCP-Protocol-Version no revision has is refused with HTTP 400",
+		Cite: "MCP basic/transports §Protocol Version Header: a server that receives an invalid or unsupported MCP-Protocol-Version " +
+			"MUST respond with 400 Bad Request (on 2026-07-28 with UnsupportedProtocolVersion -32022 or HeaderMismatch -32020)",
+		Probe:   true,
+		Applies: anyProbe(isKind("bad-protocol-version")),
+		Check: eachProbe(isKind("bad-protocol-version"), func(x *Exchange) string {
+			if x.Status == 400 {
+				return ""
+			}
+			return fmt.Sprintf("%s: HTTP %d (%s), not 400", probeLabel(x), x.Status, x.Outcome)
+		}),
+	},
+	{
 		ID:      "probe.notification-202",
 		Title:   "a notification is accepted with HTTP 202 and no body",
 		Cite:    "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it)",
@@ -176,6 +204,11 @@ var probeRules = []Rule{
 	},
 }
 
+// isKind selects the answered probes of one kind.
+func isKind(kind string) func(*Exchange) bool {
+	return func(x *Exchange) bool { return x.Probe.Kind == kind && x.Status != 0 }
+}
+
 // The probes each rule judges.
 func isProbe(*Exchange) bool           { return true }
 func isArgumentProbe(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && decidable(x) }
@@ -184,7 +217,10 @@ func isUnknownTool(x *Exchange) bool   { return x.Probe.Kind == "unknown-tool" &
 func isMalformedCall(x *Exchange) bool {
 	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && decidable(x)
 }
-func isAnsweredRequest(x *Exchange) bool      { return !isNotification(x) && gotAnswer(x) }
+func isAnsweredRequest(x *Exchange) bool {
+	// A refused Origin or protocol version may answer without an id.
+	return !isNotification(x) && gotAnswer(x) && x.Status < 400
+}
 func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && x.Status != 0 }
 
 // decidable reports an answer that says success or error in a form the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -43,6 +44,10 @@ const (
 	IDString     Kind = "id-string"
 	IDNumber     Kind = "id-number"
 	Notification Kind = "notification"
+	// ForeignOrigin sends tools/list with an Origin no server allows;
+	// BadProtocolVersion with an MCP-Protocol-Version no revision has.
+	ForeignOrigin      Kind = "foreign-origin"
+	BadProtocolVersion Kind = "bad-protocol-version"
 )
 
 // IsArgument reports a kind that sends a listed tool arguments that break
@@ -77,11 +82,13 @@ type Probe struct {
 	Notification bool
 	Name         string
 	Params       map[string]json.RawMessage
+	// Header replaces the era's request headers of the same name.
+	Header http.Header
 }
 
 // Request returns the probe as the client sends it.
 func (p Probe) Request() client.Request {
-	return client.Request{Method: p.Method, ID: p.ID, Notification: p.Notification, Name: p.Name, Params: p.Params}
+	return client.Request{Method: p.Method, ID: p.ID, Notification: p.Notification, Name: p.Name, Params: p.Params, Header: p.Header}
 }
 
 // rng returns the random source of one probe: a function of the seed, the

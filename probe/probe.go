@@ -25,6 +25,13 @@ const (
 	DefaultInterval   = 5 * time.Millisecond
 )
 
+// The values of the ForeignOrigin and BadProtocolVersion probes: a name
+// under .invalid (RFC 6761: it never resolves) and a date before MCP.
+const (
+	ForeignOriginValue      = "http://mcpdiag-probe.invalid"
+	BadProtocolVersionValue = "1999-01-01"
+)
+
 // ErrUsage marks a run that cannot start because of its inputs.
 var ErrUsage = errors.New("usage")
 
@@ -180,6 +187,10 @@ func envelope(listed map[string]bool, seed uint64) []Probe {
 			Params: map[string]json.RawMessage{}},
 		{Kind: Notification, Detail: "notifications/cancelled of a request that does not exist", Method: "notifications/cancelled", Notification: true,
 			Params: map[string]json.RawMessage{"requestId": json.RawMessage(`"mcpdiag-none"`), "reason": json.RawMessage(`"mcpdiag probe"`)}},
+		{Kind: ForeignOrigin, Detail: "tools/list with Origin: " + ForeignOriginValue, Method: "tools/list",
+			Params: map[string]json.RawMessage{}, Header: http.Header{"Origin": {ForeignOriginValue}}},
+		{Kind: BadProtocolVersion, Detail: "tools/list with MCP-Protocol-Version: " + BadProtocolVersionValue, Method: "tools/list",
+			Params: map[string]json.RawMessage{}, Header: http.Header{"Mcp-Protocol-Version": {BadProtocolVersionValue}}},
 	}
 }
 

@@ -14,6 +14,8 @@
 //	malformed-ok      a tools/call without params.name, or with arguments not an object, gets a success
 //	id-type           a number id of more than 6 digits comes back as a string (1000007 as "1000007")
 //	notification-200  a notification gets 200 with a JSON body
+//	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
+//	any-version       a request with an unknown MCP-Protocol-Version is served
 //	hang              a bad argument gets no answer until the client gives up
 //	bad-shape         a bad argument gets a result whose content is not an array
 package main
@@ -68,6 +70,16 @@ type request struct {
 func handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && mode != "any-origin" && !strings.HasPrefix(o, "http://127.0.0.1") && !strings.HasPrefix(o, "http://localhost") {
+		http.Error(w, "Origin not allowed", http.StatusForbidden)
+		return
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && mode != "any-version" && v != "2026-07-28" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2026-07-28"],"requested":`+strconv.Quote(v)+`}}}`)
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
