@@ -24,7 +24,7 @@ func startHTTPProxy(t *testing.T, o proxyOptions) (base, metricsURL string) {
 // testProxy is a running `mcpdiag proxy`.
 type testProxy struct {
 	base, metrics string
-	stderr        *proxyStderr
+	stderr        *syncBuffer
 	// stop sends SIGTERM and waits for the proxy to end (records and spans
 	// flushed); it is safe to call twice.
 	stop func()
@@ -43,7 +43,7 @@ func runHTTPProxyForTest(t *testing.T, o proxyOptions) *testProxy {
 	sigs := make(chan os.Signal, 1)
 	o.ready = func(p, m string) { ready <- [2]string{p, m} }
 	o.signals = sigs
-	stderr := &proxyStderr{}
+	stderr := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() { done <- runProxy(context.Background(), nil, io.Discard, stderr, nil, o) }()
 	var urls [2]string

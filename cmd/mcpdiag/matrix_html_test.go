@@ -152,7 +152,7 @@ func TestMatrixHTML(t *testing.T) {
 // which then exits with the verdicts' status.
 func TestMatrixUILive(t *testing.T) {
 	pageReady := make(chan string, 1)
-	var stderr proxyStderr
+	var stderr syncBuffer
 	var stdout bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

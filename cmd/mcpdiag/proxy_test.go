@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -86,25 +85,6 @@ func TestProxyUsageErrors(t *testing.T) {
 	}
 }
 
-// proxyStderr is a bytes.Buffer safe for the proxy's writes and the
-// test's reads.
-type proxyStderr struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *proxyStderr) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *proxyStderr) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // HTTP mode end to end: a real client through `mcpdiag proxy` to the
 // fixture server; SIGTERM ends it cleanly and every exchange is in the
 // record file; /metrics counts them.
@@ -119,7 +99,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 		queue: 16, queuePolicy: "block", fsync: "close", metricsAddr: "127.0.0.1:0", shutdownTimeout: time.Second,
 		ready: func(p, m string) { ready <- [2]string{p, m} }, signals: sigs,
 	}
-	var stderr proxyStderr
+	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
 	var urls [2]string

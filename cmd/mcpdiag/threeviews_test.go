@@ -302,7 +302,7 @@ func TestThreeViewsAgree(t *testing.T) {
 			}
 			o.maxEventSize = n
 		}
-		var stderr proxyStderr
+		var stderr syncBuffer
 		done := make(chan error, 1)
 		go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
 		var proxyURL string

@@ -121,7 +121,7 @@ func TestProxyUILive(t *testing.T) {
 		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
 		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
 	}
-	var stderr proxyStderr
+	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
 	var proxyURL, pageURL string
@@ -288,7 +288,7 @@ func TestProxyUIScenarios(t *testing.T) {
 		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
 		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
 	}
-	var stderr proxyStderr
+	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
 	var proxyURL, pageURL string
