@@ -112,27 +112,8 @@ func TestUICommandLive(t *testing.T) {
 func TestProxyUILive(t *testing.T) {
 	up := httptest.NewServer(fixture.New(fixture.Options{}))
 	defer up.Close()
-	path := filepath.Join(t.TempDir(), "records.jsonl")
-	ready := make(chan string, 1)
-	pageReady := make(chan string, 1)
-	sigs := make(chan os.Signal, 1)
-	o := proxyOptions{
-		upstream: up.URL + "/mcp", listen: "127.0.0.1:0", recordFile: path, recordBodies: "full",
-		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
-		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
-	}
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
-	var proxyURL, pageURL string
-	for proxyURL == "" || pageURL == "" {
-		select {
-		case proxyURL = <-ready:
-		case pageURL = <-pageReady:
-		case err := <-done:
-			t.Fatalf("the proxy ended: %v: %s", err, stderr.String())
-		}
-	}
+	px := startProxyUI(t, up.URL+"/mcp")
+	proxyURL, pageURL, path, stderr := px.url, px.page, px.path, px.stderr
 	if !strings.Contains(stderr.String(), "mcpdiag proxy: live page at "+pageURL) {
 		t.Errorf("the page's URL is not printed: %q", stderr.String())
 	}
@@ -155,10 +136,7 @@ func TestProxyUILive(t *testing.T) {
 	if c := p.Console(); len(c) > 0 {
 		t.Errorf("console: %q", c)
 	}
-	sigs <- syscall.SIGTERM
-	if err := <-done; err != nil {
-		t.Fatalf("runProxy: %v", err)
-	}
+	px.stop(t)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +163,47 @@ func TestProxyUILive(t *testing.T) {
 	}
 	for _, d := range browser.Eval[[]delay](t, p, `window.mcpdiagDelays()`) {
 		t.Logf("record %s on the page %.1f ms after its exchange ended", d.ID, d.Ms)
+	}
+}
+
+// uiProxy is `mcpdiag proxy --ui --record` running in-process.
+type uiProxy struct {
+	url, page, path string // the proxy's URL, the live page's, the record file
+	stderr          *syncBuffer
+	sigs            chan os.Signal
+	done            chan error
+}
+
+// startProxyUI runs the proxy in front of upstream with --record (full
+// bodies) and --ui on loopback ports, and returns once both URLs are known.
+func startProxyUI(t *testing.T, upstream string) *uiProxy {
+	t.Helper()
+	px := &uiProxy{path: filepath.Join(t.TempDir(), "records.jsonl"), stderr: &syncBuffer{}, sigs: make(chan os.Signal, 1), done: make(chan error, 1)}
+	ready := make(chan string, 1)
+	pageReady := make(chan string, 1)
+	o := proxyOptions{
+		upstream: upstream, listen: "127.0.0.1:0", recordFile: px.path, recordBodies: "full",
+		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
+		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: px.sigs,
+	}
+	go func() { px.done <- runProxy(context.Background(), nil, io.Discard, px.stderr, nil, o) }()
+	for px.url == "" || px.page == "" {
+		select {
+		case px.url = <-ready:
+		case px.page = <-pageReady:
+		case err := <-px.done:
+			t.Fatalf("the proxy ended: %v: %s", err, px.stderr.String())
+		}
+	}
+	return px
+}
+
+// stop sends the proxy SIGTERM and fails the test unless it ends cleanly.
+func (px *uiProxy) stop(t *testing.T) {
+	t.Helper()
+	px.sigs <- syscall.SIGTERM
+	if err := <-px.done; err != nil {
+		t.Fatalf("runProxy: %v", err)
 	}
 }
 
@@ -279,27 +298,8 @@ func TestProxyUIScenarios(t *testing.T) {
 	}
 	defer func() { scancel(); <-served }()
 
-	path := filepath.Join(t.TempDir(), "records.jsonl")
-	ready := make(chan string, 1)
-	pageReady := make(chan string, 1)
-	sigs := make(chan os.Signal, 1)
-	o := proxyOptions{
-		upstream: serveURL + "/", listen: "127.0.0.1:0", recordFile: path, recordBodies: "full",
-		queue: 16, queuePolicy: "block", fsync: "close", shutdownTimeout: time.Second, uiAddr: "127.0.0.1:0",
-		ready: func(p, _ string) { ready <- p }, uiReady: func(u string) { pageReady <- u }, signals: sigs,
-	}
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- runProxy(context.Background(), nil, io.Discard, &stderr, nil, o) }()
-	var proxyURL, pageURL string
-	for proxyURL == "" || pageURL == "" {
-		select {
-		case proxyURL = <-ready:
-		case pageURL = <-pageReady:
-		case err := <-done:
-			t.Fatalf("the proxy ended: %v: %s", err, stderr.String())
-		}
-	}
+	px := startProxyUI(t, serveURL+"/")
+	proxyURL, pageURL, path := px.url, px.page, px.path
 	p := browser.Open(t, pageURL)
 	total := 0
 	for _, sc := range []struct {
@@ -328,10 +328,7 @@ func TestProxyUIScenarios(t *testing.T) {
 	if c := p.Console(); len(c) > 0 {
 		t.Errorf("console: %q", c)
 	}
-	sigs <- syscall.SIGTERM
-	if err := <-done; err != nil {
-		t.Fatalf("runProxy: %v", err)
-	}
+	px.stop(t)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
