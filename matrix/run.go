@@ -801,22 +801,20 @@ func (s *logSink) WriteLine(line []byte) error {
 
 // takeAuth returns (and forgets) the authorization server lines of the
 // MCP endpoint named forKey (as their auth.for names it).
-func (s *logSink) takeAuth(forKey string) []*serverLine {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ls := s.auth[forKey]
-	delete(s.auth, forKey)
-	return ls
-}
+func (s *logSink) takeAuth(forKey string) []*serverLine { return s.takeFrom(s.auth, forKey) }
 
 // Close implements record.LineWriter.
 func (s *logSink) Close() error { return nil }
 
-func (s *logSink) take(endpoint string) []*serverLine {
+// take returns (and forgets) the lines of an endpoint.
+func (s *logSink) take(endpoint string) []*serverLine { return s.takeFrom(s.lines, endpoint) }
+
+// takeFrom returns (and forgets) m's lines under key, under the sink's lock.
+func (s *logSink) takeFrom(m map[string][]*serverLine, key string) []*serverLine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ls := s.lines[endpoint]
-	delete(s.lines, endpoint)
+	ls := m[key]
+	delete(m, key)
 	return ls
 }
 
