@@ -50,6 +50,30 @@ func checkOf(t *testing.T, rep *matrix.Report, name, rule string) judge.Check {
 }
 
 // failedRules returns every rule that failed somewhere, with the cases.
+// checkOnlyRuleFails checks that rule is the only one that failed in rep,
+// and that it failed in each of cases with evidence naming every one of
+// words; it returns the failed rules.
+func checkOnlyRuleFails(t *testing.T, rep *matrix.Report, rule string, cases, words []string) map[string][]string {
+	t.Helper()
+	failed := failedRules(rep)
+	if len(failed) != 1 || failed[rule] == nil {
+		t.Errorf("failed rules %v, want only %s", failed, rule)
+	}
+	for _, name := range cases {
+		ch := checkOf(t, rep, name, rule)
+		if ch.Verdict != judge.Fail {
+			t.Errorf("%s: %s is %s (%s), want fail", name, rule, ch.Verdict, ch.Evidence)
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(ch.Evidence, w) {
+				t.Errorf("%s: evidence %q does not mention %q", name, ch.Evidence, w)
+			}
+		}
+	}
+	return failed
+}
+
 func failedRules(rep *matrix.Report) map[string][]string {
 	out := map[string][]string{}
 	for _, c := range rep.Cases {
@@ -238,22 +262,7 @@ func TestBadClients(t *testing.T) {
 			t.Parallel()
 			cases := selectCases(t, matrix.Era2026, tt.globs...)
 			rep := run(t, matrix.Options{Cases: cases, Command: []string{bin, "-bad=" + tt.mode}, Limits: matrix.Limits{RunTimeout: 8 * time.Second}})
-			failed := failedRules(rep)
-			if len(failed) != 1 || failed[tt.rule] == nil {
-				t.Errorf("failed rules %v, want only %s", failed, tt.rule)
-			}
-			for _, name := range tt.cases {
-				ch := checkOf(t, rep, name, tt.rule)
-				if ch.Verdict != judge.Fail {
-					t.Errorf("%s: %s is %s (%s), want fail", name, tt.rule, ch.Verdict, ch.Evidence)
-					continue
-				}
-				for _, w := range tt.words {
-					if !strings.Contains(ch.Evidence, w) {
-						t.Errorf("%s: evidence %q does not mention %q", name, ch.Evidence, w)
-					}
-				}
-			}
+			checkOnlyRuleFails(t, rep, tt.rule, tt.cases, tt.words)
 			// Everywhere else every rule passes or does not apply.
 			var table bytes.Buffer
 			if err := rep.WriteTable(&table, false); err != nil {
