@@ -298,13 +298,12 @@ func TestFromRecordsWithoutBodies(t *testing.T) {
 	}
 }
 
-// TestFromRecordsOfAMatrixRun judges what mcpdiag matrix --record wrote:
-// the fault server's lines (one trace per endpoint) and the built-in
-// client's exchange records; JSON and JUnit render.
-func TestFromRecordsOfAMatrixRun(t *testing.T) {
-	t.Parallel()
+// judgeRecorded runs the matrix on cases with --record and judges the
+// lines it wrote passively, as `mcpdiag report` does.
+func judgeRecorded(t *testing.T, cases []matrix.Case) *matrix.Passive {
+	t.Helper()
 	var rec lines
-	run(t, matrix.Options{Cases: selectCases(t, "", "mrtr.load_shedding", "session.expired"), Records: &rec})
+	run(t, matrix.Options{Cases: cases, Records: &rec})
 	var b bytes.Buffer
 	for _, l := range rec.all() {
 		b.Write(l)
@@ -313,6 +312,15 @@ func TestFromRecordsOfAMatrixRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// TestFromRecordsOfAMatrixRun judges what mcpdiag matrix --record wrote:
+// the fault server's lines (one trace per endpoint) and the built-in
+// client's exchange records; JSON and JUnit render.
+func TestFromRecordsOfAMatrixRun(t *testing.T) {
+	t.Parallel()
+	p := judgeRecorded(t, selectCases(t, "", "mrtr.load_shedding", "session.expired"))
 	if p.Failed() {
 		var out bytes.Buffer
 		_ = p.WriteTable(&out)
@@ -352,16 +360,7 @@ func TestFromRecordsOfAMatrixRun(t *testing.T) {
 // of the last run's with the same id and the runs' retries added up.
 func TestFromRecordsOfSessionlessRuns(t *testing.T) {
 	t.Parallel()
-	var rec lines
-	run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "errors.http_status_sequence", "errors.rate_limited"), Records: &rec})
-	var b bytes.Buffer
-	for _, l := range rec.all() {
-		b.Write(l)
-	}
-	p, err := matrix.FromRecords(&b, "matrix.jsonl", matrix.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := judgeRecorded(t, selectCases(t, matrix.Era2026, "errors.http_status_sequence", "errors.rate_limited"))
 	var out bytes.Buffer
 	_ = p.WriteTable(&out)
 	if p.Failed() {
