@@ -102,19 +102,13 @@ var authRules = []Rule{
 		Check: func(t *Trace) (bool, string) {
 			var bad []string
 			most := 0
-			var order []string
-			rounds := map[string][]*Exchange{}
+			var again []*Exchange // the requests sent again after a refusal (x's key: t.after)
 			for _, x := range stepUpRefusals(t) {
 				if y := t.after(x); y != nil {
-					k := x.Key()
-					if rounds[k] == nil {
-						order = append(order, k)
-					}
-					rounds[k] = append(rounds[k], y)
+					again = append(again, y)
 				}
 			}
-			for _, k := range order {
-				ys := rounds[k]
+			for _, ys := range groupByKey(again) {
 				most = max(most, len(ys))
 				if len(ys) > t.Limits.MaxStepUps {
 					bad = append(bad, fmt.Sprintf("%s %s was sent again %d times after 403 insufficient_scope (POSTs %s); the bound is %d",

@@ -216,6 +216,23 @@ func FormatDuration(d time.Duration) string {
 	return d.Round(10 * time.Millisecond).String()
 }
 
+// groupByKey groups exchanges by their Key, each group in the order given and
+// the groups in the order of their first exchange.
+func groupByKey(xs []*Exchange) [][]*Exchange {
+	at := map[string]int{}
+	var groups [][]*Exchange
+	for _, x := range xs {
+		i, ok := at[x.Key()]
+		if !ok {
+			i = len(groups)
+			at[x.Key()] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], x)
+	}
+	return groups
+}
+
 func posts(xs []*Exchange) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {

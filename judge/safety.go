@@ -48,19 +48,13 @@ var safetyRules = []Rule{
 		Active: true, Passive: true,
 		Applies: anyFailure,
 		Check: func(t *Trace) (bool, string) {
-			count := map[string][]*Exchange{}
-			var order []string
+			var retried []*Exchange
 			for _, r := range t.Retries() {
-				k := r.Next.Key()
-				if count[k] == nil {
-					order = append(order, k)
-				}
-				count[k] = append(count[k], r.Next)
+				retried = append(retried, r.Next)
 			}
 			var bad []string
 			most := 0
-			for _, k := range order {
-				xs := count[k]
+			for _, xs := range groupByKey(retried) {
 				most = max(most, len(xs))
 				if len(xs) > t.Limits.MaxRetries {
 					bad = append(bad, fmt.Sprintf("%s %s was retried %d times after failures (%s); the bound is %d",
