@@ -56,31 +56,22 @@ const (
 
 // WithDefaults returns l with each zero field set to its default.
 func (l Limits) WithDefaults() Limits {
-	if l.MaxRetries <= 0 {
-		l.MaxRetries = DefaultMaxRetries
-	}
-	if l.MinBackoff <= 0 {
-		l.MinBackoff = DefaultMinBackoff
-	}
-	if l.RetryAfterSlack <= 0 {
-		l.RetryAfterSlack = DefaultRetryAfterSlack
-	}
-	if l.LoopThreshold <= 0 {
-		l.LoopThreshold = DefaultLoopThreshold
-	}
-	if l.RunTimeout <= 0 {
-		l.RunTimeout = DefaultRunTimeout
-	}
-	if l.StartTimeout <= 0 {
-		l.StartTimeout = DefaultStartTimeout
-	}
-	if l.LivenessGrace <= 0 {
-		l.LivenessGrace = DefaultLivenessGrace
-	}
-	if l.MaxStepUps <= 0 {
-		l.MaxStepUps = DefaultMaxStepUps
-	}
+	orDefault(&l.MaxRetries, DefaultMaxRetries)
+	orDefault(&l.MinBackoff, DefaultMinBackoff)
+	orDefault(&l.RetryAfterSlack, DefaultRetryAfterSlack)
+	orDefault(&l.LoopThreshold, DefaultLoopThreshold)
+	orDefault(&l.RunTimeout, DefaultRunTimeout)
+	orDefault(&l.StartTimeout, DefaultStartTimeout)
+	orDefault(&l.LivenessGrace, DefaultLivenessGrace)
+	orDefault(&l.MaxStepUps, DefaultMaxStepUps)
 	return l
+}
+
+// orDefault sets *v to def when it is zero or negative.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // ClientRun is what the matrix saw of the client itself.
