@@ -209,20 +209,8 @@ func TestUICommandOverMatrixJSON(t *testing.T) {
 	}
 	cases := bytes.Count(bytes.TrimSpace(js.Bytes()), []byte("\n")) + 1
 	path := writeFile(t, t.TempDir(), "matrix.json", js.Bytes())
-	ready := make(chan string, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	var stdout, stderr bytes.Buffer
-	go func() {
-		done <- runUI(ctx, &stdout, &stderr, []string{path}, uiOptions{addr: "127.0.0.1:0", poll: 20 * time.Millisecond, ready: func(u string) { ready <- u }})
-	}()
-	var u string
-	select {
-	case u = <-ready:
-	case err := <-done:
-		t.Fatalf("ui ended: %v", err)
-	}
-	defer func() { cancel(); <-done }()
+	u, stop := startUI(t, path)
+	defer stop()
 	p := browser.Open(t, u)
 	browser.WaitFor(t, p, "the matrix's cases in the grid", `document.querySelectorAll('#matrix-grid button.cell.v-pass').length === `+strconv.Itoa(cases))
 	if got := browser.Eval[string](t, p, `document.getElementById('status').textContent`); strings.Contains(got, "malformed") {

@@ -95,12 +95,7 @@ func TestReportHTML(t *testing.T) {
 			{"missing directory", []string{"report", "--html", filepath.Join(dir, "no", "x.html"), in}, "mcpdiag: --html: "},
 		}
 		for _, c := range cases {
-			var stdout, stderr bytes.Buffer
-			code := run(c.args, nil, &stdout, &stderr)
-			lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
-			if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], c.err) || stdout.Len() != 0 {
-				t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line %q…", c.name, code, stdout.String(), stderr.String(), c.err)
-			}
+			checkUsageError(t, c.name, c.args, c.err)
 		}
 		if b, _ := os.ReadFile(old); string(b) != "old" {
 			t.Errorf("a failed run replaced the old page: %q", b)

@@ -38,12 +38,7 @@ func TestUICommandUsage(t *testing.T) {
 		{"bad poll", []string{"ui", "--poll", "0s", file}, "mcpdiag: --poll must be positive"},
 	}
 	for _, c := range cases {
-		var stdout, stderr bytes.Buffer
-		code := run(c.args, nil, &stdout, &stderr)
-		lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
-		if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], c.err) || stdout.Len() != 0 {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and one line %q…", c.name, code, stdout.String(), stderr.String(), c.err)
-		}
+		checkUsageError(t, c.name, c.args, c.err)
 	}
 }
 
@@ -56,25 +51,8 @@ func TestUICommandLive(t *testing.T) {
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(raw), "\n"), "\n")
 	path := writeFile(t, t.TempDir(), "proxy.jsonl", []byte(strings.Join(lines[:10], "")))
-	ready := make(chan string, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- runUI(ctx, &stdout, &stderr, []string{path}, uiOptions{addr: "127.0.0.1:0", poll: 20 * time.Millisecond, ready: func(u string) { ready <- u }})
-	}()
-	var url string
-	select {
-	case url = <-ready:
-	case err := <-done:
-		t.Fatalf("ui ended: %v: %s", err, stderr.String())
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ui after cancel: %v", err)
-		}
-	}()
+	url, stop := startUI(t, path)
+	defer stop()
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/u/") || len(url) < len("http://127.0.0.1:1/u/")+32 {
 		t.Fatalf("URL %q: want loopback with a 128-bit token", url)
 	}
@@ -163,6 +141,33 @@ func TestProxyUILive(t *testing.T) {
 	}
 	for _, d := range browser.Eval[[]delay](t, p, `window.mcpdiagDelays()`) {
 		t.Logf("record %s on the page %.1f ms after its exchange ended", d.ID, d.Ms)
+	}
+}
+
+// startUI runs `mcpdiag ui FILE` in-process on a loopback port and returns
+// the page's URL and a stop that ends it (and fails the test unless it
+// ends cleanly).
+func startUI(t *testing.T, file string) (string, func()) {
+	t.Helper()
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runUI(ctx, &stdout, &stderr, []string{file}, uiOptions{addr: "127.0.0.1:0", poll: 20 * time.Millisecond, ready: func(u string) { ready <- u }})
+	}()
+	var u string
+	select {
+	case u = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("ui ended: %v: %s", err, stderr.String())
+	}
+	return u, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ui after cancel: %v", err)
+		}
 	}
 }
 
