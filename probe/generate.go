@@ -101,54 +101,87 @@ func rng(seed uint64, tool string, i int) *rand.Rand {
 
 // schema is the part of a JSON Schema the generator reads.
 type schema struct {
-	Type                 json.RawMessage            `json:"type"`
-	Properties           map[string]json.RawMessage `json:"properties"`
-	Required             []string                   `json:"required"`
-	AdditionalProperties json.RawMessage            `json:"additionalProperties"`
-	Enum                 []json.RawMessage          `json:"enum"`
-	Const                json.RawMessage            `json:"const"`
-	Minimum              *json.Number               `json:"minimum"`
-	Maximum              *json.Number               `json:"maximum"`
-	ExclusiveMinimum     json.RawMessage            `json:"exclusiveMinimum"`
-	ExclusiveMaximum     json.RawMessage            `json:"exclusiveMaximum"`
-	MaxLength            *int                       `json:"maxLength"`
-	MinLength            *int                       `json:"minLength"`
-	Pattern              *string                    `json:"pattern"`
-	AnyOf                json.RawMessage            `json:"anyOf"`
-	OneOf                json.RawMessage            `json:"oneOf"`
-	AllOf                json.RawMessage            `json:"allOf"`
-	Ref                  string                     `json:"$ref"`
+	Type                 json.RawMessage
+	Properties           map[string]json.RawMessage
+	Required             []string
+	AdditionalProperties json.RawMessage
+	PatternProperties    json.RawMessage
+	Enum                 []json.RawMessage
+	Minimum              *json.Number
+	Maximum              *json.Number
+	ExclusiveMinimum     json.RawMessage
+	ExclusiveMaximum     json.RawMessage
+	MaxLength            *int
+	MinLength            *int
+	Pattern              *string
+	composedBy           bool
 }
 
+// readSchema reads the keywords it knows, by their exact names (JSON
+// Schema keywords are case-sensitive; encoding/json's struct fields are
+// not). A keyword of the wrong JSON type makes the schema unreadable.
 func readSchema(raw json.RawMessage) (*schema, bool) {
-	var s schema
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if len(bytes.TrimSpace(raw)) == 0 || d.Decode(&s) != nil {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return nil, false
 	}
-	return &s, true
+	var s schema
+	ok := true
+	get := func(k string, v any) {
+		b, has := m[k]
+		if !has {
+			return
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if d.Decode(v) != nil {
+			ok = false
+		}
+	}
+	s.Type, s.AdditionalProperties, s.PatternProperties = m["type"], m["additionalProperties"], m["patternProperties"]
+	s.ExclusiveMinimum, s.ExclusiveMaximum = m["exclusiveMinimum"], m["exclusiveMaximum"]
+	get("properties", &s.Properties)
+	get("required", &s.Required)
+	get("enum", &s.Enum)
+	get("minimum", &s.Minimum)
+	get("maximum", &s.Maximum)
+	get("maxLength", &s.MaxLength)
+	get("minLength", &s.MinLength)
+	get("pattern", &s.Pattern)
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "if", "not"} {
+		if _, has := m[k]; has {
+			s.composedBy = true
+		}
+	}
+	return &s, ok
 }
 
-// types returns the declared types ("" when none is declared).
+// types returns the declared types (nil when none is declared, or when
+// one is not a JSON Schema type name).
 func (s *schema) types() []string {
-	var one string
-	if json.Unmarshal(s.Type, &one) == nil && one != "" {
-		return []string{one}
-	}
 	var many []string
-	if json.Unmarshal(s.Type, &many) == nil {
-		return many
+	var one string
+	switch {
+	case json.Unmarshal(s.Type, &one) == nil:
+		many = []string{one}
+	case json.Unmarshal(s.Type, &many) == nil:
+	default:
+		return nil
 	}
-	return nil
+	for _, t := range many {
+		switch t {
+		case "string", "integer", "number", "boolean", "object", "array", "null":
+		default:
+			return nil
+		}
+	}
+	return many
 }
 
 // composed reports a schema whose valid values depend on more than its own
-// keywords (anyOf, oneOf, allOf, $ref): the generator does not break it,
-// since a value it thinks invalid may be valid.
-func (s *schema) composed() bool {
-	return len(s.AnyOf) > 0 || len(s.OneOf) > 0 || len(s.AllOf) > 0 || s.Ref != ""
-}
+// keywords (anyOf, oneOf, allOf, $ref, if, not): the generator does not
+// break it, since a value it thinks invalid may be valid.
+func (s *schema) composed() bool { return s.composedBy }
 
 // candidates lists the argument probes of one tool, in a stable order:
 // for each property (sorted by name) the keywords it has, then the
@@ -234,7 +267,8 @@ func candidates(t client.Tool, seed uint64) []Probe {
 			}
 		}
 	}
-	if bytes.Equal(bytes.TrimSpace(s.AdditionalProperties), []byte("false")) {
+	// With patternProperties an extra name might match one of them.
+	if bytes.Equal(bytes.TrimSpace(s.AdditionalProperties), []byte("false")) && len(s.PatternProperties) == 0 {
 		extra := "mcpdiag_extra"
 		for s.Properties[extra] != nil {
 			extra += "_"
@@ -306,7 +340,8 @@ func formatNum(f float64) json.RawMessage {
 func belowMinimum(s *schema, r *rand.Rand) (json.RawMessage, string, bool) {
 	step := float64(1 + r.IntN(5))
 	if s.Minimum != nil {
-		if m, err := s.Minimum.Float64(); err == nil {
+		// A bound so large that the step is lost in float64 gets no probe.
+		if m, err := s.Minimum.Float64(); err == nil && m-step < m {
 			return formatNum(m - step), "minimum " + s.Minimum.String(), true
 		}
 	}
@@ -319,7 +354,7 @@ func belowMinimum(s *schema, r *rand.Rand) (json.RawMessage, string, bool) {
 func aboveMaximum(s *schema, r *rand.Rand) (json.RawMessage, string, bool) {
 	step := float64(1 + r.IntN(5))
 	if s.Maximum != nil {
-		if m, err := s.Maximum.Float64(); err == nil {
+		if m, err := s.Maximum.Float64(); err == nil && m+step > m {
 			return formatNum(m + step), "maximum " + s.Maximum.String(), true
 		}
 	}

@@ -135,3 +135,47 @@ func TestPlanRepeatable(t *testing.T) {
 		t.Errorf("--allow delete: %d probes, plan %+v", n, last)
 	}
 }
+
+// FuzzArgumentProbesAreInvalid: for any inputSchema, Plan does not panic,
+// makes the same probes twice, and every argument probe it makes breaks the
+// schema by a real validator (when the validator compiles the schema).
+func FuzzArgumentProbesAreInvalid(f *testing.F) {
+	for _, tc := range schemas {
+		f.Add([]byte(tc.schema), uint64(1))
+	}
+	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"integer","maximum":1e308}},"patternProperties":{"^m":{}},"additionalProperties":false}`), uint64(3))
+	f.Fuzz(func(t *testing.T, schema []byte, seed uint64) {
+		ro := true
+		tool := client.Tool{Name: "t", InputSchema: schema}
+		tool.Annotations.ReadOnlyHint = &ro
+		a, _ := probe.Plan([]client.Tool{tool}, probe.Options{Seed: seed, MaxPerTool: 100})
+		b, _ := probe.Plan([]client.Tool{tool}, probe.Options{Seed: seed, MaxPerTool: 100})
+		if !reflect.DeepEqual(a, b) {
+			t.Fatal("two plans differ")
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+		if err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if c.AddResource("mem:///s.json", doc) != nil {
+			return
+		}
+		sch, err := c.Compile("mem:///s.json")
+		if err != nil {
+			return
+		}
+		for _, p := range a {
+			if !p.Kind.IsArgument() {
+				continue
+			}
+			args, err := jsonschema.UnmarshalJSON(bytes.NewReader(p.Params["arguments"]))
+			if err != nil {
+				t.Fatalf("probe %d: arguments %s: %v", p.Index, p.Params["arguments"], err)
+			}
+			if sch.Validate(args) == nil {
+				t.Errorf("schema %s: probe %d %s (%s) sends %s, which the schema allows", schema, p.Index, p.Kind, p.Detail, p.Params["arguments"])
+			}
+		}
+	})
+}
