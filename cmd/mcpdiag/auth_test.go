@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"net/http"
@@ -59,17 +58,7 @@ func callJSON(t *testing.T, stdin io.Reader, args ...string) (int, []*record.Rec
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := run(append(append([]string{"call"}, args...), "--json"), stdin, &stdout, &stderr)
-	var recs []*record.Record
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		rec, err := record.Decode(sc.Bytes())
-		if err != nil {
-			t.Fatalf("%v: %s", err, sc.Bytes())
-		}
-		recs = append(recs, rec)
-	}
-	return code, recs, stderr.String()
+	return code, decodeRecords(t, stdout.Bytes()), stderr.String()
 }
 
 // steps lists the auth steps of a call's exchange records, in order.

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
@@ -179,26 +177,7 @@ func TestCallRecordEveryScenario(t *testing.T) {
 		for _, era := range eras {
 			t.Run(e.ID+"/"+era, func(t *testing.T) {
 				t.Parallel()
-				u := base + "/s/" + e.ID + "/mcp"
-				timeout := "10s"
-				if len(e.QuickParams) > 0 {
-					u += "?params=" + url.QueryEscape(string(e.QuickParams))
-				}
-				if e.QuickTimeoutMs > 0 {
-					timeout = (time.Duration(e.QuickTimeoutMs) * time.Millisecond).String()
-				}
-				args := []string{"call", u, e.Tool, "--args", string(e.Args), "--retries", "0", "--timeout", timeout, "--protocol", era}
-				if e.NoAuth {
-					args = append(args, "--no-auth")
-				}
-				if len(e.Input) > 0 {
-					in := filepath.Join(t.TempDir(), "input.json")
-					if err := os.WriteFile(in, e.Input, 0o600); err != nil {
-						t.Fatal(err)
-					}
-					args = append(args, "--input", in)
-				}
-				checkCallLine(t, runCallRecorded(t, args...), e.Tool)
+				checkCallLine(t, runCallRecorded(t, append(entryCall(t, base, e), "--protocol", era)...), e.Tool)
 			})
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,40 +91,15 @@ func TestServeCallEveryScenario(t *testing.T) {
 		}
 		t.Run(e.ID, func(t *testing.T) {
 			t.Parallel()
-			u := base + "/s/" + e.ID + "/mcp"
-			timeout := "10s"
-			if len(e.QuickParams) > 0 {
-				u += "?params=" + url.QueryEscape(string(e.QuickParams))
-			}
-			if e.QuickTimeoutMs > 0 {
-				timeout = (time.Duration(e.QuickTimeoutMs) * time.Millisecond).String()
-			}
-			args := []string{"call", u, e.Tool, "--args", string(e.Args), "--retries", "0", "--timeout", timeout, "--json"}
-			if e.NoAuth {
-				args = append(args, "--no-auth")
-			}
+			args := append(entryCall(t, base, e), "--json")
 			if e.Protocol != "" {
 				args = append(args, "--protocol", e.Protocol)
-			}
-			if len(e.Input) > 0 {
-				in := filepath.Join(t.TempDir(), "input.json")
-				if err := os.WriteFile(in, e.Input, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				args = append(args, "--input", in)
 			}
 			var stdout, stderr bytes.Buffer
 			code := run(args, strings.NewReader(""), &stdout, &stderr)
 			var call *record.Record
-			var recs []*record.Record
-			sc := bufio.NewScanner(&stdout)
-			sc.Buffer(nil, 16<<20)
-			for sc.Scan() {
-				rec, err := record.Decode(sc.Bytes())
-				if err != nil {
-					t.Fatalf("%v: %s", err, sc.Bytes())
-				}
-				recs = append(recs, rec)
+			recs := decodeRecords(t, stdout.Bytes())
+			for _, rec := range recs {
 				if rec.Kind == record.KindCall {
 					call = rec
 				}
