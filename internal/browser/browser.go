@@ -1,11 +1,20 @@
 // Package browser runs mcpdiag's page tests in a real headless Chromium,
-// driven with chromedp. Chromium is Debian's package (`chromium`,
-// /usr/bin/chromium): when it is missing, Need installs it with apt-get
-// (the machines of this project run tests as root), once, under a lock in
-// .tools/, and the log of the install stays in .tools/chromium-install.log.
-// MCPDIAG_CHROMIUM names another browser binary; MCPDIAG_BROWSER=off skips
-// the browser tests knowingly, and a test that cannot get a browser any
-// other way says so loudly and skips.
+// driven with chromedp.
+//
+// The browser is Debian's chromium package at the version pinned in
+// chromium.version, installed by the test itself, without root, into the
+// project's git-ignored .tools/chromium: apt-get download of chromium,
+// chromium-common and whatever else apt would install for them on this
+// machine, dpkg -x of each into .tools/chromium/root, and a wrapper script
+// .tools/chromium/chromium that puts the unpacked libraries first on
+// LD_LIBRARY_PATH. It runs once, under the lock .tools/chromium.lock; a
+// stamp with the version makes the next run install nothing. The install's
+// log is .tools/chromium/install.log.
+//
+// MCPDIAG_CHROMIUM=PATH uses another browser instead (for example the
+// system's /usr/bin/chromium); MCPDIAG_BROWSER=off skips the browser tests
+// knowingly, saying so. Anything else that leaves no browser fails the
+// test, naming the install step that failed.
 //
 // Every page is opened in a fresh browser with its own profile, with the
 // network limited to loopback (host resolver rules map every other name to
@@ -19,11 +28,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,9 +41,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// DefaultPath is where Debian's chromium package puts the browser.
-const DefaultPath = "/usr/bin/chromium"
-
 var (
 	once    sync.Once
 	path    string
@@ -44,11 +48,11 @@ var (
 	skip    bool
 )
 
-// Need returns the path of the Chromium binary, installing Debian's
-// package when it is missing and this process may (root, apt-get on PATH).
-// It skips the test, saying why, when MCPDIAG_BROWSER=off or when no
-// browser can be had; it fails the test when an install was tried and
-// failed.
+// Need returns the path of the Chromium binary the tests run, installing
+// the project's (see the package doc) when it is not installed yet. It
+// skips the test, saying why, only when MCPDIAG_BROWSER=off; it fails the
+// test when no browser can be had, naming the install step that failed and
+// its log.
 func Need(t testing.TB) string {
 	t.Helper()
 	once.Do(func() { path, skip, pathErr = find() })
@@ -71,23 +75,8 @@ func find() (string, bool, error) {
 		}
 		return p, false, nil
 	}
-	if _, err := os.Stat(DefaultPath); err == nil {
-		return DefaultPath, false, nil
-	}
-	apt, err := exec.LookPath("apt-get")
-	if err != nil {
-		return "", true, fmt.Errorf("%s is missing and there is no apt-get to install Debian's chromium package: install a Chromium and set MCPDIAG_CHROMIUM=PATH, or set MCPDIAG_BROWSER=off", DefaultPath)
-	}
-	if os.Geteuid() != 0 {
-		return "", true, fmt.Errorf("%s is missing and this user is not root, so it cannot run apt-get install chromium: install it (sudo apt-get install chromium), or set MCPDIAG_CHROMIUM=PATH or MCPDIAG_BROWSER=off", DefaultPath)
-	}
-	if err := install(apt); err != nil {
-		return "", false, err
-	}
-	if _, err := os.Stat(DefaultPath); err != nil {
-		return "", false, fmt.Errorf("apt-get install chromium finished but %s is missing (see .tools/chromium-install.log)", DefaultPath)
-	}
-	return DefaultPath, false, nil
+	p, err := projectInstall()
+	return p, false, err
 }
 
 // root is the module's root directory (the one holding go.mod).
@@ -108,59 +97,6 @@ func root() (string, error) {
 	}
 }
 
-// install runs apt-get install chromium under .tools/chromium.lock, so two
-// test packages never run it at once; a second one finds it installed.
-func install(apt string) error {
-	r, err := root()
-	if err != nil {
-		return err
-	}
-	tools := filepath.Join(r, ".tools")
-	if err := os.MkdirAll(tools, 0o755); err != nil {
-		return err
-	}
-	lock, err := os.OpenFile(filepath.Join(tools, "chromium.lock"), os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	deadline := time.Now().Add(10 * time.Minute)
-	for syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		if time.Now().After(deadline) {
-			return errors.New(".tools/chromium.lock is held by another run for 10 minutes")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(DefaultPath); err == nil {
-		return nil
-	}
-	logPath := filepath.Join(tools, "chromium-install.log")
-	var log strings.Builder
-	run := func(args ...string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, apt, args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		fmt.Fprintf(&log, "$ apt-get %s\n%s\n", strings.Join(args, " "), out)
-		return err
-	}
-	inst := []string{"install", "-y", "--no-install-recommends", "chromium"}
-	err = run(inst...)
-	if err != nil {
-		// The package lists may be missing or old: update once and retry.
-		if uerr := run("update"); uerr == nil {
-			err = run(inst...)
-		}
-	}
-	_ = os.WriteFile(logPath, []byte(log.String()), 0o644)
-	if err != nil {
-		return fmt.Errorf("apt-get install chromium failed: %v (the log is in .tools/chromium-install.log)", err)
-	}
-	return nil
-}
-
 // Page is one browser tab on one page, with what it logged and requested.
 type Page struct {
 	// Ctx is the chromedp context of the tab; its deadline bounds the test.
@@ -178,7 +114,7 @@ func Open(t *testing.T, url string) *Page {
 	bin := Need(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
-		chromedp.NoSandbox, // root in a container: Chromium's sandbox needs user namespaces
+		chromedp.NoSandbox, // in a container Chromium's sandbox needs user namespaces (and, unpacked, a setuid helper)
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1400, 900),
 		chromedp.UserDataDir(t.TempDir()),
