@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 var (
@@ -123,6 +124,43 @@ func TestProbeBadServer(t *testing.T) {
 			}
 			if strings.Contains(stderr.String(), "drop_table RAN") {
 				t.Errorf("the destructive tool ran")
+			}
+		})
+	}
+}
+
+// TestProbeRecordsJudgeTheSame: the records of a run, encoded as --record
+// writes them (redacted, bodies capped) and decoded again, are judged as
+// the run judged them: a probe file says by itself what each answer had to
+// be.
+func TestProbeRecordsJudgeTheSame(t *testing.T) {
+	for _, mode := range []string{"healthy", "dressed", "id-type", "notification-200"} {
+		t.Run(mode, func(t *testing.T) {
+			url, _ := badServer(t, mode)
+			var lines [][]byte
+			enc := record.Encoder{Redactor: record.NewRedactor(), BodyLimit: 16 << 10}
+			rep := run(t, url, "2026-07-28", probe.Options{MaxPerTool: 2, OnRecord: func(r *record.Record) {
+				b, err := enc.Encode(r)
+				if err != nil {
+					t.Errorf("encode: %v", err)
+				}
+				lines = append(lines, b)
+			}})
+			if len(lines) != len(rep.Records) {
+				t.Fatalf("%d lines for %d records", len(lines), len(rep.Records))
+			}
+			var recs []*record.Record
+			for _, l := range lines {
+				r, err := record.Decode(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs = append(recs, r)
+			}
+			tr := judge.NewTrace("file", recs, nil)
+			tr.Probe = true
+			if got, want := checks(judge.Judge(tr)), checks(rep.Checks); got != want {
+				t.Errorf("judged from the file:\n%s\njudged in the run:\n%s", got, want)
 			}
 		})
 	}
