@@ -91,3 +91,22 @@ func entryCall(t *testing.T, base string, e faults.Entry) []string {
 	}
 	return args
 }
+
+// readRecordFile reads every record of a record file, failing the test on a
+// line that is not one.
+func readRecordFile(t *testing.T, path string) []*record.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []*record.Record
+	for r, err := range record.NewReader(f).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}

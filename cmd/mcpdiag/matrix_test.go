@@ -48,16 +48,8 @@ func TestMatrixCommand(t *testing.T) {
 	if want := fmt.Sprintf(`<property name="parallel" value="%d"></property>`, matrix.DefaultParallel(false)); !bytes.Contains(x, []byte(want)) {
 		t.Errorf("junit lacks %s", want)
 	}
-	f, err := os.Open(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	kinds := map[string]int{}
-	for rec, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range readRecordFile(t, recs) {
 		k := string(rec.Kind)
 		if rec.Kind == record.KindExchange && rec.Fault != nil && rec.Fault.Count != nil {
 			k = "exchange at the server" // mcpdiag serve's log line

@@ -141,18 +141,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the proxy did not stop")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var recs []*record.Record
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
+	recs := readRecordFile(t, path)
 	if len(recs) != len(c.Exchanges()) {
 		t.Errorf("%d records for %d exchanges", len(recs), len(c.Exchanges()))
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -83,23 +82,14 @@ func openStreams(t *testing.T, u string) {
 // must say that the proxy's shutdown cut it, not that its client left.
 func shutdownRecords(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var n int
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
+	recs := readRecordFile(t, path)
+	for _, r := range recs {
 		if !strings.Contains(r.Note, "the proxy shut down") || strings.Contains(r.Note, "(DC)") || !r.Flags.Has(record.FlagSD) || r.Flags.Has(record.FlagDC) || !r.Flags.Pending() {
 			t.Errorf("%s %s: note %q, reason %q, flags %v: want the shutdown named as the cut", r.URL, r.Outcome, r.Note, r.Reason, r.Flags)
 		}
 	}
-	if n != 2 {
-		t.Errorf("%d records, want 2", n)
+	if len(recs) != 2 {
+		t.Errorf("%d records, want 2", len(recs))
 	}
 }
 

@@ -328,20 +328,12 @@ func TestThreeViewsAgree(t *testing.T) {
 			t.Fatalf("runProxy: %v\n%s", err, stderr.String())
 		}
 
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
 		byCase := map[string]*record.Record{}
-		for r, err := range record.NewReader(f).All() {
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, r := range readRecordFile(t, path) {
 			if r.Kind == record.KindExchange {
 				byCase[r.URL[strings.LastIndexByte(r.URL, '/')+1:]] = r
 			}
 		}
-		f.Close()
 
 		for _, c := range groups[limit] {
 			r := byCase[c.name]

@@ -20,7 +20,6 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/browser"
-	"github.com/mcpdiag/mcpdiag/record"
 )
 
 func TestUICommandUsage(t *testing.T) {
@@ -115,16 +114,8 @@ func TestProxyUILive(t *testing.T) {
 		t.Errorf("console: %q", c)
 	}
 	px.stop(t)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var want []string
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range readRecordFile(t, path) {
 		want = append(want, r.ID+" "+r.Method+" "+string(r.Outcome))
 	}
 	got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#rows tr.row[data-id]')].map((tr) => tr.dataset.id + ' ' + tr.querySelector('.c-method').textContent + ' ' + tr.querySelector('.c-outcome').textContent)`)
@@ -334,17 +325,9 @@ func TestProxyUIScenarios(t *testing.T) {
 		t.Errorf("console: %q", c)
 	}
 	px.stop(t)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var want []string
 	var cut string
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range readRecordFile(t, path) {
 		want = append(want, r.ID+" "+string(r.Outcome)+" layer-"+string(r.Layer))
 		if r.Outcome == classify.StreamIncomplete && len(r.SSEArrivals) > 0 && cut == "" {
 			cut = r.ID
