@@ -46,6 +46,14 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 		}
 	}
 	hdr := http.Header{}
+	// A tools/call of a listed tool carries its x-mcp-header arguments as
+	// Mcp-Param-* headers on 2026-07-28, as CallTool's do (a value that
+	// cannot be a header is left out).
+	if t, ok := c.tools[r.Name]; ok && c.protocol == Protocol2026 && r.Method == "tools/call" {
+		for k, v := range paramHeaders(t.InputSchema, r.Params["arguments"]) {
+			hdr.Set(k, v)
+		}
+	}
 	rq := c.buildRequest(r.Method, r.Name, params, hdr, OriginNone)
 	for k, vs := range r.Header {
 		rq.header[k] = vs
