@@ -25,12 +25,42 @@ import (
 var pinnedVersion string
 
 // Version returns the Debian version of the chromium package that Need
-// installs into .tools/chromium.
+// asks for: MCPDIAG_CHROMIUM_VERSION, else the pin in chromium.version.
 func Version() string {
+	v, _ := versionAsked()
+	return v
+}
+
+// versionAsked returns the version asked for and whether it was asked
+// explicitly (MCPDIAG_CHROMIUM_VERSION), which makes it strict.
+func versionAsked() (string, bool) {
 	if v := strings.TrimSpace(os.Getenv("MCPDIAG_CHROMIUM_VERSION")); v != "" {
-		return v
+		return v, true
 	}
-	return strings.TrimSpace(pinnedVersion)
+	return strings.TrimSpace(pinnedVersion), false
+}
+
+// chooseVersion picks the chromium version to install from the versions
+// Debian's lists offer (newest first, as apt-cache madison prints them).
+// The pin wins when Debian still has it. Debian's archive keeps only the
+// current chromium (each security update replaces the last), so a pin from
+// chromium.version that is gone falls back to the newest one offered, with
+// a note, rather than failing every clone made after the next update; a
+// version asked for explicitly (strict) is never replaced.
+func chooseVersion(pin string, strict bool, available []string) (version, note string, err error) {
+	for _, v := range available {
+		if v == pin {
+			return pin, "", nil
+		}
+	}
+	if strict || len(available) == 0 {
+		have := "none"
+		if len(available) > 0 {
+			have = strings.Join(available, ", ")
+		}
+		return "", "", fmt.Errorf("chromium %s is not in Debian's package lists (they have: %s): write one of those into internal/browser/chromium.version, or set MCPDIAG_CHROMIUM_VERSION", pin, have)
+	}
+	return available[0], fmt.Sprintf("chromium %s (internal/browser/chromium.version) is no longer in Debian's package lists; installing %s, the newest they have, instead: write it into chromium.version to pin it", pin, available[0]), nil
 }
 
 // StepError is a failed step of the project install of Chromium: which
@@ -53,7 +83,9 @@ func (e *StepError) Unwrap() error { return e.Err }
 // and dpkg -x, never dpkg -i.
 type installer struct {
 	dir     string   // .tools/chromium
-	version string   // the chromium version to install
+	pin     string   // the chromium version asked for (the stamp is keyed on it)
+	strict  bool     // the pin was asked for explicitly: never install another version
+	version string   // the chromium version to install: the pin, or what chooseVersion fell back to
 	aptOpts []string // -o options pointing apt at the project's package lists, when used
 	log     bytes.Buffer
 }
@@ -76,7 +108,8 @@ func projectInstall() (string, error) {
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		return "", err
 	}
-	in := &installer{dir: filepath.Join(tools, "chromium"), version: Version()}
+	pin, strict := versionAsked()
+	in := &installer{dir: filepath.Join(tools, "chromium"), pin: pin, strict: strict, version: pin}
 	lock, err := os.OpenFile(filepath.Join(tools, "chromium.lock"), os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return "", err
@@ -99,16 +132,16 @@ func projectInstall() (string, error) {
 	return in.wrapper(), nil
 }
 
-// installed reports whether the stamp names this version and the wrapper
-// and the browser it runs are there.
+// installed reports whether the stamp names the version asked for and the
+// wrapper and the browser it runs are there.
 func (in *installer) installed() bool {
 	b, err := os.ReadFile(in.stamp())
 	if err != nil {
 		return false
 	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	if first != "chromium "+in.version {
-		return false
+	lines := strings.SplitN(string(b), "\n", 3)
+	if len(lines) < 2 || lines[0] != "chromium "+in.pin || !strings.HasPrefix(lines[1], "installed ") {
+		return false // another pin, or a stamp from before the installed line
 	}
 	for _, p := range []string{in.wrapper(), filepath.Join(in.dir, "root", "usr", "lib", "chromium", "chromium")} {
 		if _, err := os.Stat(p); err != nil {
@@ -170,6 +203,7 @@ func (in *installer) install() (err error) {
 	if ok, err := in.hasVersion(); err != nil {
 		return in.fail("package lists", err)
 	} else if !ok {
+		// The machine's lists may be old: the project's own, fresh.
 		lists, cache := filepath.Join(in.dir, "apt", "lists"), filepath.Join(in.dir, "apt", "cache")
 		for _, d := range []string{filepath.Join(lists, "partial"), filepath.Join(cache, "archives", "partial")} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -180,14 +214,19 @@ func (in *installer) install() (err error) {
 		if _, err := in.apt("apt-get", "update"); err != nil {
 			return in.fail("package lists", err)
 		}
-		ok, err := in.hasVersion()
+		out, err := in.apt("apt-cache", "madison", "chromium")
 		if err != nil {
 			return in.fail("package lists", err)
 		}
-		if !ok {
-			out, _ := in.apt("apt-cache", "madison", "chromium")
-			return in.fail("package lists", fmt.Errorf("chromium %s is not in Debian's package lists (they have: %s): write one of those into internal/browser/chromium.version, or set MCPDIAG_CHROMIUM_VERSION", in.version, strings.Join(madison(out), ", ")))
+		v, note, err := chooseVersion(in.pin, in.strict, madison(out))
+		if err != nil {
+			return in.fail("package lists", err)
 		}
+		if note != "" {
+			fmt.Fprintf(&in.log, "NOTE: %s\n", note)
+			fmt.Fprintf(os.Stderr, "internal/browser: %s\n", note)
+		}
+		in.version = v
 	}
 
 	// A previous version's (or a half-done) install goes; the stamp first.
@@ -249,7 +288,7 @@ func (in *installer) install() (err error) {
 	if !strings.Contains(string(out), upstream) {
 		return in.fail("check", fmt.Errorf("%s --version printed %q, not version %s", in.wrapper(), strings.TrimSpace(string(out)), upstream))
 	}
-	stamp := "chromium " + in.version + "\n" + strings.Join(pkgs, "\n") + "\n"
+	stamp := "chromium " + in.pin + "\ninstalled " + in.version + "\n" + strings.Join(pkgs, "\n") + "\n"
 	if err := os.WriteFile(in.stamp(), []byte(stamp), 0o644); err != nil {
 		return in.fail("stamp", err)
 	}

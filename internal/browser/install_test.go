@@ -32,14 +32,16 @@ func TestProjectInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first, _, _ := strings.Cut(string(stamp), "\n"); first != "chromium "+Version() {
-		t.Fatalf("stamp starts %q, want chromium %s", first, Version())
+	lines := strings.Split(string(stamp), "\n")
+	if len(lines) < 2 || lines[0] != "chromium "+Version() || !strings.HasPrefix(lines[1], "installed ") {
+		t.Fatalf("stamp starts %q, want chromium %s and the installed version", lines, Version())
 	}
+	installed := strings.TrimPrefix(lines[1], "installed ")
 	out, err := exec.Command(bin, "--headless", "--no-sandbox", "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --version: %v\n%s", bin, err, out)
 	}
-	upstream, _, _ := strings.Cut(Version(), "-")
+	upstream, _, _ := strings.Cut(installed, "-")
 	if !strings.Contains(string(out), "Chromium "+upstream) {
 		t.Fatalf("%s --version = %q, want Chromium %s", bin, out, upstream)
 	}
@@ -111,7 +113,7 @@ func TestInstallFailureNamesStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: this test runs apt-get update into a temporary folder")
 	}
-	in := &installer{dir: filepath.Join(t.TempDir(), "chromium"), version: "1.0-not-in-debian"}
+	in := &installer{dir: filepath.Join(t.TempDir(), "chromium"), pin: "1.0-not-in-debian", strict: true, version: "1.0-not-in-debian"}
 	err := in.install()
 	var se *StepError
 	if !errors.As(err, &se) || se.Step != "package lists" {
@@ -128,4 +130,35 @@ func TestInstallFailureNamesStep(t *testing.T) {
 		t.Fatalf("a failed install left a stamp")
 	}
 	t.Log(msg)
+}
+
+// TestChooseVersion: the pin wins while Debian has it; a pin from
+// chromium.version that Debian dropped falls back to the newest version
+// with a note naming both; an explicit MCPDIAG_CHROMIUM_VERSION never does.
+func TestChooseVersion(t *testing.T) {
+	newer := []string{"157.0.1-1~deb12u1", "156.0.8078.114-1~deb12u1"}
+	for _, c := range []struct {
+		name, pin string
+		strict    bool
+		available []string
+		want      string
+		note, err bool
+	}{
+		{"pin present", "156.0.8078.114-1~deb12u1", false, newer, "156.0.8078.114-1~deb12u1", false, false},
+		{"pin gone", "155.0-1", false, newer, "157.0.1-1~deb12u1", true, false},
+		{"explicit pin gone", "155.0-1", true, newer, "", false, true},
+		{"explicit pin present", "156.0.8078.114-1~deb12u1", true, newer, "156.0.8078.114-1~deb12u1", false, false},
+		{"no chromium at all", "155.0-1", false, nil, "", false, true},
+	} {
+		got, note, err := chooseVersion(c.pin, c.strict, c.available)
+		if got != c.want || (note != "") != c.note || (err != nil) != c.err {
+			t.Errorf("%s: chooseVersion = %q, note %q, err %v; want %q, note %v, err %v", c.name, got, note, err, c.want, c.note, c.err)
+		}
+		if c.note && (!strings.Contains(note, c.pin) || !strings.Contains(note, c.want) || !strings.Contains(note, "chromium.version")) {
+			t.Errorf("%s: note %q does not name the pin, the version installed and the pin file", c.name, note)
+		}
+		if err != nil && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.pin)) {
+			t.Errorf("%s: error %q is not one line naming the pin", c.name, err)
+		}
+	}
 }
