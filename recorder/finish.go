@@ -33,10 +33,9 @@ func (rc *Recorder) run(ex *Exchange) {
 		<-ex.ended
 		res = rc.noResponse(ex)
 	} else {
-		var body io.Reader = ex.bodyReader()
-		if capt != nil {
-			capt.r = body
-			body = capt
+		body := ex.bodyReader()
+		if capt != nil && ex.pipe != nil {
+			ex.pipe.keep(capt)
 		}
 		if ex.msg.IsRPC() {
 			cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
@@ -52,7 +51,7 @@ func (rc *Recorder) run(ex *Exchange) {
 		if capt != nil && !capt.more && ex.pipe != nil {
 			// Keep capturing what the classifier did not read (it stops
 			// at a malformed event, and reads 64 KiB of an error body).
-			_, _ = io.Copy(io.Discard, capt)
+			_, _ = io.Copy(io.Discard, ex.pipe)
 		}
 		if ex.pipe != nil {
 			ex.pipe.stop()
@@ -162,26 +161,59 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader) *classify.Result {
 	return res
 }
 
-// capture keeps the first limit bytes the classifier reads, for the record.
+// capture keeps the first limit bytes the classifier reads from the pipe,
+// for the record. It copies nothing while the response streams: the pipe's
+// chunks are the recorder's own copies of what the client received and are
+// never changed, so it keeps references to them (pieces), and the one copy
+// is the record's text, made only when the body mode records it. Only the
+// chunk that crosses the limit is copied (own, at most limit bytes), so that
+// a large chunk is not held for a few of its bytes.
 type capture struct {
-	r     io.Reader
-	buf   []byte
-	limit int
-	more  bool
+	pieces [][]byte
+	own    []byte // the part of the chunk that crosses the limit
+	n      int    // bytes kept
+	limit  int
+	more   bool // bytes past the limit were read
 }
 
-func (c *capture) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if n > 0 {
-		room := c.limit - len(c.buf)
-		if room > 0 {
-			c.buf = append(c.buf, p[:min(n, room)]...)
-		}
-		if n > room {
-			c.more = true
-		}
+// add notes b, the next bytes the classifier read: the start of the pipe's
+// head chunk, of which rest bytes were left before this read. same reports
+// that the head chunk's earlier bytes were the previous add's.
+func (c *capture) add(b []byte, rest int, same bool) {
+	room := c.limit - c.n
+	if len(b) > room {
+		c.more = true
+		b = b[:max(room, 0)]
 	}
-	return n, err
+	if len(b) == 0 {
+		return
+	}
+	c.n += len(b)
+	switch {
+	case c.own != nil || rest > room:
+		// Every later byte kept is this chunk's: it is the last piece.
+		if c.own == nil {
+			c.own = make([]byte, 0, room)
+		}
+		c.own = append(c.own, b...)
+	case same && len(c.pieces) > 0:
+		// The bytes right after the last piece, in the same chunk.
+		last := c.pieces[len(c.pieces)-1]
+		c.pieces[len(c.pieces)-1] = last[:len(last)+len(b)]
+	default:
+		c.pieces = append(c.pieces, b)
+	}
+}
+
+// text returns the bytes kept.
+func (c *capture) text() string {
+	var sb strings.Builder
+	sb.Grow(c.n)
+	for _, p := range c.pieces {
+		sb.Write(p)
+	}
+	sb.Write(c.own)
+	return sb.String()
 }
 
 // cancelled says what a disconnect cancelled, in notes.
@@ -384,8 +416,8 @@ func (rc *Recorder) bodies(ex *Exchange, rec *record.Record, capt *capture) {
 	if mode == BodiesErrors && rec.Outcome.Success() {
 		return
 	}
-	if len(capt.buf) > 0 || capt.more {
-		rec.ResponseBody = &record.Body{Text: string(capt.buf), Truncated: capt.more}
+	if capt.n > 0 || capt.more {
+		rec.ResponseBody = &record.Body{Text: capt.text(), Truncated: capt.more}
 	}
 }
 

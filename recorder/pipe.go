@@ -23,6 +23,9 @@ type pipe struct {
 	queued int
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
+
+	capt     *capture // keeps the first bytes read, for the record (nil: none)
+	headRead bool     // the head chunk was partly read already
 }
 
 func newPipe() *pipe {
@@ -79,6 +82,14 @@ func (p *pipe) stop() {
 	p.cond.Broadcast()
 }
 
+// keep makes the pipe note the bytes it hands to the reader in c (before
+// the first Read).
+func (p *pipe) keep(c *capture) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.capt = c
+}
+
 // Read implements io.Reader for the classifier.
 func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
@@ -89,12 +100,18 @@ func (p *pipe) Read(b []byte) (int, error) {
 	if len(p.chunks) == 0 {
 		return 0, p.err
 	}
-	n := copy(b, p.chunks[0])
-	if n == len(p.chunks[0]) {
+	head := p.chunks[0]
+	n := copy(b, head)
+	if p.capt != nil {
+		p.capt.add(head[:n], len(head), p.headRead)
+	}
+	if n == len(head) {
 		p.chunks[0] = nil
 		p.chunks = p.chunks[1:]
+		p.headRead = false
 	} else {
-		p.chunks[0] = p.chunks[0][n:]
+		p.chunks[0] = head[n:]
+		p.headRead = true
 	}
 	p.queued -= n
 	p.cond.Broadcast()
