@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -203,56 +201,12 @@ func (px *uiProxy) stop(t *testing.T) {
 	}
 }
 
-// firstLine hands the first line written to it to a channel.
-type firstLine struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	sent bool
-	ch   chan string
-}
-
-func (f *firstLine) Write(p []byte) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.buf.Write(p)
-	if line, _, ok := strings.Cut(f.buf.String(), "\n"); ok && !f.sent {
-		f.sent = true
-		f.ch <- line
-	}
-	return len(p), nil
-}
-
-func (f *firstLine) String() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.buf.String()
-}
-
 // serve --ui: the server's log lines appear on the live page as requests
 // end.
 func TestServeUILive(t *testing.T) {
 	pageReady := make(chan string, 1)
-	out := &firstLine{ch: make(chan string, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	o := serveOptions{addr: "127.0.0.1:0", scenario: "errors.tool_error", uiAddr: "127.0.0.1:0", uiReady: func(u string) { pageReady <- u }}
-	go func() { done <- runServe(ctx, out, io.Discard, o, false) }()
-	var pageURL, serveURL string
-	for pageURL == "" || serveURL == "" {
-		select {
-		case pageURL = <-pageReady:
-		case l := <-out.ch:
-			serveURL = strings.TrimPrefix(l, "mcpdiag serve: ")
-		case err := <-done:
-			t.Fatalf("serve ended: %v", err)
-		}
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	serveURL, out := startServe(t, serveOptions{scenario: "errors.tool_error", uiAddr: "127.0.0.1:0", uiReady: func(u string) { pageReady <- u }})
+	pageURL := <-pageReady // called before serve's banner is printed
 	p := browser.Open(t, pageURL)
 	c, err := client.New(client.Options{URL: serveURL, Timeout: 10 * time.Second})
 	if err != nil {
@@ -279,22 +233,8 @@ func TestServeUILive(t *testing.T) {
 // appears on the page with its outcome and the colour of its layer, and
 // the cut stream's detail marks the cut on its SSE timeline.
 func TestProxyUIScenarios(t *testing.T) {
-	serveOut := &firstLine{ch: make(chan string, 1)}
-	sctx, scancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- runServe(sctx, serveOut, io.Discard, serveOptions{addr: "127.0.0.1:0"}, false)
-	}()
-	var serveURL string
-	select {
-	case l := <-serveOut.ch:
-		serveURL = strings.TrimSuffix(strings.TrimPrefix(l, "mcpdiag serve: "), "/mcp")
-	case err := <-served:
-		t.Fatalf("serve ended: %v", err)
-	}
-	defer func() { scancel(); <-served }()
-
-	px := startProxyUI(t, serveURL+"/")
+	serveURL, _ := startServe(t, serveOptions{})
+	px := startProxyUI(t, strings.TrimSuffix(serveURL, "mcp"))
 	proxyURL, pageURL, path := px.url, px.page, px.path
 	p := browser.Open(t, pageURL)
 	total := 0
