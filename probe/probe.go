@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -77,6 +78,56 @@ type ToolPlan struct {
 	// warning for a tool allowed though not read-only.
 	Probes int    `json:"probes"`
 	Why    string `json:"why,omitempty"`
+	// Answers count how its probes were answered: a tool execution error
+	// (isError true), a JSON-RPC error, a success, anything else (no
+	// answer, a broken one, an HTTP error without a JSON-RPC error).
+	ToolErrors int `json:"toolErrors"`
+	RPCErrors  int `json:"rpcErrors"`
+	Successes  int `json:"successes"`
+	Other      int `json:"other"`
+}
+
+// Families are the rule families of the grade line, in report order, and
+// the rules of each.
+var Families = []struct {
+	Name  string
+	Rules []string
+}{
+	{"transport", []string{"probe.origin", "probe.protocol-version", "probe.notification-202"}},
+	{"protocol", []string{"probe.answer-shape", "probe.unknown-tool", "probe.malformed-call", "probe.id-type"}},
+	{"application", []string{"probe.invalid-arguments", "probe.is-error-missing"}},
+	{"liveness", []string{"probe.answered"}},
+}
+
+// Grade is one family's verdict: fail when one of its rules failed, pass
+// when one passed and none failed, n/a otherwise.
+type Grade struct {
+	Family  string        `json:"family"`
+	Verdict judge.Verdict `json:"verdict"`
+}
+
+// Grades returns the verdict of each family over the checks.
+func Grades(checks []judge.Check) []Grade {
+	by := map[string]judge.Verdict{}
+	for _, c := range checks {
+		by[c.Rule] = c.Verdict
+	}
+	var out []Grade
+	for _, f := range Families {
+		g := Grade{Family: f.Name, Verdict: judge.NotApplicable}
+		for _, r := range f.Rules {
+			switch by[r] {
+			case judge.Fail:
+				g.Verdict = judge.Fail
+			case judge.Pass:
+				if g.Verdict != judge.Fail {
+					g.Verdict = judge.Pass
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // Report is the outcome of a run.
@@ -91,8 +142,9 @@ type Report struct {
 	Probes []Probe `json:"-"`
 	// Records are every exchange of the run, the listing's included.
 	Records []*record.Record `json:"-"`
-	// Checks are the probe rules' verdicts.
+	// Checks are the probe rules' verdicts, Grades each family's.
 	Checks []judge.Check `json:"checks"`
+	Grades []Grade       `json:"grades"`
 }
 
 // Failed reports a check that failed.
@@ -243,7 +295,36 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	tr := judge.NewTrace(opts.URL, rep.Records, nil)
 	tr.Probe = true
 	rep.Checks = judge.Judge(tr)
+	rep.Grades = Grades(rep.Checks)
+	rep.countAnswers()
 	return rep, stopped
+}
+
+// countAnswers fills in each tool's answer counts from its probes' records.
+func (r *Report) countAnswers() {
+	at := map[string]*ToolPlan{}
+	for i := range r.Tools {
+		at[r.Tools[i].Name] = &r.Tools[i]
+	}
+	for _, rec := range r.Records {
+		if rec.Probe == nil {
+			continue
+		}
+		tp := at[rec.Tool]
+		if tp == nil {
+			continue // an envelope probe: it names no listed tool
+		}
+		switch {
+		case rec.Outcome == classify.ToolError:
+			tp.ToolErrors++
+		case rec.JSONRPC.ErrorCode != nil:
+			tp.RPCErrors++
+		case rec.Outcome == classify.ToolSuccess:
+			tp.Successes++
+		default:
+			tp.Other++
+		}
+	}
 }
 
 // wait pauses before probe i (none before the first); false when ctx ended.

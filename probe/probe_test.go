@@ -56,3 +56,23 @@ func TestProbeHealthyFixture(t *testing.T) {
 		})
 	}
 }
+
+// TestGradesCoverEveryProbeRule: every probe rule is in exactly one family
+// of the grade line.
+func TestGradesCoverEveryProbeRule(t *testing.T) {
+	seen := map[string]int{}
+	for _, f := range probe.Families {
+		for _, r := range f.Rules {
+			seen[r]++
+		}
+	}
+	for _, r := range judge.Rules() {
+		if r.Probe && seen[r.ID] != 1 {
+			t.Errorf("%s is in %d families", r.ID, seen[r.ID])
+		}
+		delete(seen, r.ID)
+	}
+	for r := range seen {
+		t.Errorf("family rule %s is no probe rule", r)
+	}
+}

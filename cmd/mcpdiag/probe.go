@@ -164,7 +164,8 @@ func writeProbeReport(w io.Writer, rep *probe.Report) {
 		case t.Probes == 0:
 			unread = append(unread, t.Name)
 		default:
-			line := fmt.Sprintf("  tool %s: %d argument %s", t.Name, t.Probes, map[bool]string{true: "probe", false: "probes"}[t.Probes == 1])
+			line := fmt.Sprintf("  tool %s: %d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Name, t.Probes,
+				map[bool]string{true: "probe", false: "probes"}[t.Probes == 1], t.ToolErrors, t.RPCErrors, t.Successes, t.Other)
 			if t.Why != "" {
 				line += "; " + t.Why
 			}
@@ -182,5 +183,10 @@ func writeProbeReport(w io.Writer, rep *probe.Report) {
 		n[c.Verdict]++
 		fmt.Fprintf(w, "%-4s %s: %s\n", strings.ToUpper(string(c.Verdict)), c.Rule, c.Evidence)
 	}
+	var grades []string
+	for _, g := range rep.Grades {
+		grades = append(grades, g.Family+" "+string(g.Verdict))
+	}
+	fmt.Fprintf(w, "grade: %s\n", strings.Join(grades, ", "))
 	fmt.Fprintf(w, "%d rules: %d pass, %d fail, %d n/a.\n", len(rep.Checks), n[judge.Pass], n[judge.Fail], n[judge.NotApplicable])
 }
