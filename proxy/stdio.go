@@ -160,12 +160,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = wire.DefaultMaxEventSize
 	}
-	if s.limit == 0 {
-		s.limit = DefaultBodyLimit
-		if opts.Bodies == BodiesFull {
-			s.limit = DefaultFullBodyLimit
-		}
-	}
+	s.limit = opts.Bodies.Limit(s.limit)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

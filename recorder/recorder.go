@@ -47,6 +47,18 @@ func ParseBodyMode(s string) (BodyMode, error) {
 	return "", fmt.Errorf("recorder: body mode %q: want none, errors, all or full", s)
 }
 
+// Limit returns limit, or when it is 0 the default cap of a recorded body
+// in mode m: DefaultFullBodyLimit in BodiesFull, else DefaultBodyLimit.
+func (m BodyMode) Limit(limit int) int {
+	switch {
+	case limit != 0:
+		return limit
+	case m == BodiesFull:
+		return DefaultFullBodyLimit
+	}
+	return DefaultBodyLimit
+}
+
 // Limits.
 const (
 	// DefaultBodyLimit caps each recorded body in the excerpt modes.
@@ -186,13 +198,7 @@ func New(opts Options) (*Recorder, error) {
 	if rc.log == nil {
 		rc.log = slog.New(slog.DiscardHandler)
 	}
-	rc.bodyLimit = opts.BodyLimit
-	if rc.bodyLimit == 0 {
-		rc.bodyLimit = DefaultBodyLimit
-		if opts.Bodies == BodiesFull {
-			rc.bodyLimit = DefaultFullBodyLimit
-		}
-	}
+	rc.bodyLimit = opts.Bodies.Limit(opts.BodyLimit)
 	rc.maxParse = opts.MaxRequestParse
 	if rc.maxParse <= 0 {
 		rc.maxParse = DefaultMaxRequestParse

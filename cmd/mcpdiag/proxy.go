@@ -203,14 +203,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 			return usageError("--stdio-fault is for stdio mode; use --scenario in HTTP mode")
 		}
 	}
-	limit := o.bodyLimit
-	if limit == 0 {
-		limit = proxy.DefaultBodyLimit
-		if bodies == proxy.BodiesFull {
-			limit = proxy.DefaultFullBodyLimit
-		}
-	}
-	enc := record.Encoder{BodyLimit: limit}
+	enc := record.Encoder{BodyLimit: bodies.Limit(o.bodyLimit)}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	// Records: opened before anything starts, so a bad path fails first.
