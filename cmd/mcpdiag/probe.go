@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -28,6 +29,7 @@ type probeOptions struct {
 	interval   time.Duration
 	headers    []string
 	recordFile string
+	junit      string
 	json       bool
 }
 
@@ -57,8 +59,8 @@ Safety: only tools annotated readOnlyHint true receive argument probes;
 not read-only. The other probes call no listed tool.
 
 Exit status: 0 no rule failed, 1 a rule failed, 2 usage error, 3 the tools
-could not be listed (or the run was interrupted), 6 a record could not be
-written (--record).`,
+could not be listed (or the run was interrupted), 6 a record (--record) or the
+JUnit file (--junit) could not be written.`,
 		Example: `  mcpdiag probe http://127.0.0.1:8080/mcp
   mcpdiag probe https://mcp.example.com/mcp --protocol 2025-11-25 --json
   mcpdiag probe http://127.0.0.1:3000/mcp --seed 7 --max-probes 3 --record probe.jsonl
@@ -79,6 +81,7 @@ written (--record).`,
 	f.StringArrayVar(&o.headers, "header", nil, "an extra request header 'K: V' (repeatable)")
 	f.StringVar(&o.recordFile, "record", "", "append the records (JSONL) to FILE")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	f.StringVar(&o.junit, "junit", "", "also write the verdicts as JUnit XML to FILE (one test case per rule)")
 	return cmd
 }
 
@@ -134,6 +137,15 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 			var b strings.Builder
 			writeProbeReport(&b, rep)
 			io.WriteString(stdout, red.Scrub(b.String()))
+		}
+	}
+	if o.junit != "" && rep != nil && rep.Tools != nil {
+		var b strings.Builder
+		if err := rep.WriteJUnit(&b); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(o.junit, []byte(red.Scrub(b.String())), 0o644); err != nil {
+			return &exitError{code: ExitRecordsLost, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}
 	if file != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,40 @@ func TestProbeCommandFinding(t *testing.T) {
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Checks) == 0 {
 		t.Fatalf("--json: %v\n%s", err, stdout.String())
+	}
+	junit := filepath.Join(t.TempDir(), "probe.xml")
+	if code := run([]string{"probe", u, "--protocol", "2026-07-28", "--max-probes", "1", "--interval", "0", "--junit", junit}, strings.NewReader(""), &stdout, &stderr); code != 1 {
+		t.Fatalf("--junit exit %d", code)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		t.Fatalf("--junit: %v\n%s", err, b)
+	}
+	var failed []string
+	for _, s := range suites.Suites {
+		for _, c := range s.Cases {
+			if c.Failure != nil {
+				failed = append(failed, c.Name+": "+c.Failure.Message)
+			}
+		}
+	}
+	if suites.Tests != len(rep.Checks) || suites.Failures != 1 || len(failed) != 1 || !strings.HasPrefix(failed[0], "probe.answer-shape: probe 0 ") {
+		t.Errorf("--junit: %d tests, %d failures %q, want %d tests and probe.answer-shape failed", suites.Tests, suites.Failures, failed, len(rep.Checks))
 	}
 }
 
