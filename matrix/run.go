@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -666,12 +667,14 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 	cmd.Env = append(inherited(env), Environment(c, u)...)
 	cmd.Dir = opts.Dir
 	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	ownGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	err := runOwningOutput(cmd, &stdout, &stderr)
 	cr.Duration = time.Since(start)
+	killGroup(cmd)
+	stdout.wait(outputDrain)
+	stderr.wait(outputDrain)
 	// A client's output goes into --json and --junit (CI artifacts): it
 	// passes through the records' redactor first (issue 11).
 	cr.Stdout, cr.Stderr = record.Scrub(stdout.String()), record.Scrub(stderr.String())
@@ -702,9 +705,68 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 
 // capped keeps the first MaxOutput bytes written to it.
 type capped struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	cut bool
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	cut  bool
+	r    *os.File      // the pipe's read end, while copied
+	done chan struct{} // closed when the copy ended
+}
+
+// outputDrain bounds the wait for a client's output after it exited and its
+// process group was stopped (a process that left the group may hold it).
+const outputDrain = 2 * time.Second
+
+// runOwningOutput runs cmd with its stdout and stderr on pipes this process
+// copies into out and errOut itself, so that cmd.Wait returns when the
+// client exits, not when every process that inherited its output (a helper
+// it started in the background) has closed it. The caller stops the group
+// and waits for the copies.
+func runOwningOutput(cmd *exec.Cmd, out, errOut *capped) error {
+	var ends []*os.File // the write ends: the child gets its own copies
+	defer func() {
+		for _, w := range ends {
+			w.Close()
+		}
+	}()
+	for _, c := range []*capped{out, errOut} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		ends = append(ends, w)
+		c.r, c.done = r, make(chan struct{})
+		go func() {
+			defer close(c.done)
+			_, _ = io.Copy(c, r)
+		}()
+	}
+	cmd.Stdout, cmd.Stderr = ends[0], ends[1]
+	err := cmd.Start()
+	for _, w := range ends {
+		w.Close()
+	}
+	ends = nil
+	if err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// wait waits up to d for the copy of the output to end, then closes the
+// pipe (a process outside the group may still hold its write end).
+func (c *capped) wait(d time.Duration) {
+	if c.done == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.r.Close()
+		<-c.done
+	}
+	c.r.Close()
 }
 
 func (c *capped) Write(p []byte) (int, error) {
