@@ -47,6 +47,10 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	if b := r.ResponseBody; b != nil {
 		x.ResponseBody = b.Text
 	}
+	for _, w := range r.Warnings {
+		x.Warnings = append(x.Warnings, w.Code)
+	}
+	x.Protocol = r.ProtocolVersion
 	if r.Kind == record.KindServer {
 		x.N = r.PostCount
 	}

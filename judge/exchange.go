@@ -86,6 +86,10 @@ type Exchange struct {
 	// recorded); ResponseBytes how many bytes the answer had.
 	ResponseBody  string `json:"-"`
 	ResponseBytes int64  `json:"-"`
+	// Warnings are the codes of the classifier's warnings on the answer;
+	// Protocol is the revision of the request.
+	Warnings []string `json:"-"`
+	Protocol string   `json:"-"`
 }
 
 // Key identifies "the same request": method, tool and arguments hash. An

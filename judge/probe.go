@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // The probe rules judge a server from the records of an mcpdiag probe run
@@ -54,6 +56,19 @@ var probeRules = []Rule{
 			switch x.Outcome {
 			case classify.MalformedJSON, classify.InvalidEnvelope, classify.InvalidToolResult, classify.InvalidResult, classify.UnexpectedContentType:
 				return fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
+			}
+			return ""
+		}),
+	},
+	{
+		ID:      "probe.result-type",
+		Title:   "on 2026-07-28 every result carries resultType",
+		Cite:    "MCP 2026-07-28 basic §ResultType: servers MUST include resultType (clients read an absent one as \"complete\")",
+		Probe:   true,
+		Applies: anyProbe(isModernResult),
+		Check: eachProbe(isModernResult, func(x *Exchange) string {
+			if slices.Contains(x.Warnings, classify.WarnMissingResultType) {
+				return fmt.Sprintf("%s: %s without resultType", probeLabel(x), x.Outcome)
 			}
 			return ""
 		}),
@@ -202,6 +217,12 @@ var probeRules = []Rule{
 			return fmt.Sprintf("%s: HTTP %d with %d body bytes", probeLabel(x), x.Status, x.ResponseBytes)
 		}),
 	},
+}
+
+// isModernResult selects the 2026-07-28 answers that are results.
+func isModernResult(x *Exchange) bool {
+	return x.Protocol == wire.Protocol2026 && x.ErrorCode == nil &&
+		(x.Outcome == classify.ToolSuccess || x.Outcome == classify.ToolError || x.Outcome == classify.ResultSuccess)
 }
 
 // isKind selects the answered probes of one kind.

@@ -110,7 +110,7 @@ var order = []string{
 	"safety.unsafe-repeat", "safety.retry-bound", "safety.retry-after", "safety.backoff", "safety.4xx-unchanged",
 	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
 	"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-step-up", "auth.no-token-in-url",
-	"probe.answered", "probe.answer-shape", "probe.invalid-arguments", "probe.is-error-missing", "probe.unknown-tool",
+	"probe.answered", "probe.answer-shape", "probe.result-type", "probe.invalid-arguments", "probe.is-error-missing", "probe.unknown-tool",
 	"probe.malformed-call", "probe.id-type", "probe.origin", "probe.protocol-version", "probe.notification-202",
 }
 

@@ -90,6 +90,7 @@ func TestProbeBadServer(t *testing.T) {
 		{"notification-200", map[string]string{"probe.notification-202": "HTTP 200 with"}},
 		{"bad-shape", map[string]string{"probe.answer-shape": "INVALID_TOOL_RESULT"}},
 		{"hang", map[string]string{"probe.answered": "no answer"}},
+		{"no-result-type", map[string]string{"probe.result-type": "TOOL_ERROR without resultType"}},
 		{"any-origin", map[string]string{"probe.origin": "HTTP 200 (RESULT_SUCCESS), not 403"}},
 		{"any-version", map[string]string{"probe.protocol-version": "HTTP 200 (RESULT_SUCCESS), not 400"}},
 	}

@@ -94,7 +94,7 @@ var Families = []struct {
 	Rules []string
 }{
 	{"transport", []string{"probe.origin", "probe.protocol-version", "probe.notification-202"}},
-	{"protocol", []string{"probe.answer-shape", "probe.unknown-tool", "probe.malformed-call", "probe.id-type"}},
+	{"protocol", []string{"probe.answer-shape", "probe.result-type", "probe.unknown-tool", "probe.malformed-call", "probe.id-type"}},
 	{"application", []string{"probe.invalid-arguments", "probe.is-error-missing"}},
 	{"liveness", []string{"probe.answered"}},
 }

@@ -17,7 +17,7 @@ cd "$WORK"
 for _ in $(seq 50); do grep -q 'mcpdiag serve: http' serve.out 2>/dev/null && break; sleep 0.1; done
 url=$(sed -n 's/^mcpdiag serve: \(http[^ ]*\).*/\1/p' serve.out | head -1)
 ./mcpdiag probe "$url" --protocol 2026-07-28 --max-probes 1 --record serve.jsonl > /dev/null
-for mode in dressed accepts unknown-as-tool malformed-ok id-type notification-200 bad-shape hang any-origin any-version; do
+for mode in dressed accepts unknown-as-tool malformed-ok id-type notification-200 bad-shape hang any-origin any-version no-result-type; do
   ./badserver -listen 127.0.0.1:0 -mode "$mode" > "bad-$mode.out" 2>&1 & pids+=($!)
   for _ in $(seq 50); do grep -q 'listening on' "bad-$mode.out" 2>/dev/null && break; sleep 0.1; done
   burl=$(sed -n 's/^listening on //p' "bad-$mode.out" | head -1)
@@ -44,7 +44,7 @@ rules = {
     'probe.answered': 'hang', 'probe.answer-shape': 'bad-shape', 'probe.invalid-arguments': 'accepts',
     'probe.is-error-missing': 'dressed', 'probe.unknown-tool': 'unknown-as-tool', 'probe.malformed-call': 'malformed-ok',
     'probe.id-type': 'id-type', 'probe.notification-202': 'notification-200',
-    'probe.origin': 'any-origin', 'probe.protocol-version': 'any-version',
+    'probe.origin': 'any-origin', 'probe.protocol-version': 'any-version', 'probe.result-type': 'no-result-type',
 }
 for rule, mode in rules.items():
     path = os.path.join(out, rule + '.txtar')

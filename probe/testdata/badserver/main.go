@@ -16,6 +16,7 @@
 //	notification-200  a notification gets 200 with a JSON body
 //	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
 //	any-version       a request with an unknown MCP-Protocol-Version is served
+//	no-result-type    a tool result carries no resultType (2026-07-28 requires it)
 //	hang              a bad argument gets no answer until the client gives up
 //	bad-shape         a bad argument gets a result whose content is not an array
 package main
@@ -200,7 +201,10 @@ func validate(raw json.RawMessage) string {
 
 func text(s string, isError bool) string {
 	b, _ := json.Marshal(s)
-	r := `{"content":[{"type":"text","text":` + string(b) + `}],"resultType":"complete"`
+	r := `{"content":[{"type":"text","text":` + string(b) + `}]`
+	if mode != "no-result-type" {
+		r += `,"resultType":"complete"`
+	}
 	if isError {
 		r += `,"isError":true`
 	}
