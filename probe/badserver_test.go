@@ -90,6 +90,9 @@ func TestProbeBadServer(t *testing.T) {
 		{"notification-200", map[string]string{"probe.notification-202": "HTTP 200 with"}},
 		{"bad-shape", map[string]string{"probe.answer-shape": "INVALID_TOOL_RESULT"}},
 		{"hang", map[string]string{"probe.answered": "no answer"}},
+		// The first bad argument kills it: that probe is the first without
+		// an answer, and the run goes on to the end.
+		{"crash", map[string]string{"probe.answered": "probe 0 "}},
 		{"no-result-type", map[string]string{"probe.result-type": "TOOL_ERROR without resultType"}},
 		{"any-origin", map[string]string{"probe.origin": "HTTP 200 (RESULT_SUCCESS), not 403"}},
 		{"any-version", map[string]string{"probe.protocol-version": "HTTP 200 (RESULT_SUCCESS), not 400"}},
@@ -122,6 +125,9 @@ func TestProbeBadServer(t *testing.T) {
 				if !failed[rule] {
 					t.Errorf("%s did not fail\n%s", rule, checks(rep.Checks))
 				}
+			}
+			if n := len(rep.Probes); n == 0 || rep.Records[len(rep.Records)-1].Probe == nil || rep.Records[len(rep.Records)-1].Probe.Index != n-1 {
+				t.Errorf("the run did not send its %d probes to the end", n)
 			}
 			if strings.Contains(stderr.String(), "drop_table RAN") {
 				t.Errorf("the destructive tool ran")

@@ -17,6 +17,7 @@
 //	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
 //	any-version       a request with an unknown MCP-Protocol-Version is served
 //	no-result-type    a tool result carries no resultType (2026-07-28 requires it)
+//	crash             the process exits on the first bad argument, without an answer
 //	hang              a bad argument gets no answer until the client gives up
 //	bad-shape         a bad argument gets a result whose content is not an array
 package main
@@ -154,6 +155,9 @@ func call(w http.ResponseWriter, r *http.Request, id json.RawMessage, req *reque
 		reply(w, id, text("Traceback (most recent call last):\n  File \"lookup.py\", line 3, in lookup\nValueError: "+problem, false), "")
 	case "accepts":
 		reply(w, id, text("ok", false), "")
+	case "crash":
+		fmt.Fprintln(os.Stderr, "badserver: crashing on", problem)
+		os.Exit(3)
 	case "hang":
 		<-r.Context().Done()
 	case "bad-shape":
