@@ -13,9 +13,12 @@
 // specification requires of a request), safety.go (retries: bounds,
 // Retry-After, backoff, unsafe repeats, repeats after a refusal),
 // liveness.go (finishing in time, loops, pending requests),
-// classification.go (the client ran and printed what the server answered)
-// and auth.go (the client's OAuth chain, from the authorization server's
-// lines in Trace.Auth).
+// classification.go (the client ran and printed what the server answered),
+// auth.go (the client's OAuth chain, from the authorization server's
+// lines in Trace.Auth) and probe.go (the server: how it answered the
+// probes of mcpdiag probe, each exchange carrying its record.Probe; these
+// rules have Rule.Probe set and run only on a trace with Trace.Probe, and
+// the others never do).
 // A rule reads typed record fields and flags (Flags.Pending(), Fault,
 // Params), never a record's note text.
 //
