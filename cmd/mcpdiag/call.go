@@ -92,7 +92,7 @@ Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
 	f.BoolVar(&o.safe, "safe", false, "treat the tool as safe to repeat, whatever its annotations say")
 	f.BoolVar(&o.unsafe, "unsafe", false, "treat the tool as unsafe to repeat, whatever its annotations say")
 	f.StringVar(&o.idempotencyKey, "idempotency-key", "", "send Idempotency-Key: K on tools/call (makes the call retryable)")
-	f.StringVar(&o.recordFile, "record", "", "append the records (JSONL) to FILE")
+	f.StringVar(&o.recordFile, "record", "", "append the records (JSONL) to FILE (\"-\" for stdout; the report then goes to stderr)")
 	f.StringVar(&o.fsync, "fsync", string(record.SyncClose), "when --record syncs to disk: close, always or never")
 	f.BoolVar(&o.json, "json", false, "print the records (JSONL) instead of the human report")
 	f.StringVar(&o.attemptOf, "attempt-of", "", "the call record id this call repeats (retryOrigin user)")
@@ -229,10 +229,15 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		if err := call.WriteReport(&rep); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(stdout, red.Scrub(rep.String())); err != nil {
+		// With --record - the records are stdout: the report goes to stderr.
+		human := stdout
+		if o.recordFile == "-" {
+			human = stderr
+		}
+		if _, err := io.WriteString(human, red.Scrub(rep.String())); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "  record:    call %s\n", summary.ID)
+		fmt.Fprintf(human, "  record:    call %s\n", summary.ID)
 	}
 	if len(lost) > 0 {
 		return &exitError{code: ExitRecordsLost, err: fmt.Errorf("records lost (the call's own exit status would be %d): %s", call.ExitCode(), strings.Join(lost, "; "))}

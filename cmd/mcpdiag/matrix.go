@@ -115,7 +115,7 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page to `FILE`: the verdicts as a grid of scenarios by era, and every exchange (docs/ui.md)")
 	f.StringVar(&o.uiAddr, "ui", "", "serve a live page at `ADDR` (loopback; 127.0.0.1:0 picks a port): the grid fills in as cases finish, with every exchange; it stays until Ctrl-C (docs/ui.md)")
 	f.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
-	f.StringVar(&o.record, "record", "", "append every exchange to FILE (JSONL): the server's log lines, and the built-in client's records")
+	f.StringVar(&o.record, "record", "", "append every exchange to FILE (JSONL): the server's log lines, and the built-in client's records (\"-\" for stdout; the verdicts then go to stderr)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "only the scenarios (or cases) matching these globs, comma-separated (e.g. 'sse.*,errors.rate_limited')")
 	f.StringVar(&o.protocol, "protocol", "", "only the cases of one era: 2026-07-28 or 2025-11-25 (default both)")
 	f.IntVar(&o.repeat, "repeat", 1, "run every case N times, each on a fresh endpoint, and aggregate (for flaky behaviour)")
@@ -251,15 +251,20 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		}
 		return &exitError{code: 2, err: runErr}
 	}
+	// With --record - the records are stdout: the verdicts go to stderr.
+	out := stdout
+	if o.record == "-" && o.stderr != nil {
+		out = o.stderr
+	}
 	switch {
 	case o.json:
-		err = rep.WriteJSON(stdout)
+		err = rep.WriteJSON(out)
 	default:
-		err = rep.WriteText(stdout, matrix.TextOptions{Wide: o.wide, Verbose: o.verbose})
+		err = rep.WriteText(out, matrix.TextOptions{Wide: o.wide, Verbose: o.verbose})
 		if err == nil && rep.Incomplete != nil {
-			fmt.Fprintf(stdout, "Stopped after %s (incomplete).\n", rep.Duration.Round(100*time.Millisecond))
+			fmt.Fprintf(out, "Stopped after %s (incomplete).\n", rep.Duration.Round(100*time.Millisecond))
 		} else if err == nil {
-			fmt.Fprintf(stdout, "Finished in %s.\n", rep.Duration.Round(100*time.Millisecond))
+			fmt.Fprintf(out, "Finished in %s.\n", rep.Duration.Round(100*time.Millisecond))
 		}
 	}
 	if err != nil {

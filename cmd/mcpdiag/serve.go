@@ -77,7 +77,7 @@ Stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.adminToken, "admin-token", "", "require this bearer token on the admin API, and open it to non-loopback clients")
 	f.StringVar(&o.uiAddr, "ui", "", "serve a live page of every log line at `ADDR` (loopback; 127.0.0.1:0 picks a port) and print its URL (docs/ui.md)")
 	f.Lookup("ui").NoOptDefVal = "127.0.0.1:0"
-	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE (\"-\" for stdout)")
+	f.StringVar(&o.logFile, "log", "", "also append every log line (JSONL) to FILE (\"-\" for stdout; the banner then goes to stderr)")
 	f.IntVar(&o.logLimit, "log-limit", serve.DefaultLogLimit, "log lines kept in memory for GET /admin/log")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", serve.DefaultIdleTimeout, "close a keep-alive connection after it waited this long for its next request (a response in progress is never idle; 0: never)")
 	f.DurationVar(&o.readHeaderTimeout, "read-header-timeout", serve.DefaultReadHeaderTimeout, "close a connection that takes longer than this to send a request's headers (0: never)")
@@ -173,24 +173,29 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	if name == "" {
 		name = "none (healthy)"
 	}
+	// With --log - the log lines are stdout: what serve says goes to stderr.
+	banner := out
+	if o.logFile == "-" {
+		banner = stderr
+	}
 	err = s.Serve(ctx, ln, func(u string) {
 		base := strings.TrimSuffix(u, serve.MainPath)
 		admin := "loopback only"
 		if o.adminToken != "" {
 			admin = "bearer token required"
 		}
-		fmt.Fprintf(out, "mcpdiag serve: %s\n", u)
-		fmt.Fprintf(out, "  scenario:  %s (seed %d)\n", name, s.Seed())
-		fmt.Fprintf(out, "  per scenario: %s/s/{id}/mcp (mcpdiag scenarios lists the ids)\n", base)
-		fmt.Fprintf(out, "  admin:     %s/admin/log, /admin/reset, /admin/scenario, /admin/counters (%s)\n", base, admin)
+		fmt.Fprintf(banner, "mcpdiag serve: %s\n", u)
+		fmt.Fprintf(banner, "  scenario:  %s (seed %d)\n", name, s.Seed())
+		fmt.Fprintf(banner, "  per scenario: %s/s/{id}/mcp (mcpdiag scenarios lists the ids)\n", base)
+		fmt.Fprintf(banner, "  admin:     %s/admin/log, /admin/reset, /admin/scenario, /admin/counters (%s)\n", base, admin)
 		if o.auth {
-			fmt.Fprintf(out, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
+			fmt.Fprintf(banner, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
 		}
 		if page != nil {
-			fmt.Fprintf(out, "  live page: %s\n", page.url)
+			fmt.Fprintf(banner, "  live page: %s\n", page.url)
 		}
 		if !loopback.Listener(ln.Addr()) {
-			fmt.Fprintf(out, "  warning:   listening beyond loopback on %s\n", ln.Addr())
+			fmt.Fprintf(banner, "  warning:   listening beyond loopback on %s\n", ln.Addr())
 		}
 	})
 	var cerr error
@@ -209,7 +214,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	if cerr != nil {
 		return &exitError{code: 1, err: fmt.Errorf("--log: %w", cerr)}
 	}
-	fmt.Fprintln(out, "mcpdiag serve: stopped")
+	fmt.Fprintln(banner, "mcpdiag serve: stopped")
 	return nil
 }
 
