@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -283,6 +284,14 @@ func (rc *Recorder) Wait(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// select picks at random among ready cases: a Wait that finished
+		// as ctx ended (or one called with ctx already done and nothing in
+		// flight) is not a loss.
+		select {
+		case <-done:
+			return nil
+		case <-time.After(10 * time.Millisecond):
+		}
 		return fmt.Errorf("recorder: %d exchanges still in flight: %w", rc.inFlight.Load(), ctx.Err())
 	}
 }

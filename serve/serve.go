@@ -670,8 +670,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 		err = e
 	}
 	// A handler on a hijacked connection is not one Shutdown waits for:
-	// wait for its log line too.
-	if werr := s.rec.Wait(sctx); werr != nil && err == nil {
+	// wait for its log line too, with a bound of its own (a Shutdown that
+	// used up its budget must not leave none for the records).
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	if werr := s.rec.Wait(wctx); werr != nil && err == nil {
 		err = fmt.Errorf("serve: %w", werr)
 	}
 	return err
