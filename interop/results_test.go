@@ -37,6 +37,7 @@ var sections = []struct{ label, test, note string }{
 	{"I3", "TestServerEverything", ""},
 	{"I4", "TestGoPeers", ""},
 	{"I5", "TestInspectorCLI", ""},
+	{"I6", "TestProbePeers", ""},
 }
 
 type resultSet struct {
