@@ -68,6 +68,48 @@ var everythingProbe = map[string]probeWant{
 	"probe.notification-202":  {mjudge.Pass, []string{"1 probe checked"}},
 }
 
+// probeRules are the probe rules, sorted: the rows of one probe run.
+func probeRules() []string {
+	var rules []string
+	for _, f := range probe.Families {
+		rules = append(rules, f.Rules...)
+	}
+	sort.Strings(rules)
+	return rules
+}
+
+// holdProbeRules adds one row per rule (rows[j] is rules[j]): the rule's
+// check in rep must have want's verdict and evidence words, on era.
+func holdProbeRules(t *testing.T, rep *probe.Report, rows []row, rules []string, want map[string]probeWant, era string) {
+	t.Helper()
+	got := map[string]mjudge.Check{}
+	for _, c := range rep.Checks {
+		got[c.Rule] = c
+	}
+	for j, rule := range rules {
+		r := rows[j]
+		w, ok := want[rule]
+		if !ok {
+			r.Want, r.Got = "a verdict in the test's table", "the rule has none (add it)"
+			results.add(t, r)
+			continue
+		}
+		r.Want = fmt.Sprintf("%s on %s, evidence with %q", w.verdict, era, strings.Join(w.evidence, `", "`))
+		c, ok := got[rule]
+		if !ok {
+			r.Got = "no check of this rule in the report"
+			results.add(t, r)
+			continue
+		}
+		r.Got = fmt.Sprintf("verdict %s on %s: %s", c.Verdict, rep.Protocol, trimTo(c.Evidence, 160))
+		r.Pass = c.Verdict == w.verdict && rep.Protocol == era
+		for _, word := range w.evidence {
+			r.Pass = r.Pass && strings.Contains(c.Evidence, word)
+		}
+		results.add(t, r)
+	}
+}
+
 // TestProbePeers runs `mcpdiag probe` (the probe package, default options,
 // each probe bounded by 10 s) against the pinned server-everything over
 // Streamable HTTP on 127.0.0.1, with the era fixed to 2025-11-25 and with
@@ -75,16 +117,12 @@ var everythingProbe = map[string]probeWant{
 // initialize), and holds every probe rule's verdict to everythingProbe: one
 // row per rule, and one for the unknown tool's record (the isError text
 // "MCP error -32602" and the classifier's protocol-error-as-tool-error
-// warning). The go-sdk and mcp-go servers are probed in package probe
-// (TestProbeGoSDK, TestProbeMCPGo). docs/probe.md has the results.
+// warning). TestProbeGoPeers probes the Go SDKs' servers. docs/probe.md
+// has the results.
 func TestProbePeers(t *testing.T) {
 	t.Parallel()
 	const peer = "server-everything 2026.8.31"
-	var rules []string
-	for _, f := range probe.Families {
-		rules = append(rules, f.Rules...)
-	}
-	sort.Strings(rules)
+	rules := probeRules()
 	eras := []struct{ protocol, label string }{{"2025-11-25", "2025-11-25"}, {"auto", "auto → 2025-11-25"}}
 	var rows []row
 	for i, e := range eras {
@@ -115,32 +153,7 @@ func TestProbePeers(t *testing.T) {
 			continue // the rows are counted as failed by expect
 		}
 		t.Logf("%s: era %s (%s), %d probes", e.label, rep.Protocol, rep.EraReason, len(rep.Probes))
-		got := map[string]mjudge.Check{}
-		for _, c := range rep.Checks {
-			got[c.Rule] = c
-		}
-		for j, rule := range rules {
-			r := rows[i*(len(rules)+1)+j]
-			w, ok := everythingProbe[rule]
-			if !ok {
-				r.Want, r.Got = "a verdict in everythingProbe", "the rule has none (add it)"
-				results.add(t, r)
-				continue
-			}
-			r.Want = fmt.Sprintf("%s on 2025-11-25, evidence with %q", w.verdict, strings.Join(w.evidence, `", "`))
-			c, ok := got[rule]
-			if !ok {
-				r.Got = "no check of this rule in the report"
-				results.add(t, r)
-				continue
-			}
-			r.Got = fmt.Sprintf("verdict %s on %s: %s", c.Verdict, rep.Protocol, trimTo(c.Evidence, 160))
-			r.Pass = c.Verdict == w.verdict && rep.Protocol == "2025-11-25"
-			for _, word := range w.evidence {
-				r.Pass = r.Pass && strings.Contains(c.Evidence, word)
-			}
-			results.add(t, r)
-		}
+		holdProbeRules(t, rep, rows[i*(len(rules)+1):], rules, everythingProbe, "2025-11-25")
 
 		r := rows[i*(len(rules)+1)+len(rules)]
 		r.Want = "one record: TOOL_ERROR, isError true, text with \"MCP error -32602\", warning " + classify.WarnProtocolErrorAsTool

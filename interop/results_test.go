@@ -38,6 +38,7 @@ var sections = []struct{ label, test, note string }{
 	{"I4", "TestGoPeers", ""},
 	{"I5", "TestInspectorCLI", ""},
 	{"I6", "TestProbePeers", ""},
+	{"I7", "TestProbeGoPeers", ""},
 }
 
 type resultSet struct {
