@@ -35,6 +35,8 @@ func sseEvents() [][]byte {
 // does), in the default body mode, over a real connection on 127.0.0.1.
 // Sync makes each exchange's record finished within its request.
 func BenchmarkRecorderSSE(b *testing.B) {
+	recorder.SetPoisonRecycled(false)
+	defer recorder.SetPoisonRecycled(true)
 	evs := sseEvents()
 	sink := &discard{}
 	rc, err := recorder.New(recorder.Options{Records: sink, Sync: true})

@@ -7,15 +7,26 @@ import (
 	"testing"
 )
 
+func init() { poisonRecycled = true }
+
+// SetPoisonRecycled turns the poisoning of recycled chunks on or off (the
+// benchmarks turn it off).
+func SetPoisonRecycled(on bool) { poisonRecycled = on }
+
 // TestCaptureKeepsTheFirstBytes: whatever the chunks written into the pipe
 // and the sizes the classifier reads, the capture holds the first limit
 // bytes of the body, says whether more were read, and copies at most limit
 // bytes of its own (the chunk that crosses the limit), holding the others
-// by reference.
+// by reference. Recycled chunks are poisoned (0xff), so a chunk recycled
+// while the pipe or the capture still used it shows in the bytes.
 func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(13, 2))
 	for i := 0; i < 3000; i++ {
+		big := i%3 == 0 // chunks in the pooled sizes
 		size := rnd.IntN(5000)
+		if big {
+			size = rnd.IntN(300 << 10)
+		}
 		if i%7 == 0 {
 			size = 0
 		}
@@ -26,16 +37,29 @@ func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 		limit := 1 + rnd.IntN(4000)
 		maxChunk := 1 + rnd.IntN(2000)
 		maxRead := 1 + rnd.IntN(3000)
+		if big {
+			limit = 1 + rnd.IntN(200<<10)
+			maxChunk = 1 + rnd.IntN(70<<10)
+			maxRead = 1 + rnd.IntN(40<<10)
+		}
 
 		p := newPipe()
 		c := &capture{limit: limit}
 		p.keep(c)
-		for rest := body; len(rest) > 0; {
-			n := min(len(rest), 1+rnd.IntN(maxChunk))
-			p.write(bytes.Clone(rest[:n])) // the pipe owns what it is given
-			rest = rest[n:]
+		var sizes []int
+		for rest := len(body); rest > 0; {
+			n := min(rest, 1+rnd.IntN(maxChunk))
+			sizes = append(sizes, n)
+			rest -= n
 		}
-		p.closeWithError(nil)
+		go func() { // the pipe waits for its reader past pipeBudget
+			rest := body
+			for _, n := range sizes {
+				p.write(append(getChunk(n), rest[:n]...)) // the pipe owns what it is given
+				rest = rest[n:]
+			}
+			p.closeWithError(nil)
+		}()
 		var got bytes.Buffer
 		buf := make([]byte, maxRead)
 		for {
@@ -55,6 +79,7 @@ func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 		if txt := c.text(); txt != string(want) || c.n != len(want) {
 			t.Fatalf("case %d (body %d, limit %d, chunks ≤%d, reads ≤%d): kept %d bytes %q…, want %d", i, size, limit, maxChunk, maxRead, c.n, txt[:min(len(txt), 20)], len(want))
 		}
+		c.release()
 		if c.more != (len(body) > limit) {
 			t.Fatalf("case %d: more = %v with a body of %d and a limit of %d", i, c.more, len(body), limit)
 		}

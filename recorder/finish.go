@@ -59,6 +59,9 @@ func (rc *Recorder) run(ex *Exchange) {
 		<-ex.ended
 	}
 	rc.finish(ex, res, cerr, capt)
+	if capt != nil {
+		capt.release()
+	}
 }
 
 // noResponse classifies an exchange in which no response headers reached
@@ -176,17 +179,18 @@ type capture struct {
 	more   bool // bytes past the limit were read
 }
 
-// add notes b, the next bytes the classifier read: the start of the pipe's
-// head chunk, of which rest bytes were left before this read. same reports
-// that the head chunk's earlier bytes were the previous add's.
-func (c *capture) add(b []byte, rest int, same bool) {
+// add notes b, the next bytes the classifier read: the start of what is
+// left of the pipe's head chunk, rest bytes before this read. same reports
+// that the head chunk's earlier bytes were the previous add's. It reports
+// whether the capture now holds the head chunk (which release recycles).
+func (c *capture) add(b []byte, rest int, same bool) (held bool) {
 	room := c.limit - c.n
 	if len(b) > room {
 		c.more = true
 		b = b[:max(room, 0)]
 	}
 	if len(b) == 0 {
-		return
+		return false
 	}
 	c.n += len(b)
 	switch {
@@ -196,13 +200,26 @@ func (c *capture) add(b []byte, rest int, same bool) {
 			c.own = make([]byte, 0, room)
 		}
 		c.own = append(c.own, b...)
+		return false
 	case same && len(c.pieces) > 0:
 		// The bytes right after the last piece, in the same chunk.
 		last := c.pieces[len(c.pieces)-1]
 		c.pieces[len(c.pieces)-1] = last[:len(last)+len(b)]
 	default:
+		// A chunk's first bytes (the capture is given the pipe before its
+		// first read): the piece starts where the chunk's buffer does.
 		c.pieces = append(c.pieces, b)
 	}
+	return true
+}
+
+// release recycles the chunks the capture holds; call it once the record
+// was made (text copied them), and use the capture no more.
+func (c *capture) release() {
+	for _, p := range c.pieces {
+		putChunk(p[:0:cap(p)])
+	}
+	c.pieces, c.own, c.n = nil, nil, 0
 }
 
 // text returns the bytes kept.

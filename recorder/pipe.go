@@ -24,8 +24,9 @@ type pipe struct {
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
 
-	capt     *capture // keeps the first bytes read, for the record (nil: none)
-	headRead bool     // the head chunk was partly read already
+	capt *capture // keeps the first bytes read, for the record (nil: none)
+	off  int      // bytes of the head chunk read already
+	held bool     // the capture holds the head chunk: it recycles it
 }
 
 func newPipe() *pipe {
@@ -34,7 +35,7 @@ func newPipe() *pipe {
 	return p
 }
 
-// write queues b, which the pipe then owns.
+// write queues b, which the pipe then owns (and recycles, see putChunk).
 func (p *pipe) write(b []byte) {
 	if len(b) == 0 {
 		return
@@ -45,6 +46,7 @@ func (p *pipe) write(b []byte) {
 		p.cond.Wait()
 	}
 	if p.done || p.err != nil {
+		putChunk(b)
 		return
 	}
 	p.chunks = append(p.chunks, b)
@@ -78,7 +80,12 @@ func (p *pipe) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = true
-	p.chunks, p.queued = nil, 0
+	for i, c := range p.chunks {
+		if i > 0 || !p.held {
+			putChunk(c)
+		}
+	}
+	p.chunks, p.queued, p.off, p.held = nil, 0, 0, false
 	p.cond.Broadcast()
 }
 
@@ -100,18 +107,20 @@ func (p *pipe) Read(b []byte) (int, error) {
 	if len(p.chunks) == 0 {
 		return 0, p.err
 	}
-	head := p.chunks[0]
+	head := p.chunks[0][p.off:]
 	n := copy(b, head)
-	if p.capt != nil {
-		p.capt.add(head[:n], len(head), p.headRead)
+	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0) {
+		p.held = true
 	}
 	if n == len(head) {
+		if !p.held {
+			putChunk(p.chunks[0])
+		}
 		p.chunks[0] = nil
 		p.chunks = p.chunks[1:]
-		p.headRead = false
+		p.off, p.held = 0, false
 	} else {
-		p.chunks[0] = head[n:]
-		p.headRead = true
+		p.off += n
 	}
 	p.queued -= n
 	p.cond.Broadcast()

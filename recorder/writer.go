@@ -98,6 +98,9 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 	}
 	n, err := rw.w.Write(b)
 	if n > 0 {
+		if rw.pending == nil {
+			rw.pending = getChunk(n)
+		}
 		rw.pending = append(rw.pending, b[:n]...)
 		rw.ex.wrote += int64(n)
 	}
