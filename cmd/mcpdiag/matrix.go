@@ -183,21 +183,21 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	if o.progress != nil {
 		opts.Progress = progressLine(o.progress, len(cases)*o.repeat)
 	}
-	var live *livePage
+	var live *ui.Live
 	if o.uiAddr != "" {
 		if o.stderr == nil {
 			o.stderr = io.Discard
 		}
-		live, err = startLivePage(o.uiAddr, "mcpdiag matrix", record.Encoder{})
+		live, err = ui.StartLive(o.uiAddr, "mcpdiag matrix", record.Encoder{})
 		if err != nil {
 			return usageError("--ui %v", err)
 		}
 		defer live.Close()
-		fmt.Fprintf(o.stderr, "mcpdiag matrix: live page at %s\n", live.url)
+		fmt.Fprintf(o.stderr, "mcpdiag matrix: live page at %s\n", live.URL)
 		if o.uiReady != nil {
-			o.uiReady(live.url)
+			o.uiReady(live.URL)
 		}
-		opts.Records = pageLines{primary: opts.Records, page: live.srv}
+		opts.Records = ui.LineTee{Primary: opts.Records, Page: live.Server}
 		// Every case has its cell from the start, "running" until judged.
 		for i := range cases {
 			c := &cases[i]
@@ -210,7 +210,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			}
 			b, _ := json.Marshal(map[string]any{"case": c.Name, "scenario": c.Scenario(), "probe": probe, "era": c.Era(),
 				"layer": c.Layer(), "expected": c.Expected, "verdict": "running", "runCount": o.repeat})
-			_ = live.srv.PublishCase(b)
+			_ = live.Server.PublishCase(b)
 		}
 		// A case reaches the grid when its last run is judged: the
 		// calls are serialized, and each run's result was stored before
@@ -222,7 +222,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			}
 			if finished[c]++; finished[c] == len(c.Runs) {
 				if b, err := json.Marshal(c.JSON()); err == nil {
-					_ = live.srv.PublishCase(b)
+					_ = live.Server.PublishCase(b)
 				}
 			}
 		}
@@ -297,7 +297,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		}
 	}
 	if live != nil && rep.Incomplete == nil && ctx.Err() == nil {
-		fmt.Fprintf(o.stderr, "mcpdiag matrix: finished; the page stays at %s until Ctrl-C\n", live.url)
+		fmt.Fprintf(o.stderr, "mcpdiag matrix: finished; the page stays at %s until Ctrl-C\n", live.URL)
 		<-ctx.Done()
 	}
 	switch {

@@ -308,20 +308,20 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	if o.uiAddr != "" {
 		// The page sees each record as the record file does (the same
 		// encoder, so the same redaction), after it was handed to it.
-		page, err := startLivePage(o.uiAddr, "mcpdiag proxy", enc)
+		page, err := ui.StartLive(o.uiAddr, "mcpdiag proxy", enc)
 		if err != nil {
 			closeSink()
 			return usageError("--ui %v", err)
 		}
 		defer page.Close()
-		fmt.Fprintf(stderr, "mcpdiag proxy: live page at %s\n", page.url)
+		fmt.Fprintf(stderr, "mcpdiag proxy: live page at %s\n", page.URL)
 		if o.uiReady != nil {
-			o.uiReady(page.url)
+			o.uiReady(page.URL)
 		}
 		if sink != nil {
-			pageLive.Store(page.srv)
+			pageLive.Store(page.Server)
 		} else {
-			records = pageSink{page: page.srv} // no file: the page encodes each record once
+			records = ui.RecordTee{Page: page.Server} // no file: the page encodes each record once
 		}
 	}
 

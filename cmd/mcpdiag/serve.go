@@ -17,6 +17,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/serve"
+	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -142,9 +143,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		logFile = w
 		opts.LogFile = w
 	}
-	var page *livePage
+	var page *ui.Live
 	if o.uiAddr != "" {
-		page, err = startLivePage(o.uiAddr, "mcpdiag serve", record.Encoder{})
+		page, err = ui.StartLive(o.uiAddr, "mcpdiag serve", record.Encoder{})
 		if err != nil {
 			return usageError("--ui %v", err)
 		}
@@ -153,9 +154,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 		if logFile != nil {
 			primary = logFile
 		}
-		opts.LogFile = pageLines{primary: primary, page: page.srv}
+		opts.LogFile = ui.LineTee{Primary: primary, Page: page.Server}
 		if o.uiReady != nil {
-			o.uiReady(page.url)
+			o.uiReady(page.URL)
 		}
 	}
 	// A bare ":PORT" means loopback here, as for the proxy: binding every
@@ -192,7 +193,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 			fmt.Fprintf(banner, "  auth:      /mcp needs an OAuth token from this server's own authorization server, %s%sN (made on the first request; a test user approves at once)\n", base, serve.OAuthPrefix)
 		}
 		if page != nil {
-			fmt.Fprintf(banner, "  live page: %s\n", page.url)
+			fmt.Fprintf(banner, "  live page: %s\n", page.URL)
 		}
 		if !loopback.Listener(ln.Addr()) {
 			fmt.Fprintf(banner, "  warning:   listening beyond loopback on %s\n", ln.Addr())
