@@ -51,6 +51,9 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Warnings = append(x.Warnings, w.Code)
 	}
 	x.Protocol = r.ProtocolVersion
+	if r.SSE != nil {
+		x.ServerRequests = r.SSE.Requests
+	}
 	if r.Kind == record.KindServer {
 		x.N = r.PostCount
 	}

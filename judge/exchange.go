@@ -90,6 +90,10 @@ type Exchange struct {
 	// Protocol is the revision of the request.
 	Warnings []string `json:"-"`
 	Protocol string   `json:"-"`
+	// ServerRequests counts the JSON-RPC requests the server sent on the
+	// answer's event stream (elicitation/create, sampling/createMessage,
+	// roots/list) before its response, or instead of it.
+	ServerRequests int `json:"-"`
 }
 
 // Key identifies "the same request": method, tool and arguments hash. An

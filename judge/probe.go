@@ -33,15 +33,44 @@ var probeRules = []Rule{
 		Cite:    "MCP basic/transports §Streamable HTTP: the server MUST return a response (or 202 to a notification); JSON-RPC 2.0 §Response: a request gets a response",
 		Probe:   true,
 		Applies: anyProbe(isProbe),
-		Check: eachProbe(isProbe, func(x *Exchange) string {
-			switch {
-			case x.Status == 0:
-				return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
-			case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
-				return fmt.Sprintf("%s: HTTP %d, %s", probeLabel(x), x.Status, x.Outcome)
+		Check: func(t *Trace) (bool, string) {
+			// A server that asks a question answers: on 2025-11-25 with a
+			// request on the stream (the probe answers it, declining an
+			// elicitation, and the server then finishes), on 2026-07-28
+			// with an input_required result. Neither is a failure to answer.
+			ok, ev := eachProbe(isProbe, func(x *Exchange) string {
+				switch {
+				case x.Status == 0:
+					return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
+				case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
+					s := fmt.Sprintf("%s: HTTP %d, %s", probeLabel(x), x.Status, x.Outcome)
+					if x.ServerRequests > 0 {
+						s += askedNote(x)
+					}
+					return s
+				}
+				return ""
+			})(t)
+			if !ok {
+				return ok, ev
 			}
-			return ""
-		}),
+			asked, mrtr := 0, 0
+			for _, x := range probes(t, isProbe) {
+				switch {
+				case x.Outcome == classify.InputRequired:
+					mrtr++
+				case x.ServerRequests > 0:
+					asked++
+				}
+			}
+			if asked > 0 {
+				ev += fmt.Sprintf("; %d asked the client (%s) on the stream, the probe answered the least committal way (an elicitation declined; docs/probe.md), then the server answered", asked, strings.Join(answeredMethods(t), ", "))
+			}
+			if mrtr > 0 {
+				ev += fmt.Sprintf("; %d answered with a question (input_required): an answer, not judged by the argument rules", mrtr)
+			}
+			return ok, ev
+		},
 	},
 	{
 		ID:      "probe.answer-shape",
@@ -217,6 +246,36 @@ var probeRules = []Rule{
 			return fmt.Sprintf("%s: HTTP %d with %d body bytes", probeLabel(x), x.Status, x.ResponseBytes)
 		}),
 	},
+}
+
+// askedNote explains a probe whose stream held server requests but no
+// response.
+func askedNote(x *Exchange) string {
+	if x.Protocol == wire.Protocol2026 {
+		return fmt.Sprintf(" after %d server request(s) on the stream, which 2026-07-28 forbids (the probe does not answer them there)", x.ServerRequests)
+	}
+	return fmt.Sprintf(" after %d server request(s) on the stream (the probe posts an answer to each on 2025-11-25: its records show them)", x.ServerRequests)
+}
+
+// answeredMethods lists the methods of the server requests the probe
+// answered, from the records of its answers (client method "(response to
+// METHOD)"), in order of first appearance.
+func answeredMethods(t *Trace) []string {
+	var out []string
+	for _, x := range t.Exchanges {
+		m, ok := strings.CutPrefix(x.Method, "(response to ")
+		if !ok || x.Probe != nil {
+			continue
+		}
+		m = strings.TrimSuffix(m, ")")
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"a server request"}
+	}
+	return out
 }
 
 // isModernResult selects the 2026-07-28 answers that are results.

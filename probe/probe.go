@@ -253,7 +253,17 @@ func envelope(listed map[string]bool, seed uint64) []Probe {
 // listed; every answer to a probe, whatever it is, is in the Report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
-	c, err := client.New(client.Options{URL: opts.URL, Protocol: opts.Protocol, HTTPClient: opts.HTTPClient, Header: opts.Header, Timeout: opts.Timeout})
+	// The answers the probe gives to a server's requests on a 2025-11-25
+	// response stream (client.Client posts them during Send): collected
+	// here, recorded before the probe's own record.
+	var answers []*client.Exchange
+	c, err := client.New(client.Options{URL: opts.URL, Protocol: opts.Protocol, HTTPClient: opts.HTTPClient, Header: opts.Header, Timeout: opts.Timeout,
+		Inputs: declining{}, Capabilities: json.RawMessage(`{}`),
+		OnExchange: func(ex *client.Exchange) {
+			if ex.Origin == client.OriginMRTR {
+				answers = append(answers, ex)
+			}
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
@@ -289,7 +299,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			rep.Probes = probes[:i]
 			break
 		}
+		answers = nil
 		ex := c.Send(ctx, p.Request())
+		// The answers to the server's questions are exchanges of the run,
+		// not probes: no probe rule judges them.
+		emit(answers, nil)
 		emit([]*client.Exchange{ex}, &probes[i])
 	}
 	tr := judge.NewTrace(opts.URL, rep.Records, nil)
@@ -298,6 +312,30 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Grades = Grades(rep.Checks)
 	rep.countAnswers()
 	return rep, stopped
+}
+
+// declining answers the requests a server sends the probe on a 2025-11-25
+// response stream the least committal valid way, so that a tool that asks
+// a question finishes and its answer can be judged: an elicitation is
+// declined ({"action":"decline"}: the user said no, nothing is filled in or
+// consented to), roots/list gets no roots, ping an empty result. Sampling
+// and any other method get ErrNoAnswer, which the client sends as the
+// JSON-RPC error -32601: the probe declares no capability and runs no
+// model. (The probe declares no capability: it does not invite questions,
+// it answers those it gets.)
+type declining struct{}
+
+// Answer implements client.InputProvider.
+func (declining) Answer(_ context.Context, req client.InputRequest) (json.RawMessage, error) {
+	switch req.Method {
+	case "elicitation/create":
+		return json.RawMessage(`{"action":"decline"}`), nil
+	case "roots/list":
+		return json.RawMessage(`{"roots":[]}`), nil
+	case "ping":
+		return json.RawMessage(`{}`), nil
+	}
+	return nil, client.ErrNoAnswer
 }
 
 // countAnswers fills in each tool's answer counts from its probes' records.
