@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -286,13 +285,13 @@ func (rc *Recorder) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		// select picks at random among ready cases: a Wait that finished
 		// as ctx ended (or one called with ctx already done and nothing in
-		// flight) is not a loss.
-		select {
-		case <-done:
+		// flight) is not a loss. inFlight drops when an exchange's record
+		// has been handed on, just before its wg.Done.
+		n := rc.inFlight.Load()
+		if n == 0 {
 			return nil
-		case <-time.After(10 * time.Millisecond):
 		}
-		return fmt.Errorf("recorder: %d exchanges still in flight: %w", rc.inFlight.Load(), ctx.Err())
+		return fmt.Errorf("recorder: %d exchanges still in flight: %w", n, ctx.Err())
 	}
 }
 
