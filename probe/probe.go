@@ -41,6 +41,11 @@ var ErrUsage = errors.New("usage")
 type Options struct {
 	// URL is the server's Streamable HTTP endpoint.
 	URL string
+	// Command, when set (instead of URL), is a stdio server to start and
+	// probe: argv, newline-delimited JSON-RPC on its stdin and stdout,
+	// 2025-11-25 only. The HTTP-only probes (Origin, MCP-Protocol-Version
+	// header, 202 to a notification) are not sent: their rules are n/a.
+	Command []string
 	// Protocol is client.ProtocolAuto (default), 2026-07-28 or 2025-11-25.
 	Protocol string
 	// Seed makes the run's probes (DefaultSeed when 0): the same seed, the
@@ -132,10 +137,14 @@ func Grades(checks []judge.Check) []Grade {
 
 // Report is the outcome of a run.
 type Report struct {
-	URL       string `json:"url"`
-	Protocol  string `json:"protocol"`
-	EraReason string `json:"eraReason"`
-	Seed      uint64 `json:"seed"`
+	URL string `json:"url"`
+	// Command is the stdio server's argv (Options.Command), and Stopped
+	// how it ended when the run stopped it.
+	Command   []string `json:"command,omitempty"`
+	Stopped   string   `json:"stopped,omitempty"`
+	Protocol  string   `json:"protocol"`
+	EraReason string   `json:"eraReason"`
+	Seed      uint64   `json:"seed"`
 	// Tools are the listed tools, in the server's order.
 	Tools []ToolPlan `json:"tools"`
 	// Probes are the probes sent, by index.
@@ -253,6 +262,9 @@ func envelope(listed map[string]bool, seed uint64) []Probe {
 // listed; every answer to a probe, whatever it is, is in the Report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
+	if len(opts.Command) > 0 {
+		return runStdio(ctx, opts)
+	}
 	// The answers the probe gives to a server's requests on a 2025-11-25
 	// response stream (client.Client posts them during Send): collected
 	// here, recorded before the probe's own record.

@@ -31,6 +31,7 @@ type probeOptions struct {
 	recordFile string
 	junit      string
 	json       bool
+	command    []string // a stdio server (after --)
 }
 
 // Exit statuses of mcpdiag probe.
@@ -42,9 +43,10 @@ const (
 func newProbeCmd() *cobra.Command {
 	var o probeOptions
 	cmd := &cobra.Command{
-		Use:   "probe URL",
+		Use:   "probe URL | probe [flags] -- COMMAND [ARGS…]",
 		Short: "Grade an MCP server on how it reports failure, with probes made from its own tool schemas",
-		Long: `Discovers the server (Streamable HTTP, either era or --protocol), lists every
+		Long: `Discovers the server (Streamable HTTP, either era or --protocol; or, after
+--, a stdio server started as COMMAND ARGS…, 2025-11-25), lists every
 tool, and sends a bounded, seeded set of probes: arguments that break each
 read-only tool's inputSchema in one place (a required property missing, a
 wrong type, a null, a value outside enum/minimum/maximum/maxLength/pattern,
@@ -52,7 +54,10 @@ an extra property where additionalProperties is false, empty arguments,
 arguments that are not an object), an unknown tool name, a tools/call
 without params.name, a string and a number request id, a notification.
 Every answer is classified, recorded and judged by the probe rules
-(docs/probe.md), each citing the spec.
+(docs/probe.md), each citing the spec. Over stdio the HTTP-only probes
+(foreign Origin, bad MCP-Protocol-Version header, notification 202) are not
+sent and their rules are n/a; a stdout line that is not JSON-RPC is a
+finding; the server is stopped at the end (stdin closed, killed after 2s).
 
 Safety: only tools annotated readOnlyHint true receive argument probes;
 --allow TOOL or --allow-all widen that, with a warning on each tool that is
@@ -64,9 +69,19 @@ JUnit file (--junit) could not be written.`,
 		Example: `  mcpdiag probe http://127.0.0.1:8080/mcp
   mcpdiag probe https://mcp.example.com/mcp --protocol 2025-11-25 --json
   mcpdiag probe http://127.0.0.1:3000/mcp --seed 7 --max-probes 3 --record probe.jsonl
-  mcpdiag probe http://127.0.0.1:3000/mcp --allow counter_set`,
-		Args: cobra.ExactArgs(1),
+  mcpdiag probe http://127.0.0.1:3000/mcp --allow counter_set
+  mcpdiag probe -- npx -y @modelcontextprotocol/server-everything stdio`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() == 0 && len(args) > 0 {
+				return nil // a stdio server's argv
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() == 0 {
+				o.command = args
+				return runProbe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), "", o)
+			}
 			return runProbe(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o)
 		},
 	}
@@ -89,7 +104,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+	if o.command == nil && !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return usageError("URL %q: must start with http:// or https://", url)
 	}
 	switch o.protocol {
@@ -100,7 +115,10 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 	if o.maxProbes < 1 || o.timeout <= 0 || o.interval < 0 {
 		return usageError("--max-probes must be >= 1, --timeout positive and --interval >= 0")
 	}
-	opts := probe.Options{URL: url, Protocol: o.protocol, Seed: o.seed, MaxPerTool: o.maxProbes, Allow: o.allow, AllowAll: o.allowAll,
+	if o.command != nil && (len(o.headers) > 0 || o.protocol == client.Protocol2026) {
+		return usageError("a stdio server (-- COMMAND) takes no --header and speaks 2025-11-25 only")
+	}
+	opts := probe.Options{URL: url, Command: o.command, Protocol: o.protocol, Seed: o.seed, MaxPerTool: o.maxProbes, Allow: o.allow, AllowAll: o.allowAll,
 		Timeout: o.timeout, Interval: o.interval}
 	if o.interval == 0 {
 		opts.Interval = -1
@@ -200,5 +218,8 @@ func writeProbeReport(w io.Writer, rep *probe.Report) {
 		grades = append(grades, g.Family+" "+string(g.Verdict))
 	}
 	fmt.Fprintf(w, "grade: %s\n", strings.Join(grades, ", "))
+	if rep.Stopped != "" {
+		fmt.Fprintf(w, "stdio server %s: %s\n", strings.Join(rep.Command, " "), rep.Stopped)
+	}
 	fmt.Fprintf(w, "%d rules: %d pass, %d fail, %d n/a.\n", len(rep.Checks), n[judge.Pass], n[judge.Fail], n[judge.NotApplicable])
 }

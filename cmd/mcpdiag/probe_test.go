@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,4 +153,44 @@ func TestProbeCommandUsage(t *testing.T) {
 		}
 	}
 	_ = time.Second
+}
+
+// TestProbeCommandStdio: mcpdiag probe -- COMMAND probes a stdio server
+// (go-sdk v1.8.0, probe/testdata/stdioserver): the rules that apply pass,
+// the HTTP-only ones are n/a, the records have the probe member, and the
+// server is stopped; a URL with more arguments, or --header on stdio, is a
+// usage error.
+func TestProbeCommandStdio(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "stdioserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../probe/testdata/stdioserver").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	recFile := filepath.Join(t.TempDir(), "probe.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"probe", "--interval", "0", "--record", recFile, "--", bin}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"probe stdio:stdioserver: era 2025-11-25", "7 pass, 0 fail, 4 n/a.", "N/A  probe.origin: not applicable on stdio", "exited after stdin closed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(recFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"probe":{`) {
+		t.Errorf("no probe record in %s", recFile)
+	}
+	for _, args := range [][]string{
+		{"probe", "http://127.0.0.1:1/mcp", "extra"},
+		{"probe", "--header", "X-A: b", "--", bin},
+	} {
+		var o, e bytes.Buffer
+		if code := run(args, strings.NewReader(""), &o, &e); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, e.String())
+		}
+	}
 }

@@ -1,0 +1,395 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// StopTimeout bounds how long a stdio server has to exit after its stdin
+// is closed at the end of a run before it is killed.
+const StopTimeout = 2 * time.Second
+
+// httpOnly are the probe kinds that test the Streamable HTTP layer
+// (Origin, MCP-Protocol-Version header, 202 to a notification): stdio has
+// no HTTP layer, so they are not sent there and their rules are n/a.
+var httpOnly = []Kind{Notification, ForeignOrigin, BadProtocolVersion}
+
+// stdioServer is the smallest stdio transport the probe needs: the
+// process, newline-delimited JSON-RPC on its stdin and stdout, its stderr
+// kept (bounded) for evidence.
+type stdioServer struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	lines  chan []byte // stdout lines; closed at EOF
+	stderr *tailBuffer
+	next   int64
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+func startStdio(argv []string) (*stdioServer, error) {
+	s := &stdioServer{cmd: exec.Command(argv[0], argv[1:]...), lines: make(chan []byte, 64), stderr: &tailBuffer{}}
+	s.cmd.Stderr = s.stderr
+	var err error
+	if s.in, err = s.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+	}
+	go func() {
+		defer close(s.lines)
+		r := bufio.NewReaderSize(out, 64<<10)
+		for {
+			line, err := r.ReadBytes('\n')
+			if l := bytes.TrimSpace(line); len(l) > 0 {
+				s.lines <- bytes.Clone(l)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s, nil
+}
+
+// stop closes stdin, waits StopTimeout for the server to exit, then kills
+// it; it says how it ended.
+func (s *stdioServer) stop() string {
+	s.in.Close()
+	done := make(chan error, 1)
+	go func() {
+		// Wait only after stdout is read to its end (StdoutPipe's rule).
+		for range s.lines {
+		}
+		done <- s.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Sprintf("exited after stdin closed: %v", err)
+		}
+		return "exited after stdin closed"
+	case <-time.After(StopTimeout):
+		s.cmd.Process.Kill()
+		select {
+		case <-done:
+		case <-time.After(StopTimeout):
+			// A child of the server still holds its stdout.
+		}
+		return fmt.Sprintf("killed: still running %s after stdin closed", StopTimeout)
+	}
+}
+
+// stdioAnswer is what came back for one request line.
+type stdioAnswer struct {
+	line    []byte   // the response line (nil: none)
+	err     error    // why there is none
+	noise   [][]byte // stdout lines that are not JSON-RPC, read while waiting
+	asked   []string // methods of the server requests answered while waiting
+	elapsed time.Duration
+}
+
+// roundTrip writes one request (or notification) line and, for a request,
+// reads stdout until a response, the timeout, or the end of stdout. Server
+// requests are answered as the HTTP probe answers them (declining);
+// notifications are skipped; a line that is not JSON-RPC is kept as noise.
+func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification bool, timeout time.Duration) stdioAnswer {
+	start := time.Now()
+	var a stdioAnswer
+	if _, err := s.in.Write(append(bytes.Clone(line), '\n')); err != nil {
+		a.err = fmt.Errorf("writing to the server's stdin: %w", err)
+		return a
+	}
+	if notification {
+		return a
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			a.err = ctx.Err()
+			a.elapsed = time.Since(start)
+			return a
+		case <-t.C:
+			a.err = fmt.Errorf("no answer line within %s: %w", timeout, context.DeadlineExceeded)
+			a.elapsed = time.Since(start)
+			return a
+		case l, ok := <-s.lines:
+			if !ok {
+				a.err = fmt.Errorf("the server's stdout ended (stderr: %q)", s.stderr.String())
+				a.elapsed = time.Since(start)
+				return a
+			}
+			m := wire.ParseMessage(l)
+			switch m.Kind {
+			case wire.MessageResponse:
+				a.line, a.elapsed = l, time.Since(start)
+				return a
+			case wire.MessageNotification:
+			case wire.MessageRequest:
+				a.asked = append(a.asked, m.Method)
+				res, err := declining{}.Answer(ctx, client.InputRequest{Method: m.Method})
+				var ans []byte
+				if err != nil {
+					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID.Raw(), "error": map[string]any{"code": -32601, "message": "mcpdiag probe: method not supported"}})
+				} else {
+					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID.Raw(), "result": res})
+				}
+				s.in.Write(append(ans, '\n'))
+			default:
+				a.noise = append(a.noise, l)
+			}
+		}
+	}
+}
+
+// request returns the line of r, with the next integer id when r has none.
+func (s *stdioServer) request(r client.Request) ([]byte, wire.ID) {
+	msg := map[string]any{"jsonrpc": "2.0", "method": r.Method}
+	id := r.ID
+	if !r.Notification {
+		if id.IsZero() {
+			s.next++
+			id = wire.IntID(s.next)
+		}
+		msg["id"] = json.RawMessage(id.Raw())
+	}
+	if r.Params != nil {
+		msg["params"] = r.Params
+	}
+	b, _ := json.Marshal(msg)
+	return b, id
+}
+
+// exchange sends r and returns its records: one per noise line read while
+// waiting (MALFORMED_JSON or INVALID_ENVELOPE, the line as its body), then
+// the request's own, classified as the JSON body of an HTTP answer would be.
+// Records have no HTTP status (stdio has none).
+func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request, timeout time.Duration) ([]*record.Record, stdioAnswer) {
+	line, id := s.request(r)
+	start := time.Now()
+	a := s.roundTrip(ctx, line, r.Notification, timeout)
+	base := func() *record.Record {
+		return &record.Record{Kind: record.KindExchange, Time: start, Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version,
+			ProtocolVersion: wire.Protocol2025, URL: url, HTTPStatuses: []int{}}
+	}
+	var recs []*record.Record
+	for _, n := range a.noise {
+		rec := base()
+		rec.SetRequest(line)
+		outcome, why := classify.InvalidEnvelope, "a line of the server's stdout is JSON but not a JSON-RPC message"
+		if !json.Valid(n) {
+			outcome, why = classify.MalformedJSON, "a line of the server's stdout is not JSON"
+		}
+		rec.Outcome, rec.Layer, rec.Reason = outcome, outcome.Layer(), why+": "+excerpt(n)
+		rec.ResponseBody, rec.ResponseBytes = &record.Body{Text: excerpt(n)}, int64(len(n))
+		rec.Note = "stdout noise read while waiting for the answer to this request"
+		recs = append(recs, rec)
+	}
+	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: wire.Protocol2025}
+	switch {
+	case a.err != nil:
+		cex.Err, cex.RequestSent = a.err, true
+	case r.Notification:
+		cex.Status, cex.Header = http.StatusAccepted, http.Header{}
+	default:
+		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, a.line
+	}
+	res, cerr := (&classify.Classifier{}).Classify(cex)
+	rec := base()
+	rec.SetRequest(line)
+	rec.SetResult(res)
+	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
+	rec.Method, rec.ProtocolVersion = r.Method, wire.Protocol2025
+	rec.Timings.Total = record.Duration(a.elapsed)
+	rec.ResponseBytes = int64(len(a.line))
+	if a.line != nil {
+		rec.ResponseBody = &record.Body{Text: excerpt(a.line)}
+	}
+	var notes []string
+	if len(a.asked) > 0 {
+		notes = append(notes, fmt.Sprintf("the server asked %d question(s) first (%s), answered the least committal way", len(a.asked), strings.Join(a.asked, ", ")))
+	}
+	if cerr != nil {
+		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
+	}
+	if a.err != nil {
+		// The classifier's words are HTTP's; say it the stdio way.
+		rec.Reason = "no answer line on the server's stdout: " + a.err.Error()
+	}
+	rec.Note = strings.Join(notes, "; ")
+	return append(recs, rec), a
+}
+
+func excerpt(b []byte) string {
+	if len(b) > 2048 {
+		return string(b[:2048]) + "…"
+	}
+	return string(b)
+}
+
+// runStdio is Run over stdio: start opts.Command, initialize on 2025-11-25
+// (stdio has no 2026-07-28 discovery here), list every tool page, send
+// the probes that are not HTTP-only, stop the process.
+func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
+	if opts.Protocol != "" && opts.Protocol != client.ProtocolAuto && opts.Protocol != wire.Protocol2025 {
+		return nil, fmt.Errorf("%w: --protocol %s: the stdio probe speaks 2025-11-25 only", ErrUsage, opts.Protocol)
+	}
+	name := "stdio:" + filepath.Base(opts.Command[0])
+	rep = &Report{URL: name, Seed: opts.Seed, Protocol: wire.Protocol2025, Command: opts.Command}
+	s, err := startStdio(opts.Command)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	defer func() { rep.Stopped = s.stop() }()
+	emit := func(recs []*record.Record, p *Probe) {
+		for _, r := range recs {
+			if p != nil {
+				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: fmt.Sprint(opts.Seed), Index: p.Index, Property: p.Property, Detail: p.Detail}
+			}
+			rep.Records = append(rep.Records, r)
+			if opts.OnRecord != nil {
+				opts.OnRecord(r)
+			}
+		}
+	}
+	fail := func(what string, recs []*record.Record, a stdioAnswer) error {
+		last := recs[len(recs)-1]
+		why := fmt.Sprintf("%s: %s", last.Outcome, last.Reason)
+		if tail := s.stderr.String(); tail != "" && a.line == nil {
+			why += fmt.Sprintf(" (stderr: %q)", tail)
+		}
+		return fmt.Errorf("%s of %s: %s", what, strings.Join(opts.Command, " "), why)
+	}
+	initParams := map[string]json.RawMessage{
+		"protocolVersion": json.RawMessage(`"` + wire.Protocol2025 + `"`),
+		"capabilities":    json.RawMessage(`{}`),
+		"clientInfo":      mustJSON(client.DefaultClientInfo),
+	}
+	recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout)
+	emit(recs, nil)
+	if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
+		return rep, fail("initialize", recs, a)
+	}
+	var init struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(a.line, &init)
+	rep.EraReason = "stdio: initialize on 2025-11-25, the server answered " + init.Result.ProtocolVersion
+	s.exchange(ctx, name, client.Request{Method: "notifications/initialized", Notification: true}, opts.Timeout)
+	var tools []client.Tool
+	cursor := ""
+	for page := 0; ; page++ {
+		params := map[string]json.RawMessage{}
+		if cursor != "" {
+			params["cursor"] = mustJSON(cursor)
+		}
+		recs, a := s.exchange(ctx, name, client.Request{Method: "tools/list", Params: params}, opts.Timeout)
+		emit(recs, nil)
+		if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
+			return rep, fail("listing the tools", recs, a)
+		}
+		var l struct {
+			Result struct {
+				Tools      []client.Tool `json:"tools"`
+				NextCursor string        `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(a.line, &l); err != nil {
+			return rep, fmt.Errorf("listing the tools of %s: page %d: %v", name, page, err)
+		}
+		tools = append(tools, l.Result.Tools...)
+		if l.Result.NextCursor == "" || l.Result.NextCursor == cursor || page >= 100 {
+			break
+		}
+		cursor = l.Result.NextCursor
+	}
+	probes, plans := Plan(tools, opts)
+	probes = slices.DeleteFunc(probes, func(p Probe) bool { return slices.Contains(httpOnly, p.Kind) })
+	rep.Tools, rep.Probes = plans, probes
+	var stopped error
+	for i, p := range probes {
+		if !wait(ctx, i, opts.Interval) {
+			stopped = fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
+			rep.Probes = probes[:i]
+			break
+		}
+		recs, _ := s.exchange(ctx, name, p.Request(), opts.Timeout)
+		emit(recs, &probes[i])
+	}
+	tr := judge.NewTrace(name, rep.Records, nil)
+	tr.Probe = true
+	for _, x := range tr.Exchanges {
+		// stdio has no HTTP status: a line read back is judged as the
+		// rules judge an HTTP answer with a body (200); no line (an
+		// error before any) stays 0, "no answer".
+		if x.Status == 0 && x.Outcome != classify.NetworkError && x.Outcome != "" {
+			x.Status = http.StatusOK
+		}
+	}
+	rep.Checks = judge.Judge(tr)
+	for i, c := range rep.Checks {
+		if c.Verdict == judge.NotApplicable && slices.Contains(httpOnlyRules, c.Rule) {
+			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header, no 202)"
+		}
+	}
+	rep.Grades = Grades(rep.Checks)
+	rep.countAnswers()
+	return rep, stopped
+}
+
+// httpOnlyRules judge the httpOnly probes.
+var httpOnlyRules = []string{"probe.origin", "probe.protocol-version", "probe.notification-202"}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

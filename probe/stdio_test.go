@@ -1,0 +1,141 @@
+package probe_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/probe"
+)
+
+var (
+	stdioOnce sync.Once
+	stdioBin  string
+	stdioErr  error
+)
+
+// stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
+// once per test binary.
+func stdioServer(t *testing.T) string {
+	t.Helper()
+	stdioOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "probestdio")
+		if err != nil {
+			stdioErr = err
+			return
+		}
+		stdioBin = filepath.Join(dir, "stdioserver")
+		if out, err := exec.Command("go", "build", "-o", stdioBin, "./testdata/stdioserver").CombinedOutput(); err != nil {
+			stdioErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if stdioErr != nil {
+		t.Fatalf("building testdata/stdioserver: %v", stdioErr)
+	}
+	return stdioBin
+}
+
+func runStdio(t *testing.T, argv ...string) *probe.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := probe.Run(ctx, probe.Options{Command: argv, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("probe.Run: %v", err)
+	}
+	return rep
+}
+
+// TestProbeStdio: the probe over stdio against a go-sdk v1.8.0 server:
+// every rule that applies passes, the HTTP-only rules are n/a (stdio has no
+// Origin, protocol header or 202), the destructive tool never runs, every
+// probe's record has its probe member and no HTTP status, and the server
+// is stopped at the end.
+func TestProbeStdio(t *testing.T) {
+	bin := stdioServer(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	rep := runStdio(t, bin, "-ran", ran)
+	t.Logf("%s", checks(rep.Checks))
+	want := map[string]judge.Verdict{
+		"probe.answered": judge.Pass, "probe.answer-shape": judge.Pass, "probe.result-type": judge.NotApplicable,
+		"probe.invalid-arguments": judge.Pass, "probe.is-error-missing": judge.Pass, "probe.unknown-tool": judge.Pass,
+		"probe.malformed-call": judge.Pass, "probe.id-type": judge.Pass,
+		"probe.origin": judge.NotApplicable, "probe.protocol-version": judge.NotApplicable, "probe.notification-202": judge.NotApplicable,
+	}
+	if len(rep.Checks) != len(want) {
+		t.Errorf("%d checks, want %d", len(rep.Checks), len(want))
+	}
+	for _, c := range rep.Checks {
+		if c.Verdict != want[c.Rule] {
+			t.Errorf("%s %s (%s), want %s", c.Rule, c.Verdict, c.Evidence, want[c.Rule])
+		}
+	}
+	if rep.Protocol != "2025-11-25" || !strings.HasPrefix(rep.URL, "stdio:") {
+		t.Errorf("protocol %q url %q", rep.Protocol, rep.URL)
+	}
+	probes := 0
+	for _, r := range rep.Records {
+		if r.Status != 0 {
+			t.Errorf("a stdio record has HTTP status %d", r.Status)
+		}
+		if r.Probe != nil {
+			probes++
+		}
+	}
+	if probes != len(rep.Probes) || probes == 0 {
+		t.Errorf("%d probe records, %d probes", probes, len(rep.Probes))
+	}
+	for _, p := range rep.Probes {
+		if p.Kind == probe.Notification || p.Kind == probe.ForeignOrigin || p.Kind == probe.BadProtocolVersion {
+			t.Errorf("HTTP-only probe %s sent over stdio", p.Kind)
+		}
+	}
+	if b, _ := os.ReadFile(ran); strings.Contains(string(b), "drop_table") {
+		t.Errorf("drop_table ran: %q", b)
+	}
+	if rep.Stopped != "exited after stdin closed" {
+		t.Errorf("server stopped: %q", rep.Stopped)
+	}
+}
+
+// TestProbeStdioNoise: a line on stdout that is not JSON-RPC is a finding
+// of probe.answer-shape, with the line in its record.
+func TestProbeStdioNoise(t *testing.T) {
+	rep := runStdio(t, stdioServer(t), "-noise")
+	t.Logf("%s", checks(rep.Checks))
+	for _, c := range rep.Checks {
+		if c.Rule == "probe.answer-shape" && (c.Verdict != judge.Fail || !strings.Contains(c.Evidence, "MALFORMED_JSON")) {
+			t.Errorf("probe.answer-shape %s: %s, want a MALFORMED_JSON finding", c.Verdict, c.Evidence)
+		}
+		if c.Rule != "probe.answer-shape" && c.Verdict == judge.Fail {
+			t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+		}
+	}
+	found := false
+	for _, r := range rep.Records {
+		if r.Probe != nil && r.ResponseBody != nil && strings.Contains(r.ResponseBody.Text, "stdioserver: debug: about to answer") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no probe record holds the noise line")
+	}
+}
+
+// TestProbeStdioServerThatDies: a command that exits at once cannot be
+// listed; the error says so.
+func TestProbeStdioServerThatDies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := probe.Run(ctx, probe.Options{Command: []string{"sh", "-c", "echo oops >&2; exit 3"}, Timeout: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "initialize") || !strings.Contains(err.Error(), "oops") {
+		t.Fatalf("err %v, want the initialize failure with the stderr", err)
+	}
+}
