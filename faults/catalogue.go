@@ -39,7 +39,7 @@ var (
 // Catalogue returns every scenario, in a fixed order: peer parity first,
 // then the faults the peer lacks.
 func Catalogue() []Entry {
-	return []Entry{
+	return append([]Entry{
 		{
 			ID: "baseline", Title: "Healthy server, optional delay",
 			Description: "Nothing is injected: every request reaches the healthy fixture server. The common delay param makes it slow (for example `{\"delay\":{\"ms\":500}}`).",
@@ -593,5 +593,5 @@ func Catalogue() []Entry {
 			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 2,
 			Why: "the server was killed before responding: the call's record is a network error (the request reached the server; whether the tool ran is unknown).",
 		},
-	}
+	}, serverEntries()...)
 }

@@ -37,6 +37,7 @@ var scenarioFiles = map[string]string{
 	"sse":         "sse.go",
 	"content":     "content.go",
 	"stdio":       "stdio.go",
+	"server":      "server.go",
 }
 
 var errorsFiles = map[string]string{

@@ -218,6 +218,10 @@ type Entry struct {
 	// (FI), and ExpectedPosts counts the request lines of the conversation
 	// (initialize, then the call).
 	Transport Transport `json:"transport"`
+	// ServerMistake marks the server.* entries: the fixture made to commit
+	// one failure-reporting mistake of a server, for `mcpdiag probe` to
+	// find. They judge servers, not clients: the matrix skips them.
+	ServerMistake bool `json:"serverMistake,omitempty"`
 }
 
 // UsesOAuth reports whether the entry's scenario puts the endpoint behind

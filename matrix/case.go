@@ -119,10 +119,12 @@ func eras(e faults.Entry) []string {
 // in each era it applies to, followed by its safety probes. The stdio
 // scenarios are not cases: the matrix has no stdio client or server yet
 // (their outcomes are checked through the stdio proxy, in package proxy).
+// Nor are the server.* scenarios (Entry.ServerMistake): they grade servers,
+// for mcpdiag probe, and a client has nothing to be judged on there.
 func Cases() []Case {
 	var out []Case
 	for _, e := range faults.Catalogue() {
-		if e.OnStdio() {
+		if e.OnStdio() || e.ServerMistake {
 			continue
 		}
 		for _, era := range eras(e) {

@@ -107,5 +107,8 @@ func describeScenario(out io.Writer, e faults.Entry) error {
 	if e.AuthStep != "" {
 		fmt.Fprintf(out, "auth step: %s\n", e.AuthStep)
 	}
+	if e.ServerMistake {
+		fmt.Fprintf(out, "\na server mistake, for mcpdiag probe (the matrix skips it):\n  mcpdiag probe http://127.0.0.1:8080/s/%s/mcp\n", e.ID)
+	}
 	return nil
 }
