@@ -353,14 +353,18 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	probes = slices.DeleteFunc(probes, func(p Probe) bool { return slices.Contains(httpOnly, p.Kind) })
 	rep.Tools, rep.Probes = plans, probes
 	var stopped error
+	var noise []string // stdout lines that are not JSON-RPC, with the probe waiting
 	for i, p := range probes {
 		if !wait(ctx, i, opts.Interval) {
 			stopped = fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
 			rep.Probes = probes[:i]
 			break
 		}
-		recs, _ := s.exchange(ctx, name, p.Request(), opts.Timeout)
+		recs, a := s.exchange(ctx, name, p.Request(), opts.Timeout)
 		emit(recs, &probes[i])
+		for _, n := range a.noise {
+			noise = append(noise, fmt.Sprintf("probe %d: %q", p.Index, trimTo(string(n), 120)))
+		}
 	}
 	tr := judge.NewTrace(name, rep.Records, nil)
 	tr.Probe = true
@@ -374,8 +378,16 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	}
 	rep.Checks = judge.Judge(tr)
 	for i, c := range rep.Checks {
-		if c.Verdict == judge.NotApplicable && slices.Contains(httpOnlyRules, c.Rule) {
+		switch {
+		case c.Verdict == judge.NotApplicable && slices.Contains(httpOnlyRules, c.Rule):
 			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header, no 202)"
+		case c.Rule == "probe.answer-shape" && c.Verdict == judge.Fail && len(noise) > 0:
+			// The line is the evidence (the rule names only the outcome).
+			more := ""
+			if len(noise) > 3 {
+				more = fmt.Sprintf(" and %d more", len(noise)-3)
+			}
+			rep.Checks[i].Evidence += fmt.Sprintf("; not JSON-RPC on stdout: %s%s", strings.Join(noise[:min(3, len(noise))], "; "), more)
 		}
 	}
 	rep.Grades = Grades(rep.Checks)
@@ -392,4 +404,11 @@ func mustJSON(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+func trimTo(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }

@@ -111,7 +111,8 @@ func TestProbeStdioNoise(t *testing.T) {
 	rep := runStdio(t, stdioServer(t), "-noise")
 	t.Logf("%s", checks(rep.Checks))
 	for _, c := range rep.Checks {
-		if c.Rule == "probe.answer-shape" && (c.Verdict != judge.Fail || !strings.Contains(c.Evidence, "MALFORMED_JSON")) {
+		if c.Rule == "probe.answer-shape" && (c.Verdict != judge.Fail || !strings.Contains(c.Evidence, "MALFORMED_JSON") ||
+			!strings.Contains(c.Evidence, `not JSON-RPC on stdout: probe 0: "stdioserver: debug: about to answer"`)) {
 			t.Errorf("probe.answer-shape %s: %s, want a MALFORMED_JSON finding", c.Verdict, c.Evidence)
 		}
 		if c.Rule != "probe.answer-shape" && c.Verdict == judge.Fail {
