@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -44,6 +45,13 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.HTTPMethod = http.MethodPost
 	}
 	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
+	if r.Probe != nil && x.Status == 0 && strings.HasPrefix(r.URL, "stdio:") && r.Outcome != "" && r.Outcome != classify.NetworkError {
+		// A probe over stdio has no HTTP status: a line read back is
+		// judged as the probe rules judge an HTTP answer with a body (200);
+		// no line stays 0, "no answer". Here, not in the probe, so a
+		// --record file judged again gives the same verdicts.
+		x.Status = http.StatusOK
+	}
 	if b := r.ResponseBody; b != nil {
 		x.ResponseBody = b.Text
 	}

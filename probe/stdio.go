@@ -368,14 +368,6 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	}
 	tr := judge.NewTrace(name, rep.Records, nil)
 	tr.Probe = true
-	for _, x := range tr.Exchanges {
-		// stdio has no HTTP status: a line read back is judged as the
-		// rules judge an HTTP answer with a body (200); no line (an
-		// error before any) stays 0, "no answer".
-		if x.Status == 0 && x.Outcome != classify.NetworkError && x.Outcome != "" {
-			x.Status = http.StatusOK
-		}
-	}
 	rep.Checks = judge.Judge(tr)
 	for i, c := range rep.Checks {
 		switch {

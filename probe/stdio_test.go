@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 var (
@@ -75,6 +76,32 @@ func TestProbeStdio(t *testing.T) {
 	for _, c := range rep.Checks {
 		if c.Verdict != want[c.Rule] {
 			t.Errorf("%s %s (%s), want %s", c.Rule, c.Verdict, c.Evidence, want[c.Rule])
+		}
+	}
+	// The records, encoded and read back as a --record file would be, are
+	// judged the same (the stdio answers have no HTTP status in the file).
+	var recs []*record.Record
+	var enc record.Encoder
+	for _, r := range rep.Records {
+		b, err := enc.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := record.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, back)
+	}
+	tr := judge.NewTrace("file", recs, nil)
+	tr.Probe = true
+	again := map[string]judge.Verdict{}
+	for _, c := range judge.Judge(tr) {
+		again[c.Rule] = c.Verdict
+	}
+	for _, c := range rep.Checks {
+		if again[c.Rule] != c.Verdict {
+			t.Errorf("%s: %s in the run, %s judged from the records", c.Rule, c.Verdict, again[c.Rule])
 		}
 	}
 	if rep.Protocol != "2025-11-25" || !strings.HasPrefix(rep.URL, "stdio:") {
