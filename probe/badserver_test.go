@@ -24,7 +24,7 @@ var (
 // badServer builds probe/testdata/badserver once and starts it in mode on
 // 127.0.0.1; it returns its MCP URL and its stderr (where it says when its
 // destructive tool ran).
-func badServer(t *testing.T, mode string) (string, *strings.Builder) {
+func badServer(t *testing.T, mode string) (string, *syncWriter) {
 	t.Helper()
 	badOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpdiag-badserver-")
@@ -46,8 +46,8 @@ func badServer(t *testing.T, mode string) (string, *strings.Builder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &syncWriter{b: &stderr}
+	stderr := &syncWriter{b: &strings.Builder{}}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func badServer(t *testing.T, mode string) (string, *strings.Builder) {
 	if err != nil || !ok {
 		t.Fatalf("badserver said %q (%v)", line, err)
 	}
-	return url, &stderr
+	return url, stderr
 }
 
 type syncWriter struct {
@@ -69,6 +69,13 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// String is what was written so far; the server may still be writing.
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // TestProbeBadServer: each mode of the bad server makes one mistake, and
