@@ -157,30 +157,40 @@ func TestProbePeers(t *testing.T) {
 
 		r := rows[i*(len(rules)+1)+len(rules)]
 		r.Want = "one record: TOOL_ERROR, isError true, text with \"MCP error -32602\", warning " + classify.WarnProtocolErrorAsTool
-		var found []string
-		for _, rec := range rep.Records {
-			if rec.Probe == nil || rec.Probe.Kind != string(probe.UnknownTool) {
-				continue
-			}
-			var warns []string
-			for _, w := range rec.Warnings {
-				warns = append(warns, w.Code)
-			}
-			body := ""
-			if rec.ResponseBody != nil {
-				body = rec.ResponseBody.Text
-			}
-			found = append(found, fmt.Sprintf("%s isError %v warnings %v", rec.Outcome, rec.IsError != nil && *rec.IsError, warns))
-			r.Pass = rec.Outcome == classify.ToolError && rec.IsError != nil && *rec.IsError &&
-				strings.Contains(body, "MCP error -32602") && slices.Contains(warns, classify.WarnProtocolErrorAsTool)
-			if strings.Contains(body, "MCP error -32602") {
-				found[len(found)-1] += `, text with "MCP error -32602"`
-			}
-		}
-		if len(found) != 1 {
-			r.Pass = false
-		}
-		r.Got = fmt.Sprintf("%d records: %s", len(found), strings.Join(found, "; "))
+		r.Got, r.Pass = unknownToolAsToolError(rep, false)
 		results.add(t, r)
 	}
+}
+
+// unknownToolAsToolError checks server-everything's known finding in the
+// records of a probe run: exactly one unknown-tool probe, answered TOOL_ERROR
+// with isError true, the text "MCP error -32602" and the
+// protocol-error-as-tool-error warning (over stdio also no HTTP status). It
+// returns what it found, for the row, and whether it holds.
+func unknownToolAsToolError(rep *probe.Report, stdio bool) (string, bool) {
+	var found []string
+	pass := false
+	for _, rec := range rep.Records {
+		if rec.Probe == nil || rec.Probe.Kind != string(probe.UnknownTool) {
+			continue
+		}
+		var warns []string
+		for _, w := range rec.Warnings {
+			warns = append(warns, w.Code)
+		}
+		body := ""
+		if rec.ResponseBody != nil {
+			body = rec.ResponseBody.Text
+		}
+		desc := fmt.Sprintf("%s isError %v warnings %v", rec.Outcome, rec.IsError != nil && *rec.IsError, warns)
+		if stdio {
+			desc += fmt.Sprintf(" status %d", rec.Status)
+		} else if strings.Contains(body, "MCP error -32602") {
+			desc += `, text with "MCP error -32602"`
+		}
+		found = append(found, desc)
+		pass = rec.Outcome == classify.ToolError && rec.IsError != nil && *rec.IsError && (!stdio || rec.Status == 0) &&
+			strings.Contains(body, "MCP error -32602") && slices.Contains(warns, classify.WarnProtocolErrorAsTool)
+	}
+	return fmt.Sprintf("%d records: %s", len(found), strings.Join(found, "; ")), pass && len(found) == 1
 }

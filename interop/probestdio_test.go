@@ -2,9 +2,7 @@ package interop_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,27 +73,7 @@ func TestProbeStdioPeers(t *testing.T) {
 
 	r := rows[len(rules)]
 	r.Want = "one record: TOOL_ERROR, isError true, text with \"MCP error -32602\", warning " + classify.WarnProtocolErrorAsTool + ", no HTTP status"
-	var found []string
-	for _, rec := range rep.Records {
-		if rec.Probe == nil || rec.Probe.Kind != string(probe.UnknownTool) {
-			continue
-		}
-		var warns []string
-		for _, w := range rec.Warnings {
-			warns = append(warns, w.Code)
-		}
-		body := ""
-		if rec.ResponseBody != nil {
-			body = rec.ResponseBody.Text
-		}
-		found = append(found, fmt.Sprintf("%s isError %v warnings %v status %d", rec.Outcome, rec.IsError != nil && *rec.IsError, warns, rec.Status))
-		r.Pass = rec.Outcome == classify.ToolError && rec.IsError != nil && *rec.IsError && rec.Status == 0 &&
-			strings.Contains(body, "MCP error -32602") && slices.Contains(warns, classify.WarnProtocolErrorAsTool)
-	}
-	if len(found) != 1 {
-		r.Pass = false
-	}
-	r.Got = fmt.Sprintf("%d records: %s", len(found), strings.Join(found, "; "))
+	r.Got, r.Pass = unknownToolAsToolError(rep, true)
 	results.add(t, r)
 
 	r = rows[len(rules)+1]
