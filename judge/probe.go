@@ -71,6 +71,7 @@ var probeRules = []Rule{
 			}
 			return ok, ev
 		},
+		Severity: SeverityMust,
 	},
 	{
 		ID:      "probe.answer-shape",
@@ -88,6 +89,7 @@ var probeRules = []Rule{
 			}
 			return ""
 		}),
+		Severity: SeverityMust,
 	},
 	{
 		ID:      "probe.result-type",
@@ -101,6 +103,7 @@ var probeRules = []Rule{
 			}
 			return ""
 		}),
+		Severity: SeverityMust,
 	},
 	{
 		ID:    "probe.invalid-arguments",
@@ -134,6 +137,7 @@ var probeRules = []Rule{
 			}
 			return verdict(bad, ok)
 		},
+		Severity: SeverityMust,
 	},
 	{
 		ID:    "probe.is-error-missing",
@@ -151,6 +155,8 @@ var probeRules = []Rule{
 			}
 			return ""
 		}),
+		// CallToolResult.isError: tool errors SHOULD be reported with isError true
+		Severity: SeverityShould,
 	},
 	{
 		ID:      "probe.unknown-tool",
@@ -167,6 +173,8 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: %s, not a JSON-RPC error", probeLabel(x), orOutcome(x))
 		}),
+		// CallToolResult.isError: errors finding the tool "should be reported as an MCP error response"; server/tools §Error Handling names no key word
+		Severity: SeverityShould,
 	},
 	{
 		ID:    "probe.malformed-call",
@@ -185,6 +193,8 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: %s, not a JSON-RPC error", probeLabel(x), orOutcome(x))
 		}),
+		// server/tools §Error Handling lists malformed requests under protocol errors, with no key word
+		Severity: SeverityShould,
 	},
 	{
 		ID:      "probe.id-type",
@@ -198,6 +208,7 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: sent id %s (%s), the answer's id is %s (%s)", probeLabel(x), x.ID, idType(x.ID.Raw()), x.ResponseID, idType(x.ResponseID.Raw()))
 		}),
+		Severity: SeverityMust,
 	},
 	{
 		ID:    "probe.origin",
@@ -212,6 +223,7 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: HTTP %d (%s), not 403", probeLabel(x), x.Status, x.Outcome)
 		}),
+		Severity: SeverityMust,
 	},
 	{
 		ID:    "probe.protocol-version",
@@ -226,6 +238,7 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: HTTP %d (%s), not 400", probeLabel(x), x.Status, x.Outcome)
 		}),
+		Severity: SeverityMust,
 	},
 	{
 		ID:      "probe.notification-202",
@@ -245,6 +258,7 @@ var probeRules = []Rule{
 			}
 			return fmt.Sprintf("%s: HTTP %d with %d body bytes", probeLabel(x), x.Status, x.ResponseBytes)
 		}),
+		Severity: SeverityMust,
 	},
 }
 

@@ -35,6 +35,9 @@ type Rule struct {
 	// Probe marks a rule about the server, judged on the records of an
 	// mcpdiag probe run (Trace.Probe) and nowhere else.
 	Probe bool `json:"probe,omitempty"`
+	// Severity weighs a failure of a probe rule (SeverityMust, Should,
+	// Advice: what the spec says about the behaviour); "" for the others.
+	Severity Severity `json:"severity,omitempty"`
 	// Applies reports whether the trace met the rule's situation; when it
 	// did not, the reason is the evidence of NotApplicable.
 	Applies func(*Trace) (bool, string) `json:"-"`
@@ -45,9 +48,11 @@ type Rule struct {
 
 // Check is a rule's verdict on one trace, with its evidence.
 type Check struct {
-	Rule     string  `json:"rule"`
-	Verdict  Verdict `json:"verdict"`
-	Evidence string  `json:"evidence,omitempty"`
+	Rule    string  `json:"rule"`
+	Verdict Verdict `json:"verdict"`
+	// Severity is the rule's (Rule.Severity): set for the probe rules.
+	Severity Severity `json:"severity,omitempty"`
+	Evidence string   `json:"evidence,omitempty"`
 }
 
 // Rules returns every rule, in the order verdicts are reported.
@@ -73,13 +78,13 @@ func Judge(t *Trace) []Check {
 
 func judgeOne(r Rule, t *Trace) Check {
 	if ok, why := r.Applies(t); !ok {
-		return Check{Rule: r.ID, Verdict: NotApplicable, Evidence: why}
+		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: why}
 	}
 	ok, ev := r.Check(t)
 	if ok {
-		return Check{Rule: r.ID, Verdict: Pass, Evidence: ev}
+		return Check{Rule: r.ID, Verdict: Pass, Severity: r.Severity, Evidence: ev}
 	}
-	return Check{Rule: r.ID, Verdict: Fail, Evidence: ev}
+	return Check{Rule: r.ID, Verdict: Fail, Severity: r.Severity, Evidence: ev}
 }
 
 // RuleByID returns the rule with id.
