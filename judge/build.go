@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -45,12 +44,15 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.HTTPMethod = http.MethodPost
 	}
 	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
-	if r.Probe != nil && x.Status == 0 && strings.HasPrefix(r.URL, "stdio:") && r.Outcome != "" && r.Outcome != classify.NetworkError {
-		// A probe over stdio has no HTTP status: a line read back is
-		// judged as the probe rules judge an HTTP answer with a body (200);
-		// no line stays 0, "no answer". Here, not in the probe, so a
-		// --record file judged again gives the same verdicts.
-		x.Status = http.StatusOK
+	if r.Probe != nil && r.Probe.Answer == "" {
+		// A probe record written before the probe said what came back
+		// (record.Probe.Answer) was an HTTP one: its status says it.
+		p := *r.Probe
+		p.Answer = record.ProbeAnswerNone
+		if r.Status != 0 {
+			p.Answer = record.ProbeAnswerResponse
+		}
+		x.Probe = &p
 	}
 	if b := r.ResponseBody; b != nil {
 		x.ResponseBody = b.Text

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -40,10 +41,13 @@ var probeRules = []Rule{
 			// with an input_required result. Neither is a failure to answer.
 			ok, ev := eachProbe(isProbe, func(x *Exchange) string {
 				switch {
-				case x.Status == 0:
+				case !probeAnswered(x):
 					return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
 				case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
-					s := fmt.Sprintf("%s: HTTP %d, %s", probeLabel(x), x.Status, x.Outcome)
+					s := fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
+					if x.Status != 0 {
+						s = fmt.Sprintf("%s: HTTP %d, %s", probeLabel(x), x.Status, x.Outcome)
+					}
 					if x.ServerRequests > 0 {
 						s += askedNote(x)
 					}
@@ -247,7 +251,7 @@ var probeRules = []Rule{
 		Probe:   true,
 		Applies: anyProbe(isAnsweredNotification),
 		Check: eachProbe(isAnsweredNotification, func(x *Exchange) string {
-			if !isNotification(x) || x.Status == 0 {
+			if !isNotification(x) || !probeAnswered(x) {
 				return ""
 			}
 			if x.Status == 202 && x.ResponseBytes == 0 {
@@ -300,7 +304,7 @@ func isModernResult(x *Exchange) bool {
 
 // isKind selects the answered probes of one kind.
 func isKind(kind string) func(*Exchange) bool {
-	return func(x *Exchange) bool { return x.Probe.Kind == kind && x.Status != 0 }
+	return func(x *Exchange) bool { return x.Probe.Kind == kind && probeAnswered(x) }
 }
 
 // The probes each rule judges.
@@ -315,7 +319,7 @@ func isAnsweredRequest(x *Exchange) bool {
 	// A refused Origin or protocol version may answer without an id.
 	return !isNotification(x) && gotAnswer(x) && x.Status < 400
 }
-func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && x.Status != 0 }
+func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && probeAnswered(x) }
 
 // decidable reports an answer that says success or error in a form the
 // rules can read: a tool result, a JSON-RPC error, an HTTP error status.
@@ -327,10 +331,17 @@ func decidable(x *Exchange) bool {
 
 func isNotification(x *Exchange) bool { return x.Probe != nil && x.Probe.Kind == "notification" }
 
+// probeAnswered reports a probe that got something back (record.Probe.Answer,
+// set by the probe for HTTP and stdio alike; FromRecord fills it in for a
+// record written before the fact existed).
+func probeAnswered(x *Exchange) bool {
+	return x.Probe != nil && x.Probe.Answer == record.ProbeAnswerResponse
+}
+
 // gotAnswer reports an exchange that got a JSON-RPC answer (a result or an
-// error), or, for a notification, any HTTP answer.
+// error), or, for a notification, any answer.
 func gotAnswer(x *Exchange) bool {
-	if x.Status == 0 {
+	if !probeAnswered(x) {
 		return false
 	}
 	if isNotification(x) || x.ErrorCode != nil {

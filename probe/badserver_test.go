@@ -133,6 +133,14 @@ func TestProbeBadServer(t *testing.T) {
 					t.Errorf("%s did not fail\n%s", rule, checks(rep.Checks))
 				}
 			}
+			if tc.mode == "hang" {
+				// The hung probe says so by its own fact, not by a status.
+				for _, r := range rep.Records {
+					if p := r.Probe; p != nil && p.Index == 0 && p.Answer != record.ProbeAnswerNone {
+						t.Errorf("hung probe 0 %s: answer %q, want %q", p.Kind, p.Answer, record.ProbeAnswerNone)
+					}
+				}
+			}
 			if n := len(rep.Probes); n == 0 || rep.Records[len(rep.Records)-1].Probe == nil || rep.Records[len(rep.Records)-1].Probe.Index != n-1 {
 				t.Errorf("the run did not send its %d probes to the end", n)
 			}

@@ -283,7 +283,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	emit := func(exs []*client.Exchange, p *Probe) {
 		for _, r := range client.ExchangeRecords(exs, record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, ProtocolVersion: c.Protocol()}, opts.URL) {
 			if p != nil {
-				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail}
+				// Over HTTP a probe got an answer when a response came
+				// back, whatever its status or body.
+				answer := record.ProbeAnswerNone
+				if r.Status != 0 {
+					answer = record.ProbeAnswerResponse
+				}
+				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail, Answer: answer}
 			}
 			rep.Records = append(rep.Records, r)
 			if opts.OnRecord != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 func run(t *testing.T, url, protocol string, opts probe.Options) *probe.Report {
@@ -48,6 +49,11 @@ func TestProbeHealthyFixture(t *testing.T) {
 			for _, c := range rep.Checks {
 				if c.Verdict == judge.Fail {
 					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+			}
+			for _, r := range rep.Records {
+				if r.Probe != nil && r.Probe.Answer != record.ProbeAnswerResponse {
+					t.Errorf("probe %d %s: answer %q, want %q", r.Probe.Index, r.Probe.Kind, r.Probe.Answer, record.ProbeAnswerResponse)
 				}
 			}
 			if n := srv.ToolRuns(fixture.ToolDeleteItem); n != 0 {

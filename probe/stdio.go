@@ -207,8 +207,10 @@ func (s *stdioServer) request(r client.Request) ([]byte, wire.ID) {
 // exchange sends r and returns its records: one per noise line read while
 // waiting (MALFORMED_JSON or INVALID_ENVELOPE, the line as its body), then
 // the request's own, classified as the JSON body of an HTTP answer would be.
-// Records have no HTTP status (stdio has none).
-func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request, timeout time.Duration) ([]*record.Record, stdioAnswer) {
+// Records have no HTTP status (stdio has none). When member is not nil (r
+// is a probe), every record gets a copy of it with its Answer: a line read
+// back is ProbeAnswerResponse, none ProbeAnswerNone.
+func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request, timeout time.Duration, member *record.Probe) ([]*record.Record, stdioAnswer) {
 	line, id := s.request(r)
 	start := time.Now()
 	a := s.roundTrip(ctx, line, r.Notification, timeout)
@@ -227,6 +229,7 @@ func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request
 		rec.Outcome, rec.Layer, rec.Reason = outcome, outcome.Layer(), why+": "+excerpt(n)
 		rec.ResponseBody, rec.ResponseBytes = &record.Body{Text: excerpt(n)}, int64(len(n))
 		rec.Note = "stdout noise read while waiting for the answer to this request"
+		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 		recs = append(recs, rec)
 	}
 	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: wire.Protocol2025}
@@ -261,7 +264,21 @@ func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request
 		rec.Reason = "no answer line on the server's stdout: " + a.err.Error()
 	}
 	rec.Note = strings.Join(notes, "; ")
+	rec.Probe = withAnswer(member, record.ProbeAnswerNone)
+	if a.line != nil {
+		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
+	}
 	return append(recs, rec), a
+}
+
+// withAnswer returns a copy of member with its Answer (nil for nil).
+func withAnswer(member *record.Probe, answer string) *record.Probe {
+	if member == nil {
+		return nil
+	}
+	p := *member
+	p.Answer = answer
+	return &p
 }
 
 func excerpt(b []byte) string {
@@ -285,11 +302,8 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	defer func() { rep.Stopped = s.stop() }()
-	emit := func(recs []*record.Record, p *Probe) {
+	emit := func(recs []*record.Record) {
 		for _, r := range recs {
-			if p != nil {
-				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: fmt.Sprint(opts.Seed), Index: p.Index, Property: p.Property, Detail: p.Detail}
-			}
 			rep.Records = append(rep.Records, r)
 			if opts.OnRecord != nil {
 				opts.OnRecord(r)
@@ -309,8 +323,8 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		"capabilities":    json.RawMessage(`{}`),
 		"clientInfo":      mustJSON(client.DefaultClientInfo),
 	}
-	recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout)
-	emit(recs, nil)
+	recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout, nil)
+	emit(recs)
 	if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
 		return rep, fail("initialize", recs, a)
 	}
@@ -321,7 +335,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	}
 	_ = json.Unmarshal(a.line, &init)
 	rep.EraReason = "stdio: initialize on 2025-11-25, the server answered " + init.Result.ProtocolVersion
-	s.exchange(ctx, name, client.Request{Method: "notifications/initialized", Notification: true}, opts.Timeout)
+	s.exchange(ctx, name, client.Request{Method: "notifications/initialized", Notification: true}, opts.Timeout, nil)
 	var tools []client.Tool
 	cursor := ""
 	for page := 0; ; page++ {
@@ -329,8 +343,8 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		if cursor != "" {
 			params["cursor"] = mustJSON(cursor)
 		}
-		recs, a := s.exchange(ctx, name, client.Request{Method: "tools/list", Params: params}, opts.Timeout)
-		emit(recs, nil)
+		recs, a := s.exchange(ctx, name, client.Request{Method: "tools/list", Params: params}, opts.Timeout, nil)
+		emit(recs)
 		if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
 			return rep, fail("listing the tools", recs, a)
 		}
@@ -360,8 +374,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			rep.Probes = probes[:i]
 			break
 		}
-		recs, a := s.exchange(ctx, name, p.Request(), opts.Timeout)
-		emit(recs, &probes[i])
+		member := &record.Probe{Kind: string(p.Kind), Seed: fmt.Sprint(opts.Seed), Index: p.Index, Property: p.Property, Detail: p.Detail}
+		recs, a := s.exchange(ctx, name, p.Request(), opts.Timeout, member)
+		emit(recs)
 		for _, n := range a.noise {
 			noise = append(noise, fmt.Sprintf("probe %d: %q", p.Index, trimTo(string(n), 120)))
 		}

@@ -114,6 +114,9 @@ func TestProbeStdio(t *testing.T) {
 		}
 		if r.Probe != nil {
 			probes++
+			if r.Probe.Answer != record.ProbeAnswerResponse {
+				t.Errorf("probe %d %s: answer %q, want %q", r.Probe.Index, r.Probe.Kind, r.Probe.Answer, record.ProbeAnswerResponse)
+			}
 		}
 	}
 	if probes != len(rep.Probes) || probes == 0 {

@@ -279,7 +279,7 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	}
 	if c.Probe != nil {
 		v := *c.Probe
-		v.Kind, v.Seed, v.Property, v.Detail = s(v.Kind), s(v.Seed), s(v.Property), s(v.Detail)
+		v.Kind, v.Seed, v.Property, v.Detail, v.Answer = s(v.Kind), s(v.Seed), s(v.Property), s(v.Detail), s(v.Answer)
 		c.Probe = &v
 	}
 	c.SSEArrivals = slices.Clone(c.SSEArrivals)

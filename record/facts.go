@@ -265,4 +265,27 @@ type Probe struct {
 	// Detail says what the probe did in a few words ("value 11 above
 	// maximum 10").
 	Detail string `json:"detail,omitempty"`
+	// Answer is what came back for the probe, as the probe saw it, in the
+	// same words over Streamable HTTP and stdio (ProbeAnswerResponse,
+	// ProbeAnswerNone, ProbeAnswerSilent). The probe rules read it, not the
+	// HTTP status: a stdio answer has none. "" in records written before
+	// the fact existed (their HTTP status says it: see judge.FromRecord).
+	Answer string `json:"answer,omitempty"`
 }
+
+// The values of Probe.Answer.
+const (
+	// ProbeAnswerResponse: something came back for the probe: over HTTP a
+	// response, whatever its status or body (a cut stream included); over
+	// stdio a JSON-RPC line for it (for a notification, a line that
+	// answers it, which MCP says it must not get).
+	ProbeAnswerResponse = "response"
+	// ProbeAnswerNone: nothing came back within the timeout, or the
+	// connection or the server process ended first. For a notification
+	// over stdio: the ping sent after it got no answer either.
+	ProbeAnswerNone = "none"
+	// ProbeAnswerSilent: a notification over stdio that no line answered,
+	// shown by a ping sent after it whose answer came first: what MCP
+	// prescribes (a notification gets no response).
+	ProbeAnswerSilent = "silent"
+)
