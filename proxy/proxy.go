@@ -339,13 +339,17 @@ func (p *Proxy) Close(ctx context.Context) error {
 	return err
 }
 
+// CopyBufferSize is the size of the buffers the reverse proxy copies
+// response bodies through (httputil.ReverseProxy.BufferPool). 16 KiB: half
+// ReverseProxy's own default, since an idle stream holds its buffer while it
+// waits, and a read returns what has arrived anyway.
+const CopyBufferSize = 16 << 10
+
 // bufferPool gives ReverseProxy its copy buffers, pooled, so that finished
-// responses give theirs back. 16 KiB: half ReverseProxy's own default, since
-// an idle stream holds its buffer while it waits, and a read returns what
-// has arrived anyway.
+// responses give theirs back.
 type bufferPool struct{}
 
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, CopyBufferSize); return &b }}
 
 func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
 func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }

@@ -74,7 +74,14 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 		}
 	}()
-	up, err := start(ctx, "upstream", []string{roleEnv + "=upstream"}, listeningRE, false, self)
+	var profEnv []string // the children's profiling, with -profile
+	if cfg.profile != "" {
+		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+			return err
+		}
+		profEnv = []string{profileEnv + "=" + cfg.profile, fmt.Sprintf("%s=%d", memRateEnv, cfg.memProfileRate)}
+	}
+	up, err := start(ctx, "upstream", append([]string{roleEnv + "=upstream"}, profEnv...), listeningRE, false, self)
 	if err != nil {
 		return err
 	}
@@ -89,7 +96,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			targets[name] = &target{name: name, base: up.base, server: up}
 			continue
 		case "plain":
-			s, err = start(ctx, "plain proxy", []string{roleEnv + "=plain"}, listeningRE, false, self, up.base)
+			s, err = start(ctx, "plain proxy", append([]string{roleEnv + "=plain"}, profEnv...), listeningRE, false, self, up.base)
 			if err == nil {
 				s.base = "http://" + s.base
 			}
@@ -108,10 +115,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			s, err = start(ctx, name+" proxy", nil, mcpdiagRE, true, bin, "proxy",
 				"--upstream", up.base+"/mcp", "--listen", "127.0.0.1:0", "--record", records[name])
 		case "lib":
-			if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
-				return err
-			}
-			s, err = start(ctx, "library proxy", []string{roleEnv + "=libproxy"}, listeningRE, false, self,
+			s, err = start(ctx, "library proxy", append([]string{roleEnv + "=libproxy"}, profEnv...), listeningRE, false, self,
 				up.base+"/mcp", filepath.Join(dir, "lib-records.jsonl"), cfg.profile)
 			if err == nil {
 				s.base = "http://" + s.base
@@ -174,7 +178,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	idle := map[string]idleResult{}
 	if cfg.idle > 0 {
 		for _, t := range order {
-			ir, err := idleStreams(ctx, t, up, cfg.idle)
+			ir, err := idleStreams(ctx, t, up, cfg.idle, cfg.profile != "" && t.name != "mcpdiag" && t.name != "base")
 			if err != nil {
 				return fmt.Errorf("idle streams through %s: %w", t.name, err)
 			}
@@ -389,8 +393,9 @@ func (r idleResult) perStream() float64 { return float64(r.with-r.before) / floa
 
 // idleStreams opens n SSE streams through t that each receive a priming
 // comment and one event and then wait, and measures the RSS of t's
-// process before and with them.
-func idleStreams(ctx context.Context, t *target, up *server, n int) (idleResult, error) {
+// process before and with them. With profile, it then has t's process
+// write its idle profiles (a child of this binary, see profileEnv).
+func idleStreams(ctx context.Context, t *target, up *server, n int, profile bool) (idleResult, error) {
 	runtime.GC()
 	time.Sleep(500 * time.Millisecond)
 	var r idleResult
@@ -432,10 +437,40 @@ func idleStreams(ctx context.Context, t *target, up *server, n int) (idleResult,
 	time.Sleep(time.Second)
 	r.with, _ = rssKiB(t.server.pid())
 	r.upWith, _ = rssKiB(up.pid())
+	if profile {
+		if err := t.server.profileIdle(30 * time.Second); err != nil {
+			return r, err
+		}
+	}
 	for _, b := range bodies {
 		b.Close()
 	}
 	bodies = nil
 	time.Sleep(500 * time.Millisecond) // let the streams' records be written
 	return r, nil
+}
+
+// profileIdle asks the child to write its idle profiles (SIGUSR1) and waits
+// for its "profiled" line.
+func (s *server) profileIdle(limit time.Duration) error {
+	for len(s.lines) > 0 { // lines written before the request
+		<-s.lines
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		select {
+		case line := <-s.lines:
+			if strings.HasPrefix(line, "profiled") {
+				return nil
+			}
+		case <-s.done:
+			return fmt.Errorf("%s exited while writing its idle profiles; it wrote:\n%s", s.name, s.tail)
+		case <-timer.C:
+			return fmt.Errorf("%s did not write its idle profiles within %s", s.name, limit)
+		}
+	}
 }

@@ -73,6 +73,7 @@ type config struct {
 	mcpdiag         string
 	base            string
 	profile         string
+	memProfileRate  int
 	targets         []string
 	workloads       []string
 }
@@ -94,7 +95,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
 	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
-	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
+	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -149,6 +151,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			}
 			c.workloads = append(c.workloads, strings.TrimSpace(w))
 		}
+	}
+	if c.memProfileRate < 1 {
+		return nil, errors.New("-memprofilerate must be positive")
 	}
 	if c.rounds < 1 || c.jsonRequests < 1 || c.sseRequests < 1 || c.ttfeRequests < 1 || c.idle < 0 {
 		return nil, errors.New("-rounds and the request counts must be positive, -idle not negative")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,47 @@ func TestBadFlags(t *testing.T) {
 		}
 		if lines := strings.Count(strings.TrimSpace(errs.String()), "\n"); !strings.HasPrefix(errs.String(), "proxybench: ") || lines > 0 {
 			t.Errorf("%q: stderr %q, want one line starting proxybench:", args, errs.String())
+		}
+	}
+}
+
+// TestSmokeIdleProfiles: with -profile DIR, each child of this binary (the
+// upstream, the plain proxy, the library proxy) writes its heap profile,
+// goroutines and memory statistics while the idle streams are held, and
+// the library proxy its CPU and allocation profiles.
+func TestSmokeIdleProfiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three servers")
+	}
+	dir := t.TempDir()
+	var out, errs bytes.Buffer
+	if code := run([]string{"-smoke", "-targets", "direct,plain", "-workloads", "sse/1", "-profile", dir, "-memprofilerate", "4096"}, &out, &errs); code != 0 {
+		t.Fatalf("proxybench exited %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	for _, role := range []string{"upstream", "plain", "libproxy"} {
+		stats, err := os.ReadFile(filepath.Join(dir, role+"-idle-memstats.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(stats), "MemProfileRate 4096\n") || !strings.Contains(string(stats), "StackInuse ") {
+			t.Errorf("%s-idle-memstats.txt:\n%s", role, stats)
+		}
+		g, err := os.ReadFile(filepath.Join(dir, role+"-idle-goroutines.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(g), "goroutine profile: total ") {
+			t.Errorf("%s-idle-goroutines.txt starts %.60q", role, g)
+		}
+		for _, name := range []string{role + "-idle-heap.pprof"} {
+			if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: %v (empty or missing)", name, err)
+			}
+		}
+	}
+	for _, name := range []string{"cpu.pprof", "allocs.pprof"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v (empty or missing)", name, err)
 		}
 	}
 }

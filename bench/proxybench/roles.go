@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,10 +28,27 @@ import (
 // its own executable with it set.
 const roleEnv = "PROXYBENCH_ROLE"
 
+// profileEnv, when set in a child (the run has -profile DIR), is the
+// directory where the child writes ROLE-idle-heap.pprof,
+// ROLE-idle-goroutines.txt and ROLE-idle-memstats.txt when it receives
+// SIGUSR1 (the orchestrator sends it while the idle streams are held), then
+// prints "profiled" on stdout.
+const profileEnv = "PROXYBENCH_PROFILE"
+
+// memRateEnv sets runtime.MemProfileRate in a child (-memprofilerate).
+const memRateEnv = "PROXYBENCH_MEMPROFILERATE"
+
 // runRole runs the server role named by $PROXYBENCH_ROLE until SIGTERM or
 // until its parent goes away (stdin closes). It listens on 127.0.0.1:0 and
 // prints "listening ADDR" on stdout.
 func runRole(role string, args []string) error {
+	if v := os.Getenv(memRateEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s=%q: want a number of bytes", memRateEnv, v)
+		}
+		runtime.MemProfileRate = n
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -52,10 +71,14 @@ func runRole(role string, args []string) error {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
 		t.MaxIdleConns = 1024
+		// And its copy buffers: pooled, of proxy.CopyBufferSize (without
+		// a BufferPool, ReverseProxy allocates 32 KiB per response, which
+		// an idle stream holds while it waits).
 		rp := &httputil.ReverseProxy{
 			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = "" },
 			FlushInterval: -1,
 			Transport:     t,
+			BufferPool:    plainBuffers{},
 		}
 		// Full duplex: without it net/http closes the inbound body when
 		// the response starts, and the transport's last read of a
@@ -81,6 +104,18 @@ func runRole(role string, args []string) error {
 		return fmt.Errorf("unknown role %q", role)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if dir := os.Getenv(profileEnv); dir != "" {
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		go func() {
+			for range usr1 {
+				if err := writeIdleProfiles(dir, role); err != nil {
+					fmt.Fprintf(os.Stderr, "proxybench %s: idle profiles: %v\n", role, err)
+				}
+				fmt.Printf("profiled\n")
+			}
+		}()
+	}
 	fmt.Printf("listening %s\n", ln.Addr())
 	done := make(chan struct{})
 	go func() { // the parent went away, or asked to stop
@@ -102,6 +137,15 @@ func runRole(role string, args []string) error {
 	}
 	return nil
 }
+
+// plainBuffers is the plain proxy's httputil.BufferPool: a sync.Pool of
+// proxy.CopyBufferSize buffers, as mcpdiag's.
+type plainBuffers struct{}
+
+var plainPool = sync.Pool{New: func() any { b := make([]byte, proxy.CopyBufferSize); return &b }}
+
+func (plainBuffers) Get() []byte  { return *plainPool.Get().(*[]byte) }
+func (plainBuffers) Put(b []byte) { plainPool.Put(&b) }
 
 // upstream is the canned MCP server: /mcp answers the 1 KiB tool result,
 // /sse the 64 KiB stream of 4 events (flushed one by one), /idle a priming
@@ -155,7 +199,6 @@ func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() 
 	if err != nil {
 		return nil, nil, err
 	}
-	runtime.MemProfileRate = 64 << 10
 	cpu, err := os.Create(filepath.Join(profileDir, "cpu.pprof"))
 	if err != nil {
 		return nil, nil, err
@@ -181,4 +224,35 @@ func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() 
 		return serr
 	}
 	return p, stop, nil
+}
+
+// writeIdleProfiles writes, after a garbage collection, the in-use heap
+// profile, the goroutines (debug=1: grouped by stack) and the runtime's
+// memory statistics of this process into dir, named after role.
+func writeIdleProfiles(dir, role string) error {
+	runtime.GC()
+	write := func(name string, f func(io.Writer) error) error {
+		out, err := os.Create(filepath.Join(dir, role+"-idle-"+name))
+		if err != nil {
+			return err
+		}
+		if err := f(out); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	}
+	if err := write("heap.pprof", func(w io.Writer) error { return pprof.Lookup("heap").WriteTo(w, 0) }); err != nil {
+		return err
+	}
+	if err := write("goroutines.txt", func(w io.Writer) error { return pprof.Lookup("goroutine").WriteTo(w, 1) }); err != nil {
+		return err
+	}
+	return write("memstats.txt", func(w io.Writer) error {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		_, err := fmt.Fprintf(w, "goroutines %d\nHeapInuse %d\nHeapAlloc %d\nHeapObjects %d\nStackInuse %d\nMSpanInuse %d\nSys %d\nHeapReleased %d\nMemProfileRate %d\n",
+			runtime.NumGoroutine(), m.HeapInuse, m.HeapAlloc, m.HeapObjects, m.StackInuse, m.MSpanInuse, m.Sys, m.HeapReleased, runtime.MemProfileRate)
+		return err
+	})
 }
