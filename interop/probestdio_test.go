@@ -14,8 +14,8 @@ import (
 
 // everythingStdioProbe is what `mcpdiag probe -- COMMAND` (default options)
 // must find on the pinned server-everything over stdio: the same unknown-tool
-// finding as over HTTP, and the HTTP-only rules n/a (stdio has no Origin,
-// no MCP-Protocol-Version header, no 202).
+// finding as over HTTP, the HTTP-only rules n/a (stdio has no Origin, no
+// MCP-Protocol-Version header), and no line answering the notification.
 var everythingStdioProbe = map[string]probeWant{
 	"probe.answered":          {mjudge.Pass, []string{"probes checked"}},
 	"probe.answer-shape":      {mjudge.Pass, []string{"probes checked"}},
@@ -27,7 +27,7 @@ var everythingStdioProbe = map[string]probeWant{
 	"probe.id-type":           {mjudge.Pass, []string{"probes checked"}},
 	"probe.origin":            {mjudge.NotApplicable, []string{"not applicable on stdio"}},
 	"probe.protocol-version":  {mjudge.NotApplicable, []string{"not applicable on stdio"}},
-	"probe.notification-202":  {mjudge.NotApplicable, []string{"not applicable on stdio"}},
+	"probe.notification-202":  {mjudge.Pass, []string{"1 probe checked"}},
 }
 
 // TestProbeStdioPeers runs `mcpdiag probe -- node …/server-everything stdio`

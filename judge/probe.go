@@ -41,7 +41,7 @@ var probeRules = []Rule{
 			// with an input_required result. Neither is a failure to answer.
 			ok, ev := eachProbe(isProbe, func(x *Exchange) string {
 				switch {
-				case !probeAnswered(x):
+				case x.Probe.Answer == record.ProbeAnswerNone:
 					return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
 				case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
 					s := fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
@@ -245,14 +245,19 @@ var probeRules = []Rule{
 		Severity: SeverityMust,
 	},
 	{
-		ID:      "probe.notification-202",
-		Title:   "a notification is accepted with HTTP 202 and no body",
-		Cite:    "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it)",
+		ID:    "probe.notification-202",
+		Title: "a notification gets no response: over HTTP 202 Accepted with no body (or a 4xx), over stdio no line",
+		Cite: "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it); " +
+			"MCP basic §Notifications: a one-way message, the receiver MUST NOT send a response (over stdio: no line answers it); JSON-RPC 2.0 §4.1",
 		Probe:   true,
 		Applies: anyProbe(isAnsweredNotification),
 		Check: eachProbe(isAnsweredNotification, func(x *Exchange) string {
-			if !isNotification(x) || !probeAnswered(x) {
+			if !isNotification(x) || x.Probe.Answer == record.ProbeAnswerSilent {
 				return ""
+			}
+			if x.Status == 0 {
+				// No HTTP status: a line of a stdio server answered it.
+				return fmt.Sprintf("%s: a line answered it (%s): %s", probeLabel(x), orOutcome(x), excerpt(x.ResponseBody))
 			}
 			if x.Status == 202 && x.ResponseBytes == 0 {
 				return ""
@@ -319,7 +324,13 @@ func isAnsweredRequest(x *Exchange) bool {
 	// A refused Origin or protocol version may answer without an id.
 	return !isNotification(x) && gotAnswer(x) && x.Status < 400
 }
-func isAnsweredNotification(x *Exchange) bool { return isNotification(x) && probeAnswered(x) }
+
+// isAnsweredNotification selects the notifications the probe knows the fate
+// of: an HTTP answer, a stdio line that answered it, or no line before the
+// answer to the request after it (ProbeAnswerSilent).
+func isAnsweredNotification(x *Exchange) bool {
+	return isNotification(x) && (probeAnswered(x) || x.Probe.Answer == record.ProbeAnswerSilent)
+}
 
 // decidable reports an answer that says success or error in a form the
 // rules can read: a tool result, a JSON-RPC error, an HTTP error status.

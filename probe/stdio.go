@@ -27,9 +27,10 @@ import (
 const StopTimeout = 2 * time.Second
 
 // httpOnly are the probe kinds that test the Streamable HTTP layer
-// (Origin, MCP-Protocol-Version header, 202 to a notification): stdio has
-// no HTTP layer, so they are not sent there and their rules are n/a.
-var httpOnly = []Kind{Notification, ForeignOrigin, BadProtocolVersion}
+// (Origin, MCP-Protocol-Version header): stdio has no HTTP layer, so they
+// are not sent there and their rules are n/a. The notification probe is
+// sent (see stdioServer.notification).
+var httpOnly = []Kind{ForeignOrigin, BadProtocolVersion}
 
 // stdioServer is the smallest stdio transport the probe needs: the
 // process, newline-delimited JSON-RPC on its stdin and stdout, its stderr
@@ -128,6 +129,7 @@ type stdioAnswer struct {
 	err     error    // why there is none
 	noise   [][]byte // stdout lines that are not JSON-RPC, read while waiting
 	asked   []string // methods of the server requests answered while waiting
+	stray   [][]byte // responses read while waiting for another id (want)
 	elapsed time.Duration
 }
 
@@ -135,7 +137,10 @@ type stdioAnswer struct {
 // reads stdout until a response, the timeout, or the end of stdout. Server
 // requests are answered as the HTTP probe answers them (declining);
 // notifications are skipped; a line that is not JSON-RPC is kept as noise.
-func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification bool, timeout time.Duration) stdioAnswer {
+// The first response is the answer whatever its id (a wrong id is the
+// classifier's finding), unless want is set: then only a response with
+// that id ends the wait, and the others are kept as stray.
+func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification bool, timeout time.Duration, want wire.ID) stdioAnswer {
 	start := time.Now()
 	var a stdioAnswer
 	if _, err := s.in.Write(append(bytes.Clone(line), '\n')); err != nil {
@@ -166,6 +171,10 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 			m := wire.ParseMessage(l)
 			switch m.Kind {
 			case wire.MessageResponse:
+				if !want.IsZero() && !m.ID.Equal(want) {
+					a.stray = append(a.stray, l)
+					continue
+				}
 				a.line, a.elapsed = l, time.Since(start)
 				return a
 			case wire.MessageNotification:
@@ -211,13 +220,25 @@ func (s *stdioServer) request(r client.Request) ([]byte, wire.ID) {
 // is a probe), every record gets a copy of it with its Answer: a line read
 // back is ProbeAnswerResponse, none ProbeAnswerNone.
 func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request, timeout time.Duration, member *record.Probe) ([]*record.Record, stdioAnswer) {
+	if r.Notification && member != nil {
+		return s.notification(ctx, url, r, timeout, member)
+	}
 	line, id := s.request(r)
 	start := time.Now()
-	a := s.roundTrip(ctx, line, r.Notification, timeout)
-	base := func() *record.Record {
-		return &record.Record{Kind: record.KindExchange, Time: start, Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version,
-			ProtocolVersion: wire.Protocol2025, URL: url, HTTPStatuses: []int{}}
-	}
+	a := s.roundTrip(ctx, line, r.Notification, timeout, wire.ID{})
+	return s.records(url, start, r, line, id, a, member), a
+}
+
+// base is a record of this transport, without its request or answer.
+func (s *stdioServer) base(url string, start time.Time) *record.Record {
+	return &record.Record{Kind: record.KindExchange, Time: start, Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version,
+		ProtocolVersion: wire.Protocol2025, URL: url, HTTPStatuses: []int{}}
+}
+
+// records returns the records of request r (its line, its id) answered a:
+// one per noise line, then r's own (see exchange).
+func (s *stdioServer) records(url string, start time.Time, r client.Request, line []byte, id wire.ID, a stdioAnswer, member *record.Probe) []*record.Record {
+	base := func() *record.Record { return s.base(url, start) }
 	var recs []*record.Record
 	for _, n := range a.noise {
 		rec := base()
@@ -268,7 +289,81 @@ func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request
 	if a.line != nil {
 		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 	}
+	return append(recs, rec)
+}
+
+// notification sends the notification probe r and shows whether a line
+// answers it: MCP says the receiver of a notification MUST NOT send a
+// response, and stdio has no 202 to say "accepted". A notification has no
+// id to wait for, so a request follows it (followUp) and stdout is read
+// until that request's response: a response before it answers the
+// notification. The records: one per noise line read meanwhile (the
+// probe's), the follow-up's (no probe member: no probe rule judges it),
+// then the probe's own, whose Answer is ProbeAnswerSilent when no line
+// answered it, ProbeAnswerResponse when one did (the first such line is
+// its body), ProbeAnswerNone when the follow-up got no answer either (the
+// server did not read on, or is gone).
+func (s *stdioServer) notification(ctx context.Context, url string, r client.Request, timeout time.Duration, member *record.Probe) ([]*record.Record, stdioAnswer) {
+	line, _ := s.request(r)
+	start := time.Now()
+	follow := s.followUp()
+	fline, fid := s.request(follow)
+	var a stdioAnswer
+	if _, err := s.in.Write(append(bytes.Clone(line), '\n')); err != nil {
+		a.err = fmt.Errorf("writing to the server's stdin: %w", err)
+	} else {
+		a = s.roundTrip(ctx, fline, false, timeout, fid)
+	}
+	recs := s.records(url, time.Now(), follow, fline, fid, a, nil)
+	for _, rec := range recs[:len(recs)-1] {
+		// Noise read while the probe waited is the probe's finding.
+		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
+	}
+	if f := recs[len(recs)-1]; a.line != nil {
+		note := fmt.Sprintf("sent after the notification probe %d to show the server read past it", member.Index)
+		if f.Note != "" {
+			note = f.Note + "; " + note
+		}
+		f.Note = note
+	}
+	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: wire.Protocol2025}
+	answer, reason := record.ProbeAnswerSilent, ""
+	switch {
+	case len(a.stray) > 0:
+		answer = record.ProbeAnswerResponse
+		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, a.stray[0]
+	case a.line == nil:
+		answer = record.ProbeAnswerNone
+		cex.Err, cex.RequestSent = fmt.Errorf("no line answered the notification, but the %s sent after it got no answer either (the server may not have read on): %w", follow.Method, a.err), true
+	default:
+		cex.Status, cex.Header = http.StatusAccepted, http.Header{}
+		reason = fmt.Sprintf("no line answered the notification: the %s sent after it (id %s) was answered first, as MCP wants (a notification gets no response)", follow.Method, fid)
+	}
+	res, _ := (&classify.Classifier{}).Classify(cex)
+	rec := s.base(url, start)
+	rec.SetRequest(line)
+	rec.SetResult(res)
+	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
+	rec.Method, rec.ProtocolVersion = r.Method, wire.Protocol2025
+	rec.Timings.Total = record.Duration(time.Since(start))
+	if reason != "" {
+		rec.Reason = reason
+	}
+	if len(a.stray) > 0 {
+		rec.Reason = "a line answered the notification, which gets no response: " + rec.Reason
+		rec.ResponseBody, rec.ResponseBytes = &record.Body{Text: excerpt(a.stray[0])}, int64(len(a.stray[0]))
+		if len(a.stray) > 1 {
+			rec.Note = fmt.Sprintf("%d lines answered it before the %s's answer", len(a.stray), follow.Method)
+		}
+	}
+	rec.Probe = withAnswer(member, answer)
 	return append(recs, rec), a
+}
+
+// followUp is the request sent after a notification probe: the era's
+// cheapest request a server must answer (ping on 2025-11-25).
+func (s *stdioServer) followUp() client.Request {
+	return client.Request{Method: "ping", Params: map[string]json.RawMessage{}}
 }
 
 // withAnswer returns a copy of member with its Answer (nil for nil).
@@ -387,7 +482,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	for i, c := range rep.Checks {
 		switch {
 		case c.Verdict == judge.NotApplicable && slices.Contains(httpOnlyRules, c.Rule):
-			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header, no 202)"
+			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header)"
 		case c.Rule == "probe.answer-shape" && c.Verdict == judge.Fail && len(noise) > 0:
 			// The line is the evidence (the rule names only the outcome).
 			more := ""
@@ -403,7 +498,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 }
 
 // httpOnlyRules judge the httpOnly probes.
-var httpOnlyRules = []string{"probe.origin", "probe.protocol-version", "probe.notification-202"}
+var httpOnlyRules = []string{"probe.origin", "probe.protocol-version"}
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -55,10 +55,10 @@ func runStdio(t *testing.T, argv ...string) *probe.Report {
 }
 
 // TestProbeStdio: the probe over stdio against a go-sdk v1.8.0 server:
-// every rule that applies passes, the HTTP-only rules are n/a (stdio has no
-// Origin, protocol header or 202), the destructive tool never runs, every
-// probe's record has its probe member and no HTTP status, and the server
-// is stopped at the end.
+// every rule that applies passes (a notification no line answers included),
+// the HTTP-only rules are n/a (stdio has no Origin or protocol header), the
+// destructive tool never runs, every probe's record has its probe member
+// and no HTTP status, and the server is stopped at the end.
 func TestProbeStdio(t *testing.T) {
 	bin := stdioServer(t)
 	ran := filepath.Join(t.TempDir(), "ran")
@@ -68,7 +68,7 @@ func TestProbeStdio(t *testing.T) {
 		"probe.answered": judge.Pass, "probe.answer-shape": judge.Pass, "probe.result-type": judge.NotApplicable,
 		"probe.invalid-arguments": judge.Pass, "probe.is-error-missing": judge.Pass, "probe.unknown-tool": judge.Pass,
 		"probe.malformed-call": judge.Pass, "probe.id-type": judge.Pass,
-		"probe.origin": judge.NotApplicable, "probe.protocol-version": judge.NotApplicable, "probe.notification-202": judge.NotApplicable,
+		"probe.origin": judge.NotApplicable, "probe.protocol-version": judge.NotApplicable, "probe.notification-202": judge.Pass,
 	}
 	if len(rep.Checks) != len(want) {
 		t.Errorf("%d checks, want %d", len(rep.Checks), len(want))
@@ -114,8 +114,12 @@ func TestProbeStdio(t *testing.T) {
 		}
 		if r.Probe != nil {
 			probes++
-			if r.Probe.Answer != record.ProbeAnswerResponse {
-				t.Errorf("probe %d %s: answer %q, want %q", r.Probe.Index, r.Probe.Kind, r.Probe.Answer, record.ProbeAnswerResponse)
+			want := record.ProbeAnswerResponse
+			if r.Probe.Kind == string(probe.Notification) {
+				want = record.ProbeAnswerSilent
+			}
+			if r.Probe.Answer != want {
+				t.Errorf("probe %d %s: answer %q, want %q", r.Probe.Index, r.Probe.Kind, r.Probe.Answer, want)
 			}
 		}
 	}
@@ -123,7 +127,7 @@ func TestProbeStdio(t *testing.T) {
 		t.Errorf("%d probe records, %d probes", probes, len(rep.Probes))
 	}
 	for _, p := range rep.Probes {
-		if p.Kind == probe.Notification || p.Kind == probe.ForeignOrigin || p.Kind == probe.BadProtocolVersion {
+		if p.Kind == probe.ForeignOrigin || p.Kind == probe.BadProtocolVersion {
 			t.Errorf("HTTP-only probe %s sent over stdio", p.Kind)
 		}
 	}
@@ -133,6 +137,84 @@ func TestProbeStdio(t *testing.T) {
 	if rep.Stopped != "exited after stdin closed" {
 		t.Errorf("server stopped: %q", rep.Stopped)
 	}
+}
+
+// TestProbeStdioNotification: over stdio a notification gets no line (MCP
+// basic §Notifications): a server that answers one with a line fails
+// probe.notification-202 with the line; one that reads nothing after it
+// (the ping after it gets no answer) fails probe.answered, not the
+// notification rule. Either way no other rule fails, and the run's records
+// judged again give the same verdicts.
+func TestProbeStdioNotification(t *testing.T) {
+	for _, tc := range []struct {
+		mode, rule, says, answer string
+	}{
+		{"answer", "probe.notification-202", `a line answered it (JSONRPC_ERROR`, record.ProbeAnswerResponse},
+		{"hang", "probe.answered", "the ping sent after it got no answer either", record.ProbeAnswerNone},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-notification", tc.mode}, Timeout: time.Second})
+			if err != nil {
+				t.Fatalf("probe.Run: %v", err)
+			}
+			t.Logf("%s", checks(rep.Checks))
+			for _, c := range rep.Checks {
+				switch {
+				case c.Rule == tc.rule && (c.Verdict != judge.Fail || !strings.Contains(c.Evidence, tc.says)):
+					t.Errorf("%s %s %q, want a failure saying %q", c.Rule, c.Verdict, c.Evidence, tc.says)
+				case c.Rule != tc.rule && c.Verdict == judge.Fail:
+					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+			}
+			n := 0
+			for _, r := range rep.Records {
+				if r.Probe != nil && r.Probe.Kind == string(probe.Notification) {
+					n++
+					if r.Probe.Answer != tc.answer {
+						t.Errorf("notification probe: answer %q, want %q", r.Probe.Answer, tc.answer)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d notification probe records, want 1", n)
+			}
+			// The same verdicts (the run words the n/a of the HTTP-only
+			// rules its own way) and the same evidence of the failure.
+			again := map[string]judge.Check{}
+			for _, c := range rejudge(t, rep.Records) {
+				again[c.Rule] = c
+			}
+			for _, c := range rep.Checks {
+				if a := again[c.Rule]; a.Verdict != c.Verdict || c.Verdict == judge.Fail && a.Evidence != c.Evidence {
+					t.Errorf("%s: %s %q in the run, %s %q judged from the records", c.Rule, c.Verdict, c.Evidence, a.Verdict, a.Evidence)
+				}
+			}
+		})
+	}
+}
+
+// rejudge encodes the records as --record writes them, decodes them and
+// judges them again.
+func rejudge(t *testing.T, recs []*record.Record) []judge.Check {
+	t.Helper()
+	var back []*record.Record
+	var enc record.Encoder
+	for _, r := range recs {
+		b, err := enc.Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := record.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back = append(back, d)
+	}
+	tr := judge.NewTrace("file", back, nil)
+	tr.Probe = true
+	return judge.Judge(tr)
 }
 
 // TestProbeStdioNoise: a line on stdout that is not JSON-RPC is a finding

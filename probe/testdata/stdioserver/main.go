@@ -2,16 +2,23 @@
 // stdio tests: a typed read-only tool (go-sdk validates its arguments) and
 // a destructive one that must never run. -noise writes a line that is not
 // JSON-RPC on stdout before each answer to a tools/call of an unknown
-// tool; -ran FILE appends the name of each tool that ran.
+// tool; -ran FILE appends the name of each tool that ran. -notification
+// answer answers a notifications/cancelled with a JSON-RPC error line (a
+// notification gets no response); -notification hang reads nothing after
+// one (the request after it is never answered).
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,6 +26,7 @@ import (
 func main() {
 	noise := flag.Bool("noise", false, "write a non-JSON-RPC line on stdout at the first tools/call")
 	ran := flag.String("ran", "", "append the name of each tool that ran to FILE")
+	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one")
 	flag.Parse()
 	mark := func(name string) {
 		if *ran == "" {
@@ -49,8 +57,12 @@ func main() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped"}}}, nil, nil
 		})
 	var t mcp.Transport = &mcp.StdioTransport{}
-	if *noise {
+	switch {
+	case *noise:
 		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout}}
+	case *notification != "":
+		out := &locked{w: os.Stdout}
+		t = &mcp.IOTransport{Reader: onNotification(*notification, out), Writer: out}
 	}
 	if err := s.Run(context.Background(), t); err != nil {
 		log.Print(err)
@@ -73,3 +85,41 @@ func (n *noisy) Write(p []byte) (int, error) {
 }
 
 func (n *noisy) Close() error { return n.w.Close() }
+
+// locked serializes the writes of the server and of onNotification.
+type locked struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *locked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *locked) Close() error { return l.w.Close() }
+
+// onNotification passes stdin's lines on to the server and does what mode
+// says at a notifications/cancelled: answer it on out, or hang.
+func onNotification(mode string, out io.Writer) io.ReadCloser {
+	r, w := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
+				switch mode {
+				case "answer":
+					fmt.Fprintln(out, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"stdioserver: no such request to cancel"}}`)
+				case "hang":
+					time.Sleep(time.Hour) // a timer: not the runtime's "all goroutines are asleep"
+				}
+			}
+			w.Write(append(line, '\n'))
+		}
+		w.Close()
+	}()
+	return r
+}
