@@ -18,11 +18,17 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -35,43 +41,49 @@ type junitCase struct {
 
 type junitMessage struct {
 	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
 	Text    string `xml:",chardata"`
 }
 
 // WriteJUnit writes the report as JUnit XML: one test suite per rule
-// family, one test case per rule; a failed rule is a failure with its
-// evidence, a rule that did not apply is skipped with the reason, and a
-// passed rule keeps its evidence in system-out. The text quotes the
-// server: pass it through the records' redactor.
+// family, one test case per rule; then one suite per probed tool
+// ("probe.tool NAME"), one test case per ToolRules rule judged on that
+// tool's probes alone. A failed rule is a failure with its evidence and
+// its severity as the failure's type ("must", "should", "advice": every
+// failed rule is a failure, whatever --fail-on says; the suite property
+// fail-on names the threshold of the exit status), a rule that did not
+// apply is skipped with the reason, and a passed rule keeps its evidence
+// in system-out. Each suite's properties give its rules' severities
+// ("severity probe.origin" = "must"). The text quotes the server: pass it
+// through the records' redactor.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	by := map[string]judge.Check{}
 	for _, c := range r.Checks {
 		by[c.Rule] = c
 	}
 	all := junitSuites{Name: "mcpdiag probe " + r.URL}
+	add := func(s junitSuite) {
+		all.Suites = append(all.Suites, s)
+		all.Tests, all.Failures, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Skipped+s.Skipped
+	}
 	for _, f := range Families {
 		s := junitSuite{Name: "probe." + f.Name}
 		for _, id := range f.Rules {
-			c, ok := by[id]
-			if !ok {
-				continue
+			if c, ok := by[id]; ok {
+				s.add(junitCheck(c, c.Rule, "probe."+f.Name), c, string(r.FailOn))
 			}
-			tc := junitCase{Name: id, Classname: "probe." + f.Name}
-			switch c.Verdict {
-			case judge.Fail:
-				tc.Failure = &junitMessage{Message: firstOf(c.Evidence), Text: c.Evidence}
-				s.Failures++
-			case judge.NotApplicable:
-				tc.Skipped = &junitMessage{Message: c.Evidence}
-				s.Skipped++
-			default:
-				tc.SystemOut = c.Evidence
-			}
-			s.Cases = append(s.Cases, tc)
-			s.Tests++
 		}
-		all.Suites = append(all.Suites, s)
-		all.Tests, all.Failures, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Skipped+s.Skipped
+		add(s)
+	}
+	for _, t := range r.Tools {
+		if len(t.Checks) == 0 {
+			continue
+		}
+		s := junitSuite{Name: "probe.tool " + t.Name}
+		for _, c := range t.Checks {
+			s.add(junitCheck(c, t.Name+" "+c.Rule, "probe.tool."+t.Name), c, string(r.FailOn))
+		}
+		add(s)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -83,6 +95,36 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// add appends a test case to the suite, counts it, and names the check's
+// severity (and the run's threshold, once) in the suite's properties.
+func (s *junitSuite) add(tc junitCase, c judge.Check, failOn string) {
+	if len(s.Properties) == 0 {
+		s.Properties = append(s.Properties, junitProperty{Name: "fail-on", Value: failOn})
+	}
+	s.Properties = append(s.Properties, junitProperty{Name: "severity " + c.Rule, Value: string(c.Severity)})
+	switch c.Verdict {
+	case judge.Fail:
+		s.Failures++
+	case judge.NotApplicable:
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, tc)
+	s.Tests++
+}
+
+func junitCheck(c judge.Check, name, class string) junitCase {
+	tc := junitCase{Name: name, Classname: class}
+	switch c.Verdict {
+	case judge.Fail:
+		tc.Failure = &junitMessage{Message: firstOf(c.Evidence), Type: string(c.Severity), Text: c.Evidence}
+	case judge.NotApplicable:
+		tc.Skipped = &junitMessage{Message: c.Evidence}
+	default:
+		tc.SystemOut = c.Evidence
+	}
+	return tc
 }
 
 // firstOf is the first finding of an evidence ("a; b; c" → "a").

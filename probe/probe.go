@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -24,6 +23,9 @@ const (
 	DefaultMaxPerTool = 6
 	DefaultTimeout    = 10 * time.Second
 	DefaultInterval   = 5 * time.Millisecond
+	// DefaultFailOn fails a run on a broken MUST or SHOULD; a failed
+	// advice rule is reported and does not fail it.
+	DefaultFailOn = judge.SeverityShould
 )
 
 // The values of the ForeignOrigin and BadProtocolVersion probes: a name
@@ -70,6 +72,9 @@ type Options struct {
 	// OnRecord, when set, receives every exchange record as it is made,
 	// in order.
 	OnRecord func(*record.Record)
+	// FailOn is the lightest severity of a failed rule that fails the run
+	// (Report.Failed): DefaultFailOn when "", judge.SeverityNone for none.
+	FailOn judge.Severity
 }
 
 // ToolPlan says what the run did with one listed tool.
@@ -90,6 +95,9 @@ type ToolPlan struct {
 	RPCErrors  int `json:"rpcErrors"`
 	Successes  int `json:"successes"`
 	Other      int `json:"other"`
+	// Checks are the verdicts of the ToolRules on this tool's probes
+	// alone, in report order; none for a tool that received no probe.
+	Checks []judge.Check `json:"checks,omitempty"`
 }
 
 // Families are the rule families of the grade line, in report order, and
@@ -105,29 +113,47 @@ var Families = []struct {
 }
 
 // Grade is one family's verdict: fail when one of its rules failed, pass
-// when one passed and none failed, n/a otherwise.
+// when one passed and none failed, n/a otherwise; with the count of each
+// verdict, the rules that failed and the heaviest severity among them.
 type Grade struct {
-	Family  string        `json:"family"`
-	Verdict judge.Verdict `json:"verdict"`
+	Family        string        `json:"family"`
+	Verdict       judge.Verdict `json:"verdict"`
+	Pass          int           `json:"pass"`
+	Fail          int           `json:"fail"`
+	NotApplicable int           `json:"notApplicable"`
+	// Failed are the rules of the family that failed, in report order;
+	// Severity is the heaviest of their severities ("" when none failed).
+	Failed   []string       `json:"failed,omitempty"`
+	Severity judge.Severity `json:"severity,omitempty"`
 }
 
-// Grades returns the verdict of each family over the checks.
+// Grades returns the verdict of each family over the checks. A rule of a
+// family with no check (not judged) counts as n/a.
 func Grades(checks []judge.Check) []Grade {
-	by := map[string]judge.Verdict{}
+	by := map[string]judge.Check{}
 	for _, c := range checks {
-		by[c.Rule] = c.Verdict
+		by[c.Rule] = c
 	}
 	var out []Grade
 	for _, f := range Families {
 		g := Grade{Family: f.Name, Verdict: judge.NotApplicable}
 		for _, r := range f.Rules {
-			switch by[r] {
-			case judge.Fail:
+			c, ok := by[r]
+			switch {
+			case ok && c.Verdict == judge.Fail:
 				g.Verdict = judge.Fail
-			case judge.Pass:
+				g.Fail++
+				g.Failed = append(g.Failed, r)
+				if g.Severity == "" || c.Severity.AtLeast(g.Severity) {
+					g.Severity = c.Severity
+				}
+			case ok && c.Verdict == judge.Pass:
 				if g.Verdict != judge.Fail {
 					g.Verdict = judge.Pass
 				}
+				g.Pass++
+			default:
+				g.NotApplicable++
 			}
 		}
 		out = append(out, g)
@@ -154,10 +180,15 @@ type Report struct {
 	// Checks are the probe rules' verdicts, Grades each family's.
 	Checks []judge.Check `json:"checks"`
 	Grades []Grade       `json:"grades"`
+	// FailOn is the run's threshold (Options.FailOn), Findings the rules
+	// that failed with a severity at least FailOn, in report order: the
+	// run failed (Failed) when there is one.
+	FailOn   judge.Severity `json:"failOn"`
+	Findings []string       `json:"findings"`
 }
 
-// Failed reports a check that failed.
-func (r *Report) Failed() bool { return judge.Worst(r.Checks) == judge.Fail }
+// Failed reports a rule that failed with a severity at least FailOn.
+func (r *Report) Failed() bool { return len(r.Findings) > 0 }
 
 func (o Options) withDefaults() Options {
 	if o.Seed == 0 {
@@ -171,6 +202,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Interval == 0 {
 		o.Interval = DefaultInterval
+	}
+	if o.FailOn == "" {
+		o.FailOn = DefaultFailOn
 	}
 	return o
 }
@@ -261,6 +295,9 @@ func envelope(listed map[string]bool, seed uint64) []Probe {
 // non-nil for bad options (ErrUsage) and when the tools could not be
 // listed; every answer to a probe, whatever it is, is in the Report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	if len(opts.Command) > 0 {
 		return runStdio(ctx, opts)
@@ -328,7 +365,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	tr.Probe = true
 	rep.Checks = judge.Judge(tr)
 	rep.Grades = Grades(rep.Checks)
-	rep.countAnswers()
+	rep.fillTools(opts.FailOn)
 	return rep, stopped
 }
 
@@ -354,33 +391,6 @@ func (declining) Answer(_ context.Context, req client.InputRequest) (json.RawMes
 		return json.RawMessage(`{}`), nil
 	}
 	return nil, client.ErrNoAnswer
-}
-
-// countAnswers fills in each tool's answer counts from its probes' records.
-func (r *Report) countAnswers() {
-	at := map[string]*ToolPlan{}
-	for i := range r.Tools {
-		at[r.Tools[i].Name] = &r.Tools[i]
-	}
-	for _, rec := range r.Records {
-		if rec.Probe == nil {
-			continue
-		}
-		tp := at[rec.Tool]
-		if tp == nil {
-			continue // an envelope probe: it names no listed tool
-		}
-		switch {
-		case rec.Outcome == classify.ToolError:
-			tp.ToolErrors++
-		case rec.JSONRPC.ErrorCode != nil:
-			tp.RPCErrors++
-		case rec.Outcome == classify.ToolSuccess:
-			tp.Successes++
-		default:
-			tp.Other++
-		}
-	}
 }
 
 // wait pauses before probe i (none before the first); false when ctx ended.

@@ -493,7 +493,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 	}
 	rep.Grades = Grades(rep.Checks)
-	rep.countAnswers()
+	rep.fillTools(opts.FailOn)
 	return rep, stopped
 }
 

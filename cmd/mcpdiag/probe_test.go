@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func TestProbeCommandHealthy(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), " pass, 0 fail, 0 n/a.") || strings.Contains(stdout.String(), "FAIL") {
+	if !strings.Contains(stdout.String(), " pass, 0 fail, 0 n/a; --fail-on should: no failure at or above it.") || strings.Contains(stdout.String(), "FAIL") {
 		t.Errorf("report:\n%s", stdout.String())
 	}
 	data, err := os.ReadFile(recFile)
@@ -80,8 +81,8 @@ func TestProbeCommandFinding(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "FAIL probe.answer-shape: probe 0 ") || !strings.Contains(stdout.String(), "INVALID_ENVELOPE") ||
-		strings.Count(stdout.String(), "FAIL") != 1 {
+	if !strings.Contains(stdout.String(), "\nFAIL probe.answer-shape (must): probe 0 ") || !strings.Contains(stdout.String(), "INVALID_ENVELOPE") ||
+		strings.Count(stdout.String(), "\nFAIL ") != 1 {
 		t.Errorf("report:\n%s", stdout.String())
 	}
 	stdout.Reset()
@@ -125,8 +126,17 @@ func TestProbeCommandFinding(t *testing.T) {
 			}
 		}
 	}
-	if suites.Tests != len(rep.Checks) || suites.Failures != 1 || len(failed) != 1 || !strings.HasPrefix(failed[0], "probe.answer-shape: probe 0 ") {
-		t.Errorf("--junit: %d tests, %d failures %q, want %d tests and probe.answer-shape failed", suites.Tests, suites.Failures, failed, len(rep.Checks))
+	// A suite per family (a case per rule), then one per probed tool (a
+	// case per rule about its probes): the tool's answer was broken too.
+	var ruleFailed []string
+	for _, f := range failed {
+		if strings.HasPrefix(f, "probe.") {
+			ruleFailed = append(ruleFailed, f)
+		}
+	}
+	if suites.Tests <= len(rep.Checks) || len(ruleFailed) != 1 || !strings.HasPrefix(ruleFailed[0], "probe.answer-shape: probe 0 ") ||
+		suites.Failures != len(failed) || !slices.Contains(failed, "echo probe.answer-shape: "+strings.TrimPrefix(ruleFailed[0], "probe.answer-shape: ")) {
+		t.Errorf("--junit: %d tests, %d failures %q, want more than %d tests, probe.answer-shape failed, and for tool echo", suites.Tests, suites.Failures, failed, len(rep.Checks))
 	}
 }
 
@@ -141,6 +151,8 @@ func TestProbeCommandUsage(t *testing.T) {
 		{[]string{"probe", "ftp://x"}, 2, "must start with http://"},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--protocol", "2024"}, 2, "--protocol"},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--max-probes", "0"}, 2, "--max-probes"},
+		{[]string{"probe", "http://127.0.0.1:1/mcp", "--fail-on", "warning"}, 2, `--fail-on: severity "warning": must be must, should, advice or none`},
+		{[]string{"probe", "http://127.0.0.1:1/mcp", "--fail-on", ""}, 2, "--fail-on"},
 		{[]string{"probe"}, 2, "accepts 1 arg"},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--timeout", "2s"}, 3, "listing the tools of http://127.0.0.1:1/mcp: NETWORK_ERROR"},
 	}
@@ -172,7 +184,7 @@ func TestProbeCommandStdio(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"probe stdio:stdioserver: era 2025-11-25", "8 pass, 0 fail, 3 n/a.", "N/A  probe.origin: not applicable on stdio", "exited after stdin closed"} {
+	for _, want := range []string{"probe stdio:stdioserver: era 2025-11-25", "8 pass, 0 fail, 3 n/a;", "N/A  probe.origin: not applicable on stdio", "exited after stdin closed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -191,6 +203,101 @@ func TestProbeCommandStdio(t *testing.T) {
 		var o, e bytes.Buffer
 		if code := run(args, strings.NewReader(""), &o, &e); code != 2 {
 			t.Errorf("%q: exit %d, want 2\n%s", args, code, e.String())
+		}
+	}
+}
+
+// TestProbeFailOn: --fail-on picks the failures that exit 1, against serve
+// variants with a finding of known severity: server.unknown_tool_as_tool_error
+// fails probe.unknown-tool (should) only, server.no_origin_check probe.origin
+// (must) only. The summary line and --json's findings say the same.
+func TestProbeFailOn(t *testing.T) {
+	tests := []struct {
+		scenario string
+		failOn   string // "" is the default (should)
+		code     int
+		summary  string
+	}{
+		{"server.unknown_tool_as_tool_error", "must", 0, "--fail-on must: no failure at or above it, 1 below it."},
+		{"server.unknown_tool_as_tool_error", "should", 1, "--fail-on should: 1 failure at or above it (probe.unknown-tool)."},
+		{"server.unknown_tool_as_tool_error", "", 1, "--fail-on should: 1 failure at or above it (probe.unknown-tool)."},
+		{"server.unknown_tool_as_tool_error", "advice", 1, "--fail-on advice: 1 failure at or above it (probe.unknown-tool)."},
+		{"server.unknown_tool_as_tool_error", "none", 0, "--fail-on none: no failure at or above it, 1 below it."},
+		{"server.no_origin_check", "must", 1, "--fail-on must: 1 failure at or above it (probe.origin)."},
+		{"server.no_origin_check", "should", 1, "--fail-on should: 1 failure at or above it (probe.origin)."},
+		{"server.no_origin_check", "advice", 1, "--fail-on advice: 1 failure at or above it (probe.origin)."},
+		{"server.no_origin_check", "none", 0, "--fail-on none: no failure at or above it, 1 below it."},
+		{"", "advice", 0, "--fail-on advice: no failure at or above it."},
+	}
+	u, _ := startServe(t, serveOptions{})
+	base := strings.TrimSuffix(u, "/mcp")
+	for _, tc := range tests {
+		t.Run(tc.scenario+"/"+tc.failOn, func(t *testing.T) {
+			url := u
+			if tc.scenario != "" {
+				url = base + "/s/" + tc.scenario + "/mcp"
+			}
+			args := []string{"probe", url, "--protocol", "2026-07-28", "--max-probes", "1", "--interval", "0", "--timeout", "5s"}
+			if tc.failOn != "" {
+				args = append(args, "--fail-on", tc.failOn)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(args, strings.NewReader(""), &stdout, &stderr)
+			if code != tc.code || !strings.HasSuffix(stdout.String(), tc.summary+"\n") {
+				t.Errorf("exit %d, want %d; want the summary %q:\n%s%s", code, tc.code, tc.summary, stdout.String(), stderr.String())
+			}
+			stdout.Reset()
+			if c := run(append(args, "--json"), strings.NewReader(""), &stdout, &stderr); c != tc.code {
+				t.Errorf("--json: exit %d, want %d", c, tc.code)
+			}
+			var rep struct {
+				FailOn   string   `json:"failOn"`
+				Findings []string `json:"findings"`
+				Checks   []struct{ Rule, Verdict, Severity string }
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("--json: %v", err)
+			}
+			want := map[bool]string{true: "should", false: tc.failOn}[tc.failOn == ""]
+			if rep.FailOn != want || (len(rep.Findings) > 0) != (tc.code == 1) {
+				t.Errorf("--json: failOn %q findings %q, want %q and findings iff exit 1", rep.FailOn, rep.Findings, want)
+			}
+			for _, c := range rep.Checks {
+				if c.Severity == "" {
+					t.Errorf("--json: %s has no severity", c.Rule)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeRecordStdout: with --record -, stdout holds only the records
+// (as call, matrix and serve do) and the report goes to stderr.
+func TestProbeRecordStdout(t *testing.T) {
+	u, _ := startServe(t, serveOptions{})
+	for _, extra := range [][]string{nil, {"--json"}} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"probe", u, "--protocol", "2026-07-28", "--max-probes", "1", "--interval", "0", "--record", "-"}, extra...)
+		if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d\n%s", extra, code, stderr.String())
+		}
+		onlyRecords(t, "probe --record - "+strings.Join(extra, " "), stdout.String())
+		recs := decodeRecords(t, stdout.Bytes())
+		probes := 0
+		for _, r := range recs {
+			if r.Probe != nil {
+				probes++
+			}
+		}
+		if probes == 0 {
+			t.Errorf("%q: no probe record on stdout", extra)
+		}
+		want := "rules: "
+		if extra != nil {
+			want = `"checks": [`
+		}
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("%q: the report is not on stderr: %q", extra, stderr.String())
 		}
 	}
 }

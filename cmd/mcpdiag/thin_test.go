@@ -24,6 +24,7 @@ var cliForbidden = map[string]string{
 	"signal.Ignore":             "sink signals are record.CatchSinkSignals'",
 	"json.NewDecoder":           "parsing an input format belongs to its package (serve.ParseConfig, client.ReadInputs, …)",
 	"proxy.Proxy.BeginShutdown": "the proxy's shutdown order is proxy.Proxy.Serve's",
+	"probe.Run":                 "mcpdiag probe calls probe.Main, which runs, renders and picks the exit status (usable from Go)",
 }
 
 // TestCLIIsThin fails when the CLI's non-test code calls one of

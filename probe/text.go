@@ -1,0 +1,179 @@
+package probe
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpdiag/mcpdiag/judge"
+)
+
+// WriteText writes the report for people: the era, what was done with
+// each tool, the per-tool table (each probed tool × ToolRules: pass, FAIL,
+// n/a) with the evidence of each FAIL, one line per rule (a FAIL with its
+// severity and evidence, which names the probes by index: the seed is on
+// the first line), one grade line per rule family, and a summary that says
+// what --fail-on made of the failures. The text quotes the server: pass it
+// through the records' redactor.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "probe %s: era %s (%s), seed %d, %d probes\n", r.URL, r.Protocol, r.EraReason, r.Seed, len(r.Probes))
+	var skipped, unread []string
+	var probed []*ToolPlan
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		switch {
+		case !t.Allowed:
+			skipped = append(skipped, t.Name)
+		case t.Probes == 0:
+			unread = append(unread, t.Name)
+		default:
+			probed = append(probed, t)
+			line := fmt.Sprintf("  tool %s: %d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Name, t.Probes,
+				plural(t.Probes, "probe", "probes"), t.ToolErrors, t.RPCErrors, t.Successes, t.Other)
+			if t.Why != "" {
+				line += "; " + t.Why
+			}
+			fmt.Fprintln(&b, line)
+		}
+	}
+	if len(unread) > 0 {
+		fmt.Fprintf(&b, "  no argument probe (inputSchema unreadable, or anyOf/oneOf/allOf/$ref): %s\n", strings.Join(unread, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "  not probed, not annotated readOnlyHint true (--allow TOOL to probe one): %s\n", strings.Join(skipped, ", "))
+	}
+	if len(probed) > 0 {
+		writeToolTable(&b, probed)
+	}
+	n := map[judge.Verdict]int{}
+	for _, c := range r.Checks {
+		n[c.Verdict]++
+		fmt.Fprintf(&b, "%-4s %s: %s\n", strings.ToUpper(string(c.Verdict)), ruleAndSeverity(c), c.Evidence)
+	}
+	width := 0
+	for _, g := range r.Grades {
+		width = max(width, len(g.Family))
+	}
+	for _, g := range r.Grades {
+		fmt.Fprintf(&b, "grade %-*s  %-4s  %s\n", width, g.Family, g.Verdict, r.gradeDetail(g))
+	}
+	if r.Stopped != "" {
+		fmt.Fprintf(&b, "stdio server %s: %s\n", strings.Join(r.Command, " "), r.Stopped)
+	}
+	fmt.Fprintf(&b, "%d rules: %d pass, %d fail, %d n/a; %s\n", len(r.Checks), n[judge.Pass], n[judge.Fail], n[judge.NotApplicable], r.failOnSummary())
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeToolTable writes the per-tool table: a row per probed tool, a
+// column per ToolRules, then the evidence of each FAIL cell.
+func writeToolTable(b *strings.Builder, tools []*ToolPlan) {
+	name := len("tool")
+	for _, t := range tools {
+		name = max(name, len(t.Name))
+	}
+	b.WriteString("  per tool, the rules about its probes judged on them alone (n/a: no probe of the rule's kind):\n")
+	head := fmt.Sprintf("  %-*s", name, "tool")
+	for _, tr := range ToolRules {
+		head += fmt.Sprintf("  %-*s", max(4, len(tr.Label)), tr.Label)
+	}
+	b.WriteString(strings.TrimRight(head, " ") + "\n")
+	var fails []string
+	for _, t := range tools {
+		by := map[string]judge.Check{}
+		for _, c := range t.Checks {
+			by[c.Rule] = c
+		}
+		row := fmt.Sprintf("  %-*s", name, t.Name)
+		for _, tr := range ToolRules {
+			v := "n/a"
+			if c, ok := by[tr.Rule]; ok {
+				v = verdictWord(c.Verdict)
+				if c.Verdict == judge.Fail {
+					fails = append(fails, fmt.Sprintf("  FAIL %s %s: %s", t.Name, ruleAndSeverity(c), c.Evidence))
+				}
+			}
+			row += fmt.Sprintf("  %-*s", max(4, len(tr.Label)), v)
+		}
+		b.WriteString(strings.TrimRight(row, " ") + "\n")
+	}
+	for _, f := range fails {
+		b.WriteString(f + "\n")
+	}
+	var legend []string
+	for _, tr := range ToolRules {
+		legend = append(legend, tr.Label+" "+tr.Rule)
+	}
+	fmt.Fprintf(b, "  (columns: %s)\n", strings.Join(legend, ", "))
+}
+
+func verdictWord(v judge.Verdict) string {
+	switch v {
+	case judge.Fail:
+		return "FAIL"
+	case judge.NotApplicable:
+		return "n/a"
+	}
+	return string(v)
+}
+
+// ruleAndSeverity is a check's rule, with its severity when it failed:
+// "probe.origin (must)".
+func ruleAndSeverity(c judge.Check) string {
+	if c.Verdict == judge.Fail && c.Severity != "" {
+		return fmt.Sprintf("%s (%s)", c.Rule, c.Severity)
+	}
+	return c.Rule
+}
+
+// gradeDetail says what a family's grade comes from: the rules that
+// failed with their severities, the counts.
+func (r *Report) gradeDetail(g Grade) string {
+	var parts []string
+	if g.Fail > 0 {
+		sev := map[string]judge.Severity{}
+		for _, c := range r.Checks {
+			sev[c.Rule] = c.Severity
+		}
+		var failed []string
+		for _, id := range g.Failed {
+			failed = append(failed, fmt.Sprintf("%s (%s)", id, sev[id]))
+		}
+		parts = append(parts, "failed: "+strings.Join(failed, ", "))
+	}
+	parts = append(parts, fmt.Sprintf("%d pass", g.Pass))
+	if g.NotApplicable > 0 {
+		parts = append(parts, fmt.Sprintf("%d n/a", g.NotApplicable))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// failOnSummary says which failures reach the threshold and so the exit
+// status: "fail-on should: 2 rules fail at or above it (exit 1)".
+func (r *Report) failOnSummary() string {
+	below := 0
+	for _, c := range r.Checks {
+		if c.Verdict == judge.Fail && !c.Severity.AtLeast(r.FailOn) {
+			below++
+		}
+	}
+	s := fmt.Sprintf("--fail-on %s: ", r.FailOn)
+	switch {
+	case len(r.Findings) > 0:
+		s += fmt.Sprintf("%d %s at or above it (%s)", len(r.Findings), plural(len(r.Findings), "failure", "failures"), strings.Join(r.Findings, ", "))
+	default:
+		s += "no failure at or above it"
+	}
+	if below > 0 {
+		s += fmt.Sprintf(", %d below it", below)
+	}
+	return s + "."
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
