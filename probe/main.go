@@ -48,7 +48,8 @@ func (e *ExitError) Unwrap() error { return e.Err }
 type Output struct {
 	// Stdout gets the report (text, or JSON with JSON set), unless Record
 	// is "-": then Stdout holds only the records and the report goes to
-	// Stderr. Stderr also gets what went wrong with the records.
+	// Stderr. Stderr also gets what went wrong with the records. A nil
+	// writer discards.
 	Stdout, Stderr io.Writer
 	// JSON prints the report as one JSON object (the Report's fields).
 	JSON bool
@@ -64,9 +65,17 @@ type Output struct {
 // record file before anything is sent, runs, writes the report (secrets of
 // opts.Header redacted, as in the records) and the JUnit file, and returns
 // nil when no rule failed at opts.FailOn or above, or an *ExitError with
-// the exit status: ExitFinding, ExitUsage, ExitNoRun, ExitNotWritten.
-// Main takes over opts.OnRecord.
+// the exit status: ExitFinding, ExitUsage, ExitNoRun, ExitNotWritten (the
+// report, the JUnit file or a record could not be written: it outranks the
+// run's own status, which the report still gives).
+// opts.OnRecord, when set, is called after each record is written.
 func Main(ctx context.Context, opts Options, out Output) error {
+	if out.Stdout == nil {
+		out.Stdout = io.Discard
+	}
+	if out.Stderr == nil {
+		out.Stderr = io.Discard
+	}
 	if err := opts.Validate(); err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
@@ -84,9 +93,13 @@ func Main(ctx context.Context, opts Options, out Output) error {
 		if err != nil {
 			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--record: %w", err)}
 		}
-		opts.OnRecord = func(r *record.Record) { _ = sink.Write(r) } // a loss is counted and named by the sink
-	} else {
-		opts.OnRecord = nil
+		then := opts.OnRecord
+		opts.OnRecord = func(r *record.Record) {
+			_ = sink.Write(r) // a loss is counted and named by the sink
+			if then != nil {
+				then(r)
+			}
+		}
 	}
 	rep, runErr := Run(ctx, opts)
 	if errors.Is(runErr, ErrUsage) {
@@ -96,22 +109,25 @@ func Main(ctx context.Context, opts Options, out Output) error {
 	var lost []string
 	if rep != nil && rep.Tools != nil {
 		var b strings.Builder
+		var err error
 		if out.JSON {
-			if err := rep.WriteJSON(&b); err != nil {
-				return err
-			}
+			err = rep.WriteJSON(&b)
 		} else {
-			_ = rep.WriteText(&b) // a strings.Builder takes every byte
+			err = rep.WriteText(&b)
 		}
-		if _, err := io.WriteString(report, red.Scrub(b.String())); err != nil {
+		if err == nil {
+			_, err = io.WriteString(report, red.Scrub(b.String()))
+		}
+		if err != nil {
 			lost = append(lost, fmt.Sprintf("the report: %v", err))
 		}
 		if out.JUnit != "" {
 			b.Reset()
-			if err := rep.WriteJUnit(&b); err != nil {
-				return err
+			err := rep.WriteJUnit(&b)
+			if err == nil {
+				err = atomicfile.WriteFile(out.JUnit, []byte(red.Scrub(b.String())), 0o644)
 			}
-			if err := atomicfile.WriteFile(out.JUnit, []byte(red.Scrub(b.String())), 0o644); err != nil {
+			if err != nil {
 				lost = append(lost, fmt.Sprintf("--junit: %v", err))
 			}
 		}

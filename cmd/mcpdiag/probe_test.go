@@ -301,3 +301,16 @@ func TestProbeRecordStdout(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeJUnitNotWritten: a --junit file that cannot be written is exit 6
+// with one line that says so, whatever the verdicts; the report is printed.
+func TestProbeJUnitNotWritten(t *testing.T) {
+	u, _ := startServe(t, serveOptions{})
+	junit := filepath.Join(t.TempDir(), "no-such-dir", "probe.xml")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"probe", u, "--protocol", "2026-07-28", "--max-probes", "1", "--interval", "0", "--junit", junit}, strings.NewReader(""), &stdout, &stderr)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if code != 6 || len(lines) != 1 || !strings.Contains(lines[0], "not written: --junit: ") || !strings.Contains(stdout.String(), " rules: ") {
+		t.Errorf("exit %d, stderr %q, want exit 6 and one line about --junit; stdout:\n%s", code, stderr.String(), stdout.String())
+	}
+}
