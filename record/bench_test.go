@@ -54,3 +54,34 @@ func benchExchangeRecord() *Record {
 		ResponseBody:    &Body{Text: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"found 3 results for the keyword go, see https://example.com/search?q=go\"}],\"isError\":false}}\n\n"},
 	}
 }
+
+// BenchmarkEncodeProxyJSON encodes the record `mcpdiag proxy` writes for
+// one exchange of bench/proxybench's JSON workload in the default body
+// mode (a successful tools/call: no body text, the Go client's headers),
+// the encoder's share of the proxy's CPU per exchange.
+func BenchmarkEncodeProxyJSON(b *testing.B) {
+	rec := benchProxyJSONRecord()
+	var e Encoder
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Encode(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchProxyJSONRecord() *Record {
+	f := false
+	return &Record{
+		Kind: KindExchange, ID: "01M8Y575QYDAN7V64KAABBCFYV", Client: "Go-http-client/1.1", ProtocolVersion: "2026-07-28",
+		Method: "tools/call", PostCount: 1, HTTPStatuses: []int{200}, ResultType: "complete",
+		Outcome: "TOOL_SUCCESS", Layer: "application", Reason: "the tool call completed", Tool: "search",
+		ArgsHash:   "sha256:850cbb3a8d795f0d41d4b4659900f785b9e13983b6ba2c595037847ad749e8d6",
+		HTTPMethod: "POST", URL: "http://127.0.0.1:39227/mcp", Status: 200, ContentType: "application/json", IsError: &f,
+		RequestHeaders: http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Length": {"1024"},
+			"Content-Type": {"application/json"}, "User-Agent": {"Go-http-client/1.1"}},
+		ResponseHeaders: http.Header{"Content-Length": {"1024"}, "Content-Type": {"application/json"},
+			"Date": {"Thu, 03 Dec 2026 14:34:00 GMT"}},
+		RequestBytes: 1024, ResponseBytes: 1024,
+	}
+}

@@ -275,6 +275,9 @@ func (r *Redactor) Scrub(s string) string {
 // scrubPatterns applies the text patterns; ctx decides the name=value rule
 // (ctxForm adds code, state and sig).
 func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
+	if !patternsMayApply(s, ctx) {
+		return s // no pattern's condition holds (redact_gate.go)
+	}
 	lower := strings.ToLower(s)
 	if strings.Contains(lower, "-----begin") {
 		s = r.maskPEM(s)
@@ -287,7 +290,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			return m[1] + m[2] + r.Mask(m[3]) + m[4]
 		})
 	}
-	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, []string{"code", "state", "sig"}) {
+	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, formHints) {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {

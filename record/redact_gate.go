@@ -1,0 +1,148 @@
+package record
+
+// The gate of scrubPatterns: one pass over a string, without allocating,
+// that decides whether any of its patterns could change it. scrubPatterns
+// runs each pattern only under a condition on the string as it was given
+// (lower is computed once, before any pattern runs):
+//
+//	"-----begin" in lower                      → maskPEM
+//	"bearer", "basic" or "dpop" in lower       → bearerRE
+//	a nameHint in lower, or (ctxForm) a formHint → the name patterns
+//	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
+//	two "." in s                               → maskJWTs
+//
+// When none holds, no pattern runs and scrubPatterns returns s: that is
+// what patternsMayApply checks, and it checks a superset of it, so when it
+// says false the result is s. It is exact only on ASCII text, where
+// strings.ToLower is the byte-wise fold of 'A'–'Z' it uses; a string with
+// any other byte (the Kelvin sign lowers to "k", U+0130 to "i") is left to
+// the patterns. The last condition is narrowed by what jwtRE must match
+// first, an "e" followed by one of [w-z0-9_-]: without such a pair jwtRE
+// has no match and maskJWTs returns s.
+
+// pemHints are the substrings of lower that make scrubPatterns look for a
+// PEM block or an authorization scheme.
+var pemHints = []string{"-----begin", "bearer", "basic", "dpop"}
+
+// formHints are the names scrubPatterns looks for in a form (ctxForm).
+var formHints = []string{"code", "state", "sig"}
+
+// gateHint is one hint of the gate; form marks the hints that count only
+// in a form or next to a URL query (formHints, queryHints).
+type gateHint struct {
+	hint string
+	form bool
+}
+
+// The gate's tables, built from the very lists scrubPatterns tests (so
+// that a hint added there is in the gate too): gateHints[c] are the hints
+// starting with the byte c, and gatePairs has the bit c1<<7|c2 set for
+// each hint starting with c1 c2, so that most bytes cost one look-up.
+var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]uint64) {
+	add := func(form bool, lists ...[]string) {
+		for _, l := range lists {
+			for _, h := range l {
+				if len(h) < 2 {
+					panic("record: a redaction hint must be 2 bytes or more: " + h)
+				}
+				for i := 0; i < len(h); i++ {
+					if h[i] >= 'A' && h[i] <= 'Z' || h[i] >= 0x80 {
+						panic("record: a redaction hint must be lower-case ASCII: " + h)
+					}
+				}
+				hints[h[0]] = append(hints[h[0]], gateHint{h, form})
+				p := uint(h[0])<<7 | uint(h[1])
+				pairs[p/64] |= 1 << (p % 64)
+			}
+		}
+	}
+	add(false, pemHints, nameHints)
+	// Each queryHint starts with a formHint; both are listed so that the
+	// gate stays a superset if either list changes.
+	add(true, formHints, queryHints)
+	return
+}()
+
+// lowerASCII folds an ASCII upper-case letter to lower case, as
+// strings.ToLower does on ASCII text.
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// asciiLower is lowerASCII as a table.
+var asciiLower = func() (t [128]byte) {
+	for c := range t {
+		t[c] = lowerASCII(byte(c))
+	}
+	return
+}()
+
+// hasFoldPrefix reports whether s starts with h (lower-case ASCII) under
+// lowerASCII.
+func hasFoldPrefix(s, h string) bool {
+	if len(s) < len(h) {
+		return false
+	}
+	for j := 0; j < len(h); j++ {
+		if lowerASCII(s[j]) != h[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// isJWTSecond reports whether c may follow the "e" that starts a JWT
+// (jwtRE's [w-z0-9_-]).
+func isJWTSecond(c byte) bool {
+	return c >= 'w' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// patternsMayApply reports whether scrubPatterns(s, ctx) may differ from
+// s. False means it returns s (see the comment at the top of this file).
+func patternsMayApply(s string, ctx nameContext) bool {
+	dots, jwtStart, query, form := 0, false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return true // not ASCII: strings.ToLower may map it to ASCII
+		}
+		switch c {
+		case '.':
+			dots++
+			continue
+		case '?', '&':
+			query = true
+			continue
+		}
+		if i+1 == len(s) {
+			break // every hint has 2 bytes or more
+		}
+		c2 := s[i+1]
+		if c == 'e' && isJWTSecond(c2) {
+			jwtStart = true
+		}
+		if c2 >= 0x80 {
+			return true
+		}
+		c = asciiLower[c]
+		p := uint(c)<<7 | uint(asciiLower[c2&0x7f])
+		if gatePairs[p/64]&(1<<(p%64)) == 0 {
+			continue
+		}
+		for _, h := range gateHints[c] {
+			if hasFoldPrefix(s[i:], h.hint) {
+				if !h.form {
+					return true
+				}
+				form = true
+			}
+		}
+	}
+	if form && (ctx == ctxForm || query) {
+		return true
+	}
+	return dots >= 2 && jwtStart
+}
