@@ -20,11 +20,16 @@ var updateProbe = flag.Bool("update", false, "rewrite cmd/mcpdiag/testdata/probe
 // probeLabel matches a probe named in the evidence ("probe 3 wrong-type
 // echo.text (id 5)", "probe 9 unknown-tool NAME (id 11): HTTP 400 …"):
 // index, kind, tool, property, id, and the HTTP status it reports.
+// statuses counts the HTTP statuses checkEchoes compared (TestProbeGoldens
+// must compare some).
+var statuses int
+
 var probeLabel = regexp.MustCompile(`probe (\d+) ([a-z-]+)(?: ([A-Za-z0-9_-]+)(?:\.([A-Za-z0-9_-]+))?)? \(id ([^)]+)\)(?:: HTTP (\d+))?`)
 
 // TestProbeGoldens: the text, --json and --junit outputs of mcpdiag probe
-// against a real mcpdiag serve (healthy, and two server.* variants: one
-// with a must and a should finding, one with a should finding only) are
+// against a real mcpdiag serve (healthy, and three server.* variants: a
+// must and a should finding; a should finding only; a must finding with an
+// HTTP status in its evidence) are
 // those of cmd/mcpdiag/testdata/probe/*.txtar (the port replaced; -update
 // rewrites them), and every probe an output names is the probe of that
 // index in the --record file, with the id, tool and HTTP status the output
@@ -37,9 +42,16 @@ func TestProbeGoldens(t *testing.T) {
 		{"healthy", "", "2026-07-28", 0},
 		{"validation_as_success", "server.validation_as_success", "2026-07-28", 1},
 		{"unknown_tool_as_tool_error", "server.unknown_tool_as_tool_error", "2025-11-25", 1},
+		{"no_origin_check", "server.no_origin_check", "2026-07-28", 1},
 	}
 	u, _ := startServe(t, serveOptions{})
 	base := strings.TrimSuffix(u, "/mcp")
+	statuses = 0
+	defer func() {
+		if statuses == 0 && !t.Failed() {
+			t.Errorf("no HTTP status in the outputs was checked against a record")
+		}
+	}()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			url := u
@@ -135,6 +147,9 @@ func checkEchoes(t *testing.T, text string, js []byte, recs []*record.Record) in
 	}
 	n := 0
 	check := func(where, ev, tool string) {
+		if ev == "" {
+			return
+		}
 		for _, m := range probeLabel.FindAllStringSubmatch(ev, -1) {
 			n++
 			i, _ := strconv.Atoi(m[1])
@@ -153,11 +168,13 @@ func checkEchoes(t *testing.T, text string, js []byte, recs []*record.Record) in
 				t.Errorf("%s: probe %d has id %s in the record, %s in the output", where, i, r.JSONRPC.ID, m[5])
 			case m[6] != "" && strconv.Itoa(r.Status) != m[6]:
 				t.Errorf("%s: probe %d got HTTP %d in the record, %s in the output", where, i, r.Status, m[6])
+			case m[6] != "":
+				statuses++
 			case tool != "" && r.Tool != tool:
 				t.Errorf("%s: a verdict of tool %s names probe %d of %q", where, tool, i, r.Tool)
 			}
-			if r.Method == "" {
-				t.Errorf("probe %d's record has no method", i)
+			if want := probeMethod(r.Probe.Kind); r.Method != want {
+				t.Errorf("probe %d (%s): method %q in the record, want %q", i, r.Probe.Kind, r.Method, want)
 			}
 		}
 	}
@@ -174,4 +191,16 @@ func checkEchoes(t *testing.T, text string, js []byte, recs []*record.Record) in
 	}
 	t.Logf("%d probe labels checked against the records", n)
 	return n
+}
+
+// probeMethod is the method a probe of kind sends: tools/list for the id
+// and header probes, the notification's, tools/call for the rest.
+func probeMethod(kind string) string {
+	switch kind {
+	case "id-string", "id-number", "foreign-origin", "bad-protocol-version":
+		return "tools/list"
+	case "notification":
+		return "notifications/cancelled"
+	}
+	return "tools/call"
 }
