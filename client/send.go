@@ -27,7 +27,8 @@ type Request struct {
 	// nil with no _meta to add sends no params member.
 	Params map[string]json.RawMessage
 	// Header is set on the request after the era's headers (a value
-	// replaces theirs).
+	// replaces theirs); a name with no values removes that header (a probe
+	// of a request without MCP-Protocol-Version).
 	Header http.Header
 }
 
@@ -56,6 +57,11 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 	}
 	rq := c.buildRequest(r.Method, r.Name, params, hdr, OriginNone)
 	for k, vs := range r.Header {
+		k = http.CanonicalHeaderKey(k)
+		if len(vs) == 0 {
+			rq.header.Del(k)
+			continue
+		}
 		rq.header[k] = vs
 	}
 	switch {

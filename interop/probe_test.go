@@ -55,17 +55,19 @@ type probeWant struct {
 // Every argument probe gets isError, so probe.invalid-arguments passes; on
 // 2025-11-25 there is no resultType to check.
 var everythingProbe = map[string]probeWant{
-	"probe.answered":          {mjudge.Pass, []string{"probes checked"}},
-	"probe.answer-shape":      {mjudge.Pass, []string{"probes checked"}},
-	"probe.result-type":       {mjudge.NotApplicable, []string{"no probe of this kind was answered"}},
-	"probe.invalid-arguments": {mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}},
-	"probe.is-error-missing":  {mjudge.Pass, []string{"probes checked"}},
-	"probe.unknown-tool":      {mjudge.Fail, []string{"unknown-tool mcpdiag_no_such_tool_", "TOOL_ERROR, not a JSON-RPC error"}},
-	"probe.malformed-call":    {mjudge.Pass, []string{"probes checked"}},
-	"probe.id-type":           {mjudge.Pass, []string{"probes checked"}},
-	"probe.origin":            {mjudge.Fail, []string{"foreign-origin", "HTTP 200 (RESULT_SUCCESS), not 403"}},
-	"probe.protocol-version":  {mjudge.Pass, []string{"1 probe checked"}},
-	"probe.notification-202":  {mjudge.Pass, []string{"1 probe checked"}},
+	"probe.answered":                 {mjudge.Pass, []string{"probes checked"}},
+	"probe.answer-shape":             {mjudge.Pass, []string{"probes checked"}},
+	"probe.result-type":              {mjudge.NotApplicable, []string{"no probe of this kind was answered"}},
+	"probe.invalid-arguments":        {mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}},
+	"probe.is-error-missing":         {mjudge.Pass, []string{"probes checked"}},
+	"probe.unknown-tool":             {mjudge.Fail, []string{"unknown-tool mcpdiag_no_such_tool_", "TOOL_ERROR, not a JSON-RPC error"}},
+	"probe.malformed-call":           {mjudge.Pass, []string{"probes checked"}},
+	"probe.id-type":                  {mjudge.Pass, []string{"probes checked"}},
+	"probe.origin":                   {mjudge.Fail, []string{"foreign-origin", "HTTP 200 (RESULT_SUCCESS), not 403"}},
+	"probe.protocol-version":         {mjudge.Pass, []string{"1 probe checked"}},
+	"probe.protocol-version-missing": {mjudge.Pass, []string{"1 probe checked: served"}},
+	"probe.accept":                   {mjudge.Pass, []string{"1 probe checked: 406 Not Acceptable"}},
+	"probe.notification-202":         {mjudge.Pass, []string{"1 probe checked"}},
 }
 
 // probeRules are the probe rules, sorted: the rows of one probe run.

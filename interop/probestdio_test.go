@@ -15,19 +15,22 @@ import (
 // everythingStdioProbe is what `mcpdiag probe -- COMMAND` (default options)
 // must find on the pinned server-everything over stdio: the same unknown-tool
 // finding as over HTTP, the HTTP-only rules n/a (stdio has no Origin, no
-// MCP-Protocol-Version header), and no line answering the notification.
+// MCP-Protocol-Version header, no Accept), and no line answering the
+// notification.
 var everythingStdioProbe = map[string]probeWant{
-	"probe.answered":          {mjudge.Pass, []string{"probes checked"}},
-	"probe.answer-shape":      {mjudge.Pass, []string{"probes checked"}},
-	"probe.result-type":       {mjudge.NotApplicable, []string{"no probe of this kind was answered"}},
-	"probe.invalid-arguments": {mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}},
-	"probe.is-error-missing":  {mjudge.Pass, []string{"probes checked"}},
-	"probe.unknown-tool":      {mjudge.Fail, []string{"unknown-tool mcpdiag_no_such_tool_", "TOOL_ERROR, not a JSON-RPC error"}},
-	"probe.malformed-call":    {mjudge.Pass, []string{"probes checked"}},
-	"probe.id-type":           {mjudge.Pass, []string{"probes checked"}},
-	"probe.origin":            {mjudge.NotApplicable, []string{"not applicable on stdio"}},
-	"probe.protocol-version":  {mjudge.NotApplicable, []string{"not applicable on stdio"}},
-	"probe.notification-202":  {mjudge.Pass, []string{"1 probe checked"}},
+	"probe.answered":                 {mjudge.Pass, []string{"probes checked"}},
+	"probe.answer-shape":             {mjudge.Pass, []string{"probes checked"}},
+	"probe.result-type":              {mjudge.NotApplicable, []string{"no probe of this kind was answered"}},
+	"probe.invalid-arguments":        {mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}},
+	"probe.is-error-missing":         {mjudge.Pass, []string{"probes checked"}},
+	"probe.unknown-tool":             {mjudge.Fail, []string{"unknown-tool mcpdiag_no_such_tool_", "TOOL_ERROR, not a JSON-RPC error"}},
+	"probe.malformed-call":           {mjudge.Pass, []string{"probes checked"}},
+	"probe.id-type":                  {mjudge.Pass, []string{"probes checked"}},
+	"probe.origin":                   {mjudge.NotApplicable, []string{"not applicable on stdio"}},
+	"probe.protocol-version":         {mjudge.NotApplicable, []string{"not applicable on stdio"}},
+	"probe.notification-202":         {mjudge.Pass, []string{"1 probe checked"}},
+	"probe.protocol-version-missing": {mjudge.NotApplicable, []string{"not applicable on stdio"}},
+	"probe.accept":                   {mjudge.NotApplicable, []string{"not applicable on stdio"}},
 }
 
 // TestProbeStdioPeers runs `mcpdiag probe -- node …/server-everything stdio`

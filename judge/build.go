@@ -60,7 +60,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	for _, w := range r.Warnings {
 		x.Warnings = append(x.Warnings, w.Code)
 	}
-	x.Protocol = r.ProtocolVersion
+	x.Protocol, x.ContentType = r.ProtocolVersion, r.ContentType
 	if r.SSE != nil {
 		x.ServerRequests = r.SSE.Requests
 	}

@@ -87,9 +87,11 @@ type Exchange struct {
 	ResponseBody  string `json:"-"`
 	ResponseBytes int64  `json:"-"`
 	// Warnings are the codes of the classifier's warnings on the answer;
-	// Protocol is the revision of the request.
-	Warnings []string `json:"-"`
-	Protocol string   `json:"-"`
+	// Protocol is the revision of the request; ContentType the answer's
+	// Content-Type (records only).
+	Warnings    []string `json:"-"`
+	Protocol    string   `json:"-"`
+	ContentType string   `json:"-"`
 	// ServerRequests counts the JSON-RPC requests the server sent on the
 	// answer's event stream (elicitation/create, sampling/createMessage,
 	// roots/list) before its response, or instead of it.

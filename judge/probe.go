@@ -245,6 +245,37 @@ var probeRules = []Rule{
 		Severity: SeverityMust,
 	},
 	{
+		ID: "probe.protocol-version-missing",
+		Title: "a request without MCP-Protocol-Version gets one of the answers its era allows " +
+			"(2025-11-25: served, or 400; 2026-07-28: 400 HeaderMismatch -32020, or the answer to a 2025-03-26 request)",
+		Cite: "MCP 2025-11-25 basic/transports §Protocol Version Header: with no header and no other way to identify the version " +
+			"(such as the session's negotiated one) the server SHOULD assume 2025-03-26, and an unsupported version MUST get 400; " +
+			"MCP 2026-07-28 basic/transports/streamable-http §Protocol Version Header: every POST MUST carry it; a server that supports " +
+			"clients older than 2025-06-18 MAY read its absence as 2025-03-26, one that does not MUST reject it per §Server Validation " +
+			"(400 Bad Request with HeaderMismatch -32020)",
+		Probe:   true,
+		Applies: anyProbe(isKind("no-protocol-version")),
+		Check:   eachAnswer(isKind("no-protocol-version"), missingVersionAnswer),
+		// A failure breaks at least a SHOULD (2025-11-25: assume
+		// 2025-03-26), and a MUST on 2026-07-28 (reject it per §Server
+		// Validation): the rule weighs what always holds.
+		Severity: SeverityShould,
+	},
+	{
+		ID:    "probe.accept",
+		Title: "a POST whose Accept lacks text/event-stream gets 406 Not Acceptable or 400, or an answer",
+		Cite: "MCP basic/transports §Sending Messages (2025-11-25 and 2026-07-28): the client MUST list application/json and " +
+			"text/event-stream in Accept; the spec says nothing of the server's answer to one that does not, so HTTP's rule holds: " +
+			"RFC 9110 §12.5.1, the server may honor Accept with 406 Not Acceptable (§15.5.7) or disregard it; a 400 refuses a " +
+			"request that breaks the transport's MUST",
+		Probe:   true,
+		Applies: anyProbe(isKind("accept-json-only")),
+		Check:   eachAnswer(isKind("accept-json-only"), acceptAnswer),
+		// No key word names the server's answer: a 5xx or a 404 for the
+		// client's Accept is another answer than HTTP prescribes (406).
+		Severity: SeverityShould,
+	},
+	{
 		ID:    "probe.notification-202",
 		Title: "a notification gets no response: over HTTP 202 Accepted with no body (or a 4xx), over stdio no line",
 		Cite: "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it); " +
@@ -269,6 +300,117 @@ var probeRules = []Rule{
 		}),
 		Severity: SeverityMust,
 	},
+}
+
+// missingVersionAnswer judges the answer to a request without
+// MCP-Protocol-Version by its era: a failure, or "" and a note that says
+// which of the allowed answers it was.
+func missingVersionAnswer(x *Exchange) (bad, note string) {
+	rpc := ""
+	if x.ErrorCode != nil {
+		rpc = fmt.Sprintf(" %d", *x.ErrorCode)
+	}
+	ok2xx := x.Status/100 == 2
+	if x.Protocol == wire.Protocol2026 {
+		switch {
+		case x.Status == 400 && rpc == " -32020":
+			return "", "400 HeaderMismatch -32020 (the MUST of a server that does not read a missing header as 2025-03-26)"
+		case x.Status == 400:
+			return "", fmt.Sprintf("400 (%s): allowed as the answer to a 2025-03-26 request "+
+				"(one outside a session); a server that does not read a missing header as 2025-03-26 MUST say HeaderMismatch -32020", rpcWords(x))
+		case ok2xx && rpc == " -32020":
+			return fmt.Sprintf("%s: HeaderMismatch -32020 in HTTP %d: §Server Validation wants 400 Bad Request", probeLabel(x), x.Status), ""
+		case ok2xx && x.ErrorCode != nil:
+			return "", fmt.Sprintf("JSON-RPC error%s in HTTP %d: allowed as the answer to a 2025-03-26 request", rpc, x.Status)
+		case ok2xx && x.Outcome == classify.ResultSuccess && !slices.Contains(x.Warnings, classify.WarnMissingResultType):
+			return fmt.Sprintf("%s: HTTP %d, served as a 2026-07-28 request (its result has resultType) although the header is missing: "+
+				"the era allows a 400 HeaderMismatch -32020, or the answer to a 2025-03-26 request", probeLabel(x), x.Status), ""
+		case ok2xx && x.Outcome == classify.ResultSuccess:
+			return "", "served without resultType: allowed as the answer to a 2025-03-26 request (MAY)"
+		case ok2xx:
+			return "", "" // not a result nor an error: probe.answer-shape or probe.answered judges it
+		}
+		return fmt.Sprintf("%s: HTTP %d (%s): the era allows a 400 HeaderMismatch -32020, or the answer to a 2025-03-26 request", probeLabel(x), x.Status, x.Outcome), ""
+	}
+	switch {
+	case ok2xx && x.Outcome == classify.ResultSuccess:
+		return "", "served (the session's version, or 2025-03-26: the SHOULD)"
+	case x.Status == 400:
+		return "", fmt.Sprintf("400 (%s): allowed for a server that does not support 2025-03-26, the version it SHOULD assume; "+
+			"a 2025-03-26 client, which sends no header, is refused", rpcWords(x))
+	case ok2xx && x.ErrorCode != nil:
+		return fmt.Sprintf("%s: JSON-RPC error%s in HTTP %d: the era wants the request served (as the session's version, or 2025-03-26) "+
+			"or refused with 400", probeLabel(x), rpc, x.Status), ""
+	case ok2xx:
+		return "", ""
+	}
+	return fmt.Sprintf("%s: HTTP %d (%s): the era wants the request served (as the session's version, or 2025-03-26) or refused with 400", probeLabel(x), x.Status, x.Outcome), ""
+}
+
+// acceptAnswer judges the answer to a POST whose Accept lists
+// application/json but not text/event-stream.
+func acceptAnswer(x *Exchange) (bad, note string) {
+	ct := strings.ToLower(strings.TrimSpace(strings.SplitN(x.ContentType, ";", 2)[0]))
+	switch {
+	case x.Status == 406:
+		return "", "406 Not Acceptable (Accept honored)"
+	case x.Status == 400:
+		return "", "400 (the request breaks the transport's MUST)"
+	case x.Status/100 == 2 && ct == "text/event-stream":
+		return "", "answered text/event-stream, which the request's Accept does not list: allowed (RFC 9110 §12.5.1 lets a server " +
+			"disregard Accept), but a client that sends this Accept cannot read it; a 406 or an application/json answer it can"
+	case x.Status/100 == 2 && ct != "":
+		return "", "answered " + ct
+	case x.Status/100 == 2:
+		return "", "answered with no Content-Type"
+	}
+	why := ""
+	switch {
+	case x.Status >= 500:
+		why = ": a server error for the client's Accept"
+	case x.Status == 404 || x.Status == 405:
+		why = ": it says the endpoint or POST is missing, which the listing just used"
+	case x.Status == 415:
+		why = ": 415 is about the request's Content-Type, which is application/json"
+	}
+	return fmt.Sprintf("%s: HTTP %d (%s), not 406 Not Acceptable, 400 or an answer%s", probeLabel(x), x.Status, x.Outcome, why), ""
+}
+
+// eachAnswer is eachProbe for rules that allow more than one answer: f
+// returns a failure, or a note naming the allowed answer, and the pass
+// evidence lists the notes (each distinct one once).
+func eachAnswer(which func(*Exchange) bool, f func(*Exchange) (bad, note string)) func(*Trace) (bool, string) {
+	return func(t *Trace) (bool, string) {
+		var bad, notes []string
+		n := 0
+		for _, x := range t.Exchanges {
+			if x.Probe == nil || !which(x) {
+				continue
+			}
+			n++
+			b, note := f(x)
+			if b != "" {
+				bad = append(bad, b)
+			}
+			if note != "" && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
+		}
+		ok := fmt.Sprintf("%d %s checked", n, plural(n, "probe", "probes"))
+		if len(notes) > 0 {
+			ok += ": " + strings.Join(notes, "; ")
+		}
+		return verdict(bad, ok)
+	}
+}
+
+// rpcWords names the answer's JSON-RPC error: "JSON-RPC error -32020", or
+// "no JSON-RPC error".
+func rpcWords(x *Exchange) string {
+	if x.ErrorCode == nil {
+		return "no JSON-RPC error"
+	}
+	return fmt.Sprintf("JSON-RPC error %d", *x.ErrorCode)
 }
 
 // askedNote explains a probe whose stream held server requests but no
@@ -301,9 +443,11 @@ func answeredMethods(t *Trace) []string {
 	return out
 }
 
-// isModernResult selects the 2026-07-28 answers that are results.
+// isModernResult selects the 2026-07-28 answers that are results. The
+// answer to a request without MCP-Protocol-Version is not one: the era
+// lets a server answer it as a 2025-03-26 request (no resultType).
 func isModernResult(x *Exchange) bool {
-	return x.Protocol == wire.Protocol2026 && x.ErrorCode == nil &&
+	return x.Protocol == wire.Protocol2026 && x.ErrorCode == nil && x.Probe.Kind != "no-protocol-version" &&
 		(x.Outcome == classify.ToolSuccess || x.Outcome == classify.ToolError || x.Outcome == classify.ResultSuccess)
 }
 

@@ -116,7 +116,8 @@ var order = []string{
 	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
 	"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-step-up", "auth.no-token-in-url",
 	"probe.answered", "probe.answer-shape", "probe.result-type", "probe.invalid-arguments", "probe.is-error-missing", "probe.unknown-tool",
-	"probe.malformed-call", "probe.id-type", "probe.origin", "probe.protocol-version", "probe.notification-202",
+	"probe.malformed-call", "probe.id-type", "probe.origin", "probe.protocol-version", "probe.protocol-version-missing", "probe.accept",
+	"probe.notification-202",
 }
 
 // rules are the families' rules in report order.

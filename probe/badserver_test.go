@@ -103,6 +103,8 @@ func TestProbeBadServer(t *testing.T) {
 		{"no-result-type", map[string]string{"probe.result-type": "TOOL_ERROR without resultType"}},
 		{"any-origin", map[string]string{"probe.origin": "HTTP 200 (RESULT_SUCCESS), not 403"}},
 		{"any-version", map[string]string{"probe.protocol-version": "HTTP 200 (RESULT_SUCCESS), not 400"}},
+		{"no-version-ok", map[string]string{"probe.protocol-version-missing": "served as a 2026-07-28 request (its result has resultType) although the header is missing"}},
+		{"accept-500", map[string]string{"probe.accept": "HTTP 500 (HTTP_ERROR), not 406 Not Acceptable, 400 or an answer: a server error"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
@@ -185,5 +187,48 @@ func TestProbeRecordsJudgeTheSame(t *testing.T) {
 				t.Errorf("judged from the file:\n%s\njudged in the run:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestProbeHeaderProbesSendWhatTheySay: the records of the header probes
+// show the request the rule judges: no MCP-Protocol-Version at all (the
+// era's other headers kept), and an Accept with application/json alone.
+// The bad server's healthy mode answers a request without the header 400
+// -32020 and serves any Accept, so both rules pass there.
+func TestProbeHeaderProbesSendWhatTheySay(t *testing.T) {
+	url, _ := badServer(t, "healthy")
+	rep := run(t, url, "2026-07-28", probe.Options{MaxPerTool: 1})
+	seen := map[string]bool{}
+	for _, r := range rep.Records {
+		if r.Probe == nil {
+			continue
+		}
+		h := r.RequestHeaders
+		switch r.Probe.Kind {
+		case string(probe.NoProtocolVersion):
+			seen[r.Probe.Kind] = true
+			if v, ok := h["Mcp-Protocol-Version"]; ok {
+				t.Errorf("%s sent MCP-Protocol-Version %q", r.Probe.Kind, v)
+			}
+			if h.Get("Mcp-Method") != "tools/list" {
+				t.Errorf("%s lost the era's Mcp-Method header: %v", r.Probe.Kind, h)
+			}
+		case string(probe.AcceptJSONOnly):
+			seen[r.Probe.Kind] = true
+			if got := h.Values("Accept"); len(got) != 1 || got[0] != probe.AcceptJSONOnlyValue {
+				t.Errorf("%s sent Accept %q", r.Probe.Kind, got)
+			}
+			if h.Get("Mcp-Protocol-Version") != "2026-07-28" {
+				t.Errorf("%s lost MCP-Protocol-Version: %v", r.Probe.Kind, h)
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("header probes sent: %v, want both", seen)
+	}
+	for _, c := range rep.Checks {
+		if (c.Rule == "probe.protocol-version-missing" || c.Rule == "probe.accept") && c.Verdict != judge.Pass {
+			t.Errorf("%s %s: %s", c.Rule, c.Verdict, c.Evidence)
+		}
 	}
 }

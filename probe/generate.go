@@ -45,9 +45,15 @@ const (
 	IDNumber     Kind = "id-number"
 	Notification Kind = "notification"
 	// ForeignOrigin sends tools/list with an Origin no server allows;
-	// BadProtocolVersion with an MCP-Protocol-Version no revision has.
+	// BadProtocolVersion with an MCP-Protocol-Version no revision has;
+	// NoProtocolVersion without the MCP-Protocol-Version header (the
+	// era's body, session and other headers unchanged); AcceptJSONOnly
+	// with an Accept that lists application/json but not
+	// text/event-stream.
 	ForeignOrigin      Kind = "foreign-origin"
 	BadProtocolVersion Kind = "bad-protocol-version"
+	NoProtocolVersion  Kind = "no-protocol-version"
+	AcceptJSONOnly     Kind = "accept-json-only"
 )
 
 // IsArgument reports a kind that sends a listed tool arguments that break

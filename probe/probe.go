@@ -33,6 +33,9 @@ const (
 const (
 	ForeignOriginValue      = "http://mcpdiag-probe.invalid"
 	BadProtocolVersionValue = "1999-01-01"
+	// AcceptJSONOnlyValue is the Accept of the AcceptJSONOnly probe: a
+	// client that reads JSON answers and no event stream.
+	AcceptJSONOnlyValue = "application/json"
 )
 
 // ErrUsage marks a run that cannot start because of its inputs.
@@ -106,7 +109,7 @@ var Families = []struct {
 	Name  string
 	Rules []string
 }{
-	{"transport", []string{"probe.origin", "probe.protocol-version", "probe.notification-202"}},
+	{"transport", []string{"probe.origin", "probe.protocol-version", "probe.protocol-version-missing", "probe.accept", "probe.notification-202"}},
 	{"protocol", []string{"probe.answer-shape", "probe.result-type", "probe.unknown-tool", "probe.malformed-call", "probe.id-type"}},
 	{"application", []string{"probe.invalid-arguments", "probe.is-error-missing"}},
 	{"liveness", []string{"probe.answered"}},
@@ -213,7 +216,9 @@ func (o Options) withDefaults() Options {
 // with each tool: the argument probes of every allowed tool (at most
 // MaxPerTool each, a seeded choice among its candidates when it has more),
 // then the envelope probes (an unknown tool name, a call without
-// params.name, a string and a number id on tools/list, a notification).
+// params.name, a string and a number id on tools/list, a notification, and
+// tools/list with a foreign Origin, an unknown MCP-Protocol-Version, none,
+// and an Accept without text/event-stream).
 // It is a function of the tools and the options only: probe i of a seed is
 // always the same request.
 func Plan(tools []client.Tool, opts Options) ([]Probe, []ToolPlan) {
@@ -286,6 +291,11 @@ func envelope(listed map[string]bool, seed uint64) []Probe {
 			Params: map[string]json.RawMessage{}, Header: http.Header{"Origin": {ForeignOriginValue}}},
 		{Kind: BadProtocolVersion, Detail: "tools/list with MCP-Protocol-Version: " + BadProtocolVersionValue, Method: "tools/list",
 			Params: map[string]json.RawMessage{}, Header: http.Header{"Mcp-Protocol-Version": {BadProtocolVersionValue}}},
+		// A name with no values: the client removes the era's header.
+		{Kind: NoProtocolVersion, Detail: "tools/list without the MCP-Protocol-Version header", Method: "tools/list",
+			Params: map[string]json.RawMessage{}, Header: http.Header{"Mcp-Protocol-Version": nil}},
+		{Kind: AcceptJSONOnly, Detail: "tools/list with Accept: " + AcceptJSONOnlyValue, Method: "tools/list",
+			Params: map[string]json.RawMessage{}, Header: http.Header{"Accept": {AcceptJSONOnlyValue}}},
 	}
 }
 

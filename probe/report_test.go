@@ -22,9 +22,10 @@ func TestGrades(t *testing.T) {
 	}{
 		{"all pass", []judge.Check{
 			c("probe.origin", judge.Pass, judge.SeverityMust), c("probe.protocol-version", judge.Pass, judge.SeverityMust),
-			c("probe.notification-202", judge.Pass, judge.SeverityMust),
+			c("probe.notification-202", judge.Pass, judge.SeverityMust), c("probe.protocol-version-missing", judge.Pass, judge.SeverityShould),
+			c("probe.accept", judge.Pass, judge.SeverityShould),
 		}, map[string]probe.Grade{
-			"transport":   {Family: "transport", Verdict: judge.Pass, Pass: 3},
+			"transport":   {Family: "transport", Verdict: judge.Pass, Pass: 5},
 			"application": {Family: "application", Verdict: judge.NotApplicable, NotApplicable: 2},
 		}},
 		{"a should and a must fail", []judge.Check{

@@ -27,10 +27,10 @@ import (
 const StopTimeout = 2 * time.Second
 
 // httpOnly are the probe kinds that test the Streamable HTTP layer
-// (Origin, MCP-Protocol-Version header): stdio has no HTTP layer, so they
-// are not sent there and their rules are n/a. The notification probe is
-// sent (see stdioServer.notification).
-var httpOnly = []Kind{ForeignOrigin, BadProtocolVersion}
+// (Origin, MCP-Protocol-Version header, Accept): stdio has no HTTP layer,
+// so they are not sent there and their rules are n/a. The notification
+// probe is sent (see stdioServer.notification).
+var httpOnly = []Kind{ForeignOrigin, BadProtocolVersion, NoProtocolVersion, AcceptJSONOnly}
 
 // stdioServer is the smallest stdio transport the probe needs: the
 // process, newline-delimited JSON-RPC on its stdin and stdout, its stderr
@@ -482,7 +482,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	for i, c := range rep.Checks {
 		switch {
 		case c.Verdict == judge.NotApplicable && slices.Contains(httpOnlyRules, c.Rule):
-			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header)"
+			rep.Checks[i].Evidence = "not applicable on stdio: it has no HTTP layer (no Origin, no MCP-Protocol-Version header, no Accept)"
 		case c.Rule == "probe.answer-shape" && c.Verdict == judge.Fail && len(noise) > 0:
 			// The line is the evidence (the rule names only the outcome).
 			more := ""
@@ -498,7 +498,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 }
 
 // httpOnlyRules judge the httpOnly probes.
-var httpOnlyRules = []string{"probe.origin", "probe.protocol-version"}
+var httpOnlyRules = []string{"probe.origin", "probe.protocol-version", "probe.protocol-version-missing", "probe.accept"}
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

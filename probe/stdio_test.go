@@ -69,6 +69,7 @@ func TestProbeStdio(t *testing.T) {
 		"probe.invalid-arguments": judge.Pass, "probe.is-error-missing": judge.Pass, "probe.unknown-tool": judge.Pass,
 		"probe.malformed-call": judge.Pass, "probe.id-type": judge.Pass,
 		"probe.origin": judge.NotApplicable, "probe.protocol-version": judge.NotApplicable, "probe.notification-202": judge.Pass,
+		"probe.protocol-version-missing": judge.NotApplicable, "probe.accept": judge.NotApplicable,
 	}
 	if len(rep.Checks) != len(want) {
 		t.Errorf("%d checks, want %d", len(rep.Checks), len(want))

@@ -3,7 +3,8 @@
 # against mcpdiag serve (the healthy fixture: every probe rule passes) and
 # one per mode of probe/testdata/badserver (the mode's rule fails), then the
 # .checks with go test ./judge -run TestGolden -update. Needs python3.
-# Run from the module root: judge/testdata/harvest/probe.sh
+# Run from the module root: judge/testdata/harvest/probe.sh [RULE…] (the
+# rules named, or every probe rule's file).
 set -eu
 root=$(pwd)
 WORK=$(mktemp -d)
@@ -17,14 +18,16 @@ cd "$WORK"
 for _ in $(seq 50); do grep -q 'mcpdiag serve: http' serve.out 2>/dev/null && break; sleep 0.1; done
 url=$(sed -n 's/^mcpdiag serve: \(http[^ ]*\).*/\1/p' serve.out | head -1)
 ./mcpdiag probe "$url" --protocol 2026-07-28 --max-probes 1 --record serve.jsonl > /dev/null
-for mode in dressed accepts unknown-as-tool malformed-ok id-type notification-200 bad-shape hang any-origin any-version no-result-type; do
+# The rules whose answer depends on the era also get a 2025-11-25 run.
+./mcpdiag probe "$url" --protocol 2025-11-25 --max-probes 1 --record serve-2025.jsonl > /dev/null
+for mode in dressed accepts unknown-as-tool malformed-ok id-type notification-200 bad-shape hang any-origin any-version no-result-type no-version-ok accept-500; do
   ./badserver -listen 127.0.0.1:0 -mode "$mode" > "bad-$mode.out" 2>&1 & pids+=($!)
   for _ in $(seq 50); do grep -q 'listening on' "bad-$mode.out" 2>/dev/null && break; sleep 0.1; done
   burl=$(sed -n 's/^listening on //p' "bad-$mode.out" | head -1)
   # Exit 1: the bad server fails the rule it is made to fail.
   ./mcpdiag probe "$burl" --max-probes 1 --timeout 300ms --record "bad-$mode.jsonl" > /dev/null || true
 done
-python3 - "$root/judge/testdata" <<'PY'
+python3 - "$root/judge/testdata" "$@" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 # What no probe rule reads is cut: the record id, timings, headers, the
@@ -45,8 +48,14 @@ rules = {
     'probe.is-error-missing': 'dressed', 'probe.unknown-tool': 'unknown-as-tool', 'probe.malformed-call': 'malformed-ok',
     'probe.id-type': 'id-type', 'probe.notification-202': 'notification-200',
     'probe.origin': 'any-origin', 'probe.protocol-version': 'any-version', 'probe.result-type': 'no-result-type',
+    'probe.protocol-version-missing': 'no-version-ok', 'probe.accept': 'accept-500',
 }
+# Rules with a 2025-11-25 serve trace as well.
+era2025 = {'probe.protocol-version-missing'}
+only = set(sys.argv[2:])  # rules to rewrite (all when none named)
 for rule, mode in rules.items():
+    if only and rule not in only:
+        continue
     path = os.path.join(out, rule + '.txtar')
     old = {}
     if os.path.exists(path):
@@ -60,7 +69,11 @@ for rule, mode in rules.items():
          'Cut from real runs by judge/testdata/harvest/probe.sh:\n'
          '  serve: mcpdiag probe URL --protocol 2026-07-28 --max-probes 1 against mcpdiag serve (healthy)\n'
          '  bad-%s: mcpdiag probe URL --max-probes 1 --timeout 300ms against probe/testdata/badserver -mode %s\n') % (rule, mode, mode)
-    for t, src in (('serve', 'serve.jsonl'), ('bad-' + mode, 'bad-%s.jsonl' % mode)):
+    traces = [('serve', 'serve.jsonl'), ('bad-' + mode, 'bad-%s.jsonl' % mode)]
+    if rule in era2025:
+        b += '  serve-2025: the same as serve with --protocol 2025-11-25\n'
+        traces.insert(1, ('serve-2025', 'serve-2025.jsonl'))
+    for t, src in traces:
         b += '-- %s.jsonl --\n%s' % (t, cut(src))
         b += '-- %s.json --\n{"mode": "probe"}\n' % t
         b += '-- %s.checks --\n%s' % (t, old.get(t + '.checks', ''))

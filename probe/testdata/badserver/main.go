@@ -7,7 +7,8 @@
 // It prints "listening on http://ADDR/mcp" once it accepts connections.
 // Modes (one mistake each; "healthy" makes none):
 //
-//	healthy           validates arguments (isError true), unknown tool -32602, ids echoed, 202 to notifications
+//	healthy           validates arguments (isError true), unknown tool -32602, ids echoed, 202 to notifications,
+//	                  400 -32020 without MCP-Protocol-Version, JSON whatever the Accept
 //	dressed           a bad argument gets a success whose text is a Python traceback (isError missing)
 //	accepts           a bad argument gets a plain success ("ok"): not validated at all
 //	unknown-as-tool   an unknown tool gets a tool result with isError true
@@ -16,6 +17,8 @@
 //	notification-200  a notification gets 200 with a JSON body
 //	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
 //	any-version       a request with an unknown MCP-Protocol-Version is served
+//	no-version-ok     a request without MCP-Protocol-Version is served (as 2026-07-28)
+//	accept-500        a POST whose Accept lacks text/event-stream gets HTTP 500
 //	no-result-type    a tool result carries no resultType (2026-07-28 requires it)
 //	crash             the process exits on the first bad argument, without an answer
 //	hang              a bad argument gets no answer until the client gives up
@@ -76,6 +79,16 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if o := r.Header.Get("Origin"); o != "" && mode != "any-origin" && !strings.HasPrefix(o, "http://127.0.0.1") && !strings.HasPrefix(o, "http://localhost") {
 		http.Error(w, "Origin not allowed", http.StatusForbidden)
+		return
+	}
+	if a := r.Header.Get("Accept"); mode == "accept-500" && !strings.Contains(a, "text/event-stream") {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if r.Header.Get("Mcp-Protocol-Version") == "" && mode != "no-version-ok" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"MCP-Protocol-Version header is required"}}`)
 		return
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && mode != "any-version" && v != "2026-07-28" {
