@@ -159,52 +159,68 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 		body = ex.Body
 	}
 	if mt == "" {
-		// Sniff: the spec requires a Content-Type, but a body is still worth
-		// reading.
-		const blank = " \t\r\n\xef\xbb\xbf"
-		var head []byte
-		var skipped int64 // leading blank bytes dropped before the sniff
-		if body != nil {
-			br := bufio.NewReaderSize(body, 512)
-			head, _ = br.Peek(512)
-			// 512 blank bytes say nothing yet: look past them, so that the
-			// verdict does not depend on where the body's bytes are cut.
-			for len(head) == 512 && len(bytes.TrimLeft(head, blank)) == 0 {
-				n, _ := br.Discard(len(head))
-				skipped += int64(n)
-				head, _ = br.Peek(512)
-			}
-			body = br
-			if skipped > 0 {
-				defer func() { r.BodyBytes += skipped }()
-			}
-		} else {
-			head = data
-		}
-		head = bytes.TrimLeft(head, blank)
-		switch {
-		case len(head) == 0:
-			// Nothing but blank bytes: count them all, from a stream as
-			// from bytes.
-			if body != nil {
-				n, _ := io.Copy(io.Discard, body)
-				r.BodyBytes = n
-			} else {
-				r.BodyBytes = int64(len(data))
-			}
-			return c.empty(r, ex)
-		case head[0] == '{' || head[0] == '[':
-			mt = "application/json"
-			r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as JSON")
-		case hasAnyPrefix(head, "data:", "event:", ":", "id:", "retry:"):
-			mt = "text/event-stream"
-			r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as an event stream")
-		default:
-			r.Outcome = UnexpectedContentType
-			r.Reason = "the response has no Content-Type and its body is neither JSON nor an event stream"
-			return nil
-		}
+		return c.sniffed(r, ex, body, data)
 	}
+	return c.body(r, ex, mt, body, data)
+}
+
+// sniffed classifies a response without a Content-Type by what its body
+// starts with. (Its own function, as are the others below, so that
+// classify has no defer: a defer that cannot be open-coded costs every
+// call, the smallest responses' included.)
+func (c *Classifier) sniffed(r *Result, ex *Exchange, body io.Reader, data []byte) error {
+	// Sniff: the spec requires a Content-Type, but a body is still worth
+	// reading.
+	const blank = " \t\r\n\xef\xbb\xbf"
+	var head []byte
+	var skipped int64 // leading blank bytes dropped before the sniff
+	if body != nil {
+		br := bufio.NewReaderSize(body, 512)
+		head, _ = br.Peek(512)
+		// 512 blank bytes say nothing yet: look past them, so that the
+		// verdict does not depend on where the body's bytes are cut.
+		for len(head) == 512 && len(bytes.TrimLeft(head, blank)) == 0 {
+			n, _ := br.Discard(len(head))
+			skipped += int64(n)
+			head, _ = br.Peek(512)
+		}
+		body = br
+	} else {
+		head = data
+	}
+	head = bytes.TrimLeft(head, blank)
+	var mt string
+	switch {
+	case len(head) == 0:
+		// Nothing but blank bytes: count them all, from a stream as
+		// from bytes.
+		if body != nil {
+			n, _ := io.Copy(io.Discard, body)
+			r.BodyBytes = n + skipped
+		} else {
+			r.BodyBytes = int64(len(data))
+		}
+		return c.empty(r, ex)
+	case head[0] == '{' || head[0] == '[':
+		mt = "application/json"
+		r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as JSON")
+	case hasAnyPrefix(head, "data:", "event:", ":", "id:", "retry:"):
+		mt = "text/event-stream"
+		r.warn(WarnMissingContentType, "the response has no Content-Type; the body was sniffed as an event stream")
+	default:
+		r.Outcome = UnexpectedContentType
+		r.Reason = "the response has no Content-Type and its body is neither JSON nor an event stream"
+		r.BodyBytes += skipped
+		return nil
+	}
+	err := c.body(r, ex, mt, body, data)
+	r.BodyBytes += skipped
+	return err
+}
+
+// body classifies the body of a 2xx response of media type mt (lower-cased,
+// without parameters).
+func (c *Classifier) body(r *Result, ex *Exchange, mt string, body io.Reader, data []byte) error {
 	switch mt {
 	case "text/event-stream":
 		if ex.Notification {
@@ -216,45 +232,10 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 		return c.stream(r, ex, body)
 	case "application/json":
 		if body != nil {
-			var err error
-			var reserved int64
-			data, reserved, err = readBounded(body, c.maxSize(), bodySize(body, ex.Header), c.Budget)
-			defer c.Budget.Release(reserved)
-			r.BodyBytes = int64(len(data))
-			var over *bodyOverError
-			if errors.As(err, &over) {
-				// Read the rest through, to know the body's size and that
-				// it arrived whole.
-				n, rerr := io.Copy(io.Discard, body)
-				r.BodyBytes = over.read + n
-				if rerr != nil {
-					networkError(r, rerr, "body", true)
-					return nil
-				}
-				d := &NotClassifiedDetails{Cause: CauseBodyTooLarge, Size: r.BodyBytes, Limit: int64(c.maxSize())}
-				if over.budget {
-					d.Cause, d.Limit, d.InUse = CauseMemoryBudget, c.Budget.Limit(), over.inUse
-				}
-				return c.notClassified(r, d)
-			}
-			if err != nil {
-				networkError(r, err, "body", true)
-				return nil
-			}
-		} else {
-			r.BodyBytes = int64(len(data))
+			return c.jsonReader(r, ex, body)
 		}
-		if len(data) == 0 {
-			return c.empty(r, ex)
-		}
-		if ex.Notification {
-			r.Outcome = NotificationAccepted
-			r.Reason = fmt.Sprintf("the notification was accepted with HTTP %d", ex.Status)
-			r.warn(WarnNotificationWithBody, "the notification was answered %d with a %d-byte body", ex.Status, len(data))
-			return nil
-		}
-		c.message(r, ex, data)
-		return nil
+		r.BodyBytes = int64(len(data))
+		return c.jsonBody(r, ex, data)
 	}
 	if ex.Status == http.StatusAccepted || ex.Status == http.StatusNoContent {
 		if body == nil && len(data) == 0 || body != nil && isEmpty(body) {
@@ -263,6 +244,50 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 	}
 	r.Outcome = UnexpectedContentType
 	r.Reason = fmt.Sprintf("HTTP %d with Content-Type %q: a response to a request must be application/json or text/event-stream", ex.Status, r.ContentType)
+	return nil
+}
+
+// jsonReader reads a JSON body from body, within the classifier's bounds,
+// and classifies it.
+func (c *Classifier) jsonReader(r *Result, ex *Exchange, body io.Reader) error {
+	data, reserved, err := readBounded(body, c.maxSize(), bodySize(body, ex.Header), c.Budget)
+	defer c.Budget.Release(reserved)
+	r.BodyBytes = int64(len(data))
+	var over *bodyOverError
+	if errors.As(err, &over) {
+		// Read the rest through, to know the body's size and that
+		// it arrived whole.
+		n, rerr := io.Copy(io.Discard, body)
+		r.BodyBytes = over.read + n
+		if rerr != nil {
+			networkError(r, rerr, "body", true)
+			return nil
+		}
+		d := &NotClassifiedDetails{Cause: CauseBodyTooLarge, Size: r.BodyBytes, Limit: int64(c.maxSize())}
+		if over.budget {
+			d.Cause, d.Limit, d.InUse = CauseMemoryBudget, c.Budget.Limit(), over.inUse
+		}
+		return c.notClassified(r, d)
+	}
+	if err != nil {
+		networkError(r, err, "body", true)
+		return nil
+	}
+	return c.jsonBody(r, ex, data)
+}
+
+// jsonBody classifies a JSON body held whole.
+func (c *Classifier) jsonBody(r *Result, ex *Exchange, data []byte) error {
+	if len(data) == 0 {
+		return c.empty(r, ex)
+	}
+	if ex.Notification {
+		r.Outcome = NotificationAccepted
+		r.Reason = fmt.Sprintf("the notification was accepted with HTTP %d", ex.Status)
+		r.warn(WarnNotificationWithBody, "the notification was answered %d with a %d-byte body", ex.Status, len(data))
+		return nil
+	}
+	c.message(r, ex, data)
 	return nil
 }
 
@@ -417,6 +442,10 @@ func networkError(r *Result, err error, phase string, sent bool) {
 // mediaType returns the lower-cased media type of a Content-Type value,
 // without parameters.
 func mediaType(ct string) string {
+	switch ct { // the usual values, without a search or a copy
+	case "application/json", "text/event-stream":
+		return ct
+	}
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}

@@ -2,6 +2,8 @@ package classify
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -566,7 +568,7 @@ func fastTextBlocks(data []byte, i int) (end int, protoText bool) {
 				if i, _ = wire.ScanString(data, i); i < 0 {
 					return -1, false
 				}
-				if bytes.Contains(data[s:i], []byte("MCP error -32")) {
+				if i-s > len(protoErrorText)+1 && bytes.Contains(data[s:i], []byte(protoErrorText)) {
 					protoText = true
 				}
 			default:
@@ -590,6 +592,10 @@ func fastTextBlocks(data []byte, i int) (end int, protoText bool) {
 		}
 	}
 }
+
+// protoErrorText in a text block is what the general path inspects for a
+// protocol error reported as a tool error.
+const protoErrorText = "MCP error -32"
 
 // fastErrorObject reads a JSON-RPC error object whose code is a plain
 // integer and whose message is a string without escapes (members in any
@@ -677,21 +683,62 @@ func fastMember(data []byte, i int) (key []byte, value int) {
 	if i >= len(data) || data[i] != '"' {
 		return nil, -1
 	}
-	end, esc := wire.ScanString(data, i)
-	if end < 0 || esc {
+	// The key, eight bytes at a time: the first quote, backslash or
+	// control character ends it (only a quote ends it well). Keys are
+	// short, so this mostly takes one or two words and no call.
+	j := i + 1
+	for {
+		if j+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[j:])
+			q := x ^ ('"' * swarOnes)
+			bs := x ^ ('\\' * swarOnes)
+			m := ((q - swarOnes) &^ q) | ((bs - swarOnes) &^ bs) | ((x - 0x20*swarOnes) &^ x)
+			if m &= swarHighs; m == 0 {
+				j += 8
+				continue
+			}
+			j += bits.TrailingZeros64(m) >> 3
+		} else {
+			for j < len(data) && data[j] != '"' && data[j] != '\\' && data[j] >= 0x20 {
+				j++
+			}
+			if j >= len(data) {
+				return nil, -1
+			}
+		}
+		break
+	}
+	if data[j] != '"' {
+		return nil, -1 // an escape (the general path decodes it) or invalid
+	}
+	key = data[i+1 : j]
+	j++
+	if j < len(data) && data[j] == ':' {
+		j++
+	} else {
+		j = wire.SkipSpace(data, j)
+		if j >= len(data) || data[j] != ':' {
+			return nil, -1
+		}
+		j++
+	}
+	if j < len(data) && data[j] > ' ' {
+		return key, j
+	}
+	j = wire.SkipSpace(data, j)
+	if j >= len(data) {
 		return nil, -1
 	}
-	key = data[i+1 : end-1]
-	i = wire.SkipSpace(data, end)
-	if i >= len(data) || data[i] != ':' {
-		return nil, -1
-	}
-	i = wire.SkipSpace(data, i+1)
-	if i >= len(data) {
-		return nil, -1
-	}
-	return key, i
+	return key, j
 }
+
+// swarOnes and swarHighs are the word constants of the eight-bytes-at-a-time
+// scans (as in wire's string validator): a term (x - ones) &^ x, masked by
+// highs, marks the bytes of x that are zero; the lowest mark is exact.
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+)
 
 // fastAfter reads what follows a member or element at data[i]: a comma
 // (closed false, i at the next item) or closer (closed true, i after it).

@@ -70,10 +70,14 @@ type Result struct {
 	Response []byte `json:"-"`
 
 	// Storage for the details above, so that classifying a small response
-	// allocates the Result and nothing else.
-	isError bool
+	// allocates the Result and nothing else. idBuf holds an id of up to
+	// seven bytes (a number below 10^7, as SDKs count requests): with
+	// isError it fills the eight bytes that the 352-byte size class leaves
+	// after the rest, where 40 bytes took the Result to 384. A longer id
+	// is copied on its own.
 	jsonrpc JSONRPCDetails
-	idBuf   [40]byte // the response id's bytes, when they fit
+	isError bool
+	idBuf   [7]byte
 }
 
 // ownID returns raw as an id whose bytes the result owns. Nothing in a

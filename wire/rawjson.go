@@ -166,9 +166,16 @@ const (
 )
 
 // validString checks the string that starts at data[i]=='"' and returns the
-// index just past its closing quote, or -1. Eight bytes at a time it looks for
-// the only bytes that matter: a quote, a backslash or a control character.
+// index just past its closing quote, or -1.
 func validString(data []byte, i int) int {
+	end, _ := scanString(data, i)
+	return end
+}
+
+// scanString is validString that also reports whether the string holds a
+// backslash (escaped), found in the same pass. Eight bytes at a time it looks
+// for the only bytes that matter: a quote, a backslash or a control character.
+func scanString(data []byte, i int) (end int, escaped bool) {
 	n := len(data)
 	i++
 	for {
@@ -188,28 +195,29 @@ func validString(data []byte, i int) int {
 			i += 8
 		}
 		if i >= n {
-			return -1
+			return -1, false
 		}
 		switch c := data[i]; {
 		case c == '"':
-			return i + 1
+			return i + 1, escaped
 		case c == '\\':
+			escaped = true
 			if i+1 >= n {
-				return -1
+				return -1, false
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > n || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) || !isHex(data[i+5]) {
-					return -1
+					return -1, false
 				}
 				i += 6
 			default:
-				return -1
+				return -1, false
 			}
 		case c < 0x20:
-			return -1
+			return -1, false
 		default:
 			i++
 		}
@@ -632,11 +640,7 @@ func SkipSpace(data []byte, i int) int { return skipSpace(data, i) }
 // ScanString validates the string that starts at data[i] == '"'. escaped
 // reports a backslash inside it (its bytes then differ from its value).
 func ScanString(data []byte, i int) (end int, escaped bool) {
-	end = validString(data, i)
-	if end < 0 {
-		return -1, false
-	}
-	return end, hasBackslash(data[i+1 : end-1])
+	return scanString(data, i)
 }
 
 // ScanValue validates the value (of any type) that starts at data[i],
