@@ -99,8 +99,8 @@ func Classify(ex *Exchange) (*Result, error) {
 // *NotClassifiedError, and the result is a complete NOT_CLASSIFIED verdict
 // that says why (Result.NotClassified), with the rest of the response read.
 func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
-	r := new(Result)
-	err := c.ClassifyInto(ex, r)
+	r := new(Result) // already zero: no need to clear it as ClassifyInto does
+	err := c.into(ex, r)
 	return r, err
 }
 
@@ -110,7 +110,14 @@ func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
 // backing array is reused, and JSONRPC and IsError point into r, so a caller
 // that keeps an earlier verdict must deep-copy it first.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
-	*r = Result{Method: ex.Method, Protocol: ex.ProtocolVersion, Status: ex.Status, Warnings: r.Warnings[:0]}
+	*r = Result{Warnings: r.Warnings[:0]}
+	return c.into(ex, r)
+}
+
+// into classifies ex into r, which is zero but for its Warnings' backing
+// array.
+func (c *Classifier) into(ex *Exchange, r *Result) error {
+	r.Method, r.Protocol, r.Status = ex.Method, ex.ProtocolVersion, ex.Status
 	if r.Method == "" {
 		r.Method = "tools/call"
 	}

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -479,31 +480,37 @@ func (in *fastInputs) read(data []byte, i int) int {
 	}
 }
 
-// details returns the InputDetails of the requests read, in one
-// allocation for the details and their requests and one for the strings.
+// details returns the InputDetails of the requests read, in one allocation
+// for the details, their requests and, when they fit in 32 bytes (one
+// request with a short key usually does), the keys' and modes' bytes; a
+// second allocation for the bytes otherwise.
 func (in *fastInputs) details(hasState bool) *InputDetails {
 	var d *InputDetails
+	var text []byte // room for the keys' and modes' bytes, in the same allocation
 	switch { // the details and their requests in one allocation of the size needed
 	case in.n <= 1:
 		st := &struct {
 			d    InputDetails
 			reqs [1]InputRequest
+			text [32]byte
 		}{}
-		d = &st.d
+		d, text = &st.d, st.text[:0]
 		d.Requests = st.reqs[:0:in.n]
 	case in.n == 2:
 		st := &struct {
 			d    InputDetails
 			reqs [2]InputRequest
+			text [32]byte
 		}{}
-		d = &st.d
+		d, text = &st.d, st.text[:0]
 		d.Requests = st.reqs[:0:2]
 	default:
 		st := &struct {
 			d    InputDetails
 			reqs [len(fastInputs{}.reqs)]InputRequest
+			text [32]byte
 		}{}
-		d = &st.d
+		d, text = &st.d, st.text[:0]
 		d.Requests = st.reqs[:0:in.n]
 	}
 	d.HasRequestState = hasState
@@ -511,12 +518,23 @@ func (in *fastInputs) details(hasState bool) *InputDetails {
 	for _, q := range in.reqs[:in.n] {
 		size += len(q.key) + len(q.mode)
 	}
-	buf := make([]byte, 0, size)
-	for _, q := range in.reqs[:in.n] {
-		buf = append(buf, q.key...)
-		buf = append(buf, q.mode...)
+	inline := size <= cap(text)
+	if !inline {
+		text = make([]byte, 0, size)
 	}
-	strs := string(buf)
+	for _, q := range in.reqs[:in.n] {
+		text = append(text, q.key...)
+		text = append(text, q.mode...)
+	}
+	var strs string
+	if inline {
+		// The strings share the details' allocation. Nothing writes text
+		// after this: the struct is this call's own and d exposes only
+		// the strings.
+		strs = unsafe.String(unsafe.SliceData(text), len(text))
+	} else {
+		strs = string(text)
+	}
 	off := 0
 	for _, q := range in.reqs[:in.n] {
 		req := InputRequest{Key: strs[off : off+len(q.key)], Method: q.method}
@@ -744,14 +762,35 @@ const (
 // (closed false, i at the next item) or closer (closed true, i after it).
 // -1 for anything else.
 func fastAfter(data []byte, i int, closer byte) (next int, closed bool) {
+	// The usual case inline: the closer, or a comma and the next item,
+	// with no space around them.
+	if i+1 < len(data) {
+		if c := data[i]; c == closer {
+			return i + 1, true
+		} else if c == ',' && data[i+1] > ' ' {
+			return i + 1, false
+		}
+	}
+	return fastAfterSpace(data, i, closer)
+}
+
+// fastAfterSpace is fastAfter for any spacing.
+func fastAfterSpace(data []byte, i int, closer byte) (next int, closed bool) {
 	i = wire.SkipSpace(data, i)
-	switch {
-	case i >= len(data):
-		return -1, false
-	case data[i] == closer:
-		return i + 1, true
-	case data[i] == ',':
-		return wire.SkipSpace(data, i+1), false
+	if i < len(data) {
+		if c := data[i]; c == closer {
+			return i + 1, true
+		} else if c == ',' {
+			return wire.SkipSpace(data, i+1), false
+		}
 	}
 	return -1, false
+}
+
+// skipWS is wire.SkipSpace with the usual case, no space at all, inline.
+func skipWS(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
+		return i
+	}
+	return wire.SkipSpace(data, i)
 }

@@ -154,6 +154,15 @@ func FuzzFastPath(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{"inputRequests":{"a":{"method":"sampling/createMessage","params":{"messages":[]}},"b":{"params":{"message":"m"},"method":"elicitation/create"},"c":{"method":"roots/list"}},"requestState":"s","resultType":"input_required","_meta":{}}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"\u0041","content":[{"type":"image"}],"isError":true}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create","params":{"mode":3,"message":"m"}}}}}`,
+		// The key scanner's words: keys of 7, 8 and 9 bytes, an escape or
+		// a control character past the first word, spaces around the
+		// colon and the commas, a body cut inside a key.
+		` { "jsonrpc" : "2.0" , "id" : 1 , "result" : { "content" : [ { "type" : "text" , "text" : "ok" } ] , "isError" : false } } `,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false,"abcdefgh":1,"abcdefghi":2,"resultType":"complete"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[],"resultTyp\u0065":"complete"}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],\"structured\x01Content\":{}}}",
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[],"isErr`,
+		`{"jsonrpc":"2.0","id":12345678,"result":{"content":[{"type":"text","text":"a long id, copied on its own"}]}}`,
 	} {
 		f.Add(s, "1", false)
 	}

@@ -1,0 +1,61 @@
+package classify
+
+import (
+	"net/http"
+	"testing"
+	"unsafe"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// TestResultSizeClass: a Result fits the allocator's 352-byte size class.
+// The allocation is most of what Classify costs on a small response (GC
+// cycles come with the bytes allocated); a field that takes it to 384 bytes
+// or more should be a choice, not an accident.
+func TestResultSizeClass(t *testing.T) {
+	if n := unsafe.Sizeof(Result{}); n > 352 {
+		t.Fatalf("Result is %d bytes, more than the 352-byte size class", n)
+	}
+}
+
+// TestSmallResponseAllocs: Classify allocates the Result and only what the
+// verdict must own on the article's small responses: the reason of a
+// JSON-RPC error, the input requests of an input_required result (the
+// details, requests and their strings in one allocation), the warning of a
+// legacy result; and ClassifyInto one fewer. An id longer than the Result's
+// seven bytes of room is copied on its own.
+func TestSmallResponseAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		id         wire.ID
+		want       Outcome
+		allocs     float64 // Classify's; ClassifyInto's is one fewer
+	}{
+		{"success", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 1},
+		{"jsonrpc_error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`, wire.IntID(1), JSONRPCError, 2},
+		{"tool_error", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"failed"}],"isError":true}}`, wire.IntID(1), ToolError, 1},
+		{"input_required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`, wire.IntID(1), InputRequired, 2},
+		{"legacy", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 2},
+		{"seven-digit id", `{"jsonrpc":"2.0","id":1234567,"result":{"resultType":"complete","content":[]}}`, wire.IntID(1234567), ToolSuccess, 1},
+		{"eight-digit id", `{"jsonrpc":"2.0","id":12345678,"result":{"resultType":"complete","content":[]}}`, wire.IntID(12345678), ToolSuccess, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := &Exchange{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(tc.body), ID: tc.id}
+			c := &Classifier{}
+			r, err := c.Classify(ex)
+			if err != nil || r.Outcome != tc.want {
+				t.Fatalf("outcome %s (%s), err %v; want %s", r.Outcome, r.Reason, err, tc.want)
+			}
+			if got := r.JSONRPC.ID.String(); got != tc.id.String() {
+				t.Fatalf("id %s, want %s", got, tc.id.String())
+			}
+			if n := testing.AllocsPerRun(100, func() { r, _ = c.Classify(ex) }); n > tc.allocs {
+				t.Errorf("Classify: %v allocations, want at most %v", n, tc.allocs)
+			}
+			var into Result
+			if n := testing.AllocsPerRun(100, func() { _ = c.ClassifyInto(ex, &into) }); n > tc.allocs-1 {
+				t.Errorf("ClassifyInto: %v allocations, want at most %v", n, tc.allocs-1)
+			}
+		})
+	}
+}
