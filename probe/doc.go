@@ -26,4 +26,12 @@
 // judged by the judge package's probe rules (judge/probe.go), which cite
 // the spec rule each holds. Probe i of a seed is the same request for the
 // same listing: Plan is a function of the tools and the options only.
+//
+// The Report gives each rule's verdict with its severity (judge.Severity:
+// must, should, advice), the verdicts per tool (ToolPlan.Checks: ToolRules
+// judged on that tool's probes alone), a grade per rule family (Grades),
+// and the findings: the rules that failed at Options.FailOn or above
+// (DefaultFailOn), which make Report.Failed true. WriteText, WriteJSON and
+// WriteJUnit render it; Main is mcpdiag probe as a function (the options
+// checked, the records written, the report rendered, the exit status).
 package probe
