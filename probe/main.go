@@ -184,8 +184,8 @@ func (o Options) Validate() error {
 	default:
 		return usageErr(fmt.Sprintf("--protocol %q: must be auto, 2026-07-28 or 2025-11-25", o.Protocol))
 	}
-	if len(o.Command) > 0 && (len(o.Header) > 0 || o.Protocol == client.Protocol2026) {
-		return usageErr("a stdio server (-- COMMAND) takes no --header and speaks 2025-11-25 only")
+	if len(o.Command) > 0 && len(o.Header) > 0 {
+		return usageErr("a stdio server (-- COMMAND) takes no --header (stdio has no header layer)")
 	}
 	if o.FailOn != "" {
 		if _, err := judge.ParseSeverity(string(o.FailOn)); err != nil {

@@ -47,9 +47,10 @@ type Options struct {
 	// URL is the server's Streamable HTTP endpoint.
 	URL string
 	// Command, when set (instead of URL), is a stdio server to start and
-	// probe: argv, newline-delimited JSON-RPC on its stdin and stdout,
-	// 2025-11-25 only. The HTTP-only probes (Origin, MCP-Protocol-Version
-	// header, 202 to a notification) are not sent: their rules are n/a.
+	// probe: argv, newline-delimited JSON-RPC on its stdin and stdout, in
+	// either era (server/discover first unless Protocol is 2025-11-25). The
+	// HTTP-only probes (Origin, MCP-Protocol-Version header) are not sent:
+	// their rules are n/a.
 	Command []string
 	// Protocol is client.ProtocolAuto (default), 2026-07-28 or 2025-11-25.
 	Protocol string

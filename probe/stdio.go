@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,9 @@ type stdioServer struct {
 	lines  chan []byte // stdout lines; closed at EOF
 	stderr *tailBuffer
 	next   int64
+	// protocol is the era spoken: 2025-11-25 (initialize) or 2026-07-28
+	// (server/discover, _meta on every request, no server requests).
+	protocol string
 }
 
 // tailBuffer keeps the last 4 KiB written to it.
@@ -66,7 +70,7 @@ func (t *tailBuffer) String() string {
 }
 
 func startStdio(argv []string) (*stdioServer, error) {
-	s := &stdioServer{cmd: exec.Command(argv[0], argv[1:]...), lines: make(chan []byte, 64), stderr: &tailBuffer{}}
+	s := &stdioServer{cmd: exec.Command(argv[0], argv[1:]...), lines: make(chan []byte, 64), stderr: &tailBuffer{}, protocol: wire.Protocol2025}
 	s.cmd.Stderr = s.stderr
 	var err error
 	if s.in, err = s.cmd.StdinPipe(); err != nil {
@@ -129,6 +133,7 @@ type stdioAnswer struct {
 	err     error    // why there is none
 	noise   [][]byte // stdout lines that are not JSON-RPC, read while waiting
 	asked   []string // methods of the server requests answered while waiting
+	refused []string // methods of the server requests not answered (2026-07-28 forbids them on stdio)
 	stray   [][]byte // responses read while waiting for another id (want)
 	elapsed time.Duration
 }
@@ -179,6 +184,12 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 				return a
 			case wire.MessageNotification:
 			case wire.MessageRequest:
+				if s.protocol == wire.Protocol2026 {
+					// "The server MUST NOT write JSON-RPC requests to
+					// stdout", and the client MUST NOT write responses.
+					a.refused = append(a.refused, m.Method)
+					continue
+				}
 				a.asked = append(a.asked, m.Method)
 				res, err := declining{}.Answer(ctx, client.InputRequest{Method: m.Method})
 				var ans []byte
@@ -206,8 +217,22 @@ func (s *stdioServer) request(r client.Request) ([]byte, wire.ID) {
 		}
 		msg["id"] = json.RawMessage(id.Raw())
 	}
-	if r.Params != nil {
-		msg["params"] = r.Params
+	params := r.Params
+	if s.protocol == wire.Protocol2026 && !r.Notification {
+		// Every 2026-07-28 request carries the era's _meta (stdio has no
+		// header layer: basic/transports/stdio §Request Metadata).
+		params = maps.Clone(params)
+		if params == nil {
+			params = map[string]json.RawMessage{}
+		}
+		params["_meta"] = mustJSON(map[string]any{
+			wire.MetaProtocolVersion:    wire.Protocol2026,
+			wire.MetaClientCapabilities: json.RawMessage(`{}`),
+			wire.MetaClientInfo:         client.DefaultClientInfo,
+		})
+	}
+	if params != nil {
+		msg["params"] = params
 	}
 	b, _ := json.Marshal(msg)
 	return b, id
@@ -232,7 +257,7 @@ func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request
 // base is a record of this transport, without its request or answer.
 func (s *stdioServer) base(url string, start time.Time) *record.Record {
 	return &record.Record{Kind: record.KindExchange, Time: start, Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version,
-		ProtocolVersion: wire.Protocol2025, URL: url, HTTPStatuses: []int{}}
+		ProtocolVersion: s.protocol, URL: url, HTTPStatuses: []int{}}
 }
 
 // records returns the records of request r (its line, its id) answered a:
@@ -253,7 +278,7 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 		recs = append(recs, rec)
 	}
-	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: wire.Protocol2025}
+	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: s.protocol}
 	switch {
 	case a.err != nil:
 		cex.Err, cex.RequestSent = a.err, true
@@ -267,7 +292,7 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 	rec.SetRequest(line)
 	rec.SetResult(res)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
-	rec.Method, rec.ProtocolVersion = r.Method, wire.Protocol2025
+	rec.Method, rec.ProtocolVersion = r.Method, s.protocol
 	rec.Timings.Total = record.Duration(a.elapsed)
 	rec.ResponseBytes = int64(len(a.line))
 	if a.line != nil {
@@ -276,6 +301,10 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 	var notes []string
 	if len(a.asked) > 0 {
 		notes = append(notes, fmt.Sprintf("the server asked %d question(s) first (%s), answered the least committal way", len(a.asked), strings.Join(a.asked, ", ")))
+	}
+	if len(a.refused) > 0 {
+		msg := fmt.Sprintf("the server wrote %d JSON-RPC request(s) on stdout (%s), which 2026-07-28 forbids (basic/transports/stdio: the server MUST NOT write requests; server-to-client questions are input_required results); not answered", len(a.refused), strings.Join(a.refused, ", "))
+		rec.Warnings = append(rec.Warnings, record.Warning{Code: classify.WarnServerRequestOnStream, Message: msg})
 	}
 	if cerr != nil {
 		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
@@ -326,7 +355,7 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 		}
 		f.Note = note
 	}
-	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: wire.Protocol2025}
+	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: s.protocol}
 	answer, reason := record.ProbeAnswerSilent, ""
 	switch {
 	case len(a.stray) > 0:
@@ -344,7 +373,7 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 	rec.SetRequest(line)
 	rec.SetResult(res)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
-	rec.Method, rec.ProtocolVersion = r.Method, wire.Protocol2025
+	rec.Method, rec.ProtocolVersion = r.Method, s.protocol
 	rec.Timings.Total = record.Duration(time.Since(start))
 	if reason != "" {
 		rec.Reason = reason
@@ -361,8 +390,12 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 }
 
 // followUp is the request sent after a notification probe: the era's
-// cheapest request a server must answer (ping on 2025-11-25).
+// cheapest request a server must answer (ping on 2025-11-25; 2026-07-28
+// removed ping, and every server MUST implement server/discover).
 func (s *stdioServer) followUp() client.Request {
+	if s.protocol == wire.Protocol2026 {
+		return client.Request{Method: "server/discover", Params: map[string]json.RawMessage{}}
+	}
 	return client.Request{Method: "ping", Params: map[string]json.RawMessage{}}
 }
 
@@ -383,15 +416,17 @@ func excerpt(b []byte) string {
 	return string(b)
 }
 
-// runStdio is Run over stdio: start opts.Command, initialize on 2025-11-25
-// (stdio has no 2026-07-28 discovery here), list every tool page, send
-// the probes that are not HTTP-only, stop the process.
+// runStdio is Run over stdio: start opts.Command, decide the era (see
+// stdioEra), list every tool page, send the probes that are not HTTP-only,
+// stop the process.
 func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
-	if opts.Protocol != "" && opts.Protocol != client.ProtocolAuto && opts.Protocol != wire.Protocol2025 {
-		return nil, fmt.Errorf("%w: --protocol %s: the stdio probe speaks 2025-11-25 only", ErrUsage, opts.Protocol)
+	switch opts.Protocol {
+	case "", client.ProtocolAuto, wire.Protocol2025, wire.Protocol2026:
+	default:
+		return nil, fmt.Errorf("%w: --protocol %s: must be auto, 2026-07-28 or 2025-11-25", ErrUsage, opts.Protocol)
 	}
 	name := "stdio:" + filepath.Base(opts.Command[0])
-	rep = &Report{URL: name, Seed: opts.Seed, Protocol: wire.Protocol2025, Command: opts.Command}
+	rep = &Report{URL: name, Seed: opts.Seed, Command: opts.Command}
 	s, err := startStdio(opts.Command)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -413,24 +448,46 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 		return fmt.Errorf("%s of %s: %s", what, strings.Join(opts.Command, " "), why)
 	}
-	initParams := map[string]json.RawMessage{
-		"protocolVersion": json.RawMessage(`"` + wire.Protocol2025 + `"`),
-		"capabilities":    json.RawMessage(`{}`),
-		"clientInfo":      mustJSON(client.DefaultClientInfo),
+	if opts.Protocol != wire.Protocol2025 {
+		s.protocol = wire.Protocol2026
+		recs, a := s.exchange(ctx, name, client.Request{Method: "server/discover", Params: map[string]json.RawMessage{}}, opts.Timeout, nil)
+		emit(recs)
+		era, why := stdioEra(recs[len(recs)-1], a)
+		switch {
+		case era == wire.Protocol2026:
+			rep.Protocol, rep.EraReason = wire.Protocol2026, "stdio: "+why
+		case opts.Protocol == wire.Protocol2026:
+			return rep, fmt.Errorf("server/discover of %s on 2026-07-28 (--protocol 2026-07-28: no fallback to initialize): %s", strings.Join(opts.Command, " "), why)
+		case era == "":
+			return rep, fmt.Errorf("server/discover of %s on 2026-07-28: %s", strings.Join(opts.Command, " "), why)
+		default:
+			s.protocol, rep.EraReason = wire.Protocol2025, "stdio: "+why+"; initialize on 2025-11-25"
+		}
 	}
-	recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout, nil)
-	emit(recs)
-	if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
-		return rep, fail("initialize", recs, a)
+	if s.protocol == wire.Protocol2025 {
+		initParams := map[string]json.RawMessage{
+			"protocolVersion": json.RawMessage(`"` + wire.Protocol2025 + `"`),
+			"capabilities":    json.RawMessage(`{}`),
+			"clientInfo":      mustJSON(client.DefaultClientInfo),
+		}
+		recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout, nil)
+		emit(recs)
+		if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
+			return rep, fail("initialize", recs, a)
+		}
+		var init struct {
+			Result struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal(a.line, &init)
+		answered := "stdio: initialize on 2025-11-25, the server answered " + init.Result.ProtocolVersion
+		if rep.EraReason != "" {
+			answered = rep.EraReason + ", the server answered " + init.Result.ProtocolVersion
+		}
+		rep.Protocol, rep.EraReason = wire.Protocol2025, answered
+		s.exchange(ctx, name, client.Request{Method: "notifications/initialized", Notification: true}, opts.Timeout, nil)
 	}
-	var init struct {
-		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-	}
-	_ = json.Unmarshal(a.line, &init)
-	rep.EraReason = "stdio: initialize on 2025-11-25, the server answered " + init.Result.ProtocolVersion
-	s.exchange(ctx, name, client.Request{Method: "notifications/initialized", Notification: true}, opts.Timeout, nil)
 	var tools []client.Tool
 	cursor := ""
 	for page := 0; ; page++ {
@@ -513,4 +570,45 @@ func trimTo(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// stdioEra reads the answer to a 2026-07-28 server/discover as
+// basic/transports/stdio §Backward Compatibility says, and returns the era
+// to speak: a DiscoverResult listing 2026-07-28 is a modern server
+// (2026-07-28); one that does not list it gets initialize (2025-11-25). An
+// UnsupportedProtocolVersion error is a modern server that does not speak
+// 2026-07-28, and the client must not fall back to initialize: the probe,
+// which speaks no other modern revision, uses 2025-11-25 only when the
+// error lists it, else none (""). Any other error, or no answer, is a
+// legacy server (2025-11-25), whatever the error code. why says which.
+func stdioEra(last *record.Record, a stdioAnswer) (era, why string) {
+	var msg struct {
+		Result *struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+		Error *struct {
+			Code int64 `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if a.line == nil || json.Unmarshal(a.line, &msg) != nil {
+		return wire.Protocol2025, fmt.Sprintf("server/discover got no answer (%s: %s): a legacy server", last.Outcome, last.Reason)
+	}
+	switch {
+	case msg.Result != nil && slices.Contains(msg.Result.SupportedVersions, wire.Protocol2026):
+		return wire.Protocol2026, fmt.Sprintf("server/discover lists %s", strings.Join(msg.Result.SupportedVersions, ", "))
+	case msg.Result != nil:
+		return wire.Protocol2025, fmt.Sprintf("server/discover lists %s, not 2026-07-28", strings.Join(msg.Result.SupportedVersions, ", "))
+	case msg.Error != nil && msg.Error.Code == -32022:
+		why := fmt.Sprintf("UnsupportedProtocolVersion, supported %s", strings.Join(msg.Error.Data.Supported, ", "))
+		if slices.Contains(msg.Error.Data.Supported, wire.Protocol2025) {
+			return wire.Protocol2025, "server/discover: " + why
+		}
+		return "", why + ": a modern server that speaks no revision the probe does (the spec forbids falling back to initialize)"
+	case msg.Error != nil:
+		return wire.Protocol2025, fmt.Sprintf("server/discover answered the JSON-RPC error %d: a legacy server", msg.Error.Code)
+	}
+	return wire.Protocol2025, fmt.Sprintf("server/discover answered %s: a legacy server", last.Outcome)
 }

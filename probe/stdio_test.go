@@ -45,27 +45,54 @@ func stdioServer(t *testing.T) string {
 
 func runStdio(t *testing.T, argv ...string) *probe.Report {
 	t.Helper()
+	return runStdioEra(t, "", argv...)
+}
+
+func runStdioEra(t *testing.T, protocol string, argv ...string) *probe.Report {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := probe.Run(ctx, probe.Options{Command: argv, Timeout: 10 * time.Second})
+	rep, err := probe.Run(ctx, probe.Options{Command: argv, Protocol: protocol, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("probe.Run: %v", err)
 	}
 	return rep
 }
 
-// TestProbeStdio: the probe over stdio against a go-sdk v1.8.0 server:
-// every rule that applies passes (a notification no line answers included),
-// the HTTP-only rules are n/a (stdio has no Origin or protocol header), the
-// destructive tool never runs, every probe's record has its probe member
-// and no HTTP status, and the server is stopped at the end.
+// TestProbeStdio: the probe over stdio against a go-sdk v1.8.0 server, in
+// each era it speaks (it answers server/discover with 2026-07-28 listed, so
+// auto picks 2026-07-28; --protocol 2025-11-25 initializes): every rule
+// that applies passes (a notification no line answers included), the
+// HTTP-only rules are n/a (stdio has no Origin or protocol header),
+// result-type applies on 2026-07-28 only, the destructive tool never runs,
+// every probe's record has its probe member, the era and no HTTP status,
+// no initialize is sent on 2026-07-28, and the server is stopped at the
+// end. (go-sdk answers a 2026-07-28 request without the era's _meta
+// "invalid during session initialization": the listing itself shows the
+// _meta is sent.)
 func TestProbeStdio(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, era string
+	}{
+		{"2025-11-25", "2025-11-25"},
+		{"auto", "2026-07-28"},
+		{"2026-07-28", "2026-07-28"},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) { testProbeStdio(t, tc.protocol, tc.era) })
+	}
+}
+
+func testProbeStdio(t *testing.T, protocol, era string) {
 	bin := stdioServer(t)
 	ran := filepath.Join(t.TempDir(), "ran")
-	rep := runStdio(t, bin, "-ran", ran)
-	t.Logf("%s", checks(rep.Checks))
+	rep := runStdioEra(t, protocol, bin, "-ran", ran)
+	t.Logf("era %s (%s)\n%s", rep.Protocol, rep.EraReason, checks(rep.Checks))
+	resultType := judge.NotApplicable
+	if era == "2026-07-28" {
+		resultType = judge.Pass
+	}
 	want := map[string]judge.Verdict{
-		"probe.answered": judge.Pass, "probe.answer-shape": judge.Pass, "probe.result-type": judge.NotApplicable,
+		"probe.answered": judge.Pass, "probe.answer-shape": judge.Pass, "probe.result-type": resultType,
 		"probe.invalid-arguments": judge.Pass, "probe.is-error-missing": judge.Pass, "probe.unknown-tool": judge.Pass,
 		"probe.malformed-call": judge.Pass, "probe.id-type": judge.Pass,
 		"probe.origin": judge.NotApplicable, "probe.protocol-version": judge.NotApplicable, "probe.notification-202": judge.Pass,
@@ -105,14 +132,21 @@ func TestProbeStdio(t *testing.T) {
 			t.Errorf("%s: %s in the run, %s judged from the records", c.Rule, c.Verdict, again[c.Rule])
 		}
 	}
-	if rep.Protocol != "2025-11-25" || !strings.HasPrefix(rep.URL, "stdio:") {
-		t.Errorf("protocol %q url %q", rep.Protocol, rep.URL)
+	if rep.Protocol != era || !strings.HasPrefix(rep.URL, "stdio:") {
+		t.Errorf("protocol %q url %q, want era %s", rep.Protocol, rep.URL, era)
 	}
 	probes := 0
 	for _, r := range rep.Records {
 		if r.Status != 0 {
 			t.Errorf("a stdio record has HTTP status %d", r.Status)
 		}
+		if r.Probe != nil && r.ProtocolVersion != era {
+			t.Errorf("probe %d %s: protocol %q, want %s", r.Probe.Index, r.Probe.Kind, r.ProtocolVersion, era)
+		}
+		if r.Method == "initialize" && era == "2026-07-28" {
+			t.Errorf("initialize sent on 2026-07-28")
+		}
+
 		if r.Probe != nil {
 			probes++
 			want := record.ProbeAnswerResponse
@@ -140,23 +174,60 @@ func TestProbeStdio(t *testing.T) {
 	}
 }
 
+// TestProbeStdioEra: over stdio the probe asks server/discover first
+// (basic/transports/stdio §Backward Compatibility) unless --protocol
+// 2025-11-25: a server that speaks 2025-11-25 only (go-sdk narrowed to it:
+// UnsupportedProtocolVersion, supported 2025-11-25) is initialized on
+// 2025-11-25 in auto mode, and refused with --protocol 2026-07-28, which
+// does not fall back.
+func TestProbeStdioEra(t *testing.T) {
+	rep := runStdioEra(t, "auto", stdioServer(t), "-legacy")
+	t.Logf("era %s (%s)\n%s", rep.Protocol, rep.EraReason, checks(rep.Checks))
+	if rep.Protocol != "2025-11-25" || !strings.Contains(rep.EraReason, "UnsupportedProtocolVersion, supported 2025-11-25") {
+		t.Errorf("era %s (%s), want 2025-11-25 after UnsupportedProtocolVersion", rep.Protocol, rep.EraReason)
+	}
+	var methods []string
+	for _, r := range rep.Records {
+		if r.Probe == nil {
+			methods = append(methods, r.Method)
+		}
+	}
+	if len(methods) < 3 || methods[0] != "server/discover" || methods[1] != "initialize" || methods[2] != "tools/list" {
+		t.Errorf("the run's first requests %v, want server/discover, initialize, tools/list", methods)
+	}
+	for _, c := range rep.Checks {
+		if c.Verdict == judge.Fail {
+			t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-legacy"}, Protocol: "2026-07-28", Timeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "no fallback to initialize") || !strings.Contains(err.Error(), "supported 2025-11-25") {
+		t.Errorf("--protocol 2026-07-28 against a 2025-11-25 server: err %v, want the refusal", err)
+	}
+}
+
 // TestProbeStdioNotification: over stdio a notification gets no line (MCP
 // basic §Notifications): a server that answers one with a line fails
 // probe.notification-202 with the line; one that reads nothing after it
-// (the ping after it gets no answer) fails probe.answered, not the
-// notification rule. Either way no other rule fails, and the run's records
-// judged again give the same verdicts.
+// (the request after it, ping on 2025-11-25 and server/discover on
+// 2026-07-28, which has no ping, gets no answer) fails probe.answered, not
+// the notification rule. Either way no other rule fails, and the run's
+// records judged again give the same verdicts.
 func TestProbeStdioNotification(t *testing.T) {
 	for _, tc := range []struct {
-		mode, rule, says, answer string
+		protocol, mode, rule, says, answer string
 	}{
-		{"answer", "probe.notification-202", `a line answered it (JSONRPC_ERROR`, record.ProbeAnswerResponse},
-		{"hang", "probe.answered", "the ping sent after it got no answer either", record.ProbeAnswerNone},
+		{"2025-11-25", "answer", "probe.notification-202", `a line answered it (JSONRPC_ERROR`, record.ProbeAnswerResponse},
+		{"2025-11-25", "hang", "probe.answered", "the ping sent after it got no answer either", record.ProbeAnswerNone},
+		{"2026-07-28", "answer", "probe.notification-202", `a line answered it (JSONRPC_ERROR`, record.ProbeAnswerResponse},
+		{"2026-07-28", "hang", "probe.answered", "the server/discover sent after it got no answer either", record.ProbeAnswerNone},
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
+		t.Run(tc.protocol+"/"+tc.mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-notification", tc.mode}, Timeout: time.Second})
+			rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-notification", tc.mode}, Protocol: tc.protocol, Timeout: time.Second})
 			if err != nil {
 				t.Fatalf("probe.Run: %v", err)
 			}

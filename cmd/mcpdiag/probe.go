@@ -36,7 +36,7 @@ func newProbeCmd() *cobra.Command {
 		Use:   "probe URL | probe [flags] -- COMMAND [ARGS…]",
 		Short: "Grade an MCP server on how it reports failure, with probes made from its own tool schemas",
 		Long: `Discovers the server (Streamable HTTP, either era or --protocol; or, after
---, a stdio server started as COMMAND ARGS…, 2025-11-25), lists every
+--, a stdio server started as COMMAND ARGS…, either era), lists every
 tool, and sends a bounded, seeded set of probes: arguments that break each
 read-only tool's inputSchema in one place (a required property missing, a
 wrong type, a null, a value outside enum/minimum/maximum/maxLength/pattern,
@@ -45,9 +45,10 @@ arguments that are not an object), an unknown tool name, a tools/call
 without params.name, a string and a number request id, a notification.
 Every answer is classified, recorded and judged by the probe rules
 (docs/probe.md), each citing the spec. Over stdio the HTTP-only probes
-(foreign Origin, bad MCP-Protocol-Version header, notification 202) are not
-sent and their rules are n/a; a stdout line that is not JSON-RPC is a
-finding; the server is stopped at the end (stdin closed, killed after 2s).
+(foreign Origin, bad MCP-Protocol-Version header) are not sent and their
+rules are n/a; a notification must get no line; a stdout line that is not
+JSON-RPC is a finding; the server is stopped at the end (stdin closed,
+killed after 2s).
 
 Safety: only tools annotated readOnlyHint true receive argument probes;
 --allow TOOL or --allow-all widen that, with a warning on each tool that is

@@ -168,7 +168,7 @@ func TestProbeCommandUsage(t *testing.T) {
 }
 
 // TestProbeCommandStdio: mcpdiag probe -- COMMAND probes a stdio server
-// (go-sdk v1.8.0, probe/testdata/stdioserver): the rules that apply pass,
+// (go-sdk v1.8.0, probe/testdata/stdioserver) on the era it offers: the rules that apply pass,
 // the HTTP-only ones are n/a, the records have the probe member, and the
 // server is stopped; a URL with more arguments, or --header on stdio, is a
 // usage error.
@@ -184,7 +184,9 @@ func TestProbeCommandStdio(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"probe stdio:stdioserver: era 2025-11-25", "8 pass, 0 fail, 5 n/a;", "N/A  probe.origin: not applicable on stdio", "exited after stdin closed"} {
+	// go-sdk v1.8.0 lists 2026-07-28 in server/discover: auto speaks it
+	// (result-type applies there).
+	for _, want := range []string{"probe stdio:stdioserver: era 2026-07-28 (stdio: server/discover lists 2026-07-28", "9 pass, 0 fail, 4 n/a;", "N/A  probe.origin: not applicable on stdio", "exited after stdin closed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -5,7 +5,8 @@
 // tool; -ran FILE appends the name of each tool that ran. -notification
 // answer answers a notifications/cancelled with a JSON-RPC error line (a
 // notification gets no response); -notification hang reads nothing after
-// one (the request after it is never answered).
+// one (the request after it is never answered). -legacy speaks 2025-11-25
+// only (go-sdk's SupportedProtocolVersions).
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 func main() {
 	noise := flag.Bool("noise", false, "write a non-JSON-RPC line on stdout at the first tools/call")
 	ran := flag.String("ran", "", "append the name of each tool that ran to FILE")
+	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
 	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one")
 	flag.Parse()
 	mark := func(name string) {
@@ -38,7 +40,11 @@ func main() {
 			f.Close()
 		}
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "stdio-peer", Version: "1"}, nil)
+	var sopts *mcp.ServerOptions
+	if *legacy {
+		sopts = &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "stdio-peer", Version: "1"}, sopts)
 	type lookupIn struct {
 		Q string `json:"q" jsonschema:"the word"`
 		N int    `json:"n,omitempty" jsonschema:"how many"`
