@@ -35,7 +35,9 @@ type Request struct {
 // Send sends r once and returns the classified exchange; it is recorded
 // among Exchanges and passed to OnExchange. The era must be decided (a
 // ListTools before, or a fixed Options.Protocol on 2026-07-28). Nothing is
-// retried or re-sent: a failure is in the Exchange.
+// retried or re-sent: a failure is in the Exchange. For a tools/call on
+// 2025-11-25 with Options.Inputs, the standalone GET stream is open while
+// it runs and the server requests on it are answered (see CallTool).
 func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.timeout())
 	defer cancel()
@@ -70,7 +72,15 @@ func (c *Client) Send(ctx context.Context, r Request) *Exchange {
 	case !r.ID.IsZero():
 		rq.id = r.ID
 	}
+	// A 2025-11-25 server may ask its questions of a tools/call on the
+	// standalone GET stream instead of the call's response: open it for
+	// the call, as CallTool does (only with Inputs, on a session).
+	stop := func() {}
+	if r.Method == "tools/call" && !r.Notification {
+		stop = c.listen(ctx)
+	}
 	ex := c.send(ctx, rq)
+	stop()
 	c.record(ex)
 	c.emit(ex)
 	return ex
