@@ -194,9 +194,9 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 				res, err := declining{}.Answer(ctx, client.InputRequest{Method: m.Method})
 				var ans []byte
 				if err != nil {
-					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID.Raw(), "error": map[string]any{"code": -32601, "message": "mcpdiag probe: method not supported"}})
+					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID.Raw()), "error": map[string]any{"code": -32601, "message": "mcpdiag probe: method not supported"}})
 				} else {
-					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID.Raw(), "result": res})
+					ans, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID.Raw()), "result": res})
 				}
 				s.in.Write(append(ans, '\n'))
 			default:

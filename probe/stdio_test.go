@@ -208,6 +208,50 @@ func TestProbeStdioEra(t *testing.T) {
 	}
 }
 
+// TestProbeStdioServerRequests: a server that writes a request (roots/list)
+// on stdout at each tools/call. On 2025-11-25 the probe answers it (no
+// roots), as over HTTP; on 2026-07-28, where the server MUST NOT write
+// requests and the client MUST NOT write responses on stdio, it writes
+// nothing back and the record carries the server-request-on-stream warning.
+func TestProbeStdioServerRequests(t *testing.T) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			answers := filepath.Join(t.TempDir(), "answers")
+			rep := runStdioEra(t, era, stdioServer(t), "-ask", answers)
+			t.Logf("era %s\n%s", rep.Protocol, checks(rep.Checks))
+			for _, c := range rep.Checks {
+				if c.Verdict == judge.Fail {
+					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+			}
+			calls, warned := 0, 0
+			for _, r := range rep.Records {
+				if r.Probe == nil || r.Method != "tools/call" {
+					continue
+				}
+				calls++
+				for _, w := range r.Warnings {
+					if w.Code == "server-request-on-stream" && strings.Contains(w.Message, "roots/list") {
+						warned++
+					}
+				}
+			}
+			b, _ := os.ReadFile(answers)
+			got := strings.Count(string(b), `"result":{"roots":[]}`)
+			switch era {
+			case "2025-11-25":
+				if calls == 0 || got != calls || warned != 0 {
+					t.Errorf("%d tools/call probes, %d answers to roots/list (want one each), %d warnings:\n%s", calls, got, warned, b)
+				}
+			default:
+				if calls == 0 || len(b) != 0 || warned != calls {
+					t.Errorf("%d tools/call probes, %d warned (want each), the server got %q (want nothing)", calls, warned, b)
+				}
+			}
+		})
+	}
+}
+
 // TestProbeStdioNotification: over stdio a notification gets no line (MCP
 // basic §Notifications): a server that answers one with a line fails
 // probe.notification-202 with the line; one that reads nothing after it

@@ -6,7 +6,9 @@
 // answer answers a notifications/cancelled with a JSON-RPC error line (a
 // notification gets no response); -notification hang reads nothing after
 // one (the request after it is never answered). -legacy speaks 2025-11-25
-// only (go-sdk's SupportedProtocolVersions).
+// only (go-sdk's SupportedProtocolVersions). -ask FILE writes a roots/list
+// request on stdout before each tools/call is handled (without waiting for
+// it) and appends each response to it that comes back on stdin to FILE.
 package main
 
 import (
@@ -28,6 +30,7 @@ func main() {
 	noise := flag.Bool("noise", false, "write a non-JSON-RPC line on stdout at the first tools/call")
 	ran := flag.String("ran", "", "append the name of each tool that ran to FILE")
 	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
+	ask := flag.String("ask", "", "write a roots/list request on stdout at each tools/call; append the answers to FILE")
 	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one")
 	flag.Parse()
 	mark := func(name string) {
@@ -66,9 +69,9 @@ func main() {
 	switch {
 	case *noise:
 		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout}}
-	case *notification != "":
+	case *notification != "" || *ask != "":
 		out := &locked{w: os.Stdout}
-		t = &mcp.IOTransport{Reader: onNotification(*notification, out), Writer: out}
+		t = &mcp.IOTransport{Reader: intercept(*notification, *ask, out), Writer: out}
 	}
 	if err := s.Run(context.Background(), t); err != nil {
 		log.Print(err)
@@ -106,15 +109,29 @@ func (l *locked) Write(p []byte) (int, error) {
 
 func (l *locked) Close() error { return l.w.Close() }
 
-// onNotification passes stdin's lines on to the server and does what mode
-// says at a notifications/cancelled: answer it on out, or hang.
-func onNotification(mode string, out io.Writer) io.ReadCloser {
+// intercept passes stdin's lines on to the server and does what mode says
+// at a notifications/cancelled: answer it on out, or hang. With ask, it
+// writes a roots/list request on out before each tools/call line and keeps
+// the responses to those requests from the server, appending them to ask.
+func intercept(mode, ask string, out io.Writer) io.ReadCloser {
 	r, w := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		n := 0
 		for sc.Scan() {
 			line := sc.Bytes()
+			if ask != "" && bytes.Contains(line, []byte(`"id":"stdioserver-`)) && !bytes.Contains(line, []byte(`"method"`)) {
+				if f, err := os.OpenFile(ask, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintf(f, "%s\n", line)
+					f.Close()
+				}
+				continue
+			}
+			if ask != "" && bytes.Contains(line, []byte(`"method":"tools/call"`)) {
+				n++
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":"stdioserver-%d","method":"roots/list","params":{}}`+"\n", n)
+			}
 			if bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 				switch mode {
 				case "answer":
