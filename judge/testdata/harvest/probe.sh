@@ -13,6 +13,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 go build -o "$WORK/mcpdiag" ./cmd/mcpdiag
 go build -o "$WORK/badserver" ./probe/testdata/badserver
+go build -o "$WORK/stdioserver" ./probe/testdata/stdioserver
 cd "$WORK"
 ./mcpdiag serve --addr 127.0.0.1:0 > serve.out 2>&1 & pids+=($!)
 for _ in $(seq 50); do grep -q 'mcpdiag serve: http' serve.out 2>/dev/null && break; sleep 0.1; done
@@ -27,6 +28,12 @@ for mode in dressed accepts unknown-as-tool malformed-ok id-type notification-20
   # Exit 1: the bad server fails the rule it is made to fail.
   ./mcpdiag probe "$burl" --max-probes 1 --timeout 300ms --record "bad-$mode.jsonl" > /dev/null || true
 done
+# Over stdio (go-sdk v1.8.0, auto: 2026-07-28): healthy, a line that answers
+# the notification, no answer to the request after it.
+./mcpdiag probe --max-probes 1 --record stdio.jsonl -- ./stdioserver > /dev/null
+for mode in answer hang; do
+  ./mcpdiag probe --max-probes 1 --timeout 300ms --record "stdio-notification-$mode.jsonl" -- ./stdioserver -notification "$mode" > /dev/null || true
+done
 python3 - "$root/judge/testdata" "$@" <<'PY'
 import json, sys, os
 out = sys.argv[1]
@@ -39,7 +46,7 @@ def cut(path):
         r = json.loads(l)
         for k in DROP:
             r.pop(k, None)
-        if 'probe' not in r or r.get('method') != 'tools/call':
+        if 'probe' not in r or r.get('method') != 'tools/call' and r['probe'].get('kind') != 'notification':
             r.pop('responseBody', None)  # no probe rule reads a tools/list body
         lines.append(json.dumps(r, separators=(',', ':'), ensure_ascii=False))
     return '\n'.join(lines) + '\n'
@@ -52,6 +59,12 @@ rules = {
 }
 # Rules with a 2025-11-25 serve trace as well.
 era2025 = {'probe.protocol-version-missing'}
+# Rules with stdio traces as well (name, file, what).
+stdio = {
+    'probe.notification-202': [('stdio', 'stdio.jsonl', 'mcpdiag probe --max-probes 1 -- stdioserver (go-sdk v1.8.0 over stdio; auto: 2026-07-28)'),
+                               ('stdio-answer', 'stdio-notification-answer.jsonl', 'the same, stdioserver -notification answer, --timeout 300ms')],
+    'probe.answered': [('stdio-hang', 'stdio-notification-hang.jsonl', 'mcpdiag probe --max-probes 1 --timeout 300ms -- stdioserver -notification hang')],
+}
 only = set(sys.argv[2:])  # rules to rewrite (all when none named)
 for rule, mode in rules.items():
     if only and rule not in only:
@@ -73,6 +86,9 @@ for rule, mode in rules.items():
     if rule in era2025:
         b += '  serve-2025: the same as serve with --protocol 2025-11-25\n'
         traces.insert(1, ('serve-2025', 'serve-2025.jsonl'))
+    for t, src, what in stdio.get(rule, []):
+        b += '  %s: %s\n' % (t, what)
+        traces.append((t, src))
     for t, src in traces:
         b += '-- %s.jsonl --\n%s' % (t, cut(src))
         b += '-- %s.json --\n{"mode": "probe"}\n' % t
