@@ -338,26 +338,31 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 	follow := s.followUp()
 	fline, fid := s.request(follow)
 	var a stdioAnswer
-	if _, err := s.in.Write(append(bytes.Clone(line), '\n')); err != nil {
-		a.err = fmt.Errorf("writing to the server's stdin: %w", err)
-	} else {
+	var recs []*record.Record
+	_, werr := s.in.Write(append(bytes.Clone(line), '\n'))
+	if werr == nil {
+		fstart := time.Now()
 		a = s.roundTrip(ctx, fline, false, timeout, fid)
-	}
-	recs := s.records(url, time.Now(), follow, fline, fid, a, nil)
-	for _, rec := range recs[:len(recs)-1] {
-		// Noise read while the probe waited is the probe's finding.
-		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
-	}
-	if f := recs[len(recs)-1]; a.line != nil {
-		note := fmt.Sprintf("sent after the notification probe %d to show the server read past it", member.Index)
-		if f.Note != "" {
-			note = f.Note + "; " + note
+		recs = s.records(url, fstart, follow, fline, fid, a, nil)
+		for _, rec := range recs[:len(recs)-1] {
+			// Noise read while the probe waited is the probe's finding.
+			rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 		}
-		f.Note = note
+		if f := recs[len(recs)-1]; a.line != nil {
+			note := fmt.Sprintf("sent after the notification probe %d to show the server read past it", member.Index)
+			if f.Note != "" {
+				note = f.Note + "; " + note
+			}
+			f.Note = note
+		}
 	}
 	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: s.protocol}
 	answer, reason := record.ProbeAnswerSilent, ""
 	switch {
+	case werr != nil:
+		// Not sent, so no follow-up either (and no record of one).
+		answer = record.ProbeAnswerNone
+		cex.Err = fmt.Errorf("writing the notification to the server's stdin: %w", werr)
 	case len(a.stray) > 0:
 		answer = record.ProbeAnswerResponse
 		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, a.stray[0]

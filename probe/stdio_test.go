@@ -267,6 +267,9 @@ func TestProbeStdioNotification(t *testing.T) {
 		{"2025-11-25", "hang", "probe.answered", "the ping sent after it got no answer either", record.ProbeAnswerNone},
 		{"2026-07-28", "answer", "probe.notification-202", `a line answered it (JSONRPC_ERROR`, record.ProbeAnswerResponse},
 		{"2026-07-28", "hang", "probe.answered", "the server/discover sent after it got no answer either", record.ProbeAnswerNone},
+		// It exits on reading it: the write of the notification or the
+		// wait for the answer after it fails, either way no answer.
+		{"2025-11-25", "exit", "probe.answered", "notification: no answer", record.ProbeAnswerNone},
 	} {
 		t.Run(tc.protocol+"/"+tc.mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -5,7 +5,7 @@
 // tool; -ran FILE appends the name of each tool that ran. -notification
 // answer answers a notifications/cancelled with a JSON-RPC error line (a
 // notification gets no response); -notification hang reads nothing after
-// one (the request after it is never answered). -legacy speaks 2025-11-25
+// one (the request after it is never answered); -notification exit exits. -legacy speaks 2025-11-25
 // only (go-sdk's SupportedProtocolVersions). -ask FILE writes a roots/list
 // request on stdout before each tools/call is handled (without waiting for
 // it) and appends each response to it that comes back on stdin to FILE.
@@ -31,7 +31,7 @@ func main() {
 	ran := flag.String("ran", "", "append the name of each tool that ran to FILE")
 	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
 	ask := flag.String("ask", "", "write a roots/list request on stdout at each tools/call; append the answers to FILE")
-	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one")
+	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one; exit: exit")
 	flag.Parse()
 	mark := func(name string) {
 		if *ran == "" {
@@ -138,6 +138,8 @@ func intercept(mode, ask string, out io.Writer) io.ReadCloser {
 					fmt.Fprintln(out, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"stdioserver: no such request to cancel"}}`)
 				case "hang":
 					time.Sleep(time.Hour) // a timer: not the runtime's "all goroutines are asleep"
+				case "exit":
+					os.Exit(0)
 				}
 			}
 			w.Write(append(line, '\n'))
