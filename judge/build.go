@@ -64,6 +64,12 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	if r.SSE != nil {
 		x.ServerRequests = r.SSE.Requests
 	}
+	if r.Probe != nil && r.Probe.Asked > x.ServerRequests {
+		// The probe counts the requests on every channel it reads (the
+		// standalone GET stream, a stdio server's stdout), the SSE facts
+		// those on the response stream only.
+		x.ServerRequests = r.Probe.Asked
+	}
 	if r.Kind == record.KindServer {
 		x.N = r.PostCount
 	}

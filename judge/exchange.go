@@ -94,7 +94,9 @@ type Exchange struct {
 	ContentType string   `json:"-"`
 	// ServerRequests counts the JSON-RPC requests the server sent on the
 	// answer's event stream (elicitation/create, sampling/createMessage,
-	// roots/list) before its response, or instead of it.
+	// roots/list) before its response, or instead of it; for a probe, on
+	// any channel it read while it waited (record.Probe.Asked), when that
+	// is more.
 	ServerRequests int `json:"-"`
 }
 

@@ -42,7 +42,11 @@ var probeRules = []Rule{
 			ok, ev := eachProbe(isProbe, func(x *Exchange) string {
 				switch {
 				case x.Probe.Answer == record.ProbeAnswerNone:
-					return fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
+					s := fmt.Sprintf("%s: no answer (%s)", probeLabel(x), orOutcome(x))
+					if x.ServerRequests > 0 {
+						s += askedNote(x)
+					}
+					return s
 				case x.Outcome == classify.StreamIncomplete || x.Outcome == classify.EmptyResponse && !isNotification(x):
 					s := fmt.Sprintf("%s: %s", probeLabel(x), x.Outcome)
 					if x.Status != 0 {
@@ -58,17 +62,22 @@ var probeRules = []Rule{
 			if !ok {
 				return ok, ev
 			}
-			asked, mrtr := 0, 0
+			asked, forbidden, mrtr := 0, 0, 0
 			for _, x := range probes(t, isProbe) {
 				switch {
 				case x.Outcome == classify.InputRequired:
 					mrtr++
+				case x.ServerRequests > 0 && x.Protocol == wire.Protocol2026:
+					forbidden++
 				case x.ServerRequests > 0:
 					asked++
 				}
 			}
+			if forbidden > 0 {
+				ev += fmt.Sprintf("; %d got server requests first, which 2026-07-28 forbids (not answered; the records warn %s), then the server answered", forbidden, classify.WarnServerRequestOnStream)
+			}
 			if asked > 0 {
-				ev += fmt.Sprintf("; %d asked the client (%s) on the stream, the probe answered the least committal way (an elicitation declined; docs/probe.md), then the server answered", asked, strings.Join(answeredMethods(t), ", "))
+				ev += fmt.Sprintf("; %d asked the client (%s), the probe answered the least committal way (an elicitation declined; docs/probe.md), then the server answered", asked, strings.Join(answeredMethods(t), ", "))
 			}
 			if mrtr > 0 {
 				ev += fmt.Sprintf("; %d answered with a question (input_required): an answer, not judged by the argument rules", mrtr)
@@ -417,9 +426,9 @@ func rpcWords(x *Exchange) string {
 // response.
 func askedNote(x *Exchange) string {
 	if x.Protocol == wire.Protocol2026 {
-		return fmt.Sprintf(" after %d server request(s) on the stream, which 2026-07-28 forbids (the probe does not answer them there)", x.ServerRequests)
+		return fmt.Sprintf(" after %d server request(s), which 2026-07-28 forbids (the probe does not answer them there)", x.ServerRequests)
 	}
-	return fmt.Sprintf(" after %d server request(s) on the stream (the probe posts an answer to each on 2025-11-25: its records show them)", x.ServerRequests)
+	return fmt.Sprintf(" after %d server request(s) (the probe answers each on 2025-11-25: its records show them)", x.ServerRequests)
 }
 
 // answeredMethods lists the methods of the server requests the probe

@@ -28,13 +28,19 @@ func TestProbeAnsweredQuestions(t *testing.T) {
 		says    string
 	}{
 		{"asked then answered", []*record.Record{answer, probeRec("2025-11-25", classify.ToolError, 1)}, judge.Pass,
-			"1 asked the client (elicitation/create) on the stream"},
+			"1 asked the client (elicitation/create)"},
 		{"input_required", []*record.Record{probeRec("2026-07-28", classify.InputRequired, 0)}, judge.Pass,
 			"1 answered with a question (input_required)"},
 		{"asked, never finished", []*record.Record{answer, probeRec("2025-11-25", classify.StreamIncomplete, 1)}, judge.Fail,
-			"STREAM_INCOMPLETE after 1 server request(s) on the stream"},
+			"STREAM_INCOMPLETE after 1 server request(s)"},
 		{"2026 stream request", []*record.Record{probeRec("2026-07-28", classify.StreamIncomplete, 1)}, judge.Fail,
 			"which 2026-07-28 forbids"},
+		// Over stdio (no SSE facts) the probe's own count says the server
+		// asked before it went silent.
+		{"stdio asked, never answered", []*record.Record{{Kind: record.KindExchange, Method: "tools/call", Tool: "confirm", URL: "stdio:x",
+			Outcome: classify.NetworkError, ProtocolVersion: "2025-11-25",
+			Probe: &record.Probe{Kind: "wrong-type", Property: "text", Answer: record.ProbeAnswerNone, Asked: 1}}}, judge.Fail,
+			"no answer (NETWORK_ERROR) after 1 server request(s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := judge.NewTrace("probe", tc.recs, nil)

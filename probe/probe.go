@@ -328,6 +328,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	rep := &Report{URL: opts.URL, Seed: opts.Seed}
+	asked := 0 // the server requests answered while the probe being emitted waited
 	emit := func(exs []*client.Exchange, p *Probe) {
 		for _, r := range client.ExchangeRecords(exs, record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, ProtocolVersion: c.Protocol()}, opts.URL) {
 			if p != nil {
@@ -337,7 +338,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				if r.Status != 0 {
 					answer = record.ProbeAnswerResponse
 				}
-				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail, Answer: answer}
+				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail, Answer: answer, Asked: asked}
 			}
 			rep.Records = append(rep.Records, r)
 			if opts.OnRecord != nil {
@@ -370,6 +371,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		// The answers to the server's questions are exchanges of the run,
 		// not probes: no probe rule judges them.
 		emit(answers, nil)
+		asked = len(answers)
 		emit([]*client.Exchange{ex}, &probes[i])
 	}
 	tr := judge.NewTrace(opts.URL, rep.Records, nil)

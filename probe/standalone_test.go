@@ -62,8 +62,8 @@ func TestProbeStandaloneStreamQuestion(t *testing.T) {
 	rep := run(t, ts.URL, "2025-11-25", probe.Options{MaxPerTool: 2, Timeout: 3 * time.Second})
 	t.Logf("%s", checks(rep.Checks))
 	for _, c := range rep.Checks {
-		if c.Rule == "probe.answered" && c.Verdict != judge.Pass {
-			t.Errorf("probe.answered %s: %s", c.Verdict, c.Evidence)
+		if c.Rule == "probe.answered" && (c.Verdict != judge.Pass || !strings.Contains(c.Evidence, "asked the client (elicitation/create)")) {
+			t.Errorf("probe.answered %s: %s, want a pass saying the server asked", c.Verdict, c.Evidence)
 		}
 	}
 	answers := 0

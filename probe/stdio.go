@@ -318,6 +318,9 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 	if a.line != nil {
 		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 	}
+	if rec.Probe != nil {
+		rec.Probe.Asked = len(a.asked) + len(a.refused)
+	}
 	return append(recs, rec)
 }
 
@@ -391,6 +394,7 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 		}
 	}
 	rec.Probe = withAnswer(member, answer)
+	rec.Probe.Asked = len(a.asked) + len(a.refused)
 	return append(recs, rec), a
 }
 

@@ -219,9 +219,13 @@ func TestProbeStdioServerRequests(t *testing.T) {
 			answers := filepath.Join(t.TempDir(), "answers")
 			rep := runStdioEra(t, era, stdioServer(t), "-ask", answers)
 			t.Logf("era %s\n%s", rep.Protocol, checks(rep.Checks))
+			says := map[string]string{"2025-11-25": "asked the client", "2026-07-28": "got server requests first, which 2026-07-28 forbids"}[era]
 			for _, c := range rep.Checks {
 				if c.Verdict == judge.Fail {
 					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+				if c.Rule == "probe.answered" && !strings.Contains(c.Evidence, says) {
+					t.Errorf("probe.answered evidence %q does not say %q", c.Evidence, says)
 				}
 			}
 			calls, warned := 0, 0

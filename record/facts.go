@@ -271,6 +271,12 @@ type Probe struct {
 	// HTTP status: a stdio answer has none. "" in records written before
 	// the fact existed (their HTTP status says it: see judge.FromRecord).
 	Answer string `json:"answer,omitempty"`
+	// Asked counts the requests the server sent the client while the probe
+	// waited for its answer, on every channel the probe reads: the call's
+	// response stream, the 2025-11-25 standalone GET stream, a stdio
+	// server's stdout (answered on 2025-11-25, not on 2026-07-28, which
+	// forbids them). The SSE facts count only the first.
+	Asked int `json:"asked,omitempty"`
 }
 
 // The values of Probe.Answer.
