@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -44,8 +45,12 @@ var ErrShortSecret = errors.New("record: secret too short to scrub safely")
 // concurrent use; the zero value has no extra secrets, a random hash key,
 // and is ready to use.
 type Redactor struct {
-	mu      sync.RWMutex
-	secrets []secret // raw secrets and their encoded variants, longest first
+	mu sync.Mutex // serializes AddSecret
+	// secrets holds the raw secrets and their encoded variants, longest
+	// first. A list is never changed once stored: AddSecret stores a new
+	// one, so a reader (every Scrub) loads it without a lock and walks a
+	// list no writer touches.
+	secrets atomic.Pointer[[]secret]
 
 	keyOnce sync.Once
 	key     []byte
@@ -134,12 +139,14 @@ func (r *Redactor) AddSecret(sec string) error {
 	variants = append(variants, b.String()[1:b.Len()-1])
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	list := slices.Clone(r.secretList())
 	for _, v := range variants {
-		if !slices.ContainsFunc(r.secrets, func(s secret) bool { return s.variant == v }) {
-			r.secrets = append(r.secrets, secret{variant: v, raw: sec})
+		if !slices.ContainsFunc(list, func(s secret) bool { return s.variant == v }) {
+			list = append(list, secret{variant: v, raw: sec})
 		}
 	}
-	slices.SortStableFunc(r.secrets, func(a, b secret) int { return len(b.variant) - len(a.variant) })
+	slices.SortStableFunc(list, func(a, b secret) int { return len(b.variant) - len(a.variant) })
+	r.secrets.Store(&list)
 	return nil
 }
 
@@ -150,9 +157,10 @@ func (r *Redactor) secretList() []secret {
 	if r == nil {
 		return nil
 	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.secrets
+	if p := r.secrets.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // minHeaderSecret is the shortest credential header value taken as a
@@ -204,7 +212,8 @@ func (r *Redactor) withHeaderSecrets(hs ...http.Header) *Redactor {
 	}
 	d := &Redactor{key: r.hashKey()}
 	d.keyOnce.Do(func() {})
-	d.secrets = append(d.secrets, r.secretList()...)
+	list := slices.Clone(r.secretList())
+	d.secrets.Store(&list)
 	for _, v := range extra {
 		_ = d.AddSecret(v)
 	}

@@ -306,3 +306,44 @@ func FuzzRedactBody(f *testing.F) {
 		}
 	})
 }
+
+// TestAddSecretWhileScrubbing: a secret registered while records are
+// being redacted (call's OAuth flow registers each token it obtains, while
+// the async writer encodes) neither hides a secret registered before it
+// nor races with the readers. AddSecret used to sort the shared list in
+// place under a lock that Scrub released before walking it: the race
+// detector fails this test on that code (go test -race).
+func TestAddSecretWhileScrubbing(t *testing.T) {
+	r := NewRedactor()
+	var early []string
+	for i := range 20 {
+		s := "early-secret-" + strings.Repeat("x", i) + "-end"
+		if err := r.AddSecret(s); err != nil {
+			t.Fatal(err)
+		}
+		early = append(early, s)
+	}
+	text := "quoting " + strings.Join(early, " and ")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			// Lengths on both sides of the early ones, so that each sort
+			// moves them.
+			_ = r.AddSecret("late-" + strings.Repeat("y", (i*7)%40) + "-" + string(rune('a'+i%26)))
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		got := r.Scrub(text)
+		for _, s := range early {
+			if strings.Contains(got, s) {
+				t.Fatalf("%q survived Scrub while secrets were being added: %q", s, got)
+			}
+		}
+	}
+}
