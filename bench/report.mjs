@@ -83,6 +83,16 @@ for (const c of ['success', 'jsonrpc_error', 'tool_error', 'input_required', 'le
 if (ratios.length) {
   console.log(`\nMedian Node/Go ratio over all rows above: ${fmt(median(ratios), 2)}x.`);
 }
+// The floor under the allocating Classify: a Result allocated and kept,
+// nothing classified (BenchmarkResultAlloc).
+if (runs.has('BenchmarkResultAlloc')) {
+  const a = get('BenchmarkResultAlloc', 'ns/op');
+  const budgets = ['success', 'jsonrpc_error', 'tool_error', 'input_required', 'legacy']
+    .map((c) => `${c} ${fmt((100 * a) / (get(`BenchmarkNodeClassifySeedSmall/${c}`, 'ns/op') / 3))}%`);
+  const before = hasBase && runs.has('Base:BenchmarkResultAlloc')
+    ? ` (before: ${fmt(get('Base:BenchmarkResultAlloc', 'ns/op'))} ns, ${fmt(get('Base:BenchmarkResultAlloc', 'B/op'))} B)` : '';
+  console.log(`\nAllocating a Result alone (BenchmarkResultAlloc): ${fmt(a)} ns/op, ${fmt(get('BenchmarkResultAlloc', 'B/op'))} B${before}; that is this share of the 3x budget (Node's time / 3): ${budgets.join(', ')}.`);
+}
 
 const mem = [...runs.keys()].filter((k) => k.startsWith('BenchmarkStreamMemory/'));
 if (mem.length) {

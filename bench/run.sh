@@ -19,7 +19,7 @@ COUNT=${COUNT:-5}
 BENCHTIME=${BENCHTIME:-1s}
 NODE_MS=${NODE_MS:-1000}
 CPU=${CPU:-}
-GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkWireValid|BenchmarkClassifySeedSmall|BenchmarkClassifySeedSmallInto)$'}
+GOBENCH=${GOBENCH:-'^(BenchmarkClassify|BenchmarkClassifyReader|BenchmarkJSONValid|BenchmarkWireValid|BenchmarkClassifySeedSmall|BenchmarkClassifySeedSmallInto|BenchmarkResultAlloc)$'}
 BASE=${BASE:-}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"

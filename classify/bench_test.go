@@ -330,6 +330,16 @@ func BenchmarkClassifySeedSmallInto(b *testing.B) {
 	}
 }
 
+// BenchmarkResultAlloc allocates a Result and nothing else, kept in the same
+// sink as the benchmarks above keep their verdicts: the floor under the
+// allocating Classify of any response, however fast the classification.
+func BenchmarkResultAlloc(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		benchSink = new(classify.Result)
+	}
+}
+
 // benchNotificationStream generates an event stream on the fly: events
 // notifications of eventSize bytes each, then one response event whose data
 // is final. It holds one event at a time and does not allocate per event.
