@@ -2,10 +2,13 @@ package faults
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -213,6 +216,179 @@ func (s *NoOriginCheck) Wrap(next http.Handler, env *Env) http.Handler {
 	})
 }
 
+// knownVersions are the MCP revisions: a MCP-Protocol-Version header that
+// names none of them is unknown (AnyProtocolVersion serves it anyway).
+var knownVersions = []string{Protocol2026, Protocol2025, "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// metaVersion returns params._meta's protocol version ("" when none).
+func metaVersion(req *Request) string {
+	if req == nil || req.Message == nil {
+		return ""
+	}
+	raw, ok := req.Message.MetaField(wire.MetaProtocolVersion)
+	var v string
+	if !ok || json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	return v
+}
+
+// withHeader returns r with its header name set to v ("" removes it).
+func withHeader(r *http.Request, name, v string) *http.Request {
+	r2 := r.Clone(r.Context())
+	if v == "" {
+		r2.Header.Del(name)
+	} else {
+		r2.Header.Set(name, v)
+	}
+	return r2
+}
+
+// AnyProtocolVersion serves a request whose MCP-Protocol-Version names no
+// MCP revision, where the transport wants 400: the header is replaced by
+// the version of the body's _meta (2026-07-28), or removed when the body has
+// none (a 2025-11-25 request in its session, which the fixture then serves
+// as the session's), before the fixture sees it.
+type AnyProtocolVersion struct {
+	Rules
+}
+
+// Validate implements Scenario.
+func (s *AnyProtocolVersion) Validate() error { return nil }
+
+// Wrap implements Scenario.
+func (s *AnyProtocolVersion) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := r.Header.Get("Mcp-Protocol-Version")
+		if v == "" || slices.Contains(knownVersions, v) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mv := metaVersion(RequestOf(r))
+		env.Note(r, "unknown MCP-Protocol-Version %q served as %s", v, cmp.Or(mv, "the session's version"))
+		next.ServeHTTP(w, withHeader(r, "Mcp-Protocol-Version", mv))
+	})
+}
+
+// MissingVersionServed serves a POST without MCP-Protocol-Version whose
+// body's _meta names a protocol version (a 2026-07-28 request that lost its
+// header), where the era wants 400 HeaderMismatch (or a 2025-03-26 answer):
+// the header is taken from _meta before the fixture sees it. A request
+// without _meta's version (2025-11-25) passes unchanged.
+type MissingVersionServed struct {
+	Rules
+}
+
+// Validate implements Scenario.
+func (s *MissingVersionServed) Validate() error { return nil }
+
+// Wrap implements Scenario.
+func (s *MissingVersionServed) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mv := metaVersion(RequestOf(r))
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Protocol-Version") != "" || mv == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		env.Note(r, "no MCP-Protocol-Version: served as %s, _meta's version", mv)
+		next.ServeHTTP(w, withHeader(r, "Mcp-Protocol-Version", mv))
+	})
+}
+
+// NotAcceptable500 answers a POST whose Accept does not list
+// text/event-stream with HTTP 500 and a text/plain body, as a server whose
+// check of Accept throws does, where a 406 Not Acceptable (or a 400) says
+// what is wrong.
+type NotAcceptable500 struct {
+	Rules
+}
+
+// Validate implements Scenario.
+func (s *NotAcceptable500) Validate() error { return nil }
+
+// Wrap implements Scenario.
+func (s *NotAcceptable500) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := r.Header.Get("Accept")
+		if r.Method != http.MethodPost || strings.Contains(strings.ToLower(a), "text/event-stream") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		env.Note(r, "Accept %q without text/event-stream answered 500", a)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+	})
+}
+
+// MalformedCallAsSuccess answers a tools/call that breaks the
+// CallToolRequest schema (no params.name, or arguments that are not an
+// object) with a success ("done") itself, as a server that never checks the
+// request does, where the spec wants a protocol error.
+type MalformedCallAsSuccess struct {
+	Rules
+}
+
+// Validate implements Scenario.
+func (s *MalformedCallAsSuccess) Validate() error { return nil }
+
+// Wrap implements Scenario.
+func (s *MalformedCallAsSuccess) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := RequestOf(r)
+		noName := req.Message != nil && !hasMember(req.Params, "name")
+		notObject := len(req.Args) > 0 && wire.Kind(req.Args) != '{'
+		if !noName && !notObject {
+			env.Note(r, "a well-formed tools/call; passed through unchanged")
+			next.ServeHTTP(w, r)
+			return
+		}
+		env.Note(r, "malformed tools/call (no name: %v, arguments not an object: %v) answered as a success", noName, notObject)
+		answer(w, http.StatusOK, resultMessage(req.ID, textResult("done", false, req.Protocol != Protocol2026)))
+	})
+}
+
+// hasMember reports an object with the member name.
+func hasMember(obj json.RawMessage, name string) bool {
+	_, ok := wire.Field(obj, name)
+	return ok
+}
+
+// ErrorStreamCut answers a tools/call whose answer is a JSON-RPC error (an
+// unknown tool, a call without a name) with an event stream that ends
+// before any response: HTTP 200 text/event-stream, no event, as a server
+// whose error path fails after the stream started. The client never gets
+// an answer.
+type ErrorStreamCut struct {
+	Rules
+}
+
+// Validate implements Scenario.
+func (s *ErrorStreamCut) Validate() error { return nil }
+
+// Wrap implements Scenario.
+func (s *ErrorStreamCut) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := RequestOf(r)
+		c := capture(next, r)
+		evs := c.events()
+		i := responseIndex(evs, req.ID)
+		if i < 0 {
+			env.Note(r, "no response to cut; passed through unchanged")
+			c.replay(w)
+			return
+		}
+		if _, ok := wire.Field(evs[i].data, "error"); !ok {
+			env.Note(r, "the answer is no JSON-RPC error; passed through unchanged")
+			c.replay(w)
+			return
+		}
+		env.Note(r, "JSON-RPC error (HTTP %d) replaced by an event stream that ends without it", c.status)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		flush(w)
+	})
+}
+
 // serverEntries are the catalogue entries of the server.* scenarios.
 func serverEntries() []Entry {
 	return []Entry{
@@ -273,6 +449,51 @@ func serverEntries() []Entry {
 			Tool:        "echo", Args: echoArgs,
 			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
 			Why: "the client sends no foreign Origin: nothing changes for it.",
+		},
+		{
+			ID: "server.any_protocol_version", Title: "Unknown MCP-Protocol-Version served", Layer: classify.LayerTransport, ServerMistake: true,
+			Description: "A request whose `MCP-Protocol-Version` names no MCP revision is served, where the transport wants 400 Bad Request: the header is replaced by the body's `_meta` version (2026-07-28), or removed when there is none (a 2025-11-25 request in its session, then served as the session's), before the fixture sees it. `mcpdiag probe` fails probe.protocol-version.",
+			New:         func() Scenario { return &AnyProtocolVersion{} },
+			Example:     json.RawMessage(`{}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
+			Why: "the client sends a version the fixture knows: nothing changes for it.",
+		},
+		{
+			ID: "server.missing_version_served", Title: "2026-07-28 request without MCP-Protocol-Version served", Layer: classify.LayerTransport, ServerMistake: true,
+			Description: "A POST without `MCP-Protocol-Version` whose `_meta` names a protocol version (a 2026-07-28 request that lost its header) is served as that version, where the era wants 400 with HeaderMismatch -32020 (or the answer to a 2025-03-26 request): the header is taken from `_meta` before the fixture sees it. 2025-11-25 requests carry no `_meta` version and pass unchanged. `mcpdiag probe` fails probe.protocol-version-missing on 2026-07-28.",
+			New:         func() Scenario { return &MissingVersionServed{} },
+			Example:     json.RawMessage(`{}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
+			Why: "the client sends the header: nothing changes for it.",
+		},
+		{
+			ID: "server.not_acceptable_500", Title: "Accept without text/event-stream answered 500", Layer: classify.LayerTransport, ServerMistake: true,
+			Description: "A POST whose `Accept` does not list `text/event-stream` gets HTTP 500 `text/plain` \"Internal Server Error\", as a server whose Accept check throws, where 406 Not Acceptable (or 400) says what is wrong. `mcpdiag probe` fails probe.accept.",
+			New:         func() Scenario { return &NotAcceptable500{} },
+			Example:     json.RawMessage(`{}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
+			Why: "the client lists both types in Accept: nothing changes for it.",
+		},
+		{
+			ID: "server.malformed_call_as_success", Title: "Malformed tools/call answered as a success", Layer: classify.LayerProtocol, ServerMistake: true,
+			Description: "A tools/call that breaks the CallToolRequest schema (no `params.name`, or `arguments` that is not an object) is answered by the scenario with HTTP 200 and a success (text \"done\"), as a server that never checks the request does, where the spec wants a protocol error (JSON-RPC). Well-formed calls pass unchanged. `mcpdiag probe` fails probe.malformed-call.",
+			New:         func() Scenario { return &MalformedCallAsSuccess{Rules: everyCall()} },
+			Example:     json.RawMessage(`{"match":{"method":"tools/call","protocol":"2025-11-25"}}`),
+			Tool:        "echo", Args: echoArgs,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 2,
+			Why: "the client's call is well-formed: nothing changes for it.",
+		},
+		{
+			ID: "server.error_stream_cut", Title: "JSON-RPC error answer cut: a stream without the response", Layer: classify.LayerTransport, ServerMistake: true,
+			Description: "A tools/call whose answer is a JSON-RPC error (an unknown tool, a call without a name) gets HTTP 200 `text/event-stream` that ends before any event, as a server whose error path fails after the stream started: the client never gets its answer. `mcpdiag probe` fails probe.answered (the probes that needed the error are left undecided).",
+			New:         func() Scenario { return &ErrorStreamCut{Rules: everyCall()} },
+			Example:     json.RawMessage(`{"match":{"method":"tools/call","tool":"no_such_tool"}}`),
+			Tool:        "no_such_tool", Args: noArgs,
+			ExpectedOutcome: classify.StreamIncomplete, ExpectedPosts: 2,
+			Why: "the unknown tool's -32602 never arrives: the stream ends with no response, STREAM_INCOMPLETE.",
 		},
 	}
 }

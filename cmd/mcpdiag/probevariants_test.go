@@ -39,6 +39,21 @@ func TestProbeServerVariants(t *testing.T) {
 		{"server.no_origin_check", map[string]map[string]string{
 			"2026-07-28": {"probe.origin": "not 403"},
 			"2025-11-25": {"probe.origin": "not 403"}}},
+		{"server.any_protocol_version", map[string]map[string]string{
+			"2026-07-28": {"probe.protocol-version": "HTTP 200 (RESULT_SUCCESS), not 400"},
+			"2025-11-25": {"probe.protocol-version": "HTTP 200 (RESULT_SUCCESS), not 400"}}},
+		// 2025-11-25 requests carry no _meta version: nothing changes.
+		{"server.missing_version_served", map[string]map[string]string{
+			"2026-07-28": {"probe.protocol-version-missing": "served as a 2026-07-28 request (its result has resultType) although the header is missing"}}},
+		{"server.not_acceptable_500", map[string]map[string]string{
+			"2026-07-28": {"probe.accept": "HTTP 500 (HTTP_ERROR), not 406 Not Acceptable, 400 or an answer: a server error"},
+			"2025-11-25": {"probe.accept": "HTTP 500 (HTTP_ERROR), not 406 Not Acceptable, 400 or an answer: a server error"}}},
+		{"server.malformed_call_as_success", map[string]map[string]string{
+			"2026-07-28": {"probe.malformed-call": "missing-name (id "},
+			"2025-11-25": {"probe.malformed-call": "missing-name (id "}}},
+		{"server.error_stream_cut", map[string]map[string]string{
+			"2026-07-28": {"probe.answered": "unknown-tool mcpdiag_no_such_tool_"},
+			"2025-11-25": {"probe.answered": "unknown-tool mcpdiag_no_such_tool_"}}},
 	}
 	covered := map[string]bool{}
 	for _, tc := range tests {
