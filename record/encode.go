@@ -283,8 +283,8 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 		c.Probe = &v
 	}
 	c.SSEArrivals = slices.Clone(c.SSEArrivals)
-	c.RequestHeaders = red.Headers(c.RequestHeaders)
-	c.ResponseHeaders = red.Headers(c.ResponseHeaders)
+	c.RequestHeaders = red.headersShared(c.RequestHeaders)
+	c.ResponseHeaders = red.headersShared(c.ResponseHeaders)
 	c.RequestBody = e.body(red, c.RequestBody)
 	c.ResponseBody = e.body(red, c.ResponseBody)
 	return c

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -576,22 +577,57 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 		rule := classifyHeader(name)
 		vs := make([]string, len(values))
 		for i, v := range values {
-			switch rule {
-			case headerMask:
-				vs[i] = r.Mask(v)
-			case headerAuth:
-				vs[i] = r.maskAuthorization(v)
-			case headerCookie:
-				vs[i] = r.maskCookie(v)
-			case headerHash:
-				vs[i] = HashSession(v)
-			case headerURL:
-				vs[i] = r.URL(v)
-			default:
-				vs[i] = r.Scrub(v)
-			}
+			vs[i] = r.headerValue(rule, v)
 		}
 		out[name] = vs
+	}
+	return out
+}
+
+// headerValue redacts one value of a header whose rule is rule.
+func (r *Redactor) headerValue(rule headerRule, v string) string {
+	switch rule {
+	case headerMask:
+		return r.Mask(v)
+	case headerAuth:
+		return r.maskAuthorization(v)
+	case headerCookie:
+		return r.maskCookie(v)
+	case headerHash:
+		return HashSession(v)
+	case headerURL:
+		return r.URL(v)
+	}
+	return r.Scrub(v)
+}
+
+// headersShared redacts h as Headers does, but returns h itself when no
+// value changes, and otherwise a new map that shares the value slices of
+// the headers that did not change (a changed header gets a new slice).
+// For the encoder's copy of a record, which is read and dropped.
+func (r *Redactor) headersShared(h http.Header) http.Header {
+	var out http.Header
+	for name, values := range h {
+		rule := classifyHeader(name)
+		var vs []string
+		for i, v := range values {
+			rv := r.headerValue(rule, v)
+			if rv != v && vs == nil {
+				vs = slices.Clone(values)
+			}
+			if vs != nil {
+				vs[i] = rv
+			}
+		}
+		if vs != nil {
+			if out == nil {
+				out = maps.Clone(h)
+			}
+			out[name] = vs
+		}
+	}
+	if out == nil {
+		return h
 	}
 	return out
 }
@@ -663,6 +699,16 @@ func (r *Redactor) URL(raw string) string {
 	if raw == "" {
 		return raw
 	}
+	if !strings.ContainsAny(raw, "?#@") {
+		// No query, fragment or userinfo: the text as a whole is what is
+		// scrubbed below, whether url.Parse takes it or not.
+		return r.Scrub(raw)
+	}
+	return r.urlParsed(raw)
+}
+
+// urlParsed is URL by url.Parse, for any raw text.
+func (r *Redactor) urlParsed(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return r.Scrub(raw)
