@@ -487,7 +487,8 @@ func (in *fastInputs) read(data []byte, i int) int {
 func (in *fastInputs) details(hasState bool) *InputDetails {
 	var d *InputDetails
 	var text []byte // room for the keys' and modes' bytes, in the same allocation
-	switch {        // the details and their requests in one allocation of the size needed
+	// The details and their requests in one allocation of the size needed.
+	switch {
 	case in.n <= 1:
 		st := &struct {
 			d    InputDetails
