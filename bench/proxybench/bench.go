@@ -37,6 +37,7 @@ type result struct {
 	ttfe50    time.Duration
 	ttfe99    time.Duration
 	cpu       time.Duration // the target process's user + system time
+	syscalls  int64         // the target process's read and write system calls
 	upCPU     time.Duration // the upstream's
 	truncated bool          // stopped by the workload timeout
 }
@@ -280,6 +281,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	var next atomic.Int64
 	var truncated atomic.Bool
 	cpu0, _ := cpuTicks(t.server.pid())
+	io0, _ := ioCalls(t.server.pid())
 	up0, _ := cpuTicks(up.pid())
 	begin := time.Now()
 	var wg sync.WaitGroup
@@ -312,6 +314,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	wg.Wait()
 	elapsed := time.Since(begin)
 	cpu1, _ := cpuTicks(t.server.pid())
+	io1, _ := ioCalls(t.server.pid())
 	up1, _ := cpuTicks(up.pid())
 	var r result
 	var lat, ttfe []time.Duration
@@ -328,6 +331,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	r.p50, r.p99 = percentile(lat, 50), percentile(lat, 99)
 	r.ttfe50, r.ttfe99 = percentile(ttfe, 50), percentile(ttfe, 99)
 	r.cpu = time.Duration(cpu1-cpu0) * clockTick
+	r.syscalls = io1 - io0
 	r.upCPU = time.Duration(up1-up0) * clockTick
 	return r
 }

@@ -348,6 +348,35 @@ func cpuTicks(pid int) (int64, error) {
 	return u + s, nil
 }
 
+// ioCalls returns the read and write system calls process pid made, from
+// /proc/PID/io (syscr + syscw: every read(2)/write(2)-like call, sockets
+// and files alike). Unlike CPU time, a count the load of the machine does
+// not change.
+func ioCalls(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	found := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"syscr:", "syscw:"} {
+			if v, ok := strings.CutPrefix(l, k); ok {
+				c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("/proc/%d/io: %s %q", pid, k, v)
+				}
+				n += c
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return 0, fmt.Errorf("/proc/%d/io: no syscr/syscw", pid)
+	}
+	return n, nil
+}
+
 // clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat times.
 const clockTick = 10 * time.Millisecond
 
