@@ -40,6 +40,13 @@ type Exchange struct {
 	// Body is read as a stream when set; otherwise BodyBytes is used.
 	Body      io.Reader
 	BodyBytes []byte
+	// Events, when set, is the reader of the body's events where the
+	// classifier reads it as an event stream: it is used instead of a
+	// reader of Body of the classifier's own (other paths read Body). Its
+	// caller made it with the classifier's MaxEventSize and Budget (a
+	// recorder's chunk reader over the bytes it already holds, which also
+	// times the events), and keeps it: the classifier does not recycle it.
+	Events *wire.SSEReader
 }
 
 // Result is the classifier's verdict with the evidence behind it.

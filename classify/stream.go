@@ -16,12 +16,18 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	// Nothing of an event is kept past its use (the result copies what it
 	// keeps), so the reader's buffers can come from and go back to wire's
 	// pools.
-	rd := wire.NewPooledSSEReader(body, c.maxSize())
-	rd.SetBudget(c.Budget)
+	rd := ex.Events
+	own := rd == nil
+	if own {
+		rd = wire.NewPooledSSEReader(body, c.maxSize())
+		rd.SetBudget(c.Budget)
+	}
 	defer func() {
 		sse.Comments = rd.Comments
 		r.BodyBytes = rd.Bytes
-		rd.Recycle()
+		if own {
+			rd.Recycle()
+		}
 	}()
 	var terminal bool
 	var otherID string

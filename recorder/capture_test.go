@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 func init() { poisonRecycled = true }
@@ -18,7 +21,9 @@ func SetPoisonRecycled(on bool) { poisonRecycled = on }
 // bytes of the body, says whether more were read, and copies at most limit
 // bytes of its own (the chunk that crosses the limit), holding the others
 // by reference. Recycled chunks are poisoned (0xff), so a chunk recycled
-// while the pipe or the capture still used it shows in the bytes.
+// while the pipe or the capture still used it shows in the bytes. Every
+// other case reads by chunks (NextChunk, as the event reader does), whose
+// bytes must stay unchanged until the next chunk is taken.
 func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(13, 2))
 	for i := 0; i < 3000; i++ {
@@ -55,16 +60,38 @@ func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 		go func() { // the pipe waits for its reader past pipeBudget
 			rest := body
 			for _, n := range sizes {
-				p.write(append(getChunk(n), rest[:n]...)) // the pipe owns what it is given
+				p.write(append(getChunk(n), rest[:n]...), 0) // the pipe owns what it is given
 				rest = rest[n:]
 			}
 			p.closeWithError(nil)
 		}()
 		var got bytes.Buffer
 		buf := make([]byte, maxRead)
+		chunked := i%2 == 1
+		var last []byte // the chunk handed out last, and a copy of it
+		var lastCopy []byte
 		for {
-			n, err := p.Read(buf[:1+rnd.IntN(maxRead)])
-			got.Write(buf[:n])
+			var n int
+			var err error
+			if chunked {
+				if !bytes.Equal(last, lastCopy) {
+					t.Fatalf("case %d: a chunk changed before the next one was taken", i)
+				}
+				if rnd.IntN(2) == 0 {
+					runtime.Gosched() // let the writer go on meanwhile
+				}
+				var b []byte
+				b, err = p.NextChunk()
+				if len(b) > wire.SSEReadSize {
+					t.Fatalf("case %d: a chunk of %d bytes, over wire.SSEReadSize", i, len(b))
+				}
+				last, lastCopy = b, append(lastCopy[:0], b...)
+				n = len(b)
+				got.Write(b)
+			} else {
+				n, err = p.Read(buf[:1+rnd.IntN(maxRead)])
+				got.Write(buf[:n])
+			}
 			if err == io.EOF {
 				break
 			}
@@ -72,6 +99,7 @@ func TestCaptureKeepsTheFirstBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		p.stop()
 		if !bytes.Equal(got.Bytes(), body) {
 			t.Fatalf("case %d: the reader got %d bytes, want the body's %d", i, got.Len(), len(body))
 		}

@@ -12,8 +12,10 @@
 // as it came. It wraps the ResponseWriter: every byte written to the client
 // is written first, flushed, and only then copied to the classifier, which
 // runs on the exchange's own goroutine and reads the copy through a bounded
-// pipe; the SSE events' ends are found with wire.SSEScanner as the bytes
-// are flushed, to time their arrival. The forwarding path never waits for
+// pipe. An event stream is scanned once: the classifier's event reader takes
+// the pipe's chunks themselves (wire.SSEChunkSource), and each chunk carries
+// when it was flushed, so that the same scan times the events' arrival. The
+// forwarding path never waits for
 // the classifier (unless it falls 256 KiB behind) and never for the record
 // sink. Classification starts lazily, once 16 KiB are waiting or the
 // response ends, and holds at most Options.ClassifyMemory over all

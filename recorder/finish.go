@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -34,8 +35,23 @@ func (rc *Recorder) run(ex *Exchange) {
 		res = rc.noResponse(ex)
 	} else {
 		body := ex.bodyReader()
-		if capt != nil && ex.pipe != nil {
-			ex.pipe.keep(capt)
+		// An event stream is read by chunks (the pipe's own copies, no
+		// second copy) through an event reader whose scanner is the one
+		// scan of the stream: it also times the events (eventEnded).
+		var events *wire.SSEReader
+		if ex.pipe != nil {
+			if capt != nil {
+				ex.pipe.keep(capt)
+			}
+			if isEventStream(ex.respHeader.Get("Content-Type")) {
+				ex.pipe.timeEvents(ex.eventEnded)
+				if ex.msg.IsRPC() {
+					events = wire.NewPooledSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
+				} else {
+					events = wire.NewSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
+				}
+				events.SetBudget(rc.budget)
+			}
 		}
 		if ex.msg.IsRPC() {
 			cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
@@ -43,18 +59,26 @@ func (rc *Recorder) run(ex *Exchange) {
 			res, cerr = cl.Classify(&classify.Exchange{
 				Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 				ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
-				Status: ex.status, Header: ex.respHeader, Body: body,
+				Status: ex.status, Header: ex.respHeader, Body: body, Events: events,
 			})
 		} else {
-			res = rc.plainHTTP(ex, body)
+			res = rc.plainHTTP(ex, body, events)
 		}
-		if capt != nil && !capt.more && ex.pipe != nil {
+		if ex.pipe != nil && (capt != nil && !capt.more || events != nil && ex.wantsEventTimes()) {
 			// Keep capturing what the classifier did not read (it stops
-			// at a malformed event, and reads 64 KiB of an error body).
-			_, _ = io.Copy(io.Discard, ex.pipe)
+			// at a malformed event, and reads 64 KiB of an error body),
+			// and timing the events that follow.
+			if ex.pipe.chunked {
+				events.Drain()
+			} else {
+				_, _ = io.Copy(io.Discard, ex.pipe)
+			}
 		}
 		if ex.pipe != nil {
 			ex.pipe.stop()
+		}
+		if events != nil {
+			events.Recycle()
 		}
 		<-ex.ended
 	}
@@ -62,6 +86,26 @@ func (rc *Recorder) run(ex *Exchange) {
 	if capt != nil {
 		capt.release()
 	}
+}
+
+// eventEnded notes that an event of the response stream ended at stream
+// offset end, in bytes flushed to the client at at: the record's time to
+// the first event and, with full bodies, the events' arrivals. It runs on
+// the exchange's finishing goroutine, which reads the response.
+func (ex *Exchange) eventEnded(end int64, at time.Duration) {
+	if ex.firstEvent == 0 {
+		ex.firstEvent = at
+	}
+	if ex.rc.opts.Bodies == BodiesFull && len(ex.arrivals) < maxArrivals {
+		ex.arrivals = append(ex.arrivals, arrival{off: end, at: at})
+	}
+}
+
+// wantsEventTimes reports whether the events after those the classifier
+// read still give the record a time: the first event's, or full bodies'
+// arrivals.
+func (ex *Exchange) wantsEventTimes() bool {
+	return ex.firstEvent == 0 || ex.rc.opts.Bodies == BodiesFull && len(ex.arrivals) < maxArrivals
 }
 
 // noResponse classifies an exchange in which no response headers reached
@@ -101,7 +145,7 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 // plainHTTP judges an exchange that is not a JSON-RPC message (GET and
 // DELETE on the MCP endpoint, OAuth metadata, a body that is not JSON-RPC)
 // at the HTTP layer only.
-func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader) *classify.Result {
+func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSEReader) *classify.Result {
 	if ex.status < 200 || ex.status > 299 {
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 			Method: ex.msg.Method, Status: ex.status, Header: ex.respHeader, Body: body,
@@ -114,9 +158,12 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader) *classify.Result {
 	var err error
 	if isEventStream(res.ContentType) {
 		sse := &classify.SSEDetails{}
-		rd := wire.NewSSEReader(body, rc.opts.MaxEventSize)
-		rd.SetBudget(rc.budget)
-		defer rd.Release()
+		rd := events
+		if rd == nil {
+			rd = wire.NewSSEReader(body, rc.opts.MaxEventSize)
+			rd.SetBudget(rc.budget)
+			defer rd.Release()
+		}
 		for {
 			ev, rerr := rd.Next()
 			if errors.As(rerr, new(*wire.SkippedEventError)) {

@@ -3,6 +3,9 @@ package recorder
 import (
 	"io"
 	"sync"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // pipeBudget bounds the bytes a pipe holds that its reader has not taken yet.
@@ -16,10 +19,16 @@ const pipeBudget = 256 << 10
 // pipeBudget bytes behind, and once the reader is done (the classifier
 // returned) further writes are discarded, so the forwarding path never
 // blocks on a reader that stopped.
+//
+// The reader takes the bytes either by copy (Read, for JSON and the other
+// bodies) or, for an event stream, as the chunks themselves
+// (wire.SSEChunkSource: NextChunk), so that the event reader's scanner runs
+// on the recorder's copies, and that one scan also times the events: each
+// chunk carries when it had been flushed to the client.
 type pipe struct {
 	mu     sync.Mutex
 	cond   sync.Cond
-	chunks [][]byte
+	chunks []pipeChunk
 	queued int
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
@@ -27,6 +36,20 @@ type pipe struct {
 	capt *capture // keeps the first bytes read, for the record (nil: none)
 	off  int      // bytes of the head chunk read already
 	held bool     // the capture holds the head chunk: it recycles it
+
+	// The reader's side (its goroutine only, after timeEvents).
+	lent    []byte        // the chunk NextChunk handed out last, recycled at the next call
+	at      time.Duration // when the bytes being read had been flushed
+	chunked bool          // NextChunk was called: the reader's scanner times the events
+	onEvent func(end int64, at time.Duration)
+	scan    *wire.SSEScanner // times the events in the bytes Read takes (event streams only)
+}
+
+// pipeChunk is a copy of flushed bytes, with when they had been flushed
+// (since the exchange began; zero unless the response is an event stream).
+type pipeChunk struct {
+	b  []byte
+	at time.Duration
 }
 
 func newPipe() *pipe {
@@ -35,8 +58,9 @@ func newPipe() *pipe {
 	return p
 }
 
-// write queues b, which the pipe then owns (and recycles, see putChunk).
-func (p *pipe) write(b []byte) {
+// write queues b, which the pipe then owns (and recycles, see putChunk),
+// flushed at at.
+func (p *pipe) write(b []byte, at time.Duration) {
 	if len(b) == 0 {
 		return
 	}
@@ -49,7 +73,7 @@ func (p *pipe) write(b []byte) {
 		putChunk(b)
 		return
 	}
-	p.chunks = append(p.chunks, b)
+	p.chunks = append(p.chunks, pipeChunk{b: b, at: at})
 	p.queued += len(b)
 	p.cond.Broadcast()
 }
@@ -82,10 +106,13 @@ func (p *pipe) stop() {
 	p.done = true
 	for i, c := range p.chunks {
 		if i > 0 || !p.held {
-			putChunk(c)
+			putChunk(c.b)
 		}
 	}
-	p.chunks, p.queued, p.off, p.held = nil, 0, 0, false
+	if p.lent != nil {
+		putChunk(p.lent)
+	}
+	p.chunks, p.queued, p.off, p.held, p.lent = nil, 0, 0, false, nil
 	p.cond.Broadcast()
 }
 
@@ -95,6 +122,39 @@ func (p *pipe) keep(c *capture) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.capt = c
+}
+
+// timeEvents makes the pipe tell fn where each event of the stream ends
+// and when those bytes had been flushed (before the first read; for an
+// event stream).
+func (p *pipe) timeEvents(fn func(end int64, at time.Duration)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onEvent = fn
+}
+
+// take notes that the reader took n bytes of the head chunk (head is what
+// was left of it) and drops the chunk from the queue when it is used up.
+// It returns the chunk when the pipe may recycle it once the reader is done
+// with those bytes (nil: the chunk is not used up, or the capture holds it).
+func (p *pipe) take(head []byte, n int) (recycle []byte) {
+	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0) {
+		p.held = true
+	}
+	p.at = p.chunks[0].at
+	if n == len(head) {
+		if !p.held {
+			recycle = p.chunks[0].b
+		}
+		p.chunks[0] = pipeChunk{}
+		p.chunks = p.chunks[1:]
+		p.off, p.held = 0, false
+	} else {
+		p.off += n
+	}
+	p.queued -= n
+	p.cond.Broadcast()
+	return recycle
 }
 
 // Read implements io.Reader for the classifier.
@@ -107,22 +167,55 @@ func (p *pipe) Read(b []byte) (int, error) {
 	if len(p.chunks) == 0 {
 		return 0, p.err
 	}
-	head := p.chunks[0][p.off:]
+	head := p.chunks[0].b[p.off:]
 	n := copy(b, head)
-	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0) {
-		p.held = true
-	}
-	if n == len(head) {
-		if !p.held {
-			putChunk(p.chunks[0])
+	if p.onEvent != nil && !p.chunked {
+		// An event stream read by copy (an HTTP error's body, say): the
+		// only scan of these bytes, for the events' times.
+		if p.scan == nil {
+			p.scan = &wire.SSEScanner{}
 		}
-		p.chunks[0] = nil
-		p.chunks = p.chunks[1:]
-		p.off, p.held = 0, false
-	} else {
-		p.off += n
+		p.scan.Feed(head[:n])
+		for t := p.scan.Next(); t != nil; t = p.scan.Next() {
+			if t.Kind == wire.SSEEnd && t.HasData {
+				p.onEvent(t.End, p.chunks[0].at)
+			}
+		}
 	}
-	p.queued -= n
-	p.cond.Broadcast()
+	if c := p.take(head, n); c != nil {
+		putChunk(c)
+	}
 	return n, nil
+}
+
+// NextChunk implements wire.SSEChunkSource: the next bytes, at most
+// wire.SSEReadSize of them (the pieces a Read of the event reader's size
+// would take, so that the reader returns what it would over Read), without
+// a copy. They stay the reader's until its next call.
+func (p *pipe) NextChunk() ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chunked = true
+	if p.lent != nil {
+		putChunk(p.lent)
+		p.lent = nil
+	}
+	for len(p.chunks) == 0 && p.err == nil {
+		p.cond.Wait()
+	}
+	if len(p.chunks) == 0 {
+		return nil, p.err
+	}
+	head := p.chunks[0].b[p.off:]
+	n := min(len(head), wire.SSEReadSize)
+	p.lent = p.take(head, n)
+	return head[:n], nil
+}
+
+// EventEnd implements wire.SSEChunkSource: an event ended at end, in the
+// bytes the last NextChunk handed out.
+func (p *pipe) EventEnd(end int64) {
+	if p.onEvent != nil {
+		p.onEvent(end, p.at)
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // pendingMax is how many written-but-unflushed bytes the writer keeps before
@@ -28,7 +26,7 @@ type responseWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	pending     []byte
-	sse         *wire.SSEScanner // finds where events end, to time their arrival
+	stream      bool // the response is an event stream: its chunks carry their flush times
 }
 
 // Header returns the response headers.
@@ -83,9 +81,7 @@ func (rw *responseWriter) writeHeader(code int) {
 			ex.rc.sessions.put(sid, sessionInfo{client: ex.client, protocol: ex.protocol})
 		}
 	}
-	if isEventStream(h.Get("Content-Type")) {
-		rw.sse = &wire.SSEScanner{}
-	}
+	rw.stream = isEventStream(h.Get("Content-Type"))
 	rw.w.WriteHeader(code)
 }
 
@@ -178,8 +174,10 @@ func (rw *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, brw, err
 }
 
-// handoff passes the pending bytes to the classifier and notes when SSE
-// events ended. Called with mu held.
+// handoff passes the pending bytes to the classifier, with when they were
+// flushed for an event stream (the classifier's one scan of the stream
+// finds where its events end, and so when they arrived: see pipe). Called
+// with mu held.
 func (rw *responseWriter) handoff() {
 	if len(rw.pending) == 0 {
 		return
@@ -187,26 +185,14 @@ func (rw *responseWriter) handoff() {
 	ex := rw.ex
 	chunk := rw.pending
 	rw.pending = nil
-	if rw.sse != nil {
-		at := time.Since(ex.start)
-		full := ex.rc.opts.Bodies == BodiesFull
-		rw.sse.Feed(chunk)
-		for t := rw.sse.Next(); t != nil; t = rw.sse.Next() {
-			if t.Kind != wire.SSEEnd || !t.HasData {
-				continue
-			}
-			if ex.firstEvent == 0 {
-				ex.firstEvent = at
-			}
-			if full && len(ex.arrivals) < maxArrivals {
-				ex.arrivals = append(ex.arrivals, arrival{off: t.End, at: at})
-			}
-		}
+	var at time.Duration
+	if rw.stream {
+		at = time.Since(ex.start)
 	}
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
 	}
-	ex.pipe.write(chunk)
+	ex.pipe.write(chunk, at)
 	if !ex.started && ex.pipe.buffered() >= lazyStart {
 		ex.started = true
 		go ex.rc.run(ex)

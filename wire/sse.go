@@ -105,6 +105,7 @@ type Event struct {
 // what the tokens say; it holds at most its bound of one event.
 type SSEReader struct {
 	r      io.Reader
+	src    SSEChunkSource // instead of r (NewPooledSSEChunkReader)
 	max    int
 	buf    []byte
 	err    error // how the reads ended (io.EOF included)
@@ -174,6 +175,68 @@ func NewPooledSSEReader(r io.Reader, maxEvent int) *SSEReader {
 	return s
 }
 
+// SSEChunkSource hands an SSEReader the bytes of a stream without a copy
+// into a read buffer of its own (NewPooledSSEChunkReader): the recorder's
+// copies of what a client received, which it already holds.
+type SSEChunkSource interface {
+	// NextChunk returns the next bytes of the stream; the reader's scanner
+	// refers to them until the next call, so they must stay unchanged
+	// until then. At the end it returns no bytes and the error that ended
+	// the stream (io.EOF for a clean end). A source that hands at most
+	// SSEReadSize bytes per call gives the reader the pieces a plain
+	// reader's reads would, so that everything it returns (budget edges
+	// included) is the same.
+	NextChunk() ([]byte, error)
+	// EventEnd is told, in order and as the reader's scanner finds it, the
+	// stream offset just past the blank line that ends each event with data
+	// (dispatched or read through), as SSEToken.End: the one scan of the
+	// stream also times its events.
+	EventEnd(end int64)
+}
+
+// SSEReadSize is how many bytes an SSEReader reads at a time.
+const SSEReadSize = sseBufferSize
+
+// NewPooledSSEChunkReader is NewPooledSSEReader over the chunks src hands
+// it: it has no read buffer and copies nothing into one; the scanner runs
+// on src's bytes, and src is told where each event ends. Drain reads the
+// rest of the stream for src after the caller stopped reading events.
+func NewPooledSSEChunkReader(src SSEChunkSource, maxEvent int) *SSEReader {
+	if maxEvent <= 0 {
+		maxEvent = DefaultMaxEventSize
+	}
+	return &SSEReader{src: src, max: maxEvent, pooled: true}
+}
+
+// NewSSEChunkReader is NewSSEReader over the chunks src hands it, as
+// NewPooledSSEChunkReader is NewPooledSSEReader's (its buffers are its own).
+func NewSSEChunkReader(src SSEChunkSource, maxEvent int) *SSEReader {
+	if maxEvent <= 0 {
+		maxEvent = DefaultMaxEventSize
+	}
+	return &SSEReader{src: src, max: maxEvent}
+}
+
+// Drain scans the rest of the stream and keeps nothing of it, so that a
+// chunk source sees every event end and the stream to its end. Bytes,
+// Comments and what Next returns are left as they were; call it last, then
+// Recycle.
+func (s *SSEReader) Drain() {
+	for {
+		t := s.sc.Next()
+		if t == nil {
+			if s.closed {
+				return
+			}
+			s.fill()
+			continue
+		}
+		if t.Kind == SSEEnd && t.HasData && s.src != nil {
+			s.src.EventEnd(t.End)
+		}
+	}
+}
+
 // Recycle releases the reader's buffers (as Release does) into the pools
 // of NewPooledSSEReader. The reader, and every Event.Data and error it
 // returned, must not be used after it.
@@ -186,7 +249,7 @@ func (s *SSEReader) Recycle() {
 	if len(s.buf) == sseBufferSize {
 		putPooled(&readPool, s.buf)
 	}
-	s.buf, s.r = nil, nil
+	s.buf, s.r, s.src = nil, nil, nil
 }
 
 // maxPooledData is the largest data buffer the pools keep (the default
@@ -281,6 +344,16 @@ func (s *SSEReader) fill() {
 	if s.err != nil {
 		s.sc.Close()
 		s.closed = true
+		return
+	}
+	if s.src != nil {
+		b, err := s.src.NextChunk()
+		if err != nil {
+			s.err = err
+		}
+		if len(b) > 0 {
+			s.sc.Feed(b)
+		}
 		return
 	}
 	n, err := s.r.Read(s.buf)
@@ -381,6 +454,9 @@ func (s *SSEReader) Next() (Event, error) {
 			continue
 		}
 		s.Bytes, s.BOM = s.sc.Offset(), s.sc.BOM
+		if s.src != nil && t.HasData {
+			s.src.EventEnd(t.End)
+		}
 		if s.skip != nil {
 			e := s.skip
 			s.skip = nil

@@ -1,0 +1,210 @@
+package wire
+
+import (
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// piecesSource is an SSEChunkSource over a stream cut into chunks. Each
+// chunk is handed in a buffer of its own, and the previous one is
+// overwritten (0xff) when the next is asked for, so that a reader that used
+// a chunk after its release shows it in what it returns.
+type piecesSource struct {
+	chunks [][]byte
+	lent   []byte
+	err    error // at the end (io.EOF when nil)
+	ends   []int64
+}
+
+func (c *piecesSource) NextChunk() ([]byte, error) {
+	for i := range c.lent {
+		c.lent[i] = 0xff
+	}
+	c.lent = nil
+	if len(c.chunks) == 0 {
+		if c.err != nil {
+			return nil, c.err
+		}
+		return nil, io.EOF
+	}
+	c.lent = append([]byte(nil), c.chunks[0]...)
+	c.chunks = c.chunks[1:]
+	return c.lent, nil
+}
+
+func (c *piecesSource) EventEnd(end int64) { c.ends = append(c.ends, end) }
+
+// piecesReader is an io.Reader that returns the same chunks, one per Read
+// (the pieces a plain reader then sees are the chunks, as the chunk
+// reader's are when no chunk exceeds SSEReadSize).
+type piecesReader struct {
+	chunks [][]byte
+	err    error
+}
+
+func (c *piecesReader) Read(p []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, c.chunks[0])
+	if n == len(c.chunks[0]) {
+		c.chunks = c.chunks[1:]
+	} else {
+		c.chunks[0] = c.chunks[0][n:]
+	}
+	return n, nil
+}
+
+// cut splits s into chunks: whole (size 0), of size bytes, or of random
+// sizes up to SSEReadSize.
+func cut(s []byte, size int, rng *rand.Rand) [][]byte {
+	var out [][]byte
+	for len(s) > 0 {
+		n := size
+		switch {
+		case size == 0:
+			n = SSEReadSize
+		case size < 0:
+			n = 1 + rng.IntN(min(-size, SSEReadSize))
+		}
+		n = min(n, len(s))
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+// scannedEnds is what an SSEScanner of its own finds: the End of every
+// SSEEnd with data, fed the same chunks.
+func scannedEnds(chunks [][]byte) []int64 {
+	var sc SSEScanner
+	var ends []int64
+	for _, c := range chunks {
+		sc.Feed(c)
+		for t := sc.Next(); t != nil; t = sc.Next() {
+			if t.Kind == SSEEnd && t.HasData {
+				ends = append(ends, t.End)
+			}
+		}
+	}
+	return ends
+}
+
+// TestChunkReaderMatchesReader: a reader over a chunk source returns what a
+// pooled reader over the same bytes read in the same pieces returns
+// (events, offsets, errors, counters; with an event bound, with a budget
+// tight enough to refuse events), stream after stream, and tells the source
+// the same event ends a scanner of its own finds, Drain included.
+func TestChunkReaderMatchesReader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 1))
+	big := strings.Repeat("x", 200<<10)
+	streams := []string{
+		"data: a\n\n",
+		": c\n\nid: 1\nevent: message\ndata: {\"a\":1}\ndata: more\n\n",
+		"data: " + big + "\n\ndata: short\n\n",
+		"data: " + big[:70<<10] + "\ndata: " + big[:1000] + "\n\ndata: z\n\n",
+		"\ufeffdata: bom\r\n\r\ndata: cut",
+		"data: " + big[:50<<10] + "\n", // unterminated large event
+		"retry: 10\nid: x\x00y\ndata: q\r\rdata: r\r\n\r\n",
+		"data: tail\n\ndata: " + big[:40<<10],
+		strings.Repeat("data: "+big[:3000]+"\n\n: keep-alive\n\n", 40),
+	}
+	for round := range 2 {
+		for i, st := range streams {
+			for _, size := range []int{0, 1, 7, -5000, -(64 << 10)} {
+				if size == 1 && len(st) > 20<<10 {
+					continue
+				}
+				for _, bound := range []int{0, 100 << 10} {
+					for _, budget := range []int64{0, 5000, 150 << 10} {
+						for _, cutErr := range []error{nil, io.ErrUnexpectedEOF} {
+							chunks := cut([]byte(st), size, rng)
+							pull := NewPooledSSEReader(&piecesReader{chunks: slices.Clone(chunks), err: cutErr}, bound)
+							src := &piecesSource{chunks: slices.Clone(chunks), err: cutErr}
+							push := NewPooledSSEChunkReader(src, bound)
+							if budget > 0 {
+								pull.SetBudget(NewBudget(budget))
+								push.SetBudget(NewBudget(budget))
+							}
+							want, got := readAllEvents(pull), readAllEvents(push)
+							pull.Recycle()
+							push.Drain()
+							push.Recycle()
+							if got != want {
+								t.Fatalf("round %d stream %d (chunks %d, bound %d, budget %d, end %v): chunk reader differs:\n%.600s\nwant\n%.600s", round, i, size, bound, budget, cutErr, got, want)
+							}
+							if wantEnds := scannedEnds(chunks); !slices.Equal(src.ends, wantEnds) {
+								t.Fatalf("round %d stream %d (chunks %d): event ends %v, want %v", round, i, size, src.ends, wantEnds)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestChunkReaderDrain: a caller that stops after the first event and
+// drains leaves the source read to its end and told of every event end,
+// and the reader's counters as they were when it stopped.
+func TestChunkReaderDrain(t *testing.T) {
+	stream := []byte("data: one\n\n: c\n\ndata: two\n\nid: 3\ndata: three\n\ndata: cut")
+	src := &piecesSource{chunks: cut(stream, 5, nil)}
+	rd := NewPooledSSEChunkReader(src, 0)
+	ev, err := rd.Next()
+	if err != nil || string(ev.Data) != "one" {
+		t.Fatalf("first event %q, %v", ev.Data, err)
+	}
+	bytesBefore, commentsBefore := rd.Bytes, rd.Comments
+	rd.Drain()
+	if len(src.chunks) != 0 {
+		t.Fatalf("%d chunks left after Drain", len(src.chunks))
+	}
+	if want := scannedEnds(cut(stream, 5, nil)); !slices.Equal(src.ends, want) || len(want) != 3 {
+		t.Fatalf("ends %v, want %v (3 events)", src.ends, want)
+	}
+	if rd.Bytes != bytesBefore || rd.Comments != commentsBefore {
+		t.Fatalf("Drain changed the counters: bytes %d → %d, comments %d → %d", bytesBefore, rd.Bytes, commentsBefore, rd.Comments)
+	}
+	rd.Recycle()
+}
+
+// FuzzChunkReader: on any stream in any chunking up to SSEReadSize, with
+// or without a small bound and a tight budget, the chunk reader returns
+// what the pooled reader returns over the same pieces, and reports the
+// event ends a scanner finds.
+func FuzzChunkReader(f *testing.F) {
+	f.Add([]byte("data: a\n\nid: 1\ndata: b\r\n\r\n: c\n\ndata: cut"), uint8(0), uint64(1))
+	f.Add([]byte("\ufeffevent: x\ndata: "+strings.Repeat("y", 3000)+"\n\n"), uint8(3), uint64(7))
+	f.Fuzz(func(t *testing.T, stream []byte, mode uint8, seed uint64) {
+		bound := 0
+		if mode&1 != 0 {
+			bound = 700
+		}
+		size := -(1 + int(seed%64))
+		chunks := cut(stream, size, rand.New(rand.NewPCG(seed, 0)))
+		pull := NewPooledSSEReader(&piecesReader{chunks: slices.Clone(chunks)}, bound)
+		src := &piecesSource{chunks: slices.Clone(chunks)}
+		push := NewPooledSSEChunkReader(src, bound)
+		if mode&2 != 0 {
+			pull.SetBudget(NewBudget(1500))
+			push.SetBudget(NewBudget(1500))
+		}
+		want, got := readAllEvents(pull), readAllEvents(push)
+		pull.Recycle()
+		push.Drain()
+		push.Recycle()
+		if got != want {
+			t.Fatalf("chunk reader differs on %q (mode %d):\n%s\nwant\n%s", stream, mode, got, want)
+		}
+		if wantEnds := scannedEnds(chunks); !slices.Equal(src.ends, wantEnds) {
+			t.Fatalf("event ends %v, want %v", src.ends, wantEnds)
+		}
+	})
+}
