@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 )
@@ -162,39 +163,15 @@ func TestBuiltinClientPassesEveryRule(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	badBin    string
-	buildErr  error
-)
-
 // badClient builds matrix/testdata/badclient once per test binary.
 func badClient(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpdiag-badclient-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		badBin = filepath.Join(dir, "badclient")
-		out, err := exec.Command("go", "build", "-o", badBin, "./testdata/badclient").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			badBin = string(out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("go build ./testdata/badclient: %v\n%s", buildErr, badBin)
-	}
-	return badBin
+	return testbin.Build(t, "./testdata/badclient")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if badBin != "" && buildErr == nil {
-		os.RemoveAll(filepath.Dir(badBin))
-	}
+	testbin.Clean()
 	os.Exit(code)
 }
 

@@ -2,23 +2,16 @@ package probe_test
 
 import (
 	"bufio"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
 	"github.com/mcpdiag/mcpdiag/record"
-)
-
-var (
-	badOnce sync.Once
-	badBin  string
-	badErr  error
 )
 
 // badServer builds probe/testdata/badserver once and starts it in mode on
@@ -26,21 +19,7 @@ var (
 // destructive tool ran).
 func badServer(t *testing.T, mode string) (string, *syncWriter) {
 	t.Helper()
-	badOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpdiag-badserver-")
-		if err != nil {
-			badErr = err
-			return
-		}
-		badBin = filepath.Join(dir, "badserver")
-		if out, err := exec.Command("go", "build", "-o", badBin, "./testdata/badserver").CombinedOutput(); err != nil {
-			badErr = err
-			badBin = string(out)
-		}
-	})
-	if badErr != nil {
-		t.Fatalf("go build ./testdata/badserver: %v\n%s", badErr, badBin)
-	}
+	badBin := testbin.Build(t, "./testdata/badserver")
 	cmd := exec.Command(badBin, "-listen", "127.0.0.1:0", "-mode", mode)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -3,44 +3,22 @@ package probe_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
 	"github.com/mcpdiag/mcpdiag/record"
-)
-
-var (
-	stdioOnce sync.Once
-	stdioBin  string
-	stdioErr  error
 )
 
 // stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
 // once per test binary.
 func stdioServer(t *testing.T) string {
 	t.Helper()
-	stdioOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "probestdio")
-		if err != nil {
-			stdioErr = err
-			return
-		}
-		stdioBin = filepath.Join(dir, "stdioserver")
-		if out, err := exec.Command("go", "build", "-o", stdioBin, "./testdata/stdioserver").CombinedOutput(); err != nil {
-			stdioErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if stdioErr != nil {
-		t.Fatalf("building testdata/stdioserver: %v", stdioErr)
-	}
-	return stdioBin
+	return testbin.Build(t, "./testdata/stdioserver")
 }
 
 func runStdio(t *testing.T, argv ...string) *probe.Report {
@@ -108,23 +86,8 @@ func testProbeStdio(t *testing.T, protocol, era string) {
 	}
 	// The records, encoded and read back as a --record file would be, are
 	// judged the same (the stdio answers have no HTTP status in the file).
-	var recs []*record.Record
-	var enc record.Encoder
-	for _, r := range rep.Records {
-		b, err := enc.Encode(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := record.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, back)
-	}
-	tr := judge.NewTrace("file", recs, nil)
-	tr.Probe = true
 	again := map[string]judge.Verdict{}
-	for _, c := range judge.Judge(tr) {
+	for _, c := range rejudge(t, rep.Records) {
 		again[c.Rule] = c.Verdict
 	}
 	for _, c := range rep.Checks {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,10 +68,7 @@ func TestClassifyCommand(t *testing.T) {
 // TestBinaryExitCodes builds the real binary and runs it as a process: the
 // exit status and the one-line error are what a shell sees.
 func TestBinaryExitCodes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpdiag")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testBinary(t)
 	cmd := exec.Command(bin, "classify", "--id", "1", "../../testdata/sample-response.txt")
 	out, err := cmd.Output()
 	if err != nil || !bytes.Contains(out, []byte("STREAM_INCOMPLETE")) {

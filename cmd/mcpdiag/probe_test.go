@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -173,10 +173,7 @@ func TestProbeCommandUsage(t *testing.T) {
 // server is stopped; a URL with more arguments, or --header on stdio, is a
 // usage error.
 func TestProbeCommandStdio(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "stdioserver")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../probe/testdata/stdioserver").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Build(t, "../../probe/testdata/stdioserver")
 	recFile := filepath.Join(t.TempDir(), "probe.jsonl")
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"probe", "--interval", "0", "--record", recFile, "--", bin}, strings.NewReader(""), &stdout, &stderr)

@@ -257,10 +257,7 @@ func TestScenariosCmd(t *testing.T) {
 // TestServeBinarySignal runs the real binary and stops it with SIGTERM
 // while a request hangs in a scenario: it must exit 0, promptly.
 func TestServeBinarySignal(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpdiag")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testBinary(t)
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--scenario", "timeout.uncooperative_hang", "--params", `{"match":{}}`)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
