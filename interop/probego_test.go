@@ -6,61 +6,10 @@ import (
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mcpdiag/mcpdiag/internal/probepeer"
 	mjudge "github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
 )
-
-// probeGoSDKServer is a go-sdk server written the SDK's documented way: a
-// typed read-only tool (go-sdk infers its inputSchema from the struct and
-// validates the arguments against it) and a destructive one that must
-// never run (the probe does not call a tool that is not read-only).
-func probeGoSDKServer(stateless bool) http.Handler {
-	s := mcp.NewServer(&mcp.Implementation{Name: "interop-probe-go-sdk", Version: "1.8.0"}, nil)
-	type lookupIn struct {
-		Q    string `json:"q" jsonschema:"the word"`
-		N    int    `json:"n,omitempty" jsonschema:"how many"`
-		Lang string `json:"lang,omitempty" jsonschema:"en or fr"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "lookup", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, _ *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found " + in.Q}}}, nil, nil
-		})
-	type dropIn struct {
-		Table string `json:"table"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "drop_table", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(bool)}},
-		func(context.Context, *mcp.CallToolRequest, dropIn) (*mcp.CallToolResult, any, error) {
-			panic("drop_table ran")
-		})
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
-}
-
-// probeMCPGoServer is an mcp-go server whose read-only tool declares
-// constraints (q required, at most 5 long; n from 1 to 3) and reads its
-// arguments the library's way (RequireString) and checks nothing else, and
-// a destructive tool that must never run.
-func probeMCPGoServer() http.Handler {
-	s := mcpgoserver.NewMCPServer("interop-probe-mcp-go", "1.2.1", mcpgoserver.WithToolCapabilities(false))
-	s.AddTool(mcpgo.NewTool("lookup", mcpgo.WithReadOnlyHintAnnotation(true),
-		mcpgo.WithString("q", mcpgo.Required(), mcpgo.MaxLength(5)),
-		mcpgo.WithNumber("n", mcpgo.Min(1), mcpgo.Max(3))),
-		func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			q, err := req.RequireString("q")
-			if err != nil {
-				return mcpgo.NewToolResultError(err.Error()), nil
-			}
-			return mcpgo.NewToolResultText("found " + q), nil
-		})
-	s.AddTool(mcpgo.NewTool("drop_table", mcpgo.WithDestructiveHintAnnotation(true), mcpgo.WithString("t", mcpgo.Required())),
-		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			panic("drop_table ran")
-		})
-	return mcpgoserver.NewStreamableHTTPServer(s)
-}
 
 // goProbeWant is what the probe must find on a Go peer in an era: every
 // rule passes (result-type is n/a on 2025-11-25, which has none) but the
@@ -100,10 +49,10 @@ func TestProbeGoPeers(t *testing.T) {
 		handler   http.Handler
 		fail      map[string][]string
 	}{
-		{goSDK, era26, probeGoSDKServer(true), map[string][]string{"probe.origin": origin}},
-		{goSDK, era25, probeGoSDKServer(false), map[string][]string{"probe.origin": origin}},
-		{mcpGo, era26, probeMCPGoServer(), map[string][]string{"probe.origin": origin, "probe.invalid-arguments": mcpGoArgs}},
-		{mcpGo, era25, probeMCPGoServer(), map[string][]string{"probe.origin": origin, "probe.invalid-arguments": mcpGoArgs}},
+		{goSDK, era26, probepeer.GoSDK(true), map[string][]string{"probe.origin": origin}},
+		{goSDK, era25, probepeer.GoSDK(false), map[string][]string{"probe.origin": origin}},
+		{mcpGo, era26, probepeer.MCPGo(), map[string][]string{"probe.origin": origin, "probe.invalid-arguments": mcpGoArgs}},
+		{mcpGo, era25, probepeer.MCPGo(), map[string][]string{"probe.origin": origin, "probe.invalid-arguments": mcpGoArgs}},
 	}
 	rules := probeRules()
 	var rows []row

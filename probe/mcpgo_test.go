@@ -1,16 +1,13 @@
 package probe_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/internal/probepeer"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
-
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
 )
 
 // TestProbeMCPGo: an mcp-go v1.2.1 server whose tool handler reads its
@@ -21,22 +18,7 @@ import (
 // n of the wrong type or out of range, q too long), and it serves a foreign
 // Origin (probe.origin); everything else passes. docs/probe.md has it.
 func TestProbeMCPGo(t *testing.T) {
-	s := mcpgoserver.NewMCPServer("mcpgo-peer", "1", mcpgoserver.WithToolCapabilities(false))
-	s.AddTool(mcpgo.NewTool("lookup", mcpgo.WithReadOnlyHintAnnotation(true),
-		mcpgo.WithString("q", mcpgo.Required(), mcpgo.MaxLength(5)),
-		mcpgo.WithNumber("n", mcpgo.Min(1), mcpgo.Max(3))),
-		func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			q, err := req.RequireString("q")
-			if err != nil {
-				return mcpgo.NewToolResultError(err.Error()), nil
-			}
-			return mcpgo.NewToolResultText("found " + q), nil
-		})
-	s.AddTool(mcpgo.NewTool("drop_table", mcpgo.WithDestructiveHintAnnotation(true), mcpgo.WithString("t", mcpgo.Required())),
-		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			panic("drop_table ran")
-		})
-	ts := httptest.NewServer(mcpgoserver.NewStreamableHTTPServer(s))
+	ts := httptest.NewServer(probepeer.MCPGo())
 	defer ts.Close()
 	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(protocol, func(t *testing.T) {
