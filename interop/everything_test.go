@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -67,25 +64,12 @@ func TestServerEverything(t *testing.T) {
 		t.Skip("-short: server-everything runs on node")
 	}
 	nt := needNode(t, append(rows, envRow)...)
-	if v := nt.packages["@modelcontextprotocol/server-everything"]; v != "2026.8.31" {
-		t.Fatalf("@modelcontextprotocol/server-everything %s installed, want the pinned 2026.8.31", v)
-	}
 
 	// server-everything listens on every interface (app.listen(PORT), no
-	// host); loopback.mjs binds it to 127.0.0.1 and prints the port PORT=0
-	// got. The environment holds nothing but PATH, HOME and PORT: get-env
-	// returns the whole environment to any caller.
-	home := t.TempDir()
-	cmd := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
-		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "streamableHttp")
-	cmd.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
-	cmd.Dir = home
-	p, base, err := start("server-everything", cmd, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.stop)
-	direct := base + "/mcp"
+	// host); startEverything binds it to 127.0.0.1 with an environment of
+	// nothing but PATH, HOME and PORT: get-env returns the whole
+	// environment to any caller.
+	direct := startEverything(t, nt)
 	px := startProxy(t, "everything", direct)
 	proxied := px.base + "/mcp"
 
