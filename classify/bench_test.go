@@ -220,45 +220,25 @@ func BenchmarkClassifyReader(b *testing.B) {
 // validates the JSON payload of every event (the least any classifier must
 // do) and counts the whole stream's bytes, as BenchmarkClassify does, so the
 // two MB/s figures compare directly.
-func BenchmarkJSONValid(b *testing.B) {
-	for _, sz := range benchSizes {
-		body := benchToolResult(sz.n)
-		b.Run("JSON/"+sz.name, func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				benchValidSink = json.Valid(body)
-			}
-		})
-	}
-	for _, sz := range benchSizes {
-		stream, payloads := benchStream(sz.n)
-		b.Run("SSE/"+sz.name, func(b *testing.B) {
-			b.SetBytes(int64(len(stream)))
-			b.ReportAllocs()
-			for b.Loop() {
-				ok := true
-				for _, p := range payloads {
-					ok = json.Valid(p) && ok
-				}
-				benchValidSink = ok
-			}
-		})
-	}
-}
+func BenchmarkJSONValid(b *testing.B) { benchValid(b, json.Valid) }
 
 // BenchmarkWireValid is BenchmarkJSONValid with wire.Valid, the validator
 // the classifier itself runs: the least the classifier must do with its own
 // tools, so its ratio to the classifier says what the rest of the work
 // costs. Same sub-benchmark names and byte counts.
-func BenchmarkWireValid(b *testing.B) {
+func BenchmarkWireValid(b *testing.B) { benchValid(b, wire.Valid) }
+
+// benchValid runs valid over BenchmarkClassify's JSON bodies and over the
+// payloads of its SSE streams (counting the whole stream's bytes), with
+// BenchmarkClassify's sub-benchmark names.
+func benchValid(b *testing.B, valid func([]byte) bool) {
 	for _, sz := range benchSizes {
 		body := benchToolResult(sz.n)
 		b.Run("JSON/"+sz.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				benchValidSink = wire.Valid(body)
+				benchValidSink = valid(body)
 			}
 		})
 	}
@@ -270,7 +250,7 @@ func BenchmarkWireValid(b *testing.B) {
 			for b.Loop() {
 				ok := true
 				for _, p := range payloads {
-					ok = wire.Valid(p) && ok
+					ok = valid(p) && ok
 				}
 				benchValidSink = ok
 			}
