@@ -216,7 +216,10 @@ var probeRules = []Rule{
 		Probe:   true,
 		Applies: anyProbe(isAnsweredRequest),
 		Check: eachProbe(isAnsweredRequest, func(x *Exchange) string {
-			if isNotification(x) || x.ResponseID.IsZero() {
+			// An HTTP error may carry a JSON-RPC error with no id (null:
+			// refused before the body was read); one with an id carries
+			// the request's.
+			if isNotification(x) || x.ResponseID.IsZero() || x.Status >= 400 && x.ResponseID.IsNull() {
 				return ""
 			}
 			return fmt.Sprintf("%s: sent id %s (%s), the answer's id is %s (%s)", probeLabel(x), x.ID, idType(x.ID.Raw()), x.ResponseID, idType(x.ResponseID.Raw()))
@@ -474,8 +477,11 @@ func isMalformedCall(x *Exchange) bool {
 	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && decidable(x)
 }
 func isAnsweredRequest(x *Exchange) bool {
-	// A refused Origin or protocol version may answer without an id.
-	return !isNotification(x) && gotAnswer(x) && x.Status < 400
+	// A refused Origin or protocol version may answer without an id, or
+	// without a JSON-RPC body at all: an HTTP error is judged when it
+	// carries a JSON-RPC error (a 2026-07-28 server answers many errors
+	// in a 4xx, with the request's id).
+	return !isNotification(x) && gotAnswer(x) && (x.Status < 400 || x.ErrorCode != nil)
 }
 
 // isAnsweredNotification selects the notifications the probe knows the fate

@@ -14,6 +14,7 @@
 //	unknown-as-tool   an unknown tool gets a tool result with isError true
 //	malformed-ok      a tools/call without params.name, or with arguments not an object, gets a success
 //	id-type           a number id of more than 6 digits comes back as a string (1000007 as "1000007")
+//	error-id-type     a JSON-RPC error to a tools/call comes in HTTP 400 with the request's number id as a string
 //	notification-200  a notification gets 200 with a JSON body
 //	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
 //	any-version       a request with an unknown MCP-Protocol-Version is served
@@ -230,6 +231,14 @@ func text(s string, isError bool) string {
 
 func reply(w http.ResponseWriter, id json.RawMessage, result, rpcErr string) {
 	w.Header().Set("Content-Type", "application/json")
+	if rpcErr != "" && mode == "error-id-type" {
+		// A 2026-07-28 server may answer an error in a 4xx; its id must
+		// still be the request's (JSON-RPC 2.0 §5).
+		w.WriteHeader(http.StatusBadRequest)
+		if id[0] != '"' && string(id) != "null" {
+			id = json.RawMessage(strconv.Quote(string(id)))
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
