@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/client"
@@ -176,8 +177,23 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // Validate checks the options a run cannot start with: an error wrapping
 // ErrUsage, one line.
 func (o Options) Validate() error {
-	if len(o.Command) == 0 && !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
-		return usageErr(fmt.Sprintf("URL %q: must start with http:// or https://", o.URL))
+	if len(o.Command) == 0 {
+		if !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://") {
+			return usageErr(fmt.Sprintf("URL %q: must start with http:// or https://", o.URL))
+		}
+		// A URL no request can be made to is the caller's mistake, not
+		// the server's: it is said here, before anything is sent.
+		u, err := url.Parse(o.URL)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		switch {
+		case err != nil:
+			return usageErr(fmt.Sprintf("URL %q: %v", o.URL, err))
+		case u.Host == "":
+			return usageErr(fmt.Sprintf("URL %q: names no host", o.URL))
+		}
 	}
 	switch o.Protocol {
 	case "", client.ProtocolAuto, client.Protocol2026, client.Protocol2025:

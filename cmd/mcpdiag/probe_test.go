@@ -313,3 +313,17 @@ func TestProbeJUnitNotWritten(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, want exit 6 and one line about --junit; stdout:\n%s", code, stderr.String(), stdout.String())
 	}
 }
+
+// TestProbeBadURL: a URL that cannot be parsed or names no host is a usage
+// error (exit 2, one line on stderr, nothing on stdout), not a listing that
+// failed with NETWORK_ERROR (exit 3).
+func TestProbeBadURL(t *testing.T) {
+	for _, url := range []string{"http://[::1", "http://", "https:///mcp", "http://127.0.0.1:port/mcp"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"probe", url}, strings.NewReader(""), &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != 2 || stdout.Len() != 0 || len(lines) != 1 || !strings.Contains(lines[0], "URL") {
+			t.Errorf("probe %q: exit %d, stdout %q, stderr %q; want exit 2 and one line about the URL", url, code, stdout.String(), stderr.String())
+		}
+	}
+}
