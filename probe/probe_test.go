@@ -63,6 +63,34 @@ func TestProbeHealthyFixture(t *testing.T) {
 	}
 }
 
+// TestProbeHealthyFixtureAllowAll: with --allow-all every tool of the
+// fixture gets argument probes, the conformance tools (test_*) too, and
+// still no rule fails: arguments that are not an object are refused before
+// any tool runs (the conformance tools answered them with a success).
+func TestProbeHealthyFixtureAllowAll(t *testing.T) {
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		t.Run(protocol, func(t *testing.T) {
+			ts := httptest.NewServer(fixture.New(fixture.Options{}))
+			defer ts.Close()
+			rep := run(t, ts.URL, protocol, probe.Options{AllowAll: true, MaxPerTool: 1})
+			probed := 0
+			for _, tp := range rep.Tools {
+				if strings.HasPrefix(tp.Name, "test_") && tp.Probes > 0 {
+					probed++
+				}
+			}
+			if probed == 0 {
+				t.Fatal("no conformance tool was probed")
+			}
+			for _, c := range rep.Checks {
+				if c.Verdict == judge.Fail {
+					t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+				}
+			}
+		})
+	}
+}
+
 // TestGradesCoverEveryProbeRule: every probe rule is in exactly one family
 // of the grade line.
 func TestGradesCoverEveryProbeRule(t *testing.T) {
