@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/syncbuf"
 	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
@@ -17,7 +17,7 @@ import (
 // badServer builds probe/testdata/badserver once and starts it in mode on
 // 127.0.0.1; it returns its MCP URL and its stderr (where it says when its
 // destructive tool ran).
-func badServer(t *testing.T, mode string) (string, *syncWriter) {
+func badServer(t *testing.T, mode string) (string, *syncbuf.Buffer) {
 	t.Helper()
 	badBin := testbin.Build(t, "./testdata/badserver")
 	cmd := exec.Command(badBin, "-listen", "127.0.0.1:0", "-mode", mode)
@@ -25,7 +25,7 @@ func badServer(t *testing.T, mode string) (string, *syncWriter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncWriter{b: &strings.Builder{}}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -37,24 +37,6 @@ func badServer(t *testing.T, mode string) (string, *syncWriter) {
 		t.Fatalf("badserver said %q (%v)", line, err)
 	}
 	return url, stderr
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-// String is what was written so far; the server may still be writing.
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // TestProbeBadServer: each mode of the bad server makes one mistake, and
@@ -154,17 +136,7 @@ func TestProbeRecordsJudgeTheSame(t *testing.T) {
 			if len(lines) != len(rep.Records) {
 				t.Fatalf("%d lines for %d records", len(lines), len(rep.Records))
 			}
-			var recs []*record.Record
-			for _, l := range lines {
-				r, err := record.Decode(l)
-				if err != nil {
-					t.Fatal(err)
-				}
-				recs = append(recs, r)
-			}
-			tr := judge.NewTrace("file", recs, nil)
-			tr.Probe = true
-			if got, want := checks(judge.Judge(tr)), checks(rep.Checks); got != want {
+			if got, want := checks(judgeLines(t, lines)), checks(rep.Checks); got != want {
 				t.Errorf("judged from the file:\n%s\njudged in the run:\n%s", got, want)
 			}
 		})

@@ -285,20 +285,31 @@ func TestProbeStdioNotification(t *testing.T) {
 // judges them again.
 func rejudge(t *testing.T, recs []*record.Record) []judge.Check {
 	t.Helper()
-	var back []*record.Record
+	var lines [][]byte
 	var enc record.Encoder
 	for _, r := range recs {
 		b, err := enc.Encode(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := record.Decode(b)
+		lines = append(lines, b)
+	}
+	return judgeLines(t, lines)
+}
+
+// judgeLines decodes record lines (a --record file's) and judges them as
+// a probe run.
+func judgeLines(t *testing.T, lines [][]byte) []judge.Check {
+	t.Helper()
+	var recs []*record.Record
+	for _, l := range lines {
+		r, err := record.Decode(l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back = append(back, d)
+		recs = append(recs, r)
 	}
-	tr := judge.NewTrace("file", back, nil)
+	tr := judge.NewTrace("file", recs, nil)
 	tr.Probe = true
 	return judge.Judge(tr)
 }
