@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -91,25 +92,6 @@ func openStream(t *testing.T, u string) {
 	}
 }
 
-// readRecords reads a record file as it is on disk, without closing any
-// writer: what Serve left there.
-func readRecords(t *testing.T, path string) []*record.Record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []*record.Record
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // TestServeShutdownOrder: proxy.Serve on a real 127.0.0.1 listener, its
 // context cancelled while streams are open: every exchange, finished or cut,
 // has its record in the file once Serve returned (the sink was flushed and
@@ -176,7 +158,7 @@ func TestServeShutdownOrder(t *testing.T) {
 			if serveErr != nil {
 				t.Fatalf("Serve: %v", serveErr)
 			}
-			recs := readRecords(t, path)
+			recs := recordtest.ReadFile(t, path)
 			var cut int
 			for _, r := range recs {
 				if r.Flags.Has(record.FlagSD) {

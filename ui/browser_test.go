@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -25,19 +26,7 @@ var updateShots = flag.Bool("update-screenshots", false, "write the README's scr
 // resultType.
 func fixture(t *testing.T) []*record.Record {
 	t.Helper()
-	f, err := os.Open("testdata/records.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []*record.Record
-	for rec, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, rec)
-	}
-	return out
+	return recordtest.ReadFile(t, "testdata/records.jsonl")
 }
 
 func writePage(t *testing.T, recs []*record.Record) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -49,7 +50,7 @@ func TestMatrixCommand(t *testing.T) {
 		t.Errorf("junit lacks %s", want)
 	}
 	kinds := map[string]int{}
-	for _, rec := range readRecordFile(t, recs) {
+	for _, rec := range recordtest.ReadFile(t, recs) {
 		k := string(rec.Kind)
 		if rec.Kind == record.KindExchange && rec.Fault != nil && rec.Fault.Count != nil {
 			k = "exchange at the server" // mcpdiag serve's log line

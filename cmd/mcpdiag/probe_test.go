@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
@@ -12,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/internal/testbin"
-	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestProbeCommandHealthy: mcpdiag probe against mcpdiag serve passes every
@@ -31,18 +30,8 @@ func TestProbeCommandHealthy(t *testing.T) {
 	if !strings.Contains(stdout.String(), " pass, 0 fail, 0 n/a; --fail-on should: no failure at or above it.") || strings.Contains(stdout.String(), "FAIL") {
 		t.Errorf("report:\n%s", stdout.String())
 	}
-	data, err := os.ReadFile(recFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	probes := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		r, err := record.Decode(sc.Bytes())
-		if err != nil {
-			t.Fatalf("record: %v", err)
-		}
+	for _, r := range recordtest.ReadFile(t, recFile) {
 		if r.Probe != nil {
 			probes++
 			if r.Probe.Seed != "1" || r.Probe.Kind == "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -100,7 +101,7 @@ func TestProbeGoldens(t *testing.T) {
 					t.Errorf("%s: the %s output differs from the golden (-update rewrites it); got:\n%s", file, name, got[name])
 				}
 			}
-			if n := checkEchoes(t, text.String(), js.Bytes(), readRecordFile(t, recs)); n == 0 && tc.exit != 0 {
+			if n := checkEchoes(t, text.String(), js.Bytes(), recordtest.ReadFile(t, recs)); n == 0 && tc.exit != 0 {
 				t.Errorf("a failing run whose outputs name no probe")
 			}
 		})

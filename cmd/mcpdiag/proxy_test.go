@@ -19,6 +19,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -141,7 +142,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the proxy did not stop")
 	}
-	recs := readRecordFile(t, path)
+	recs := recordtest.ReadFile(t, path)
 	if len(recs) != len(c.Exchanges()) {
 		t.Errorf("%d records for %d exchanges", len(recs), len(c.Exchanges()))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -82,7 +83,7 @@ func openStreams(t *testing.T, u string) {
 // must say that the proxy's shutdown cut it, not that its client left.
 func shutdownRecords(t *testing.T, path string) {
 	t.Helper()
-	recs := readRecordFile(t, path)
+	recs := recordtest.ReadFile(t, path)
 	for _, r := range recs {
 		if !strings.Contains(r.Note, "the proxy shut down") || strings.Contains(r.Note, "(DC)") || !r.Flags.Has(record.FlagSD) || r.Flags.Has(record.FlagDC) || !r.Flags.Pending() {
 			t.Errorf("%s %s: note %q, reason %q, flags %v: want the shutdown named as the cut", r.URL, r.Outcome, r.Note, r.Reason, r.Flags)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -329,7 +330,7 @@ func TestThreeViewsAgree(t *testing.T) {
 		}
 
 		byCase := map[string]*record.Record{}
-		for _, r := range readRecordFile(t, path) {
+		for _, r := range recordtest.ReadFile(t, path) {
 			if r.Kind == record.KindExchange {
 				byCase[r.URL[strings.LastIndexByte(r.URL, '/')+1:]] = r
 			}

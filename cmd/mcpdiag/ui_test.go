@@ -18,6 +18,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 )
 
 func TestUICommandUsage(t *testing.T) {
@@ -113,7 +114,7 @@ func TestProxyUILive(t *testing.T) {
 	}
 	px.stop(t)
 	var want []string
-	for _, r := range readRecordFile(t, path) {
+	for _, r := range recordtest.ReadFile(t, path) {
 		want = append(want, r.ID+" "+r.Method+" "+string(r.Outcome))
 	}
 	got := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#rows tr.row[data-id]')].map((tr) => tr.dataset.id + ' ' + tr.querySelector('.c-method').textContent + ' ' + tr.querySelector('.c-outcome').textContent)`)
@@ -267,7 +268,7 @@ func TestProxyUIScenarios(t *testing.T) {
 	px.stop(t)
 	var want []string
 	var cut string
-	for _, r := range readRecordFile(t, path) {
+	for _, r := range recordtest.ReadFile(t, path) {
 		want = append(want, r.ID+" "+string(r.Outcome)+" layer-"+string(r.Layer))
 		if r.Outcome == classify.StreamIncomplete && len(r.SSEArrivals) > 0 && cut == "" {
 			cut = r.ID
