@@ -7,32 +7,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/syncbuf"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes (a command's
 // goroutines, a server's handlers) and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // checkUsageError runs mcpdiag with args and checks the bad-input contract:
 // exit 2, nothing on stdout, and one line on stderr that starts with prefix.
@@ -90,23 +75,4 @@ func entryCall(t *testing.T, base string, e faults.Entry) []string {
 		args = append(args, "--input", in)
 	}
 	return args
-}
-
-// readRecordFile reads every record of a record file, failing the test on a
-// line that is not one.
-func readRecordFile(t *testing.T, path string) []*record.Record {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var recs []*record.Record
-	for r, err := range record.NewReader(f).All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
-	}
-	return recs
 }
