@@ -34,13 +34,7 @@ func TestConformanceServe(t *testing.T) {
 		}
 	}
 	results.expect(t, rows)
-	if testing.Short() {
-		for _, r := range rows {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: the conformance leg runs node")
-	}
+	skipShort(t, "the conformance leg runs node", rows...)
 	nt := needNode(t, rows...)
 	bin := mcpdiagBin(t)
 	out := t.TempDir()

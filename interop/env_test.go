@@ -351,11 +351,7 @@ func needNode(t *testing.T, skipped ...row) *nodeTools {
 	t.Helper()
 	nt, err := nodeOnce.get(installNode)
 	if errors.Is(err, errNodeOff) {
-		for _, r := range skipped {
-			r.Skipped = err.Error()
-			results.add(t, r)
-		}
-		t.Skip(err)
+		skipRows(t, err.Error(), err.Error(), skipped...)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -364,6 +360,27 @@ func needNode(t *testing.T, skipped ...row) *nodeTools {
 		t.Log(n)
 	}
 	return nt
+}
+
+// skipShort skips the test under -short, each of rows recorded as a
+// skipped row; why is what -short leaves out ("server-everything runs on
+// node").
+func skipShort(t *testing.T, why string, rows ...row) {
+	t.Helper()
+	if testing.Short() {
+		skipRows(t, "-short", "-short: "+why, rows...)
+	}
+}
+
+// skipRows records each of rows as skipped for reason, then skips the test
+// with msg.
+func skipRows(t *testing.T, reason, msg string, rows ...row) {
+	t.Helper()
+	for _, r := range rows {
+		r.Skipped = reason
+		results.add(t, r)
+	}
+	t.Skip(msg)
 }
 
 // installNode installs Node 22 and the pinned packages into .tools/node with

@@ -56,13 +56,7 @@ func TestServerEverything(t *testing.T) {
 	envRow := row{Section: 2, Order: 100, Peer: peer, Direction: "mcpdiag → peer", Era: "2025-11-25",
 		Scenario: "get-env: the environment is scrubbed", Route: "direct"}
 	results.expect(t, append(rows, envRow))
-	if testing.Short() {
-		for _, r := range append(rows, envRow) {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: server-everything runs on node")
-	}
+	skipShort(t, "server-everything runs on node", append(rows, envRow)...)
 	nt := needNode(t, append(rows, envRow)...)
 
 	// server-everything listens on every interface (app.listen(PORT), no

@@ -77,13 +77,7 @@ func TestInspectorCLI(t *testing.T) {
 		}
 	}
 	results.expect(t, rows)
-	if testing.Short() {
-		for _, r := range rows {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: the Inspector runs on node")
-	}
+	skipShort(t, "the Inspector runs on node", rows...)
 	nt := needNode(t, rows...)
 	if v := nt.packages["@modelcontextprotocol/inspector"]; v != "2.12.0" {
 		t.Fatalf("@modelcontextprotocol/inspector %s installed, want the pinned 2.12.0", v)

@@ -136,13 +136,7 @@ func TestProbePeers(t *testing.T) {
 			Scenario: "mcpdiag probe: the unknown tool's record", Route: "direct"})
 	}
 	results.expect(t, rows)
-	if testing.Short() {
-		for _, r := range rows {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: server-everything runs on node")
-	}
+	skipShort(t, "server-everything runs on node", rows...)
 	nt := needNode(t, rows...)
 	url := startEverything(t, nt)
 

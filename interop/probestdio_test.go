@@ -51,13 +51,7 @@ func TestProbeStdioPeers(t *testing.T) {
 		row{Section: 5, Order: 298, Peer: peer, Direction: fromDiag, Era: "2025-11-25", Scenario: "mcpdiag probe (stdio): the unknown tool's record", Route: "stdio"},
 		row{Section: 5, Order: 299, Peer: peer, Direction: fromDiag, Era: "2025-11-25", Scenario: "mcpdiag probe (stdio): the server stopped", Route: "stdio"})
 	results.expect(t, rows)
-	if testing.Short() {
-		for _, r := range rows {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: server-everything runs on node")
-	}
+	skipShort(t, "server-everything runs on node", rows...)
 	nt := needNode(t, rows...)
 	if v := nt.packages["@modelcontextprotocol/server-everything"]; v != "2026.8.31" {
 		t.Fatalf("@modelcontextprotocol/server-everything %s installed, want the pinned 2026.8.31", v)

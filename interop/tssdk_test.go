@@ -26,13 +26,7 @@ func TestTypeScriptSDK(t *testing.T) {
 		}
 	}
 	results.expect(t, rows)
-	if testing.Short() {
-		for _, r := range rows {
-			r.Skipped = "-short"
-			results.add(t, r)
-		}
-		t.Skip("-short: the TypeScript SDK runs on node")
-	}
+	skipShort(t, "the TypeScript SDK runs on node", rows...)
 	nt := needNode(t, rows...)
 	if v := nt.packages["@modelcontextprotocol/client"]; v != "2.4.0" {
 		t.Fatalf("@modelcontextprotocol/client %s installed, want the pinned 2.4.0", v)
