@@ -57,7 +57,7 @@ type probeWant struct {
 var everythingProbe = map[string]probeWant{
 	"probe.answered":                 {mjudge.Pass, []string{"probes checked"}},
 	"probe.answer-shape":             {mjudge.Pass, []string{"probes checked"}},
-	"probe.result-type":              {mjudge.NotApplicable, []string{"no probe of this kind was answered"}},
+	"probe.result-type":              {mjudge.NotApplicable, []string{"not applicable on 2025-11-25: resultType is a 2026-07-28 field"}},
 	"probe.invalid-arguments":        {mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}},
 	"probe.is-error-missing":         {mjudge.Pass, []string{"probes checked"}},
 	"probe.unknown-tool":             {mjudge.Fail, []string{"unknown-tool mcpdiag_no_such_tool_", "TOOL_ERROR, not a JSON-RPC error"}},

@@ -23,7 +23,7 @@ func goProbeWant(era string, fail map[string][]string) map[string]probeWant {
 	// Every bad argument a tool execution error, as SEP-1303 wants.
 	want["probe.invalid-arguments"] = probeWant{mjudge.Pass, []string{"answered isError true, 0 a JSON-RPC error"}}
 	if era == era25 {
-		want["probe.result-type"] = probeWant{mjudge.NotApplicable, []string{"no probe of this kind was answered"}}
+		want["probe.result-type"] = probeWant{mjudge.NotApplicable, []string{"not applicable on 2025-11-25: resultType is a 2026-07-28 field"}}
 	}
 	for rule, words := range fail {
 		want[rule] = probeWant{mjudge.Fail, words}

@@ -109,7 +109,7 @@ var probeRules = []Rule{
 		Title:   "on 2026-07-28 every result carries resultType",
 		Cite:    "MCP 2026-07-28 basic §ResultType: servers MUST include resultType (clients read an absent one as \"complete\")",
 		Probe:   true,
-		Applies: anyProbe(isModernResult),
+		Applies: resultTypeApplies,
 		Check: eachProbe(isModernResult, func(x *Exchange) string {
 			if slices.Contains(x.Warnings, classify.WarnMissingResultType) {
 				return fmt.Sprintf("%s: %s without resultType", probeLabel(x), x.Outcome)
@@ -461,6 +461,21 @@ func answeredMethods(t *Trace) []string {
 func isModernResult(x *Exchange) bool {
 	return x.Protocol == wire.Protocol2026 && x.ErrorCode == nil && x.Probe.Kind != "no-protocol-version" &&
 		(x.Outcome == classify.ToolSuccess || x.Outcome == classify.ToolError || x.Outcome == classify.ResultSuccess)
+}
+
+// resultTypeApplies is probe.result-type's Applies: a run of an era
+// without resultType (2025-11-25) says so, rather than that no probe was
+// answered.
+func resultTypeApplies(t *Trace) (bool, string) {
+	ok, why := anyProbe(isModernResult)(t)
+	if ok {
+		return ok, why
+	}
+	answered := probes(t, probeAnswered)
+	if len(answered) > 0 && !slices.ContainsFunc(answered, func(x *Exchange) bool { return x.Protocol == wire.Protocol2026 }) {
+		return false, fmt.Sprintf("not applicable on %s: resultType is a 2026-07-28 field", answered[0].Protocol)
+	}
+	return ok, why
 }
 
 // isKind selects the answered probes of one kind.
