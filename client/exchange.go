@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -247,7 +248,20 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(c.opts.firstByte(), func() { timedOut.Store(true); cancel() })
+	// When the call's own deadline comes no later than the first-byte
+	// timeout, it is the one that ends the wait: a second timer of the
+	// same length would race it and make the same hang read two ways.
+	fbt := c.opts.firstByte()
+	deadlineFirst := false
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= fbt {
+		deadlineFirst = true
+	}
+	timer := time.AfterFunc(fbt, func() {
+		if !deadlineFirst {
+			timedOut.Store(true)
+			cancel()
+		}
+	})
 	var sent atomic.Bool
 	var fb *firstByteReader
 	trace := &httptrace.ClientTrace{
@@ -266,8 +280,11 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 		timer.Stop()
 		ex.ToHeaders = time.Since(ex.Start)
 		if err != nil {
-			if timedOut.Load() {
-				err = fmt.Errorf("%w (%s): %w", errFirstByteTimeout, c.opts.firstByte(), err)
+			if deadlineFirst && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				timedOut.Store(true)
+				err = fmt.Errorf("no response headers within the call's time limit (%s): %w", c.opts.timeout(), err)
+			} else if timedOut.Load() {
+				err = fmt.Errorf("%w (%s): %w", errFirstByteTimeout, fbt, err)
 			}
 			cex.Err, cex.RequestSent = err, sent.Load()
 		} else {

@@ -185,3 +185,27 @@ func TestProbeHeaderProbesSendWhatTheySay(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeTimeoutEvidence: a probe that gets no answer says so the same way
+// on every run, naming the time limit. The client's first-byte timer and the
+// call's own deadline (both --timeout) raced: a run said "no response headers
+// within the first-byte timeout (…)", another only "context deadline
+// exceeded", so two identical runs gave two --json outputs.
+func TestProbeTimeoutEvidence(t *testing.T) {
+	url, _ := badServer(t, "hang")
+	seen := map[string]bool{}
+	for range 8 {
+		rep := run(t, url, "2026-07-28", probe.Options{MaxPerTool: 1, Timeout: 200 * time.Millisecond})
+		for _, c := range rep.Checks {
+			if c.Rule == "probe.answered" {
+				if c.Verdict != judge.Fail || !strings.Contains(c.Evidence, "(200ms)") {
+					t.Errorf("probe.answered %s %q, want a failure naming the 200ms limit", c.Verdict, c.Evidence)
+				}
+				seen[c.Evidence] = true
+			}
+		}
+	}
+	if len(seen) != 1 {
+		t.Errorf("%d different evidences over identical runs: %v", len(seen), seen)
+	}
+}
