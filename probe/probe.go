@@ -189,6 +189,20 @@ type Report struct {
 	// run failed (Failed) when there is one.
 	FailOn   judge.Severity `json:"failOn"`
 	Findings []string       `json:"findings"`
+	// UnknownAllow are the names of Options.Allow that no listed tool has
+	// (a typo probes nothing: the report says so).
+	UnknownAllow []string `json:"unknownAllow,omitempty"`
+}
+
+// unknownAllow returns the names of allow that no tool has.
+func unknownAllow(tools []client.Tool, allow []string) []string {
+	var out []string
+	for _, a := range allow {
+		if !slices.ContainsFunc(tools, func(t client.Tool) bool { return t.Name == a }) && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Failed reports a rule that failed with a severity at least FailOn.
@@ -358,6 +372,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	probes, plans := Plan(l.Tools, opts)
 	rep.Tools, rep.Probes = plans, probes
+	rep.UnknownAllow = unknownAllow(l.Tools, opts.Allow)
 	var stopped error
 	for i, p := range probes {
 		if !wait(ctx, i, opts.Interval) {

@@ -91,6 +91,34 @@ func TestProbeHealthyFixtureAllowAll(t *testing.T) {
 	}
 }
 
+// TestProbeUnknownAllow: an --allow name no listed tool has (a typo)
+// probes nothing, and the report says so in text and JSON.
+func TestProbeUnknownAllow(t *testing.T) {
+	srv := fixture.New(fixture.Options{})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	rep := run(t, ts.URL, "2026-07-28", probe.Options{Allow: []string{"delet_item", fixture.ToolCounterSet}, MaxPerTool: 1})
+	if len(rep.UnknownAllow) != 1 || rep.UnknownAllow[0] != "delet_item" {
+		t.Errorf("UnknownAllow %q, want [delet_item]", rep.UnknownAllow)
+	}
+	var text, js strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: --allow delet_item: no listed tool has that name"; !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, text.String())
+	}
+	if !strings.Contains(js.String(), `"unknownAllow": [`) {
+		t.Errorf("JSON lacks unknownAllow")
+	}
+	if n := srv.ToolRuns(fixture.ToolDeleteItem); n != 0 {
+		t.Errorf("delete_item ran %d times", n)
+	}
+}
+
 // TestGradesCoverEveryProbeRule: every probe rule is in exactly one family
 // of the grade line.
 func TestGradesCoverEveryProbeRule(t *testing.T) {

@@ -527,6 +527,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	probes, plans := Plan(tools, opts)
 	probes = slices.DeleteFunc(probes, func(p Probe) bool { return slices.Contains(httpOnly, p.Kind) })
 	rep.Tools, rep.Probes = plans, probes
+	rep.UnknownAllow = unknownAllow(tools, opts.Allow)
 	var stopped error
 	var noise []string // stdout lines that are not JSON-RPC, with the probe waiting
 	for i, p := range probes {

@@ -43,6 +43,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "  not probed, not annotated readOnlyHint true (--allow TOOL to probe one): %s\n", strings.Join(skipped, ", "))
 	}
+	for _, a := range r.UnknownAllow {
+		fmt.Fprintf(&b, "  warning: --allow %s: no listed tool has that name, nothing was probed for it\n", a)
+	}
 	if len(probed) > 0 {
 		writeToolTable(&b, probed)
 	}
