@@ -209,3 +209,18 @@ func TestProbeTimeoutEvidence(t *testing.T) {
 		t.Errorf("%d different evidences over identical runs: %v", len(seen), seen)
 	}
 }
+
+// TestProbeCursorLoop: a server whose tools/list never ends (the same
+// nextCursor on every page) is listed once round, probed, and the report
+// says the listing stopped at the loop (it said nothing).
+func TestProbeCursorLoop(t *testing.T) {
+	url, _ := badServer(t, "cursor-loop")
+	rep := run(t, url, "2026-07-28", probe.Options{MaxPerTool: 1})
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: tools/list: cursor-loop: "; !strings.Contains(text.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, text.String())
+	}
+}

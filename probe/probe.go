@@ -192,6 +192,10 @@ type Report struct {
 	// UnknownAllow are the names of Options.Allow that no listed tool has
 	// (a typo probes nothing: the report says so).
 	UnknownAllow []string `json:"unknownAllow,omitempty"`
+	// ListingWarnings are the classifier's and the client's warnings on
+	// the tools/list exchanges of the listing ("CODE: message"), such as a
+	// cursor loop: the tools probed may not be all the server has.
+	ListingWarnings []string `json:"listingWarnings,omitempty"`
 }
 
 // unknownAllow returns the names of allow that no tool has.
@@ -363,6 +367,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	l := c.ListTools(ctx)
 	rep.Protocol, rep.EraReason = l.Protocol, l.EraReason
 	emit(l.Exchanges, nil)
+	for _, ex := range l.Exchanges {
+		if ex.Method == "tools/list" && ex.Result != nil {
+			for _, w := range ex.Result.Warnings {
+				rep.ListingWarnings = append(rep.ListingWarnings, w.Code+": "+w.Message)
+			}
+		}
+	}
 	if !l.OK {
 		why := "the listing failed"
 		if l.Final != nil {

@@ -43,6 +43,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "  not probed, not annotated readOnlyHint true (--allow TOOL to probe one): %s\n", strings.Join(skipped, ", "))
 	}
+	for _, w := range r.ListingWarnings {
+		fmt.Fprintf(&b, "  warning: tools/list: %s\n", w)
+	}
 	for _, a := range r.UnknownAllow {
 		fmt.Fprintf(&b, "  warning: --allow %s: no listed tool has that name, nothing was probed for it\n", a)
 	}

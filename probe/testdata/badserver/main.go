@@ -14,6 +14,7 @@
 //	unknown-as-tool   an unknown tool gets a tool result with isError true
 //	malformed-ok      a tools/call without params.name, or with arguments not an object, gets a success
 //	id-type           a number id of more than 6 digits comes back as a string (1000007 as "1000007")
+//	cursor-loop       every tools/list page names the same nextCursor (a list that never ends)
 //	error-id-type     a JSON-RPC error to a tools/call comes in HTTP 400 with the request's number id as a string
 //	notification-200  a notification gets 200 with a JSON body
 //	any-origin        a request with a foreign Origin is served (no DNS-rebinding check)
@@ -119,6 +120,10 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 	switch req.Method {
 	case "tools/list":
+		if mode == "cursor-loop" {
+			reply(w, id, strings.Replace(tools, `"resultType"`, `"nextCursor":"again","resultType"`, 1), "")
+			return
+		}
 		reply(w, id, tools, "")
 	case "tools/call":
 		call(w, r, id, &req)
