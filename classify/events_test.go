@@ -11,60 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/internal/ssetest"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
-
-// testChunks is a wire.SSEChunkSource over a body cut into chunks (each in
-// a buffer of its own, overwritten with 0xff once the next is taken, so
-// that a use after the release shows), recording the event ends it is
-// told.
-type testChunks struct {
-	chunks [][]byte
-	lent   []byte
-	err    error // at the end; io.EOF when nil
-	ends   []int64
-}
-
-func (c *testChunks) NextChunk() ([]byte, error) {
-	for i := range c.lent {
-		c.lent[i] = 0xff
-	}
-	c.lent = nil
-	if len(c.chunks) == 0 {
-		if c.err != nil {
-			return nil, c.err
-		}
-		return nil, io.EOF
-	}
-	c.lent = append([]byte(nil), c.chunks[0]...)
-	c.chunks = c.chunks[1:]
-	return c.lent, nil
-}
-
-func (c *testChunks) EventEnd(end int64) { c.ends = append(c.ends, end) }
-
-// testPieces reads the same chunks, one per Read: what a classifier
-// reading Body through an io.Reader gets from the recorder's pipe.
-type testPieces struct {
-	chunks [][]byte
-	err    error
-}
-
-func (c *testPieces) Read(p []byte) (int, error) {
-	if len(c.chunks) == 0 {
-		if c.err != nil {
-			return 0, c.err
-		}
-		return 0, io.EOF
-	}
-	n := copy(p, c.chunks[0])
-	if n == len(c.chunks[0]) {
-		c.chunks = c.chunks[1:]
-	} else {
-		c.chunks[0] = c.chunks[0][n:]
-	}
-	return n, nil
-}
 
 // chunksOf cuts b into chunks of size (0: wire.SSEReadSize; negative: random
 // sizes up to -size), none over wire.SSEReadSize (what the recorder's pipe
@@ -114,14 +63,14 @@ func pullAndPush(c Classifier, base Exchange, chunks [][]byte, cutErr error, bud
 		n := 0
 		cl.OnServerRequest = func([]byte) { n++ }
 		ex := base
-		var src *testChunks
+		var src *ssetest.Source
 		if events {
-			src = &testChunks{chunks: slices.Clone(chunks), err: cutErr}
+			src = &ssetest.Source{Chunks: slices.Clone(chunks), Err: cutErr}
 			ex.Events = wire.NewPooledSSEChunkReader(src, cl.MaxEventSize)
 			ex.Events.SetBudget(cl.Budget)
-			ex.Body = &testPieces{err: io.ErrNoProgress} // must not be read
+			ex.Body = &ssetest.Pieces{Err: io.ErrNoProgress} // must not be read
 		} else {
-			ex.Body = &testPieces{chunks: slices.Clone(chunks), err: cutErr}
+			ex.Body = &ssetest.Pieces{Chunks: slices.Clone(chunks), Err: cutErr}
 		}
 		r, err := cl.Classify(&ex)
 		out, merr := json.Marshal(r)
@@ -135,7 +84,7 @@ func pullAndPush(c Classifier, base Exchange, chunks [][]byte, cutErr error, bud
 		}
 		s += fmt.Sprintf("\nbudget in use after: %d", cl.Budget.InUse())
 		if src != nil {
-			return s, src.ends, n
+			return s, src.Ends, n
 		}
 		return s, nil, n
 	}

@@ -6,60 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/ssetest"
 )
-
-// piecesSource is an SSEChunkSource over a stream cut into chunks. Each
-// chunk is handed in a buffer of its own, and the previous one is
-// overwritten (0xff) when the next is asked for, so that a reader that used
-// a chunk after its release shows it in what it returns.
-type piecesSource struct {
-	chunks [][]byte
-	lent   []byte
-	err    error // at the end (io.EOF when nil)
-	ends   []int64
-}
-
-func (c *piecesSource) NextChunk() ([]byte, error) {
-	for i := range c.lent {
-		c.lent[i] = 0xff
-	}
-	c.lent = nil
-	if len(c.chunks) == 0 {
-		if c.err != nil {
-			return nil, c.err
-		}
-		return nil, io.EOF
-	}
-	c.lent = append([]byte(nil), c.chunks[0]...)
-	c.chunks = c.chunks[1:]
-	return c.lent, nil
-}
-
-func (c *piecesSource) EventEnd(end int64) { c.ends = append(c.ends, end) }
-
-// piecesReader is an io.Reader that returns the same chunks, one per Read
-// (the pieces a plain reader then sees are the chunks, as the chunk
-// reader's are when no chunk exceeds SSEReadSize).
-type piecesReader struct {
-	chunks [][]byte
-	err    error
-}
-
-func (c *piecesReader) Read(p []byte) (int, error) {
-	if len(c.chunks) == 0 {
-		if c.err != nil {
-			return 0, c.err
-		}
-		return 0, io.EOF
-	}
-	n := copy(p, c.chunks[0])
-	if n == len(c.chunks[0]) {
-		c.chunks = c.chunks[1:]
-	} else {
-		c.chunks[0] = c.chunks[0][n:]
-	}
-	return n, nil
-}
 
 // cut splits s into chunks: whole (size 0), of size bytes, or of random
 // sizes up to SSEReadSize.
@@ -125,8 +74,8 @@ func TestChunkReaderMatchesReader(t *testing.T) {
 					for _, budget := range []int64{0, 5000, 150 << 10} {
 						for _, cutErr := range []error{nil, io.ErrUnexpectedEOF} {
 							chunks := cut([]byte(st), size, rng)
-							pull := NewPooledSSEReader(&piecesReader{chunks: slices.Clone(chunks), err: cutErr}, bound)
-							src := &piecesSource{chunks: slices.Clone(chunks), err: cutErr}
+							pull := NewPooledSSEReader(&ssetest.Pieces{Chunks: slices.Clone(chunks), Err: cutErr}, bound)
+							src := &ssetest.Source{Chunks: slices.Clone(chunks), Err: cutErr}
 							push := NewPooledSSEChunkReader(src, bound)
 							if budget > 0 {
 								pull.SetBudget(NewBudget(budget))
@@ -139,8 +88,8 @@ func TestChunkReaderMatchesReader(t *testing.T) {
 							if got != want {
 								t.Fatalf("round %d stream %d (chunks %d, bound %d, budget %d, end %v): chunk reader differs:\n%.600s\nwant\n%.600s", round, i, size, bound, budget, cutErr, got, want)
 							}
-							if wantEnds := scannedEnds(chunks); !slices.Equal(src.ends, wantEnds) {
-								t.Fatalf("round %d stream %d (chunks %d): event ends %v, want %v", round, i, size, src.ends, wantEnds)
+							if wantEnds := scannedEnds(chunks); !slices.Equal(src.Ends, wantEnds) {
+								t.Fatalf("round %d stream %d (chunks %d): event ends %v, want %v", round, i, size, src.Ends, wantEnds)
 							}
 						}
 					}
@@ -155,7 +104,7 @@ func TestChunkReaderMatchesReader(t *testing.T) {
 // and the reader's counters as they were when it stopped.
 func TestChunkReaderDrain(t *testing.T) {
 	stream := []byte("data: one\n\n: c\n\ndata: two\n\nid: 3\ndata: three\n\ndata: cut")
-	src := &piecesSource{chunks: cut(stream, 5, nil)}
+	src := &ssetest.Source{Chunks: cut(stream, 5, nil)}
 	rd := NewPooledSSEChunkReader(src, 0)
 	ev, err := rd.Next()
 	if err != nil || string(ev.Data) != "one" {
@@ -163,11 +112,11 @@ func TestChunkReaderDrain(t *testing.T) {
 	}
 	bytesBefore, commentsBefore := rd.Bytes, rd.Comments
 	rd.Drain()
-	if len(src.chunks) != 0 {
-		t.Fatalf("%d chunks left after Drain", len(src.chunks))
+	if len(src.Chunks) != 0 {
+		t.Fatalf("%d chunks left after Drain", len(src.Chunks))
 	}
-	if want := scannedEnds(cut(stream, 5, nil)); !slices.Equal(src.ends, want) || len(want) != 3 {
-		t.Fatalf("ends %v, want %v (3 events)", src.ends, want)
+	if want := scannedEnds(cut(stream, 5, nil)); !slices.Equal(src.Ends, want) || len(want) != 3 {
+		t.Fatalf("ends %v, want %v (3 events)", src.Ends, want)
 	}
 	if rd.Bytes != bytesBefore || rd.Comments != commentsBefore {
 		t.Fatalf("Drain changed the counters: bytes %d → %d, comments %d → %d", bytesBefore, rd.Bytes, commentsBefore, rd.Comments)
@@ -189,8 +138,8 @@ func FuzzChunkReader(f *testing.F) {
 		}
 		size := -(1 + int(seed%64))
 		chunks := cut(stream, size, rand.New(rand.NewPCG(seed, 0)))
-		pull := NewPooledSSEReader(&piecesReader{chunks: slices.Clone(chunks)}, bound)
-		src := &piecesSource{chunks: slices.Clone(chunks)}
+		pull := NewPooledSSEReader(&ssetest.Pieces{Chunks: slices.Clone(chunks)}, bound)
+		src := &ssetest.Source{Chunks: slices.Clone(chunks)}
 		push := NewPooledSSEChunkReader(src, bound)
 		if mode&2 != 0 {
 			pull.SetBudget(NewBudget(1500))
@@ -203,8 +152,8 @@ func FuzzChunkReader(f *testing.F) {
 		if got != want {
 			t.Fatalf("chunk reader differs on %q (mode %d):\n%s\nwant\n%s", stream, mode, got, want)
 		}
-		if wantEnds := scannedEnds(chunks); !slices.Equal(src.ends, wantEnds) {
-			t.Fatalf("event ends %v, want %v", src.ends, wantEnds)
+		if wantEnds := scannedEnds(chunks); !slices.Equal(src.Ends, wantEnds) {
+			t.Fatalf("event ends %v, want %v", src.Ends, wantEnds)
 		}
 	})
 }
