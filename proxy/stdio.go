@@ -102,16 +102,18 @@ type StdioResult struct {
 
 // stdioPending is a request waiting for its response.
 type stdioPending struct {
-	start     time.Time
-	line      []byte // the request line, capped
-	complete  bool   // line is the whole request
-	msg       wire.Message
-	protocol  string
-	client    string
-	fromSrv   bool // a server-to-client request
-	cancelled time.Duration
-	fault     *faults.LineDecision // the scenarios that fired on this request; nil when none did
-	ended     bool                 // the server ended with the request unanswered (UX)
+	start      time.Time
+	line       []byte // the request line, capped
+	complete   bool   // line is the whole request
+	msg        wire.Message
+	protocol   string
+	client     string
+	fromSrv    bool // a server-to-client request
+	cancelled  time.Duration
+	fault      *faults.LineDecision // the scenarios that fired on this request; nil when none did
+	ended      bool                 // the server ended with the request unanswered (UX)
+	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
+	answerNote string               // how the answer came, when it came in a batch line
 }
 
 // stdioProxy is one run of RunStdio.
@@ -375,7 +377,10 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 	}
 }
 
-// onClientLine registers a request (or answers a server request).
+// onClientLine registers a request (or answers a server request). A batch
+// line (a JSON array, 2025-03-26 batching) is taken apart: each of its
+// messages counts as if it had come on a line of its own, and the record of
+// each request in it says so (record.Record.Batch).
 func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
@@ -388,6 +393,51 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		trimmed = bytes.Clone(trimmed)
 		m = wire.ParseMessage(trimmed)
 	}
+	if m.Kind == wire.MessageBatch {
+		elems := batchElements(trimmed)
+		for i, e := range elems {
+			s.onClientMessage(wire.ParseMessage(e), e, true, &stdioBatch{size: len(elems), index: i})
+		}
+		return
+	}
+	s.onClientMessage(m, trimmed, whole, nil)
+}
+
+// stdioBatch is where a message sat in a batch line.
+type stdioBatch struct{ size, index int }
+
+// batchElements returns the elements of a JSON array (a valid one: the
+// caller parsed it as a batch).
+func batchElements(arr []byte) [][]byte {
+	var elems [][]byte
+	_ = wire.EachElement(arr, func(_ int, v []byte) bool {
+		elems = append(elems, v)
+		return true
+	})
+	return elems
+}
+
+// batchNote says, in a record's note, that a message came in a batch and,
+// with era, what the protocol in force says of batches.
+func batchNote(b *stdioBatch, who, protocol string, era bool) string {
+	note := fmt.Sprintf("%s message %d of a JSON-RPC batch of %d (a JSON array on one line)", who, b.index+1, b.size)
+	if era && protocol != batchProtocol {
+		p := protocol
+		if p == "" {
+			p = "the protocol in force (not yet known)"
+		}
+		note += fmt.Sprintf("; batches exist in %s only, not in %s", batchProtocol, p)
+	}
+	return note
+}
+
+// batchProtocol is the one protocol version that has JSON-RPC batches
+// (2025-03-26 added them, 2025-06-18 removed them).
+const batchProtocol = "2025-03-26"
+
+// onClientMessage registers one message of the client: a line's, or one of
+// a batch line's (batch says where it sat; nil for a line of its own).
+func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool, batch *stdioBatch) {
 	// Pairs this line completes are recorded after the lock is released,
 	// and the faults decide then too (a fault may act on the server).
 	var stale, answered, decide *stdioPending
@@ -400,12 +450,16 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	}
 	switch m.Kind {
 	case wire.MessageRequest:
-		p := &stdioPending{start: time.Now(), line: trimmed, complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m)}
+		p := &stdioPending{start: time.Now(), line: trimmed, complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m), batch: batch}
 		// A reused id that is still pending: the server cannot tell the two
 		// apart. The older request gets its record now.
 		stale = s.pending[idKey(m.ID)]
 		s.pending[idKey(m.ID)] = p
-		decide = p
+		if batch == nil {
+			// The faults act on lines: a batched request's answer may
+			// come in a batch line, which they do not take apart.
+			decide = p
+		}
 	case wire.MessageNotification:
 		if m.Method == "notifications/cancelled" && !m.Cancelled.IsZero() {
 			if p := s.pending[idKey(m.Cancelled)]; p != nil {
@@ -416,6 +470,9 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		if p := s.srvReqs[idKey(m.ID)]; p != nil {
 			delete(s.srvReqs, idKey(m.ID))
 			answered = p
+			if batch != nil {
+				answered.answerNote = batchNote(batch, "the client's answer was", answered.protocol, answered.batch == nil)
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -538,6 +595,25 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *w
 		s.orphan(line, classify.MalformedJSON, "a line of the server's stdout starts like JSON but is not valid JSON")
 		return
 	}
+	if m.Kind == wire.MessageBatch {
+		elems := batchElements(trimmed)
+		if len(elems) == 0 {
+			s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is an empty JSON array: a batch must hold at least one message")
+			return
+		}
+		for i, e := range elems {
+			s.onServerMessage(e, wire.ParseMessage(e), now, clientGone, &stdioBatch{size: len(elems), index: i})
+		}
+		return
+	}
+	s.onServerMessage(line, m, now, clientGone, nil)
+}
+
+// onServerMessage handles one message of the server: a line's (line is the
+// line), or one of a batch line's (line is the element; batch says where
+// it sat).
+func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time, clientGone bool, batch *stdioBatch) {
+	trimmed := bytes.TrimSpace(line)
 	switch m.Kind {
 	case wire.MessageResponse:
 		s.mu.Lock()
@@ -554,17 +630,30 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *w
 		}
 		s.mu.Unlock()
 		if p == nil {
-			s.orphan(line, classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String()))
+			reason := fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String())
+			if batch != nil {
+				reason = fmt.Sprintf("message %d of a batch line of the server's stdout: %s", batch.index+1, reason)
+			}
+			s.orphan(line, classify.InvalidEnvelope, reason)
 			return
+		}
+		if batch != nil {
+			p.answerNote = batchNote(batch, "the server's answer was", p.protocol, p.batch == nil)
 		}
 		s.finish(p, trimmed, now, nil, clientGone)
 	case wire.MessageRequest:
+		sp := &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: keep(m), fromSrv: true, batch: batch}
 		s.mu.Lock()
-		s.srvReqs[idKey(m.ID)] = &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: keep(m), protocol: s.protocol, client: s.client, fromSrv: true}
+		sp.protocol, sp.client = s.protocol, s.client
+		s.srvReqs[idKey(m.ID)] = sp
 		s.mu.Unlock()
 	case wire.MessageNotification:
 	default:
-		s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is JSON but not a JSON-RPC message")
+		reason := "a line of the server's stdout is JSON but not a JSON-RPC message"
+		if batch != nil {
+			reason = fmt.Sprintf("message %d of a batch line of the server's stdout is JSON but not a JSON-RPC message", batch.index+1)
+		}
+		s.orphan(line, classify.InvalidEnvelope, reason)
 	}
 }
 
@@ -598,6 +687,17 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	var notes []string
 	if p.fromSrv {
 		notes = append(notes, "a server request (server → client), answered by the client")
+	}
+	if p.batch != nil {
+		who := "the request was"
+		if p.fromSrv {
+			who = "the server's request was"
+		}
+		rec.Batch = int64(p.batch.size)
+		notes = append(notes, batchNote(p.batch, who, p.protocol, true))
+	}
+	if p.answerNote != "" {
+		notes = append(notes, p.answerNote)
 	}
 	if p.cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("the client cancelled the request (notifications/cancelled) after %s", p.cancelled.Round(time.Millisecond)))

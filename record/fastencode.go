@@ -191,6 +191,7 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 	b = appendBody(b, `,"responseBody":`, r.ResponseBody)
 	b = appendOmitInt(b, `,"dropped":`, r.Dropped)
 	b = appendOmitInt(b, `,"summarized":`, r.Summarized)
+	b = appendOmitInt(b, `,"batch":`, r.Batch)
 	if len(r.Flags) > 0 {
 		b = append(b, `,"flags":[`...)
 		for i, f := range r.Flags {

@@ -1,0 +1,82 @@
+package proxy_test
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// A JSON-RPC batch line of the client (a JSON array of messages,
+// 2025-03-26 batching) is taken apart: each request in it gets its own
+// record, paired with its answer in the server's batch line, and says it
+// came in a batch (Batch, the note); the server's batch line is not an
+// orphan INVALID_ENVELOPE. On 2025-11-25, which has no batches (go-sdk
+// refuses one by ending the session), each batched request's record says
+// so, and nothing is silently lost. Before, the batch line got no record
+// at all and the server's answer was recorded as "JSON but not a JSON-RPC
+// message".
+func TestStdioBatchLine(t *testing.T) {
+	t.Parallel()
+	// No notification in it: go-sdk v1.8.0 holds a batch's answer line until
+	// every message in it was answered, a notification too, so forever.
+	batch := "[" + toolLine(2, "echo") + "," + toolLine(3, "fail") + "]"
+	for _, c := range []struct {
+		protocol string
+		answered bool   // the server answers the batch (with a batch line)
+		note     string // in each batched request's note
+	}{
+		{"2025-03-26", true, "the server's answer was message"},
+		{"2025-11-25", false, "batches exist in 2025-03-26 only, not in 2025-11-25"},
+	} {
+		t.Run(c.protocol, func(t *testing.T) {
+			t.Parallel()
+			run := startStdio(t, proxy.StdioOptions{})
+			init := strings.Replace(initLine, "2025-11-25", c.protocol, 1)
+			conversation(t, run.in, run.out, []string{init, readyLine})
+			if _, err := io.WriteString(run.in, batch+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if c.answered {
+				line, err := run.out.ReadString('\n')
+				if err != nil || !strings.HasPrefix(line, "[") {
+					t.Fatalf("the server's answer to the batch: %q, %v; want a batch line", line, err)
+				}
+			}
+			run.in.Close()
+			go io.Copy(io.Discard, run.out)
+			run.wait(t)
+			recs := run.sink.records(t)
+			for _, r := range recs {
+				if r.Outcome == classify.InvalidEnvelope && r.Tool == "" {
+					t.Errorf("a record of a line answering no request: %s (%s)", r.Reason, r.Note)
+				}
+			}
+			for i, tool := range []string{"echo", "fail"} {
+				id := fmt.Sprint(i + 2)
+				var got *record.Record
+				for _, r := range recs {
+					if r.JSONRPC.ID.String() == id {
+						got = r
+					}
+				}
+				if got == nil {
+					t.Fatalf("no record of the batched tools/call %s (id %s); records: %d", tool, id, len(recs))
+				}
+				if got.Tool != tool || got.Batch != 2 || !strings.Contains(got.Note, fmt.Sprintf("message %d of a JSON-RPC batch of 2", i+1)) || !strings.Contains(got.Note, c.note) {
+					t.Errorf("id %s: tool %q batch %d note %q; want tool %s, batch 2, a note with %q", id, got.Tool, got.Batch, got.Note, tool, c.note)
+				}
+				if c.answered && i == 0 && got.Outcome != classify.ToolSuccess {
+					t.Errorf("echo in a batch: %s (%s)", got.Outcome, got.Reason)
+				}
+			}
+			if want := int64(3); run.res.Exchanges != want {
+				t.Errorf("%d exchanges, want %d (initialize and the two batched calls)", run.res.Exchanges, want)
+			}
+		})
+	}
+}
