@@ -657,8 +657,12 @@ func (s *SSEReader) end() error {
 		// The reader is done: the error takes the data buffer instead of
 		// a copy (its bytes stay reserved until Release).
 		err = &UnterminatedEventError{Data: s.data, Offset: s.eventStart()}
+		s.data = nil
 	}
-	s.skip, s.data = nil, nil
+	// Otherwise the reader keeps its data buffer, empty, for Release (and
+	// Recycle, which gives it back to the pool: dropping it here made every
+	// pooled stream read to its end allocate a new one).
+	s.skip = nil
 	s.resetEvent()
 	s.endErr = io.EOF
 	if err != nil && s.err != io.EOF {

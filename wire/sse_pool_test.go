@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/mcpdiag/mcpdiag/internal/ssetest"
 )
 
 // readAllEvents reads every event of rd, one line per event or error, with
@@ -141,4 +145,74 @@ func TestPooledSSEReaderBudgetEdge(t *testing.T) {
 		t.Fatalf("pooled reader after the skip: %q, %v", ev.Data, err)
 	}
 	pooled.Recycle()
+}
+
+// sliceSource is an SSEChunkSource over fixed chunks that allocates
+// nothing itself, so that a test can count the reader's own allocations.
+type sliceSource struct {
+	chunks [][]byte
+}
+
+func (s *sliceSource) NextChunk() ([]byte, error) {
+	if len(s.chunks) == 0 {
+		return nil, io.EOF
+	}
+	c := s.chunks[0]
+	s.chunks = s.chunks[1:]
+	return c, nil
+}
+
+func (s *sliceSource) EventEnd(int64) {}
+
+// TestPooledReaderRecyclesItsDataAtTheEnd: a pooled reader that read its
+// stream to the end gives its event data buffer back to the pool with
+// Recycle, so that stream after stream of 16 KiB events allocates no new
+// 16 KiB buffer (the end of the stream dropped the buffer instead: every
+// stream allocated its own, the garbage the proxy's SSE profile showed).
+// The garbage collector is off during the count, so that it does not
+// empty the pools.
+func TestPooledReaderRecyclesItsDataAtTheEnd(t *testing.T) {
+	data := strings.Repeat("d", 16<<10-100)
+	stream := []byte("id: 1\ndata: " + data + "\n\nid: 2\ndata: " + data + "\n\n")
+	chunks := [][]byte{stream[:10000], stream[10000:20000], stream[20000:]}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, tc := range []struct {
+		name string
+		open func() *SSEReader
+	}{
+		{"chunks", func() *SSEReader { return NewPooledSSEChunkReader(&sliceSource{chunks: chunks}, 0) }},
+		{"reads", func() *SSEReader { return NewPooledSSEReader(&ssetest.Pieces{Chunks: chunks}, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read := func() {
+				rd := tc.open()
+				n := 0
+				for {
+					ev, err := rd.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil || len(ev.Data) != len(data) {
+						t.Fatalf("event %d: %d bytes, %v", n, len(ev.Data), err)
+					}
+					n++
+				}
+				if n != 2 {
+					t.Fatalf("%d events, want 2", n)
+				}
+				rd.Recycle()
+			}
+			read() // fills the pools
+			const runs = 100
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range runs {
+				read()
+			}
+			runtime.ReadMemStats(&after)
+			if per := (after.TotalAlloc - before.TotalAlloc) / runs; per >= 8<<10 {
+				t.Fatalf("%d bytes allocated per stream: the 16 KiB data buffer was not recycled", per)
+			}
+		})
+	}
 }
