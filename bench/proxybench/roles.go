@@ -90,6 +90,13 @@ func runRole(role string, args []string) error {
 			http.NewResponseController(w).EnableFullDuplex()
 			rp.ServeHTTP(w, r)
 		})
+		if dir := os.Getenv(profileEnv); dir != "" {
+			// The baseline of the lib target's profile (pprof -diff_base).
+			stop, err = cpuProfile(filepath.Join(dir, "plain-cpu.pprof"))
+			if err != nil {
+				return err
+			}
+		}
 	case "libproxy":
 		// mcpdiag proxy's defaults, built from the library so that it can
 		// write pprof profiles: args are UPSTREAM RECORDFILE PROFILEDIR.
@@ -199,16 +206,12 @@ func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() 
 	if err != nil {
 		return nil, nil, err
 	}
-	cpu, err := os.Create(filepath.Join(profileDir, "cpu.pprof"))
+	stopCPU, err := cpuProfile(filepath.Join(profileDir, "cpu.pprof"))
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := pprof.StartCPUProfile(cpu); err != nil {
-		return nil, nil, err
-	}
 	stop := func() error {
-		pprof.StopCPUProfile()
-		cpu.Close()
+		stopCPU()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		p.Wait(ctx)
@@ -255,4 +258,21 @@ func writeIdleProfiles(dir, role string) error {
 			runtime.NumGoroutine(), m.HeapInuse, m.HeapAlloc, m.HeapObjects, m.StackInuse, m.MSpanInuse, m.Sys, m.HeapReleased, runtime.MemProfileRate)
 		return err
 	})
+}
+
+// cpuProfile starts a CPU profile written to path; stop ends it and closes
+// the file.
+func cpuProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
