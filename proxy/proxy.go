@@ -261,6 +261,15 @@ func (p *Proxy) Upstream() *url.URL { return p.upstream }
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	t := p.targetURL(pr.In.URL)
 	pr.Out.URL = t
+	if ex := recorder.From(pr.In.Context()); ex != nil && pr.Out.Body != nil {
+		// The body the recorder read whole goes out with the headers in
+		// one write (see recorder.Exchange.InMemoryBody); a body a fault
+		// or a middleware replaced is sent as ReverseProxy wraps it, and
+		// an empty one stays nil, as ReverseProxy leaves it (retries).
+		if body, ok := ex.InMemoryBody(pr.In.Body); ok {
+			pr.Out.Body = body
+		}
+	}
 	pr.Out.Host = ""
 	if p.opts.PreserveHost {
 		pr.Out.Host = pr.In.Host

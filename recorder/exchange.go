@@ -39,7 +39,8 @@ type Exchange struct {
 	reqBody     []byte // the first maxParse bytes of the body
 	reqComplete bool   // reqBody is the whole body
 	reqBytes    atomic.Int64
-	reqErr      error // reading the client's body failed
+	reqErr      error         // reading the client's body failed
+	memBody     io.ReadCloser // the body passed on when reqBody is all of it
 	protocol    string
 	client      string
 	session     string
@@ -128,6 +129,22 @@ func (ex *Exchange) Method() string { return ex.msg.Method }
 // on, and whether they are the whole body.
 func (ex *Exchange) Body() ([]byte, bool) { return ex.reqBody, ex.reqComplete }
 
+// InMemoryBody returns the request body the recorder passed on, when body
+// is that very reader and it reads bytes the recorder holds in memory (the
+// whole body was read before passing it on). A reverse proxy puts it back
+// as its outgoing body in place of its own wrapper of it: net/http writes
+// the headers of a body it knows to be in memory (a *bytes.Reader behind
+// io.NopCloser) together with the body, and for any other body flushes the
+// headers alone first (golang/go#22088), so the upstream would get two
+// writes and make two reads for one request. Reading it after the handler
+// returned is safe: the bytes are the exchange's own, never reused.
+func (ex *Exchange) InMemoryBody(body io.Reader) (io.ReadCloser, bool) {
+	if ex.memBody == nil || body != io.Reader(ex.memBody) {
+		return nil, false
+	}
+	return ex.memBody, true
+}
+
 // BodyError returns the error that ended the reading of the client's body,
 // nil when none did.
 func (ex *Exchange) BodyError() error { return ex.reqErr }
@@ -169,7 +186,14 @@ func (rc *Recorder) Serve(w http.ResponseWriter, r *http.Request, next http.Hand
 		ctx = wire.WithMessage(ctx, &ex.msg)
 	}
 	fwd := r.WithContext(ctx)
-	if r.Body != nil && r.Body != http.NoBody {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody:
+	case ex.reqComplete && ex.reqErr == nil:
+		// The whole body is in memory: passed on as a reader net/http
+		// knows (see InMemoryBody). The server closes the client's body.
+		ex.memBody = io.NopCloser(bytes.NewReader(ex.reqBody))
+		fwd.Body = ex.memBody
+	default:
 		fwd.Body = &requestBody{ex: ex, r: r.Body}
 	}
 	if rc.opts.Begin != nil {
