@@ -144,6 +144,20 @@ func NewTrace(name string, recs []*record.Record, c *Case) *Trace {
 	if c != nil {
 		expected = c.Expected
 	}
+	return newTrace(name, recs, c, func(*record.Record) classify.Outcome { return expected })
+}
+
+// NewPassiveTrace is NewTrace for records judged without a case (mcpdiag
+// matrix --from-records): expected gives, for a record, the outcome the
+// scenarios that fired on it make (the catalogue's, "" when none fired or
+// the catalogue does not know them). FromRecord reads it only for a 2xx
+// answer the record does not classify (the lines of a fault server older
+// than its recorder): without it a cut stream there read as complete.
+func NewPassiveTrace(name string, recs []*record.Record, expected func(*record.Record) classify.Outcome) *Trace {
+	return newTrace(name, recs, nil, expected)
+}
+
+func newTrace(name string, recs []*record.Record, c *Case, expectedOf func(*record.Record) classify.Outcome) *Trace {
 	var xs []*Exchange
 	var auth []*record.Record
 	counted := true
@@ -155,7 +169,7 @@ func NewTrace(name string, recs []*record.Record, c *Case) *Trace {
 			auth = append(auth, r)
 			continue
 		}
-		x := FromRecord(r, expected)
+		x := FromRecord(r, expectedOf(r))
 		if x.HTTPMethod != http.MethodPost {
 			continue
 		}

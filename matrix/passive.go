@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -73,12 +76,13 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	var order []string
 	safety := map[string]retry.Safety{}
 	bodies, lists := false, false
+	conns := &connLanes{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.Lines++
-			if !use(line, safety, &bodies, &lists, func(key, name string, r *record.Record) {
+			if !use(line, safety, &bodies, &lists, conns, func(key, name string, r *record.Record) {
 				g := groups[key]
 				if g == nil {
 					g = &group{name: name}
@@ -99,7 +103,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	}
 	for _, k := range order {
 		g := groups[k]
-		t := judge.NewTrace(g.name, g.recs, nil)
+		t := judge.NewPassiveTrace(g.name, g.recs, firedExpected)
 		if len(t.Exchanges) == 0 {
 			continue
 		}
@@ -135,8 +139,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // record this reader judges. A fault server's lines (a fault endpoint that
 // is a path: mcpdiag serve's) are one trace per endpoint; other exchange
 // records one per client and session, or per call when they have no
-// session but a call id.
-func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add func(key, name string, r *record.Record)) bool {
+// session but a call id, and else per client, endpoint and connection
+// (connLanes).
+func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, conns *connLanes, add func(key, name string, r *record.Record)) bool {
 	l, err := parseServerLine(bytes.TrimSpace(line))
 	if err != nil {
 		return false
@@ -176,7 +181,9 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, add f
 			// client) tells one run from the next.
 			sess = "call " + r.CallID
 		case sess == "":
-			sess = "no session"
+			key, label := conns.trace(name+" "+r.URL, r)
+			add(key, name+" (no session"+label+")", r)
+			return true
 		}
 		add(name+" "+sess, name+" ("+sess+")", r)
 		return true
@@ -271,4 +278,87 @@ func (p *Passive) WriteJUnit(w io.Writer) error {
 		suites = append(suites, suite(t.Trace.Name, []junitProperty{{"source", p.Source}}, t.Checks, d, "", ""))
 	}
 	return writeJUnit(w, "mcpdiag matrix --from-records", 0, suites)
+}
+
+// connLanes tells apart the traces of sessionless records without a call
+// id (a 2026-07-28 client's requests through mcpdiag proxy): nothing in
+// such a request names the client's run, so two runs of one client, or
+// two instances of it, would be one trace and the rules would see one
+// client repeating the other's calls. The connection a request came on
+// (record.Record.Conn) is what tells them apart: a client's requests on
+// one connection are one trace. A client also opens a new connection when
+// its connection failed (a cut response, a dropped connection) and then
+// retries on it, so a connection whose first request comes right after an
+// exchange of the same client and endpoint that a client retries
+// (retriedElsewhere) continues that exchange's trace; after any other
+// answer, a new connection starts a new trace. Records without a connection (written before Conn existed)
+// are one trace per client and endpoint, as they were.
+type connLanes struct {
+	byConn map[string]string // client, endpoint and connection → trace key
+	last   map[string]string // client and endpoint → the trace of its latest record
+	failed map[string]bool   // client and endpoint → its latest record failed
+	labels map[string]string // trace key → its label
+}
+
+// trace returns the trace key and the label (", conn ID", or ", URL" without a connection) of r, a
+// record of the client and endpoint base.
+func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
+	if c.byConn == nil {
+		c.byConn, c.last, c.failed, c.labels = map[string]string{}, map[string]string{}, map[string]bool{}, map[string]string{}
+	}
+	defer func() {
+		c.last[base] = key
+		c.failed[base] = retriedElsewhere(r)
+	}()
+	if r.Conn == "" {
+		return base + " no session", ", " + r.URL
+	}
+	if key, ok := c.byConn[base+" "+r.Conn]; ok {
+		return key, c.labels[key]
+	}
+	key = base + " conn " + r.Conn
+	if prev, ok := c.last[base]; ok && c.failed[base] && prev != base+" no session" {
+		key = prev // a new connection after a failure: the client's retry
+	}
+	c.byConn[base+" "+r.Conn] = key
+	if _, ok := c.labels[key]; !ok {
+		c.labels[key] = ", conn " + r.Conn
+	}
+	return key, c.labels[key]
+}
+
+// retriedElsewhere reports an exchange after which a client is expected to
+// retry, possibly on a new connection: the answer was cut or never came,
+// the connection was dropped, or the status is one a client retries.
+func retriedElsewhere(r *record.Record) bool {
+	x := judge.FromRecord(r, "")
+	if !x.Failed {
+		return false
+	}
+	switch x.Tag {
+	case "cut", "gone", "drop":
+		return true
+	}
+	switch r.Status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// firedExpected is the outcome the scenarios that fired on r make, from
+// the catalogue: the outermost's that the catalogue knows ("" when none
+// fired). Only unclassified 2xx lines read it (judge.NewPassiveTrace).
+func firedExpected(r *record.Record) classify.Outcome {
+	fired := r.Scenario
+	if r.Fault != nil {
+		fired = r.Fault.FiredString()
+	}
+	for _, id := range strings.Split(fired, "+") {
+		if e, ok := faults.Lookup(id); ok && e.ExpectedOutcome != "" {
+			return e.ExpectedOutcome
+		}
+	}
+	return ""
 }

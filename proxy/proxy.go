@@ -236,6 +236,7 @@ func (p *Proxy) HTTPServer(h http.Handler) *http.Server {
 		ReadHeaderTimeout: timeoutOr(p.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		IdleTimeout:       timeoutOr(p.opts.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog:          slogLogger(p.log),
+		ConnContext:       recorder.ConnContext, // the records' conn
 	}
 }
 

@@ -87,6 +87,7 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 	b = appendOmitString(b, `,"tool":`, r.Tool)
 	b = appendOmitString(b, `,"argsHash":`, r.ArgsHash)
 	b = appendOmitString(b, `,"session":`, r.Session)
+	b = appendOmitString(b, `,"conn":`, r.Conn)
 	b = appendOmitString(b, `,"httpMethod":`, r.HTTPMethod)
 	b = appendOmitString(b, `,"url":`, r.URL)
 	b = appendOmitInt(b, `,"status":`, int64(r.Status))

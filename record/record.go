@@ -137,6 +137,11 @@ type Record struct {
 	// Session is the hashed Mcp-Session-Id ("sha256:" and 16 hex digits).
 	// A raw value is hashed by the encoder.
 	Session string `json:"session,omitempty"`
+	// Conn is the client connection the request came on, as the HTTP
+	// recorder names it ("RUN-N": a random id of the recording process and
+	// the connection's number; or the connection's remote address): what
+	// tells apart two clients without a session (2026-07-28).
+	Conn string `json:"conn,omitempty"`
 	// HTTPMethod is the request's HTTP method (POST, GET, DELETE).
 	HTTPMethod string `json:"httpMethod,omitempty"`
 	// URL is the request URL, with userinfo and credential query

@@ -44,6 +44,7 @@ type Exchange struct {
 	protocol    string
 	client      string
 	session     string
+	conn        string // the client connection's id (connOf)
 	scenario    string
 	url         string
 	traceparent string
@@ -267,6 +268,7 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 		ex.msg = wire.Message{Kind: wire.MessageInvalid}
 	}
 	ex.session = r.Header.Get("Mcp-Session-Id")
+	ex.conn = connOf(r)
 	sess := rc.sessions.get(ex.session)
 	ex.protocol = r.Header.Get("Mcp-Protocol-Version")
 	if ex.protocol == "" {

@@ -303,6 +303,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		RequestHeaders:  in.Header,
 		ResponseHeaders: ex.respHeader,
 		Session:         ex.session,
+		Conn:            ex.conn,
 		Status:          ex.status,
 		HTTPStatuses:    []int{ex.status},
 	}

@@ -647,6 +647,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 		ReadHeaderTimeout: timeoutOr(s.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		IdleTimeout:       timeoutOr(s.opts.IdleTimeout, DefaultIdleTimeout),
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       recorder.ConnContext, // the records' conn
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

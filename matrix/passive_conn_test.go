@@ -1,0 +1,77 @@
+package matrix_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/matrix"
+)
+
+// TestFromRecordsConnections: sessionless records without a call id are
+// one trace per connection, except that a connection opened right after
+// an answer a client retries (a cut stream, no answer, a 503) continues
+// that trace: the retry is judged as a retry of the same client. After a
+// complete answer (or a tool error) the next connection is a trace of its
+// own.
+func TestFromRecordsConnections(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		first  req
+		traces int
+	}{
+		{"after a success", req{tool: "echo"}, 2},
+		{"after a tool error", req{tool: "echo", outcome: classify.ToolError}, 2},
+		{"after a cut stream", req{tool: "echo", outcome: classify.StreamIncomplete}, 1},
+		{"after no answer", req{tool: "echo", net: "connection reset by peer"}, 1},
+		{"after a 503", req{tool: "echo", status: 503, outcome: classify.HTTPError}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cp := newCapture(t)
+			cp.add(c.first)
+			cp.add(req{tool: "echo"})
+			cp.recs[0].Conn, cp.recs[1].Conn = "r-1", "r-2"
+			p := cp.judge()
+			if len(p.Traces) != c.traces {
+				var names []string
+				for _, tr := range p.Traces {
+					names = append(names, tr.Trace.Name)
+				}
+				t.Fatalf("%d traces (%s), want %d", len(p.Traces), strings.Join(names, "; "), c.traces)
+			}
+			if !strings.Contains(p.Traces[0].Trace.Name, "conn r-1") {
+				t.Errorf("trace %q does not name its first connection", p.Traces[0].Trace.Name)
+			}
+		})
+	}
+}
+
+// TestFromRecordsOfAnOldServeLog: a log of mcpdiag serve at e244dc8 (kind
+// server lines, unclassified), where mcpdiag call met sse.truncated and
+// sse.wrong_id and retried each cut answer. The judge takes the answers a
+// scenario fired on for what the catalogue says the scenario makes (a cut
+// stream, another request's id), not for complete answers: the retries are
+// no loop.identical-calls. Before, both endpoints failed it ("sent 3 times
+// after complete answers"), where the same traffic logged by today's serve
+// passes.
+func TestFromRecordsOfAnOldServeLog(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("testdata/serve-e244dc8-retries.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := matrix.FromRecords(f, "serve-e244dc8-retries.jsonl", matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Traces) != 2 {
+		t.Fatalf("%d traces, want the two endpoints", len(p.Traces))
+	}
+	if fails := passiveFailures(p); len(fails) > 0 {
+		t.Errorf("failures on a client that retried cut answers: %v", fails)
+	}
+}
