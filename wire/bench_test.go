@@ -84,6 +84,12 @@ func FuzzValid(f *testing.F) {
 	for _, s := range benchValidCorpus {
 		f.Add([]byte(s))
 	}
+	// Strings with runs longer than the word loop's (scanString hands
+	// those to its vectorised search), with and without what ends a run.
+	long := strings.Repeat("r", 300)
+	for _, s := range []string{`"` + long + `"`, `{"a":"` + long + `\n` + long + `","b":"` + long[:140] + `\"x"}`, `["` + long + "\x1f" + long + `"]`, `"` + long + `\u00e9` + long + `"`, `"` + long} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := wire.Valid(b), json.Valid(b); got != want {
 			t.Fatalf("wire.Valid(%q) = %v, json.Valid = %v", b, got, want)
@@ -263,6 +269,32 @@ func BenchmarkSSEReader(b *testing.B) {
 						break
 					}
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkValidPlainText is Valid on the messages of proxybench's event
+// stream: a notifications/message and a tool result whose text is one long
+// run of plain bytes (no escape), 16 KiB each, and the same tool result of
+// 1 KiB.
+func BenchmarkValidPlainText(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		body string
+	}{
+		{"notification/16KiB", `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"event 1 ` + strings.Repeat("x", 16<<10-100) + `","level":"info","logger":"proxybench"}}`},
+		{"result/16KiB", `{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"result: ` + strings.Repeat("x", 16<<10-110) + `","type":"text"}],"isError":false,"resultType":"complete"}}`},
+		{"result/1KiB", `{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"result: ` + strings.Repeat("x", 1<<10-110) + `","type":"text"}],"isError":false,"resultType":"complete"}}`},
+	} {
+		body := []byte(tc.body)
+		if !wire.Valid(body) {
+			b.Fatalf("%s: not valid", tc.name)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				benchSinkBool = wire.Valid(body)
 			}
 		})
 	}

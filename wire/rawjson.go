@@ -175,11 +175,18 @@ func validString(data []byte, i int) int {
 // scanString is validString that also reports whether the string holds a
 // backslash (escaped), found in the same pass. Eight bytes at a time it looks
 // for the only bytes that matter: a quote, a backslash or a control character.
+// A run of more than longRun bytes without one (a long text, a base64 blob)
+// is finished by scanLong instead.
 func scanString(data []byte, i int) (end int, escaped bool) {
 	n := len(data)
 	i++
+	quote := -1 // where scanLong found the next quote (valid while i <= quote)
 	for {
-		for i+8 <= n {
+		lim := i + longRun
+		if lim > n {
+			lim = n
+		}
+		for i+8 <= lim {
 			x := binary.LittleEndian.Uint64(data[i:])
 			q := x ^ ('"' * swarOnes)
 			bs := x ^ ('\\' * swarOnes)
@@ -190,10 +197,17 @@ func scanString(data []byte, i int) (end int, escaped bool) {
 			m &= swarHighs
 			if m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
-				break
+				goto special
 			}
 			i += 8
 		}
+		if lim < n {
+			// longRun plain bytes: the rest of the run is scanLong's.
+			if i, quote = scanLong(data, i, quote); i < 0 {
+				return -1, false
+			}
+		}
+	special:
 		if i >= n {
 			return -1, false
 		}
@@ -222,6 +236,73 @@ func scanString(data []byte, i int) (end int, escaped bool) {
 			i++
 		}
 	}
+}
+
+// longRun is how many bytes of a string scanString reads by words before it
+// hands the rest to scanLong: strings shorter than that (keys, most values)
+// never pay for scanLong's calls.
+const longRun = 128
+
+// scanLong finds the first byte at or after data[i] that ends a run of
+// plain string bytes: the next quote or backslash, which it returns for
+// scanString to handle, or len(data) when there is neither. It returns -1
+// when a control character comes first (the string is invalid). quote is
+// where an earlier call found the next quote (or -1); the returned one is
+// for the next call, so that a long string with many escapes is searched
+// for its closing quote once, not once per escape.
+//
+// The searches are bytes.IndexByte's (vectorised), and the control
+// characters are looked for only up to the first quote or backslash, four
+// words at a time with one test: on a long run this is several times
+// faster than the word loop, which tests for all three kinds in each word.
+func scanLong(data []byte, i, quote int) (stop, nextQuote int) {
+	if quote < i {
+		quote = len(data)
+		if q := bytes.IndexByte(data[i:], '"'); q >= 0 {
+			quote = i + q
+		}
+	}
+	stop = quote
+	if b := bytes.IndexByte(data[i:quote], '\\'); b >= 0 {
+		stop = i + b
+	}
+	if hasControl(data[i:stop]) {
+		return -1, quote
+	}
+	return stop, quote
+}
+
+// hasControl reports whether b holds a byte below 0x20.
+func hasControl(b []byte) bool {
+	const lim = 0x20 * swarOnes
+	var m uint64
+	for len(b) >= 32 {
+		x0 := binary.LittleEndian.Uint64(b)
+		x1 := binary.LittleEndian.Uint64(b[8:])
+		x2 := binary.LittleEndian.Uint64(b[16:])
+		x3 := binary.LittleEndian.Uint64(b[24:])
+		// (x - 0x20…) &^ x marks, in some byte, every word that holds a
+		// byte below 0x20, and no other word (see scanString).
+		m |= (x0 - lim) &^ x0
+		m |= (x1 - lim) &^ x1
+		m |= (x2 - lim) &^ x2
+		m |= (x3 - lim) &^ x3
+		if m&swarHighs != 0 {
+			return true
+		}
+		b = b[32:]
+	}
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		m |= (x - lim) &^ x
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return m&swarHighs != 0
 }
 
 func isHex(c byte) bool {

@@ -59,11 +59,37 @@ func TestScanStringMatchesReference(t *testing.T) {
 			}
 		}
 	}
+	// Past longRun plain bytes the rest of a string is scanned by scanLong:
+	// the same pieces after runs around and well past it, twice in one
+	// string (the second after an escape, when the closing quote is known
+	// already), and a long text with an escape every few dozen bytes.
+	for _, p := range pieces {
+		for _, pad := range []int{longRun - 9, longRun - 1, longRun, longRun + 1, longRun + 7, 2*longRun + 3, 100, 257} {
+			for _, tail := range []int{0, 5, 40} {
+				s := `"` + repeat('x', pad) + p + repeat('y', tail) + `"`
+				corpus = append(corpus, s, s+`,"k":1`, `"`+repeat('z', 50)+`\n`+s[1:])
+			}
+		}
+	}
+	long := `"`
+	for len(long) < 3000 {
+		long += repeat('w', 37) + `\"` + repeat('v', 61) + `\n`
+	}
+	corpus = append(corpus, long+`"`, long+"\x01"+`"`)
 	rng := rand.New(rand.NewPCG(13, 1))
 	alphabet := []byte("ab\"\\/nu0F\x01\xff ")
 	for range 3000 {
 		b := []byte{'"'}
 		for range rng.IntN(40) {
+			b = append(b, alphabet[rng.IntN(len(alphabet))])
+		}
+		corpus = append(corpus, string(b))
+	}
+	// Random strings of long plain runs between the bytes that matter.
+	for range 300 {
+		b := []byte{'"'}
+		for range rng.IntN(6) {
+			b = append(b, repeat('p', rng.IntN(3*longRun))...)
 			b = append(b, alphabet[rng.IntN(len(alphabet))])
 		}
 		corpus = append(corpus, string(b))
