@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -183,6 +185,9 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	c.ID, c.CallID, c.AttemptOf = s(c.ID), s(c.CallID), s(c.AttemptOf)
 	c.Client, c.ProtocolVersion, c.Scenario, c.Method = s(c.Client), s(c.ProtocolVersion), s(c.Scenario), s(c.Method)
 	c.HTTPStatuses = append([]int(nil), c.HTTPStatuses...)
+	var idWarnings []Warning
+	c.JSONRPC.ID, idWarnings = utf8ID(c.JSONRPC.ID, "request", idWarnings)
+	c.JSONRPC.ResponseID, idWarnings = utf8ID(c.JSONRPC.ResponseID, "response", idWarnings)
 	c.JSONRPC.ID = scrubID(red, c.JSONRPC.ID)
 	c.JSONRPC.ResponseID = scrubID(red, c.JSONRPC.ResponseID)
 	c.JSONRPC.ErrorName = s(c.JSONRPC.ErrorName)
@@ -257,6 +262,9 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 			ws[i] = Warning{Code: s(w.Code), Message: s(w.Message)}
 		}
 		c.Warnings = ws
+	}
+	if idWarnings != nil {
+		c.Warnings = append(slices.Clip(c.Warnings), idWarnings...)
 	}
 	if c.Flags != nil {
 		fl := make(Flags, len(c.Flags))
@@ -372,6 +380,25 @@ func scrubAll(s func(string) string, ss []string) []string {
 		out[i] = s(x)
 	}
 	return out
+}
+
+// IDNotUTF8 is the code of the warning a record gets when a JSON-RPC id on
+// the wire was a string whose bytes are not UTF-8: a record line is UTF-8
+// JSON, which cannot hold those bytes, so the id is recorded with U+FFFD in
+// their place and the warning gives the bytes as sent, in hex.
+const IDNotUTF8 = "id-not-utf8"
+
+// utf8ID returns id as it can be recorded: a string id that is not UTF-8
+// with U+FFFD for each run of bytes that are not, and a warning (appended to ws)
+// that says which id (the request's, the response's) and its bytes.
+func utf8ID(id wire.ID, which string, ws []Warning) (wire.ID, []Warning) {
+	raw := id.Raw()
+	if !id.IsString() || utf8.Valid(raw) {
+		return id, ws
+	}
+	ws = append(ws, Warning{Code: IDNotUTF8, Message: fmt.Sprintf(
+		"the %s id is not UTF-8 (JSON text must be UTF-8, RFC 8259 §8.1): its bytes as sent were %x; it is recorded with U+FFFD in place of the bytes that are not", which, raw)})
+	return wire.IDFromRaw([]byte(strings.ToValidUTF8(string(raw), "\ufffd"))), ws
 }
 
 // scrubID scrubs a string id; numbers and null are kept.
