@@ -21,26 +21,34 @@ func IsAdminPath(p string) bool {
 	return c == "/admin" || strings.HasPrefix(c, "/admin/")
 }
 
-// adminGuard answers 403 itself, with a Proxy-Status naming the refusal, to
-// a request for an admin path (of the client's URL or the upstream URL it
-// maps to), unless Options.ForwardAdmin: an upstream's loopback-only admin
-// API sees the proxy as a loopback client, so forwarding would hand the API
-// to every client of the proxy.
-func (p *Proxy) adminGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsAdminPath(r.URL.Path) && !IsAdminPath(p.targetURL(r.URL).Path) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if ex := recorder.From(r.Context()); ex != nil {
-			ex.Refused("proxy-generated: mcpdiag proxy answered 403 itself: admin paths are not forwarded (--forward-admin)")
-		}
-		p.log.Warn("refused to forward an admin path (--forward-admin forwards it)", "method", r.Method, "path", r.URL.Path)
-		h := w.Header()
-		h.Set("Proxy-Status", ProxyStatus("http_request_denied", "admin paths are not forwarded", ""))
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write([]byte("mcpdiag proxy: /admin/ is not forwarded to the upstream: an admin API must not be reachable through the proxy (start the proxy with --forward-admin to forward it)\n"))
-	})
+// refusesAdmin reports whether the proxy answers r itself with 403 (see
+// refuseAdmin): r is for an admin path, of the client's URL or of the
+// upstream URL it maps to, and Options.ForwardAdmin is off. An upstream's
+// loopback-only admin API sees the proxy as a loopback client, so
+// forwarding would hand the API to every client of the proxy.
+//
+// ServeHTTP decides it before the recorder begins and hands the recorder
+// refuseAdmin in place of the forwarding chain, rather than wrapping the
+// chain in a guard handler: the request's URL is the same on both sides of
+// the recorder, and the frames of a guard would sit under every forwarded
+// response's writes (those writes are the deepest calls of a request, and
+// a stack that grew past 8 KiB there stays 16 KiB for as long as an idle
+// stream is held: docs/benchmarks.md, idlettfe).
+func (p *Proxy) refusesAdmin(r *http.Request) bool {
+	return !p.opts.ForwardAdmin && (IsAdminPath(r.URL.Path) || IsAdminPath(p.targetURL(r.URL).Path))
+}
+
+// refuseAdmin answers 403 itself, with a Proxy-Status naming the refusal,
+// to a request for an admin path (refusesAdmin).
+func (p *Proxy) refuseAdmin(w http.ResponseWriter, r *http.Request) {
+	if ex := recorder.From(r.Context()); ex != nil {
+		ex.Refused("proxy-generated: mcpdiag proxy answered 403 itself: admin paths are not forwarded (--forward-admin)")
+	}
+	p.log.Warn("refused to forward an admin path (--forward-admin forwards it)", "method", r.Method, "path", r.URL.Path)
+	h := w.Header()
+	h.Set("Proxy-Status", ProxyStatus("http_request_denied", "admin paths are not forwarded", ""))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte("mcpdiag proxy: /admin/ is not forwarded to the upstream: an admin API must not be reachable through the proxy (start the proxy with --forward-admin to forward it)\n"))
 }

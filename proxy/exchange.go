@@ -16,15 +16,30 @@ import (
 
 // ServeHTTP forwards r to the upstream and records the exchange: the chain
 // is loopback guard → recorder → admin guard → fault layer → middleware →
-// reverse proxy.
+// reverse proxy (the admin guard's decision is taken here, its 403 answered
+// inside the recorder: refusesAdmin).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	next := p.route(w, r)
+	if next != nil {
+		p.rec.Serve(w, r, next)
+	}
+}
+
+// route is what ServeHTTP passes r to: the forwarding chain, or the admin
+// path's refusal; nil when the loopback guard answered r itself. Its work
+// is kept out of ServeHTTP's frame, which lies under every write of the
+// response (see recorder.Recorder.Serve).
+func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
 		if ok, why := loopback.Check(r); !ok {
 			http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
-			return
+			return nil
 		}
 	}
-	p.rec.Serve(w, r, p.handler)
+	if p.refusesAdmin(r) {
+		return p.refuse
+	}
+	return p.handler
 }
 
 // beginExchange is the recorder's Begin hook: a tools/list starts a

@@ -154,7 +154,8 @@ type Options struct {
 type Proxy struct {
 	opts      Options
 	upstream  *url.URL
-	handler   http.Handler
+	handler   http.Handler // the forwarding chain: fault layer, middleware, reverse proxy
+	refuse    http.Handler // refuseAdmin, in place of handler (refusesAdmin)
 	transport http.RoundTripper
 	rec       *recorder.Recorder // the exchange records (package recorder)
 	log       *slog.Logger
@@ -220,9 +221,7 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Faults != nil {
 		p.handler = p.newFaultLayer(*opts.Faults, p.handler)
 	}
-	if !opts.ForwardAdmin {
-		p.handler = p.adminGuard(p.handler)
-	}
+	p.refuse = http.HandlerFunc(p.refuseAdmin)
 	return p, nil
 }
 

@@ -174,7 +174,27 @@ var (
 )
 
 // Serve passes r to next and records the exchange.
+//
+// Its own frame, and those of the writer's Write and FlushError, lie under
+// every write of the response, and net/http's first write of a response
+// (writing its head) is the deepest call of a request: the work before and
+// after next runs in the methods serve calls (begin, prepare, served), so
+// that the handler goroutine's stack stays within the 8 KiB it starts with
+// (a stack grown to 16 KiB stays so for as long as the connection holds an
+// idle stream: docs/benchmarks.md, idlettfe).
 func (rc *Recorder) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	rw, fwd := rc.prepare(w, r)
+	defer func() { rw.served(recover()) }()
+	if fwd == nil {
+		rw.refuse()
+		return
+	}
+	next.ServeHTTP(rw, fwd)
+}
+
+// prepare begins the exchange: its response writer, and the request to pass
+// on (nil when the request body broke: refuse answers it).
+func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWriter, *http.Request) {
 	rc.wg.Add(1)
 	rc.inFlight.Add(1)
 	ex := rc.begin(r)
@@ -200,39 +220,47 @@ func (rc *Recorder) Serve(w http.ResponseWriter, r *http.Request, next http.Hand
 	if rc.opts.Begin != nil {
 		rc.opts.Begin(ex)
 	}
-	defer func() {
-		v := recover()
-		if v != nil && ex.Up.BodyErr != nil {
-			// The upstream's body broke before its first byte: the
-			// client must still see the status and headers that came
-			// before the break, as it would directly.
-			rw.flushHead()
-		}
-		if v == nil && rw.unframedEmpty() {
-			// The response ended an empty body by closing (no
-			// Content-Length): send the head now, or net/http invents
-			// a Content-Length: 0 whenever a flush timer loses its race
-			// with the end of the body.
-			rw.flushHead()
-		}
-		rw.end(v)
-		if rc.opts.Sync {
-			<-ex.done
-		}
-		if v != nil {
-			panic(v) // http.ErrAbortHandler: the server drops the connection
-		}
-	}()
 	if ex.reqErr != nil && !bodyLeft(ex.reqErr) {
 		ex.malformed = true
-		if rc.opts.Refuse != nil {
-			rc.opts.Refuse(rw, ex)
-		} else {
-			http.Error(rw, "reading the request body: "+ex.reqErr.Error(), http.StatusBadRequest)
-		}
-		return
+		return rw, nil
 	}
-	next.ServeHTTP(rw, fwd)
+	return rw, fwd
+}
+
+// refuse answers a request whose body broke (malformed framing) without
+// passing it on.
+func (rw *responseWriter) refuse() {
+	ex := rw.ex
+	if ex.rc.opts.Refuse != nil {
+		ex.rc.opts.Refuse(rw, ex)
+	} else {
+		http.Error(rw, "reading the request body: "+ex.reqErr.Error(), http.StatusBadRequest)
+	}
+}
+
+// served ends the exchange when the handler returned, or panicked with v.
+func (rw *responseWriter) served(v any) {
+	ex := rw.ex
+	if v != nil && ex.Up.BodyErr != nil {
+		// The upstream's body broke before its first byte: the client
+		// must still see the status and headers that came before the
+		// break, as it would directly.
+		rw.flushHead()
+	}
+	if v == nil && rw.unframedEmpty() {
+		// The response ended an empty body by closing (no
+		// Content-Length): send the head now, or net/http invents a
+		// Content-Length: 0 whenever a flush timer loses its race with
+		// the end of the body.
+		rw.flushHead()
+	}
+	rw.end(v)
+	if ex.rc.opts.Sync {
+		<-ex.done
+	}
+	if v != nil {
+		panic(v) // http.ErrAbortHandler: the server drops the connection
+	}
 }
 
 // tap is the fault endpoint's way to tell the exchange its decision: it is
@@ -259,6 +287,17 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse)
+		if ex.reqComplete {
+			// Read to its end: close it now, as the server would when the
+			// handler returns. Left open (ReverseProxy never closes the
+			// inbound body before it returns), net/http's first write of
+			// the response tries to drain it (io.CopyN into io.Discard
+			// inside chunkWriter.writeHeader), the deepest call of the
+			// request: it grows the handler goroutine's stack to 16 KiB,
+			// which an idle stream then keeps (docs/benchmarks.md,
+			// idlettfe).
+			r.Body.Close()
+		}
 	} else {
 		ex.reqComplete = true
 	}

@@ -93,11 +93,22 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 		rw.writeHeader(http.StatusOK)
 	}
 	n, err := rw.w.Write(b)
-	if n > 0 {
+	rw.wrote(b[:n], err)
+	return n, err
+}
+
+// wrote keeps a copy of the bytes b that Write passed on (err: how the
+// write ended). Called with mu held. It is not inlined into Write: Write's
+// frame lies under net/http's writing of the response head, the deepest
+// call of a request (see Recorder.Serve).
+//
+//go:noinline
+func (rw *responseWriter) wrote(b []byte, err error) {
+	if n := len(b); n > 0 {
 		if rw.pending == nil {
 			rw.pending = getChunk(n)
 		}
-		rw.pending = append(rw.pending, b[:n]...)
+		rw.pending = append(rw.pending, b...)
 		rw.ex.wrote += int64(n)
 	}
 	if err != nil {
@@ -108,7 +119,6 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 	} else if len(rw.pending) >= pendingMax {
 		rw.handoff()
 	}
-	return n, err
 }
 
 // FlushError flushes to the client, then hands the flushed bytes to the
@@ -119,7 +129,15 @@ func (rw *responseWriter) FlushError() error {
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
 	}
-	err := rw.rc.Flush()
+	var err error
+	if f, ok := rw.w.(interface{ FlushError() error }); ok {
+		// The server's own writer, called directly rather than through
+		// the ResponseController: one frame less under the deepest call
+		// of a request (net/http writing the response head).
+		err = f.FlushError()
+	} else {
+		err = rw.rc.Flush()
+	}
 	if err != nil && rw.ex.downErr == nil {
 		rw.ex.downErr = err
 	}

@@ -1,0 +1,131 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/proxy"
+)
+
+// TestIdleStreamStack: the goroutine stacks an idle event stream holds
+// through the recording proxy are no larger than through a plain
+// httputil.ReverseProxy (the same transport tuning and copy buffers),
+// measured side by side in this process (runtime.MemStats.StackInuse with
+// the streams held, after garbage collections, less before: the client's
+// and the upstream's goroutines are the same in both, so the difference is
+// the proxy's). Each stream is a new connection that receives a priming
+// event and waits, as a client's listening stream does. Before the fix the
+// recording proxy's handler goroutine grew its stack to 16 KiB on the
+// response's first flush (net/http draining the request body the recorder
+// had read, and the recorder's and admin guard's frames under net/http's
+// writing of the head), which an idle stream then keeps: about +6 KiB per
+// stream over the plain proxy. The 2 KiB of slack is less than one grown
+// stack per stream and more than the run-to-run spread of a few
+// goroutines' stacks spread over the streams.
+func TestIdleStreamStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds 2x100 streams over real connections")
+	}
+	const streams = 100
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, ": primed\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+
+	recording, _, _, stop := startProxy(t, up.URL+"/mcp", proxy.Options{})
+	defer stop()
+
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost, tr.MaxIdleConns, tr.DisableCompression = 256, 1024, true
+	defer tr.CloseIdleConnections()
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = ""; pr.Out.URL.Path = u.Path },
+		FlushInterval: -1, Transport: tr, BufferPool: copyPool{},
+	}
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
+	defer plain.Close()
+
+	// Warm both paths once (pools, the transports' first connections).
+	for _, base := range []string{plain.URL + "/mcp", recording} {
+		perStream(t, base, 4)
+	}
+	plainPer := perStream(t, plain.URL+"/mcp", streams)
+	recPer := perStream(t, recording, streams)
+	t.Logf("goroutine stacks per idle stream (client, proxy and upstream): plain reverse proxy %.1f KiB, recording proxy %.1f KiB", plainPer/1024, recPer/1024)
+	if recPer > plainPer+2048 {
+		t.Errorf("an idle stream through the recording proxy holds %.1f KiB of goroutine stacks, the plain reverse proxy %.1f KiB: more than 2 KiB over it", recPer/1024, plainPer/1024)
+	}
+}
+
+// copyPool is the plain proxy's BufferPool, of proxy.CopyBufferSize
+// buffers as mcpdiag's.
+type copyPool struct{}
+
+func (copyPool) Get() []byte  { return make([]byte, proxy.CopyBufferSize) }
+func (copyPool) Put(b []byte) {}
+
+// perStream opens n idle streams to base, each on its own connection, reads
+// each to its first event, and returns the growth of StackInuse per stream
+// while they are held.
+func perStream(t *testing.T, base string, n int) float64 {
+	t.Helper()
+	client := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stackInuse := func() uint64 {
+		runtime.GC()
+		runtime.GC() // stacks shrink during a collection: a second one sees them shrunk
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.StackInuse
+	}
+	before := stackInuse()
+	var bodies []io.ReadCloser
+	defer func() {
+		for _, b := range bodies {
+			b.Close()
+		}
+	}()
+	for i := range n {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{}}`, i+1)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := client.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("stream %d through %s: %v", i+1, base, err)
+		}
+		bodies = append(bodies, resp.Body)
+		br := bufio.NewReaderSize(resp.Body, 256)
+		for blank := 0; blank < 2; {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				t.Fatalf("stream %d through %s: %v", i+1, base, err)
+			}
+			if len(line) == 1 {
+				blank++
+			}
+		}
+	}
+	after := stackInuse()
+	return (float64(after) - float64(before)) / float64(n)
+}
