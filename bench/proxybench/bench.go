@@ -115,6 +115,18 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			records[name] = filepath.Join(dir, name+"-records.jsonl")
 			s, err = start(ctx, name+" proxy", nil, mcpdiagRE, true, bin, "proxy",
 				"--upstream", up.base+"/mcp", "--listen", "127.0.0.1:0", "--record", records[name])
+		case "plainlean":
+			s, err = start(ctx, "plain lean proxy", append([]string{roleEnv + "=plainlean", fmt.Sprintf("%s=%d", leanEnv, cfg.leanReadBuffer)}, profEnv...), listeningRE, false, self, up.base)
+			if err == nil {
+				s.base = "http://" + s.base
+			}
+		case "mcpdiaglean":
+			records[name] = filepath.Join(dir, "mcpdiaglean-records.jsonl")
+			s, err = start(ctx, "lean library proxy", append([]string{roleEnv + "=mcpdiaglean", fmt.Sprintf("%s=%d", leanEnv, cfg.leanReadBuffer)}, profEnv...), listeningRE, false, self,
+				up.base+"/mcp", records[name])
+			if err == nil {
+				s.base = "http://" + s.base
+			}
 		case "lib":
 			s, err = start(ctx, "library proxy", append([]string{roleEnv + "=libproxy"}, profEnv...), listeningRE, false, self,
 				up.base+"/mcp", filepath.Join(dir, "lib-records.jsonl"), cfg.profile)

@@ -74,6 +74,7 @@ type config struct {
 	base            string
 	profile         string
 	memProfileRate  int
+	leanReadBuffer  int
 	targets         []string
 	workloads       []string
 }
@@ -84,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	smoke := fs.Bool("smoke", false, "a run of seconds with small counts (proves the command works; its numbers mean nothing)")
 	clients := fs.String("clients", "64,8", "concurrent clients of the JSON and SSE workloads")
-	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain, mcpdiag, lib (the library proxy, profiled)")
+	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain, mcpdiag, lib (the library proxy, profiled), plainlean and mcpdiaglean (the plain proxy and the library proxy over lean.go's prototype transport, which holds no goroutine per response: for measuring the floor only)")
 	workloads := fs.String("workloads", "", "workloads to run (default: json/N and sse/N for each -clients N, and sse/1)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds (each runs every target on every workload)")
 	fs.IntVar(&c.jsonRequests, "json-requests", 12000, "requests per JSON workload and target in a round")
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
 	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
+	fs.IntVar(&c.leanReadBuffer, "lean-read-buffer", 4<<10, "the read buffer of each upstream connection of the lean targets (bytes)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -116,7 +118,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	for _, t := range strings.Split(*targets, ",") {
 		switch t = strings.TrimSpace(t); t {
-		case "direct", "plain", "mcpdiag", "base", "lib":
+		case "direct", "plain", "mcpdiag", "base", "lib", "plainlean", "mcpdiaglean":
 			c.targets = append(c.targets, t)
 		default:
 			return nil, fmt.Errorf("-targets: unknown target %q", t)

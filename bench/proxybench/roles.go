@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -38,6 +39,14 @@ const profileEnv = "PROXYBENCH_PROFILE"
 // memRateEnv sets runtime.MemProfileRate in a child (-memprofilerate).
 const memRateEnv = "PROXYBENCH_MEMPROFILERATE"
 
+// maxStackEnv, when set in a child, is its goroutines' stack limit
+// (debug.SetMaxStack): with 8192, the first request whose calls need more
+// than a goroutine's first 8 KiB stack crashes the child with that
+// goroutine's traceback, which shows the deepest call (how the frames under
+// net/http's writing of a response head were found: docs/benchmarks.md,
+// idlettfe). A measuring aid, for one role started by hand.
+const maxStackEnv = "PROXYBENCH_MAXSTACK"
+
 // runRole runs the server role named by $PROXYBENCH_ROLE until SIGTERM or
 // until its parent goes away (stdin closes). It listens on 127.0.0.1:0 and
 // prints "listening ADDR" on stdout.
@@ -49,6 +58,13 @@ func runRole(role string, args []string) error {
 		}
 		runtime.MemProfileRate = n
 	}
+	if v := os.Getenv(maxStackEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 4096 {
+			return fmt.Errorf("%s=%q: want a number of bytes, at least 4096", maxStackEnv, v)
+		}
+		debug.SetMaxStack(n)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -58,7 +74,8 @@ func runRole(role string, args []string) error {
 	switch role {
 	case "upstream":
 		h = upstream()
-	case "plain":
+	case "plain", "plainlean":
+		lean := role == "plainlean"
 		if len(args) < 1 {
 			return errors.New("plain: want the upstream URL")
 		}
@@ -74,10 +91,14 @@ func runRole(role string, args []string) error {
 		// And its copy buffers: pooled, of proxy.CopyBufferSize (without
 		// a BufferPool, ReverseProxy allocates 32 KiB per response, which
 		// an idle stream holds while it waits).
+		var rt http.RoundTripper = t
+		if lean {
+			rt = newLeanTransport(u.Host, leanReadBuffer())
+		}
 		rp := &httputil.ReverseProxy{
 			Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.Out.Host = "" },
 			FlushInterval: -1,
-			Transport:     t,
+			Transport:     rt,
 			BufferPool:    plainBuffers{},
 		}
 		// Full duplex: without it net/http closes the inbound body when
@@ -103,7 +124,21 @@ func runRole(role string, args []string) error {
 		if len(args) < 3 {
 			return errors.New("libproxy: want UPSTREAM RECORDFILE PROFILEDIR")
 		}
-		h, stop, err = libProxy(args[0], args[1], args[2])
+		h, stop, err = libProxy(args[0], args[1], args[2], nil)
+		if err != nil {
+			return err
+		}
+	case "mcpdiaglean":
+		// The same library proxy over the prototype leanTransport (lean.go),
+		// not profiled: args are UPSTREAM RECORDFILE.
+		if len(args) < 2 {
+			return errors.New("mcpdiaglean: want UPSTREAM RECORDFILE")
+		}
+		u, err := url.Parse(args[0])
+		if err != nil {
+			return err
+		}
+		h, stop, err = libProxy(args[0], args[1], "", newLeanTransport(u.Host, leanReadBuffer()))
 		if err != nil {
 			return err
 		}
@@ -143,6 +178,17 @@ func runRole(role string, args []string) error {
 		return stop()
 	}
 	return nil
+}
+
+// leanEnv sets the read buffer of each leanTransport connection (bytes;
+// 4096, the size of net/http's transport, when unset).
+const leanEnv = "PROXYBENCH_LEAN_READ_BUFFER"
+
+func leanReadBuffer() int {
+	if n, err := strconv.Atoi(os.Getenv(leanEnv)); err == nil && n >= 16 {
+		return n
+	}
+	return 4 << 10
 }
 
 // plainBuffers is the plain proxy's httputil.BufferPool: a sync.Pool of
@@ -187,7 +233,10 @@ func upstream() http.Handler {
 // does (default body mode, block policy, fsync on close, the default
 // queue), with a CPU profile running and an allocation profile written at
 // the end.
-func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() error, error) {
+//
+// With a transport (the lean prototype), it is used instead of the one
+// proxy.New builds, and with no profileDir nothing is profiled.
+func libProxy(upstreamURL, recordFile, profileDir string, rt http.RoundTripper) (http.Handler, func() error, error) {
 	u, err := url.Parse(upstreamURL)
 	if err != nil {
 		return nil, nil, err
@@ -202,9 +251,18 @@ func libProxy(upstreamURL, recordFile, profileDir string) (http.Handler, func() 
 		Upstream: u, Records: sink, Bodies: proxy.BodiesErrors,
 		Logger:            slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ReadHeaderTimeout: proxy.DefaultReadHeaderTimeout, IdleTimeout: proxy.DefaultIdleTimeout,
+		Transport: rt,
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if profileDir == "" {
+		return p, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			p.Wait(ctx)
+			return sink.Close()
+		}, nil
 	}
 	stopCPU, err := cpuProfile(filepath.Join(profileDir, "cpu.pprof"))
 	if err != nil {
