@@ -211,7 +211,7 @@ func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWr
 	case r.Body == nil || r.Body == http.NoBody:
 	case ex.reqComplete && ex.reqErr == nil:
 		// The whole body is in memory: passed on as a reader net/http
-		// knows (see InMemoryBody). The server closes the client's body.
+		// knows (see InMemoryBody); begin closed the client's body.
 		ex.memBody = io.NopCloser(bytes.NewReader(ex.reqBody))
 		fwd.Body = ex.memBody
 	default:
