@@ -306,10 +306,11 @@ type obs struct {
 	outcome      classify.Outcome
 	layer        classify.Layer
 	ms           float64
+	probe        bool // a probe mcpdiag probe sent on purpose (record.Probe)
 }
 
 func observe(r *record.Record) obs {
-	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total)}
+	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total), probe: r.Probe != nil}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -348,6 +349,7 @@ type section struct {
 	opts      Options
 	total     int64
 	failures  int64
+	probes    int64
 	orphans   int64
 	layers    map[string]int64
 	outcomes  map[string]*counted
@@ -439,7 +441,13 @@ func label[V any](m map[string]V, name string, max int) string {
 
 func (s *section) add(o obs) {
 	s.total++
-	fail := Failure(s.kind, o.outcome)
+	// A probe's answer is what the probe asked for (a deliberate bad call
+	// answered with an error is the server doing right): mcpdiag probe's
+	// rules judge it, and it is never a failure here.
+	fail := Failure(s.kind, o.outcome) && !o.probe
+	if o.probe {
+		s.probes++
+	}
 	if fail {
 		s.failures++
 	}
@@ -532,7 +540,8 @@ func (s *section) summary() *Section {
 		Kind:           string(s.kind),
 		Total:          s.total,
 		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total),
+		FailureRate:    rate(s.failures, s.total-s.probes),
+		Probes:         s.probes,
 		Orphans:        s.orphans,
 		ByLayer:        make(map[string]int64, len(s.layers)),
 		ByOutcome:      []OutcomeCount{},

@@ -116,6 +116,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Kind != "server" || sec.Failures > 0 {
 		w.printf(", %d failed (%s)", sec.Failures, pct(sec.FailureRate))
 	}
+	if sec.Probes > 0 {
+		w.printf(", %d %s sent on purpose by mcpdiag probe (not failures: its rules judge the answers; the rate is of the others)", sec.Probes, plural(sec.Probes, "probe", "probes"))
+	}
 	if sec.Kind == "server" || len(sec.Faults) > 0 {
 		w.printf(", a fault fired on %d (%s)", sec.FaultLines, pct(rate(sec.FaultLines, sec.Total)))
 	}

@@ -71,10 +71,16 @@ type Section struct {
 	// Total counts the records (for calls, orphans included).
 	Total int64 `json:"total"`
 	// Failures counts the records whose outcome is a failure (see
-	// Failure).
+	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
-	// FailureRate is Failures / Total.
+	// FailureRate is Failures / (Total − Probes).
 	FailureRate float64 `json:"failureRate"`
+	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
+	// purpose (records with a probe member): their answers, errors to
+	// deliberate bad calls most of them, are what the probe asked for and
+	// mcpdiag probe's rules judge them, so they are in Total, ByOutcome and
+	// ByTool but never in Failures or WorstOffenders.
+	Probes int64 `json:"probes,omitempty"`
 	// Orphans counts, in Calls, the calls rebuilt from exchange lines
 	// whose call line is missing (a producer killed mid-call): their
 	// verdict is their last exchange's.
