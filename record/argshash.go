@@ -35,6 +35,9 @@ func ArgsHash(method, tool string, args json.RawMessage) string {
 // again.
 func argsHash(method, tool string, args []byte, skipMeta, valid bool) string {
 	var buf bytes.Buffer
+	// One allocation for the canonical form, which is about as long as
+	// the arguments (growing from 64 bytes allocated twice as much).
+	buf.Grow(len(method) + len(tool) + len(args) + 16)
 	buf.WriteByte('[')
 	writeJSONString(&buf, method)
 	buf.WriteByte(',')
@@ -51,7 +54,11 @@ func argsHash(method, tool string, args []byte, skipMeta, valid bool) string {
 	}
 	buf.WriteByte(']')
 	sum := sha256.Sum256(buf.Bytes())
-	return "sha256:" + hex.EncodeToString(sum[:])
+	const prefix = "sha256:"
+	var out [len(prefix) + 2*sha256.Size]byte
+	copy(out[:], prefix)
+	hex.Encode(out[len(prefix):], sum[:])
+	return string(out[:])
 }
 
 // CanonicalJSON returns the canonical form of the JSON value v that ArgsHash
