@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,42 @@ type stdioServer struct {
 	// protocol is the era spoken: 2025-11-25 (initialize) or 2026-07-28
 	// (server/discover, _meta on every request, no server requests).
 	protocol string
+	// early counts the stdout lines that are not JSON-RPC read before the
+	// listing ended (no probe waited for them), and keeps the first few.
+	early      int
+	earlyLines [][]byte
+}
+
+// StdoutNoise is the code of the listing warning for stdout lines that are
+// not JSON-RPC, read over stdio before the listing ended.
+const StdoutNoise = "stdout-noise"
+
+// maxEarlyLines is how many of the early noise lines are quoted.
+const maxEarlyLines = 3
+
+// noteEarly counts the noise lines of an answer read before the listing
+// ended.
+func (s *stdioServer) noteEarly(a stdioAnswer) {
+	for _, n := range a.noise {
+		s.early++
+		if len(s.earlyLines) < maxEarlyLines {
+			s.earlyLines = append(s.earlyLines, n)
+		}
+	}
+}
+
+// earlyText says what the early noise lines were: `N line(s) that are not
+// JSON-RPC: "a"; "b"`.
+func (s *stdioServer) earlyText() string {
+	q := make([]string, len(s.earlyLines))
+	for i, l := range s.earlyLines {
+		q[i] = strconv.Quote(trimTo(string(l), 120))
+	}
+	more := ""
+	if s.early > len(s.earlyLines) {
+		more = fmt.Sprintf(" and %d more", s.early-len(s.earlyLines))
+	}
+	return fmt.Sprintf("%d line(s) that are not JSON-RPC: %s%s", s.early, strings.Join(q, "; "), more)
 }
 
 // tailBuffer keeps the last 4 KiB written to it.
@@ -164,12 +201,20 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 			a.elapsed = time.Since(start)
 			return a
 		case <-t.C:
-			a.err = fmt.Errorf("no answer line within %s: %w", timeout, context.DeadlineExceeded)
+			if len(a.noise) > 0 {
+				a.err = fmt.Errorf("no JSON-RPC answer line within %s (%d line(s) came that are not JSON-RPC): %w", timeout, len(a.noise), context.DeadlineExceeded)
+			} else {
+				a.err = fmt.Errorf("no answer line within %s: %w", timeout, context.DeadlineExceeded)
+			}
 			a.elapsed = time.Since(start)
 			return a
 		case l, ok := <-s.lines:
 			if !ok {
-				a.err = fmt.Errorf("the server's stdout ended (stderr: %q)", s.stderr.String())
+				if len(a.noise) > 0 {
+					a.err = fmt.Errorf("the server's stdout ended after %d line(s) that are not JSON-RPC (stderr: %q)", len(a.noise), s.stderr.String())
+				} else {
+					a.err = fmt.Errorf("the server's stdout ended (stderr: %q)", s.stderr.String())
+				}
 				a.elapsed = time.Since(start)
 				return a
 			}
@@ -312,6 +357,9 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 	if a.err != nil {
 		// The classifier's words are HTTP's; say it the stdio way.
 		rec.Reason = "no answer line on the server's stdout: " + a.err.Error()
+		if len(a.noise) > 0 {
+			rec.Reason = "no JSON-RPC answer line on the server's stdout: " + a.err.Error()
+		}
 	}
 	rec.Note = strings.Join(notes, "; ")
 	rec.Probe = withAnswer(member, record.ProbeAnswerNone)
@@ -452,6 +500,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	fail := func(what string, recs []*record.Record, a stdioAnswer) error {
 		last := recs[len(recs)-1]
 		why := fmt.Sprintf("%s: %s", last.Outcome, last.Reason)
+		if s.early > 0 {
+			why += "; the server's stdout so far held " + s.earlyText()
+		}
 		if tail := s.stderr.String(); tail != "" && a.line == nil {
 			why += fmt.Sprintf(" (stderr: %q)", tail)
 		}
@@ -461,6 +512,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		s.protocol = wire.Protocol2026
 		recs, a := s.exchange(ctx, name, client.Request{Method: "server/discover", Params: map[string]json.RawMessage{}}, opts.Timeout, nil)
 		emit(recs)
+		s.noteEarly(a)
 		era, why := stdioEra(recs[len(recs)-1], a)
 		switch {
 		case era == wire.Protocol2026:
@@ -481,6 +533,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 		recs, a := s.exchange(ctx, name, client.Request{Method: "initialize", Params: initParams}, opts.Timeout, nil)
 		emit(recs)
+		s.noteEarly(a)
 		if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
 			return rep, fail("initialize", recs, a)
 		}
@@ -506,6 +559,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 		recs, a := s.exchange(ctx, name, client.Request{Method: "tools/list", Params: params}, opts.Timeout, nil)
 		emit(recs)
+		s.noteEarly(a)
 		if last := recs[len(recs)-1]; last.Outcome != classify.ResultSuccess {
 			return rep, fail("listing the tools", recs, a)
 		}
@@ -523,6 +577,12 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			break
 		}
 		cursor = l.Result.NextCursor
+	}
+	if s.early > 0 {
+		// No probe waited for these lines, so no rule judges them; the
+		// report says them all the same (a client that reads stdout as
+		// JSON-RPC fails on them).
+		rep.ListingWarnings = append(rep.ListingWarnings, StdoutNoise+": before the listing ended, the server's stdout held "+s.earlyText()+" (clients that read stdout as JSON-RPC fail on them)")
 	}
 	probes, plans := Plan(tools, opts)
 	probes = slices.DeleteFunc(probes, func(p Probe) bool { return slices.Contains(httpOnly, p.Kind) })

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -347,5 +349,33 @@ func TestProbeStdioServerThatDies(t *testing.T) {
 	_, err := probe.Run(ctx, probe.Options{Command: []string{"sh", "-c", "echo oops >&2; exit 3"}, Timeout: 5 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "initialize") || !strings.Contains(err.Error(), "oops") {
 		t.Fatalf("err %v, want the initialize failure with the stderr", err)
+	}
+}
+
+// TestProbeStdioBanner: a server that prints a banner on stdout before any
+// message works with the probe (the probe skips the line), but clients
+// that read stdout as JSON-RPC fail on it: the report says so in a listing
+// warning (stdout-noise, with the line), where before the line was read and
+// said nowhere. A command whose stdout holds only the banner cannot be
+// listed, and the error quotes the banner instead of saying only "no answer
+// line".
+func TestProbeStdioBanner(t *testing.T) {
+	const banner = "my-server v2 listening on stdio"
+	rep := runStdio(t, stdioServer(t), "-banner", banner)
+	if !slices.ContainsFunc(rep.ListingWarnings, func(w string) bool {
+		return strings.HasPrefix(w, probe.StdoutNoise+":") && strings.Contains(w, strconv.Quote(banner))
+	}) {
+		t.Errorf("listing warnings %q, want a %s warning quoting the banner", rep.ListingWarnings, probe.StdoutNoise)
+	}
+	for _, c := range rep.Checks {
+		if c.Verdict == judge.Fail {
+			t.Errorf("%s failed: %s", c.Rule, c.Evidence)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := probe.Run(ctx, probe.Options{Command: []string{"sh", "-c", "echo '" + banner + "'; sleep 20"}, Timeout: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "1 line(s) that are not JSON-RPC: "+strconv.Quote(banner)) {
+		t.Fatalf("err %v, want the failure to quote the banner", err)
 	}
 }

@@ -9,6 +9,7 @@
 // only (go-sdk's SupportedProtocolVersions). -ask FILE writes a roots/list
 // request on stdout before each tools/call is handled (without waiting for
 // it) and appends each response to it that comes back on stdin to FILE.
+// -banner TEXT writes TEXT on stdout at start, before any message.
 package main
 
 import (
@@ -32,7 +33,11 @@ func main() {
 	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
 	ask := flag.String("ask", "", "write a roots/list request on stdout at each tools/call; append the answers to FILE")
 	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one; exit: exit")
+	banner := flag.String("banner", "", "write this line on stdout before anything else, as servers that print a banner there do")
 	flag.Parse()
+	if *banner != "" {
+		fmt.Println(*banner)
+	}
 	mark := func(name string) {
 		if *ran == "" {
 			return
