@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/client"
@@ -76,10 +78,17 @@ record (--record) or the JUnit file (--junit) could not be written.`,
   mcpdiag probe http://127.0.0.1:3000/mcp --record - | mcpdiag report
   mcpdiag probe -- npx -y @modelcontextprotocol/server-everything stdio`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() == 0 && len(args) > 0 {
+			switch dash := cmd.ArgsLenAtDash(); {
+			case dash == 0 && len(args) > 0:
 				return nil // a stdio server's argv
+			case dash == 0:
+				return errors.New("probe: no command after --: give the command that starts the stdio server (mcpdiag probe -- COMMAND [ARGS…])")
+			case len(args) == 0:
+				return errors.New("probe: give the server's URL (mcpdiag probe URL), or -- and the command that starts a stdio server (mcpdiag probe -- COMMAND [ARGS…])")
+			case len(args) > 1:
+				return fmt.Errorf("probe: one URL, or -- and a command, not both: %d arguments (%s)", len(args), strings.Join(args, " "))
 			}
-			return cobra.ExactArgs(1)(cmd, args)
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() == 0 {

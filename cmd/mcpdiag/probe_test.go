@@ -129,8 +129,10 @@ func TestProbeCommandFinding(t *testing.T) {
 	}
 }
 
-// TestProbeCommandUsage: bad input is one clear line and exit 2; a server
-// that cannot be listed is exit 3.
+// TestProbeCommandUsage: bad input is one clear line and exit 2 (no
+// argument, or -- with no command after it, says what to give, not cobra's
+// "accepts 1 arg(s), received 0"); a server that cannot be listed is exit
+// 3.
 func TestProbeCommandUsage(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -142,7 +144,9 @@ func TestProbeCommandUsage(t *testing.T) {
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--max-probes", "0"}, 2, "--max-probes"},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--fail-on", "warning"}, 2, `--fail-on: severity "warning": must be must, should, advice or none`},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--fail-on", ""}, 2, "--fail-on"},
-		{[]string{"probe"}, 2, "accepts 1 arg"},
+		{[]string{"probe"}, 2, "give the server's URL (mcpdiag probe URL), or -- and the command"},
+		{[]string{"probe", "--"}, 2, "no command after --: give the command that starts the stdio server"},
+		{[]string{"probe", "http://127.0.0.1:1/mcp", "extra"}, 2, "one URL, or -- and a command, not both: 2 arguments"},
 		{[]string{"probe", "http://127.0.0.1:1/mcp", "--timeout", "2s"}, 3, "listing the tools of http://127.0.0.1:1/mcp: NETWORK_ERROR"},
 	}
 	for _, tc := range tests {
