@@ -112,6 +112,11 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			if otherID != "" {
 				r.Outcome = InvalidEnvelope
 				r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), otherID)
+				if r.JSONRPC == nil {
+					// The other id as a fact (a record's responseId), as
+					// for a JSON body answering with another id.
+					r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(otherID))}
+				}
 				return nil
 			}
 			r.Outcome = StreamIncomplete

@@ -55,6 +55,9 @@ func TestProbeBadServer(t *testing.T) {
 		{"unknown-as-tool", map[string]string{"probe.unknown-tool": "TOOL_ERROR, not a JSON-RPC error"}},
 		{"malformed-ok", map[string]string{"probe.malformed-call": "TOOL_SUCCESS, not a JSON-RPC error"}},
 		{"id-type", map[string]string{"probe.id-type": "(number), the answer's id is \""}},
+		// The same on an event stream: the classifier names the other id
+		// (responseId), so it is id-type's finding, not answer-shape's.
+		{"sse-id-type", map[string]string{"probe.id-type": "(number), the answer's id is \""}},
 		// An error answer in a 4xx carries an id too: it is judged.
 		{"error-id-type", map[string]string{"probe.id-type": "unknown-tool mcpdiag_no_such_tool"}},
 		{"notification-200", map[string]string{"probe.notification-202": "HTTP 200 with"}},

@@ -14,6 +14,7 @@
 //	unknown-as-tool   an unknown tool gets a tool result with isError true
 //	malformed-ok      a tools/call without params.name, or with arguments not an object, gets a success
 //	id-type           a number id of more than 6 digits comes back as a string (1000007 as "1000007")
+//	sse-id-type       id-type, every answer an event stream (one event)
 //	cursor-loop       every tools/list page names the same nextCursor (a list that never ends)
 //	error-id-type     a JSON-RPC error to a tools/call comes in HTTP 400 with the request's number id as a string
 //	notification-200  a notification gets 200 with a JSON body
@@ -115,7 +116,7 @@ func handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := req.ID
-	if mode == "id-type" && id[0] != '"' && len(id) > 6 {
+	if (mode == "id-type" || mode == "sse-id-type") && id[0] != '"' && len(id) > 6 {
 		id = json.RawMessage(strconv.Quote(string(id)))
 	}
 	switch req.Method {
@@ -251,6 +252,11 @@ func reply(w http.ResponseWriter, id json.RawMessage, result, rpcErr string) {
 		b.WriteString(`,"error":` + rpcErr + "}")
 	} else {
 		b.WriteString(`,"result":` + result + "}")
+	}
+	if mode == "sse-id-type" {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message\ndata: "+b.String()+"\n\n")
+		return
 	}
 	io.WriteString(w, b.String())
 }
