@@ -58,8 +58,8 @@ func TestVerdictOwnsItsBytes(t *testing.T) {
 					if r.JSONRPC == nil || string(r.JSONRPC.ID.Raw()) != term.id {
 						t.Fatalf("response id %v, want %s (the request's, with its type)", r.JSONRPC, term.id)
 					}
-					if term.data != "" && string(r.JSONRPC.Data) != term.data {
-						t.Errorf("error data %s, want %s", r.JSONRPC.Data, term.data)
+					if term.data != "" && (r.JSONRPC.Error == nil || string(r.JSONRPC.Error.Data) != term.data) {
+						t.Errorf("error details %+v, want data %s", r.JSONRPC.Error, term.data)
 					}
 					out, err := json.Marshal(r)
 					if err != nil {
@@ -97,13 +97,13 @@ func TestVerdictDoesNotAliasBodyBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := json.Marshal(r)
-			resp := string(r.Response)
+			resp := string(r.Response())
 			for i := range buf {
 				buf[i] = ' '
 			}
 			after, err := json.Marshal(r)
-			if err != nil || string(before) != string(after) || string(r.Response) != resp {
-				t.Fatalf("fast=%v: the verdict changed with the caller's buffer:\nbefore %s\nafter  %s (%v)\nresponse %q", fast, before, after, err, r.Response)
+			if err != nil || string(before) != string(after) || string(r.Response()) != resp {
+				t.Fatalf("fast=%v: the verdict changed with the caller's buffer:\nbefore %s\nafter  %s (%v)\nresponse %q", fast, before, after, err, r.Response())
 			}
 		}
 	}

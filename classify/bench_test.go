@@ -183,7 +183,7 @@ func BenchmarkClassify(b *testing.B) {
 			ex := &classify.Exchange{Status: 200, Header: benchSSEHeader, Body: rd, ID: id}
 			c := &classify.Classifier{}
 			r, err := c.Classify(ex)
-			if err != nil || r.Outcome != classify.ToolSuccess || r.SSE.Progress != 3 {
+			if err != nil || r.Outcome != classify.ToolSuccess || r.SSE().Progress != 3 {
 				b.Fatalf("outcome %s (%s), err %v", r.Outcome, r.Reason, err)
 			}
 			b.ReportAllocs()
@@ -384,8 +384,8 @@ func benchStreamAlloc(tb testing.TB, events, finalSize int) (alloc uint64, strea
 	runtime.ReadMemStats(&before)
 	r, err := (&classify.Classifier{}).Classify(ex)
 	runtime.ReadMemStats(&after)
-	if err != nil || r.Outcome != classify.ToolSuccess || r.SSE.Messages != events {
-		tb.Fatalf("outcome %s (%s), %d messages, err %v", r.Outcome, r.Reason, r.SSE.Messages, err)
+	if err != nil || r.Outcome != classify.ToolSuccess || r.SSE().Messages != events {
+		tb.Fatalf("outcome %s (%s), %d messages, err %v", r.Outcome, r.Reason, r.SSE().Messages, err)
 	}
 	return after.TotalAlloc - before.TotalAlloc, st.total
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -128,7 +129,6 @@ func (c *Classifier) into(ex *Exchange, r *Result) error {
 	if r.Warnings == nil {
 		r.Warnings = []Warning{}
 	}
-	r.Layer = r.Outcome.Layer()
 	return err
 }
 
@@ -414,7 +414,7 @@ func readBounded(body io.Reader, max int, sizeHint int64, b *wire.Budget) (data 
 // returns its error.
 func (c *Classifier) notClassified(r *Result, d *NotClassifiedDetails) error {
 	r.Outcome = NotClassified
-	r.NotClassified = d
+	r.more().notClassified = d
 	what := "the JSON body"
 	if d.Event > 0 {
 		what = fmt.Sprintf("event %d of the stream, which may hold the response,", d.Event)
@@ -435,7 +435,7 @@ func networkError(r *Result, err error, phase string, sent bool) {
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
 		nd.Timeout = true
 	}
-	r.Network = nd
+	r.more().network = nd
 	switch {
 	case phase == "body":
 		r.Reason = "the response body was cut after the headers: " + err.Error()
@@ -472,13 +472,13 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if ex.Header != nil {
 		if v := ex.Header.Get("Retry-After"); v != "" {
 			ra := ParseRetryAfter(v, ex.Header.Get("Date"), c.now())
-			r.HTTP = &HTTPDetails{RetryAfter: &ra}
+			r.more().http = &HTTPDetails{RetryAfter: &ra}
 		}
 		if v := ex.Header.Get("WWW-Authenticate"); v != "" {
-			if r.HTTP == nil {
-				r.HTTP = &HTTPDetails{}
+			if r.HTTP() == nil {
+				r.more().http = &HTTPDetails{}
 			}
-			r.HTTP.WWWAuthenticate = ParseWWWAuthenticate(v)
+			r.HTTP().WWWAuthenticate = ParseWWWAuthenticate(v)
 		}
 	}
 	data := ex.BodyBytes
@@ -498,13 +498,14 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if !env.hasError || wire.Kind(env.err) != '{' {
 		return
 	}
-	d := &JSONRPCDetails{ID: r.ownID(env.id)}
-	if !errorObject(env.err, d) {
+	e := new(ErrorObject)
+	if !errorObject(env.err, e) {
 		return
 	}
+	d := &JSONRPCDetails{ID: r.ownID(env.id), Error: e}
 	r.JSONRPC = d
-	if d.Code != nil {
-		r.Reason += fmt.Sprintf(", JSON-RPC error %d %s: %s", *d.Code, d.CodeName, d.Message)
+	if e.Code != nil {
+		r.Reason += fmt.Sprintf(", JSON-RPC error %d %s: %s", *e.Code, e.CodeName, e.Message)
 	}
 	// The status decides the outcome, but an error for another id is as
 	// wrong under a 400 as under a 200 (the Python SDK v1 answers a
@@ -555,7 +556,7 @@ func scanEnvelope(obj []byte) envelope {
 
 // errorObject fills d from a JSON-RPC error object and reports whether it is
 // well formed (integer code, string message).
-func errorObject(obj []byte, d *JSONRPCDetails) bool {
+func errorObject(obj []byte, d *ErrorObject) bool {
 	var code, msg, data []byte
 	var hasCode, hasMsg bool
 	_ = wire.EachField(obj, func(k, v []byte) bool {
@@ -623,7 +624,7 @@ func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
 	}
 	c.response(r, ex, env)
 	if c.KeepResponse {
-		r.Response = c.ownBody(ex, data)
+		r.more().response = c.ownBody(ex, data)
 	}
 }
 
@@ -677,28 +678,37 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 	if env.hasError {
 		var reason string
 		if env.errParsed {
-			// The message is the tail of the reason: one allocation for
-			// both.
-			d.code = env.errCode
-			d.Code, d.CodeName = &d.code, CodeName(env.errCode)
-			reason = jsonrpcErrorReason(*d.Code, d.CodeName, env.errMsg)
-			d.Message = reason[len(reason)-len(env.errMsg):]
+			// The message is the tail of the reason, and the reason's
+			// text is stored with the error: one allocation for all.
+			st := new(errorStore)
+			e := &st.e
+			e.code = env.errCode
+			e.Code, e.CodeName = &e.code, CodeName(env.errCode)
+			reason = jsonrpcErrorReason(st.text[:0], *e.Code, e.CodeName, env.errMsg)
+			e.Message = reason[len(reason)-len(env.errMsg):]
 			if env.errData != nil {
-				d.Data = bytes.Clone(env.errData)
+				e.Data = bytes.Clone(env.errData)
 			}
-		} else if wire.Kind(env.err) != '{' || !errorObject(env.err, d) {
+			d.Error = e
+		} else if wire.Kind(env.err) != '{' {
+			r.Outcome = InvalidEnvelope
+			r.Reason = "the error member is not an object with an integer code and a string message"
+			return
+		} else if e := new(ErrorObject); !errorObject(env.err, e) {
+			d.Error = e
 			r.Outcome = InvalidEnvelope
 			r.Reason = "the error member is not an object with an integer code and a string message"
 			return
 		} else {
-			reason = jsonrpcErrorReason(*d.Code, d.CodeName, d.Message)
+			d.Error = e
+			reason = jsonrpcErrorReason(nil, *e.Code, e.CodeName, e.Message)
 		}
 		r.Outcome = JSONRPCError
 		r.Reason = reason
 		if idAbsent {
 			r.warn(WarnErrorWithoutID, "the error response has no id: the server could not read the request id")
 		}
-		c.codeWarnings(r, *d.Code, ex)
+		c.codeWarnings(r, *d.Error.Code, ex)
 		return
 	}
 	if idAbsent {
@@ -709,19 +719,40 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 	c.result(r, ex, env.result)
 }
 
-// jsonrpcErrorReason returns "JSON-RPC error <code>[ <name>]: <message>",
-// built in one allocation (it is on the path of every JSON-RPC error).
-func jsonrpcErrorReason[S string | []byte](code int64, name string, message S) string {
+// errorStore is an ErrorObject with room for the text of its verdict's
+// reason (which ends with the message), so that a JSON-RPC error whose
+// reason fits costs one allocation beside the Result. 144 bytes: a size
+// class.
+type errorStore struct {
+	e    ErrorObject
+	text [72]byte
+}
+
+// jsonrpcErrorReason returns "JSON-RPC error <code>[ <name>]: <message>".
+// It is built in room (a zero-length slice of storage that the caller
+// dedicates to it: nothing else may write there) when it fits, without an
+// allocation, and otherwise in one allocation.
+func jsonrpcErrorReason[S string | []byte](room []byte, code int64, name string, message S) string {
 	var buf [128]byte
-	b := append(buf[:0], "JSON-RPC error "...)
+	b := appendErrorReason(buf[:0], code, name, message)
+	if len(b) <= cap(room) {
+		room = append(room[:0], b...)
+		// The string shares room's storage, which nothing writes after
+		// this (see errorStore).
+		return unsafe.String(unsafe.SliceData(room), len(room))
+	}
+	return string(b)
+}
+
+func appendErrorReason[S string | []byte](b []byte, code int64, name string, message S) []byte {
+	b = append(b, "JSON-RPC error "...)
 	b = strconv.AppendInt(b, code, 10)
 	if name != "" {
 		b = append(b, ' ')
 		b = append(b, name...)
 	}
 	b = append(b, ": "...)
-	b = append(b, message...)
-	return string(b)
+	return append(b, message...)
 }
 
 func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
@@ -730,11 +761,11 @@ func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
 		// -32002 and -32042 are current codes on a 2025-11-25 exchange.
 		switch code {
 		case -32002:
-			r.jsonrpc.CodeName = "ResourceNotFound"
+			r.JSONRPC.Error.CodeName = "ResourceNotFound"
 		case -32042:
-			r.jsonrpc.CodeName = "URLElicitationRequired"
+			r.JSONRPC.Error.CodeName = "URLElicitationRequired"
 		case -32001, -32003, -32004:
-			r.jsonrpc.CodeName = ""
+			r.JSONRPC.Error.CodeName = ""
 		}
 		return
 	}

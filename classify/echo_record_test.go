@@ -59,9 +59,9 @@ func TestRecordEchoesGolden(t *testing.T) {
 				t.Errorf("request echo: id %s method %q tool %q protocol %q; want %s %q %q %q",
 					back.JSONRPC.ID, back.Method, back.Tool, back.ProtocolVersion, reqID.Raw(), method, wantTool, proto)
 			}
-			if back.Status != ex.Status || back.ContentType != ex.Header.Get("Content-Type") || back.Outcome != res.Outcome || back.Layer != res.Layer {
+			if back.Status != ex.Status || back.ContentType != ex.Header.Get("Content-Type") || back.Outcome != res.Outcome || back.Layer != res.Layer() {
 				t.Errorf("response echo: status %d content type %q %s/%s; want %d %q %s/%s",
-					back.Status, back.ContentType, back.Outcome, back.Layer, ex.Status, ex.Header.Get("Content-Type"), res.Outcome, res.Layer)
+					back.Status, back.ContentType, back.Outcome, back.Layer, ex.Status, ex.Header.Get("Content-Type"), res.Outcome, res.Layer())
 			}
 			var wantResp []byte
 			if res.JSONRPC != nil && !res.JSONRPC.ID.IsZero() && !res.JSONRPC.ID.Equal(reqID) {

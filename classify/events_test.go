@@ -77,7 +77,7 @@ func pullAndPush(c Classifier, base Exchange, chunks [][]byte, cutErr error, bud
 		if merr != nil {
 			panic(merr)
 		}
-		s := fmt.Sprintf("%s\nerr: %v\nresponse: %q", out, err, r.Response)
+		s := fmt.Sprintf("%s\nerr: %v\nresponse: %q", out, err, r.Response())
 		if events {
 			ex.Events.Drain()
 			ex.Events.Recycle()

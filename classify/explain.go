@@ -107,10 +107,10 @@ var Guides = map[Outcome]Guide{
 func Explain(r *Result) string {
 	var b strings.Builder
 	g := Guides[r.Outcome]
-	if r.Layer == LayerNone {
+	if r.Layer() == LayerNone {
 		fmt.Fprintf(&b, "%s (no layer judged)", r.Outcome)
 	} else {
-		fmt.Fprintf(&b, "%s (%s layer)", r.Outcome, r.Layer)
+		fmt.Fprintf(&b, "%s (%s layer)", r.Outcome, r.Layer())
 	}
 	if r.Status != 0 {
 		fmt.Fprintf(&b, " — HTTP %d", r.Status)
@@ -122,29 +122,29 @@ func Explain(r *Result) string {
 	if r.Reason != "" {
 		fmt.Fprintf(&b, "  what:   %s\n", r.Reason)
 	}
-	if r.SSE != nil {
+	if r.SSE() != nil {
 		response := "never arrived"
 		switch {
-		case r.SSE.Terminal:
-			response = fmt.Sprintf("in event %d", r.SSE.TerminalEvent)
-		case r.NotClassified != nil:
+		case r.SSE().Terminal:
+			response = fmt.Sprintf("in event %d", r.SSE().TerminalEvent)
+		case r.NotClassified() != nil:
 			response = "not read"
 		}
 		fmt.Fprintf(&b, "  stream: %d event(s), %d notification(s), response %s, ended: %s\n",
-			r.SSE.Events, r.SSE.Notifications, response, r.SSE.End)
+			r.SSE().Events, r.SSE().Notifications, response, r.SSE().End)
 	}
-	if nc := r.NotClassified; nc != nil {
+	if nc := r.NotClassified(); nc != nil {
 		what := "the JSON body"
 		if nc.Event > 0 {
 			what = fmt.Sprintf("event %d", nc.Event)
 		}
 		fmt.Fprintf(&b, "  limit:  %s is %d bytes; %s\n", what, nc.Size, limitText(nc))
 	}
-	if r.HTTP != nil && r.HTTP.RetryAfter != nil {
-		fmt.Fprintf(&b, "  retry-after: %s (%s)\n", r.HTTP.RetryAfter.Raw, r.HTTP.RetryAfter.Delay)
+	if r.HTTP() != nil && r.HTTP().RetryAfter != nil {
+		fmt.Fprintf(&b, "  retry-after: %s (%s)\n", r.HTTP().RetryAfter.Raw, r.HTTP().RetryAfter.Delay)
 	}
-	if r.HTTP != nil && r.HTTP.WWWAuthenticate != nil {
-		w := r.HTTP.WWWAuthenticate
+	if r.HTTP() != nil && r.HTTP().WWWAuthenticate != nil {
+		w := r.HTTP().WWWAuthenticate
 		fmt.Fprintf(&b, "  auth:   %s error=%q scope=%q resource_metadata=%q\n", w.Scheme, w.Error, w.Scope, w.ResourceMetadata)
 	}
 	if g.Meaning != "" {

@@ -222,7 +222,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 		}
 		c.response(r, ex, env)
 		if c.KeepResponse {
-			r.Response = c.ownBody(ex, data)
+			r.more().response = c.ownBody(ex, data)
 		}
 		return true
 	}
@@ -266,9 +266,9 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 	}
 	if c.KeepResponse {
 		if event {
-			r.Response = bytes.Clone(data)
+			r.more().response = bytes.Clone(data)
 		} else {
-			r.Response = c.ownBody(ex, data)
+			r.more().response = c.ownBody(ex, data)
 		}
 	}
 	return true
@@ -295,9 +295,9 @@ func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []by
 	r.Reason = inputReason(len(r.Input.Requests), hasState)
 	if c.KeepResponse {
 		if event {
-			r.Response = bytes.Clone(data)
+			r.more().response = bytes.Clone(data)
 		} else {
-			r.Response = c.ownBody(ex, data)
+			r.more().response = c.ownBody(ex, data)
 		}
 	}
 	return true

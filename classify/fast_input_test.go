@@ -87,8 +87,8 @@ func TestJSONRPCErrorMessageIsItsOwn(t *testing.T) {
 	for i := range body {
 		body[i] = 'x'
 	}
-	if r.JSONRPC.Message != "synthetic invalid params" || r.Reason != "JSON-RPC error -32602 InvalidParams: synthetic invalid params" {
-		t.Errorf("message %q, reason %q", r.JSONRPC.Message, r.Reason)
+	if r.JSONRPC.Error == nil || r.JSONRPC.Error.Message != "synthetic invalid params" || r.Reason != "JSON-RPC error -32602 InvalidParams: synthetic invalid params" {
+		t.Errorf("error %+v, reason %q", r.JSONRPC.Error, r.Reason)
 	}
 }
 
@@ -125,7 +125,7 @@ func TestFastPathLargeBodies(t *testing.T) {
 			slow, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(ex())
 			a, _ := json.Marshal(fast)
 			b, _ := json.Marshal(slow)
-			if string(a) != string(b) || string(fast.Response) != string(slow.Response) {
+			if string(a) != string(b) || string(fast.Response()) != string(slow.Response()) {
 				t.Errorf("%s (event %v): fast and general paths differ:\nfast    %.300s\ngeneral %.300s", tc.name, asEvent, a, b)
 			}
 		}

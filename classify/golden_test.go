@@ -165,8 +165,8 @@ func classifyGolden(t *testing.T, gc goldenCase, c *Classifier, ex *Exchange) *R
 func check(t *testing.T, gc goldenCase, r *Result) {
 	t.Helper()
 	w := gc.want
-	if string(r.Outcome) != w["outcome"] || string(r.Layer) != w["layer"] {
-		t.Errorf("got %s/%s, want %s/%s (reason: %s)", r.Layer, r.Outcome, w["layer"], w["outcome"], r.Reason)
+	if string(r.Outcome) != w["outcome"] || string(r.Layer()) != w["layer"] {
+		t.Errorf("got %s/%s, want %s/%s (reason: %s)", r.Layer(), r.Outcome, w["layer"], w["outcome"], r.Reason)
 	}
 	var wantWarn []string
 	if w["warnings"] != "" {
@@ -187,22 +187,22 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 		t.Errorf("warnings %v, want %v (%+v)", gotWarn, wantWarn, r.Warnings)
 	}
 	if v := w["code"]; v != "" {
-		if r.JSONRPC == nil || r.JSONRPC.Code == nil || strconv.FormatInt(*r.JSONRPC.Code, 10) != v {
+		if code, ok := r.JSONRPC.ErrorCode(); !ok || strconv.FormatInt(code, 10) != v {
 			t.Errorf("jsonrpc details %+v, want code %s", r.JSONRPC, v)
 		}
 	}
 	if v := w["sse"]; v != "" {
 		got := "<none>"
-		if r.SSE != nil {
-			got = fmt.Sprintf("events=%d notifications=%d terminal=%d", r.SSE.Events, r.SSE.Notifications, r.SSE.TerminalEvent)
+		if r.SSE() != nil {
+			got = fmt.Sprintf("events=%d notifications=%d terminal=%d", r.SSE().Events, r.SSE().Notifications, r.SSE().TerminalEvent)
 		}
 		if got != v {
 			t.Errorf("sse %s, want %s", got, v)
 		}
 	}
-	if v := w["notClassified"]; v != "" || r.NotClassified != nil {
+	if v := w["notClassified"]; v != "" || r.NotClassified() != nil {
 		got := "<none>"
-		if d := r.NotClassified; d != nil {
+		if d := r.NotClassified(); d != nil {
 			got = fmt.Sprintf("%s size=%d limit=%d", d.Cause, d.Size, d.Limit)
 			if d.Event > 0 {
 				got += fmt.Sprintf(" event=%d", d.Event)
@@ -212,17 +212,17 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 			t.Errorf("notClassified %s, want %s", got, v)
 		}
 	}
-	if v := w["unterminated"]; v != "" && (r.SSE == nil || strconv.FormatBool(r.SSE.Unterminated) != v) {
-		t.Errorf("sse %+v, want unterminated=%s", r.SSE, v)
+	if v := w["unterminated"]; v != "" && (r.SSE() == nil || strconv.FormatBool(r.SSE().Unterminated) != v) {
+		t.Errorf("sse %+v, want unterminated=%s", r.SSE(), v)
 	}
 	if v := w["retryAfter"]; v != "" {
-		if r.HTTP == nil || r.HTTP.RetryAfter == nil || !r.HTTP.RetryAfter.Valid || r.HTTP.RetryAfter.Delay.String() != v {
-			t.Errorf("retry-after %+v, want %s", r.HTTP, v)
+		if r.HTTP() == nil || r.HTTP().RetryAfter == nil || !r.HTTP().RetryAfter.Valid || r.HTTP().RetryAfter.Delay.String() != v {
+			t.Errorf("retry-after %+v, want %s", r.HTTP(), v)
 		}
 	}
 	auth := &WWWAuthenticate{}
-	if r.HTTP != nil && r.HTTP.WWWAuthenticate != nil {
-		auth = r.HTTP.WWWAuthenticate
+	if r.HTTP() != nil && r.HTTP().WWWAuthenticate != nil {
+		auth = r.HTTP().WWWAuthenticate
 	}
 	for key, got := range map[string]string{"resourceMetadata": auth.ResourceMetadata, "scope": auth.Scope, "authError": auth.Error} {
 		if v := w[key]; v != "" && got != v {
@@ -309,8 +309,8 @@ func TestGoldenOverSocket(t *testing.T) {
 			}
 			r := classifyGolden(t, gc, classifierFor(t, gc), ex)
 			check(t, gc, r)
-			if gc.exchange["network"] != "" && (r.Network == nil || !r.Network.RequestSent) {
-				t.Errorf("network details %+v: the request was fully sent before the close", r.Network)
+			if gc.exchange["network"] != "" && (r.Network() == nil || !r.Network().RequestSent) {
+				t.Errorf("network details %+v: the request was fully sent before the close", r.Network())
 			}
 		})
 	}

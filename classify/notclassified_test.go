@@ -59,8 +59,8 @@ func TestNotClassifiedIsNoVerdict(t *testing.T) {
 					t.Fatalf("%s (%s), want %s", r.Outcome, r.Reason, tt.want)
 				}
 				if tt.want != NotClassified {
-					if err != nil || r.NotClassified != nil {
-						t.Fatalf("err %v, notClassified %+v on a verdict", err, r.NotClassified)
+					if err != nil || r.NotClassified() != nil {
+						t.Fatalf("err %v, notClassified %+v on a verdict", err, r.NotClassified())
 					}
 					if tt.warning != "" && !r.HasWarning(tt.warning) {
 						t.Errorf("warnings %+v lack %s", r.Warnings, tt.warning)
@@ -71,12 +71,12 @@ func TestNotClassifiedIsNoVerdict(t *testing.T) {
 				if !errors.As(err, &nc) || !errors.Is(err, ErrTooLarge) || nc.Reason != r.Reason {
 					t.Fatalf("err %v, want a NotClassifiedError", err)
 				}
-				d := r.NotClassified
-				if d == nil || d.Cause != tt.cause || d.Size != tt.size || d.Limit != 256 || r.Layer != LayerNone {
-					t.Fatalf("notClassified %+v layer %s, want %s size %d limit 256 layer none", d, r.Layer, tt.cause, tt.size)
+				d := r.NotClassified()
+				if d == nil || d.Cause != tt.cause || d.Size != tt.size || d.Limit != 256 || r.Layer() != LayerNone {
+					t.Fatalf("notClassified %+v layer %s, want %s size %d limit 256 layer none", d, r.Layer(), tt.cause, tt.size)
 				}
-				if r.JSONRPC != nil || r.IsError != nil || r.SSE != nil && r.SSE.Terminal {
-					t.Errorf("a verdict's details on NOT_CLASSIFIED: %+v %v %+v", r.JSONRPC, r.IsError, r.SSE)
+				if r.JSONRPC != nil || r.IsError != nil || r.SSE() != nil && r.SSE().Terminal {
+					t.Errorf("a verdict's details on NOT_CLASSIFIED: %+v %v %+v", r.JSONRPC, r.IsError, r.SSE())
 				}
 			})
 		}
@@ -102,7 +102,7 @@ func TestNotClassifiedByBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Classifier{Budget: b}
 			r, err := c.Classify(&Exchange{ID: wire.IntID(1), Status: 200, Header: http.Header{"Content-Type": {tc.ct}}, Body: strings.NewReader(tc.body)})
-			d := r.NotClassified
+			d := r.NotClassified()
 			if r.Outcome != NotClassified || d == nil || d.Cause != CauseMemoryBudget || d.Limit != 4096 || d.InUse < 3000 ||
 				d.Size != int64(len(tc.body)) || !errors.Is(err, wire.ErrBudgetExhausted) {
 				t.Fatalf("%s %+v (%v), want NOT_CLASSIFIED memory-budget of %d bytes", r.Outcome, d, err, len(tc.body))
@@ -133,7 +133,7 @@ func TestNotClassifiedClientStops(t *testing.T) {
 	var asked []string
 	c := &Classifier{MaxEventSize: 256, StopAtTerminal: true, OnServerRequest: func(m []byte) { asked = append(asked, string(m)) }}
 	r, _ := c.Classify(&Exchange{ID: wire.IntID(1), ProtocolVersion: Protocol2025, Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: strings.NewReader(stream)})
-	if r.Outcome != NotClassified || r.SSE.End != "stopped-at-terminal" || len(asked) != 1 || r.SSE.Events != 3 {
-		t.Fatalf("%s end %q, %d requests handed on, %d events", r.Outcome, r.SSE.End, len(asked), r.SSE.Events)
+	if r.Outcome != NotClassified || r.SSE().End != "stopped-at-terminal" || len(asked) != 1 || r.SSE().Events != 3 {
+		t.Fatalf("%s end %q, %d requests handed on, %d events", r.Outcome, r.SSE().End, len(asked), r.SSE().Events)
 	}
 }

@@ -69,7 +69,7 @@ func verdict(r *Result, err error) string {
 	if err != nil {
 		e = err.Error()
 	}
-	return fmt.Sprintf("%s response=%q err=%q", b, r.Response, e)
+	return fmt.Sprintf("%s response=%q err=%q", b, r.Response(), e)
 }
 
 // afterTerminal are valid events to append after a terminal response:
@@ -92,10 +92,10 @@ func withoutCounters(r *Result) string {
 	c := *r
 	c.Warnings = nil
 	c.BodyBytes = 0
-	if r.SSE != nil {
-		s := *r.SSE
+	if r.SSE() != nil {
+		s := *r.SSE()
 		s.Events, s.AfterTerminal, s.Comments, s.Skipped = 0, 0, 0, 0
-		c.SSE = &s
+		c.SetSSE(&s)
 	}
 	return verdict(&c, nil)
 }
@@ -122,17 +122,17 @@ func checkEcho(t *testing.T, ex *Exchange, body []byte, r *Result) {
 	if ct := ex.Header.Get("Content-Type"); ex.Err == nil && r.ContentType != ct {
 		t.Errorf("content type %q, want %q", r.ContentType, ct)
 	}
-	if r.Layer != r.Outcome.Layer() || r.Layer == "" {
-		t.Errorf("outcome %s in layer %q", r.Outcome, r.Layer)
+	if r.Layer() != r.Outcome.Layer() || r.Layer() == "" {
+		t.Errorf("outcome %s in layer %q", r.Outcome, r.Layer())
 	}
 	if r.JSONRPC == nil {
 		return
 	}
 	msg := bytes.TrimSpace(body)
-	if r.SSE != nil {
+	if r.SSE() != nil {
 		msg = nil
-		if r.SSE.TerminalEvent > 0 {
-			msg = nthEvent(body, r.SSE.TerminalEvent)
+		if r.SSE().TerminalEvent > 0 {
+			msg = nthEvent(body, r.SSE().TerminalEvent)
 		}
 	}
 	if msg == nil {
@@ -222,7 +222,7 @@ func TestGoldenProperties(t *testing.T) {
 				}
 			}
 			_, _, _, base := classifyCapture(t, gc, gc.response, chunkings(0)[0].wrap)
-			if base.SSE == nil || !base.SSE.Terminal || base.SSE.Unterminated || base.SSE.End != "eof" {
+			if base.SSE() == nil || !base.SSE().Terminal || base.SSE().Unterminated || base.SSE().End != "eof" {
 				return
 			}
 			for i := range afterTerminal {

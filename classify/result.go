@@ -49,42 +49,207 @@ type Exchange struct {
 	Events *wire.SSEReader
 }
 
-// Result is the classifier's verdict with the evidence behind it.
+// Result is the classifier's verdict with the evidence behind it. Its
+// layer is its outcome's (Layer). The evidence that few verdicts carry (an
+// event stream's counts, HTTP headers, a network failure, a task, why there
+// is no verdict, the response kept) is read and set through methods (SSE,
+// SetSSE, …), behind one pointer, so that the Result of a common verdict is
+// small: allocating it is most of what the allocating Classify of a small
+// response costs. A setter changes only the Result it is called on, not a
+// copy made before. A Result encodes to JSON (MarshalJSON) with every member
+// at the top level, as one struct with all of them would.
 type Result struct {
-	Layer       Layer     `json:"layer"`
-	Outcome     Outcome   `json:"outcome"`
-	Status      int       `json:"status,omitempty"`
-	ContentType string    `json:"contentType,omitempty"`
-	Method      string    `json:"method,omitempty"`
-	Protocol    string    `json:"protocolVersion,omitempty"`
-	Reason      string    `json:"reason"`
-	Warnings    []Warning `json:"warnings"`
+	Outcome     Outcome
+	Status      int
+	ContentType string
+	Method      string
+	Protocol    string
+	Reason      string
+	Warnings    []Warning
 
-	JSONRPC    *JSONRPCDetails `json:"jsonrpc,omitempty"`
-	ResultType string          `json:"resultType,omitempty"`
-	IsError    *bool           `json:"isError,omitempty"`
-	SSE        *SSEDetails     `json:"sse,omitempty"`
-	HTTP       *HTTPDetails    `json:"http,omitempty"`
-	Network    *NetworkDetails `json:"network,omitempty"`
-	Input      *InputDetails   `json:"input,omitempty"`
-	Task       *TaskDetails    `json:"task,omitempty"`
-	// NotClassified says why there is no verdict (outcome NOT_CLASSIFIED).
-	NotClassified *NotClassifiedDetails `json:"notClassified,omitempty"`
+	JSONRPC    *JSONRPCDetails
+	ResultType string
+	IsError    *bool
+	Input      *InputDetails
 	// BodyBytes counts the response body bytes the classifier read.
-	BodyBytes int64 `json:"bodyBytes"`
-	// Response is the JSON-RPC response message, kept only when the
-	// classifier's KeepResponse is set.
-	Response []byte `json:"-"`
+	BodyBytes int64
+
+	// extra is the evidence that few verdicts carry; nil when none does.
+	extra *extra
 
 	// Storage for the details above, so that classifying a small response
 	// allocates the Result and nothing else. idBuf holds an id of up to
 	// seven bytes (a number below 10^7, as SDKs count requests): with
-	// isError it fills the eight bytes that the 352-byte size class leaves
-	// after the rest, where 40 bytes took the Result to 384. A longer id
-	// is copied on its own.
+	// isError it fills the eight bytes after jsonrpc, in the 208-byte size
+	// class. A longer id is copied on its own.
 	jsonrpc JSONRPCDetails
 	isError bool
 	idBuf   [7]byte
+}
+
+// extra holds the evidence of the few verdicts that have it (see Result).
+type extra struct {
+	sse           *SSEDetails
+	http          *HTTPDetails
+	network       *NetworkDetails
+	task          *TaskDetails
+	notClassified *NotClassifiedDetails
+	response      []byte
+}
+
+// more returns r's extra evidence, allocated on first use. Only the
+// classifier calls it, on a Result it is writing (whose extra is its own);
+// the exported setters copy instead (set).
+func (r *Result) more() *extra {
+	if r.extra == nil {
+		r.extra = new(extra)
+	}
+	return r.extra
+}
+
+// set returns a copy of r's extra evidence for a setter to change and
+// store: a copy of a Result shares the evidence with the original, and a
+// setter called on one must not change the other.
+func (r *Result) set() *extra {
+	e := new(extra)
+	if r.extra != nil {
+		*e = *r.extra
+	}
+	r.extra = e
+	return e
+}
+
+// Layer returns the layer of the result's outcome (Outcome.Layer): "" for
+// an outcome it does not know, LayerNone for NOT_CLASSIFIED.
+func (r *Result) Layer() Layer { return r.Outcome.Layer() }
+
+// SSE returns the counts of an event-stream response, nil for any other.
+func (r *Result) SSE() *SSEDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.sse
+}
+
+// SetSSE sets the counts SSE returns.
+func (r *Result) SetSSE(d *SSEDetails) {
+	if d != nil || r.extra != nil {
+		r.set().sse = d
+	}
+}
+
+// HTTP returns the evidence parsed from an HTTP error's headers
+// (Retry-After, WWW-Authenticate), nil when there is none.
+func (r *Result) HTTP() *HTTPDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.http
+}
+
+// SetHTTP sets the evidence HTTP returns.
+func (r *Result) SetHTTP(d *HTTPDetails) {
+	if d != nil || r.extra != nil {
+		r.set().http = d
+	}
+}
+
+// Network returns the failure of a NETWORK_ERROR (or of a body cut after
+// its headers), nil for any other verdict.
+func (r *Result) Network() *NetworkDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.network
+}
+
+// SetNetwork sets the failure Network returns.
+func (r *Result) SetNetwork(d *NetworkDetails) {
+	if d != nil || r.extra != nil {
+		r.set().network = d
+	}
+}
+
+// Task returns the task of a TASK_CREATED verdict, nil for any other.
+func (r *Result) Task() *TaskDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.task
+}
+
+// SetTask sets the task Task returns.
+func (r *Result) SetTask(d *TaskDetails) {
+	if d != nil || r.extra != nil {
+		r.set().task = d
+	}
+}
+
+// NotClassified says why there is no verdict (outcome NOT_CLASSIFIED); nil
+// for a verdict.
+func (r *Result) NotClassified() *NotClassifiedDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.notClassified
+}
+
+// SetNotClassified sets the details NotClassified returns.
+func (r *Result) SetNotClassified(d *NotClassifiedDetails) {
+	if d != nil || r.extra != nil {
+		r.set().notClassified = d
+	}
+}
+
+// Response returns the JSON-RPC response message, kept only when the
+// classifier's KeepResponse is set (nil otherwise). It is not part of the
+// Result's JSON.
+func (r *Result) Response() []byte {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.response
+}
+
+// SetResponse sets the message Response returns.
+func (r *Result) SetResponse(b []byte) {
+	if b != nil || r.extra != nil {
+		r.set().response = b
+	}
+}
+
+// resultJSON is a Result as JSON: every member at the top level, in the
+// order and with the names records, goldens and scripts know.
+type resultJSON struct {
+	Layer         Layer                 `json:"layer"`
+	Outcome       Outcome               `json:"outcome"`
+	Status        int                   `json:"status,omitempty"`
+	ContentType   string                `json:"contentType,omitempty"`
+	Method        string                `json:"method,omitempty"`
+	Protocol      string                `json:"protocolVersion,omitempty"`
+	Reason        string                `json:"reason"`
+	Warnings      []Warning             `json:"warnings"`
+	JSONRPC       *JSONRPCDetails       `json:"jsonrpc,omitempty"`
+	ResultType    string                `json:"resultType,omitempty"`
+	IsError       *bool                 `json:"isError,omitempty"`
+	SSE           *SSEDetails           `json:"sse,omitempty"`
+	HTTP          *HTTPDetails          `json:"http,omitempty"`
+	Network       *NetworkDetails       `json:"network,omitempty"`
+	Input         *InputDetails         `json:"input,omitempty"`
+	Task          *TaskDetails          `json:"task,omitempty"`
+	NotClassified *NotClassifiedDetails `json:"notClassified,omitempty"`
+	BodyBytes     int64                 `json:"bodyBytes"`
+}
+
+// MarshalJSON encodes the result with its layer and every detail as
+// top-level members (the response kept is not encoded).
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{
+		Layer: r.Layer(), Outcome: r.Outcome, Status: r.Status, ContentType: r.ContentType, Method: r.Method,
+		Protocol: r.Protocol, Reason: r.Reason, Warnings: r.Warnings, JSONRPC: r.JSONRPC, ResultType: r.ResultType,
+		IsError: r.IsError, SSE: r.SSE(), HTTP: r.HTTP(), Network: r.Network(), Input: r.Input, Task: r.Task(),
+		NotClassified: r.NotClassified(), BodyBytes: r.BodyBytes,
+	})
 }
 
 // ownID returns raw as an id whose bytes the result owns. Nothing in a
@@ -101,15 +266,53 @@ func (r *Result) ownID(raw []byte) wire.ID {
 	return wire.IDFromRaw(bytes.Clone(raw))
 }
 
-// JSONRPCDetails are the JSON-RPC facts of the response.
+// JSONRPCDetails are the JSON-RPC facts of the response: its id, and the
+// members of its error object when it is an error. It encodes to JSON
+// (MarshalJSON) as one object: the id, then the error's members.
 type JSONRPCDetails struct {
 	// ID is the response's id as it arrived (null when absent).
-	ID       wire.ID `json:"id"`
-	Code     *int64  `json:"code,omitempty"`
+	ID wire.ID
+	// Error holds what was read of the response's error member; nil for a
+	// result, and when nothing of it could be read.
+	Error *ErrorObject
+}
+
+// ErrorObject holds the members of a JSON-RPC error object.
+type ErrorObject struct {
+	// Code is the error code, nil when it is not an integer.
+	Code     *int64
 	code     int64
+	CodeName string
+	Message  string
+	Data     json.RawMessage
+}
+
+// ErrorCode returns the error code of the response and true, or false when
+// d is nil or holds no integer code.
+func (d *JSONRPCDetails) ErrorCode() (int64, bool) {
+	if d == nil || d.Error == nil || d.Error.Code == nil {
+		return 0, false
+	}
+	return *d.Error.Code, true
+}
+
+// jsonrpcJSON is JSONRPCDetails as JSON.
+type jsonrpcJSON struct {
+	ID       wire.ID         `json:"id"`
+	Code     *int64          `json:"code,omitempty"`
 	CodeName string          `json:"codeName,omitempty"`
 	Message  string          `json:"message,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty"`
+}
+
+// MarshalJSON encodes d as one object: "id", then the error's "code",
+// "codeName", "message" and "data" when set.
+func (d JSONRPCDetails) MarshalJSON() ([]byte, error) {
+	j := jsonrpcJSON{ID: d.ID}
+	if e := d.Error; e != nil {
+		j.Code, j.CodeName, j.Message, j.Data = e.Code, e.CodeName, e.Message, e.Data
+	}
+	return json.Marshal(j)
 }
 
 // SSEDetails describe an event-stream response.

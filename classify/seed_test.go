@@ -128,14 +128,14 @@ func TestSeedArticle(t *testing.T) {
 				if got := posts.Load(); got != int64(i+1) {
 					t.Fatalf("POST %d: the server counted %d POSTs, want %d (no automatic retry)", i+1, got, i+1)
 				}
-				if r.Outcome != want.outcome || r.Layer != want.layer {
-					t.Fatalf("POST %d: got %s/%s (%s), want %s/%s", i+1, r.Layer, r.Outcome, r.Reason, want.layer, want.outcome)
+				if r.Outcome != want.outcome || r.Layer() != want.layer {
+					t.Fatalf("POST %d: got %s/%s (%s), want %s/%s", i+1, r.Layer(), r.Outcome, r.Reason, want.layer, want.outcome)
 				}
 				if want.status != 0 && r.Status != want.status {
 					t.Errorf("POST %d: status %d, want %d", i+1, r.Status, want.status)
 				}
 				if want.code != 0 {
-					if r.JSONRPC == nil || r.JSONRPC.Code == nil || *r.JSONRPC.Code != want.code {
+					if code, ok := r.JSONRPC.ErrorCode(); !ok || code != want.code {
 						t.Errorf("POST %d: JSON-RPC details %+v, want code %d", i+1, r.JSONRPC, want.code)
 					}
 				}

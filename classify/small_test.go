@@ -8,13 +8,13 @@ import (
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
-// TestResultSizeClass: a Result fits the allocator's 352-byte size class.
+// TestResultSizeClass: a Result fits the allocator's 208-byte size class.
 // The allocation is most of what Classify costs on a small response (GC
-// cycles come with the bytes allocated); a field that takes it to 384 bytes
+// cycles come with the bytes allocated); a field that takes it to 224 bytes
 // or more should be a choice, not an accident.
 func TestResultSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(Result{}); n > 352 {
-		t.Fatalf("Result is %d bytes, more than the 352-byte size class", n)
+	if n := unsafe.Sizeof(Result{}); n > 208 {
+		t.Fatalf("Result is %d bytes, more than the 208-byte size class", n)
 	}
 }
 
@@ -57,5 +57,30 @@ func TestSmallResponseAllocs(t *testing.T) {
 				t.Errorf("ClassifyInto: %v allocations, want at most %v", n, tc.allocs-1)
 			}
 		})
+	}
+}
+
+// TestSetterOnCopy: the rare details live behind one pointer that a copy of
+// a Result shares; a setter called on the copy must leave the original as
+// it was (and a getter on a zero Result must answer nil, not panic).
+func TestSetterOnCopy(t *testing.T) {
+	var zero Result
+	if zero.SSE() != nil || zero.HTTP() != nil || zero.Network() != nil || zero.Task() != nil || zero.NotClassified() != nil || zero.Response() != nil {
+		t.Fatal("a zero Result has details")
+	}
+	zero.SetSSE(nil)
+	if zero.extra != nil {
+		t.Error("setting nil on a zero Result allocated its details")
+	}
+	orig := Result{Outcome: NetworkError}
+	orig.SetNetwork(&NetworkDetails{Error: "boom"})
+	cp := orig
+	cp.SetNetwork(&NetworkDetails{Error: "other"})
+	cp.SetTask(&TaskDetails{TaskID: "t"})
+	if orig.Network().Error != "boom" || orig.Task() != nil {
+		t.Errorf("the original changed with its copy: network %+v, task %+v", orig.Network(), orig.Task())
+	}
+	if cp.Network().Error != "other" || cp.Task().TaskID != "t" {
+		t.Errorf("the copy lost its setters: network %+v, task %+v", cp.Network(), cp.Task())
 	}
 }

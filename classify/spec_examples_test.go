@@ -236,8 +236,8 @@ func TestSpecExamples(t *testing.T) {
 				t.Fatalf("status %d, want %d", got, want)
 			}
 			if c.resp.contentType == "text/event-stream" {
-				if r.SSE == nil || !r.SSE.Terminal || r.SSE.Events != 1 || r.SSE.TerminalEvent != 1 {
-					t.Errorf("SSE details %+v, want one event carrying the response", r.SSE)
+				if r.SSE() == nil || !r.SSE().Terminal || r.SSE().Events != 1 || r.SSE().TerminalEvent != 1 {
+					t.Errorf("SSE details %+v, want one event carrying the response", r.SSE())
 				}
 			}
 			switch c.ex.kind {
@@ -313,18 +313,18 @@ func checkErrorExample(t *testing.T, r *classify.Result, ex specExample, status 
 	} else if specStatus[e.Code] != 0 {
 		wantWarnings = []string{classify.WarnStatusMismatch}
 	}
-	if r.Outcome != wantOutcome || r.Layer != wantOutcome.Layer() {
-		t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer, r.Outcome, r.Reason, wantOutcome.Layer(), wantOutcome)
+	if r.Outcome != wantOutcome || r.Layer() != wantOutcome.Layer() {
+		t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer(), r.Outcome, r.Reason, wantOutcome.Layer(), wantOutcome)
 	}
 	d := r.JSONRPC
-	if d == nil || d.Code == nil {
+	if d == nil || d.Error == nil || d.Error.Code == nil {
 		t.Fatalf("no JSON-RPC error details in %+v", r)
 	}
-	if *d.Code != e.Code || d.Message != e.Message {
-		t.Errorf("JSON-RPC error %d %q, want %d %q", *d.Code, d.Message, e.Code, e.Message)
+	if *d.Error.Code != e.Code || d.Error.Message != e.Message {
+		t.Errorf("JSON-RPC error %d %q, want %d %q", *d.Error.Code, d.Error.Message, e.Code, e.Message)
 	}
-	if !jsonEqual(d.Data, e.Data) {
-		t.Errorf("JSON-RPC error data %s, want %s", d.Data, e.Data)
+	if !jsonEqual(d.Error.Data, e.Data) {
+		t.Errorf("JSON-RPC error data %s, want %s", d.Error.Data, e.Data)
 	}
 	if !d.ID.Equal(ex.id) {
 		t.Errorf("response id %s, want %s", d.ID, ex.id)
@@ -367,8 +367,8 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 		if res.IsError != nil && *res.IsError {
 			want = classify.ToolError
 		}
-		if r.Outcome != want || r.Layer != want.Layer() {
-			t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer, r.Outcome, r.Reason, want.Layer(), want)
+		if r.Outcome != want || r.Layer() != want.Layer() {
+			t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer(), r.Outcome, r.Reason, want.Layer(), want)
 		}
 		if !reflect.DeepEqual(r.IsError, res.IsError) {
 			t.Errorf("isError %v, want %v", boolPtrString(r.IsError), boolPtrString(res.IsError))
@@ -377,8 +377,8 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 		if ex.kind == kindCallToolResult {
 			t.Fatalf("a CallToolResult example with resultType input_required")
 		}
-		if r.Outcome != classify.InputRequired || r.Layer != classify.LayerInteraction {
-			t.Fatalf("got %s/%s (%s), want interaction/INPUT_REQUIRED", r.Layer, r.Outcome, r.Reason)
+		if r.Outcome != classify.InputRequired || r.Layer() != classify.LayerInteraction {
+			t.Fatalf("got %s/%s (%s), want interaction/INPUT_REQUIRED", r.Layer(), r.Outcome, r.Reason)
 		}
 		want := []classify.InputRequest{}
 		for key, req := range res.InputRequests {

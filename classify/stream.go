@@ -12,7 +12,7 @@ import (
 // bounded by the largest event, not by the stream.
 func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	sse := &SSEDetails{}
-	r.SSE = sse
+	r.more().sse = sse
 	// Nothing of an event is kept past its use (the result copies what it
 	// keeps), so the reader's buffers can come from and go back to wire's
 	// pools.
@@ -246,7 +246,7 @@ func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 			sse.TerminalEvent = sse.Events
 			c.response(r, ex, env)
 			if c.KeepResponse {
-				r.Response = append([]byte(nil), ev.Data...)
+				r.more().response = append([]byte(nil), ev.Data...)
 			}
 			if c.StopAtTerminal {
 				sse.End = "stopped-at-terminal"

@@ -219,7 +219,7 @@ func (c *Classifier) task(r *Result, f *resultFields) {
 		r.Reason = "a task result needs a string taskId and a string status"
 		return
 	}
-	r.Task = &TaskDetails{TaskID: id, Status: st}
+	r.more().task = &TaskDetails{TaskID: id, Status: st}
 	r.Outcome = TaskCreated
 	r.Reason = fmt.Sprintf("the server created task %s (status %s); poll it with tasks/get", id, st)
 }

@@ -112,8 +112,8 @@ func FuzzClassify(f *testing.F) {
 		ex := mk(false, nil)
 		r, err := c.Classify(ex)
 		checkEcho(t, ex, []byte(body), r)
-		if r.Layer == "" || r.Outcome.Layer() != r.Layer {
-			t.Fatalf("outcome %q has layer %q", r.Outcome, r.Layer)
+		if r.Layer() == "" || r.Outcome.Layer() != r.Layer() {
+			t.Fatalf("outcome %q has layer %q", r.Outcome, r.Layer())
 		}
 		if r.Outcome.Success() && !bytes.Contains([]byte(body), []byte("result")) {
 			t.Fatalf("success without a result: %q", body)
@@ -121,7 +121,7 @@ func FuzzClassify(f *testing.F) {
 		if len(body) <= max && verdict(r, err) != ref {
 			t.Fatalf("bytes and stream differ on %q:\n%s\n%s", body, verdict(r, err), ref)
 		}
-		if base.SSE == nil || !base.SSE.Terminal || base.SSE.Unterminated || base.SSE.End != "eof" {
+		if base.SSE() == nil || !base.SSE().Terminal || base.SSE().Unterminated || base.SSE().End != "eof" {
 			return
 		}
 		extra := "\n" + strings.Join(afterTerminal, "")
@@ -182,7 +182,7 @@ func FuzzFastPath(f *testing.F) {
 		slow, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(ex())
 		a, _ := json.Marshal(fast)
 		b, _ := json.Marshal(slow)
-		if string(a) != string(b) || string(fast.Response) != string(slow.Response) {
+		if string(a) != string(b) || string(fast.Response()) != string(slow.Response()) {
 			t.Fatalf("fast and general paths differ on %q:\nfast    %s\ngeneral %s", body, a, b)
 		}
 		// The echoed fields equal their input, and the same body read in
@@ -191,7 +191,7 @@ func FuzzFastPath(f *testing.F) {
 		sex := ex()
 		sex.Body, sex.BodyBytes = iotest.OneByteReader(strings.NewReader(body)), nil
 		streamed, _ := (&Classifier{KeepResponse: true}).Classify(sex)
-		if c, _ := json.Marshal(streamed); string(c) != string(a) || string(streamed.Response) != string(fast.Response) {
+		if c, _ := json.Marshal(streamed); string(c) != string(a) || string(streamed.Response()) != string(fast.Response()) {
 			t.Fatalf("bytes and 1-byte reads differ on %q:\n%s\n%s", body, a, c)
 		}
 		// The same message as the data of an SSE event, after a
@@ -215,7 +215,7 @@ func FuzzFastPath(f *testing.F) {
 		gs, _ := (&Classifier{KeepResponse: true, noFastPath: true}).Classify(sse(true))
 		x, _ := json.Marshal(fs)
 		y, _ := json.Marshal(gs)
-		if string(x) != string(y) || string(fs.Response) != string(gs.Response) {
+		if string(x) != string(y) || string(fs.Response()) != string(gs.Response()) {
 			t.Fatalf("fast and general paths differ on the event %q:\nfast    %s\ngeneral %s", body, x, y)
 		}
 	})

@@ -56,8 +56,8 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		ex.Total = ex.ToHeaders
 		ex.authErr = err
-		ex.Result = &classify.Result{Outcome: classify.NetworkError, Layer: classify.LayerTransport,
-			Reason: "no answer: " + err.Error(), Network: &classify.NetworkDetails{Error: err.Error(), Phase: "before-response"}}
+		ex.Result = &classify.Result{Outcome: classify.NetworkError, Reason: "no answer: " + err.Error()}
+		ex.Result.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "before-response"})
 		return nil, err
 	}
 	ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header.Clone()

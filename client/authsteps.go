@@ -44,7 +44,7 @@ func authVerdict(ex *Exchange, outcome classify.Outcome, reason, failure, rule s
 	if ex.Result.Outcome == classify.NetworkError {
 		outcome = classify.NetworkError
 	}
-	ex.Result.Outcome, ex.Result.Layer = outcome, outcome.Layer()
+	ex.Result.Outcome = outcome
 	if reason != "" {
 		ex.Result.Reason = ex.Auth.Step + ": " + reason
 	}
@@ -529,7 +529,7 @@ func (a *authState) tokenRequest(ctx context.Context, info AuthInfo, fn func(ctx
 		}
 		switch {
 		case ex.Result.Outcome == classify.NetworkError:
-			r = "no answer from the token endpoint: " + ex.Result.Network.Error
+			r = "no answer from the token endpoint: " + ex.Result.Network().Error
 		case errors.As(err, &re):
 			ex.Auth.Error, ex.Auth.ErrorDescription = re.ErrorCode, re.ErrorDescription
 			r = fmt.Sprintf("the token endpoint answered %d", ex.Status)

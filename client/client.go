@@ -252,7 +252,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		}
 		d := c.decide(ctx, pol, ex, &st.facts)
 		call.Final, call.Decision = ex.Result, d
-		call.Result = ex.Result.Response
+		call.Result = ex.Result.Response()
 		if ex.Result.Outcome == classify.InputRequired && d.Action != retry.ContinueInput && call.Rounds >= c.opts.maxRounds() {
 			call.Outcome = InputRoundsExceeded
 			call.Decision.Reason = fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d): %s", call.Rounds, c.opts.maxRounds(), d.Reason)

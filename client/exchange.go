@@ -308,7 +308,7 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	if err != nil && res.Outcome == "" {
 		// Past the classifier's size bound: report it as what the client
 		// experienced, a response it could not read whole.
-		res.Outcome, res.Layer = classify.StreamIncomplete, classify.LayerTransport
+		res.Outcome = classify.StreamIncomplete
 		res.Reason = err.Error()
 	}
 	if res.Reason != "" && timedOut.Load() && res.Outcome == classify.NetworkError {

@@ -180,8 +180,8 @@ func (c *Client) answerInputs(ctx context.Context, st *callState, res *classify.
 			} `json:"inputRequests"`
 		} `json:"result"`
 	}
-	_ = json.Unmarshal(res.Response, &body)
-	result, _ := wire.Field(res.Response, "result")
+	_ = json.Unmarshal(res.Response(), &body)
+	result, _ := wire.Field(res.Response(), "result")
 	if rs, ok := wire.Field(result, "requestState"); ok {
 		// Echoed byte for byte: the raw JSON string token, escapes and all.
 		st.state = append(json.RawMessage(nil), bytes.TrimSpace(rs)...)

@@ -63,8 +63,8 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 			FirstEvent: record.Duration(ex.ToFirstByte),
 			Total:      record.Duration(ex.Total),
 		}
-		if len(ex.Result.Response) > 0 && !ex.isAuthStep() {
-			r.ResponseBody = &record.Body{Text: string(ex.Result.Response)}
+		if len(ex.Result.Response()) > 0 && !ex.isAuthStep() {
+			r.ResponseBody = &record.Body{Text: string(ex.Result.Response())}
 		}
 		if ex.Decision != nil {
 			r.Decision = decision(ex.Decision.Action, ex.Decision.Delay.Milliseconds(), ex.Decision.Reason)

@@ -186,8 +186,8 @@ func TestTimeoutsNeverHang(t *testing.T) {
 			if time.Since(start) > 4*time.Second {
 				t.Fatalf("the call waited for the server instead of its timeout")
 			}
-			if tt.want == classify.NetworkError && (call.Final.Network == nil || !call.Final.Network.Timeout) {
-				t.Errorf("network details %+v do not say timeout", call.Final.Network)
+			if tt.want == classify.NetworkError && (call.Final.Network() == nil || !call.Final.Network().Timeout) {
+				t.Errorf("network details %+v do not say timeout", call.Final.Network())
 			}
 		})
 	}

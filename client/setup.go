@@ -103,7 +103,7 @@ func (c *Client) initialize(ctx context.Context, st *callState) bool {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
 	}
-	_ = json.Unmarshal(ex.Result.Response, &res)
+	_ = json.Unmarshal(ex.Result.Response(), &res)
 	c.sessionVersion = Protocol2025
 	if v := res.Result.ProtocolVersion; v != "" && v != Protocol2025 {
 		// The server chose an older revision: every later request names
@@ -226,7 +226,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 				NextCursor *string `json:"nextCursor"`
 			} `json:"result"`
 		}
-		if err := json.Unmarshal(ex.Result.Response, &res); err != nil {
+		if err := json.Unmarshal(ex.Result.Response(), &res); err != nil {
 			complete = false
 			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"})
 		}
@@ -297,7 +297,10 @@ func (c *Client) decideSetup(ctx context.Context, ex *Exchange, f retry.Facts) {
 // the call's renegotiation, so it happens at most Policy.MaxRecoveries times.
 func versionListedAnyway(pol retry.Policy, ex *Exchange, d retry.Decision, f retry.Facts) (retry.Decision, bool) {
 	r := ex.Result
-	if d.Action != retry.Fail || ex.Protocol == "" || r == nil || r.JSONRPC == nil || r.JSONRPC.Code == nil || *r.JSONRPC.Code != -32022 {
+	if d.Action != retry.Fail || ex.Protocol == "" || r == nil {
+		return d, false
+	}
+	if code, ok := r.JSONRPC.ErrorCode(); !ok || code != -32022 {
 		return d, false
 	}
 	supported, _, ok := retry.UnsupportedVersion(r)
@@ -327,10 +330,10 @@ func eraFromProbe(r *classify.Result) (era, why string) {
 		return "", fmt.Sprintf("the server supports only %v; this client speaks 2026-07-28 and 2025-11-25", supported)
 	}
 	if r.Outcome == classify.HTTPError && r.Status >= 400 && r.Status < 500 {
-		if r.JSONRPC != nil && r.JSONRPC.Code != nil {
-			switch *r.JSONRPC.Code {
+		if code, ok := r.JSONRPC.ErrorCode(); ok {
+			switch code {
 			case -32020, -32021, -32602, -32601:
-				return Protocol2026, fmt.Sprintf("HTTP %d with the modern error %d: the server speaks 2026-07-28", r.Status, *r.JSONRPC.Code)
+				return Protocol2026, fmt.Sprintf("HTTP %d with the modern error %d: the server speaks 2026-07-28", r.Status, code)
 			}
 		}
 		if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
@@ -369,15 +372,15 @@ func (c *Client) fixedEraRefused(ex *Exchange, d retry.Decision) (retry.Decision
 			return d, false
 		}
 		what := r.Reason
-		if j := r.JSONRPC; j != nil {
-			if j.Code != nil {
-				switch *j.Code {
+		if j := r.JSONRPC; j != nil && j.Error != nil {
+			if j.Error.Code != nil {
+				switch *j.Error.Code {
 				case -32020, -32021, -32601, -32602:
 					return d, false
 				}
 			}
-			if j.Message != "" {
-				what = fmt.Sprintf("%q", j.Message)
+			if j.Error.Message != "" {
+				what = fmt.Sprintf("%q", j.Error.Message)
 			}
 		}
 		if strings.Contains(strings.ToLower(what), "session") {

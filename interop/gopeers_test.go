@@ -197,9 +197,11 @@ func TestGoPeers(t *testing.T) {
 func judgeCall(c goPeerCase, call *client.Call) (string, bool) {
 	got := string(call.Outcome)
 	code, status := 0, http.StatusOK
-	if call.Final != nil && call.Final.JSONRPC != nil && call.Final.JSONRPC.Code != nil {
-		code = int(*call.Final.JSONRPC.Code)
-		got += fmt.Sprintf(" %d", code)
+	if call.Final != nil {
+		if n, ok := call.Final.JSONRPC.ErrorCode(); ok {
+			code = int(n)
+			got += fmt.Sprintf(" %d", code)
+		}
 	}
 	if call.Final != nil && call.Final.Status != 0 && call.Final.Status != http.StatusOK {
 		status = call.Final.Status

@@ -57,13 +57,13 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 	ex, rec, res := f.Exchange, f.Record, f.Result
 	listing, _ := ex.Tag.(*listingToken)
 	var drifts []Drift
-	if ex.Method() == "tools/list" && res != nil && len(res.Response) > 0 {
-		drifts = p.drift.observe(p.upstream.String(), res.Response, ex.End())
+	if ex.Method() == "tools/list" && res != nil && len(res.Response()) > 0 {
+		drifts = p.drift.observe(p.upstream.String(), res.Response(), ex.End())
 		for _, d := range drifts {
 			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
 		}
 		if body, complete := ex.Body(); complete {
-			p.drift.listedInOrder(p.upstream.String(), ex.Start(), body, res.Response)
+			p.drift.listedInOrder(p.upstream.String(), ex.Start(), body, res.Response())
 		}
 	}
 	p.drift.listingEnded(listing)

@@ -55,11 +55,12 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 		s.mu.Unlock()
 		if p != nil {
 			res := &classify.Result{
-				Outcome: classify.NotClassified, Layer: classify.NotClassified.Layer(), Method: p.msg.Method, Protocol: p.protocol,
-				Reason:        fmt.Sprintf("not classified: the response line is %d bytes, %s", size, limit),
-				Warnings:      []classify.Warning{},
-				NotClassified: details, BodyBytes: size,
+				Outcome: classify.NotClassified, Method: p.msg.Method, Protocol: p.protocol,
+				Reason:    fmt.Sprintf("not classified: the response line is %d bytes, %s", size, limit),
+				Warnings:  []classify.Warning{},
+				BodyBytes: size,
 			}
+			res.SetNotClassified(details)
 			s.finishResult(p, res, nil, nil, now, clientGone, fmt.Sprintf("the response (%d bytes) was forwarded to the client untouched; only its classification was given up", size))
 			return
 		}
@@ -76,7 +77,9 @@ func (s *stdioProxy) orphanLong(head []byte, size int64, d *classify.NotClassifi
 		return
 	}
 	rec.ResponseBytes = size
-	rec.SetResult(&classify.Result{Outcome: classify.NotClassified, Layer: classify.NotClassified.Layer(), Reason: reason, NotClassified: d, Warnings: []classify.Warning{}})
+	res := &classify.Result{Outcome: classify.NotClassified, Reason: reason, Warnings: []classify.Warning{}}
+	res.SetNotClassified(d)
+	rec.SetResult(res)
 	s.writeOrphan(rec)
 }
 

@@ -488,7 +488,7 @@ func (r *Record) SetResult(res *classify.Result) {
 	if res == nil {
 		return
 	}
-	r.Layer, r.Outcome, r.Reason = res.Layer, res.Outcome, res.Reason
+	r.Layer, r.Outcome, r.Reason = res.Layer(), res.Outcome, res.Reason
 	if res.Status != 0 {
 		r.Status = res.Status
 	}
@@ -514,27 +514,29 @@ func (r *Record) SetResult(res *classify.Result) {
 		case !respID.IsZero() && !respID.Equal(r.JSONRPC.ID):
 			r.JSONRPC.ResponseID = respID
 		}
-		if d.Code != nil {
-			c := *d.Code
-			r.JSONRPC.ErrorCode = &c
-			r.JSONRPC.ErrorName = d.CodeName
-			r.ErrorMessage = d.Message
-		}
-		if len(d.Data) > 0 {
-			r.ErrorData = bytes.Clone(d.Data)
+		if e := d.Error; e != nil {
+			if e.Code != nil {
+				c := *e.Code
+				r.JSONRPC.ErrorCode = &c
+				r.JSONRPC.ErrorName = e.CodeName
+				r.ErrorMessage = e.Message
+			}
+			if len(e.Data) > 0 {
+				r.ErrorData = bytes.Clone(e.Data)
+			}
 		}
 	}
-	if s := res.SSE; s != nil {
+	if s := res.SSE(); s != nil {
 		r.SSE = &SSE{
 			Events: s.Events, Notifications: s.Notifications, Progress: s.Progress, Messages: s.Messages,
 			Requests: s.Requests, Comments: s.Comments, Terminal: s.Terminal, TerminalEvent: s.TerminalEvent,
 			AfterTerminal: s.AfterTerminal, Skipped: s.Skipped, Unterminated: s.Unterminated, End: s.End,
 		}
 	}
-	if d := res.NotClassified; d != nil {
+	if d := res.NotClassified(); d != nil {
 		r.NotClassified = &NotClassified{Cause: d.Cause, Size: d.Size, Limit: d.Limit, InUse: d.InUse, Event: d.Event}
 	}
-	if n := res.Network; n != nil {
+	if n := res.Network(); n != nil {
 		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout}
 	}
 	if in := res.Input; in != nil {
@@ -543,11 +545,11 @@ func (r *Record) SetResult(res *classify.Result) {
 			r.Input.Requests[i] = InputRequest(q)
 		}
 	}
-	if t := res.Task; t != nil {
+	if t := res.Task(); t != nil {
 		r.Task = &Task{TaskID: t.TaskID, Status: t.Status}
 	}
-	if res.HTTP != nil && res.HTTP.RetryAfter != nil {
-		r.RetryAfter = res.HTTP.RetryAfter.Raw
+	if res.HTTP() != nil && res.HTTP().RetryAfter != nil {
+		r.RetryAfter = res.HTTP().RetryAfter.Raw
 	}
 	r.Warnings = nil
 	for _, w := range res.Warnings {

@@ -192,7 +192,7 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 		if err != nil {
 			sse.End = "error: " + err.Error()
 		}
-		res.SSE = sse
+		res.SetSSE(sse)
 		res.BodyBytes = rd.Bytes
 		what += fmt.Sprintf(", an event stream of %d event(s)", sse.Events)
 	} else {
@@ -201,13 +201,12 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 	}
 	if err != nil && !errors.Is(err, errClientGone) && !errors.Is(err, rc.shutErr) {
 		res.Outcome = classify.NetworkError
-		res.Network = &classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true}
+		res.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true})
 		res.Reason = what + ", cut: " + err.Error()
 	} else {
 		res.Outcome = classify.ResultSuccess
 		res.Reason = what + "; not a JSON-RPC exchange, judged at the HTTP layer only"
 	}
-	res.Layer = res.Outcome.Layer()
 	return res
 }
 
@@ -380,7 +379,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	}
 	// A client that stops reading once the response arrived (as the
 	// diagnostic client does) is not a failure.
-	afterResponse := ex.clientGone && res != nil && res.SSE != nil && res.SSE.Terminal
+	afterResponse := ex.clientGone && res != nil && res.SSE() != nil && res.SSE().Terminal
 	if ex.clientGone {
 		switch {
 		case ex.shutdown:
@@ -495,8 +494,8 @@ func (rc *Recorder) rememberSession(ex *Exchange, rec *record.Record, res *class
 	switch {
 	case ex.msg.Method == "initialize" && rec.Session != "":
 		info := sessionInfo{client: ex.client, protocol: ex.protocol}
-		if res != nil && len(res.Response) > 0 {
-			if r, ok := wire.Field(res.Response, "result"); ok {
+		if res != nil && len(res.Response()) > 0 {
+			if r, ok := wire.Field(res.Response(), "result"); ok {
 				if v, ok := wire.Field(r, "protocolVersion"); ok {
 					if s, ok := wire.StringValue(v); ok {
 						info.protocol = s

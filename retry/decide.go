@@ -63,8 +63,8 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		return p.input(res, f)
 	case classify.TaskCreated:
 		id := ""
-		if res.Task != nil {
-			id = " " + res.Task.TaskID
+		if res.Task() != nil {
+			id = " " + res.Task().TaskID
 		}
 		return Decision{Action: PollTask, Reason: "the server created task" + id + ": poll tasks/get for its result (not a retry)"}
 	case classify.NetworkError:
@@ -148,8 +148,8 @@ func (p Policy) retry(res *classify.Result, f *Facts, ran bool, cause string, re
 	}
 	delay := Backoff(p.Backoff, p.MaxBackoff, f.Retries, f.Rand)
 	how := fmt.Sprintf("backoff with full jitter, up to %s", ceiling(p.Backoff, p.MaxBackoff, f.Retries))
-	if retryAfter && res.HTTP != nil && res.HTTP.RetryAfter != nil {
-		ra := res.HTTP.RetryAfter
+	if retryAfter && res.HTTP() != nil && res.HTTP().RetryAfter != nil {
+		ra := res.HTTP().RetryAfter
 		switch {
 		case !ra.Valid:
 			how += fmt.Sprintf("; Retry-After %q is not seconds or an HTTP-date and was ignored", ra.Raw)
@@ -214,8 +214,8 @@ func recoverWith(a Action, done, limit int, reason string) Decision {
 
 func (p Policy) network(res *classify.Result, f *Facts) Decision {
 	sent := true
-	if res.Network != nil {
-		sent = res.Network.RequestSent || res.Network.Phase == "body"
+	if res.Network() != nil {
+		sent = res.Network().RequestSent || res.Network().Phase == "body"
 	}
 	switch f.Sent {
 	case NotSent:
@@ -224,17 +224,17 @@ func (p Policy) network(res *classify.Result, f *Facts) Decision {
 		sent = true
 	}
 	detail := ""
-	if res.Network != nil && res.Network.Error != "" {
-		detail = " (" + res.Network.Error + ")"
+	if res.Network() != nil && res.Network().Error != "" {
+		detail = " (" + res.Network().Error + ")"
 	}
 	if !sent {
 		return p.retry(res, f, notRun, "the request never fully left the client"+detail, false)
 	}
 	cause := "the connection failed"
 	switch {
-	case res.Network != nil && res.Network.Phase == "body":
+	case res.Network() != nil && res.Network().Phase == "body":
 		cause = "the response body was cut after the headers"
-	case res.Network != nil && res.Network.Timeout:
+	case res.Network() != nil && res.Network().Timeout:
 		cause = "no response arrived before the timeout"
 	}
 	return p.retry(res, f, mayHaveRun, cause+detail, false)
@@ -284,8 +284,8 @@ func (p Policy) httpError(res *classify.Result, f *Facts) Decision {
 	status := res.Status
 	cause := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
 	var challenge *classify.WWWAuthenticate
-	if res.HTTP != nil {
-		challenge = res.HTTP.WWWAuthenticate
+	if res.HTTP() != nil {
+		challenge = res.HTTP().WWWAuthenticate
 	}
 	switch status {
 	case http.StatusUnauthorized:
@@ -371,10 +371,11 @@ func quoteOr(s, alt string) string {
 // 2026-07-28 server would send (mcp-spec-notes §1.8: a recognised modern
 // error means a modern server; an empty or unrecognised body means legacy).
 func modernError(res *classify.Result) bool {
-	if res.JSONRPC == nil || res.JSONRPC.Code == nil {
+	code, ok := res.JSONRPC.ErrorCode()
+	if !ok {
 		return false
 	}
-	switch *res.JSONRPC.Code {
+	switch code {
 	case -32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022:
 		return true
 	}
@@ -397,17 +398,18 @@ func (p Policy) jsonrpcError(res *classify.Result, f *Facts) Decision {
 }
 
 func codeOf(res *classify.Result) (code int64, name, msg string) {
-	if res.JSONRPC == nil || res.JSONRPC.Code == nil {
+	code, ok := res.JSONRPC.ErrorCode()
+	if !ok {
 		return 0, "", ""
 	}
-	return *res.JSONRPC.Code, res.JSONRPC.CodeName, res.JSONRPC.Message
+	return code, res.JSONRPC.Error.CodeName, res.JSONRPC.Error.Message
 }
 
 // code decides the JSON-RPC error codes whose meaning settles the action,
 // inside HTTP 200 or an HTTP error. ok is false for -32603 and for codes
 // without a defined meaning, which the caller decides by status.
 func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool) {
-	if res.JSONRPC == nil || res.JSONRPC.Code == nil {
+	if _, ok := res.JSONRPC.ErrorCode(); !ok {
 		return Decision{}, false
 	}
 	code, _, msg := codeOf(res)
@@ -419,7 +421,7 @@ func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool
 			return p.renegotiate(res, f, "-32004 (early-draft number of UnsupportedProtocolVersion)"), true
 		}
 	case -32020:
-		lower := strings.ToLower(msg + " " + string(res.JSONRPC.Data))
+		lower := strings.ToLower(msg + " " + string(res.JSONRPC.Error.Data))
 		switch {
 		case strings.Contains(lower, "mcp-param-"):
 			return recoverWith(RefreshAndRetry, f.Refreshes, p.MaxRecoveries, fmt.Sprintf("-32020 HeaderMismatch about an Mcp-Param-* header (%s): "+
@@ -431,8 +433,8 @@ func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool
 		return Decision{Action: Fail, Reason: fmt.Sprintf("-32020 HeaderMismatch (%s): the request's headers do not match its body, a client bug; a retry unchanged would be rejected again", msg)}, true
 	case -32021, -32003:
 		caps := ""
-		if len(res.JSONRPC.Data) > 0 {
-			caps = "; data " + string(bytes.TrimSpace(res.JSONRPC.Data))
+		if len(res.JSONRPC.Error.Data) > 0 {
+			caps = "; data " + string(bytes.TrimSpace(res.JSONRPC.Error.Data))
 		}
 		return Decision{Action: Fail, Reason: fmt.Sprintf("%d MissingRequiredClientCapability (%s%s): declare the capabilities if the client supports them; a retry unchanged would be rejected again", code, msg, caps)}, true
 	case -32601:

@@ -24,7 +24,7 @@ func int64p(n int64) *int64 { return &n }
 // result builders: each returns a fresh value so rows cannot share state.
 
 func res(o classify.Outcome) *classify.Result {
-	return &classify.Result{Outcome: o, Layer: o.Layer(), Method: "tools/call", Protocol: classify.Protocol2026, Status: 200}
+	return &classify.Result{Outcome: o, Method: "tools/call", Protocol: classify.Protocol2026, Status: 200}
 }
 
 func era(r *classify.Result, protocol string) *classify.Result {
@@ -39,33 +39,33 @@ func httpErr(status int) *classify.Result {
 }
 
 func withRPC(r *classify.Result, code int64, msg, data string) *classify.Result {
-	r.JSONRPC = &classify.JSONRPCDetails{Code: int64p(code), CodeName: classify.CodeName(code), Message: msg}
+	r.JSONRPC = &classify.JSONRPCDetails{Error: &classify.ErrorObject{Code: int64p(code), CodeName: classify.CodeName(code), Message: msg}}
 	if data != "" {
-		r.JSONRPC.Data = json.RawMessage(data)
+		r.JSONRPC.Error.Data = json.RawMessage(data)
 	}
 	return r
 }
 
 func withChallenge(r *classify.Result, w classify.WWWAuthenticate) *classify.Result {
-	if r.HTTP == nil {
-		r.HTTP = &classify.HTTPDetails{}
+	if r.HTTP() == nil {
+		r.SetHTTP(&classify.HTTPDetails{})
 	}
-	r.HTTP.WWWAuthenticate = &w
+	r.HTTP().WWWAuthenticate = &w
 	return r
 }
 
 func withRetryAfter(r *classify.Result, ra classify.RetryAfter) *classify.Result {
-	if r.HTTP == nil {
-		r.HTTP = &classify.HTTPDetails{}
+	if r.HTTP() == nil {
+		r.SetHTTP(&classify.HTTPDetails{})
 	}
-	r.HTTP.RetryAfter = &ra
+	r.HTTP().RetryAfter = &ra
 	return r
 }
 
 func network(sent bool, phase string, timeout bool) *classify.Result {
 	r := res(classify.NetworkError)
 	r.Status = 0
-	r.Network = &classify.NetworkDetails{Error: "boom", Phase: phase, RequestSent: sent, Timeout: timeout}
+	r.SetNetwork(&classify.NetworkDetails{Error: "boom", Phase: phase, RequestSent: sent, Timeout: timeout})
 	return r
 }
 
@@ -152,7 +152,7 @@ var table = []row{
 	{"input required on 2025-11-25", func() *classify.Result { return era(res(classify.InputRequired), classify.Protocol2025) }, nil, fail("2025-11-25 does not define")},
 	{"task created", func() *classify.Result {
 		r := res(classify.TaskCreated)
-		r.Task = &classify.TaskDetails{TaskID: "t1", Status: "working"}
+		r.SetTask(&classify.TaskDetails{TaskID: "t1", Status: "working"})
 		return r
 	}, nil, all(want{action: retry.PollTask, reason: "task t1"})},
 
@@ -258,7 +258,7 @@ var table = []row{
 	{"not classified", func() *classify.Result {
 		r := res(classify.NotClassified)
 		r.Reason = "not classified: event 1 of the stream, which may hold the response, is 52428812 bytes, more than the 16777216 bytes the classifier holds (--max-event-size)"
-		r.NotClassified = &classify.NotClassifiedDetails{Cause: classify.CauseEventTooLarge, Size: 52428812, Limit: 16777216, Event: 1}
+		r.SetNotClassified(&classify.NotClassifiedDetails{Cause: classify.CauseEventTooLarge, Size: 52428812, Limit: 16777216, Event: 1})
 		return r
 	}, nil, fail("mcpdiag has no verdict on it")},
 	{"stream incomplete, 2025-11-25 without an event id", func() *classify.Result { return era(res(classify.StreamIncomplete), classify.Protocol2025) }, nil, retrySafe(firstDelay)},

@@ -36,8 +36,9 @@ func ExamplePolicy_Decide_retryAfter() {
 	p := retry.DefaultPolicy()
 	ask := func(seconds string) *classify.Result {
 		ra := classify.ParseRetryAfter(seconds, "", time.Now())
-		return &classify.Result{Outcome: classify.HTTPError, Status: http.StatusTooManyRequests,
-			HTTP: &classify.HTTPDetails{RetryAfter: &ra}}
+		r := &classify.Result{Outcome: classify.HTTPError, Status: http.StatusTooManyRequests}
+		r.SetHTTP(&classify.HTTPDetails{RetryAfter: &ra})
+		return r
 	}
 	fmt.Println(p.Decide(ask("3"), retry.Facts{}))
 	fmt.Println(p.Decide(ask("300"), retry.Facts{}))
@@ -49,8 +50,8 @@ func ExamplePolicy_Decide_retryAfter() {
 // A 403 with error="insufficient_scope" asks for step-up authorization; the
 // request was refused unprocessed, so even an unsafe tool may be re-sent.
 func ExamplePolicy_Decide_stepUp() {
-	res := &classify.Result{Outcome: classify.HTTPError, Status: http.StatusForbidden,
-		HTTP: &classify.HTTPDetails{WWWAuthenticate: classify.ParseWWWAuthenticate(`Bearer error="insufficient_scope", scope="files:write"`)}}
+	res := &classify.Result{Outcome: classify.HTTPError, Status: http.StatusForbidden}
+	res.SetHTTP(&classify.HTTPDetails{WWWAuthenticate: classify.ParseWWWAuthenticate(`Bearer error="insufficient_scope", scope="files:write"`)})
 	d := retry.DefaultPolicy().Decide(res, retry.Facts{Safety: retry.Unsafe})
 	fmt.Println(d.Action, d.StepUp)
 	// Output:

@@ -97,7 +97,7 @@ type Sent int8
 
 // The values of Sent.
 const (
-	// SentFromResult takes the answer from the result: res.Network's
+	// SentFromResult takes the answer from the result: res.Network()'s
 	// RequestSent, or "sent" when the result has no network details (the
 	// cautious reading).
 	SentFromResult Sent = iota

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,12 +107,7 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 			fmt.Fprintf(out, "  note:   %s\n", n)
 		}
 	} else {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(struct {
-			*classify.Result
-			Notes []string `json:"captureNotes,omitempty"`
-		}{r, resp.Notes})
+		err = writeResultJSON(out, r, resp.Notes)
 	}
 	if err != nil {
 		return err
@@ -122,6 +118,31 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 		return &exitError{code: exitNotClassified, err: fmt.Errorf("%s: %s", name, nc.Reason)}
 	}
 	return nil
+}
+
+// writeResultJSON writes r as indented JSON, with the capture's notes as a
+// last member "captureNotes" when there are any. (The Result encodes itself,
+// so it is not embedded in a struct with the notes: its MarshalJSON would
+// be the struct's and drop them.)
+func writeResultJSON(out io.Writer, r *classify.Result, notes []string) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encoding the verdict: %w", err)
+	}
+	if len(notes) > 0 {
+		nb, err := json.Marshal(notes)
+		if err != nil {
+			return fmt.Errorf("encoding the capture notes: %w", err)
+		}
+		b = append(append(append(b[:len(b)-1], `,"captureNotes":`...), nb...), '}')
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return fmt.Errorf("encoding the verdict: %w", err)
+	}
+	buf.WriteByte('\n')
+	_, err = out.Write(buf.Bytes())
+	return err
 }
 
 // exitNotClassified is classify's exit status for a NOT_CLASSIFIED result.

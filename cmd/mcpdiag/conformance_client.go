@@ -77,7 +77,7 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	if !listing.OK {
 		what := "the listing failed"
 		if listing.Final != nil {
-			what = fmt.Sprintf("%s (%s layer): %s", listing.Final.Outcome, listing.Final.Layer, listing.Final.Reason)
+			what = fmt.Sprintf("%s (%s layer): %s", listing.Final.Outcome, listing.Final.Layer(), listing.Final.Reason)
 		}
 		fmt.Fprintf(stdout, "tools/list: %s; decision %s: %s\n", what, listing.Decision.Action, listing.Decision.Reason)
 		if listing.Auth != nil {

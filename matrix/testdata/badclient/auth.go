@@ -70,8 +70,8 @@ var errNotOAuth = errors.New("the resource metadata names no authorization serve
 // neither when the answer is not an OAuth challenge this client follows.
 func (o *oauth) challenge(ctx context.Context, mcpURL, tool string, res *classify.Result) (again bool, out classify.Outcome) {
 	var ch classify.WWWAuthenticate
-	if res.HTTP != nil && res.HTTP.WWWAuthenticate != nil {
-		ch = *res.HTTP.WWWAuthenticate
+	if res.HTTP() != nil && res.HTTP().WWWAuthenticate != nil {
+		ch = *res.HTTP().WWWAuthenticate
 	}
 	if !strings.EqualFold(ch.Scheme, "bearer") {
 		return false, ""

@@ -169,7 +169,7 @@ func (c *mini) call(ctx context.Context) classify.Outcome {
 			state, answers = nil, nil
 		case retry.ContinueInput:
 			state, answers = nil, nil
-			if r, ok := wire.Field(res.Response, "result"); ok {
+			if r, ok := wire.Field(res.Response(), "result"); ok {
 				if st, ok := wire.Field(r, "requestState"); ok {
 					state = json.RawMessage(bytes.Clone(st))
 				}
