@@ -100,9 +100,121 @@ func Classify(ex *Exchange) (*Result, error) {
 // *NotClassifiedError, and the result is a complete NOT_CLASSIFIED verdict
 // that says why (Result.NotClassified), with the rest of the response read.
 func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
+	if ct, ok := c.shaped(ex); ok {
+		if ex.Body == nil {
+			return c.classifyShaped(ex, ct, ex.BodyBytes), nil
+		}
+		return c.readShaped(ex, ct)
+	}
 	r := new(Result) // already zero: no need to clear it as ClassifyInto does
 	err := c.into(ex, r)
 	return r, err
+}
+
+// shaped reports whether into would take ex straight to message with a
+// JSON body (a 2xx tools/call response of Content-Type application/json to
+// a request with an id), and returns the Content-Type. Classify then reads
+// the body before it allocates the Result, so that the Result and what its
+// verdict must own (an error's details and reason, a warning, input
+// requests) take one allocation of the size needed.
+func (c *Classifier) shaped(ex *Exchange) (string, bool) {
+	if c.noFastPath || ex.Err != nil || ex.Notification || ex.ID.IsZero() || ex.Status < 200 || ex.Status > 299 ||
+		ex.Header == nil || ex.Method != "" && ex.Method != "tools/call" {
+		return "", false
+	}
+	v := ex.Header["Content-Type"]
+	if len(v) == 0 || mediaType(v[0]) != "application/json" || ex.Body == nil && len(ex.BodyBytes) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// start writes what into writes first: the request's facts and the status.
+func (r *Result) start(ex *Exchange) {
+	r.Method, r.Protocol, r.Status = ex.Method, ex.ProtocolVersion, ex.Status
+	if r.Method == "" {
+		r.Method = "tools/call"
+	}
+	if r.Protocol == "" {
+		r.Protocol = Protocol2026
+	}
+}
+
+// end writes what into writes last.
+func (r *Result) end() {
+	if r.Warnings == nil {
+		r.Warnings = []Warning{}
+	}
+}
+
+// readShaped is classifyShaped for a body to read (jsonReader's reading,
+// before the Result is allocated).
+func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
+	data, reserved, err := readBounded(ex.Body, c.maxSize(), bodySize(ex.Body, ex.Header), c.Budget)
+	defer c.Budget.Release(reserved)
+	if err == nil && len(data) > 0 {
+		return c.classifyShaped(ex, ct, data), nil
+	}
+	r := new(Result)
+	r.start(ex)
+	r.ContentType = ct
+	err = c.jsonRead(r, ex, ex.Body, data, err)
+	r.end()
+	return r, err
+}
+
+// The Results of the fast path's verdicts with the room they need.
+type (
+	resultWarned struct { // a legacy result's missing-resultType warning
+		r    Result
+		warn [1]Warning
+	}
+	resultError struct { // a JSON-RPC error: its details and reason
+		r  Result
+		st errorStore
+	}
+	resultInput struct { // an input_required result with one request
+		r  Result
+		in inputStore
+	}
+)
+
+// classifyShaped classifies a shaped exchange (see shaped) whose JSON body
+// is data, as into would.
+func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Result {
+	protocol := ex.ProtocolVersion
+	if protocol == "" {
+		protocol = Protocol2026
+	}
+	var f fastFacts
+	var r *Result
+	if !c.fastScan(ex, data, false, "tools/call", protocol, &f) {
+		r = new(Result)
+		r.start(ex)
+		r.ContentType, r.BodyBytes = ct, int64(len(data))
+		c.general(r, ex, data)
+		r.end()
+		return r
+	}
+	switch {
+	case f.kind == fastError:
+		s := new(resultError)
+		r, f.env.store = &s.r, &s.st
+	case f.kind == fastInput && f.inputs.n <= 1:
+		s := new(resultInput)
+		r, f.inStore = &s.r, &s.in
+	case f.kind == fastTool && !f.hasResultType && protocol == Protocol2026:
+		s := new(resultWarned)
+		r = &s.r
+		r.Warnings = s.warn[:0:1]
+	default:
+		r = new(Result)
+	}
+	r.start(ex)
+	r.ContentType, r.BodyBytes = ct, int64(len(data))
+	c.fastApply(r, ex, data, false, &f)
+	r.end()
+	return r
 }
 
 // ClassifyInto is Classify writing into a Result the caller owns, so that a
@@ -118,17 +230,9 @@ func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
 // into classifies ex into r, which is zero but for its Warnings' backing
 // array.
 func (c *Classifier) into(ex *Exchange, r *Result) error {
-	r.Method, r.Protocol, r.Status = ex.Method, ex.ProtocolVersion, ex.Status
-	if r.Method == "" {
-		r.Method = "tools/call"
-	}
-	if r.Protocol == "" {
-		r.Protocol = Protocol2026
-	}
+	r.start(ex)
 	err := c.classify(r, ex)
-	if r.Warnings == nil {
-		r.Warnings = []Warning{}
-	}
+	r.end()
 	return err
 }
 
@@ -259,6 +363,11 @@ func (c *Classifier) body(r *Result, ex *Exchange, mt string, body io.Reader, da
 func (c *Classifier) jsonReader(r *Result, ex *Exchange, body io.Reader) error {
 	data, reserved, err := readBounded(body, c.maxSize(), bodySize(body, ex.Header), c.Budget)
 	defer c.Budget.Release(reserved)
+	return c.jsonRead(r, ex, body, data, err)
+}
+
+// jsonRead classifies what readBounded returned for a JSON body.
+func (c *Classifier) jsonRead(r *Result, ex *Exchange, body io.Reader, data []byte, err error) error {
 	r.BodyBytes = int64(len(data))
 	var over *bodyOverError
 	if errors.As(err, &over) {
@@ -532,6 +641,9 @@ type envelope struct {
 	errParsed       bool
 	errCode         int64
 	errMsg, errData []byte
+	// store, when set, is the room for the error's details and reason,
+	// in the Result's allocation (Classify); otherwise they get their own.
+	store *errorStore
 }
 
 func scanEnvelope(obj []byte) envelope {
@@ -600,6 +712,11 @@ func (c *Classifier) message(r *Result, ex *Exchange, data []byte) {
 	if !c.noFastPath && c.fastToolCall(r, ex, data, false) {
 		return
 	}
+	c.general(r, ex, data)
+}
+
+// general is message's general path: any JSON body.
+func (c *Classifier) general(r *Result, ex *Exchange, data []byte) {
 	if !wire.Valid(data) {
 		r.Outcome = MalformedJSON
 		r.Reason = "the response body is not valid JSON"
@@ -680,7 +797,10 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 		if env.errParsed {
 			// The message is the tail of the reason, and the reason's
 			// text is stored with the error: one allocation for all.
-			st := new(errorStore)
+			st := env.store
+			if st == nil {
+				st = new(errorStore)
+			}
 			e := &st.e
 			e.code = env.errCode
 			e.Code, e.CodeName = &e.code, CodeName(env.errCode)

@@ -40,7 +40,40 @@ func fastScanValue(data []byte, i int) int {
 // then takes results only (an error's id decides whether the stream skips
 // it) and copies the response it keeps.
 func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bool) bool {
-	if r.Method != "tools/call" {
+	var f fastFacts
+	if !c.fastScan(ex, data, event, r.Method, r.Protocol, &f) {
+		return false
+	}
+	c.fastApply(r, ex, data, event, &f)
+	return true
+}
+
+// The verdicts fastScan reads (fastFacts.kind).
+const (
+	fastTool  = iota + 1 // a CallToolResult: TOOL_SUCCESS or TOOL_ERROR
+	fastInput            // an input_required result
+	fastError            // an error response, for the general envelope rules
+)
+
+// fastFacts are what fastScan read of a body, for fastApply to write (and
+// for Classify to choose the size of the Result's allocation by).
+type fastFacts struct {
+	kind                      int
+	id                        []byte // the response id's raw bytes, in data
+	hasResultType, hasIsError bool
+	isErr, hasRequestState    bool
+	env                       envelope // fastError
+	inputs                    fastInputs
+	// inStore, when set, is the room for the input requests' details
+	// (fastInput, one request or none), in the Result's allocation.
+	inStore *inputStore
+}
+
+// fastScan is the reading half of fastToolCall: it reads data, changes
+// nothing but f, and reports whether fastApply can write the verdict. method
+// and protocol are the Result's (the request's, with their defaults).
+func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, protocol string, f *fastFacts) bool {
+	if method != "tools/call" {
 		return false
 	}
 	var (
@@ -52,7 +85,6 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 		structuredIsObject, protoText bool
 		hasMeta, hasError             bool
 		hasInputs, hasRequestState    bool
-		inputs                        fastInputs
 		errStart, errEnd, jStart      int
 		errCode                       int64
 		errMsg, errData               []byte
@@ -161,7 +193,7 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 						return false
 					}
 					hasInputs = true
-					if i = inputs.read(data, i); i < 0 {
+					if i = f.inputs.read(data, i); i < 0 {
 						return false
 					}
 				case "requestState":
@@ -215,22 +247,29 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 	if hasError && !hasResult && hasJSONRPC && !event {
 		// A well-framed error response: the general envelope rules take it
 		// from here, without validating and scanning the body again.
-		env := envelope{jsonrpc: data[jStart : jStart+5], hasJSONRPC: true, err: data[errStart:errEnd], hasError: true,
+		f.kind = fastError
+		f.env = envelope{jsonrpc: data[jStart : jStart+5], hasJSONRPC: true, err: data[errStart:errEnd], hasError: true,
 			errParsed: true, errCode: errCode, errMsg: errMsg, errData: errData}
 		if hasID {
-			env.id, env.hasID = data[idStart:idEnd], true
-		}
-		c.response(r, ex, env)
-		if c.KeepResponse {
-			r.more().response = c.ownBody(ex, data)
+			f.env.id, f.env.hasID = data[idStart:idEnd], true
 		}
 		return true
 	}
 	if hasError || !hasJSONRPC || !hasID || !hasResult {
 		return false
 	}
+	f.id = data[idStart:idEnd]
+	if !ex.ID.IsZero() && !wire.IDFromRaw(f.id).Equal(ex.ID) {
+		return false
+	}
 	if hasResultType && string(resultType) == "input_required" {
-		return c.fastInputRequired(r, ex, data, data[idStart:idEnd], &inputs, hasInputs, hasRequestState, event)
+		// Left to the general path: 2025-11-25, and neither inputRequests
+		// nor requestState.
+		if protocol == Protocol2025 || (!hasInputs && !hasRequestState) {
+			return false
+		}
+		f.kind, f.hasRequestState = fastInput, hasRequestState
+		return true
 	}
 	if !hasContent || protoText || hasInputs || hasRequestState {
 		return false
@@ -238,61 +277,50 @@ func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bo
 	if hasResultType && string(resultType) != "complete" {
 		return false
 	}
-	if hasStruct && !structuredIsObject && r.Protocol == Protocol2025 {
+	if hasStruct && !structuredIsObject && protocol == Protocol2025 {
 		return false
 	}
-	id := wire.IDFromRaw(data[idStart:idEnd])
-	if !ex.ID.IsZero() && !id.Equal(ex.ID) {
-		return false
-	}
-	// The verdict, exactly as the general path writes it.
-	r.jsonrpc = JSONRPCDetails{ID: r.ownID(id.Raw())}
-	r.JSONRPC = &r.jsonrpc
-	if hasResultType {
-		r.ResultType = "complete"
-	} else if r.Protocol == Protocol2026 {
-		r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
-	}
-	if hasIsError {
-		r.isError = isErr
-		r.IsError = &r.isError
-	}
-	if isErr {
-		r.Outcome = ToolError
-		r.Reason = reasonToolError
-	} else {
-		r.Outcome = ToolSuccess
-		r.Reason = reasonToolSuccess
-	}
-	if c.KeepResponse {
-		if event {
-			r.more().response = bytes.Clone(data)
-		} else {
-			r.more().response = c.ownBody(ex, data)
-		}
-	}
+	f.kind, f.hasResultType, f.hasIsError, f.isErr = fastTool, hasResultType, hasIsError, isErr
 	return true
 }
 
-// fastInputRequired writes the verdict on an input_required result of a
-// 2026-07-28 tools/call whose inputRequests the fast path read, exactly as
-// the general path (inputRequired) writes it; it reports false for what it
-// leaves to the general path (2025-11-25, neither inputRequests nor
-// requestState, an id that does not match).
-func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []byte, in *fastInputs, hasInputs, hasState, event bool) bool {
-	if r.Protocol == Protocol2025 || (!hasInputs && !hasState) {
-		return false
+// fastApply writes the verdict fastScan read into r, exactly as the general
+// path writes it.
+func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool, f *fastFacts) {
+	switch f.kind {
+	case fastError:
+		c.response(r, ex, f.env)
+		if c.KeepResponse {
+			r.more().response = c.ownBody(ex, data)
+		}
+		return
+	case fastInput:
+		r.jsonrpc = JSONRPCDetails{ID: r.ownID(f.id)}
+		r.JSONRPC = &r.jsonrpc
+		r.ResultType = "input_required"
+		r.Input = f.inputs.details(f.hasRequestState, f.inStore)
+		r.Outcome = InputRequired
+		r.Reason = inputReason(len(r.Input.Requests), f.hasRequestState)
+	default:
+		r.jsonrpc = JSONRPCDetails{ID: r.ownID(f.id)}
+		r.JSONRPC = &r.jsonrpc
+		if f.hasResultType {
+			r.ResultType = "complete"
+		} else if r.Protocol == Protocol2026 {
+			r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
+		}
+		if f.hasIsError {
+			r.isError = f.isErr
+			r.IsError = &r.isError
+		}
+		if f.isErr {
+			r.Outcome = ToolError
+			r.Reason = reasonToolError
+		} else {
+			r.Outcome = ToolSuccess
+			r.Reason = reasonToolSuccess
+		}
 	}
-	id := wire.IDFromRaw(rawID)
-	if !ex.ID.IsZero() && !id.Equal(ex.ID) {
-		return false
-	}
-	r.jsonrpc = JSONRPCDetails{ID: r.ownID(id.Raw())}
-	r.JSONRPC = &r.jsonrpc
-	r.ResultType = "input_required"
-	r.Input = in.details(hasState)
-	r.Outcome = InputRequired
-	r.Reason = inputReason(len(r.Input.Requests), hasState)
 	if c.KeepResponse {
 		if event {
 			r.more().response = bytes.Clone(data)
@@ -300,7 +328,6 @@ func (c *Classifier) fastInputRequired(r *Result, ex *Exchange, data, rawID []by
 			r.more().response = c.ownBody(ex, data)
 		}
 	}
-	return true
 }
 
 // inputReasons are the general path's reasons for 0-4 input requests,
@@ -480,21 +507,29 @@ func (in *fastInputs) read(data []byte, i int) int {
 	}
 }
 
+// inputStore is the room for the InputDetails of one input request (the
+// usual count), with 32 bytes for its key's and mode's bytes.
+type inputStore struct {
+	d    InputDetails
+	reqs [1]InputRequest
+	text [32]byte
+}
+
 // details returns the InputDetails of the requests read, in one allocation
 // for the details, their requests and, when they fit in 32 bytes (one
 // request with a short key usually does), the keys' and modes' bytes; a
-// second allocation for the bytes otherwise.
-func (in *fastInputs) details(hasState bool) *InputDetails {
+// second allocation for the bytes otherwise. For one request or none, st
+// (when not nil) is the room to use instead: the Result's own allocation
+// (Classify), which nothing else uses.
+func (in *fastInputs) details(hasState bool, st *inputStore) *InputDetails {
 	var d *InputDetails
 	var text []byte // room for the keys' and modes' bytes, in the same allocation
 	// The details and their requests in one allocation of the size needed.
 	switch {
 	case in.n <= 1:
-		st := &struct {
-			d    InputDetails
-			reqs [1]InputRequest
-			text [32]byte
-		}{}
+		if st == nil {
+			st = new(inputStore)
+		}
 		d, text = &st.d, st.text[:0]
 		d.Requests = st.reqs[:0:in.n]
 	case in.n == 2:

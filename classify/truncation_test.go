@@ -185,6 +185,13 @@ func FuzzFastPath(f *testing.F) {
 		if string(a) != string(b) || string(fast.Response()) != string(slow.Response()) {
 			t.Fatalf("fast and general paths differ on %q:\nfast    %s\ngeneral %s", body, a, b)
 		}
+		// ClassifyInto (the fast path inside into, not Classify's own
+		// reading before it allocates) writes the same verdict.
+		var in Result
+		_ = (&Classifier{KeepResponse: true}).ClassifyInto(ex(), &in)
+		if c, _ := json.Marshal(in); string(c) != string(a) || string(in.Response()) != string(fast.Response()) {
+			t.Fatalf("Classify and ClassifyInto differ on %q:\n%s\n%s", body, a, c)
+		}
 		// The echoed fields equal their input, and the same body read in
 		// 1-byte reads is judged the same.
 		checkEcho(t, fex, []byte(body), fast)
