@@ -135,6 +135,8 @@ type stdioProxy struct {
 	noiseRec   int64
 	orphanRec  int64
 	orphanPast map[classify.Outcome]int64 // lines past maxOrphanRecords
+	clientBad  int64                      // client lines that are not JSON-RPC messages
+	clientRec  int64                      // … of them recorded one by one
 	records    int64
 	lost       int64 // records the sink refused
 	killAfter  bool  // kill the server once the current request line reached it
@@ -243,6 +245,17 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		})
 	}
 	s.summarizeOrphans()
+	s.mu.Lock()
+	badPast := s.clientBad - s.clientRec
+	s.mu.Unlock()
+	if badPast > 0 {
+		s.write(&record.Record{
+			Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
+			URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.MalformedJSON, Layer: classify.MalformedJSON.Layer(), Summarized: badPast,
+			Reason: fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages and were not recorded one by one", badPast),
+			Note:   fmt.Sprintf("the client's lines that are not JSON-RPC past the first %d are counted, not recorded (client → server)", maxNoiseRecords),
+		})
+	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
@@ -400,7 +413,51 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		}
 		return
 	}
+	if whole && m.Kind == wire.MessageInvalid {
+		s.onClientNoise(trimmed)
+		return
+	}
 	s.onClientMessage(m, trimmed, whole, nil)
+}
+
+// onClientNoise records a line of the client that is not a JSON-RPC
+// message (not JSON, or JSON of another shape): the server reads stdin as
+// JSON-RPC, so it answers a parse or invalid-request error (id null) or
+// ends, and without this record what follows would have no cause in the
+// records. The line is the record's request body when bodies are
+// recorded whole (--record-bodies all or full). Past maxNoiseRecords such
+// lines are counted, and RunStdio writes one summary record at the end.
+func (s *stdioProxy) onClientNoise(line []byte) {
+	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
+	if !wire.Valid(line) {
+		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is not JSON"
+	}
+	s.mu.Lock()
+	s.clientBad++
+	if s.clientRec >= maxNoiseRecords {
+		s.mu.Unlock()
+		return
+	}
+	s.clientRec++
+	ids := s.pendingIDs()
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	rec := &record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(),
+		Reason: why + ": a server answers it with an error of id null (JSON-RPC 2.0 §5) or ends",
+		Note:   "the client's line (client → server), passed on as it is",
+	}
+	if len(ids) > 0 {
+		rec.Note += "; requests pending when it was sent: " + strings.Join(ids, ", ")
+	}
+	if s.opts.Bodies == BodiesAll || s.opts.Bodies == BodiesFull {
+		n := min(len(line), s.limit)
+		rec.RequestBody = &record.Body{Text: string(line[:n]), Truncated: n < len(line)}
+	}
+	rec.RequestBytes = int64(len(line))
+	s.observe(rec, rec.Time, rec.Time, wire.Message{})
+	s.write(rec)
 }
 
 // stdioBatch is where a message sat in a batch line.

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -78,5 +79,42 @@ func TestStdioBatchLine(t *testing.T) {
 				t.Errorf("%d exchanges, want %d (initialize and the two batched calls)", run.res.Exchanges, want)
 			}
 		})
+	}
+}
+
+// TestStdioClientLineNotJSONRPC: a line the client writes that is not a
+// JSON-RPC message gets a record saying so (the client's line, with the
+// requests pending), so that what the server does next (an error with id
+// null, or its end) has its cause in the records; before, nothing recorded
+// it. The calls after it are still paired and recorded.
+func TestStdioClientLineNotJSONRPC(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1"), Bodies: proxy.BodiesAll})
+	for _, l := range []string{"hello server", `{"greeting":"hi"}`} {
+		if _, err := io.WriteString(run.in, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", "echo")}), "")
+	if want := scriptedAnswer("2", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.in.Close()
+	run.wait(t)
+	for _, c := range []struct {
+		line    string
+		outcome classify.Outcome
+		reason  string
+	}{
+		{"hello server", classify.MalformedJSON, "a line the client wrote to the server's stdin is not JSON"},
+		{`{"greeting":"hi"}`, classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"},
+	} {
+		r := waitRecord(t, run.sink, "for "+c.line, func(r *record.Record) bool { return r.RequestBody != nil && r.RequestBody.Text == c.line })
+		if r.Outcome != c.outcome || !strings.Contains(r.Reason, c.reason) || !strings.Contains(r.Note, "client → server") {
+			t.Errorf("%q: %s (%s; %s), want %s saying %q", c.line, r.Outcome, r.Reason, r.Note, c.outcome, c.reason)
+		}
+	}
+	if r := waitRecord(t, run.sink, "for echo", func(r *record.Record) bool { return r.Tool == "echo" }); r.Outcome != classify.ToolSuccess {
+		t.Errorf("echo: %s (%s)", r.Outcome, r.Reason)
 	}
 }
