@@ -327,6 +327,7 @@ type offKey struct {
 // counted is a count with the ids of its first records.
 type counted struct {
 	n        int64
+	probes   int64 // of n, probe records (outcomes only)
 	examples []string
 }
 
@@ -463,7 +464,12 @@ func (s *section) add(o obs) {
 		oc = &counted{}
 		s.outcomes[out] = oc
 	}
-	oc.add(o.id, s.opts.Examples)
+	if o.probe {
+		oc.probes++
+		oc.n++ // no example: the examples are of records that can fail
+	} else {
+		oc.add(o.id, s.opts.Examples)
+	}
 
 	key := toolKey{o.method, o.tool}
 	ts := s.tools[key]
@@ -556,7 +562,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

@@ -90,15 +90,18 @@ func (g *Gates) Check(s *Summary) (*GateReport, error) {
 		rep.Failures = append(rep.Failures, GateFailure{Gate: gate, Outcome: outcome, Message: sec.plural() + ": " + fmt.Sprintf(format, args...)})
 	}
 	for _, o := range g.FailOn {
+		// A probe's answer is what the probe asked for (Section.Probes):
+		// the gates count the other records only.
 		c := sec.Outcome(string(o))
-		if c.Count == 0 {
+		n, total := c.Count-c.Probes, sec.Total-sec.Probes
+		if n <= 0 {
 			continue
 		}
 		eg := ""
 		if len(c.Examples) > 0 {
 			eg = ", e.g. " + strings.Join(c.Examples, ", ")
 		}
-		fail(GateFailOn, string(o), "%s in %d of %d (%s)%s", o, c.Count, sec.Total, pct(c.Rate), eg)
+		fail(GateFailOn, string(o), "%s in %d of %d (%s)%s", o, n, total, pct(rate(n, total)), eg)
 	}
 	if b := g.Baseline; b != nil {
 		base := b.Section(sec.Kind)
@@ -129,19 +132,21 @@ func (g *Gates) compare(sec, base *Section, fail func(gate, outcome, format stri
 	}
 	// A small epsilon keeps a rise of exactly the tolerance a pass.
 	const eps = 1e-9
+	total, baseTotal := sec.Total-sec.Probes, base.Total-base.Probes
 	if d := sec.FailureRate - base.FailureRate; d > tol+eps {
 		fail(GateFailures, "", "failure rate %s (%d/%d) vs baseline %s (%d/%d): +%s > allowed +%s",
-			pct(sec.FailureRate), sec.Failures, sec.Total, pct(base.FailureRate), base.Failures, base.Total, points(d), points(tol))
+			pct(sec.FailureRate), sec.Failures, total, pct(base.FailureRate), base.Failures, baseTotal, points(d), points(tol))
 	}
 	for _, c := range sec.ByOutcome {
 		if !c.Failure {
 			continue
 		}
 		bc := base.Outcome(c.Outcome)
-		br := rate(bc.Count, base.Total)
-		if d := c.Rate - br; d > tol+eps {
+		n, bn := c.Count-c.Probes, bc.Count-bc.Probes
+		r, br := rate(n, total), rate(bn, baseTotal)
+		if d := r - br; d > tol+eps {
 			fail(GateRate, c.Outcome, "%s rate %s (%d/%d) vs baseline %s (%d/%d): +%s > allowed +%s",
-				c.Outcome, pct(c.Rate), c.Count, sec.Total, pct(br), bc.Count, base.Total, points(d), points(tol))
+				c.Outcome, pct(r), n, total, pct(br), bn, baseTotal, points(d), points(tol))
 		}
 	}
 	now, was := sec.Latency.P95Ms, base.Latency.P95Ms

@@ -32,11 +32,24 @@ func TestProbeRecordsAreNoFailures(t *testing.T) {
 	if ex.Probes != 22 || ex.Failures != 0 || len(ex.WorstOffenders) != 0 {
 		t.Errorf("probe run: %d probes, %d failures, %d offenders; want 22, 0, 0", ex.Probes, ex.Failures, len(ex.WorstOffenders))
 	}
+	// The gates leave the probes out too: --fail-on TOOL_ERROR passes on
+	// the probe run, and a baseline of it allows no rise.
+	g := &Gates{FailOn: []classify.Outcome{classify.ToolError}, On: "exchange"}
+	if rep, err := g.Check(s); err != nil || !rep.Passed {
+		t.Errorf("--fail-on TOOL_ERROR on the probe run: %+v, %v; want a pass", rep, err)
+	}
+	base := s
 	acc.Add(&record.Record{Kind: record.KindExchange, ID: "REAL1", Method: "tools/call", Tool: "echo", Outcome: classify.ToolError, Layer: classify.LayerApplication})
 	s = acc.Summary()
 	ex = s.Exchanges
 	if ex.Failures != 1 || ex.FailureRate != 0.5 || len(ex.WorstOffenders) != 1 || ex.WorstOffenders[0].Examples[0] != "REAL1" {
 		t.Errorf("with one failed call: %d failures, rate %v, offenders %+v; want 1, 0.5 (of the 2 records that are not probes), REAL1", ex.Failures, ex.FailureRate, ex.WorstOffenders)
+	}
+	if rep, err := g.Check(s); err != nil || rep.Passed || len(rep.Failures) != 1 || !strings.Contains(rep.Failures[0].Message, "TOOL_ERROR in 1 of 2 (50.0%), e.g. REAL1") {
+		t.Errorf("--fail-on TOOL_ERROR with one failed call: %+v, %v; want it to fail on REAL1, 1 of 2", rep, err)
+	}
+	if rep, err := (&Gates{Baseline: base, On: "exchange", MaxRateIncrease: 0.6}).Check(s); err != nil || !rep.Passed {
+		t.Errorf("baseline of the probe run, rise allowed 60 points: %+v, %v; want a pass (50 points)", rep, err)
 	}
 	var out bytes.Buffer
 	if err := NewTextReporter(s).Report(&out); err != nil {

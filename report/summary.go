@@ -138,9 +138,13 @@ type OutcomeCount struct {
 	Failure bool `json:"failure"`
 	// Count counts the records.
 	Count int64 `json:"count"`
+	// Probes counts, of Count, the probes mcpdiag probe sent on purpose
+	// (see Section.Probes): the gates leave them out.
+	Probes int64 `json:"probes,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
-	// Examples are the ids of the first few records.
+	// Examples are the ids of the first few records, probes not among
+	// them.
 	Examples []string `json:"examples,omitempty"`
 }
 
