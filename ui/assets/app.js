@@ -49,6 +49,10 @@ export function layerOf(r) {
 // not failures; INPUT_REQUIRED is one on a call only; no outcome is none.
 export function isFailure(r) {
   if (!r.outcome) return false;
+  // A probe mcpdiag probe sent on purpose: its answer (an error to a
+  // deliberate bad call, most of them) is judged by the probe's rules, not
+  // a failure (as in mcpdiag report).
+  if (r.probe) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
