@@ -756,7 +756,8 @@ func (c *Classifier) ownBody(ex *Exchange, data []byte) []byte {
 
 // response judges a JSON-RPC response envelope and, for a result, the result.
 func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
-	if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
+	// (The fast path read "2.0" exactly: errParsed.)
+	if !env.hasJSONRPC || !env.errParsed && !wire.StringIs(env.jsonrpc, "2.0") {
 		r.Outcome = InvalidEnvelope
 		if env.hasJSONRPC {
 			r.Reason = fmt.Sprintf("jsonrpc is %s, not \"2.0\"", env.jsonrpc)

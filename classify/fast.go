@@ -307,7 +307,7 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		if f.hasResultType {
 			r.ResultType = "complete"
 		} else if r.Protocol == Protocol2026 {
-			r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
+			r.Warnings = append(r.Warnings, warnNoResultType)
 		}
 		if f.hasIsError {
 			r.isError = f.isErr

@@ -41,7 +41,7 @@ func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
 		resultType = s
 		r.ResultType = s
 	} else if r.Protocol == Protocol2026 {
-		r.warn(WarnMissingResultType, "the result has no resultType; it was read as \"complete\"")
+		r.Warnings = append(r.Warnings, warnNoResultType)
 	}
 	switch resultType {
 	case "complete":

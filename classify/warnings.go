@@ -62,6 +62,11 @@ func WarningCodes() []string {
 	}
 }
 
+// warnNoResultType is the warning on a 2026-07-28 result without
+// resultType, built once (it is on the path of every legacy result).
+var warnNoResultType = Warning{Code: WarnMissingResultType,
+	Message: "the result has no resultType; it was read as \"complete\"", Rule: rules[WarnMissingResultType]}
+
 func (r *Result) warn(code, format string, args ...any) {
 	msg := format
 	if len(args) > 0 {
