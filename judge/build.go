@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -43,6 +44,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	if x.HTTPMethod == "" {
 		x.HTTPMethod = http.MethodPost
 	}
+	x.Stdio = strings.HasPrefix(r.URL, "stdio:")
 	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
 	if r.Probe != nil && r.Probe.Answer == "" {
 		// A probe record written before the probe said what came back

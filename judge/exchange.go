@@ -29,6 +29,9 @@ type Exchange struct {
 	ArgsHash string  `json:"-"`
 	// Header holds the request headers (credentials redacted).
 	Header http.Header `json:"-"`
+	// Stdio marks an exchange over a stdio pipe (a record's url
+	// "stdio:NAME"): it has no headers or status.
+	Stdio bool `json:"-"`
 	// Session is the hashed Mcp-Session-Id.
 	Session string `json:"-"`
 	// MetaProtocol is params._meta's protocol version; MetaKnown says

@@ -35,6 +35,9 @@ type Rule struct {
 	// Probe marks a rule about the server, judged on the records of an
 	// mcpdiag probe run (Trace.Probe) and nowhere else.
 	Probe bool `json:"probe,omitempty"`
+	// HTTPOnly marks a rule about HTTP headers: not applicable to a trace
+	// with no exchange over HTTP (the stdio proxy's records).
+	HTTPOnly bool `json:"httpOnly,omitempty"`
 	// Severity weighs a failure of a probe rule (SeverityMust, Should,
 	// Advice: what the spec says about the behaviour); "" for the others.
 	Severity Severity `json:"severity,omitempty"`
@@ -77,6 +80,9 @@ func Judge(t *Trace) []Check {
 }
 
 func judgeOne(r Rule, t *Trace) Check {
+	if r.HTTPOnly && !overHTTP(t) {
+		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: "not applicable on stdio: it has no HTTP layer (no request headers)"}
+	}
 	if ok, why := r.Applies(t); !ok {
 		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: why}
 	}
@@ -85,6 +91,17 @@ func judgeOne(r Rule, t *Trace) Check {
 		return Check{Rule: r.ID, Verdict: Pass, Severity: r.Severity, Evidence: ev}
 	}
 	return Check{Rule: r.ID, Verdict: Fail, Severity: r.Severity, Evidence: ev}
+}
+
+// overHTTP reports whether any exchange of t went over HTTP (not a stdio
+// pipe).
+func overHTTP(t *Trace) bool {
+	for _, x := range t.Exchanges {
+		if !x.Stdio {
+			return true
+		}
+	}
+	return false
 }
 
 // RuleByID returns the rule with id.

@@ -16,7 +16,7 @@ var specRules = []Rule{
 	{
 		ID: "spec.accept", Title: "every POST's Accept lists application/json and text/event-stream",
 		Cite:   `MCP 2026-07-28 (and 2025-11-25) Transports › Streamable HTTP › Sending messages: "The client MUST include an Accept header, listing both application/json and text/event-stream"`,
-		Active: true, Passive: true,
+		Active: true, Passive: true, HTTPOnly: true,
 		Applies: anyPost,
 		Check: eachPost(func(_ *Trace, x *Exchange) string {
 			json, sse := acceptLists(x.Header.Values("Accept"))
@@ -29,7 +29,7 @@ var specRules = []Rule{
 	{
 		ID: "spec.protocol-header", Title: "MCP-Protocol-Version equals _meta's protocolVersion (and is sent on every request of a 2025-11-25 session)",
 		Cite:   `MCP 2026-07-28 Transports › Streamable HTTP › Request metadata headers: MCP-Protocol-Version MUST equal params._meta["io.modelcontextprotocol/protocolVersion"] (else 400 -32020 HeaderMismatch); MCP 2025-11-25 Transports › Protocol version header: sent on every request after initialization`,
-		Active: true, Passive: true,
+		Active: true, Passive: true, HTTPOnly: true,
 		Applies: func(t *Trace) (bool, string) {
 			for _, x := range t.Exchanges {
 				if x.MetaProtocol != "" || x.Session != "" || x.Header.Get("MCP-Protocol-Version") != "" {
@@ -58,7 +58,7 @@ var specRules = []Rule{
 	{
 		ID: "spec.method-headers", Title: "Mcp-Method and Mcp-Name are present and equal the body's method and name",
 		Cite:   `MCP 2026-07-28 Transports › Streamable HTTP › Request metadata headers: Mcp-Method (every request) and Mcp-Name (tools/call, prompts/get: params.name) carry the body's values; a missing or different one is 400 -32020 HeaderMismatch`,
-		Active: true, Passive: true,
+		Active: true, Passive: true, HTTPOnly: true,
 		Applies: func(t *Trace) (bool, string) {
 			for _, x := range t.Exchanges {
 				if modern(x) && x.Method != "" {

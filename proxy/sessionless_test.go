@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -104,5 +105,42 @@ func TestSessionlessClientsApart(t *testing.T) {
 				t.Errorf("the trace does not name its connection:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestStdioRunsApart: two runs of the stdio proxy (one client each, the
+// same clientInfo and command) append to one record file, each calling
+// the same tool with the same arguments twice. Each run's records carry
+// its own conn (the pipe is one client connection), so the passive judge
+// keeps the runs apart: no loop.identical-calls across them. Before, the
+// four calls were one trace that failed it.
+func TestStdioRunsApart(t *testing.T) {
+	t.Parallel()
+	sink := &memSink{}
+	for range 2 {
+		run := startStdio(t, proxy.StdioOptions{Records: sink})
+		conversation(t, run.in, run.out, []string{initLine, readyLine, toolLine(2, "echo"), toolLine(3, "echo")})
+		run.in.Close()
+		go io.Copy(io.Discard, run.out)
+		run.wait(t)
+	}
+	sink.mu.Lock()
+	file := bytes.Join(sink.lines, nil)
+	sink.mu.Unlock()
+	pa, err := matrix.FromRecords(bytes.NewReader(file), "stdio records", matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	_ = pa.WriteTable(&out)
+	if len(pa.Traces) != 2 {
+		t.Errorf("%d traces, want one per run:\n%s", len(pa.Traces), out.String())
+	}
+	for _, tr := range pa.Traces {
+		for _, ch := range tr.Checks {
+			if ch.Verdict == judge.Fail {
+				t.Errorf("%s failed: %s", ch.Rule, ch.Evidence)
+			}
+		}
 	}
 }

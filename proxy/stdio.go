@@ -21,6 +21,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/recorder"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -124,6 +125,7 @@ type stdioProxy struct {
 	maxLine int
 	limit   int
 	name    string // the command's base name, for records
+	conn    string // the client connection's id (the pipe: one per run), for records
 	log     *slog.Logger
 
 	mu         sync.Mutex
@@ -158,7 +160,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		opts.Bodies = BodiesErrors
 	}
 	s := &stdioProxy{
-		ctx: ctx, opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command),
+		ctx: ctx, opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command), conn: recorder.NewConnID(),
 		log: opts.Logger, pending: map[string]*stdioPending{}, srvReqs: map[string]*stdioPending{}, exited: make(chan struct{}),
 	}
 	if s.maxLine <= 0 {
@@ -957,6 +959,9 @@ func (s *stdioProxy) addBodies(rec *record.Record, req, resp []byte, outcome cla
 }
 
 func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m wire.Message) {
+	if rec.Conn == "" {
+		rec.Conn = s.conn
+	}
 	if s.opts.Observer == nil {
 		return
 	}
@@ -970,6 +975,9 @@ func (s *stdioProxy) observe(rec *record.Record, start, end time.Time, m wire.Me
 const maxLoggedLosses = 20
 
 func (s *stdioProxy) write(rec *record.Record) {
+	if rec.Conn == "" {
+		rec.Conn = s.conn // one client per run: its records are one connection's
+	}
 	if s.opts.Records == nil {
 		return
 	}

@@ -32,7 +32,14 @@ func newConnRun() string {
 // carry (record.Record.Conn). Without it a record carries the connection's
 // remote address instead, which a later connection may reuse.
 func ConnContext(ctx context.Context, _ net.Conn) context.Context {
-	return context.WithValue(ctx, connKey{}, connRun+"-"+strconv.FormatInt(connCount.Add(1), 10))
+	return context.WithValue(ctx, connKey{}, NewConnID())
+}
+
+// NewConnID returns a new connection id of this process, as ConnContext
+// gives one: for a transport with one client connection per run (the
+// stdio proxy's pipe).
+func NewConnID() string {
+	return connRun + "-" + strconv.FormatInt(connCount.Add(1), 10)
 }
 
 // connOf is the id of the connection r came on.
