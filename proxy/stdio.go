@@ -410,13 +410,24 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	}
 	if m.Kind == wire.MessageBatch {
 		elems := batchElements(trimmed)
+		if len(elems) == 0 {
+			s.onClientNoise(trimmed, nil)
+			return
+		}
 		for i, e := range elems {
-			s.onClientMessage(wire.ParseMessage(e), e, true, &stdioBatch{size: len(elems), index: i})
+			b := &stdioBatch{size: len(elems), index: i}
+			if em := wire.ParseMessage(e); em.Kind == wire.MessageInvalid || em.Kind == wire.MessageBatch {
+				// A member that is not a JSON-RPC message: the server
+				// answers it with an error of id null, as a line.
+				s.onClientNoise(e, b)
+			} else {
+				s.onClientMessage(em, e, true, b)
+			}
 		}
 		return
 	}
 	if whole && m.Kind == wire.MessageInvalid {
-		s.onClientNoise(trimmed)
+		s.onClientNoise(trimmed, nil)
 		return
 	}
 	s.onClientMessage(m, trimmed, whole, nil)
@@ -429,10 +440,17 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 // records. The line is the record's request body when bodies are
 // recorded whole (--record-bodies all or full). Past maxNoiseRecords such
 // lines are counted, and RunStdio writes one summary record at the end.
-func (s *stdioProxy) onClientNoise(line []byte) {
+// A member of a batch line that is not a JSON-RPC message (batch says where
+// it sat) and an empty batch line ([]) are recorded the same way.
+func (s *stdioProxy) onClientNoise(line []byte, batch *stdioBatch) {
 	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
-	if !wire.Valid(line) {
+	switch {
+	case !wire.Valid(line):
 		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is not JSON"
+	case batch != nil:
+		why = fmt.Sprintf("message %d of a batch line the client wrote to the server's stdin is JSON but not a JSON-RPC message", batch.index+1)
+	case line[0] == '[':
+		why = "a line the client wrote to the server's stdin is an empty JSON array: a batch must hold at least one message"
 	}
 	s.mu.Lock()
 	s.clientBad++
@@ -449,6 +467,10 @@ func (s *stdioProxy) onClientNoise(line []byte) {
 		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(),
 		Reason: why + ": a server answers it with an error of id null (JSON-RPC 2.0 §5) or ends",
 		Note:   "the client's line (client → server), passed on as it is",
+	}
+	if batch != nil {
+		rec.Note += "; " + batchNote(batch, "it was", "", false)
+		rec.Batch = int64(batch.size)
 	}
 	if len(ids) > 0 {
 		rec.Note += "; requests pending when it was sent: " + strings.Join(ids, ", ")

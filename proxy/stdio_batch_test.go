@@ -118,3 +118,37 @@ func TestStdioClientLineNotJSONRPC(t *testing.T) {
 		t.Errorf("echo: %s (%s)", r.Outcome, r.Reason)
 	}
 }
+
+// TestStdioClientBatchNotJSONRPC: a batch line of the client that is empty
+// ([]) or holds a member that is not a JSON-RPC message gets a record of
+// each such member (or of the empty batch), as a line of its own does
+// (TestStdioClientLineNotJSONRPC): the server answers each with an error of
+// id null (JSON-RPC 2.0 §6), and without the record that answer would have
+// no cause in the records. The request in the same batch keeps its record.
+func TestStdioClientBatchNotJSONRPC(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1"), Bodies: proxy.BodiesAll})
+	for _, l := range []string{"[]", `[1,{"greeting":"hi"}]`} {
+		if _, err := io.WriteString(run.in, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", "echo")}), "")
+	if want := scriptedAnswer("2", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.in.Close()
+	run.wait(t)
+	for _, c := range []struct {
+		body, reason, note string
+	}{
+		{"[]", "an empty JSON array: a batch must hold at least one message", "client → server"},
+		{"1", "is JSON but not a JSON-RPC message", "message 1 of a JSON-RPC batch of 2"},
+		{`{"greeting":"hi"}`, "is JSON but not a JSON-RPC message", "message 2 of a JSON-RPC batch of 2"},
+	} {
+		r := waitRecord(t, run.sink, "for "+c.body, func(r *record.Record) bool { return r.RequestBody != nil && r.RequestBody.Text == c.body })
+		if r.Outcome != classify.InvalidEnvelope || !strings.Contains(r.Reason, c.reason) || !strings.Contains(r.Note, c.note) {
+			t.Errorf("%s: %s (%s; %s), want %s saying %q, noting %q", c.body, r.Outcome, r.Reason, r.Note, classify.InvalidEnvelope, c.reason, c.note)
+		}
+	}
+}

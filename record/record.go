@@ -213,7 +213,8 @@ type Record struct {
 	Summarized int64 `json:"summarized,omitempty"`
 	// Batch is, on the record of a request sent in a JSON-RPC batch (a
 	// JSON array of messages: 2025-03-26 batching), how many messages the
-	// batch held; 0 for a request sent on its own.
+	// batch held (also on the record of a member that is not a JSON-RPC
+	// message); 0 for a request sent on its own.
 	Batch int64 `json:"batch,omitempty"`
 	// Flags are the response flags of the exchange (UF, UC, UR, DC, FI, …;
 	// see Flag): the facts a reader judges by, where the note says them in
