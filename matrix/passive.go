@@ -311,6 +311,9 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 		c.failed[base] = retriedElsewhere(r)
 	}()
 	if r.Conn == "" {
+		if r.URL == "" {
+			return base + " no session", ""
+		}
 		return base + " no session", ", " + r.URL
 	}
 	if key, ok := c.byConn[base+" "+r.Conn]; ok {
