@@ -211,25 +211,39 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 }
 
 // capture keeps the first limit bytes the classifier reads from the pipe,
-// for the record. It copies nothing while the response streams: the pipe's
+// for the record. It copies little while the response streams: the pipe's
 // chunks are the recorder's own copies of what the client received and are
 // never changed, so it keeps references to them (pieces), and the one copy
 // is the record's text, made only when the body mode records it. Only the
 // chunk that crosses the limit is copied (own, at most limit bytes), so that
-// a large chunk is not held for a few of its bytes.
+// a large chunk is not held for a few of its bytes, and so are the chunks
+// under minPooledChunk after the first piece (into pieces of its own,
+// tail): a response that
+// trickles in small flushes (keep-alives, a slow upstream) held by
+// reference would keep an allocation and a slice header alive per chunk,
+// up to 32 times its bytes for 1-byte flushes. What it keeps alive is thus
+// at most about twice limit (a pooled chunk's buffer is at most twice its
+// bytes; TestCaptureMemoryBound).
 type capture struct {
 	pieces [][]byte
 	own    []byte // the part of the chunk that crosses the limit
 	n      int    // bytes kept
 	limit  int
 	more   bool // bytes past the limit were read
+	tail   bool // the last piece is the capture's own copy of small chunks
 }
+
+// smallCopy is the size of the capture's copies of small chunks, each
+// filled before the next is made.
+const smallCopy = 512
 
 // add notes b, the next bytes the classifier read: the start of what is
 // left of the pipe's head chunk, rest bytes before this read. same reports
-// that the head chunk's earlier bytes were the previous add's. It reports
-// whether the capture now holds the head chunk (which release recycles).
-func (c *capture) add(b []byte, rest int, same bool) (held bool) {
+// that the head chunk's earlier bytes were the previous add's; small that
+// the chunk is under minPooledChunk, so that its bytes are copied. It
+// reports whether the capture now holds the head chunk (which release
+// recycles).
+func (c *capture) add(b []byte, rest int, same, small bool) (held bool) {
 	room := c.limit - c.n
 	if len(b) > room {
 		c.more = true
@@ -247,14 +261,26 @@ func (c *capture) add(b []byte, rest int, same bool) (held bool) {
 		}
 		c.own = append(c.own, b...)
 		return false
-	case same && len(c.pieces) > 0:
+	case same && len(c.pieces) > 0 && !c.tail:
 		// The bytes right after the last piece, in the same chunk.
 		last := c.pieces[len(c.pieces)-1]
 		c.pieces[len(c.pieces)-1] = last[:len(last)+len(b)]
+	case small && len(c.pieces) > 0:
+		// A small chunk after the first piece (a body of one small chunk
+		// costs no copy) is copied after the bytes before it, also in
+		// parts when it is read in parts.
+		if k := len(c.pieces) - 1; c.tail && len(c.pieces[k])+len(b) <= cap(c.pieces[k]) {
+			c.pieces[k] = append(c.pieces[k], b...)
+		} else {
+			c.pieces = append(c.pieces, append(make([]byte, 0, min(room, max(len(b), smallCopy))), b...))
+			c.tail = true
+		}
+		return false
 	default:
 		// A chunk's first bytes (the capture is given the pipe before its
 		// first read): the piece starts where the chunk's buffer does.
 		c.pieces = append(c.pieces, b)
+		c.tail = false
 	}
 	return true
 }

@@ -138,7 +138,7 @@ func (p *pipe) timeEvents(fn func(end int64, at time.Duration)) {
 // It returns the chunk when the pipe may recycle it once the reader is done
 // with those bytes (nil: the chunk is not used up, or the capture holds it).
 func (p *pipe) take(head []byte, n int) (recycle []byte) {
-	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0) {
+	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0, cap(p.chunks[0].b) < minPooledChunk) {
 		p.held = true
 	}
 	p.at = p.chunks[0].at
