@@ -190,8 +190,8 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	c.Client, c.ProtocolVersion, c.Scenario, c.Method = s(c.Client), s(c.ProtocolVersion), s(c.Scenario), s(c.Method)
 	c.HTTPStatuses = append([]int(nil), c.HTTPStatuses...)
 	var idWarnings []Warning
-	c.JSONRPC.ID, idWarnings = utf8ID(c.JSONRPC.ID, "request", idWarnings)
-	c.JSONRPC.ResponseID, idWarnings = utf8ID(c.JSONRPC.ResponseID, "response", idWarnings)
+	c.JSONRPC.ID, idWarnings = utf8ID(red, c.JSONRPC.ID, "request", idWarnings)
+	c.JSONRPC.ResponseID, idWarnings = utf8ID(red, c.JSONRPC.ResponseID, "response", idWarnings)
 	c.JSONRPC.ID = scrubID(red, c.JSONRPC.ID)
 	c.JSONRPC.ResponseID = scrubID(red, c.JSONRPC.ResponseID)
 	c.JSONRPC.ErrorName = s(c.JSONRPC.ErrorName)
@@ -394,15 +394,22 @@ const IDNotUTF8 = "id-not-utf8"
 
 // utf8ID returns id as it can be recorded: a string id that is not UTF-8
 // with U+FFFD for each run of bytes that are not, and a warning (appended to ws)
-// that says which id (the request's, the response's) and its bytes.
-func utf8ID(id wire.ID, which string, ws []Warning) (wire.ID, []Warning) {
+// that says which id (the request's, the response's) and its bytes. The
+// bytes are not given when red masks a credential in the id: in hex they
+// would carry it past the redaction of the id itself (scrubID).
+func utf8ID(red *Redactor, id wire.ID, which string, ws []Warning) (wire.ID, []Warning) {
 	raw := id.Raw()
 	if !id.IsString() || utf8.Valid(raw) {
 		return id, ws
 	}
+	fixed := wire.IDFromRaw([]byte(strings.ToValidUTF8(string(raw), "\ufffd")))
+	bytesAs := fmt.Sprintf("its bytes as sent were %x", raw)
+	if v, ok := wire.StringValue(fixed.Raw()); !ok || red.Scrub(v) != v {
+		bytesAs = "its bytes as sent are not given, since it holds a credential (redacted in the id)"
+	}
 	ws = append(ws, Warning{Code: IDNotUTF8, Message: fmt.Sprintf(
-		"the %s id is not UTF-8 (JSON text must be UTF-8, RFC 8259 §8.1): its bytes as sent were %x; it is recorded with U+FFFD in place of the bytes that are not", which, raw)})
-	return wire.IDFromRaw([]byte(strings.ToValidUTF8(string(raw), "\ufffd"))), ws
+		"the %s id is not UTF-8 (JSON text must be UTF-8, RFC 8259 §8.1): %s; it is recorded with U+FFFD in place of the bytes that are not", which, bytesAs)})
+	return fixed, ws
 }
 
 // scrubID scrubs a string id; numbers and null are kept.
