@@ -1,0 +1,44 @@
+package classify
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// BenchmarkClassifyProper is Classify of the article's small responses
+// (BenchmarkClassifySeedSmall) without the allocation: the same reading
+// and writing, into a Result and room that the loop reuses. With
+// BenchmarkResultAlloc and the allocation of each verdict's size, it says
+// how much of the allocating Classify is the classification proper.
+func BenchmarkClassifyProper(b *testing.B) {
+	for _, tc := range []struct{ name, body string }{
+		{"success", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`},
+		{"jsonrpc_error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`},
+		{"tool_error", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"failed"}],"isError":true}}`},
+		{"input_required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`},
+		{"legacy", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":false}}`},
+	} {
+		ex := &Exchange{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(tc.body), ID: wire.IntID(1)}
+		c := &Classifier{}
+		b.Run(tc.name, func(b *testing.B) {
+			var s resultError
+			var in inputStore
+			var w [1]Warning
+			b.ReportAllocs()
+			for b.Loop() {
+				ct, ok := c.shaped(ex)
+				var f fastFacts
+				if !ok || !c.fastScan(ex, ex.BodyBytes, false, "tools/call", Protocol2026, &f) {
+					b.Fatal("not the fast path")
+				}
+				s.r = Result{Warnings: w[:0:1]}
+				f.env.store, f.inStore = &s.st, &in
+				s.r.start(ex)
+				s.r.ContentType, s.r.BodyBytes = ct, int64(len(ex.BodyBytes))
+				c.fastApply(&s.r, ex, ex.BodyBytes, false, &f)
+			}
+		})
+	}
+}
