@@ -60,9 +60,11 @@ func TestProbeCommandHealthy(t *testing.T) {
 }
 
 // TestProbeCommandFinding: against a server that answers tools/call under
-// another id (serve --scenario sse.wrong_id), the probe says FAIL
-// probe.answer-shape with the probes as evidence, and exits 1. The rules
-// about what the answer must be do not judge a broken answer.
+// another id on its event stream (serve --scenario sse.wrong_id), the probe
+// says FAIL probe.id-type with the probes and both ids as evidence, and
+// exits 1 (the stream's other id is the record's responseId, as for a JSON
+// body). The rules about what the answer must be do not judge an answer to
+// another request.
 func TestProbeCommandFinding(t *testing.T) {
 	u, _ := startServe(t, serveOptions{scenario: "sse.wrong_id"})
 	var stdout, stderr bytes.Buffer
@@ -70,7 +72,7 @@ func TestProbeCommandFinding(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "\nFAIL probe.answer-shape (must): probe 0 ") || !strings.Contains(stdout.String(), "INVALID_ENVELOPE") ||
+	if !strings.Contains(stdout.String(), "\nFAIL probe.id-type (must): probe 0 ") || !strings.Contains(stdout.String(), "(id 2): sent id 2 (number), the answer's id is 1002 (number)") ||
 		strings.Count(stdout.String(), "\nFAIL ") != 1 {
 		t.Errorf("report:\n%s", stdout.String())
 	}
@@ -123,9 +125,9 @@ func TestProbeCommandFinding(t *testing.T) {
 			ruleFailed = append(ruleFailed, f)
 		}
 	}
-	if suites.Tests <= len(rep.Checks) || len(ruleFailed) != 1 || !strings.HasPrefix(ruleFailed[0], "probe.answer-shape: probe 0 ") ||
-		suites.Failures != len(failed) || !slices.Contains(failed, "echo probe.answer-shape: "+strings.TrimPrefix(ruleFailed[0], "probe.answer-shape: ")) {
-		t.Errorf("--junit: %d tests, %d failures %q, want more than %d tests, probe.answer-shape failed, and for tool echo", suites.Tests, suites.Failures, failed, len(rep.Checks))
+	if suites.Tests <= len(rep.Checks) || len(ruleFailed) != 1 || !strings.HasPrefix(ruleFailed[0], "probe.id-type: probe 0 ") ||
+		suites.Failures != len(failed) || !slices.ContainsFunc(failed, func(f string) bool { return strings.HasPrefix(f, "echo probe.id-type: probe 0 ") }) {
+		t.Errorf("--junit: %d tests, %d failures %q, want more than %d tests, probe.id-type failed, and for tool echo", suites.Tests, suites.Failures, failed, len(rep.Checks))
 	}
 }
 
