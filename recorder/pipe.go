@@ -8,7 +8,9 @@ import (
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
-// pipeBudget bounds the bytes a pipe holds that its reader has not taken yet.
+// pipeBudget bounds the memory a pipe holds that its reader has not taken
+// yet: the chunks' buffers and their entries in the queue (chunkCost), not
+// only their bytes, so that a response in tiny flushes is bounded as well.
 // The forwarding path only waits for the classifier when it lags this far
 // behind, which on a working machine does not happen: classifying is far
 // faster than any network.
@@ -29,7 +31,8 @@ type pipe struct {
 	mu     sync.Mutex
 	cond   sync.Cond
 	chunks []pipeChunk
-	queued int
+	queued int   // bytes queued and not read yet
+	cost   int   // the memory of the chunks queued (chunkCost each), for pipeBudget
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
 
@@ -52,6 +55,12 @@ type pipeChunk struct {
 	at time.Duration
 }
 
+// chunkCost is the memory a queued chunk holds: its buffer and its entry
+// in the queue (a pipeChunk, 32 bytes). A 1-byte flush costs 40 bytes
+// (an 8-byte allocation), so that counting bytes alone let 1-byte flushes
+// queue 40 times pipeBudget while the reader lagged (TestPipeMemoryBound).
+func chunkCost(b []byte) int { return cap(b) + 32 }
+
 func newPipe() *pipe {
 	p := &pipe{}
 	p.cond.L = &p.mu
@@ -66,7 +75,7 @@ func (p *pipe) write(b []byte, at time.Duration) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.queued >= pipeBudget && !p.done && p.err == nil {
+	for p.full() && !p.done && p.err == nil {
 		p.cond.Wait()
 	}
 	if p.done || p.err != nil {
@@ -75,8 +84,13 @@ func (p *pipe) write(b []byte, at time.Duration) {
 	}
 	p.chunks = append(p.chunks, pipeChunk{b: b, at: at})
 	p.queued += len(b)
+	p.cost += chunkCost(b)
 	p.cond.Broadcast()
 }
+
+// full reports that the chunks queued hold pipeBudget of memory: write
+// waits for the reader. Called with mu held.
+func (p *pipe) full() bool { return p.cost >= pipeBudget }
 
 // buffered returns the bytes queued and not read yet.
 func (p *pipe) buffered() int {
@@ -112,7 +126,7 @@ func (p *pipe) stop() {
 	if p.lent != nil {
 		putChunk(p.lent)
 	}
-	p.chunks, p.queued, p.off, p.held, p.lent = nil, 0, 0, false, nil
+	p.chunks, p.queued, p.cost, p.off, p.held, p.lent = nil, 0, 0, 0, false, nil
 	p.cond.Broadcast()
 }
 
@@ -146,6 +160,7 @@ func (p *pipe) take(head []byte, n int) (recycle []byte) {
 		if !p.held {
 			recycle = p.chunks[0].b
 		}
+		p.cost -= chunkCost(p.chunks[0].b)
 		p.chunks[0] = pipeChunk{}
 		p.chunks = p.chunks[1:]
 		p.off, p.held = 0, false
