@@ -709,13 +709,20 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 				}
 			}
 		}
+		clientBad := s.clientBad
 		s.mu.Unlock()
 		if p == nil {
-			reason := fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String())
+			outcome, reason := classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String())
+			if _, isErr := wire.Field(trimmed, "error"); isErr && m.ID.IsNull() && clientBad > 0 {
+				// The answer JSON-RPC 2.0 §5 asks for to a message the
+				// server could not read: the client's line has its record
+				// (onClientNoise); the server did right.
+				outcome, reason = classify.JSONRPCError, "an error response of id null, the server's answer (JSON-RPC 2.0 §5) to a line the client wrote that is not a JSON-RPC message (recorded before it)"
+			}
 			if batch != nil {
 				reason = fmt.Sprintf("message %d of a batch line of the server's stdout: %s", batch.index+1, reason)
 			}
-			s.orphan(line, classify.InvalidEnvelope, reason)
+			s.orphan(line, outcome, reason)
 			return
 		}
 		if batch != nil {

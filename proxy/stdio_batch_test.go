@@ -152,3 +152,31 @@ func TestStdioClientBatchNotJSONRPC(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioNullIDAnswerToClientNoise: a server that answers the client's
+// line that is not a JSON-RPC message with an error of id null, as
+// JSON-RPC 2.0 §5 asks, did right: its answer is recorded as that
+// (JSONRPC_ERROR saying so), not as INVALID_ENVELOPE "a response for id
+// null, which no pending request has", which blamed the server's envelope.
+func TestStdioNullIDAnswerToClientNoise(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1", stdioScriptNullIDEnv+"=1")})
+	if _, err := io.WriteString(run.in, "hello server\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := run.out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":null`) {
+		t.Fatalf("the client received %q, %v; want the server's error of id null", line, err)
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", "echo")}), "")
+	if want := scriptedAnswer("2", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.in.Close()
+	run.wait(t)
+	r := waitRecord(t, run.sink, "for the id-null answer", func(r *record.Record) bool {
+		return strings.Contains(r.Reason, "id null") && r.Tool == "" && r.Outcome != classify.MalformedJSON
+	})
+	if r.Outcome != classify.JSONRPCError || !strings.Contains(r.Reason, "the server's answer (JSON-RPC 2.0 §5) to a line the client wrote") {
+		t.Errorf("the server's id-null answer to the client's bad line: %s (%s), want %s saying it answers the client's line", r.Outcome, r.Reason, classify.JSONRPCError)
+	}
+}

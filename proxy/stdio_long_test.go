@@ -21,6 +21,10 @@ import (
 // knows every byte the client must receive).
 const stdioScriptEnv = "MCPDIAG_TEST_STDIO_SCRIPT"
 
+// stdioScriptNullIDEnv makes the scripted server answer a line it cannot
+// read (no id) with a parse error of id null.
+const stdioScriptNullIDEnv = "MCPDIAG_TEST_STDIO_SCRIPT_NULLID"
+
 func runScriptedStdio() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
@@ -33,6 +37,12 @@ func runScriptedStdio() {
 			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+			if os.Getenv(stdioScriptNullIDEnv) == "1" {
+				// As JSON-RPC 2.0 §5 asks: an error of id null for a
+				// message the server could not read.
+				out.WriteString(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
+				out.Flush()
+			}
 			continue
 		}
 		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
