@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ type Exchange struct {
 	reqBytes    atomic.Int64
 	reqErr      error         // reading the client's body failed
 	memBody     io.ReadCloser // the body passed on when reqBody is all of it
+	continued   bool          // the server answered the client's Expect: 100-continue (begin read the body)
 	protocol    string
 	client      string
 	session     string
@@ -286,6 +288,9 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 		ex.url = r.URL.RequestURI()
 	}
 	if r.Body != nil && r.Body != http.NoBody {
+		// Reading the body makes the server send an Expect:
+		// 100-continue client its 100 Continue.
+		ex.continued = r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
 		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse)
 		if ex.reqComplete {
 			// Read to its end: close it now, as the server would when the

@@ -44,6 +44,12 @@ func (rw *responseWriter) WriteHeader(code int) {
 }
 
 func (rw *responseWriter) writeHeader(code int) {
+	if code == http.StatusContinue && !rw.wroteHeader && rw.ex.continued {
+		// The server sent the client its 100 Continue when the recorder
+		// read the body: the upstream's, passed on, would be a second one
+		// that a client talking to the upstream does not get.
+		return
+	}
 	if rw.wroteHeader || rw.ex.hijacked || code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		// 1xx responses pass through; a second final status is net/http's
 		// to complain about.
