@@ -139,6 +139,7 @@ type stdioProxy struct {
 	orphanPast map[classify.Outcome]int64 // lines past maxOrphanRecords
 	clientBad  int64                      // client lines that are not JSON-RPC messages
 	clientRec  int64                      // … of them recorded one by one
+	clientOwed int64                      // … of them no id-null error of the server answered yet
 	records    int64
 	lost       int64 // records the sink refused
 	killAfter  bool  // kill the server once the current request line reached it
@@ -454,6 +455,7 @@ func (s *stdioProxy) onClientNoise(line []byte, batch *stdioBatch) {
 	}
 	s.mu.Lock()
 	s.clientBad++
+	s.clientOwed++
 	if s.clientRec >= maxNoiseRecords {
 		s.mu.Unlock()
 		return
@@ -709,11 +711,16 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 				}
 			}
 		}
-		clientBad := s.clientBad
+		owed := false
+		if _, isErr := wire.Field(trimmed, "error"); p == nil && isErr && m.ID.IsNull() && s.clientOwed > 0 {
+			// One error of id null per such line of the client.
+			s.clientOwed--
+			owed = true
+		}
 		s.mu.Unlock()
 		if p == nil {
 			outcome, reason := classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String())
-			if _, isErr := wire.Field(trimmed, "error"); isErr && m.ID.IsNull() && clientBad > 0 {
+			if owed {
 				// The answer JSON-RPC 2.0 §5 asks for to a message the
 				// server could not read: the client's line has its record
 				// (onClientNoise); the server did right.

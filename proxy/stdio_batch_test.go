@@ -160,23 +160,39 @@ func TestStdioClientBatchNotJSONRPC(t *testing.T) {
 // null, which no pending request has", which blamed the server's envelope.
 func TestStdioNullIDAnswerToClientNoise(t *testing.T) {
 	t.Parallel()
-	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1", stdioScriptNullIDEnv+"=1")})
-	if _, err := io.WriteString(run.in, "hello server\n"); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := run.out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":null`) {
-		t.Fatalf("the client received %q, %v; want the server's error of id null", line, err)
-	}
-	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", "echo")}), "")
-	if want := scriptedAnswer("2", "echo"); got != want {
-		t.Fatalf("the client received %q, want %q", got, want)
-	}
-	run.in.Close()
-	run.wait(t)
-	r := waitRecord(t, run.sink, "for the id-null answer", func(r *record.Record) bool {
-		return strings.Contains(r.Reason, "id null") && r.Tool == "" && r.Outcome != classify.MalformedJSON
-	})
-	if r.Outcome != classify.JSONRPCError || !strings.Contains(r.Reason, "the server's answer (JSON-RPC 2.0 §5) to a line the client wrote") {
-		t.Errorf("the server's id-null answer to the client's bad line: %s (%s), want %s saying it answers the client's line", r.Outcome, r.Reason, classify.JSONRPCError)
+	for _, answers := range []int{1, 2} {
+		t.Run(fmt.Sprint(answers), func(t *testing.T) {
+			t.Parallel()
+			run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1", fmt.Sprintf("%s=%d", stdioScriptNullIDEnv, answers))})
+			if _, err := io.WriteString(run.in, "hello server\n"); err != nil {
+				t.Fatal(err)
+			}
+			for range answers {
+				if line, err := run.out.ReadString('\n'); err != nil || !strings.Contains(line, `"id":null`) {
+					t.Fatalf("the client received %q, %v; want the server's error of id null", line, err)
+				}
+			}
+			got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", "echo")}), "")
+			if want := scriptedAnswer("2", "echo"); got != want {
+				t.Fatalf("the client received %q, want %q", got, want)
+			}
+			run.in.Close()
+			run.wait(t)
+			var outcomes []classify.Outcome
+			for _, r := range run.sink.records(t) {
+				if strings.Contains(r.Reason, "id null") && r.Tool == "" && r.Outcome != classify.MalformedJSON {
+					outcomes = append(outcomes, r.Outcome)
+					if r.Outcome == classify.JSONRPCError && !strings.Contains(r.Reason, "the server's answer (JSON-RPC 2.0 §5) to a line the client wrote") {
+						t.Errorf("%s: %s", r.Outcome, r.Reason)
+					}
+				}
+			}
+			// The answer to the client's line is that; a second one answers
+			// nothing the client sent.
+			want := []classify.Outcome{classify.JSONRPCError, classify.InvalidEnvelope}[:answers]
+			if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+				t.Errorf("the records of the server's id-null errors: %v, want %v", outcomes, want)
+			}
+		})
 	}
 }

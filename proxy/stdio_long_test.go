@@ -22,7 +22,7 @@ import (
 const stdioScriptEnv = "MCPDIAG_TEST_STDIO_SCRIPT"
 
 // stdioScriptNullIDEnv makes the scripted server answer a line it cannot
-// read (no id) with a parse error of id null.
+// read (no id) with a parse error of id null ("1"), or with two ("2").
 const stdioScriptNullIDEnv = "MCPDIAG_TEST_STDIO_SCRIPT_NULLID"
 
 func runScriptedStdio() {
@@ -37,12 +37,12 @@ func runScriptedStdio() {
 			} `json:"params"`
 		}
 		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
-			if os.Getenv(stdioScriptNullIDEnv) == "1" {
-				// As JSON-RPC 2.0 §5 asks: an error of id null for a
-				// message the server could not read.
+			// As JSON-RPC 2.0 §5 asks: an error of id null for a message
+			// the server could not read ("2": twice, one too many).
+			for range map[string]int{"1": 1, "2": 2}[os.Getenv(stdioScriptNullIDEnv)] {
 				out.WriteString(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
-				out.Flush()
 			}
+			out.Flush()
 			continue
 		}
 		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
