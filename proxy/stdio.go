@@ -724,7 +724,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 				// The answer JSON-RPC 2.0 §5 asks for to a message the
 				// server could not read: the client's line has its record
 				// (onClientNoise); the server did right.
-				outcome, reason = classify.JSONRPCError, "an error response of id null, the server's answer (JSON-RPC 2.0 §5) to a line the client wrote that is not a JSON-RPC message (recorded before it)"
+				outcome, reason = classify.JSONRPCError, "an error response of id null, the server's answer (JSON-RPC 2.0 §5) to a line the client wrote that is not a JSON-RPC message (recorded before it, or past 1,000 such lines counted in the summary record)"
 			}
 			if batch != nil {
 				reason = fmt.Sprintf("message %d of a batch line of the server's stdout: %s", batch.index+1, reason)
