@@ -789,7 +789,9 @@ func RedactURL(raw string) string { return Default.URL(raw) }
 //
 // The excerpt is cut at a UTF-8 boundary, and a trailing prefix (4 bytes or
 // more) of a registered secret is cut too, so a body captured up to a limit
-// cannot leak part of a secret. Bytes that are not UTF-8 become U+FFFD. To
+// cannot leak part of a secret. Each byte that is not part of UTF-8 becomes
+// U+FFFD, as encoding/json decodes it, so that a member name or string of
+// the excerpt reads as it did in the body. To
 // bound the work, a body larger than 4×limit is first cut to 4×limit and is
 // then redacted as text, not as JSON.
 func (r *Redactor) Body(b []byte, limit int) (excerpt string, truncated bool) {
@@ -818,7 +820,7 @@ func (r *Redactor) Body(b []byte, limit int) (excerpt string, truncated bool) {
 	default:
 		out = r.redactText(b)
 	}
-	s := strings.ToValidUTF8(string(out), "\uFFFD")
+	s := validUTF8(out)
 	if len(s) > limit {
 		cut := limit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -827,6 +829,27 @@ func (r *Redactor) Body(b []byte, limit int) (excerpt string, truncated bool) {
 		s, truncated = s[:cut], true
 	}
 	return r.trimSecretPrefix(s), truncated || precut
+}
+
+// validUTF8 returns b as a string with each byte that is not part of a
+// UTF-8 sequence replaced by U+FFFD: one replacement per byte, as
+// encoding/json decodes them (strings.ToValidUTF8 would make one of a run,
+// and a decoder of the excerpt would read another member name).
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return string(out)
 }
 
 // RedactBody returns a redacted excerpt of b with the Default redactor.
