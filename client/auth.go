@@ -528,7 +528,7 @@ func (a *authState) obtain(ctx context.Context, asm *oauthex.AuthServerMeta, iss
 		}
 		return a.clientCredentials(ctx, asm, issuer, resource, reg, scopes, stepUp)
 	}
-	cb, err := newCallback(a.opts.RedirectURI)
+	cb, err := a.callbackFor(issuer)
 	if err != nil {
 		return &AuthFailure{Step: StepAuthorize, Reason: "the loopback redirect listener: " + err.Error(),
 			Rule: "RFC 8252 §7.3: a native client receives the code on a loopback redirect URI"}
@@ -539,6 +539,25 @@ func (a *authState) obtain(ctx context.Context, asm *oauthex.AuthServerMeta, iss
 		return f
 	}
 	return a.authorizationCode(ctx, asm, issuer, resource, reg, scopes, stepUp, cb)
+}
+
+// callbackFor opens the loopback redirect listener for an authorization
+// with issuer: the caller's --redirect-uri; else the redirect URI of the
+// client already registered dynamically with issuer (a step-up, a new
+// authorization after a refused refresh, a registration kept in the token
+// store), so that its registration is used again rather than a new one made
+// for a new port; else, or when that port is taken now, a new port (and
+// then a new registration).
+func (a *authState) callbackFor(issuer string) (*callback, error) {
+	if a.opts.RedirectURI != "" {
+		return newCallback(a.opts.RedirectURI)
+	}
+	if reg, ok := a.regs[issuer]; ok && reg.Method == "dynamic" && reg.RedirectURI != "" {
+		if cb, err := newCallback(reg.RedirectURI); err == nil {
+			return cb, nil
+		}
+	}
+	return newCallback("")
 }
 
 // union returns a ∪ b, a's order first.

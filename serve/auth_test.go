@@ -150,3 +150,52 @@ func TestReauthorizedRequestHasNewID(t *testing.T) {
 		}
 	}
 }
+
+// TestStepUpRegistersOnce: a step-up (403 insufficient_scope) reuses the
+// client registered for the first authorization with the same issuer: one
+// RFC 7591 registration in the chain, and the step-up's authorization
+// request and token request name the client_id it returned. Before, each
+// authorization listened on a new loopback port, so the registered
+// redirect URI differed and the client registered again on every step-up.
+func TestStepUpRegistersOnce(t *testing.T) {
+	_, base := start(t, serve.Options{Seed: 1})
+	e, _ := faults.Lookup("auth.step_up")
+	call := callEntry(t, base+"/s/auth.step_up/mcp", e, 10*time.Second)
+	if call.Outcome != e.ExpectedOutcome {
+		t.Fatalf("outcome %s", call.Outcome)
+	}
+	var regs, stepUps int
+	var clientIDs []string
+	for _, ex := range call.Exchanges {
+		if ex.Auth == nil {
+			continue
+		}
+		switch ex.Auth.Step {
+		case client.StepRegistration:
+			regs++
+		case client.StepAuthorize, client.StepToken:
+			clientIDs = append(clientIDs, ex.Auth.ClientID)
+			if ex.Auth.StepUp > 0 {
+				stepUps++
+			}
+		}
+	}
+	if regs != 1 || stepUps == 0 {
+		t.Errorf("%d registration(s) and %d step-up exchange(s) in the chain, want 1 registration and a step-up", regs, stepUps)
+	}
+	for _, id := range clientIDs {
+		if id == "" || id != clientIDs[0] {
+			t.Errorf("client ids %q in the authorization and token requests, want one", clientIDs)
+			break
+		}
+	}
+	n := 0
+	for _, l := range readLog(t, base, "") {
+		if l.rec.Auth != nil && l.rec.Auth.Step == "registration" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the authorization server logged %d registrations, want 1", n)
+	}
+}
