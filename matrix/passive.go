@@ -290,25 +290,34 @@ func (p *Passive) WriteJUnit(w io.Writer) error {
 // its connection failed (a cut response, a dropped connection) and then
 // retries on it, so a connection whose first request comes right after an
 // exchange of the same client and endpoint that a client retries
-// (retriedElsewhere) continues that exchange's trace; after any other
-// answer, a new connection starts a new trace. Records without a connection (written before Conn existed)
+// (retriedElsewhere), and is that request again (the same method, tool and
+// arguments: sameRequest), continues that exchange's trace; after any other
+// answer, or with another request first, a new connection starts a new
+// trace. Another request first is more likely another run of the client
+// (a client's long-lived stream, such as subscriptions/listen, is cut when
+// it exits, and the next run starts with server/discover): joined to the
+// first run's trace, its requests, which repeat the first run's ids, read
+// as re-sent requests. Records without a connection (written before Conn existed)
 // are one trace per client and endpoint, as they were.
 type connLanes struct {
-	byConn map[string]string // client, endpoint and connection → trace key
-	last   map[string]string // client and endpoint → the trace of its latest record
-	failed map[string]bool   // client and endpoint → its latest record failed
-	labels map[string]string // trace key → its label
+	byConn map[string]string         // client, endpoint and connection → trace key
+	last   map[string]string         // client and endpoint → the trace of its latest record
+	failed map[string]*record.Record // client and endpoint → its latest record, when a client retries it
+	labels map[string]string         // trace key → its label
 }
 
 // trace returns the trace key and the label (", conn ID", or ", URL" without a connection) of r, a
 // record of the client and endpoint base.
 func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 	if c.byConn == nil {
-		c.byConn, c.last, c.failed, c.labels = map[string]string{}, map[string]string{}, map[string]bool{}, map[string]string{}
+		c.byConn, c.last, c.failed, c.labels = map[string]string{}, map[string]string{}, map[string]*record.Record{}, map[string]string{}
 	}
 	defer func() {
 		c.last[base] = key
-		c.failed[base] = retriedElsewhere(r)
+		c.failed[base] = nil
+		if retriedElsewhere(r) {
+			c.failed[base] = r
+		}
 	}()
 	if r.Conn == "" {
 		if r.URL == "" {
@@ -320,7 +329,7 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 		return key, c.labels[key]
 	}
 	key = base + " conn " + r.Conn
-	if prev, ok := c.last[base]; ok && c.failed[base] && prev != base+" no session" {
+	if prev, ok := c.last[base]; ok && sameRequest(c.failed[base], r) && prev != base+" no session" {
 		key = prev // a new connection after a failure: the client's retry
 	}
 	c.byConn[base+" "+r.Conn] = key
@@ -328,6 +337,12 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 		c.labels[key] = ", conn " + r.Conn
 	}
 	return key, c.labels[key]
+}
+
+// sameRequest reports whether r sends the request of failed again: the
+// same method, tool and arguments (its id may differ, and should).
+func sameRequest(failed, r *record.Record) bool {
+	return failed != nil && r.Method == failed.Method && r.Tool == failed.Tool && r.ArgsHash == failed.ArgsHash
 }
 
 // retriedElsewhere reports an exchange after which a client is expected to

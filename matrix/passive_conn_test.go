@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/matrix"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestFromRecordsConnections: sessionless records without a call id are
@@ -20,19 +21,31 @@ func TestFromRecordsConnections(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		first  req
+		next   req // the new connection's first request; echo when empty
 		traces int
 	}{
-		{"after a success", req{tool: "echo"}, 2},
-		{"after a tool error", req{tool: "echo", outcome: classify.ToolError}, 2},
-		{"after a cut stream", req{tool: "echo", outcome: classify.StreamIncomplete}, 1},
-		{"after no answer", req{tool: "echo", net: "connection reset by peer"}, 1},
-		{"after a 503", req{tool: "echo", status: 503, outcome: classify.HTTPError}, 1},
+		{"after a success", req{tool: "echo"}, req{}, 2},
+		{"after a tool error", req{tool: "echo", outcome: classify.ToolError}, req{}, 2},
+		{"after a cut stream", req{tool: "echo", outcome: classify.StreamIncomplete}, req{}, 1},
+		{"after no answer", req{tool: "echo", net: "connection reset by peer"}, req{}, 1},
+		{"after a 503", req{tool: "echo", status: 503, outcome: classify.HTTPError}, req{}, 1},
+		// Not the same request again: another client's (or another run's)
+		// first request, as a second MCP Inspector CLI process's
+		// server/discover after the first one's subscriptions/listen
+		// stream ended when it exited.
+		{"after a cut stream, another method", req{method: "subscriptions/listen", outcome: classify.StreamIncomplete, flags: record.Flags{record.FlagDC}}, req{method: "server/discover"}, 2},
+		{"after a cut stream, another tool", req{tool: "echo", outcome: classify.StreamIncomplete}, req{tool: "add"}, 2},
+		{"after a cut stream, other arguments", req{tool: "echo", args: `{"text":"a"}`, outcome: classify.StreamIncomplete}, req{tool: "echo", args: `{"text":"b"}`}, 2},
+		{"after a 503, the same arguments", req{tool: "echo", args: `{"text":"a"}`, status: 503, outcome: classify.HTTPError}, req{tool: "echo", args: `{"text":"a"}`}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			cp := newCapture(t)
 			cp.add(c.first)
-			cp.add(req{tool: "echo"})
+			if c.next.method == "" && c.next.tool == "" {
+				c.next = req{tool: "echo"}
+			}
+			cp.add(c.next)
 			cp.recs[0].Conn, cp.recs[1].Conn = "r-1", "r-2"
 			p := cp.judge()
 			if len(p.Traces) != c.traces {
