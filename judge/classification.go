@@ -3,12 +3,14 @@ package judge
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 var classificationRules = []Rule{
 	{
-		ID: "client.ran", Title: "the client ran the call: it sent a request to the server, and exited 0 unless the call failed",
-		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL; a client that sends nothing, or dies (an import error, a crash), has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
+		ID: "client.ran", Title: "the client ran the call: it sent a request to the server (in the era the case pins), and exited 0 unless the call failed",
+		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL, in the era MCP_PROTOCOL names when the case pins one; a client that sends nothing, or dies (an import error, a crash), or speaks another era than the pinned one, has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
 		Active:  true,
 		Applies: withClient,
 		Check: func(t *Trace) (bool, string) {
@@ -28,6 +30,11 @@ var classificationRules = []Rule{
 				bad = append(bad, "the client sent no request: the server saw nothing at its endpoint")
 			case n == 0:
 				bad = append(bad, fmt.Sprintf("the client sent no JSON-RPC request: %d POST(s) without a method and an id", len(t.Exchanges)))
+			}
+			if n > 0 {
+				if w := otherEra(t); w != "" {
+					bad = append(bad, w)
+				}
 			}
 			if c.ExitCode != 0 && !c.Killed && !exitExpected(t) {
 				bad = append(bad, fmt.Sprintf("it exited with code %d, but %s", c.ExitCode, callWords(t)))
@@ -129,4 +136,37 @@ func cut(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// otherEra says how the client ran a case that pins an era (MCP_PROTOCOL)
+// in another one: no request of the pinned era, and requests of another;
+// "" when it ran in the pinned era, the case pins none, or the requests do
+// not say their era. The case was then not tested in its era, whatever its
+// other rules found.
+func otherEra(t *Trace) string {
+	if t.Case == nil || t.Case.Protocol == "" {
+		return ""
+	}
+	pinModern := t.Case.Protocol >= wire.Protocol2026
+	var other []*Exchange
+	for _, x := range t.Exchanges {
+		if !x.IsRequest() {
+			continue
+		}
+		switch {
+		case pinModern && modern(x), !pinModern && legacy(x):
+			return ""
+		case pinModern && legacy(x), !pinModern && modern(x):
+			other = append(other, x)
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	era := wire.Protocol2026
+	if pinModern {
+		era = eraOf(other[0])
+	}
+	return fmt.Sprintf("the case pins %s (MCP_PROTOCOL), but the client sent no request of that era and %d in %s, the first %s: the case was not run in its era",
+		t.Case.Protocol, len(other), era, other[0].Label())
 }

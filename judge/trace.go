@@ -297,4 +297,7 @@ type Case struct {
 	// Holds reports a scenario that holds the response past Timeout (a hang
 	// or keep-alives only): the client must give up by itself.
 	Holds bool `json:"holds,omitempty"`
+	// Protocol is the era the case pins (the client was told it in
+	// MCP_PROTOCOL); "" when the client negotiates.
+	Protocol string `json:"protocol,omitempty"`
 }

@@ -137,3 +137,32 @@ func TestClassificationFromServersAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestPinnedEraNotRun: a case pinned to 2025-11-25 (MCP_PROTOCOL) that the
+// client ran in 2026-07-28 anyway (the test client speaks only 2026-07-28
+// and ignores MCP_PROTOCOL; serve's endpoint answers both eras) was not
+// run in its era: client.ran fails and says so, and the row does not pass.
+// Before, the row "on 2025-11-25" passed every rule, as if the client had
+// been tested on 2025-11-25. The same client on the unpinned case passes,
+// and the built-in client, which speaks the pinned era, passes the pinned
+// case.
+func TestPinnedEraNotRun(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	cases := append(selectCases(t, matrix.Era2025, "baseline", "errors.tool_error"), selectCases(t, matrix.Era2026, "baseline")...)
+	rep := run(t, matrix.Options{Cases: cases, Command: []string{bin}})
+	for _, name := range []string{"baseline@2025-11-25", "errors.tool_error@2025-11-25"} {
+		ch := checkOf(t, rep, name, "client.ran")
+		if ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "the case pins 2025-11-25 (MCP_PROTOCOL)") ||
+			!strings.Contains(ch.Evidence, "2026-07-28") {
+			t.Errorf("%s: client.ran %s: %s", name, ch.Verdict, ch.Evidence)
+		}
+	}
+	if ch := checkOf(t, rep, "baseline", "client.ran"); ch.Verdict != judge.Pass {
+		t.Errorf("baseline: client.ran %s: %s", ch.Verdict, ch.Evidence)
+	}
+	builtin := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2025, "baseline")})
+	for rule, where := range failedRules(builtin) {
+		t.Errorf("the built-in client on baseline@2025-11-25: %s failed in %v", rule, where)
+	}
+}
