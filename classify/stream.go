@@ -10,255 +10,327 @@ import (
 
 // stream classifies a text/event-stream response event by event. Memory is
 // bounded by the largest event, not by the stream.
+//
+// Its loop is small: the work of an event is streamEvent's, and the rare
+// paths (a skipped event, the end of the stream, the stops at an error)
+// are functions of their own, so that the frames under the fast path
+// (stream, streamEvent, fastToolCall, fastScan) stay small: the recorder
+// classifies on a goroutine that starts with a small stack, and a path
+// deeper than it copies the stack on every exchange.
 func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
-	sse := &SSEDetails{}
-	r.more().sse = sse
+	st := streamState{sse: &SSEDetails{}}
+	r.more().sse = st.sse
 	// Nothing of an event is kept past its use (the result copies what it
 	// keeps), so the reader's buffers can come from and go back to wire's
 	// pools.
 	rd := ex.Events
 	own := rd == nil
 	if own {
-		rd = wire.NewPooledSSEReader(body, c.maxSize())
-		rd.SetBudget(c.Budget)
+		rd = c.ownReader(body)
 	}
-	defer func() {
-		sse.Comments = rd.Comments
-		r.BodyBytes = rd.Bytes
-		if own {
-			rd.Recycle()
+	defer c.streamDone(r, rd, st.sse, own)
+	for {
+		data, typ, err := nextEvent(rd)
+		if err != nil {
+			if stop, serr := c.streamError(r, ex, rd, &st, err); stop {
+				return serr
+			}
+			continue
 		}
-	}()
-	var terminal bool
-	var otherID string
+		if stop, serr := c.streamEvent(r, ex, &st, data, typ); stop {
+			return serr
+		}
+	}
+}
+
+// ownReader is the event reader over body of a stream that was given none.
+//
+//go:noinline
+func (c *Classifier) ownReader(body io.Reader) *wire.SSEReader {
+	rd := wire.NewPooledSSEReader(body, c.maxSize())
+	rd.SetBudget(c.Budget)
+	return rd
+}
+
+// nextEvent is rd.Next's event data and type (the Event is this frame's,
+// not stream's).
+//
+//go:noinline
+func nextEvent(rd *wire.SSEReader) (data []byte, typ string, err error) {
+	ev, err := rd.Next()
+	return ev.Data, ev.Type, err
+}
+
+// streamState is what stream knows of the events so far.
+type streamState struct {
+	sse      *SSEDetails
+	terminal bool
+	otherID  string
 	// unread is an event before the response that was read through
 	// without being parsed and may have been the response: the verdict is
 	// then unknown, whatever follows.
-	var unread *NotClassifiedDetails
-	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther, warnedUnread := false, false, false, false, false, false
-	// The targets of errors.As live outside the loop: declared in it, they
-	// would be moved to the heap once per event.
+	unread                                                                         *NotClassifiedDetails
+	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther, warnedUnread bool
+}
+
+// streamDone notes what the reader counted, and recycles a reader stream
+// made itself.
+//
+//go:noinline
+func (c *Classifier) streamDone(r *Result, rd *wire.SSEReader, sse *SSEDetails, own bool) {
+	sse.Comments = rd.Comments
+	r.BodyBytes = rd.Bytes
+	if own {
+		rd.Recycle()
+	}
+}
+
+// streamError handles what Next returned instead of an event: an event
+// read through (the stream goes on) or the end of the stream. stop reports
+// that the classification is over (with err, stream's error).
+//
+//go:noinline
+func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st *streamState, err error) (stop bool, _ error) {
+	sse := st.sse
+	// The targets of errors.As are this function's: it runs once per
+	// skipped event and once at the end.
 	var skipped *wire.SkippedEventError
 	var unterminated *wire.UnterminatedEventError
-	for {
-		ev, err := rd.Next()
-		skipped, unterminated = nil, nil
-		if errors.As(err, &skipped) {
-			sse.Events++
-			sse.Skipped++
-			switch {
-			case terminal:
-				sse.AfterTerminal++
-				if !warnedAfter {
-					warnedAfter = true
-					r.warn(WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
-				}
-			case unread != nil:
-			default:
-				switch kind, id := c.skippedKind(ex, skipped.Head); kind {
-				case skippedNotResponse:
-					if !warnedUnread {
-						warnedUnread = true
-						r.warn(WarnEventNotRead, "event %d (%d bytes) was read through, not parsed: %s; it starts as a request or notification, not a response", sse.Events, skipped.Length, limitText(skippedDetails(skipped, sse.Events)))
-					}
-				case skippedOtherResponse:
-					if otherID == "" {
-						otherID = id
-					}
-					if !warnedOther {
-						warnedOther = true
-						r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, id, ex.ID.String())
-					}
-				default:
-					unread = skippedDetails(skipped, sse.Events)
-				}
-			}
-			continue
-		}
-		if err != nil {
-			switch {
-			case errors.As(err, &unterminated):
-				sse.Unterminated = true
-				sse.End = "unterminated-event"
-				if terminal {
-					if !warnedAfter {
-						r.warn(WarnMessageAfterTerminal, "the stream ends with an unterminated event after the response")
-					}
-					return nil
-				}
-				if unread != nil {
-					return c.notClassified(r, unread)
-				}
-				r.Outcome = StreamIncomplete
-				r.Reason = "the stream ended inside an event that lacks its terminating blank line (WHATWG: an unterminated event is not dispatched)"
-				switch {
-				case unterminated.Skipped:
-					r.Reason += "; that event was over the classifier's limit, and it is not delivered whatever it held"
-				case c.wouldBeResponse(ex, unterminated.Data):
-					r.Reason += "; that event held the response, which a conformant client never sees"
-				}
-				return nil
-			case err == io.EOF:
-				sse.End = "eof"
-			default:
-				sse.End = "error: " + err.Error()
-			}
-			if terminal {
-				return nil
-			}
-			if unread != nil {
-				return c.notClassified(r, unread)
-			}
-			if otherID != "" {
-				r.Outcome = InvalidEnvelope
-				r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), otherID)
-				if r.JSONRPC == nil {
-					// The other id as a fact (a record's responseId), as
-					// for a JSON body answering with another id.
-					r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(otherID))}
-				}
-				return nil
-			}
-			r.Outcome = StreamIncomplete
-			switch {
-			case sse.End != "eof":
-				r.Reason = "the stream broke before the response arrived: " + err.Error()
-			case rd.Bytes == 0:
-				r.Reason = "the event stream is empty: it ended before any event"
-			case sse.Events == 0 && rd.Comments > 0:
-				r.Reason = fmt.Sprintf("the stream carried only comments (%d keep-alives) and ended before the response", rd.Comments)
-			default:
-				r.Reason = fmt.Sprintf("the stream ended after %d event(s) without the response", sse.Events)
-			}
-			return nil
-		}
+	if errors.As(err, &skipped) {
 		sse.Events++
-		if terminal {
+		sse.Skipped++
+		switch {
+		case st.terminal:
 			sse.AfterTerminal++
-			if !warnedAfter {
-				warnedAfter = true
+			if !st.warnedAfter {
+				st.warnedAfter = true
 				r.warn(WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
 			}
-			continue
-		}
-		if unread != nil {
-			// No verdict can come from here on; server requests are still
-			// handed on (a client must answer them), and the stream is
-			// read to its end, or to the response for a client.
-			if c.afterUnread(ex, ev.Data, sse) {
-				sse.End = "stopped-at-terminal"
-				return c.notClassified(r, unread)
-			}
-			continue
-		}
-		if ev.Type != "" && ev.Type != "message" {
-			if !warnedType {
-				warnedType = true
-				r.warn(WarnUnknownEventType, "event %d has type %q and was ignored", sse.Events, ev.Type)
-			}
-			continue
-		}
-		if len(ev.Data) == 0 {
-			if r.Protocol == Protocol2026 && !warnedEmpty {
-				warnedEmpty = true
-				r.warn(WarnEmptyEvent, "event %d has empty data", sse.Events)
-			}
-			continue
-		}
-		if !c.noFastPath && c.fastToolCall(r, ex, ev.Data, true) {
-			// The response, judged in one pass as the general path below
-			// would judge it.
-			terminal = true
-			sse.Terminal = true
-			sse.TerminalEvent = sse.Events
-			if c.StopAtTerminal {
-				sse.End = "stopped-at-terminal"
-				return nil
-			}
-			continue
-		}
-		if !wire.Valid(ev.Data) {
-			r.Outcome = MalformedJSON
-			r.Reason = fmt.Sprintf("the data of event %d is not valid JSON", sse.Events)
-			sse.End = "stopped-at-error"
-			return nil
-		}
-		if wire.Kind(ev.Data) != '{' {
-			r.Outcome = InvalidEnvelope
-			if wire.Kind(ev.Data) == '[' {
-				r.Reason = fmt.Sprintf("event %d holds a JSON array (a batch); MCP messages are single objects", sse.Events)
-			} else {
-				r.Reason = fmt.Sprintf("event %d holds JSON that is not an object", sse.Events)
-			}
-			sse.End = "stopped-at-error"
-			return nil
-		}
-		env := scanEnvelope(ev.Data)
-		switch {
-		case env.hasMethod && !env.hasResult && !env.hasError:
-			if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
-				r.Outcome = InvalidEnvelope
-				r.Reason = fmt.Sprintf("event %d carries a message without jsonrpc \"2.0\"", sse.Events)
-				sse.End = "stopped-at-error"
-				return nil
-			}
-			if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
-				sse.Requests++
-				if c.OnServerRequest != nil {
-					c.OnServerRequest(ev.Data)
-				}
-				if r.Protocol == Protocol2026 && !warnedRequest {
-					warnedRequest = true
-					m, _ := wire.StringValue(env.method)
-					r.warn(WarnServerRequestOnStream, "event %d is a server request (%s)", sse.Events, m)
-				}
-				continue
-			}
-			sse.Notifications++
-			switch {
-			case wire.StringIs(env.method, "notifications/progress"):
-				sse.Progress++
-			case wire.StringIs(env.method, "notifications/message"):
-				sse.Messages++
-			}
-			continue
-		case env.hasResult || env.hasError:
-			id := wire.IDFromRaw(env.id)
-			idAbsent := !env.hasID || id.IsNull()
-			matches := ex.ID.IsZero() || (!idAbsent && id.Equal(ex.ID)) || (idAbsent && env.hasError)
-			if !matches {
-				if otherID == "" {
-					otherID = string(env.id)
-					if idAbsent {
-						otherID = "null"
-					}
-				}
-				// Once per stream: a hostile server must not grow the
-				// result with every event.
-				if !warnedOther {
-					warnedOther = true
-					r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, otherID, ex.ID.String())
-				}
-				continue
-			}
-			terminal = true
-			sse.Terminal = true
-			sse.TerminalEvent = sse.Events
-			c.response(r, ex, env)
-			if c.KeepResponse {
-				r.more().response = append([]byte(nil), ev.Data...)
-			}
-			if c.StopAtTerminal {
-				sse.End = "stopped-at-terminal"
-				return nil
-			}
+		case st.unread != nil:
 		default:
-			r.Outcome = InvalidEnvelope
-			r.Reason = fmt.Sprintf("event %d is JSON but not a JSON-RPC message (no method, result or error)", sse.Events)
-			sse.End = "stopped-at-error"
-			return nil
+			switch kind, id := c.skippedKind(ex, skipped.Head); kind {
+			case skippedNotResponse:
+				if !st.warnedUnread {
+					st.warnedUnread = true
+					r.warn(WarnEventNotRead, "event %d (%d bytes) was read through, not parsed: %s; it starts as a request or notification, not a response", sse.Events, skipped.Length, limitText(skippedDetails(skipped, sse.Events)))
+				}
+			case skippedOtherResponse:
+				if st.otherID == "" {
+					st.otherID = id
+				}
+				if !st.warnedOther {
+					st.warnedOther = true
+					r.warn(WarnResponseForOtherID, "event %d is a response for id %s, not %s; skipped", sse.Events, id, ex.ID.String())
+				}
+			default:
+				st.unread = skippedDetails(skipped, sse.Events)
+			}
 		}
+		return false, nil
 	}
+	switch {
+	case errors.As(err, &unterminated):
+		sse.Unterminated = true
+		sse.End = "unterminated-event"
+		if st.terminal {
+			if !st.warnedAfter {
+				r.warn(WarnMessageAfterTerminal, "the stream ends with an unterminated event after the response")
+			}
+			return true, nil
+		}
+		if st.unread != nil {
+			return true, c.notClassified(r, st.unread)
+		}
+		r.Outcome = StreamIncomplete
+		r.Reason = "the stream ended inside an event that lacks its terminating blank line (WHATWG: an unterminated event is not dispatched)"
+		switch {
+		case unterminated.Skipped:
+			r.Reason += "; that event was over the classifier's limit, and it is not delivered whatever it held"
+		case c.wouldBeResponse(ex, unterminated.Data):
+			r.Reason += "; that event held the response, which a conformant client never sees"
+		}
+		return true, nil
+	case err == io.EOF:
+		sse.End = "eof"
+	default:
+		sse.End = "error: " + err.Error()
+	}
+	if st.terminal {
+		return true, nil
+	}
+	if st.unread != nil {
+		return true, c.notClassified(r, st.unread)
+	}
+	if st.otherID != "" {
+		r.Outcome = InvalidEnvelope
+		r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), st.otherID)
+		if r.JSONRPC == nil {
+			// The other id as a fact (a record's responseId), as
+			// for a JSON body answering with another id.
+			r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(st.otherID))}
+		}
+		return true, nil
+	}
+	r.Outcome = StreamIncomplete
+	switch {
+	case sse.End != "eof":
+		r.Reason = "the stream broke before the response arrived: " + err.Error()
+	case rd.Bytes == 0:
+		r.Reason = "the event stream is empty: it ended before any event"
+	case sse.Events == 0 && rd.Comments > 0:
+		r.Reason = fmt.Sprintf("the stream carried only comments (%d keep-alives) and ended before the response", rd.Comments)
+	default:
+		r.Reason = fmt.Sprintf("the stream ended after %d event(s) without the response", sse.Events)
+	}
+	return true, nil
+}
+
+// streamEvent classifies the next dispatched event (its data and type);
+// stop reports that the classification is over (with err, stream's
+// error).
+//
+//go:noinline
+func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data []byte, typ string) (stop bool, err error) {
+	sse := st.sse
+	sse.Events++
+	if st.terminal {
+		sse.AfterTerminal++
+		if !st.warnedAfter {
+			st.warnedAfter = true
+			warnEvent(r, WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
+		}
+		return false, nil
+	}
+	if st.unread != nil {
+		// No verdict can come from here on; server requests are still
+		// handed on (a client must answer them), and the stream is
+		// read to its end, or to the response for a client.
+		if c.afterUnread(ex, data, sse) {
+			sse.End = "stopped-at-terminal"
+			return true, c.notClassified(r, st.unread)
+		}
+		return false, nil
+	}
+	if typ != "" && typ != "message" {
+		if !st.warnedType {
+			st.warnedType = true
+			r.warnText(WarnUnknownEventType, fmt.Sprintf("event %d has type %q and was ignored", sse.Events, typ))
+		}
+		return false, nil
+	}
+	if len(data) == 0 {
+		if r.Protocol == Protocol2026 && !st.warnedEmpty {
+			st.warnedEmpty = true
+			warnEvent(r, WarnEmptyEvent, "event %d has empty data", sse.Events)
+		}
+		return false, nil
+	}
+	if !c.noFastPath && c.fastToolCall(r, ex, data, true) {
+		// The response, judged in one pass as the general path below
+		// would judge it.
+		st.terminal = true
+		sse.Terminal = true
+		sse.TerminalEvent = sse.Events
+		if c.StopAtTerminal {
+			sse.End = "stopped-at-terminal"
+			return true, nil
+		}
+		return false, nil
+	}
+	if !wire.Valid(data) {
+		return true, stopEvent(r, MalformedJSON, "the data of event %d is not valid JSON", sse)
+	}
+	if wire.Kind(data) != '{' {
+		if wire.Kind(data) == '[' {
+			return true, stopEvent(r, InvalidEnvelope, "event %d holds a JSON array (a batch); MCP messages are single objects", sse)
+		}
+		return true, stopEvent(r, InvalidEnvelope, "event %d holds JSON that is not an object", sse)
+	}
+	return c.streamMessage(r, ex, st, data)
+}
+
+// streamMessage classifies an event whose data is a JSON object.
+//
+//go:noinline
+func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, data []byte) (stop bool, err error) {
+	sse := st.sse
+	env := scanEnvelope(data)
+	switch {
+	case env.hasMethod && !env.hasResult && !env.hasError:
+		if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
+			return true, stopEvent(r, InvalidEnvelope, "event %d carries a message without jsonrpc \"2.0\"", sse)
+		}
+		if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
+			sse.Requests++
+			if c.OnServerRequest != nil {
+				c.OnServerRequest(data)
+			}
+			if r.Protocol == Protocol2026 && !st.warnedRequest {
+				st.warnedRequest = true
+				m, _ := wire.StringValue(env.method)
+				r.warnText(WarnServerRequestOnStream, fmt.Sprintf("event %d is a server request (%s)", sse.Events, m))
+			}
+			return false, nil
+		}
+		sse.Notifications++
+		switch {
+		case wire.StringIs(env.method, "notifications/progress"):
+			sse.Progress++
+		case wire.StringIs(env.method, "notifications/message"):
+			sse.Messages++
+		}
+		return false, nil
+	case env.hasResult || env.hasError:
+		id := wire.IDFromRaw(env.id)
+		idAbsent := !env.hasID || id.IsNull()
+		matches := ex.ID.IsZero() || (!idAbsent && id.Equal(ex.ID)) || (idAbsent && env.hasError)
+		if !matches {
+			if st.otherID == "" {
+				st.otherID = string(env.id)
+				if idAbsent {
+					st.otherID = "null"
+				}
+			}
+			// Once per stream: a hostile server must not grow the
+			// result with every event.
+			if !st.warnedOther {
+				st.warnedOther = true
+				r.warnText(WarnResponseForOtherID, fmt.Sprintf("event %d is a response for id %s, not %s; skipped", sse.Events, st.otherID, ex.ID.String()))
+			}
+			return false, nil
+		}
+		st.terminal = true
+		sse.Terminal = true
+		sse.TerminalEvent = sse.Events
+		c.response(r, ex, env)
+		if c.KeepResponse {
+			r.more().response = append([]byte(nil), data...)
+		}
+		if c.StopAtTerminal {
+			sse.End = "stopped-at-terminal"
+			return true, nil
+		}
+		return false, nil
+	}
+	return true, stopEvent(r, InvalidEnvelope, "event %d is JSON but not a JSON-RPC message (no method, result or error)", sse)
+}
+
+// stopEvent ends the classification at an event that makes the response
+// fail: the outcome, and the reason (format takes the event's number).
+//
+//go:noinline
+func stopEvent(r *Result, o Outcome, format string, sse *SSEDetails) error {
+	r.Outcome = o
+	r.Reason = fmt.Sprintf(format, sse.Events)
+	sse.End = "stopped-at-error"
+	return nil
+}
+
+// warnEvent adds a warning whose message names an event by its number.
+//
+//go:noinline
+func warnEvent(r *Result, code, format string, event int) {
+	r.warnText(code, fmt.Sprintf(format, event))
 }
 
 // What a skipped event's first bytes show it was.

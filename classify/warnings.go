@@ -72,6 +72,11 @@ func (r *Result) warn(code, format string, args ...any) {
 	if len(args) > 0 {
 		msg = fmt.Sprintf(format, args...)
 	}
+	r.warnText(code, msg)
+}
+
+// warnText adds a warning whose message is msg.
+func (r *Result) warnText(code, msg string) {
 	r.Warnings = append(r.Warnings, Warning{Code: code, Message: msg, Rule: rules[code]})
 }
 

@@ -476,7 +476,7 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // idOrNil returns the id, or a zero id for a notification.
-func idOrNil(m wire.Message) wire.ID {
+func idOrNil(m *wire.Message) wire.ID {
 	if m.Kind == wire.MessageRequest {
 		return m.ID
 	}

@@ -34,58 +34,79 @@ func (rc *Recorder) run(ex *Exchange) {
 		<-ex.ended
 		res = rc.noResponse(ex)
 	} else {
-		body := ex.bodyReader()
-		// An event stream is read by chunks (the pipe's own copies, no
-		// second copy) through an event reader whose scanner is the one
-		// scan of the stream: it also times the events (eventEnded).
-		var events *wire.SSEReader
-		if ex.pipe != nil {
-			if capt != nil {
-				ex.pipe.keep(capt)
-			}
-			if isEventStream(ex.respHeader.Get("Content-Type")) {
-				ex.pipe.timeEvents(ex.eventEnded)
-				if ex.msg.IsRPC() {
-					events = wire.NewPooledSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
-				} else {
-					events = wire.NewSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
-				}
-				events.SetBudget(rc.budget)
-			}
-		}
-		if ex.msg.IsRPC() {
-			cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
-			cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
-			res, cerr = cl.Classify(&classify.Exchange{
-				Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
-				ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
-				Status: ex.status, Header: ex.respHeader, Body: body, Events: events,
-			})
-		} else {
-			res = rc.plainHTTP(ex, body, events)
-		}
-		if ex.pipe != nil && (capt != nil && !capt.more || events != nil && ex.wantsEventTimes()) {
-			// Keep capturing what the classifier did not read (it stops
-			// at a malformed event, and reads 64 KiB of an error body),
-			// and timing the events that follow.
-			if ex.pipe.chunked {
-				events.Drain()
-			} else {
-				_, _ = io.Copy(io.Discard, ex.pipe)
-			}
-		}
-		if ex.pipe != nil {
-			ex.pipe.stop()
-		}
-		if events != nil {
-			events.Recycle()
-		}
-		<-ex.ended
+		res, cerr = rc.classifyResponse(ex, capt)
 	}
 	rc.finish(ex, res, cerr, capt)
 	if capt != nil {
 		capt.release()
 	}
+}
+
+// classifyResponse classifies the response as the client receives it
+// (reading the pipe while the response streams), then waits for the
+// handler to end. It is not inlined into run: its frame (the classifier's
+// exchange) is not under finish's, and run's is not under the
+// classifier's; the finishing goroutine starts with a small stack, and a
+// deeper path copies it on every exchange.
+//
+//go:noinline
+func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify.Result, cerr error) {
+	body := ex.bodyReader()
+	// An event stream is read by chunks (the pipe's own copies, no
+	// second copy) through an event reader whose scanner is the one
+	// scan of the stream: it also times the events (eventEnded).
+	var events *wire.SSEReader
+	if ex.pipe != nil {
+		if capt != nil {
+			ex.pipe.keep(capt)
+		}
+		if isEventStream(ex.respHeader.Get("Content-Type")) {
+			ex.pipe.timeEvents(ex.eventEnded)
+			if ex.msg.IsRPC() {
+				events = wire.NewPooledSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
+			} else {
+				events = wire.NewSSEChunkReader(ex.pipe, rc.opts.MaxEventSize)
+			}
+			events.SetBudget(rc.budget)
+		}
+	}
+	if ex.msg.IsRPC() {
+		res, cerr = rc.classifyRPC(ex, body, events)
+	} else {
+		res = rc.plainHTTP(ex, body, events)
+	}
+	if ex.pipe != nil && (capt != nil && !capt.more || events != nil && ex.wantsEventTimes()) {
+		// Keep capturing what the classifier did not read (it stops
+		// at a malformed event, and reads 64 KiB of an error body),
+		// and timing the events that follow.
+		if ex.pipe.chunked {
+			events.Drain()
+		} else {
+			_, _ = io.Copy(io.Discard, ex.pipe)
+		}
+	}
+	if ex.pipe != nil {
+		ex.pipe.stop()
+	}
+	if events != nil {
+		events.Recycle()
+	}
+	<-ex.ended
+	return res, cerr
+}
+
+// classifyRPC is the classifier's verdict on the response to a JSON-RPC
+// message.
+//
+//go:noinline
+func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSEReader) (*classify.Result, error) {
+	cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
+	cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
+	return cl.Classify(&classify.Exchange{
+		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
+		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
+		Status: ex.status, Header: ex.respHeader, Body: body, Events: events,
+	})
 }
 
 // eventEnded notes that an event of the response stream ended at stream
@@ -127,7 +148,7 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 		// The handler wrote nothing: net/http answers 200 with no body.
 		ex.status = http.StatusOK
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
-			Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
+			Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 			ProtocolVersion: ex.protocol, Status: http.StatusOK, Header: http.Header{},
 		})
 		return res
@@ -136,7 +157,7 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 	// upstream, the handler behind the recorder had it whole.
 	sent := ex.Up.Sent.Load() || rc.opts.Upstream == "" && !ex.malformed
 	res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
-		Method: ex.msg.Method, ID: idOrNil(ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
+		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 		ProtocolVersion: ex.protocol, Err: err, RequestSent: sent,
 	})
 	return res
