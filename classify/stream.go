@@ -237,24 +237,29 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 		}
 		return false, nil
 	}
+	if i := wire.SkipSpace(data, 0); i < len(data) && data[i] == '{' {
+		return c.streamMessage(r, ex, st, data, i)
+	}
 	if !wire.Valid(data) {
 		return true, stopEvent(r, MalformedJSON, "the data of event %d is not valid JSON", sse)
 	}
-	if wire.Kind(data) != '{' {
-		if wire.Kind(data) == '[' {
-			return true, stopEvent(r, InvalidEnvelope, "event %d holds a JSON array (a batch); MCP messages are single objects", sse)
-		}
-		return true, stopEvent(r, InvalidEnvelope, "event %d holds JSON that is not an object", sse)
+	if wire.Kind(data) == '[' {
+		return true, stopEvent(r, InvalidEnvelope, "event %d holds a JSON array (a batch); MCP messages are single objects", sse)
 	}
-	return c.streamMessage(r, ex, st, data)
+	return true, stopEvent(r, InvalidEnvelope, "event %d holds JSON that is not an object", sse)
 }
 
-// streamMessage classifies an event whose data is a JSON object.
+// streamMessage classifies an event whose data is an object at data[open]:
+// it validates the data and reads its envelope in one pass
+// (validEnvelope).
 //
 //go:noinline
-func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, data []byte) (stop bool, err error) {
+func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, data []byte, open int) (stop bool, err error) {
 	sse := st.sse
-	env := scanEnvelope(data)
+	env, valid := validEnvelope(data, open)
+	if !valid {
+		return true, stopEvent(r, MalformedJSON, "the data of event %d is not valid JSON", sse)
+	}
 	switch {
 	case env.hasMethod && !env.hasResult && !env.hasError:
 		if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
@@ -313,6 +318,62 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 		return false, nil
 	}
 	return true, stopEvent(r, InvalidEnvelope, "event %d is JSON but not a JSON-RPC message (no method, result or error)", sse)
+}
+
+// validEnvelope reads the top-level members of the object at data[open]
+// as scanEnvelope does, and validates data as it goes: valid is
+// wire.Valid(data), and when it holds, env is scanEnvelope(data). It reads
+// each byte once, where wire.Valid then scanEnvelope read every value twice
+// (a 16 KiB notification's params, say).
+func validEnvelope(data []byte, open int) (env envelope, valid bool) {
+	i := wire.SkipSpace(data, open+1)
+	if i < len(data) && data[i] == '}' {
+		return env, wire.SkipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return env, false
+		}
+		kend, _ := wire.ScanString(data, i)
+		if kend < 0 {
+			return env, false
+		}
+		key := data[i:kend]
+		i = wire.SkipSpace(data, kend)
+		if i >= len(data) || data[i] != ':' {
+			return env, false
+		}
+		vstart := wire.SkipSpace(data, i+1)
+		vend := wire.ValidValue(data, vstart, 1)
+		if vend < 0 {
+			return env, false
+		}
+		v := data[vstart:vend]
+		switch string(wire.Key(key)) {
+		case "jsonrpc":
+			env.jsonrpc, env.hasJSONRPC = v, true
+		case "id":
+			env.id, env.hasID = v, true
+		case "result":
+			env.result, env.hasResult = v, true
+		case "error":
+			env.err, env.hasError = v, true
+		case "method":
+			env.method, env.hasMethod = v, true
+		}
+		i = wire.SkipSpace(data, vend)
+		if i >= len(data) {
+			return env, false
+		}
+		switch data[i] {
+		case '}':
+			return env, wire.SkipSpace(data, i+1) == len(data)
+		case ',':
+			i = wire.SkipSpace(data, i+1)
+		default:
+			return env, false
+		}
+	}
 }
 
 // stopEvent ends the classification at an event that makes the response

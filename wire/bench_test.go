@@ -299,3 +299,38 @@ func BenchmarkValidPlainText(b *testing.B) {
 		})
 	}
 }
+
+// FuzzValidValue: ValidValue validates one value as json.Valid would at
+// its depth in a document, and Valid is ValidValue with nothing but
+// whitespace after the value.
+func FuzzValidValue(f *testing.F) {
+	for _, s := range benchValidCorpus {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Add([]byte(`[[1]] `), uint8(2))
+	f.Add([]byte(`"a"x`), uint8(1))
+	f.Add([]byte(` 12,`), uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, d uint8) {
+		depth := []int{0, 1, 2, 9998, 9999, 10000}[int(d)%6]
+		end := wire.ValidValue(b, 0, depth)
+		rest := len(bytes.TrimLeft(b[max(end, 0):], " \t\r\n"))
+		if got, want := end >= 0 && rest == 0, wire.Valid(b); depth == 0 && got != want {
+			t.Fatalf("ValidValue(%q, 0, 0) = %d, Valid = %v", b, end, want)
+		}
+		if end < 0 {
+			if depth == 0 && json.Valid(b) {
+				t.Fatalf("ValidValue(%q, 0, 0) = -1, json.Valid = true", b)
+			}
+			return
+		}
+		// The value alone, nested depth deep, is a valid document; and the
+		// value ends where a byte that cannot continue it is.
+		doc := strings.Repeat("[", depth) + string(b[:end]) + strings.Repeat("]", depth)
+		if !json.Valid([]byte(doc)) {
+			t.Fatalf("ValidValue(%q, 0, %d) = %d: %q nested %d deep is not valid JSON", b, depth, end, b[:end], depth)
+		}
+		if rest == 0 && !json.Valid([]byte(strings.Repeat("[", depth)+string(b)+strings.Repeat("]", depth))) {
+			t.Fatalf("ValidValue(%q, 0, %d) = %d but the whole is not valid there", b, depth, end)
+		}
+	})
+}

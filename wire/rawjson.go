@@ -30,9 +30,29 @@ const maxNestingDepth = 10000
 // skims string contents eight bytes at a time instead of stepping a state
 // machine through each byte.
 func Valid(data []byte) bool {
+	i := validValue(data, 0, 0)
+	return i >= 0 && skipSpace(data, i) == len(data)
+}
+
+// ValidValue validates the JSON value that starts at data[i] or after the
+// whitespace there, nested depth arrays and objects deep in its document
+// (0 for a whole document), as json.Valid validates it there, and returns
+// the index just past it (not past the whitespace after it), or -1. It
+// reads the value once: a caller that walks an object's members with it
+// validates the object, as Valid(obj) would, in the same pass.
+func ValidValue(data []byte, i, depth int) int {
+	if i < 0 || i > len(data) || depth < 0 || depth > maxNestingDepth {
+		return -1
+	}
+	return validValue(data, i, depth)
+}
+
+// validValue is ValidValue: the value at data[i:] (after whitespace), at
+// nesting depth base, and the index just past it.
+func validValue(data []byte, i, base int) int {
 	n := len(data)
-	i := 0
 	depth := 0
+	maxDepth := maxNestingDepth - base
 	var kinds uint64  // bit d-1 set: the container at depth d (<= 64) is an object
 	var deeper []bool // the same for depths beyond 64: true for an object
 	isObject := func(d int) bool {
@@ -46,13 +66,13 @@ value:
 		i++
 	}
 	if i >= n {
-		return false
+		return -1
 	}
 	switch c := data[i]; c {
 	case '{', '[':
 		depth++
-		if depth > maxNestingDepth {
-			return false
+		if depth > maxDepth {
+			return -1
 		}
 		obj := c == '{'
 		if depth <= 64 {
@@ -66,7 +86,7 @@ value:
 		}
 		i = skipSpace(data, i+1)
 		if i >= n {
-			return false
+			return -1
 		}
 		if obj {
 			if data[i] == '}' {
@@ -75,7 +95,7 @@ value:
 				goto end
 			}
 			if i = validMember(data, i); i < 0 {
-				return false
+				return -1
 			}
 			goto value
 		}
@@ -87,57 +107,57 @@ value:
 		goto value
 	case '"':
 		if i = validString(data, i); i < 0 {
-			return false
+			return -1
 		}
 	case 't':
 		if n-i < 4 || string(data[i:i+4]) != "true" {
-			return false
+			return -1
 		}
 		i += 4
 	case 'f':
 		if n-i < 5 || string(data[i:i+5]) != "false" {
-			return false
+			return -1
 		}
 		i += 5
 	case 'n':
 		if n-i < 4 || string(data[i:i+4]) != "null" {
-			return false
+			return -1
 		}
 		i += 4
 	default:
 		if i = validNumber(data, i); i < 0 {
-			return false
+			return -1
 		}
 	}
 end:
+	if depth == 0 {
+		return i
+	}
 	for i < n && isSpace(data[i]) {
 		i++
 	}
-	if depth == 0 {
-		return i == n
-	}
 	if i >= n {
-		return false
+		return -1
 	}
 	switch data[i] {
 	case ',':
 		i++
 		if isObject(depth) {
 			if i = validMember(data, skipSpace(data, i)); i < 0 {
-				return false
+				return -1
 			}
 		}
 		goto value
 	case '}':
 		if !isObject(depth) {
-			return false
+			return -1
 		}
 	case ']':
 		if isObject(depth) {
-			return false
+			return -1
 		}
 	default:
-		return false
+		return -1
 	}
 	i++
 	depth--
