@@ -146,7 +146,10 @@ func startStdioContext(t *testing.T, parent context.Context, opts proxy.StdioOpt
 	if opts.Records == nil {
 		opts.Records = run.sink
 	}
-	ctx, cancel := context.WithTimeout(parent, 30*time.Second)
+	// The bound only stops a hung run: on a loaded machine under -race a
+	// 16 MiB line alone takes tens of seconds (a 30 s bound failed
+	// TestStdioLineOverDefaultLimit at load average 17).
+	ctx, cancel := context.WithTimeout(parent, 2*time.Minute)
 	go func() {
 		defer close(run.done)
 		defer cancel()
@@ -158,7 +161,7 @@ func startStdioContext(t *testing.T, parent context.Context, opts proxy.StdioOpt
 		inW.Close()
 		select {
 		case <-run.done:
-		case <-time.After(20 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("the stdio proxy did not end")
 		}
 	})
@@ -169,7 +172,7 @@ func (r *stdioRun) wait(t *testing.T) {
 	t.Helper()
 	select {
 	case <-r.done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the stdio proxy did not end")
 	}
 	if r.err != nil {
