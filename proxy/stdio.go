@@ -113,6 +113,7 @@ type stdioPending struct {
 	cancelled  time.Duration
 	fault      *faults.LineDecision // the scenarios that fired on this request; nil when none did
 	ended      bool                 // the server ended with the request unanswered (UX)
+	left       bool                 // a server request the client never answered: it closed the server's stdin first (DC)
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
 	answerNote string               // how the answer came, when it came in a batch line
 }
@@ -144,6 +145,7 @@ type stdioProxy struct {
 	lost       int64 // records the sink refused
 	killAfter  bool  // kill the server once the current request line reached it
 	killed     bool  // a fault killed the server: its output is dropped
+	clientEOF  bool  // the client closed its stdin (so the proxy closed the server's): it ended the session
 	exited     chan struct{}
 	cmd        *exec.Cmd
 }
@@ -383,6 +385,10 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 		if err != nil {
 			if err != io.EOF {
 				s.log.Warn("reading the client's stdin failed", slog.Any("error", err))
+			} else {
+				s.mu.Lock()
+				s.clientEOF = true
+				s.mu.Unlock()
 			}
 			return // EOF: close the server's stdin, as the client closed ours
 		}
@@ -780,8 +786,24 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	rec.Method, rec.ProtocolVersion = p.msg.Method, p.protocol
 	rec.Timings.Total = record.Duration(end.Sub(p.start))
 	var notes []string
-	if p.fromSrv {
+	switch {
+	case p.fromSrv && p.left:
+		notes = append(notes, "a server request (server → client), not answered: the client closed the server's stdin")
+	case p.fromSrv && p.ended:
+		notes = append(notes, "a server request (server → client), not answered")
+	case p.fromSrv:
 		notes = append(notes, "a server request (server → client), answered by the client")
+	}
+	if p.ended || p.left {
+		// The classifier's words are HTTP's ("no HTTP response"); on a
+		// pipe there is no response line.
+		words := "no response line from the server after the request was sent (the server may have processed it): "
+		if p.fromSrv {
+			words = "no answer line from the client after the server sent its request: "
+		}
+		if rec.Network != nil {
+			rec.Reason = words + rec.Network.Error
+		}
 	}
 	if p.batch != nil {
 		who := "the request was"
@@ -803,6 +825,9 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	}
 	if p.ended {
 		rec.Flags.Add(record.FlagUX)
+	}
+	if p.left {
+		rec.Flags.Add(record.FlagDC)
 	}
 	if cerr != nil {
 		notes = append(notes, "the classifier stopped at its limit: "+cerr.Error())
@@ -966,14 +991,25 @@ func (s *stdioProxy) flushPending(why string) {
 		left = append(left, p)
 		delete(s.srvReqs, k)
 	}
+	clientEOF := s.clientEOF
 	s.mu.Unlock()
 	end := time.Now()
 	for _, p := range left {
 		reason := why
-		if p.fromSrv {
-			reason = "the client never answered this server request before the server ended"
+		switch {
+		case p.fromSrv && clientEOF:
+			// The client ended the session (a stdio client shuts the
+			// server down by closing its stdin) with the server's
+			// request unanswered: it left, as an HTTP client that
+			// disconnects does; the request is not one still waiting.
+			reason = "the client closed the server's stdin (it ended the session) without answering this server request"
+			p.left = true
+		case p.fromSrv:
+			reason = "the client had not answered this server request when the server ended"
+			p.ended = true
+		default:
+			p.ended = true
 		}
-		p.ended = true
 		s.finish(p, nil, end, errors.New(reason), false)
 	}
 }

@@ -32,11 +32,16 @@ func runScriptedStdio() {
 	for sc.Scan() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 			Params struct {
 				Name string `json:"name"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+		err := json.Unmarshal(sc.Bytes(), &m)
+		if err == nil && m.ID != nil && m.Method == "" {
+			continue // the client's answer to a server request
+		}
+		if err != nil || m.ID == nil {
 			// As JSON-RPC 2.0 §5 asks: an error of id null for a message
 			// the server could not read ("2": twice, one too many).
 			for range map[string]int{"1": 1, "2": 2}[os.Getenv(stdioScriptNullIDEnv)] {
@@ -47,6 +52,9 @@ func runScriptedStdio() {
 		}
 		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
 		out.Flush()
+		if m.Params.Name == "ask-roots-exit" {
+			os.Exit(0)
+		}
 	}
 }
 
@@ -77,6 +85,8 @@ func scriptedAnswer(id, tool string) string {
 		return `{"jsonrpc":"2.0","id":` + "\n" + small
 	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer
 		return `{"hello":"world"}` + "\n" + small
+	case "ask-roots", "ask-roots-exit": // a server request (roots/list) first, then the answer; -exit: then the server exits
+		return `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}` + "\n" + small
 	case "flood": // 2500 small responses for ids nobody sent, then the answer
 		var b strings.Builder
 		for i := range 2500 {

@@ -1,0 +1,82 @@
+package proxy_test
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// TestStdioServerRequestEnd: the record of a server request (roots/list,
+// as server-everything sends one to the MCP Inspector CLI) says how it
+// ended. Answered by the client: its note says so. Left unanswered when
+// the client closed the server's stdin (ended the session, as a stdio
+// client shuts a server down): the client left, as an HTTP client that
+// disconnects (DC), not a request still pending when the capture ended
+// (UX), and its note does not say it was answered. Left unanswered when
+// the server exited with the client still there: pending (UX). No reason
+// speaks of HTTP. Before, every server request's note said "answered by
+// the client", the reason said "no HTTP response", and the one the client
+// left behind when it exited was UX, which matrix --from-records failed
+// as live.pending.
+func TestStdioServerRequestEnd(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, tool string
+		answer     bool
+		flag, not  record.Flag
+		pending    bool
+		note       string
+	}{
+		{"answered", "ask-roots", true, "", record.FlagUX, false, "a server request (server → client), answered by the client"},
+		{"client closed", "ask-roots", false, record.FlagDC, record.FlagUX, false, "a server request (server → client), not answered: the client closed the server's stdin"},
+		{"server exited", "ask-roots-exit", false, record.FlagUX, record.FlagDC, true, "a server request (server → client), not answered"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+			got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("2", c.tool)}), "")
+			if !strings.Contains(got, `"method":"roots/list"`) {
+				t.Fatalf("the client received %q, want the server's roots/list first", got)
+			}
+			if c.answer {
+				if _, err := io.WriteString(run.in, `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.tool == "ask-roots-exit" {
+				_, _ = io.Copy(io.Discard, run.out) // until the server is gone
+			}
+			run.in.Close()
+			run.wait(t)
+			var roots *record.Record
+			for _, r := range run.sink.records(t) {
+				if r.Method == "roots/list" {
+					if roots != nil {
+						t.Fatalf("two records of roots/list")
+					}
+					roots = r
+				}
+			}
+			if roots == nil {
+				t.Fatal("no record of roots/list")
+			}
+			if !strings.HasPrefix(roots.Note, c.note) || !c.answer && strings.Contains(roots.Note, "answered by") {
+				t.Errorf("note %q, want it to start %q", roots.Note, c.note)
+			}
+			if c.flag != "" && !roots.Flags.Has(c.flag) || roots.Flags.Has(c.not) {
+				t.Errorf("flags %v, want %s and not %s", roots.Flags, c.flag, c.not)
+			}
+			if strings.Contains(roots.Reason, "HTTP") {
+				t.Errorf("reason %q speaks of HTTP on stdio", roots.Reason)
+			}
+			if x := judge.FromRecord(roots, ""); x.Pending != c.pending {
+				t.Errorf("pending %v for the judge (%s), want %v", x.Pending, roots.Reason, c.pending)
+			}
+		})
+	}
+}
