@@ -113,8 +113,16 @@ type SSEReader struct {
 	closed bool  // the scanner has been told the stream ended
 	endErr error // what Next returns once the stream is done
 
-	data    []byte // the data lines so far, joined with "\n"
-	lines   int    // the data lines begun so far
+	data  []byte // the data lines so far, joined with "\n"
+	lines int    // the data lines begun so far
+	// lent is the event's one data line, lent from the chunk it lies in
+	// instead of copied into data (a chunk source's reader only; lending
+	// tells it is in use): data was grown, and its growth reserved, as if
+	// the line had been copied, so what the reader holds and reserves is
+	// the same. keepLent copies it into data before the chunk may go (the
+	// next fill) and before a second data line or a skip.
+	lent    []byte
+	lending bool
 	evType  []byte
 	evID    []byte
 	idLine  []byte // the id field being read; it becomes evID at its end
@@ -300,6 +308,7 @@ func (s *SSEReader) Release() {
 		}
 	}
 	s.data, s.evType, s.evID, s.idLine = nil, nil, nil, nil
+	s.lent, s.lending = nil, false
 	s.budget.Release(s.held)
 	s.held = 0
 }
@@ -341,6 +350,10 @@ func readBufferSize(r io.Reader) int {
 
 // fill feeds the scanner the next read, or tells it the stream ended.
 func (s *SSEReader) fill() {
+	if s.lending {
+		// The next chunk may release the one the line lies in.
+		s.keepLent()
+	}
 	if s.err != nil {
 		s.sc.Close()
 		s.closed = true
@@ -401,6 +414,13 @@ func (s *SSEReader) growData(need int) bool {
 	return true
 }
 
+// keepLent copies the lent data line into data, which growData made room
+// for when the line was lent.
+func (s *SSEReader) keepLent() {
+	s.data = append(s.data, s.lent...)
+	s.lent, s.lending = nil, false
+}
+
 // appendField appends v to *dst (an event type or id buffer), reserving
 // any growth from the budget.
 func (s *SSEReader) appendField(dst *[]byte, v []byte) bool {
@@ -419,6 +439,7 @@ func (s *SSEReader) appendField(dst *[]byte, v []byte) bool {
 
 func (s *SSEReader) resetEvent() {
 	s.data, s.lines = s.data[:0], 0
+	s.lent, s.lending = nil, false
 	s.evType = s.evType[:0]
 	s.evID = s.evID[:0]
 	s.hasID, s.hasRet = false, false
@@ -478,6 +499,9 @@ func (s *SSEReader) Next() (Event, error) {
 		off := s.eventStart()
 		ev := Event{Offset: off, Length: t.End - off}
 		ev.Data = s.data
+		if s.lending {
+			ev.Data = s.lent
+		}
 		ev.Type = string(s.evType)
 		if s.hasID {
 			ev.ID, ev.HasID = string(s.evID), true
@@ -530,6 +554,9 @@ func (s *SSEReader) line(t *SSEToken) {
 		// The lines are joined as they come: the "\n" goes before a line
 		// after the first, so that a value of exactly a power of two bytes
 		// fits the buffer that doubled up to it.
+		if s.lending {
+			s.keepLent()
+		}
 		sep := t.First && s.lines > 0
 		need := len(s.data) + len(v)
 		if sep {
@@ -544,6 +571,14 @@ func (s *SSEReader) line(t *SSEToken) {
 		}
 		if t.First {
 			s.lines++
+		}
+		if s.src != nil && t.First && t.Last && len(s.data) == 0 {
+			// The whole first data line is in the chunk the scanner
+			// holds: lend it (data has room for it, reserved) rather
+			// than copy it, unless another data line follows or the
+			// chunk goes first.
+			s.lent, s.lending = v[:len(v):len(v)], true
+			return
 		}
 		s.data = append(s.data, v...)
 	case FieldEvent:
@@ -606,6 +641,9 @@ func (s *SSEReader) line(t *SSEToken) {
 // it is over the bound (ErrEventTooLarge) or the budget refused its bytes
 // (ErrBudgetExhausted) at t, which is not applied.
 func (s *SSEReader) startSkip(cause error, t *SSEToken) {
+	if s.lending {
+		s.keepLent()
+	}
 	e := &SkippedEventError{Cause: cause, Offset: s.eventStart(), Limit: int64(s.max)}
 	if cause == ErrBudgetExhausted {
 		e.Limit, e.InUse = s.budget.Limit(), s.budget.InUse()
@@ -645,6 +683,9 @@ func (s *SSEReader) skipPiece(t *SSEToken) {
 // end is what Next returns at the end of the stream (and every time
 // after).
 func (s *SSEReader) end() error {
+	if s.lending {
+		s.keepLent()
+	}
 	var err error
 	switch {
 	case s.err != io.EOF:

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/mcpdiag/mcpdiag/internal/ssetest"
 )
@@ -156,4 +157,53 @@ func FuzzChunkReader(f *testing.F) {
 			t.Fatalf("event ends %v, want %v", src.Ends, wantEnds)
 		}
 	})
+}
+
+// TestChunkReaderLendsOneLineEvents: the data of an event of one data line
+// that lies whole in the chunk the scanner holds is that chunk's bytes,
+// not a copy, while the reader holds and reserves after every event what
+// the pooled reader over the same pieces does; an event of two data lines,
+// or whose blank line is in the next chunk, is assembled as before (the
+// source poisons a chunk once the next is asked for).
+func TestChunkReaderLendsOneLineEvents(t *testing.T) {
+	big := strings.Repeat("x", 16<<10)
+	stream := []byte("data: {\"a\":\"" + big + "\"}\n\ndata: one\ndata: two\n\ndata: split\n")
+	chunks := [][]byte{stream[:len(big)+16], stream[len(big)+16 : len(stream)-1], stream[len(stream)-1:], []byte("\ndata: " + big + "\n\n")}
+	src := &ssetest.Source{Chunks: slices.Clone(chunks)}
+	push := NewPooledSSEChunkReader(src, 0)
+	pull := NewPooledSSEReader(&ssetest.Pieces{Chunks: slices.Clone(chunks)}, 0)
+	b1, b2 := NewBudget(1<<20), NewBudget(1<<20)
+	push.SetBudget(b1)
+	pull.SetBudget(b2)
+	for i, want := range []string{"{\"a\":\"" + big + "\"}", "one\ntwo", "split", big} {
+		got, err := push.Next()
+		ref, rerr := pull.Next()
+		if err != nil || rerr != nil || string(got.Data) != want || string(ref.Data) != want {
+			t.Fatalf("event %d: %.40q (%v), pooled reader %.40q (%v), want %.40q", i, got.Data, err, ref.Data, rerr, want)
+		}
+		if push.Held() != pull.Held() || b1.InUse() != b2.InUse() {
+			t.Fatalf("event %d: the chunk reader holds %d (budget %d), the pooled reader %d (budget %d)", i, push.Held(), b1.InUse(), pull.Held(), b2.InUse())
+		}
+		lent := within(got.Data, src.Lent())
+		if wantLent := i == 0 || i == 3; lent != wantLent {
+			t.Fatalf("event %d: data lent from the chunk %v, want %v", i, lent, wantLent)
+		}
+		if cap(got.Data) != len(got.Data) && lent {
+			t.Fatalf("event %d: lent data has room past it (cap %d, len %d): an append would write into the chunk", i, cap(got.Data), len(got.Data))
+		}
+	}
+	push.Recycle()
+	pull.Recycle()
+	if b1.InUse() != 0 {
+		t.Fatalf("%d bytes still reserved after Recycle", b1.InUse())
+	}
+}
+
+// within reports whether b's bytes lie in chunk's.
+func within(b, chunk []byte) bool {
+	if len(b) == 0 || len(chunk) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&chunk[0]))
+	return p >= lo && p+uintptr(len(b)) <= lo+uintptr(len(chunk))
 }

@@ -34,6 +34,9 @@ func (c *Source) NextChunk() ([]byte, error) {
 	return c.lent, nil
 }
 
+// Lent returns the chunk lent last.
+func (c *Source) Lent() []byte { return c.lent }
+
 // EventEnd records an event's end.
 func (c *Source) EventEnd(end int64) { c.Ends = append(c.Ends, end) }
 
