@@ -199,7 +199,7 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 	switch {
 	case f.kind == fastError:
 		s := new(resultError)
-		r, f.env.store = &s.r, &s.st
+		r, f.errStore = &s.r, &s.st
 	case f.kind == fastInput && f.inputs.n <= 1:
 		s := new(resultInput)
 		r, f.inStore = &s.r, &s.in
@@ -739,7 +739,7 @@ func (c *Classifier) general(r *Result, ex *Exchange, data []byte) {
 		r.Reason = "the body is a JSON-RPC request or notification, not a response"
 		return
 	}
-	c.response(r, ex, env)
+	c.response(r, ex, &env)
 	if c.KeepResponse {
 		r.more().response = c.ownBody(ex, data)
 	}
@@ -755,7 +755,7 @@ func (c *Classifier) ownBody(ex *Exchange, data []byte) []byte {
 }
 
 // response judges a JSON-RPC response envelope and, for a result, the result.
-func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
+func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 	// (The fast path read "2.0" exactly: errParsed.)
 	if !env.hasJSONRPC || !env.errParsed && !wire.StringIs(env.jsonrpc, "2.0") {
 		r.Outcome = InvalidEnvelope
@@ -804,8 +804,12 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 			}
 			e := &st.e
 			e.code = env.errCode
-			e.Code, e.CodeName = &e.code, CodeName(env.errCode)
-			reason = jsonrpcErrorReason(st.text[:0], *e.Code, e.CodeName, env.errMsg)
+			e.Code = &e.code
+			var start string // the reason's text before the message
+			if k := codeIndex(env.errCode); k >= 0 {
+				e.CodeName, start = codeNames[k].name, codeReasons[k]
+			}
+			reason = errorReasonIn(st.text[:0], start, *e.Code, e.CodeName, env.errMsg)
 			e.Message = reason[len(reason)-len(env.errMsg):]
 			if env.errData != nil {
 				e.Data = bytes.Clone(env.errData)
@@ -822,7 +826,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env envelope) {
 			return
 		} else {
 			d.Error = e
-			reason = jsonrpcErrorReason(nil, *e.Code, e.CodeName, e.Message)
+			reason = jsonrpcErrorReason(*e.Code, e.CodeName, e.Message)
 		}
 		r.Outcome = JSONRPCError
 		r.Reason = reason
@@ -850,19 +854,29 @@ type errorStore struct {
 }
 
 // jsonrpcErrorReason returns "JSON-RPC error <code>[ <name>]: <message>".
-// It is built in room (a zero-length slice of storage that the caller
-// dedicates to it: nothing else may write there) when it fits, without an
-// allocation, and otherwise in one allocation.
-func jsonrpcErrorReason[S string | []byte](room []byte, code int64, name string, message S) string {
+func jsonrpcErrorReason(code int64, name string, message string) string {
 	var buf [128]byte
-	b := appendErrorReason(buf[:0], code, name, message)
-	if len(b) <= cap(room) {
-		room = append(room[:0], b...)
-		// The string shares room's storage, which nothing writes after
-		// this (see errorStore).
-		return unsafe.String(unsafe.SliceData(room), len(room))
+	return string(appendErrorReason(buf[:0], code, name, message))
+}
+
+// errorReasonIn is jsonrpcErrorReason built in room (a zero-length slice of
+// storage that the caller dedicates to it: nothing else may write there)
+// when it fits, without an allocation, and otherwise in one allocation.
+// start, when not "", is the reason's text before the message (codeReasons).
+func errorReasonIn(room []byte, start string, code int64, name string, message []byte) string {
+	var buf [64]byte
+	if start == "" {
+		b := appendErrorReason(buf[:0], code, name, "")
+		start = unsafe.String(unsafe.SliceData(b), len(b))
 	}
-	return string(b)
+	if len(start)+len(message) > cap(room) {
+		return start + string(message)
+	}
+	room = append(room[:0], start...)
+	room = append(room, message...)
+	// The string shares room's storage, which nothing writes after this
+	// (see errorStore).
+	return unsafe.String(unsafe.SliceData(room), len(room))
 }
 
 func appendErrorReason[S string | []byte](b []byte, code int64, name string, message S) []byte {

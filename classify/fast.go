@@ -56,17 +56,28 @@ const (
 )
 
 // fastFacts are what fastScan read of a body, for fastApply to write (and
-// for Classify to choose the size of the Result's allocation by).
+// for Classify to choose the size of the Result's allocation by). It holds
+// offsets into the body rather than slices, and is kept small: every call
+// zeroes it.
 type fastFacts struct {
 	kind                      int
-	id                        []byte // the response id's raw bytes, in data
+	idStart, idEnd            int // the response id's raw bytes, data[idStart:idEnd]
 	hasResultType, hasIsError bool
 	isErr, hasRequestState    bool
-	env                       envelope // fastError
-	inputs                    fastInputs
-	// inStore, when set, is the room for the input requests' details
-	// (fastInput, one request or none), in the Result's allocation.
-	inStore *inputStore
+	hasID                     bool // fastError: an id member was read
+	// fastError: the error object data[errStart:errEnd], its code, its
+	// message data[msgStart:msgEnd] and its data member
+	// data[dataStart:dataEnd] (dataEnd 0: none).
+	errStart, errEnd   int
+	errCode            int64
+	msgStart, msgEnd   int
+	dataStart, dataEnd int
+	inputs             fastInputs
+	// errStore (fastError) and inStore (fastInput, one request or none),
+	// when set, are the room for the verdict's details in the Result's
+	// allocation.
+	errStore *errorStore
+	inStore  *inputStore
 }
 
 // fastScan is the reading half of fastToolCall: it reads data, changes
@@ -79,15 +90,13 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 	var (
 		idStart, idEnd                int
 		hasJSONRPC, hasID, hasResult  bool
-		resultType                    []byte
 		hasResultType, hasContent     bool
+		inputRequired                 bool // resultType "input_required" (else "complete")
 		hasIsError, isErr, hasStruct  bool
 		structuredIsObject, protoText bool
 		hasMeta, hasError             bool
 		hasInputs, hasRequestState    bool
-		errStart, errEnd, jStart      int
-		errCode                       int64
-		errMsg, errData               []byte
+		errStart, errEnd              int
 	)
 	i := wire.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
@@ -104,10 +113,10 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 		}
 		switch string(key) {
 		case "jsonrpc":
-			if hasJSONRPC || len(data)-i < 5 || string(data[i:i+5]) != `"2.0"` {
+			if hasJSONRPC || !hasPrefixAt(data, i, `"2.0"`) {
 				return false
 			}
-			hasJSONRPC, jStart = true, i
+			hasJSONRPC = true
 			i += 5
 		case "id":
 			if hasID {
@@ -115,12 +124,14 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 			}
 			hasID = true
 			idStart = i
-			if data[i] == '"' {
+			if c := data[i]; c == '"' {
 				var esc bool
 				if i, esc = wire.ScanString(data, i); i < 0 || esc {
 					return false
 				}
-			} else if i = fastScanValue(data, i); i < 0 || !wire.IDFromRaw(data[idStart:i]).IsNumber() {
+			} else if c != '-' && (c < '0' || c > '9') {
+				return false
+			} else if i = wire.ScanValue(data, i); i < 0 {
 				return false
 			}
 			idEnd = i
@@ -141,25 +152,29 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 				}
 				switch string(rkey) {
 				case "resultType":
-					if hasResultType || data[i] != '"' {
+					// Only the two values the fast path answers for, as
+					// they are spelled (an escape in either, or any other
+					// value, is the general path's).
+					switch {
+					case hasResultType:
+						return false
+					case hasPrefixAt(data, i, `"complete"`):
+						i += len(`"complete"`)
+					case hasPrefixAt(data, i, `"input_required"`):
+						inputRequired, i = true, i+len(`"input_required"`)
+					default:
 						return false
 					}
 					hasResultType = true
-					end, esc := wire.ScanString(data, i)
-					if end < 0 || esc {
-						return false
-					}
-					resultType = data[i+1 : end-1]
-					i = end
 				case "isError":
 					if hasIsError {
 						return false
 					}
 					hasIsError = true
 					switch {
-					case len(data)-i >= 4 && string(data[i:i+4]) == "true":
+					case hasPrefixAt(data, i, "true"):
 						isErr, i = true, i+4
-					case len(data)-i >= 5 && string(data[i:i+5]) == "false":
+					case hasPrefixAt(data, i, "false"):
 						i += 5
 					default:
 						return false
@@ -223,7 +238,7 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 				return false
 			}
 			hasError, errStart = true, i
-			if i, errCode, errMsg, errData = fastErrorObject(data, i); i < 0 {
+			if i = fastErrorObject(data, i, f); i < 0 {
 				return false
 			}
 			errEnd = i
@@ -241,28 +256,23 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 			break
 		}
 	}
-	if wire.SkipSpace(data, i) != len(data) {
+	if i != len(data) && wire.SkipSpace(data, i) != len(data) {
 		return false
 	}
+	f.idStart, f.idEnd = idStart, idEnd
 	if hasError && !hasResult && hasJSONRPC && !event {
 		// A well-framed error response: the general envelope rules take it
 		// from here, without validating and scanning the body again.
-		f.kind = fastError
-		f.env = envelope{jsonrpc: data[jStart : jStart+5], hasJSONRPC: true, err: data[errStart:errEnd], hasError: true,
-			errParsed: true, errCode: errCode, errMsg: errMsg, errData: errData}
-		if hasID {
-			f.env.id, f.env.hasID = data[idStart:idEnd], true
-		}
+		f.kind, f.hasID, f.errStart, f.errEnd = fastError, hasID, errStart, errEnd
 		return true
 	}
 	if hasError || !hasJSONRPC || !hasID || !hasResult {
 		return false
 	}
-	f.id = data[idStart:idEnd]
-	if !ex.ID.IsZero() && !wire.IDFromRaw(f.id).Equal(ex.ID) {
+	if !ex.ID.IsZero() && !wire.IDFromRaw(data[idStart:idEnd]).Equal(ex.ID) {
 		return false
 	}
-	if hasResultType && string(resultType) == "input_required" {
+	if inputRequired {
 		// Left to the general path: 2025-11-25, and neither inputRequests
 		// nor requestState.
 		if protocol == Protocol2025 || (!hasInputs && !hasRequestState) {
@@ -274,9 +284,6 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 	if !hasContent || protoText || hasInputs || hasRequestState {
 		return false
 	}
-	if hasResultType && string(resultType) != "complete" {
-		return false
-	}
 	if hasStruct && !structuredIsObject && protocol == Protocol2025 {
 		return false
 	}
@@ -284,25 +291,41 @@ func (c *Classifier) fastScan(ex *Exchange, data []byte, event bool, method, pro
 	return true
 }
 
+// hasPrefixAt reports whether data[i:] starts with s.
+func hasPrefixAt(data []byte, i int, s string) bool {
+	return len(data)-i >= len(s) && string(data[i:i+len(s)]) == s
+}
+
+// jsonrpc20 is the jsonrpc member's value the fast path accepts.
+var jsonrpc20 = []byte(`"2.0"`)
+
 // fastApply writes the verdict fastScan read into r, exactly as the general
 // path writes it.
 func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool, f *fastFacts) {
 	switch f.kind {
 	case fastError:
-		c.response(r, ex, f.env)
+		env := envelope{jsonrpc: jsonrpc20, hasJSONRPC: true, err: data[f.errStart:f.errEnd], hasError: true,
+			errParsed: true, errCode: f.errCode, errMsg: data[f.msgStart:f.msgEnd], store: f.errStore}
+		if f.dataEnd > 0 {
+			env.errData = data[f.dataStart:f.dataEnd]
+		}
+		if f.hasID {
+			env.id, env.hasID = data[f.idStart:f.idEnd], true
+		}
+		c.response(r, ex, &env)
 		if c.KeepResponse {
 			r.more().response = c.ownBody(ex, data)
 		}
 		return
 	case fastInput:
-		r.jsonrpc = JSONRPCDetails{ID: r.ownID(f.id)}
+		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
 		r.JSONRPC = &r.jsonrpc
 		r.ResultType = "input_required"
-		r.Input = f.inputs.details(f.hasRequestState, f.inStore)
+		r.Input = f.inputs.details(data, f.hasRequestState, f.inStore)
 		r.Outcome = InputRequired
 		r.Reason = inputReason(len(r.Input.Requests), f.hasRequestState)
 	default:
-		r.jsonrpc = JSONRPCDetails{ID: r.ownID(f.id)}
+		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
 		r.JSONRPC = &r.jsonrpc
 		if f.hasResultType {
 			r.ResultType = "complete"
@@ -361,12 +384,39 @@ func inputReason(n int, hasState bool) string {
 // copies them out.
 type fastInputs struct {
 	n    int
-	reqs [4]struct {
-		key, mode  []byte
-		method     string // one of the three the spec defines
-		modeIsForm bool   // mode absent: "form"
-	}
+	reqs [4]fastInputReq
 }
+
+// fastInputReq is one input request the fast path read.
+type fastInputReq struct {
+	keyStart, keyEnd   int32 // the key, data[keyStart:keyEnd]
+	modeStart, modeEnd int32 // the mode's bytes (modeCopy)
+	method             uint8 // an index in inputMethods
+	mode               uint8 // modeNone, modeForm, modeURL, modeCopy
+}
+
+// The modes of a fastInputReq: none (Mode ""), "form" (spelled so, or
+// absent from an elicitation), "url", or the bytes at modeStart:modeEnd.
+const (
+	modeNone = iota
+	modeForm
+	modeURL
+	modeCopy
+)
+
+// inputMethods are the methods an input request of the fast path may have
+// (fastInputReq.method), as they are spelled in the body with their quotes;
+// inputMethodNames are the same without them.
+var (
+	inputMethods     = [...]string{`"elicitation/create"`, `"sampling/createMessage"`, `"roots/list"`}
+	inputMethodNames = [len(inputMethods)]string{"elicitation/create", "sampling/createMessage", "roots/list"}
+)
+
+const (
+	methodElicitation = iota
+	methodSampling
+	methodRoots
+)
 
 // read reads the inputRequests object at data[i] and returns the index
 // after it, or -1 for anything the general path must judge: more than four
@@ -380,19 +430,21 @@ func (in *fastInputs) read(data []byte, i int) int {
 	if i < len(data) && data[i] == '}' {
 		return i + 1
 	}
+	if len(data) > 1<<31-1 {
+		return -1 // offsets are int32
+	}
 	for {
 		key, j := fastMember(data, i)
-		if j < 0 || in.n == len(in.reqs) || !utf8.Valid(key) || data[j] != '{' {
+		if j < 0 || in.n == len(in.reqs) || !validUTF8(key) || data[j] != '{' {
 			return -1
 		}
 		for _, prev := range in.reqs[:in.n] {
-			if bytes.Equal(prev.key, key) {
+			if string(data[prev.keyStart:prev.keyEnd]) == string(key) {
 				return -1 // a repeated key: the general path keeps both, in order
 			}
 		}
 		q := &in.reqs[in.n]
-		q.key, q.mode, q.modeIsForm = key, nil, false
-		var method []byte
+		*q = fastInputReq{keyStart: int32(i + 1), keyEnd: int32(i + 1 + len(key))}
 		var hasMethod, hasParams, hasMode, hasMessage, hasMessages bool
 		i = wire.SkipSpace(data, j+1)
 		if i < len(data) && data[i] == '}' {
@@ -405,14 +457,21 @@ func (in *fastInputs) read(data []byte, i int) int {
 			}
 			switch string(k) {
 			case "method":
-				if hasMethod || data[i] != '"' {
+				// Only the three methods, as they are spelled (an
+				// escape, or any other method, is the general path's).
+				switch {
+				case hasMethod:
+					return -1
+				case hasPrefixAt(data, i, inputMethods[methodElicitation]):
+					q.method = methodElicitation
+				case hasPrefixAt(data, i, inputMethods[methodSampling]):
+					q.method = methodSampling
+				case hasPrefixAt(data, i, inputMethods[methodRoots]):
+					q.method = methodRoots
+				default:
 					return -1
 				}
-				end, esc := wire.ScanString(data, i)
-				if end < 0 || esc {
-					return -1
-				}
-				hasMethod, method, i = true, data[i+1:end-1], end
+				hasMethod, i = true, i+len(inputMethods[q.method])
 			case "params":
 				if hasParams || data[i] != '{' {
 					return -1
@@ -433,11 +492,19 @@ func (in *fastInputs) read(data []byte, i int) int {
 						if hasMode || data[i] != '"' {
 							return -1
 						}
-						end, esc := wire.ScanString(data, i)
-						if end < 0 || esc || !utf8.Valid(data[i+1:end-1]) {
-							return -1
+						hasMode = true
+						switch {
+						case hasPrefixAt(data, i, `"form"`):
+							q.mode, i = modeForm, i+len(`"form"`)
+						case hasPrefixAt(data, i, `"url"`):
+							q.mode, i = modeURL, i+len(`"url"`)
+						default:
+							end, esc := wire.ScanString(data, i)
+							if end < 0 || esc || !validUTF8(data[i+1:end-1]) {
+								return -1
+							}
+							q.mode, q.modeStart, q.modeEnd, i = modeCopy, int32(i+1), int32(end-1), end
 						}
-						hasMode, q.mode, i = true, data[i+1:end-1], end
 					case "message":
 						if hasMessage || data[i] != '"' {
 							return -1
@@ -481,21 +548,21 @@ func (in *fastInputs) read(data []byte, i int) int {
 		if !hasMethod {
 			return -1
 		}
-		switch string(method) {
-		case "elicitation/create":
+		switch q.method {
+		case methodElicitation:
 			if !hasParams || !hasMessage {
 				return -1
 			}
-			q.method, q.modeIsForm = "elicitation/create", !hasMode
-		case "sampling/createMessage":
+			if !hasMode {
+				q.mode = modeForm
+			}
+		case methodSampling:
 			if !hasParams || !hasMessages {
 				return -1
 			}
-			q.method, q.mode = "sampling/createMessage", nil
-		case "roots/list":
-			q.method, q.mode = "roots/list", nil
-		default:
-			return -1
+			q.mode = modeNone
+		case methodRoots:
+			q.mode = modeNone
 		}
 		in.n++
 		var closed bool
@@ -515,13 +582,13 @@ type inputStore struct {
 	text [32]byte
 }
 
-// details returns the InputDetails of the requests read, in one allocation
-// for the details, their requests and, when they fit in 32 bytes (one
-// request with a short key usually does), the keys' and modes' bytes; a
+// details returns the InputDetails of the requests read from data, in one
+// allocation for the details, their requests and, when they fit in 32 bytes
+// (one request with a short key usually does), the keys' and modes' bytes; a
 // second allocation for the bytes otherwise. For one request or none, st
 // (when not nil) is the room to use instead: the Result's own allocation
 // (Classify), which nothing else uses.
-func (in *fastInputs) details(hasState bool, st *inputStore) *InputDetails {
+func (in *fastInputs) details(data []byte, hasState bool, st *inputStore) *InputDetails {
 	var d *InputDetails
 	var text []byte // room for the keys' and modes' bytes, in the same allocation
 	// The details and their requests in one allocation of the size needed.
@@ -552,15 +619,20 @@ func (in *fastInputs) details(hasState bool, st *inputStore) *InputDetails {
 	d.HasRequestState = hasState
 	size := 0
 	for _, q := range in.reqs[:in.n] {
-		size += len(q.key) + len(q.mode)
+		size += int(q.keyEnd - q.keyStart)
+		if q.mode == modeCopy {
+			size += int(q.modeEnd - q.modeStart)
+		}
 	}
 	inline := size <= cap(text)
 	if !inline {
 		text = make([]byte, 0, size)
 	}
 	for _, q := range in.reqs[:in.n] {
-		text = append(text, q.key...)
-		text = append(text, q.mode...)
+		text = append(text, data[q.keyStart:q.keyEnd]...)
+		if q.mode == modeCopy {
+			text = append(text, data[q.modeStart:q.modeEnd]...)
+		}
 	}
 	var strs string
 	if inline {
@@ -573,14 +645,18 @@ func (in *fastInputs) details(hasState bool, st *inputStore) *InputDetails {
 	}
 	off := 0
 	for _, q := range in.reqs[:in.n] {
-		req := InputRequest{Key: strs[off : off+len(q.key)], Method: q.method}
-		off += len(q.key)
-		switch {
-		case q.modeIsForm:
+		n := int(q.keyEnd - q.keyStart)
+		req := InputRequest{Key: strs[off : off+n], Method: inputMethodNames[q.method]}
+		off += n
+		switch q.mode {
+		case modeForm:
 			req.Mode = "form"
-		case q.mode != nil:
-			req.Mode = strs[off : off+len(q.mode)]
-			off += len(q.mode)
+		case modeURL:
+			req.Mode = "url"
+		case modeCopy:
+			n := int(q.modeEnd - q.modeStart)
+			req.Mode = strs[off : off+n]
+			off += n
 		}
 		d.Requests = append(d.Requests, req)
 	}
@@ -653,24 +729,25 @@ const protoErrorText = "MCP error -32"
 
 // fastErrorObject reads a JSON-RPC error object whose code is a plain
 // integer and whose message is a string without escapes (members in any
-// order, data optional, others validated and ignored) and returns the index
-// after it. -1 means "not for the fast path": the general path decides,
-// including whether the object is malformed.
-func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []byte) {
+// order, data optional, others validated and ignored) into f (errCode,
+// msgStart/msgEnd, dataStart/dataEnd) and returns the index after it. -1
+// means "not for the fast path": the general path decides, including
+// whether the object is malformed.
+func fastErrorObject(data []byte, i int, f *fastFacts) int {
 	var hasCode, hasMsg, hasData bool
 	i = wire.SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return -1, 0, nil, nil
+		return -1
 	}
 	for {
 		var key []byte
 		if key, i = fastMember(data, i); i < 0 {
-			return -1, 0, nil, nil
+			return -1
 		}
 		switch string(key) {
 		case "code":
 			if hasCode {
-				return -1, 0, nil, nil
+				return -1
 			}
 			hasCode = true
 			j, neg := i, false
@@ -685,49 +762,66 @@ func fastErrorObject(data []byte, i int) (end int, code int64, msg, errData []by
 			}
 			// Only plain integers: no leading zero, fraction or exponent.
 			if j == start || (data[start] == '0' && j-start > 1) || (j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E' || (data[j] >= '0' && data[j] <= '9'))) {
-				return -1, 0, nil, nil
+				return -1
 			}
 			if neg {
 				n = -n
 			}
-			code, i = n, j
+			f.errCode, i = n, j
 		case "message":
 			if hasMsg || data[i] != '"' {
-				return -1, 0, nil, nil
+				return -1
 			}
 			hasMsg = true
 			j, esc := wire.ScanString(data, i)
 			// The general path turns bytes that are not UTF-8 into U+FFFD.
-			if j < 0 || esc || !utf8.Valid(data[i+1:j-1]) {
-				return -1, 0, nil, nil
+			if j < 0 || esc || !validUTF8(data[i+1:j-1]) {
+				return -1
 			}
-			msg, i = data[i+1:j-1], j
+			f.msgStart, f.msgEnd, i = i+1, j-1, j
 		case "data":
 			if hasData {
-				return -1, 0, nil, nil
+				return -1
 			}
 			hasData = true
 			j := fastScanValue(data, i)
 			if j < 0 {
-				return -1, 0, nil, nil
+				return -1
 			}
-			errData, i = data[i:j], j
+			f.dataStart, f.dataEnd, i = i, j, j
 		default:
 			if i = fastScanValue(data, i); i < 0 {
-				return -1, 0, nil, nil
+				return -1
 			}
 		}
 		var closed bool
 		if i, closed = fastAfter(data, i, '}'); i < 0 {
-			return -1, 0, nil, nil
+			return -1
 		} else if closed {
 			break
 		}
 	}
 	if !hasCode || !hasMsg {
-		return -1, 0, nil, nil
+		return -1
 	}
-	return i, code, msg, errData
+	return i
+}
+
+// validUTF8 is utf8.Valid with the usual case, an ASCII string, a word
+// at a time.
+func validUTF8(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&swarHighs != 0 {
+			return utf8.Valid(b) // all before b is ASCII: b starts a rune
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(b)
+		}
+	}
+	return true
 }
 
 // fastMember reads `"key" :` at data[i] and returns the key (without

@@ -34,7 +34,7 @@ func BenchmarkClassifyProper(b *testing.B) {
 					b.Fatal("not the fast path")
 				}
 				s.r = Result{Warnings: w[:0:1]}
-				f.env.store, f.inStore = &s.st, &in
+				f.errStore, f.inStore = &s.st, &in
 				s.r.start(ex)
 				s.r.ContentType, s.r.BodyBytes = ct, int64(len(ex.BodyBytes))
 				c.fastApply(&s.r, ex, ex.BodyBytes, false, &f)

@@ -86,3 +86,33 @@ func TestSetterOnCopy(t *testing.T) {
 		t.Errorf("the copy lost its setters: network %+v, task %+v", cp.Network(), cp.Task())
 	}
 }
+
+// TestErrorReasonTables: the reasons' starts made once per named code, the
+// reason built in room or on its own, and the input methods' two spellings
+// agree with what they stand for.
+func TestErrorReasonTables(t *testing.T) {
+	for k, c := range codeNames {
+		if got, want := codeReasons[k], jsonrpcErrorReason(c.code, CodeName(c.code), ""); got != want {
+			t.Errorf("code %d: start %q, want %q", c.code, got, want)
+		}
+	}
+	var room [72]byte
+	for _, tc := range []struct {
+		code int64
+		msg  string
+	}{{-32602, "m"}, {-32099, "no name"}, {7, ""}, {-32004, "a message too long for the room it is given, so built on its own"}} {
+		start := ""
+		if k := codeIndex(tc.code); k >= 0 {
+			start = codeReasons[k]
+		}
+		want := jsonrpcErrorReason(tc.code, CodeName(tc.code), tc.msg)
+		if got := errorReasonIn(room[:0], start, tc.code, CodeName(tc.code), []byte(tc.msg)); got != want {
+			t.Errorf("code %d: reason %q, want %q", tc.code, got, want)
+		}
+	}
+	for k, m := range inputMethods {
+		if m != `"`+inputMethodNames[k]+`"` {
+			t.Errorf("input method %d: %s and %s", k, m, inputMethodNames[k])
+		}
+	}
+}

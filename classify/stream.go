@@ -307,7 +307,7 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 		st.terminal = true
 		sse.Terminal = true
 		sse.TerminalEvent = sse.Events
-		c.response(r, ex, env)
+		c.response(r, ex, &env)
 		if c.KeepResponse {
 			r.more().response = append([]byte(nil), data...)
 		}

@@ -163,6 +163,14 @@ func FuzzFastPath(f *testing.F) {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[],\"structured\x01Content\":{}}}",
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[],"isErr`,
 		`{"jsonrpc":"2.0","id":12345678,"result":{"content":[{"type":"text","text":"a long id, copied on its own"}]}}`,
+		// The values the fast path compares as they are spelled: a
+		// resultType, a method and a mode that only start like one, an
+		// error code without a name, a renamed one.
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"completed","content":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/lists"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"b":{"method":"elicitation/create","params":{"mode":"formal","message":"m"}},"c":{"method":"elicitation/create","params":{"mode":"url","message":"m"}}}}}`,
+		`{"jsonrpc":"2.0","id":-3,"error":{"code":-32099,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32042,"message":"needs a URL"}}`,
 	} {
 		f.Add(s, "1", false)
 	}

@@ -82,33 +82,47 @@ func (r *Result) warnText(code, msg string) {
 
 // CodeName returns the schema name of a JSON-RPC error code, or "".
 func CodeName(code int64) string {
-	switch code {
-	case -32700:
-		return "ParseError"
-	case -32600:
-		return "InvalidRequest"
-	case -32601:
-		return "MethodNotFound"
-	case -32602:
-		return "InvalidParams"
-	case -32603:
-		return "InternalError"
-	case -32020:
-		return "HeaderMismatch"
-	case -32021:
-		return "MissingRequiredClientCapability"
-	case -32022:
-		return "UnsupportedProtocolVersion"
-	case -32002:
-		return "ResourceNotFound (retired)"
-	case -32042:
-		return "URLElicitationRequired (retired)"
-	case -32001:
-		return "HeaderMismatch (draft numbering)"
-	case -32003:
-		return "MissingRequiredClientCapability (draft numbering)"
-	case -32004:
-		return "UnsupportedProtocolVersion (draft numbering)"
+	if k := codeIndex(code); k >= 0 {
+		return codeNames[k].name
 	}
 	return ""
+}
+
+// codeNames are the codes CodeName names, with their names.
+var codeNames = [...]struct {
+	code int64
+	name string
+}{
+	{-32700, "ParseError"},
+	{-32600, "InvalidRequest"},
+	{-32601, "MethodNotFound"},
+	{-32602, "InvalidParams"},
+	{-32603, "InternalError"},
+	{-32020, "HeaderMismatch"},
+	{-32021, "MissingRequiredClientCapability"},
+	{-32022, "UnsupportedProtocolVersion"},
+	{-32002, "ResourceNotFound (retired)"},
+	{-32042, "URLElicitationRequired (retired)"},
+	{-32001, "HeaderMismatch (draft numbering)"},
+	{-32003, "MissingRequiredClientCapability (draft numbering)"},
+	{-32004, "UnsupportedProtocolVersion (draft numbering)"},
+}
+
+// codeReasons are the start of a JSON-RPC error verdict's reason for each
+// of codeNames ("JSON-RPC error <code> <name>: "), made once.
+var codeReasons = func() (p [len(codeNames)]string) {
+	for k, c := range codeNames {
+		p[k] = string(appendErrorReason(nil, c.code, c.name, ""))
+	}
+	return p
+}()
+
+// codeIndex returns the index of code in codeNames, or -1.
+func codeIndex(code int64) int {
+	for k := range codeNames {
+		if codeNames[k].code == code {
+			return k
+		}
+	}
+	return -1
 }
