@@ -2,8 +2,11 @@ package judge
 
 import (
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -33,6 +36,9 @@ var classificationRules = []Rule{
 			}
 			if n > 0 {
 				if w := otherEra(t); w != "" {
+					bad = append(bad, w)
+				}
+				if w := noCall(t); w != "" {
 					bad = append(bad, w)
 				}
 			}
@@ -85,6 +91,15 @@ var classificationRules = []Rule{
 				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s (%s answered)", want, t.Case.Expected, last.Label())
 			default:
 				why = fmt.Sprintf("expected %s: the scenario's %s hit another request, and %s was answered", want, t.Case.Expected, last.Label())
+			}
+			if got != want && want == classify.HTTPError && got == classify.AuthFailed {
+				// A 401 (or 403) starts an authorization chain: a client
+				// that ran it and saw it fail (the metadata names no
+				// authorization server) says AUTH_FAILED, as mcpdiag call
+				// does; it is as true as HTTP_ERROR.
+				if x := t.lastRequest(); x != nil && (x.Status == http.StatusUnauthorized || x.Status == http.StatusForbidden) {
+					return true, fmt.Sprintf("printed %s; %s: the server answered %s with HTTP %d, and the authorization chain that answer starts failed", got, why, x.Label(), x.Status)
+				}
 			}
 			if got != want && last != nil && !answered(last) {
 				why += fmt.Sprintf("; the server answered the last tools/call, %s, with %s", last.Label(), last.What)
@@ -169,4 +184,37 @@ func otherEra(t *Trace) string {
 	}
 	return fmt.Sprintf("the case pins %s (MCP_PROTOCOL), but the client sent no request of that era and %d in %s, the first %s: the case was not run in its era",
 		t.Case.Protocol, len(other), era, other[0].Label())
+}
+
+// noCall says how a client ran without the case's call: it sent no
+// tools/call, and every answer it got was a complete success (so nothing
+// stopped it on the way: a failed answer, such as a 401 whose
+// authorization the client could not complete, a hang, or a JSON-RPC
+// error, may end a run before its call).
+// "" when it sent a tools/call or an answer failed. The scenario's fault
+// was then never met, and no other rule has anything to judge.
+func noCall(t *Trace) string {
+	var methods []string
+	for _, x := range t.Exchanges {
+		if x.Method == "tools/call" || x.Failed || x.Pending || x.Outcome != "" && !x.Outcome.Success() {
+			return ""
+		}
+		if x.IsRequest() && !slices.Contains(methods, x.Method) {
+			methods = append(methods, x.Method)
+		}
+	}
+	if len(methods) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the client never sent a tools/call: it sent %s, each answered, and stopped; the case's call, and the scenario's fault, were never met", strings.Join(methods, ", "))
+}
+
+// lastRequest is the trace's last JSON-RPC request (nil when none).
+func (t *Trace) lastRequest() *Exchange {
+	for i := len(t.Exchanges) - 1; i >= 0; i-- {
+		if x := t.Exchanges[i]; x.IsRequest() {
+			return x
+		}
+	}
+	return nil
 }

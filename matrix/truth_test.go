@@ -166,3 +166,23 @@ func TestPinnedEraNotRun(t *testing.T) {
 		t.Errorf("the built-in client on baseline@2025-11-25: %s failed in %v", rule, where)
 	}
 }
+
+// TestClientThatNeverCalls: a client that lists the tools, gets a complete
+// answer, and exits 0 without the case's tools/call never met the
+// scenario's fault: client.ran fails every case, the safety probes too.
+// Before, every case passed (the fault never fired, so no rule found
+// anything). Where an answer before the call failed, a client may stop
+// there (an auth chain it cannot run): that is not this.
+func TestClientThatNeverCalls(t *testing.T) {
+	t.Parallel()
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "errors.tool_error", "sse.truncated"), Command: []string{badClient(t), "-bad=list-only"}})
+	if len(rep.Cases) != 4 {
+		t.Fatalf("%d cases, want 4", len(rep.Cases))
+	}
+	for _, c := range rep.Cases {
+		ch := checkOf(t, rep, c.Case.Name, "client.ran")
+		if ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "never sent a tools/call") || !strings.Contains(ch.Evidence, "tools/list") {
+			t.Errorf("%s: client.ran %s: %s", c.Case.Name, ch.Verdict, ch.Evidence)
+		}
+	}
+}

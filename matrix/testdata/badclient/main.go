@@ -42,7 +42,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, list-only; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if flag.NArg() < 1 {
@@ -71,6 +71,12 @@ func main() {
 		defer cancel()
 	}
 	var out classify.Outcome
+	if c.mode == "list-only" {
+		// It lists the tools and stops there, printing nothing: the
+		// case's tools/call is never sent.
+		c.listTools(ctx)
+		return
+	}
 	if c.mode == "fallback" {
 		out = c.probeThenCall(ctx)
 	} else {
