@@ -354,11 +354,13 @@ func markChallenge(ex *Exchange) {
 			parts = append(parts, "error "+e)
 		}
 		if len(parts) == 0 {
-			parts = append(parts, "a Bearer challenge with no parameters")
+			// Not "Bearer challenge": the redactor masks the word
+			// after a scheme name as a credential.
+			parts = append(parts, "a challenge of the scheme Bearer, with no parameters")
 		}
 		info.Note = strings.Join(parts, ", ")
 	} else {
-		info.Note = "no Bearer challenge in WWW-Authenticate: the well-known metadata URLs are tried"
+		info.Note = "WWW-Authenticate has no challenge of the scheme Bearer: the well-known metadata URLs are tried"
 	}
 	ex.Auth = &info
 }

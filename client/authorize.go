@@ -133,7 +133,7 @@ func (a *authState) authorizationCode(ctx context.Context, asm *oauthex.AuthServ
 			mode = person
 		default:
 			return &AuthFailure{Step: StepAuthorize, Rule: ruleAuthorize,
-				Reason: "the authorization endpoint " + asm.AuthorizationEndpoint + " needs a person to sign in, and this run has no way to ask one (run on a terminal, or with --open or --auth-code; or pass --bearer TOKEN)"}
+				Reason: "the authorization endpoint " + asm.AuthorizationEndpoint + " needs a person to sign in, and this run has no way to ask one (run on a terminal, or with --open or --auth-code; or pass --bearer=TOKEN)"}
 		}
 	}
 	var (

@@ -239,3 +239,25 @@ func TestAuthCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestCallAuthNotesNotMasked: where no credential was ever sent or
+// received (errors.http_status_per_method: a bare 401, no challenge at
+// all), the chain's words reach the report and the records whole.
+// Before, the redactor took the word after "Bearer" in mcpdiag's own
+// notes for a token: "no Bearer [redacted:len=9:…] in WWW-Authenticate".
+func TestCallAuthNotesNotMasked(t *testing.T) {
+	t.Parallel()
+	main, _ := startServe(t, serveOptions{seed: 1})
+	base := strings.TrimSuffix(main, "/mcp")
+	var out, errb bytes.Buffer
+	run([]string{"call", base + "/s/errors.http_status_per_method/mcp", "echo", "--args", `{"text":"hi"}`, "--retries", "0"}, nil, &out, &errb)
+	if !strings.Contains(out.String(), "WWW-Authenticate has no challenge of the scheme Bearer") || strings.Contains(out.String(), "[redacted") {
+		t.Errorf("the report:\n%s", out.String())
+	}
+	_, recs, _ := callJSON(t, nil, base+"/s/errors.http_status_per_method/mcp", "echo", "--args", `{"text":"hi"}`, "--retries", "0")
+	for _, r := range recs {
+		if r.Auth != nil && strings.Contains(r.Auth.Note, "[redacted") {
+			t.Errorf("a record's auth note: %q", r.Auth.Note)
+		}
+	}
+}
