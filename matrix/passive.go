@@ -137,7 +137,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 // use files one record line; it reports false for a line that is not a
 // record this reader judges. A fault server's lines (a fault endpoint that
-// is a path: mcpdiag serve's) are one trace per endpoint; other exchange
+// is a path: mcpdiag serve's) are one trace per endpoint and client (its
+// session, else its connection: several clients may call one endpoint;
+// lines without either, from older servers, one per endpoint); other exchange
 // records one per client and session, or per call when they have no
 // session but a call id, and else per client, endpoint and connection
 // (connLanes).
@@ -160,7 +162,20 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, conns
 			return true // an admin line: read, not a request
 		}
 		*bodies = true
-		add("server "+l.endpoint(), "endpoint "+l.endpoint(), r)
+		key, name := "server "+l.endpoint(), "endpoint "+l.endpoint()
+		switch {
+		case r.Session != "":
+			// Within the endpoint, one trace per client, as for the
+			// proxy's records: a 2025-11-25 session, else the
+			// connection (serve's lines carry it; older ones do not,
+			// and stay one trace per endpoint).
+			key, name = key+" "+r.Session, name+" ("+r.Session+")"
+		case r.Conn != "":
+			var label string
+			key, label = conns.trace(key, r)
+			name += " (no session" + label + ")"
+		}
+		add(key, name, r)
 		return true
 	case record.KindExchange:
 		if r.RequestBody != nil {
@@ -293,7 +308,9 @@ func (p *Passive) WriteJUnit(w io.Writer) error {
 // (retriedElsewhere), and is that request again (the same method, tool and
 // arguments: sameRequest), continues that exchange's trace; after any other
 // answer, or with another request first, a new connection starts a new
-// trace. Another request first is more likely another run of the client
+// trace. An input_required answer is followed by the same request again
+// (an MRTR round, with the same method, tool and arguments), so it is
+// continued as a retried failure is. Another request first is more likely another run of the client
 // (a client's long-lived stream, such as subscriptions/listen, is cut when
 // it exits, and the next run starts with server/discover): joined to the
 // first run's trace, its requests, which repeat the first run's ids, read
@@ -349,6 +366,9 @@ func sameRequest(failed, r *record.Record) bool {
 // retry, possibly on a new connection: the answer was cut or never came,
 // the connection was dropped, or the status is one a client retries.
 func retriedElsewhere(r *record.Record) bool {
+	if r.Outcome == classify.InputRequired {
+		return true // the next round is the same request again
+	}
 	x := judge.FromRecord(r, "")
 	if !x.Failed {
 		return false

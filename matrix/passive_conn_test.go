@@ -36,6 +36,7 @@ func TestFromRecordsConnections(t *testing.T) {
 		{"after a cut stream, another method", req{method: "subscriptions/listen", outcome: classify.StreamIncomplete, flags: record.Flags{record.FlagDC}}, req{method: "server/discover"}, 2},
 		{"after a cut stream, another tool", req{tool: "echo", outcome: classify.StreamIncomplete}, req{tool: "add"}, 2},
 		{"after a cut stream, other arguments", req{tool: "echo", args: `{"text":"a"}`, outcome: classify.StreamIncomplete}, req{tool: "echo", args: `{"text":"b"}`}, 2},
+		{"after input_required, the next round", req{tool: "echo", issued: "s1"}, req{tool: "echo", state: "s1", inputs: true}, 1},
 		{"after a 503, the same arguments", req{tool: "echo", args: `{"text":"a"}`, status: 503, outcome: classify.HTTPError}, req{tool: "echo", args: `{"text":"a"}`}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {

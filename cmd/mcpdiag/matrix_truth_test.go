@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,5 +70,48 @@ func TestMatrixFromRecordsOfA2025Session(t *testing.T) {
 		if ch.Rule == "spec.protocol-header" && ch.Verdict != "pass" {
 			t.Errorf("spec.protocol-header is %s (%s), want pass", ch.Verdict, ch.Evidence)
 		}
+	}
+}
+
+// TestMatrixFromRecordsOfServeLogClients: serve's log of three separate
+// `mcpdiag call` runs of the same call on its plain /mcp endpoint (each a
+// new client, on 2026-07-28 without a session, and on 2025-11-25 with one
+// session each), judged with matrix --from-records: each run is a trace of
+// its own (by session, else by connection, within the endpoint), and
+// every verdict passes. Before, serve's lines were one trace per endpoint
+// whatever the client: three runs of one call read as one client calling
+// echo three times after complete answers (loop.identical-calls), and
+// their reused ids as re-sent requests.
+func TestMatrixFromRecordsOfServeLogClients(t *testing.T) {
+	t.Parallel()
+	mcp, _ := startServe(t, serveOptions{seed: 1})
+	base := strings.TrimSuffix(mcp, "/mcp")
+	bin := testBinary(t)
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		for range 3 {
+			// Separate processes, as separate clients are (in one
+			// process, runs may share a keep-alive connection).
+			if out, err := exec.Command(bin, "call", mcp, "echo", "--args", `{"text":"hi"}`, "--protocol", era).CombinedOutput(); err != nil {
+				t.Fatalf("call: %v\n%s", err, out)
+			}
+		}
+	}
+	resp, err := http.Get(base + "/admin/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "serve.jsonl")
+	if err := os.WriteFile(path, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"matrix", "--from-records", path}, nil, &out, &errb)
+	if code != 0 || strings.Contains(out.String(), "FAIL") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
