@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -34,31 +35,62 @@ func ArgsHash(method, tool string, args json.RawMessage) string {
 // message wire.ParseMessage validated), so they are walked, not validated
 // again.
 func argsHash(method, tool string, args []byte, skipMeta, valid bool) string {
-	var buf bytes.Buffer
-	// One allocation for the canonical form, which is about as long as
-	// the arguments (growing from 64 bytes allocated twice as much).
+	st := hashStates.Get().(*hashState)
+	buf := &st.buf
+	buf.Reset()
+	// The canonical form is about as long as the arguments: grown once,
+	// and the buffer is reused by the next hash.
 	buf.Grow(len(method) + len(tool) + len(args) + 16)
 	buf.WriteByte('[')
-	writeJSONString(&buf, method)
+	writeJSONString(buf, method)
 	buf.WriteByte(',')
-	writeJSONString(&buf, tool)
+	writeJSONString(buf, tool)
 	buf.WriteByte(',')
-	if err := canonicalJSON(&buf, args, skipMeta, valid); err != nil {
+	if err := canonicalJSONInto(buf, &st.members, args, skipMeta, valid); err != nil {
 		buf.Reset()
 		buf.WriteByte('[')
-		writeJSONString(&buf, method)
+		writeJSONString(buf, method)
 		buf.WriteByte(',')
-		writeJSONString(&buf, tool)
+		writeJSONString(buf, tool)
 		buf.WriteString(",null,")
-		writeJSONString(&buf, string(args))
+		writeJSONString(buf, string(args))
 	}
 	buf.WriteByte(']')
 	sum := sha256.Sum256(buf.Bytes())
+	st.put()
 	const prefix = "sha256:"
 	var out [len(prefix) + 2*sha256.Size]byte
 	copy(out[:], prefix)
 	hex.Encode(out[len(prefix):], sum[:])
 	return string(out[:])
+}
+
+// hashState is argsHash's room, reused from hash to hash (hashStates): the
+// canonical form's buffer and the object members being sorted. Every
+// recorded tools/call is hashed, and the two were most of its garbage.
+type hashState struct {
+	buf     bytes.Buffer
+	members []member
+}
+
+var hashStates = sync.Pool{New: func() any { return new(hashState) }}
+
+// Bounds of what a hashState keeps for the next hash: the arguments of a
+// rare large call are not held in a pool.
+const (
+	maxPooledHashBuf     = 64 << 10
+	maxPooledHashMembers = 1024
+)
+
+// put gives st back to the pool (or to the collector when it grew past
+// its bounds). Its members hold no bytes of the arguments: each object's
+// members are cleared once written.
+func (st *hashState) put() {
+	if st.buf.Cap() > maxPooledHashBuf || cap(st.members) > maxPooledHashMembers {
+		return
+	}
+	st.buf.Reset()
+	hashStates.Put(st)
 }
 
 // CanonicalJSON returns the canonical form of the JSON value v that ArgsHash
@@ -79,6 +111,13 @@ var errNotOneValue = errors.New("record: not a single JSON value")
 // byte for byte what a decode with encoding/json and a re-encode would give
 // (the old implementation is the oracle of FuzzCanonicalJSONOracle).
 func canonicalJSON(buf *bytes.Buffer, v []byte, skipMeta, valid bool) error {
+	var members []member
+	return canonicalJSONInto(buf, &members, v, skipMeta, valid)
+}
+
+// canonicalJSONInto is canonicalJSON with room for the object members
+// (ms, left empty as it was given).
+func canonicalJSONInto(buf *bytes.Buffer, ms *[]member, v []byte, skipMeta, valid bool) error {
 	if len(bytes.TrimSpace(v)) == 0 {
 		buf.WriteString("null")
 		return nil
@@ -86,7 +125,7 @@ func canonicalJSON(buf *bytes.Buffer, v []byte, skipMeta, valid bool) error {
 	if !valid && !wire.Valid(v) {
 		return errNotOneValue
 	}
-	return canonicalValue(buf, bytes.TrimSpace(v), skipMeta)
+	return canonicalValue(buf, ms, bytes.TrimSpace(v), skipMeta)
 }
 
 // member is one object member: its key's value (the bytes sorted on), the
@@ -99,11 +138,16 @@ type member struct {
 }
 
 // canonicalValue writes the canonical form of the valid JSON value v (no
-// surrounding whitespace).
-func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
+// surrounding whitespace). An object's members are sorted in ms, past its
+// length (nested objects use the room after them), and cleared once written.
+func canonicalValue(buf *bytes.Buffer, ms *[]member, v []byte, skipMeta bool) error {
 	switch wire.Kind(v) {
 	case '{':
-		var members []member
+		start := len(*ms)
+		defer func() {
+			clear((*ms)[start:])
+			*ms = (*ms)[:start]
+		}()
 		err := wire.EachField(v, func(k, val []byte) bool {
 			m := member{val: val}
 			if plainString(k) {
@@ -115,12 +159,13 @@ func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 			if skipMeta && string(m.key) == "_meta" {
 				return true
 			}
-			members = append(members, m)
+			*ms = append(*ms, m)
 			return true
 		})
 		if err != nil {
 			return err
 		}
+		members := (*ms)[start:]
 		slices.SortStableFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
 		buf.WriteByte('{')
 		for i, m := range members {
@@ -133,7 +178,7 @@ func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 				writeJSONString(buf, string(m.key))
 			}
 			buf.WriteByte(':')
-			if err := canonicalValue(buf, m.val, false); err != nil {
+			if err := canonicalValue(buf, ms, m.val, false); err != nil {
 				return err
 			}
 		}
@@ -145,7 +190,7 @@ func canonicalValue(buf *bytes.Buffer, v []byte, skipMeta bool) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			ierr = canonicalValue(buf, el, false)
+			ierr = canonicalValue(buf, ms, el, false)
 			return ierr == nil
 		})
 		if err != nil {

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -99,4 +100,38 @@ func TestSetRequest(t *testing.T) {
 	if e.RequestBytes != 8 || e.ArgsHash != "" {
 		t.Errorf("SetRequest(not json) = %+v", e)
 	}
+}
+
+// TestArgsHashPooledRoom: the hash reuses its room (the canonical form's
+// buffer, the members being sorted) from call to call, so that a recorded
+// tools/call costs one allocation (the hash's string; four before), and what
+// one hash leaves in the room changes no later hash, also concurrently.
+func TestArgsHashPooledRoom(t *testing.T) {
+	args := []byte(`{"z":{"b":[{"y":1,"x":2}],"a":"\u00e9"},"query":"mcp","text":"` + strings.Repeat("x", 900) + `"}`)
+	want := ArgsHash("tools/call", "search", args)
+	plain := []byte(`{"z":{"b":[{"y":1,"x":2}],"a":"b"},"query":"mcp","text":"` + strings.Repeat("x", 900) + `"}`)
+	if n := testing.AllocsPerRun(100, func() { argsHash("tools/call", "search", plain, false, true) }); n > 1 && !raceEnabled {
+		t.Errorf("argsHash allocates %v times per call, want 1", n)
+	}
+	others := [][]byte{[]byte(`{"b":1,"a":{"d":2,"c":3}}`), []byte(`[{"q":1,"p":2}]`), []byte(`not json`), nil}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				other := others[(g+i)%len(others)]
+				fresh := ArgsHash("tools/call", "x", other)
+				if got := ArgsHash("tools/call", "search", args); got != want {
+					t.Errorf("hash after other hashes = %s, want %s", got, want)
+					return
+				}
+				if again := ArgsHash("tools/call", "x", other); again != fresh {
+					t.Errorf("hash of %q = %s, then %s", other, fresh, again)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
