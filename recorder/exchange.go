@@ -454,7 +454,7 @@ func (rw *responseWriter) end(panicked any) {
 		if ex.rc.opts.Sync {
 			ex.rc.run(ex)
 		} else {
-			go ex.rc.run(ex)
+			ex.rc.fin.dispatch(ex)
 		}
 	}
 }

@@ -173,6 +173,7 @@ type Recorder struct {
 	shutErr   error  // ends a body cut by the shutdown, for the classifier
 
 	sessions sessionStore
+	fin      *finishers
 
 	wg       sync.WaitGroup
 	inFlight atomic.Int64
@@ -195,6 +196,7 @@ func New(opts Options) (*Recorder, error) {
 		rc.noun = "server"
 	}
 	rc.shutErr = errors.New("the " + rc.noun + " shut down before the response ended")
+	rc.fin = newFinishers(rc)
 	if rc.log == nil {
 		rc.log = slog.New(slog.DiscardHandler)
 	}
@@ -272,8 +274,11 @@ func (rc *Recorder) Stats() Stats {
 
 // Wait blocks until every exchange that has started is finished and its
 // record handed to the sink, or ctx is done. Call it after the HTTP server
-// stopped accepting requests and before closing the sink.
+// stopped accepting requests and before closing the sink. It also ends the
+// recorder's idle finishing goroutines (an exchange that still comes gets
+// a goroutine of its own, as the finishing of every exchange is then).
 func (rc *Recorder) Wait(ctx context.Context) error {
+	rc.fin.close()
 	done := make(chan struct{})
 	go func() {
 		rc.wg.Wait()

@@ -1,0 +1,147 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// goroutineID is the id of the calling goroutine, from its stack's first
+// line ("goroutine 123 [running]:").
+func goroutineID() int64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	id, _ := strconv.ParseInt(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return id
+}
+
+// TestFinishersReused: exchanges whose response was delivered whole before
+// their handler returned are finished by the recorder's long-lived
+// finishing goroutines, not by a new goroutine each (which cost its
+// creation and a stack grown anew on every exchange); each record is still
+// written once. Before, 40 exchanges were finished on 40 goroutines.
+func TestFinishersReused(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[int64]int{}
+	sink := &countSink{}
+	rc, err := New(Options{Records: sink, Finish: func(*Finished) []*record.Record {
+		mu.Lock()
+		ids[goroutineID()]++
+		mu.Unlock()
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	})))
+	defer srv.Close()
+	const n = 40
+	for range n {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		// The next request once this record is written: one finisher
+		// is idle again.
+		deadline := time.Now().Add(5 * time.Second)
+		for rc.Stats().InFlight != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := rc.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.n(); got != n {
+		t.Fatalf("%d records for %d exchanges", got, n)
+	}
+	if len(ids) > 4 {
+		t.Errorf("%d exchanges were finished on %d goroutines, want a few long-lived ones: %v", n, len(ids), ids)
+	}
+}
+
+// TestFinishersEnd: the finishing goroutines exit when the recorder's
+// owner waits for it (its server stopped), and when the recorder is no
+// longer reachable without a Wait; exchanges after a Wait are still
+// recorded.
+func TestFinishersEnd(t *testing.T) {
+	serveOne := func(rc *Recorder) {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		rc.Serve(w, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+		}))
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			runtime.GC()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	sink := &countSink{}
+	rc, err := New(Options{Records: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rc.fin
+	serveOne(rc)
+	waitFor("no finisher after an exchange", func() bool { return f.n.Load() == 1 })
+	if err := rc.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("a finisher outlived Wait", func() bool { return f.n.Load() == 0 })
+	serveOne(rc)
+	if err := rc.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.n(); got != 2 {
+		t.Fatalf("%d records for 2 exchanges", got)
+	}
+
+	rc, err = New(Options{Records: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = rc.fin
+	serveOne(rc)
+	waitFor("no finisher after an exchange", func() bool { return f.n.Load() == 1 })
+	rc = nil
+	waitFor("a finisher outlived its unreachable recorder", func() bool { return f.n.Load() == 0 })
+}
+
+type countSink struct {
+	mu   sync.Mutex
+	recs int
+}
+
+func (s *countSink) Write(*record.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs++
+	return nil
+}
+
+func (s *countSink) n() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recs
+}
