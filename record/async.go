@@ -185,6 +185,9 @@ func (a *Async) run() {
 		for range n {
 			a.tally.Wrote()
 		}
+		for _, b := range batch[:min(n+1, len(batch))] {
+			putLine(b.line)
+		}
 		if err != nil {
 			// The record the error cut is lost; each one after it is tried
 			// on its own, as without batching (a disk may have room again).
@@ -194,6 +197,7 @@ func (a *Async) run() {
 			}
 		}
 		clear(batch)
+		clear(lines)
 	}
 }
 
@@ -210,12 +214,52 @@ type lineBatcher interface {
 }
 
 func (a *Async) writeOne(q queued) {
-	if err := a.sink.WriteLine(q.line); err != nil {
+	err := a.sink.WriteLine(q.line)
+	putLine(q.line)
+	if err != nil {
 		a.tally.Lose(Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err})
 		return
 	}
 	a.tally.Wrote()
 }
+
+// The lines queued are the Async's own (Write encodes into them, WriteLine
+// copies into one), and a sink must not keep a line after WriteLine
+// returns (LineWriter): once written, or lost, a line's buffer is reused by
+// a later Write. A busy proxy encodes thousands of records a second, each
+// line about 1 KiB. Buffers past maxPooledLine are left to the collector.
+var lineBufs sync.Pool
+
+const maxPooledLine = 64 << 10
+
+// getLine returns an empty buffer for a line (nil when the pool has none:
+// the encoder allocates one of the size it needs).
+func getLine() []byte {
+	if v := lineBufs.Get(); v != nil {
+		return (*v.(*[]byte))[:0]
+	}
+	return nil
+}
+
+// putLine gives a line's buffer back; nothing may use it afterwards.
+func putLine(b []byte) {
+	if c := cap(b); c == 0 || c > maxPooledLine {
+		return
+	}
+	if poisonLines {
+		full := b[:cap(b)]
+		for i := range full {
+			full[i] = 0xff
+		}
+	}
+	b = b[:0]
+	lineBufs.Put(&b)
+}
+
+// poisonLines makes putLine overwrite what it takes back, so that a test
+// sees any use of a line after it was given back (the package's tests set
+// it).
+var poisonLines bool
 
 // Write encodes rec and queues it. With QueueBlock it waits while the queue
 // is full; with QueueDrop it drops the record, counts it and reports it to
@@ -225,8 +269,10 @@ func (a *Async) writeOne(q queued) {
 // error. A queued record that the sink then fails to write is counted and
 // reported to OnLoss, and makes Close return an error.
 func (a *Async) Write(rec *Record) error {
-	line, err := a.enc.Encode(rec)
+	buf := getLine()
+	line, err := a.enc.encodeInto(buf, rec)
 	if err != nil {
+		putLine(buf)
 		a.tally.count(Loss{Ref: RefOf(rec), Reason: LostUnencodable, Err: err})
 		return err
 	}
@@ -243,7 +289,7 @@ func (a *Async) WriteLine(line []byte) error {
 	if err := checkOneLine(line); err != nil {
 		return err
 	}
-	return a.enqueue(queued{line: bytes.Clone(line), ref: RefOfLine(line)})
+	return a.enqueue(queued{line: append(getLine(), line...), ref: RefOfLine(line)})
 }
 
 // enqueue queues q per the policy.
@@ -251,6 +297,7 @@ func (a *Async) enqueue(q queued) error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
+		putLine(q.line)
 		a.tally.count(Loss{Ref: q.ref, Reason: LostClosed, Err: ErrClosed})
 		return ErrClosed
 	}
@@ -258,6 +305,7 @@ func (a *Async) enqueue(q queued) error {
 		select {
 		case a.queue <- q:
 		default:
+			putLine(q.line)
 			a.tally.Lose(Loss{Ref: q.ref, Reason: LostDropped})
 		}
 	} else {

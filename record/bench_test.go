@@ -36,7 +36,7 @@ func BenchmarkEncodeLine(b *testing.B) {
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := encodeRecord(&c); err != nil {
+			if _, err := encodeRecord(nil, &c); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -85,6 +85,12 @@ func Marshal(rec *Record) ([]byte, error) {
 // MaxLineSize, the body texts and ErrorData are dropped (and marked
 // truncated); when it still does, the error is ErrRecordTooLarge.
 func (e *Encoder) Encode(rec *Record) ([]byte, error) {
+	return e.encodeInto(nil, rec)
+}
+
+// encodeInto is Encode writing the line into dst's room when it is large
+// enough (Async reuses its lines' buffers); the line may be another slice.
+func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	if rec == nil {
 		return nil, errors.New("record: nil record")
 	}
@@ -110,7 +116,7 @@ func (e *Encoder) Encode(rec *Record) ([]byte, error) {
 	if c.HTTPStatuses == nil {
 		c.HTTPStatuses = []int{}
 	}
-	line, err := encodeRecord(&c)
+	line, err := encodeRecord(dst, &c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +129,7 @@ func (e *Encoder) Encode(rec *Record) ([]byte, error) {
 		if c.ErrorData != nil {
 			c.ErrorData, c.ErrorDataTruncated = nil, true
 		}
-		if line, err = encodeRecord(&c); err != nil {
+		if line, err = encodeRecord(line, &c); err != nil {
 			return nil, err
 		}
 		if len(line) > e.maxLine() {
@@ -134,8 +140,9 @@ func (e *Encoder) Encode(rec *Record) ([]byte, error) {
 }
 
 // encodeRecord encodes r as one JSON line: by hand (appendRecord) where it can,
-// else by reflection (encodeLine); the bytes are the same.
-func encodeRecord(r *Record) ([]byte, error) {
+// else by reflection (encodeLine); the bytes are the same. The line is
+// written into dst's room when it is large enough for the expected size.
+func encodeRecord(dst []byte, r *Record) ([]byte, error) {
 	size := 1024 + len(r.Reason) + len(r.Note) + len(r.URL)
 	if r.RequestBody != nil {
 		size += len(r.RequestBody.Text) + len(r.RequestBody.Text)/8
@@ -143,7 +150,10 @@ func encodeRecord(r *Record) ([]byte, error) {
 	if r.ResponseBody != nil {
 		size += len(r.ResponseBody.Text) + len(r.ResponseBody.Text)/8
 	}
-	if b, ok := appendRecord(make([]byte, 0, size), r); ok {
+	if cap(dst) < size {
+		dst = make([]byte, 0, size)
+	}
+	if b, ok := appendRecord(dst[:0], r); ok {
 		return b, nil
 	}
 	// encoding/json takes the record as an interface, which would move

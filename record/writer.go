@@ -25,6 +25,8 @@ type Writer interface {
 // writes through one. FileWriter and StreamWriter implement it.
 type LineWriter interface {
 	// WriteLine writes one encoded record: a line ending in its only "\n".
+	// It must not keep line (or change it) after it returns: an [Async]
+	// reuses the buffer for a later record.
 	WriteLine(line []byte) error
 	// Close flushes and releases the sink.
 	Close() error
