@@ -72,8 +72,8 @@ type Exchange struct {
 	pipe           *pipe
 	started        bool // the finishing goroutine runs
 	end            time.Time
-	ended          chan struct{}
-	done           chan struct{}  // the record was handed to the sink
+	ended          chan struct{}  // closed when the handler returned; made only for a finishing goroutine started before (startEarly)
+	done           chan struct{}  // the record was handed to the sink (made with Options.Sync only)
 	fault          *record.Fault  // the fault layer's decision, nil without one
 	params         *record.Params // the fault endpoint's params facts (ServerFacts)
 }
@@ -281,7 +281,10 @@ func (rc *Recorder) tap(ex *Exchange) func(*faults.Observation) {
 // maxParse bytes of its body (passed on afterwards unchanged), its JSON-RPC
 // facts, the client and the protocol version.
 func (rc *Recorder) begin(r *http.Request) *Exchange {
-	ex := &Exchange{rc: rc, in: r, start: time.Now(), ended: make(chan struct{}), done: make(chan struct{})}
+	ex := &Exchange{rc: rc, in: r, start: time.Now()}
+	if rc.opts.Sync {
+		ex.done = make(chan struct{})
+	}
 	if rc.opts.URL != nil {
 		ex.url = rc.opts.URL(r)
 	} else {
@@ -448,8 +451,11 @@ func (rw *responseWriter) end(panicked any) {
 	ex.end = time.Now()
 	start := !ex.started
 	ex.started = true
+	ended := ex.ended
 	rw.mu.Unlock()
-	close(ex.ended)
+	if ended != nil {
+		close(ended)
+	}
 	if start {
 		if ex.rc.opts.Sync {
 			ex.rc.run(ex)
@@ -457,6 +463,15 @@ func (rw *responseWriter) end(panicked any) {
 			ex.rc.fin.dispatch(ex)
 		}
 	}
+}
+
+// startEarly starts the finishing goroutine while the handler still runs
+// (the response is streaming): it waits for the handler's end on ended,
+// which end closes. Called with the writer's mu held.
+func (ex *Exchange) startEarly() {
+	ex.started = true
+	ex.ended = make(chan struct{})
+	go ex.rc.run(ex)
 }
 
 // bodyReader returns what the classifier reads: the pipe when the response

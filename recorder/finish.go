@@ -23,7 +23,9 @@ import (
 func (rc *Recorder) run(ex *Exchange) {
 	defer rc.wg.Done()
 	defer rc.inFlight.Add(-1)
-	defer close(ex.done)
+	if ex.done != nil {
+		defer close(ex.done)
+	}
 	var capt *capture
 	if rc.opts.Bodies != BodiesNone {
 		capt = &capture{limit: rc.bodyLimit}
@@ -31,7 +33,7 @@ func (rc *Recorder) run(ex *Exchange) {
 	var res *classify.Result
 	var cerr error
 	if ex.status == 0 {
-		<-ex.ended
+		// (Started by end: no response bytes, so none streamed.)
 		res = rc.noResponse(ex)
 	} else {
 		res, cerr = rc.classifyResponse(ex, capt)
@@ -91,7 +93,9 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 	if events != nil {
 		events.Recycle()
 	}
-	<-ex.ended
+	if ex.ended != nil {
+		<-ex.ended
+	}
 	return res, cerr
 }
 

@@ -218,8 +218,7 @@ func (rw *responseWriter) handoff() {
 	}
 	ex.pipe.write(chunk, at)
 	if !ex.started && ex.pipe.buffered() >= lazyStart {
-		ex.started = true
-		go ex.rc.run(ex)
+		ex.startEarly()
 	}
 }
 
