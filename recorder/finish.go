@@ -100,17 +100,80 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 }
 
 // classifyRPC is the classifier's verdict on the response to a JSON-RPC
-// message.
+// message, read from body (or events).
 //
 //go:noinline
 func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSEReader) (*classify.Result, error) {
 	cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
 	cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
-	return cl.Classify(&classify.Exchange{
+	cx := &classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
 		Status: ex.status, Header: ex.respHeader, Body: body, Events: events,
-	})
+	}
+	if events == nil && ex.pipe != nil {
+		if b, recycle, reserved, ok := rc.wholeJSON(ex); ok {
+			// The bytes the pipe holds, not a copy of them (see wholeJSON).
+			cx.Body, cx.BodyBytes = nil, b
+			res, err := cl.Classify(cx)
+			rc.budget.Release(reserved)
+			if recycle != nil {
+				putChunk(recycle)
+			}
+			return res, err
+		}
+	}
+	return cl.Classify(cx)
+}
+
+// wholeJSON takes the response body from the pipe without a copy, when the
+// classifier would read it whole into a buffer of its own and judge that:
+// a 2xx application/json response whose Content-Length is the one chunk
+// the pipe holds, which ended cleanly, within the classifier's bounds. The
+// classifier copied each such body (about 1 KiB per tools/call) that the
+// pipe already held. The bytes are taken as Read would take them (the
+// capture notes them, and then holds the chunk), and the classifier's
+// memory budget is charged what its own read would have reserved, so that
+// the verdict, NOT_CLASSIFIED at the budget's edge included, is the one
+// the copy gave: when the budget is short, the pipe is left to be read as
+// before (whose reservation counts a refusal; this one does not). recycle
+// is the chunk to give back once the classification is done (nil when the
+// capture holds it); reserved is to be released then.
+func (rc *Recorder) wholeJSON(ex *Exchange) (b, recycle []byte, reserved int64, ok bool) {
+	if ex.status < 200 || ex.status > 299 || !isJSON(ex.respHeader.Get("Content-Type")) {
+		return nil, nil, 0, false
+	}
+	n, err := strconv.ParseInt(ex.respHeader.Get("Content-Length"), 10, 64)
+	max := rc.opts.MaxEventSize
+	if max <= 0 {
+		max = wire.DefaultMaxEventSize
+	}
+	if err != nil || n != ex.wrote || n <= 0 || n > int64(max) {
+		return nil, nil, 0, false
+	}
+	p := ex.pipe
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != io.EOF || len(p.chunks) != 1 || p.off != 0 || int64(len(p.chunks[0].b)) != n || p.onEvent != nil || p.chunked {
+		return nil, nil, 0, false
+	}
+	if !rc.budget.TryReserve(n + 1) {
+		return nil, nil, 0, false
+	}
+	b = p.chunks[0].b
+	return b, p.take(b, len(b)), n + 1, true
+}
+
+// isJSON reports whether a Content-Type is application/json, as the
+// classifier reads it.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "application/json")
 }
 
 // eventEnded notes that an event of the response stream ended at stream

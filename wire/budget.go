@@ -29,14 +29,24 @@ type Budget struct {
 func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
 
 // Reserve takes n bytes from the budget and reports whether it could.
-func (b *Budget) Reserve(n int64) bool {
+func (b *Budget) Reserve(n int64) bool { return b.reserve(n, true) }
+
+// TryReserve is Reserve for a reader that has another way to read the
+// bytes when the budget is short (one that reserves with Reserve): a
+// refusal is not counted (Refused), since the other way is tried and
+// counts its own.
+func (b *Budget) TryReserve(n int64) bool { return b.reserve(n, false) }
+
+func (b *Budget) reserve(n int64, count bool) bool {
 	if b == nil || n <= 0 {
 		return true
 	}
 	for {
 		u := b.used.Load()
 		if u+n > b.limit {
-			b.refused.Add(1)
+			if count {
+				b.refused.Add(1)
+			}
 			return false
 		}
 		if b.used.CompareAndSwap(u, u+n) {
