@@ -124,6 +124,7 @@ func TestFinishersEnd(t *testing.T) {
 	f = rc.fin
 	serveOne(rc)
 	waitFor("no finisher after an exchange", func() bool { return f.n.Load() == 1 })
+	runtime.KeepAlive(rc) // (else it is unreachable already: waitFor collects)
 	rc = nil
 	waitFor("a finisher outlived its unreachable recorder", func() bool { return f.n.Load() == 0 })
 }
