@@ -456,6 +456,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	switch ex.msg.Kind {
 	case wire.MessageResponse:
 		notes = append(notes, "the client's response to a server request")
+		if rec.Outcome == classify.NotificationAccepted {
+			// Classified as a message that expects no answer, which it
+			// is; but it is no notification.
+			rec.Reason = strings.Replace(rec.Reason, "the notification", "the client's response to a server request", 1)
+		}
 	case wire.MessageBatch:
 		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
 	case wire.MessageInvalid:
