@@ -42,3 +42,40 @@ func BenchmarkClassifyProper(b *testing.B) {
 		})
 	}
 }
+
+// verdictAllocSink keeps what BenchmarkVerdictAlloc allocates, as the
+// benchmarks above keep their verdicts.
+var verdictAllocSink any
+
+// BenchmarkVerdictAlloc allocates the object Classify allocates for each of
+// the article's small responses, and nothing else: the Result (success,
+// tool_error), with a warning (legacy), with one input request
+// (input_required), with an error's details and reason (jsonrpc_error).
+// With BenchmarkClassifyProper it splits Classify's time into the
+// allocation and the classification proper.
+func BenchmarkVerdictAlloc(b *testing.B) {
+	b.Run("result", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			verdictAllocSink = new(Result)
+		}
+	})
+	b.Run("warned", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			verdictAllocSink = new(resultWarned)
+		}
+	})
+	b.Run("input", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			verdictAllocSink = new(resultInput)
+		}
+	})
+	b.Run("error", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			verdictAllocSink = new(resultError)
+		}
+	})
+}
