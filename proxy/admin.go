@@ -35,7 +35,7 @@ func IsAdminPath(p string) bool {
 // a stack that grew past 8 KiB there stays 16 KiB for as long as an idle
 // stream is held: docs/benchmarks.md, idlettfe).
 func (p *Proxy) refusesAdmin(r *http.Request) bool {
-	return !p.opts.ForwardAdmin && (IsAdminPath(r.URL.Path) || IsAdminPath(p.targetURL(r.URL).Path))
+	return !p.opts.ForwardAdmin && (IsAdminPath(r.URL.Path) || IsAdminPath(p.targetPath(r.URL)))
 }
 
 // refuseAdmin answers 403 itself, with a Proxy-Status naming the refusal,

@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/recorder"
@@ -160,7 +161,8 @@ type Proxy struct {
 	rec       *recorder.Recorder // the exchange records (package recorder)
 	log       *slog.Logger
 
-	drift driftTracker
+	drift      driftTracker
+	lastTarget atomic.Pointer[targetCache] // targetString's
 }
 
 // New checks opts and returns a proxy.
@@ -180,7 +182,7 @@ func New(opts Options) (*Proxy, error) {
 		Records: opts.Records, Bodies: opts.Bodies, BodyLimit: opts.BodyLimit, MaxEventSize: opts.MaxEventSize,
 		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: opts.MaxRequestParse,
 		Scenario: opts.Scenario, ScenarioOf: opts.ScenarioOf, FaultScenario: opts.Faults != nil,
-		URL:  func(r *http.Request) string { return p.targetURL(r.URL).String() },
+		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",
 		Begin: p.beginExchange, Finish: p.finishExchange, Refuse: p.refuseMalformedBody,
 		Logger: p.log,
@@ -259,8 +261,9 @@ func (p *Proxy) Upstream() *url.URL { return p.upstream }
 // (hop-by-hop ones excepted, which ReverseProxy strips), and the client's own
 // forwarding headers, which ReverseProxy removes before Rewrite.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
-	t := p.targetURL(pr.In.URL)
-	pr.Out.URL = t
+	// Out's URL is ReverseProxy's copy of In's: set in place.
+	t := pr.Out.URL
+	p.targetInto(t, pr.In.URL)
 	if ex := recorder.From(pr.In.Context()); ex != nil && pr.Out.Body != nil {
 		// The body the recorder read whole goes out with the headers in
 		// one write (see recorder.Exchange.InMemoryBody); a body a fault
@@ -297,7 +300,14 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // bare path "/" is mapped to the upstream URL's own path and query, so that
 // the proxy's base URL works as the MCP endpoint too.
 func (p *Proxy) targetURL(in *url.URL) *url.URL {
-	t := &url.URL{Scheme: p.upstream.Scheme, Host: p.upstream.Host, User: p.upstream.User}
+	t := new(url.URL)
+	p.targetInto(t, in)
+	return t
+}
+
+// targetInto sets *t to targetURL(in) (t and in are not the same URL).
+func (p *Proxy) targetInto(t, in *url.URL) {
+	*t = url.URL{Scheme: p.upstream.Scheme, Host: p.upstream.Host, User: p.upstream.User}
 	if in.Path == "" || in.Path == "/" {
 		t.Path, t.RawPath = p.upstream.Path, p.upstream.RawPath
 		t.RawQuery = p.upstream.RawQuery
@@ -307,10 +317,39 @@ func (p *Proxy) targetURL(in *url.URL) *url.URL {
 		if t.Path == "" {
 			t.Path = "/"
 		}
-		return t
+		return
 	}
 	t.Path, t.RawPath, t.RawQuery = in.Path, in.RawPath, in.RawQuery
-	return t
+}
+
+// targetPath is targetURL(in).Path, without building the URL.
+func (p *Proxy) targetPath(in *url.URL) string {
+	if in.Path == "" || in.Path == "/" {
+		if p.upstream.Path == "" {
+			return "/"
+		}
+		return p.upstream.Path
+	}
+	return in.Path
+}
+
+// targetString is targetURL(in).String(), the URL a record names: kept for
+// the last path and query asked for (a client's requests go to one
+// endpoint), so that the URL is not built and written out per exchange.
+func (p *Proxy) targetString(in *url.URL) string {
+	if c := p.lastTarget.Load(); c != nil && c.path == in.Path && c.rawPath == in.RawPath && c.rawQuery == in.RawQuery {
+		return c.s
+	}
+	c := &targetCache{path: in.Path, rawPath: in.RawPath, rawQuery: in.RawQuery, s: p.targetURL(in).String()}
+	p.lastTarget.Store(c)
+	return c.s
+}
+
+// targetCache is targetString's: targetURL depends on these three fields
+// of the request's URL only.
+type targetCache struct {
+	path, rawPath, rawQuery string
+	s                       string
 }
 
 // Stats are the proxy's counters (the recorder's; see recorder.Stats).
