@@ -336,6 +336,7 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 	rec := base()
 	rec.SetRequest(line)
 	rec.SetResult(res)
+	pipeReason(rec)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
 	rec.Method, rec.ProtocolVersion = r.Method, s.protocol
 	rec.Timings.Total = record.Duration(a.elapsed)
@@ -428,6 +429,7 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 	rec := s.base(url, start)
 	rec.SetRequest(line)
 	rec.SetResult(res)
+	pipeReason(rec)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
 	rec.Method, rec.ProtocolVersion = r.Method, s.protocol
 	rec.Timings.Total = record.Duration(time.Since(start))
@@ -681,4 +683,21 @@ func stdioEra(last *record.Record, a stdioAnswer) (era, why string) {
 		return wire.Protocol2025, fmt.Sprintf("server/discover answered the JSON-RPC error %d: a legacy server", msg.Error.Code)
 	}
 	return wire.Protocol2025, fmt.Sprintf("server/discover answered %s: a legacy server", last.Outcome)
+}
+
+// pipeReason words a stdio record's network failure for a pipe: the
+// classifier's reason speaks of an HTTP response, which stdio has none of.
+func pipeReason(rec *record.Record) {
+	if rec.Network == nil {
+		return
+	}
+	for _, w := range [][2]string{
+		{"no HTTP response after the request was sent", "no answer line after the request was written"},
+		{"no HTTP response; the request was not fully sent", "the request was not fully written to the server's stdin"},
+	} {
+		if strings.Contains(rec.Reason, w[0]) {
+			rec.Reason = strings.Replace(rec.Reason, w[0], w[1], 1)
+			return
+		}
+	}
 }

@@ -258,6 +258,9 @@ func TestProbeStdioNotification(t *testing.T) {
 			}
 			n := 0
 			for _, r := range rep.Records {
+				if strings.Contains(r.Reason, "HTTP") {
+					t.Errorf("a stdio record's reason speaks of HTTP: %q", r.Reason)
+				}
 				if r.Probe != nil && r.Probe.Kind == string(probe.Notification) {
 					n++
 					if r.Probe.Answer != tc.answer {
