@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
@@ -217,7 +218,15 @@ func (p *Passive) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, ", %d line(s) skipped", p.Skipped)
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "%-44s %5s %5s %4s %s\n", "TRACE (CLIENT, SESSION)", "POSTS", "PASS", "N/A", "VERDICT")
+	// The name column is as wide as the longest name (up to
+	// maxTraceColumn): traces of one client differ only at their end
+	// (the session or connection).
+	width := 44
+	for _, t := range p.Traces {
+		width = max(width, utf8.RuneCountInString(t.Trace.Name))
+	}
+	width = min(width, maxTraceColumn)
+	fmt.Fprintf(&b, "%-*s %5s %5s %4s %s\n", width, "TRACE (CLIENT, SESSION)", "POSTS", "PASS", "N/A", "VERDICT")
 	for _, t := range p.Traces {
 		pass, na := 0, 0
 		var failed []string
@@ -235,7 +244,7 @@ func (p *Passive) WriteTable(w io.Writer) error {
 		if len(failed) > 0 {
 			v = "FAIL " + strings.Join(failed, ", ")
 		}
-		fmt.Fprintf(&b, "%s %5d %5d %4d %s\n", fit(t.Trace.Name, 44), len(t.Trace.Exchanges), pass, na, v)
+		fmt.Fprintf(&b, "%s %5d %5d %4d %s\n", fitMiddle(t.Trace.Name, width), len(t.Trace.Exchanges), pass, na, v)
 	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(&b, "\nnote: %s", n)
@@ -399,4 +408,18 @@ func firedExpected(r *record.Record) classify.Outcome {
 		}
 	}
 	return ""
+}
+
+// maxTraceColumn is the widest the table's trace column gets.
+const maxTraceColumn = 96
+
+// fitMiddle pads s to n runes, or cuts its middle to fit, keeping its
+// start (the client) and its end (the session or connection).
+func fitMiddle(s string, n int) string {
+	rs := []rune(s)
+	if len(rs) <= n {
+		return s + strings.Repeat(" ", n-len(rs))
+	}
+	tail := (n - 1) / 2
+	return string(rs[:n-1-tail]) + "…" + string(rs[len(rs)-tail:])
 }

@@ -89,3 +89,29 @@ func TestFromRecordsOfAnOldServeLog(t *testing.T) {
 		t.Errorf("failures on a client that retried cut answers: %v", fails)
 	}
 }
+
+// TestFromRecordsTableNamesApart: the table's rows name their traces so
+// that two traces whose names differ only at their end (the connection)
+// are told apart. Before, each name was cut to 44 characters, and the
+// traces of one long client name read the same: "inspector-cli@2.12.0 (no
+// session, conn 1d0c…" five times.
+func TestFromRecordsTableNamesApart(t *testing.T) {
+	t.Parallel()
+	cp := newCapture(t)
+	cp.add(req{tool: "echo", client: "a-client-with-a-rather-long-name@2.12.0"})
+	cp.add(req{tool: "echo", client: "a-client-with-a-rather-long-name@2.12.0"})
+	cp.recs[0].Conn, cp.recs[1].Conn = "1d0c527b-1", "1d0c527b-2"
+	p := cp.judge()
+	if len(p.Traces) != 2 {
+		t.Fatalf("%d traces, want 2", len(p.Traces))
+	}
+	var out strings.Builder
+	if err := p.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, conn := range []string{"conn 1d0c527b-1)", "conn 1d0c527b-2)"} {
+		if !strings.Contains(out.String(), conn) {
+			t.Errorf("no row names %q:\n%s", conn, out.String())
+		}
+	}
+}
