@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -179,6 +180,12 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, conns
 		add(key, name, r)
 		return true
 	case record.KindExchange:
+		if a := r.Auth; a != nil && a.Step != client.StepChallenge && a.Step != client.StepRequest {
+			// An exchange of the client's authorization chain (metadata,
+			// registration, token: mcpdiag call's records): not a
+			// request to the MCP server, which the rules judge.
+			return true
+		}
 		if r.RequestBody != nil {
 			*bodies = true
 		}

@@ -115,3 +115,27 @@ func TestMatrixFromRecordsOfServeLogClients(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// TestMatrixFromRecordsOfAnOAuthCall: `mcpdiag call --record` through an
+// OAuth step-up (auth.step_up) writes the authorization chain's exchanges
+// (metadata GETs, the registration and token POSTs to the authorization
+// server) beside the MCP ones; matrix --from-records judges the MCP
+// requests only, and passes. Before, the registration and token POSTs were
+// judged as MCP POSTs: spec.accept failed on them ("POST 2 (not JSON-RPC):
+// Accept \"application/json\"").
+func TestMatrixFromRecordsOfAnOAuthCall(t *testing.T) {
+	t.Parallel()
+	mcp, _ := startServe(t, serveOptions{seed: 1})
+	base := strings.TrimSuffix(mcp, "/mcp")
+	rec := filepath.Join(t.TempDir(), "call.jsonl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"call", base + "/s/auth.step_up/mcp", "delete_item", "--args", `{"id":"item-1"}`, "--record", rec}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("call: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"matrix", "--from-records", rec}, nil, &out, &errb)
+	if code != 0 || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "4 requests judged") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}
