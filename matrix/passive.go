@@ -79,12 +79,13 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	safety := map[string]retry.Safety{}
 	bodies, lists := false, false
 	conns := &connLanes{}
+	probes := 0
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.Lines++
-			if !use(line, safety, &bodies, &lists, conns, func(key, name string, r *record.Record) {
+			if !use(line, safety, &bodies, &lists, &probes, conns, func(key, name string, r *record.Record) {
 				g := groups[key]
 				if g == nil {
 					g = &group{name: name}
@@ -112,6 +113,9 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		p.Used += len(t.Exchanges)
 		t.Safety, t.Limits, t.Passive = safety, limits, true
 		p.Traces = append(p.Traces, &PassiveTrace{Trace: t, Checks: judge.Judge(t)})
+	}
+	if probes > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d request(s) of mcpdiag probe's probes left out: they break the client rules on purpose (mcpdiag probe judges the server's answers to them)", probes))
 	}
 	if p.Used > 0 && !bodies {
 		p.Notes = append(p.Notes, "no request bodies in the records: the MRTR and _meta checks could not read requestState or _meta (record with mcpdiag proxy --record-bodies all)")
@@ -145,7 +149,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // records one per client and session, or per call when they have no
 // session but a call id, and else per client, endpoint and connection
 // (connLanes).
-func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, conns *connLanes, add func(key, name string, r *record.Record)) bool {
+func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, probes *int, conns *connLanes, add func(key, name string, r *record.Record)) bool {
 	l, err := parseServerLine(bytes.TrimSpace(line))
 	if err != nil {
 		return false
@@ -184,6 +188,12 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, conns
 			// An exchange of the client's authorization chain (metadata,
 			// registration, token: mcpdiag call's records): not a
 			// request to the MCP server, which the rules judge.
+			return true
+		}
+		if r.Probe != nil {
+			// A probe of mcpdiag probe: a request that breaks the
+			// rules on purpose, to see how the server answers.
+			*probes++
 			return true
 		}
 		if r.RequestBody != nil {

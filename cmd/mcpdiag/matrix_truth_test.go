@@ -139,3 +139,26 @@ func TestMatrixFromRecordsOfAnOAuthCall(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// TestMatrixFromRecordsOfAProbeRun: `mcpdiag probe --record` writes its
+// probes, requests that break the client rules on purpose (an Accept
+// without text/event-stream, no MCP-Protocol-Version), beside the listing;
+// matrix --from-records leaves the probes out and says so, and passes.
+// Before, it failed mcpdiag's own probes on spec.accept and
+// spec.protocol-header as a client's faults.
+func TestMatrixFromRecordsOfAProbeRun(t *testing.T) {
+	t.Parallel()
+	mcp, _ := startServe(t, serveOptions{seed: 1})
+	rec := filepath.Join(t.TempDir(), "probe.jsonl")
+	var out, errb bytes.Buffer
+	run([]string{"probe", mcp, "--record", rec}, strings.NewReader(""), &out, &errb)
+	if st, err := os.Stat(rec); err != nil || st.Size() == 0 {
+		t.Fatalf("probe wrote no records: %v\n%s%s", err, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"matrix", "--from-records", rec}, nil, &out, &errb)
+	if code != 0 || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "mcpdiag probe's probes") {
+		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}
