@@ -72,6 +72,37 @@ func (call *Call) WriteReport(w io.Writer) error {
 	if gets > 0 {
 		requests += fmt.Sprintf(" and %d GET(s)", gets)
 	}
+	// An exchange without an HTTP response is an attempt, not a request a
+	// server answered: a refused connection sent nothing at all. Say how
+	// many went unanswered and whether each had been written whole
+	// (network.requestSent in its record), as the records' httpStatuses
+	// (0) and network facts do.
+	unanswered, notSent := 0, 0
+	for _, ex := range call.Exchanges {
+		if ex.isAuthStep() || ex.Status != 0 {
+			continue
+		}
+		unanswered++
+		if ex.Result == nil || ex.Result.Network() == nil || !ex.Result.Network().RequestSent {
+			notSent++
+		}
+	}
+	if unanswered > 0 {
+		requests = strings.Replace(requests, "POST(s)", "POST attempt(s)", 1)
+		requests = strings.Replace(requests, "GET(s)", "GET attempt(s)", 1)
+		var parts []string
+		if notSent > 0 {
+			parts = append(parts, fmt.Sprintf("%d never fully sent", notSent))
+		}
+		if sent := unanswered - notSent; sent > 0 {
+			parts = append(parts, fmt.Sprintf("%d sent whole", sent))
+		}
+		what := fmt.Sprint(unanswered)
+		if unanswered == len(call.Exchanges)-authSteps {
+			what = "any"
+		}
+		requests += fmt.Sprintf(" (no HTTP response to %s: %s)", what, strings.Join(parts, ", "))
+	}
 	if authSteps > 0 {
 		requests += fmt.Sprintf(" to the MCP server (and %d in the auth chain above)", authSteps)
 	}

@@ -109,8 +109,10 @@ type Record struct {
 	Scenario string `json:"scenario"`
 	// Method is the JSON-RPC method of the request.
 	Method string `json:"method"`
-	// PostCount counts the POST requests of the call: on an exchange, up to
-	// and including this one; on a call, all of them.
+	// PostCount counts the POST requests of the call, attempts that never
+	// connected included (HTTPStatuses 0 and Network.RequestSent tell them
+	// apart): on an exchange, up to and including this one; on a call, all
+	// of them.
 	PostCount int `json:"postCount"`
 	// HTTPStatuses are the HTTP statuses of the call in order, 0 where no
 	// response arrived: on an exchange, up to and including this one.
