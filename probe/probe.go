@@ -92,9 +92,15 @@ type ToolPlan struct {
 	// warning for a tool allowed though not read-only.
 	Probes int    `json:"probes"`
 	Why    string `json:"why,omitempty"`
-	// Answers count how its probes were answered: a tool execution error
-	// (isError true), a JSON-RPC error, a success, anything else (no
-	// answer, a broken one, an HTTP error without a JSON-RPC error).
+	// Arguments counts its argument probes (Kind.IsArgument), the probes
+	// probe.invalid-arguments judges; NotObject its arguments-not-object
+	// probes (probe.malformed-call's). Probes is their sum.
+	Arguments int `json:"argumentProbes"`
+	NotObject int `json:"argumentsNotObjectProbes"`
+	// Answers count how its argument probes were answered, as
+	// probe.invalid-arguments counts them: a tool execution error (isError
+	// true), a JSON-RPC error, a success, anything else (no answer, a
+	// broken one, an HTTP error without a JSON-RPC error).
 	ToolErrors int `json:"toolErrors"`
 	RPCErrors  int `json:"rpcErrors"`
 	Successes  int `json:"successes"`

@@ -29,8 +29,17 @@ func (r *Report) WriteText(w io.Writer) error {
 			unread = append(unread, t.Name)
 		default:
 			probed = append(probed, t)
-			line := fmt.Sprintf("  tool %s: %d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Name, t.Probes,
-				plural(t.Probes, "probe", "probes"), t.ToolErrors, t.RPCErrors, t.Successes, t.Other)
+			// The counts are of the argument probes alone, as
+			// probe.invalid-arguments counts them; arguments-not-object
+			// is probe.malformed-call's.
+			line := fmt.Sprintf("  tool %s: no argument probe", t.Name)
+			if t.Arguments > 0 {
+				line = fmt.Sprintf("  tool %s: %d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Name, t.Arguments,
+					plural(t.Arguments, "probe", "probes"), t.ToolErrors, t.RPCErrors, t.Successes, t.Other)
+			}
+			if t.NotObject > 0 {
+				line += fmt.Sprintf("; %d arguments-not-object %s (probe.malformed-call)", t.NotObject, plural(t.NotObject, "probe", "probes"))
+			}
 			if t.Why != "" {
 				line += "; " + t.Why
 			}

@@ -61,6 +61,13 @@ func (r *Report) fillTools(failOn judge.Severity) {
 		recs[rec.Tool] = append(recs[rec.Tool], answers...)
 		recs[rec.Tool] = append(recs[rec.Tool], rec)
 		answers = nil
+		if !Kind(rec.Probe.Kind).IsArgument() {
+			// arguments-not-object: probe.malformed-call's, not an
+			// argument probe (a JSON-RPC error is its expected answer).
+			tp.NotObject++
+			continue
+		}
+		tp.Arguments++
 		switch {
 		case rec.Outcome == classify.ToolError:
 			tp.ToolErrors++
