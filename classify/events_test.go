@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -156,6 +157,9 @@ func TestEventsMatchBody(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, err := io.ReadAll(raw.Body)
+		if short := (*wire.ShortBodyError)(nil); errors.As(err, &short) {
+			continue // a body cut before its Content-Length: its bytes alone are not the response
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", gc.name, err)
 		}

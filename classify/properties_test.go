@@ -211,6 +211,11 @@ func TestGoldenProperties(t *testing.T) {
 			continue
 		}
 		t.Run(gc.name, func(t *testing.T) {
+			if raw, err := wire.ReadRawResponse(bytes.NewReader(gc.response)); err == nil {
+				if _, err := io.ReadAll(raw.Body); errors.As(err, new(*wire.ShortBodyError)) {
+					t.Skip("the body is cut before its Content-Length: its bytes alone are not the response (TestGoldenFromCapture and TestGoldenOverSocket judge it)")
+				}
+			}
 			var ref string
 			for _, c := range chunkings(uint64(len(gc.name))) {
 				ex, body, got, r := classifyCapture(t, gc, gc.response, c.wrap)

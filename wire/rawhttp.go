@@ -21,7 +21,9 @@ type RawResponse struct {
 	Header http.Header
 	// Body streams the body. Chunked transfer coding is decoded when the body
 	// is really chunked; curl prints the header but decodes the body, so a
-	// capture whose body is not chunked is read as it is (see Notes).
+	// capture whose body is not chunked is read as it is (see Notes). A
+	// body that ends before the Content-Length a client would hold it to
+	// ends with a *ShortBodyError (see declaredLength).
 	Body io.Reader
 	// Notes are remarks about the capture (skipped interim responses, a
 	// chunked header over a decoded body).
@@ -148,6 +150,8 @@ func ReadRawResponseLimit(r io.Reader, maxHeader int) (*RawResponse, error) {
 		resp := &RawResponse{Proto: proto, Status: status, Header: h, Body: br, Notes: notes}
 		if strings.EqualFold(strings.TrimSpace(h.Get("Transfer-Encoding")), "chunked") {
 			resp.Body = maybeChunked(br, &resp.Notes)
+		} else if n, ok := declaredLength(status, h); ok {
+			resp.Body = &lengthReader{r: br, want: n}
 		}
 		return resp, nil
 	}
@@ -200,4 +204,67 @@ func maybeChunked(br *bufio.Reader, notes *[]string) io.Reader {
 	}
 	*notes = append(*notes, "Transfer-Encoding is chunked but the body is not chunk-framed (curl prints bodies decoded); read as is")
 	return br
+}
+
+// declaredLength returns the body length a capture's Content-Length
+// declares, when a client would hold the body to it: one valid value (or
+// a list of identical ones, RFC 9110 §8.6), no Transfer-Encoding, no
+// Content-Encoding other than identity (curl --compressed prints the body
+// decoded, and Content-Length is then the encoded length), and a status
+// whose response has a body (not 1xx, 204 or 304).
+func declaredLength(status int, h http.Header) (int64, bool) {
+	if status < 200 || status == 204 || status == 304 || len(h["Transfer-Encoding"]) > 0 {
+		return 0, false
+	}
+	for _, ce := range h["Content-Encoding"] {
+		for _, c := range strings.Split(ce, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return 0, false
+			}
+		}
+	}
+	n := int64(-1)
+	for _, v := range h["Content-Length"] {
+		for _, f := range strings.Split(v, ",") {
+			m, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || m < 0 || n >= 0 && m != n {
+				return 0, false
+			}
+			n = m
+		}
+	}
+	return n, n >= 0
+}
+
+// ShortBodyError is the error a capture's body returns when it ends before
+// the length its Content-Length declares: a client reading that response
+// off the wire sees an incomplete message (RFC 9112 §6.3, §8), as curl does
+// ("transfer closed with N bytes remaining to read"). It wraps
+// io.ErrUnexpectedEOF, the error net/http's client returns there.
+type ShortBodyError struct {
+	Got, Declared int64
+}
+
+func (e *ShortBodyError) Error() string {
+	return fmt.Sprintf("unexpected EOF: the body ends after %d of the %d bytes its Content-Length declares, so a client reading it "+
+		"sees an incomplete message (RFC 9112 §6.3, §8); if the capture was edited, correct or remove Content-Length", e.Got, e.Declared)
+}
+
+func (e *ShortBodyError) Unwrap() error { return io.ErrUnexpectedEOF }
+
+// lengthReader reads a capture's body and returns a *ShortBodyError in
+// place of io.EOF when fewer than want bytes came. A longer body is read
+// whole, as before.
+type lengthReader struct {
+	r         io.Reader
+	got, want int64
+}
+
+func (l *lengthReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	l.got += int64(n)
+	if err == io.EOF && l.got < l.want {
+		err = &ShortBodyError{Got: l.got, Declared: l.want}
+	}
+	return n, err
 }
