@@ -140,6 +140,13 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 // is the chunk to give back once the classification is done (nil when the
 // capture holds it); reserved is to be released then.
 func (rc *Recorder) wholeJSON(ex *Exchange) (b, recycle []byte, reserved int64, ok bool) {
+	if ex.ended != nil {
+		// The finishing goroutine started while the handler was still
+		// writing (startEarly): ex.wrote is the handler's to change until
+		// it returns, and a body that filled the pipe past lazyStart is
+		// read by the classifier as it arrives.
+		return nil, nil, 0, false
+	}
 	if ex.status < 200 || ex.status > 299 || !isJSON(ex.respHeader.Get("Content-Type")) {
 		return nil, nil, 0, false
 	}

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -127,5 +128,39 @@ func TestJSONBodyBudgetEdge(t *testing.T) {
 	serveJSON(rc, small, true)
 	if r := sink.last(); r.Outcome != classify.ToolSuccess || rc.Stats().ClassifyMemoryRefused != 1 || rc.Stats().ClassifyMemoryInUse != 0 {
 		t.Fatalf("record %s, stats %+v", r.Outcome, rc.Stats())
+	}
+}
+
+// TestJSONBodyStreamedInPieces: a JSON response large enough that its
+// finishing goroutine starts while the handler still writes (startEarly,
+// past lazyStart) is classified by that goroutine from the pipe, without
+// reading the bytes count the handler is still adding to: under -race,
+// wholeJSON's unlocked read of ex.wrote against Write's update was a data
+// race (the review of 698a542 found it). Every record is a TOOL_SUCCESS
+// with the id sent and the body's size.
+func TestJSONBodyStreamedInPieces(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100<<10) + `"}],"resultType":"complete"}}`)
+	sink := &lastSink{}
+	rc, err := New(Options{Records: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		w := &discardWriter{h: http.Header{}}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`))
+		rc.Serve(w, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			for i := 0; i < len(body); i += 1024 {
+				w.Write(body[i:min(i+1024, len(body))])
+			}
+		}))
+		if err := rc.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rec := sink.last()
+		if rec == nil || rec.Outcome != classify.ToolSuccess || rec.JSONRPC.ID.String() != "7" || rec.ResponseBytes != int64(len(body)) {
+			t.Fatalf("record %+v", rec)
+		}
 	}
 }
