@@ -243,6 +243,11 @@ func (rw *responseWriter) refuse() {
 // served ends the exchange when the handler returned, or panicked with v.
 func (rw *responseWriter) served(v any) {
 	ex := rw.ex
+	// Whether the client had left by the time the handler returned: the
+	// head flushed below reaches the client before the record is made,
+	// and a client that then closes (one that does not read an empty
+	// chunked body to its end) left after the answer, not during it.
+	inCtx := ex.in.Context().Err()
 	if v != nil && ex.Up.BodyErr != nil {
 		// The upstream's body broke before its first byte: the client
 		// must still see the status and headers that came before the
@@ -256,7 +261,7 @@ func (rw *responseWriter) served(v any) {
 		// the end of the body.
 		rw.flushHead()
 	}
-	rw.end(v)
+	rw.end(v, inCtx)
 	if ex.rc.opts.Sync {
 		<-ex.done
 	}
@@ -409,12 +414,12 @@ func (b *requestBody) Close() error { return b.r.Close() }
 
 // end is called once, when the handler returns (or panics): it hands the
 // last bytes to the classifier, says how the response ended, and lets the
-// finishing goroutine write the record.
-func (rw *responseWriter) end(panicked any) {
+// finishing goroutine write the record. inCtx is the request context's
+// error as the handler returned.
+func (rw *responseWriter) end(panicked any, inCtx error) {
 	ex := rw.ex
 	rw.mu.Lock()
 	rw.handoff()
-	inCtx := ex.in.Context().Err()
 	switch {
 	case ex.hijacked:
 		ex.closeErr = errHijacked
