@@ -144,7 +144,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // use files one record line; it reports false for a line that is not a
 // record this reader judges. A fault server's lines (a fault endpoint that
 // is a path: mcpdiag serve's) are one trace per endpoint and client (its
-// session, else its connection: several clients may call one endpoint;
+// session, else its name and connection: several clients may call one endpoint;
 // lines without either, from older servers, one per endpoint); other exchange
 // records one per client and session, or per call when they have no
 // session but a call id, and else per client, endpoint and connection
@@ -177,8 +177,15 @@ func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, probe
 			// and stay one trace per endpoint).
 			key, name = key+" "+r.Session, name+" ("+r.Session+")"
 		case r.Conn != "":
+			// The client too, as for the proxy's records: another
+			// client's first request after a 503 is not this one's
+			// retry, even when it is the same call.
 			var label string
-			key, label = conns.trace(key, r)
+			base := key
+			if r.Client != "" {
+				base, name = base+" "+r.Client, name+" "+r.Client
+			}
+			key, label = conns.trace(base, r)
 			name += " (no session" + label + ")"
 		}
 		add(key, name, r)

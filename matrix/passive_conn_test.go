@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -112,6 +113,40 @@ func TestFromRecordsTableNamesApart(t *testing.T) {
 	for _, conn := range []string{"conn 1d0c527b-1)", "conn 1d0c527b-2)"} {
 		if !strings.Contains(out.String(), conn) {
 			t.Errorf("no row names %q:\n%s", conn, out.String())
+		}
+	}
+}
+
+// TestFromRecordsServeClientsApart: two clients on one endpoint of
+// mcpdiag serve, each on its own connection, with no session: the first
+// (inspector-cli) got a 503, the second (mcpdiag) then sent the same
+// tools/call on a new connection. That is another client, not the first
+// one's retry: two traces, and no spec.reissue-new-id failure. Before, the
+// serve lines' trace key named the endpoint only, so the second client's
+// request joined the first's trace as its retry, with the same id.
+func TestFromRecordsServeClientsApart(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open("testdata/serve-two-clients-503.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := matrix.FromRecords(f, "serve-two-clients-503.jsonl", matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Traces) != 2 {
+		var names []string
+		for _, tr := range p.Traces {
+			names = append(names, tr.Trace.Name)
+		}
+		t.Fatalf("%d traces (%s), want one per client", len(p.Traces), strings.Join(names, "; "))
+	}
+	for _, tr := range p.Traces {
+		for _, ch := range tr.Checks {
+			if ch.Rule == "spec.reissue-new-id" && ch.Verdict == judge.Fail {
+				t.Errorf("%s: %s failed: %s", tr.Trace.Name, ch.Rule, ch.Evidence)
+			}
 		}
 	}
 }
