@@ -793,6 +793,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, "a server request (server → client), not answered")
 	case p.fromSrv:
 		notes = append(notes, "a server request (server → client), answered by the client")
+	case p.left:
+		notes = append(notes, "not answered: the client closed the server's stdin before the answer")
 	}
 	if p.ended || p.left {
 		// The classifier's words are HTTP's ("no HTTP response"); on a
@@ -1007,6 +1009,13 @@ func (s *stdioProxy) flushPending(why string) {
 		case p.fromSrv:
 			reason = "the client had not answered this server request when the server ended"
 			p.ended = true
+		case clientEOF:
+			// The client's own request, outstanding when it ended the
+			// session: it left before the answer (DC), as for a server
+			// request; the server did not leave a request unanswered
+			// while its client waited.
+			reason = "the client closed the server's stdin (it ended the session) before the server answered: " + why
+			p.left = true
 		default:
 			p.ended = true
 		}

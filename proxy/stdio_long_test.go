@@ -52,7 +52,7 @@ func runScriptedStdio() {
 		}
 		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
 		out.Flush()
-		if m.Params.Name == "ask-roots-exit" {
+		if m.Params.Name == "ask-roots-exit" || m.Params.Name == "no-answer-exit" {
 			os.Exit(0)
 		}
 	}
@@ -87,6 +87,8 @@ func scriptedAnswer(id, tool string) string {
 		return `{"hello":"world"}` + "\n" + small
 	case "ask-roots", "ask-roots-exit": // a server request (roots/list) first, then the answer; -exit: then the server exits
 		return `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}` + "\n" + small
+	case "no-answer", "no-answer-exit": // nothing; -exit: then the server exits
+		return ""
 	case "flood": // 2500 small responses for ids nobody sent, then the answer
 		var b strings.Builder
 		for i := range 2500 {

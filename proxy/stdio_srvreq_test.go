@@ -80,3 +80,55 @@ func TestStdioServerRequestEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioClientRequestEnd: the client's own request, still unanswered
+// when the session ended, says who ended it. The client closed the
+// server's stdin (a stdio client's way to end a session) and the server
+// then exited without answering: the client left (DC), not a request the
+// server left pending (UX), so matrix --from-records does not fail
+// live.pending on the server. The server exited while its client was still
+// there: pending (UX), as before. Before, both were UX (the review of
+// 4fcf361: only server requests were told apart).
+func TestStdioClientRequestEnd(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, tool string
+		flag, not  record.Flag
+		pending    bool
+	}{
+		{"client closed", "no-answer", record.FlagDC, record.FlagUX, false},
+		{"server exited", "no-answer-exit", record.FlagUX, record.FlagDC, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+			if _, err := io.WriteString(run.in, scriptedCall("5", c.tool)+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			// (run.in is a pipe: the proxy has read the line once the
+			// write returned.)
+			if c.tool == "no-answer-exit" {
+				_, _ = io.Copy(io.Discard, run.out) // until the server is gone
+			}
+			run.in.Close()
+			run.wait(t)
+			recs := run.sink.records(t)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want the tools/call's", len(recs))
+			}
+			r := recs[0]
+			if r.Method != "tools/call" || r.JSONRPC.ID.String() != "5" || r.Tool != c.tool {
+				t.Fatalf("record of %s id %s tool %q", r.Method, r.JSONRPC.ID, r.Tool)
+			}
+			if !r.Flags.Has(c.flag) || r.Flags.Has(c.not) {
+				t.Errorf("flags %v, want %s and not %s (%s)", r.Flags, c.flag, c.not, r.Reason)
+			}
+			if x := judge.FromRecord(r, ""); x.Pending != c.pending {
+				t.Errorf("pending %v for the judge (%s), want %v", x.Pending, r.Reason, c.pending)
+			}
+			if strings.Contains(r.Reason, "HTTP") {
+				t.Errorf("reason %q speaks of HTTP on stdio", r.Reason)
+			}
+		})
+	}
+}
