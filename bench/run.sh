@@ -46,17 +46,29 @@ if [[ -n "$CPU" ]]; then cpuflag=(-test.cpu "$CPU"); fi
 
 : >"$OUT/go.txt"
 : >"$OUT/node.txt"
-for i in $(seq "$COUNT"); do
-	echo "round $i/$COUNT" >&2
+# The three sides take turns at going first: on this machine the first
+# benchmark process of a round was seen to run the same code slower than
+# the last (docs/benchmarks.md, classifier2), so a fixed order favours one.
+go_side() {
 	"$OUT/classify.test" -test.run '^$' \
 		-test.bench "$GOBENCH" \
 		-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1 "${cpuflag[@]}" >>"$OUT/go.txt"
+}
+node_side() {
 	node bench/node/bench.mjs -count 1 -benchtime "$NODE_MS" >>"$OUT/node.txt"
+}
+base_side() {
 	if [[ -n "$BASE" ]]; then
 		"$OUT/classify-base.test" -test.run '^$' \
 			-test.bench "$GOBENCH" \
 			-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1 "${cpuflag[@]}" >>"$OUT/base.txt"
 	fi
+}
+orders=("go_side node_side base_side" "node_side base_side go_side" "base_side go_side node_side")
+for i in $(seq "$COUNT"); do
+	order=${orders[$(((i - 1) % 3))]}
+	echo "round $i/$COUNT: ${order//_side/}" >&2
+	for side in $order; do "$side"; done
 done
 
 # Memory against stream length: one run is enough, B/op does not vary.
