@@ -74,15 +74,7 @@ func TestFromRecordsConnections(t *testing.T) {
 // passes.
 func TestFromRecordsOfAnOldServeLog(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/serve-e244dc8-retries.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := matrix.FromRecords(f, "serve-e244dc8-retries.jsonl", matrix.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := judgeFile(t, "serve-e244dc8-retries.jsonl")
 	if len(p.Traces) != 2 {
 		t.Fatalf("%d traces, want the two endpoints", len(p.Traces))
 	}
@@ -126,15 +118,7 @@ func TestFromRecordsTableNamesApart(t *testing.T) {
 // request joined the first's trace as its retry, with the same id.
 func TestFromRecordsServeClientsApart(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("testdata/serve-two-clients-503.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := matrix.FromRecords(f, "serve-two-clients-503.jsonl", matrix.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := judgeFile(t, "serve-two-clients-503.jsonl")
 	if len(p.Traces) != 2 {
 		var names []string
 		for _, tr := range p.Traces {
@@ -149,4 +133,20 @@ func TestFromRecordsServeClientsApart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// judgeFile judges the records of testdata/name as matrix --from-records
+// does.
+func judgeFile(t *testing.T, name string) *matrix.Passive {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := matrix.FromRecords(f, name, matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
