@@ -34,10 +34,18 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	up := &ex.Up
 	up.Start = time.Now()
-	trace := &httptrace.ClientTrace{
-		WroteRequest: func(i httptrace.WroteRequestInfo) { up.Sent.Store(i.Err == nil) },
+	wrote := func(i httptrace.WroteRequestInfo) { up.Sent.Store(i.Err == nil) }
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest == nil {
+		// The trace ReverseProxy made for this request alone (its
+		// Got1xxResponse, composed with any trace a handler before it put
+		// on the context): the hook goes into it. A trace of our own
+		// would cost a copy of the request, a context node every later
+		// lookup walks, and ClientTrace's reflective compose with
+		// ReverseProxy's, on every exchange.
+		trace.WroteRequest = wrote
+	} else {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{WroteRequest: wrote}))
 	}
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	resp, err := t.rt.RoundTrip(req)
 	up.Headers = time.Now()
 	if err != nil {
