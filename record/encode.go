@@ -94,8 +94,16 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	if rec == nil {
 		return nil, errors.New("record: nil record")
 	}
-	red := e.redactor().withHeaderSecrets(rec.RequestHeaders, rec.ResponseHeaders)
-	c := e.sanitize(red, rec)
+	st := encodeStates.Get().(*encodeState)
+	defer st.put()
+	// The headers are read once (names sorted, rules looked up): for the
+	// secrets they carry, then redacted as they are written.
+	st.h.req = readHeaders(st.h.req, rec.RequestHeaders)
+	st.h.resp = readHeaders(st.h.resp, rec.ResponseHeaders)
+	red := e.redactor().withFieldSecrets(st.h.req, st.h.resp)
+	st.h.red = red
+	c := &st.c
+	e.sanitizeInto(c, red, rec, false)
 	if c.V == 0 {
 		c.V = SchemaVersion
 	}
@@ -116,7 +124,7 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	if c.HTTPStatuses == nil {
 		c.HTTPStatuses = []int{}
 	}
-	line, err := encodeRecord(dst, &c)
+	line, err := encodeRecord(dst, c, &st.h)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +137,7 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 		if c.ErrorData != nil {
 			c.ErrorData, c.ErrorDataTruncated = nil, true
 		}
-		if line, err = encodeRecord(line, &c); err != nil {
+		if line, err = encodeRecord(line, c, &st.h); err != nil {
 			return nil, err
 		}
 		if len(line) > e.maxLine() {
@@ -142,7 +150,9 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 // encodeRecord encodes r as one JSON line: by hand (appendRecord) where it can,
 // else by reflection (encodeLine); the bytes are the same. The line is
 // written into dst's room when it is large enough for the expected size.
-func encodeRecord(dst []byte, r *Record) ([]byte, error) {
+// With h, r's header maps are not redacted yet: they are redacted as
+// written, from h.
+func encodeRecord(dst []byte, r *Record, h *lineHeaders) ([]byte, error) {
 	size := 1024 + len(r.Reason) + len(r.Note) + len(r.URL)
 	if r.RequestBody != nil {
 		size += len(r.RequestBody.Text) + len(r.RequestBody.Text)/8
@@ -153,13 +163,17 @@ func encodeRecord(dst []byte, r *Record) ([]byte, error) {
 	if cap(dst) < size {
 		dst = make([]byte, 0, size)
 	}
-	if b, ok := appendRecord(dst[:0], r); ok {
+	if b, ok := appendRecordHeaders(dst[:0], r, h); ok {
 		return b, nil
 	}
 	// encoding/json takes the record as an interface, which would move
 	// every record given to encodeRecord to the heap (Encode's sanitized
 	// copy, ~900 bytes per record): only this rare path pays for a copy.
 	cp := *r
+	if h != nil {
+		cp.RequestHeaders = h.red.headersShared(cp.RequestHeaders)
+		cp.ResponseHeaders = h.red.headersShared(cp.ResponseHeaders)
+	}
 	return encodeLine(&cp)
 }
 
@@ -192,23 +206,26 @@ func (r *Redactor) checkLine(line []byte) ([]byte, error) {
 // sanitize returns a redacted copy of rec; rec itself is not modified and
 // no slice or map of the copy is shared with it where a value changed.
 func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
+	var c Record
+	e.sanitizeInto(&c, red, rec, true)
+	return c
+}
+
+// sanitizeInto is sanitize writing the copy into c; with headers false,
+// c keeps rec's header maps as they are (the caller redacts them).
+func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bool) {
 	s := red.Scrub
-	c := *rec
+	*c = *rec
 
 	c.Kind = Kind(s(string(c.Kind)))
 	c.ID, c.CallID, c.AttemptOf = s(c.ID), s(c.CallID), s(c.AttemptOf)
 	c.Client, c.ProtocolVersion, c.Scenario, c.Method = s(c.Client), s(c.ProtocolVersion), s(c.Scenario), s(c.Method)
-	c.HTTPStatuses = append([]int(nil), c.HTTPStatuses...)
 	var idWarnings []Warning
 	c.JSONRPC.ID, idWarnings = utf8ID(red, c.JSONRPC.ID, "request", idWarnings)
 	c.JSONRPC.ResponseID, idWarnings = utf8ID(red, c.JSONRPC.ResponseID, "response", idWarnings)
 	c.JSONRPC.ID = scrubID(red, c.JSONRPC.ID)
 	c.JSONRPC.ResponseID = scrubID(red, c.JSONRPC.ResponseID)
 	c.JSONRPC.ErrorName = s(c.JSONRPC.ErrorName)
-	if c.JSONRPC.ErrorCode != nil {
-		code := *c.JSONRPC.ErrorCode
-		c.JSONRPC.ErrorCode = &code
-	}
 	c.ResultType = ResultType(s(string(c.ResultType)))
 	c.Outcome = classify.Outcome(s(string(c.Outcome)))
 	c.RetryOrigin = RetryOrigin(s(string(c.RetryOrigin)))
@@ -218,10 +235,6 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 	c.Session = HashSession(c.Session)
 	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
 	c.ContentType, c.ErrorMessage, c.RetryAfter, c.Note = s(c.ContentType), s(c.ErrorMessage), s(c.RetryAfter), s(c.Note)
-	if c.IsError != nil {
-		b := *c.IsError
-		c.IsError = &b
-	}
 	if len(c.ErrorData) > 0 {
 		c.ErrorData, c.ErrorDataTruncated = e.errorData(red, c.ErrorData, c.ErrorDataTruncated)
 	}
@@ -305,12 +318,12 @@ func (e *Encoder) sanitize(red *Redactor, rec *Record) Record {
 		v.Kind, v.Seed, v.Property, v.Detail, v.Answer = s(v.Kind), s(v.Seed), s(v.Property), s(v.Detail), s(v.Answer)
 		c.Probe = &v
 	}
-	c.SSEArrivals = slices.Clone(c.SSEArrivals)
-	c.RequestHeaders = red.headersShared(c.RequestHeaders)
-	c.ResponseHeaders = red.headersShared(c.ResponseHeaders)
+	if headers {
+		c.RequestHeaders = red.headersShared(c.RequestHeaders)
+		c.ResponseHeaders = red.headersShared(c.ResponseHeaders)
+	}
 	c.RequestBody = e.body(red, c.RequestBody)
 	c.ResponseBody = e.body(red, c.ResponseBody)
-	return c
 }
 
 func (e *Encoder) body(red *Redactor, b *Body) *Body {

@@ -22,6 +22,13 @@ import (
 // valid JSON or holds white space. TestAppendRecordMatchesEncodeLine and
 // FuzzAppendRecord compare the two.
 func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
+	return appendRecordHeaders(b, r, nil)
+}
+
+// appendRecordHeaders is appendRecord; with h, the headers written are
+// h's, each value redacted by h.red as it is written (r's header maps are
+// not read), the bytes encodeLine writes for r with its headers redacted.
+func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool) {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(r.V), 10)
 	b = appendKeyString(b, `,"kind":`, string(r.Kind))
@@ -184,8 +191,13 @@ func appendRecord(b []byte, r *Record) (_ []byte, ok bool) {
 		}
 		b = append(b, ']')
 	}
-	b = appendHeader(b, `,"requestHeaders":`, r.RequestHeaders)
-	b = appendHeader(b, `,"responseHeaders":`, r.ResponseHeaders)
+	if h != nil {
+		b = appendHeaderFields(b, `,"requestHeaders":`, h.req, h.red)
+		b = appendHeaderFields(b, `,"responseHeaders":`, h.resp, h.red)
+	} else {
+		b = appendHeader(b, `,"requestHeaders":`, r.RequestHeaders)
+		b = appendHeader(b, `,"responseHeaders":`, r.ResponseHeaders)
+	}
 	b = appendOmitInt(b, `,"requestBytes":`, r.RequestBytes)
 	b = appendOmitInt(b, `,"responseBytes":`, r.ResponseBytes)
 	b = appendBody(b, `,"requestBody":`, r.RequestBody)
@@ -296,6 +308,37 @@ func appendHeader(b []byte, key string, h http.Header) []byte {
 				b = append(b, ',')
 			}
 			b = appendString(b, v, false)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendHeaderFields writes headers read by readHeaders as appendHeader
+// writes their map, each value redacted by red (Redactor.Headers) as it
+// is written.
+func appendHeaderFields(b []byte, key string, fs []headerField, red *Redactor) []byte {
+	if len(fs) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	b = append(b, '{')
+	for i, f := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, f.name, false)
+		b = append(b, ':')
+		if f.values == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '[')
+		for j, v := range f.values {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, red.headerValue(f.rule, v), false)
 		}
 		b = append(b, ']')
 	}

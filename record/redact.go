@@ -175,14 +175,23 @@ const minHeaderSecret = 8
 // is masked too, in the proxy and the server log, which were never told
 // the secret. r itself is returned when there are none.
 func (r *Redactor) withHeaderSecrets(hs ...http.Header) *Redactor {
+	var fs [][]headerField
+	for _, h := range hs {
+		fs = append(fs, readHeaders(nil, h))
+	}
+	return r.withFieldSecrets(fs...)
+}
+
+// withFieldSecrets is withHeaderSecrets for headers read by readHeaders.
+func (r *Redactor) withFieldSecrets(hs ...[]headerField) *Redactor {
 	var extra []string
 	for _, h := range hs {
-		for name, vs := range h {
-			rule := classifyHeader(name)
+		for _, f := range h {
+			rule := f.rule
 			if rule != headerMask && rule != headerAuth && rule != headerCookie {
 				continue
 			}
-			for _, v := range vs {
+			for _, v := range f.values {
 				if IsRedacted(v) {
 					continue
 				}

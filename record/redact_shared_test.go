@@ -1,10 +1,12 @@
 package record
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestURLShortcutMatchesParse: URL's shortcut for text without "?", "#"
@@ -69,6 +71,65 @@ func TestHeadersSharedMatchesHeaders(t *testing.T) {
 			if !reflect.DeepEqual(vs, h[name]) && len(vs) > 0 && len(h[name]) > 0 && &vs[0] == &h[name][0] {
 				t.Fatalf("header %s changed but shares the input's slice", name)
 			}
+		}
+	}
+}
+
+// TestEncodeHeadersAsSanitized: Encode, which redacts the headers as it
+// writes them (appendHeaderFields) and reads their secrets from the same
+// sorted fields, writes the line encoding/json writes for the record
+// redacted whole by sanitize (headersShared, withHeaderSecrets), on random
+// headers with credentials, sessions, URLs, cookies and values a header
+// secret reappears in.
+func TestEncodeHeadersAsSanitized(t *testing.T) {
+	r := NewRedactorKey([]byte("headers"))
+	values := []string{"application/json", "Bearer abcdefghijkl", "a=b; c=d-0123456789", "sid-0123456789", "http://h/?token=x",
+		"1024", "Thu, 03 Dec 2026 14:34:00 GMT", "token=abc", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln", "", "quote\" and \\ \x01",
+		"key-abcdefghij", "see abcdefghijkl", "bad\xffutf8"}
+	names := []string{"Content-Type", "Authorization", "Cookie", "Mcp-Session-Id", "Location", "Content-Length",
+		"Date", "X-Note", "X-Api-Key", "Accept", "Www-Authenticate", "x-lower", "Set-Cookie", "A\"quote"}
+	e := Encoder{Redactor: r, Now: func() time.Time { return time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC) }}
+	rng := rand.New(rand.NewPCG(3, 13))
+	for range 3000 {
+		var hs [2]http.Header
+		for k := range hs {
+			if rng.IntN(8) == 0 {
+				continue // nil
+			}
+			h := http.Header{}
+			for range rng.IntN(7) {
+				n := names[rng.IntN(len(names))]
+				switch rng.IntN(10) {
+				case 0:
+					h[n] = nil
+				case 1:
+					h[n] = []string{}
+				default:
+					for range 1 + rng.IntN(2) {
+						h[n] = append(h[n], values[rng.IntN(len(values))])
+					}
+				}
+			}
+			hs[k] = h
+		}
+		rec := &Record{Kind: KindExchange, ID: "01TEST", Reason: values[rng.IntN(len(values))], Note: values[rng.IntN(len(values))],
+			RequestHeaders: hs[0], ResponseHeaders: hs[1]}
+		orig := [2]http.Header{hs[0].Clone(), hs[1].Clone()}
+		line, err := e.Encode(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(orig[0], rec.RequestHeaders) || !reflect.DeepEqual(orig[1], rec.ResponseHeaders) {
+			t.Fatalf("Encode changed the record's headers: %v %v, were %v %v", rec.RequestHeaders, rec.ResponseHeaders, orig[0], orig[1])
+		}
+		c := e.sanitize(r.withHeaderSecrets(hs[0], hs[1]), rec)
+		c.V, c.Time, c.RetryOrigin, c.HTTPStatuses = SchemaVersion, e.Now(), OriginNone, []int{}
+		want, err := encodeLine(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(line, want) {
+			t.Fatalf("headers %v / %v:\nEncode   %s\nsanitize %s", hs[0], hs[1], line, want)
 		}
 	}
 }
