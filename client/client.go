@@ -250,6 +250,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		case ex.sse.hasRetry:
 			st.retryField = ex.sse.retry
 		}
+		st.facts.RetryField = st.retryField
 		d := c.decide(ctx, pol, ex, &st.facts)
 		call.Final, call.Decision = ex.Result, d
 		call.Result = ex.Result.Response()
@@ -309,13 +310,10 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 			st.origin = OriginPolicy
 		case retry.Resume:
 			// The stream's retry field is the least wait (WHATWG, and
-			// 2025-11-25 transports: the client MUST respect it).
-			if wait := max(d.Delay, st.retryField); wait > d.Delay {
-				d.Delay = wait
-				d.Reason += fmt.Sprintf(" (waiting %s, as the stream's retry field asks)", wait)
-				*ex.Decision, call.Decision = d, d
-			}
+			// 2025-11-25 transports: the client MUST respect it): the
+			// policy judged the decision on it (Facts.RetryField).
 			if !c.sleep(ctx, d.Delay) {
+				call.Decision = retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the resume: " + d.Reason}
 				return call, nil
 			}
 			st.facts.Count(d)

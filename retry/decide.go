@@ -247,12 +247,19 @@ func (p Policy) resume(res *classify.Result, f *Facts) Decision {
 			plural(f.Resumptions, "resumption", "resumptions"), max(p.MaxRetries, 0), cause)}
 	}
 	delay := Backoff(p.Backoff, p.MaxBackoff, f.Resumptions, f.Rand)
+	wait := fmt.Sprint(delay)
+	if f.RetryField > delay {
+		// The stream's retry field is the least wait: the client waits
+		// it, so the reason and the deadline are judged on it.
+		delay = f.RetryField
+		wait = fmt.Sprintf("%s (the stream's retry field)", delay)
+	}
 	if f.Remaining > 0 && delay >= f.Remaining {
-		return Decision{Action: Fail, Reason: fmt.Sprintf("not resumed: %s, and waiting %s would pass the deadline (%s left)", cause, delay, f.Remaining)}
+		return Decision{Action: Fail, Reason: fmt.Sprintf("not resumed: %s, and waiting %s would pass the deadline (%s left)", cause, wait, f.Remaining)}
 	}
 	return Decision{Action: Resume, Delay: delay, Reason: fmt.Sprintf("resume %d of %d after %s: %s; "+
 		"in 2025-11-25 a disconnect is not a cancellation, so GET with Last-Event-ID receives the rest without running the tool again",
-		f.Resumptions+1, p.MaxRetries, delay, cause)}
+		f.Resumptions+1, p.MaxRetries, wait, cause)}
 }
 
 func (p Policy) input(res *classify.Result, f *Facts) Decision {

@@ -423,6 +423,12 @@ func TestDeadline(t *testing.T) {
 	check(t, d, want{action: retry.Fail, reason: "waiting 30s would pass the deadline (10s left)"})
 	d = p.Decide(era(res(classify.StreamIncomplete), classify.Protocol2025), retry.Facts{LastEventID: "1", Rand: seeded(), Remaining: time.Millisecond})
 	check(t, d, want{action: retry.Fail, reason: "not resumed"})
+	// The stream's retry field is the wait the client makes: the deadline
+	// is judged on it, not on the backoff it replaces.
+	d = p.Decide(era(res(classify.StreamIncomplete), classify.Protocol2025), retry.Facts{LastEventID: "1", RetryField: time.Minute, Rand: seeded(), Remaining: 10 * time.Second})
+	check(t, d, want{action: retry.Fail, reason: "waiting 1m0s (the stream's retry field) would pass the deadline (10s left)"})
+	d = p.Decide(era(res(classify.StreamIncomplete), classify.Protocol2025), retry.Facts{LastEventID: "1", RetryField: 2 * time.Second, Rand: seeded(), Remaining: 10 * time.Second})
+	check(t, d, want{action: retry.Resume, delay: 2 * time.Second, reason: "resume 1 of 2 after 2s (the stream's retry field): "})
 }
 
 // TestBackoffGrows follows one call through its retries with one seeded

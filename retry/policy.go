@@ -158,6 +158,12 @@ type Facts struct {
 	// response stream. When the stream broke and this is set, the decision
 	// is Resume rather than a re-send.
 	LastEventID string `json:"lastEventId,omitempty"`
+	// RetryField is the reconnection time the broken stream's SSE retry
+	// field set (0 when none did). A resume waits at least this long
+	// (WHATWG; 2025-11-25 clients MUST respect it), so the decision's
+	// Delay, its reason and its deadline check use the longer of it and
+	// the backoff.
+	RetryField time.Duration `json:"retryFieldNs,omitempty"`
 	// Remaining is the time left before the caller's deadline for the whole
 	// call; 0 means no deadline. A wait that would reach it fails the call.
 	Remaining time.Duration `json:"remainingNs,omitempty"`
