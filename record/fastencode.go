@@ -390,8 +390,11 @@ const hexDigits = "0123456789abcdef"
 // escapeHTML, <, > and & as \u003c, \u003e and \u0026.
 func appendString(b []byte, s string, escapeHTML bool) []byte {
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	start, i := 0, 0
+	if !escapeHTML {
+		i = plainPrefix(s)
+	}
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || (c != '<' && c != '>' && c != '&')) {
 				i++
@@ -405,6 +408,9 @@ func appendString(b []byte, s string, escapeHTML bool) []byte {
 			}
 			i++
 			start = i
+			if !escapeHTML {
+				i += plainPrefix(s[i:])
+			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -413,6 +419,9 @@ func appendString(b []byte, s string, escapeHTML bool) []byte {
 			b = append(b, `\ufffd`...)
 			i += size
 			start = i
+			if !escapeHTML {
+				i += plainPrefix(s[i:])
+			}
 			continue
 		}
 		if r == '\u2028' || r == '\u2029' {
