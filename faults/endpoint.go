@@ -327,6 +327,15 @@ func WithTap(ctx context.Context, tap func(*Observation)) context.Context {
 	return context.WithValue(ctx, tapKey{}, tap)
 }
 
+// IsTapKey reports whether key is the context key WithTap puts a tap under.
+// A context type of its own that carries several values in one node (the
+// recorder's) answers it: its Value returns the func(*Observation) for this
+// key, as a context made by WithTap would.
+func IsTapKey(key any) bool {
+	_, ok := key.(tapKey)
+	return ok
+}
+
 // recorder notes the status, type and size of what is written, and whether
 // the connection was hijacked.
 type recorder struct {

@@ -26,6 +26,8 @@ type Exchange struct {
 	rc    *Recorder
 	in    *http.Request
 	start time.Time
+	ctx   exchangeCtx    // the context the request is passed on with
+	rw    responseWriter // the response writer passed on
 
 	// Tag is for the code that mounts the recorder (its Begin hook sets it,
 	// its Finish hook reads it); the recorder does not look at it.
@@ -116,6 +118,33 @@ func From(ctx context.Context) *Exchange {
 	return ex
 }
 
+// exchangeCtx is the context the recorder passes a request on with: one
+// node, part of the exchange, that answers for the exchange (From), the
+// fault layer's tap (faults.WithTap) and the message parsed from a whole
+// body (wire.WithMessage). Three context.WithValue nodes cost three
+// allocations and three steps of every later lookup and cancel-parent walk
+// down the request's chain (net/http's transport makes several per
+// exchange).
+type exchangeCtx struct {
+	context.Context // the request's own
+	ex              *Exchange
+}
+
+func (c *exchangeCtx) Value(key any) any {
+	if _, ok := key.(exchangeKey); ok {
+		return c.ex
+	}
+	if faults.IsTapKey(key) {
+		return c.ex.rc.tap(c.ex)
+	}
+	if c.ex.reqComplete && wire.IsMessageKey(key) {
+		// The one parse of the body: the faults and anything else down
+		// the chain read the facts from the context (wire.MessageFor).
+		return &c.ex.msg
+	}
+	return c.Context.Value(key)
+}
+
 // Request returns the client's request as the recorder received it.
 func (ex *Exchange) Request() *http.Request { return ex.in }
 
@@ -200,15 +229,10 @@ func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWr
 	rc.wg.Add(1)
 	rc.inFlight.Add(1)
 	ex := rc.begin(r)
-	rw := &responseWriter{w: w, rc: http.NewResponseController(w), ex: ex}
-	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
-	ctx = faults.WithTap(ctx, rc.tap(ex))
-	if ex.reqComplete {
-		// The one parse of the body: the faults and anything else down
-		// the chain read the facts from the context (wire.MessageFor).
-		ctx = wire.WithMessage(ctx, &ex.msg)
-	}
-	fwd := r.WithContext(ctx)
+	rw := &ex.rw
+	rw.w, rw.ex = w, ex
+	ex.ctx = exchangeCtx{Context: r.Context(), ex: ex}
+	fwd := r.WithContext(&ex.ctx)
 	switch {
 	case r.Body == nil || r.Body == http.NoBody:
 	case ex.reqComplete && ex.reqErr == nil:

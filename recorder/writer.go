@@ -20,7 +20,6 @@ const pendingMax = 64 << 10
 // classification never delays what the client receives.
 type responseWriter struct {
 	w  http.ResponseWriter
-	rc *http.ResponseController
 	ex *Exchange
 
 	mu          sync.Mutex
@@ -142,7 +141,7 @@ func (rw *responseWriter) FlushError() error {
 		// of a request (net/http writing the response head).
 		err = f.FlushError()
 	} else {
-		err = rw.rc.Flush()
+		err = http.NewResponseController(rw.w).Flush()
 	}
 	if err != nil && rw.ex.downErr == nil {
 		rw.ex.downErr = err
@@ -158,7 +157,7 @@ func (rw *responseWriter) flushHead() {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	if rw.wroteHeader && rw.ex.wrote == 0 && !rw.ex.hijacked && rw.ex.downErr == nil {
-		if err := rw.rc.Flush(); err != nil {
+		if err := http.NewResponseController(rw.w).Flush(); err != nil {
 			rw.ex.downErr = err
 		}
 	}
@@ -191,7 +190,7 @@ func (rw *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	rw.handoff()
-	conn, brw, err := rw.rc.Hijack()
+	conn, brw, err := http.NewResponseController(rw.w).Hijack()
 	if err == nil {
 		rw.ex.hijacked = true
 	}

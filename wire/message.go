@@ -288,6 +288,15 @@ func WithMessage(ctx context.Context, m *Message) context.Context {
 	return context.WithValue(ctx, messageKey{}, m)
 }
 
+// IsMessageKey reports whether key is the context key WithMessage puts a
+// message under. A context type of its own that carries several values in
+// one node (the recorder's) answers it: its Value returns the *Message for
+// this key, as a context made by WithMessage would.
+func IsMessageKey(key any) bool {
+	_, ok := key.(messageKey)
+	return ok
+}
+
 // MessageFrom returns the message WithMessage put on ctx, or nil.
 func MessageFrom(ctx context.Context) *Message {
 	m, _ := ctx.Value(messageKey{}).(*Message)
