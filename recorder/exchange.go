@@ -496,11 +496,14 @@ func (rw *responseWriter) end(panicked any, inCtx error) {
 
 // startEarly starts the finishing goroutine while the handler still runs
 // (the response is streaming): it waits for the handler's end on ended,
-// which end closes. Called with the writer's mu held.
+// which end closes. It is an idle finisher when there is one, as for an
+// exchange that ended: a new goroutine's stack grew on every streamed
+// exchange as the record's encoding went deeper than its first stack
+// (docs/benchmarks.md, ssecopy). Called with the writer's mu held.
 func (ex *Exchange) startEarly() {
 	ex.started = true
 	ex.ended = make(chan struct{})
-	go ex.rc.run(ex)
+	ex.rc.fin.dispatch(ex)
 }
 
 // bodyReader returns what the classifier reads: the pipe when the response

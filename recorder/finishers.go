@@ -8,8 +8,9 @@ import (
 
 // finishers are the recorder's long-lived finishing goroutines: an exchange
 // whose handler returned before its finishing goroutine started (a JSON
-// response delivered whole: nearly every exchange) is handed to an idle
-// one instead of a new goroutine. A new goroutine per exchange cost its
+// response delivered whole: nearly every exchange), or whose response
+// streams past lazyStart (startEarly), is handed to an idle one instead of
+// a new goroutine. A new goroutine per exchange cost its
 // creation and exit, and a stack that grew on every exchange as the
 // classifier and the record's encoding went deeper than its first stack
 // (docs/benchmarks.md, jsonpath and jsonpath2); a finisher's stack stays
@@ -33,7 +34,7 @@ type finishers struct {
 	stop chan struct{}
 	once sync.Once
 	max  int32
-	n    atomic.Int32 // finishers that wait or work
+	n    atomic.Int32 // finishers that wait (idle)
 }
 
 // newFinishers returns the finishers of rc; they stop when rc is
@@ -58,24 +59,27 @@ func (f *finishers) dispatch(ex *Exchange) {
 	}
 }
 
-// run finishes ex, then stays as a finisher while there is room.
+// run finishes ex, then stays as a finisher while there is room. Only the
+// idle finishers count against max: one that finishes a stream (started
+// early, while the response streams) may work on it for as long as the
+// stream lasts, and does not keep the exchanges after it from an idle one.
 func (f *finishers) run(ex *Exchange) {
-	ex.rc.run(ex)
-	select {
-	case <-f.stop:
-		return
-	default:
-	}
-	if f.n.Add(1) > f.max {
-		f.n.Add(-1)
-		return
-	}
-	defer f.n.Add(-1)
 	for {
+		ex.rc.run(ex)
 		select {
-		case ex := <-f.work:
-			ex.rc.run(ex)
 		case <-f.stop:
+			return
+		default:
+		}
+		if f.n.Add(1) > f.max {
+			f.n.Add(-1)
+			return
+		}
+		select {
+		case ex = <-f.work:
+			f.n.Add(-1)
+		case <-f.stop:
+			f.n.Add(-1)
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -149,4 +150,118 @@ func (s *countSink) n() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.recs
+}
+
+// TestFinishersFinishStreams: an exchange whose response streams past
+// lazyStart, so that its finishing goroutine starts while the handler still
+// writes (startEarly), is finished by an idle finisher too, and so are the
+// exchanges after it. Before, each streamed exchange got a new goroutine,
+// whose stack grew again in the record's encoding (20 of 20).
+func TestFinishersFinishStreams(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[int64]int{}
+	sink := &countSink{}
+	rc, err := New(Options{Records: sink, Finish: func(*Finished) []*record.Record {
+		mu.Lock()
+		ids[goroutineID()]++
+		mu.Unlock()
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := []byte("data: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 8<<10) + `"}}` + "\n\n")
+	last := []byte("data: " + `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n\n")
+	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 4 {
+			w.Write(event)
+			w.(http.Flusher).Flush()
+		}
+		w.Write(last)
+	})))
+	defer srv.Close()
+	const n = 20
+	for range n {
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for rc.Stats().InFlight != 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := rc.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.n(); got != n {
+		t.Fatalf("%d records for %d exchanges", got, n)
+	}
+	if len(ids) > n/2 {
+		t.Errorf("%d streamed exchanges were finished on %d goroutines, want a few long-lived ones: %v", n, len(ids), ids)
+	}
+}
+
+// TestFinishersCountIdleOnly: a finisher working on a stream does not
+// count against the finishers' bound while it works (a long stream would
+// otherwise keep the exchanges after it from the finishers for as long as
+// it lasts); it is idle again, and counted, once the stream's record is
+// written. Before, n stayed 1 while the stream was open.
+func TestFinishersCountIdleOnly(t *testing.T) {
+	sink := &countSink{}
+	rc, err := New(Options{Records: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rc.fin
+	release := make(chan struct{})
+	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/json" {
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(": " + strings.Repeat("x", lazyStart) + "\n\n"))
+		w.(http.Flusher).Flush()
+		<-release
+	})))
+	defer srv.Close()
+	var once sync.Once
+	done := func() { once.Do(func() { close(release) }) }
+	defer done() // (before srv.Close, which waits for the handler)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	post := func(path string) *http.Response {
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("/json")
+	resp.Body.Close()
+	waitFor("no idle finisher after an exchange", func() bool { return f.n.Load() == 1 })
+	resp = post("/stream")
+	waitFor("the stream's finisher still counted while it works", func() bool { return f.n.Load() == 0 && rc.Stats().InFlight == 1 })
+	done()
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	waitFor("the stream's finisher not idle after its record", func() bool { return f.n.Load() == 1 && rc.Stats().InFlight == 0 })
+	if err := rc.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.n(); got != 2 {
+		t.Fatalf("%d records for 2 exchanges", got)
+	}
 }
