@@ -2,6 +2,7 @@ package record
 
 import (
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,29 @@ func TestAddHeaderSecrets(t *testing.T) {
 		if !strings.Contains(out, kept) {
 			t.Errorf("%q masked in %q: not a credential", kept, out)
 		}
+	}
+}
+
+// TestCommonHeaderRules: the names of commonHeaders are written as
+// net/http canonicalizes them (another spelling would never be looked up),
+// commonHeader finds each at its index, and each has the rule
+// classifyHeaderName gives it.
+func TestCommonHeaderRules(t *testing.T) {
+	for i, name := range commonHeaders {
+		if c := textproto.CanonicalMIMEHeaderKey(name); c != name {
+			t.Errorf("%q is not canonical (%q)", name, c)
+		}
+		if commonHeader(name) != i {
+			t.Errorf("commonHeader(%q) = %d, want %d", name, commonHeader(name), i)
+		}
+		if want := classifyHeaderName(name); commonHeaderRules[i] != want || classifyHeader(name) != want {
+			t.Errorf("%s: rule %v, want %v", name, commonHeaderRules[i], want)
+		}
+	}
+	if commonHeader("X-Api-Key") != -1 || commonHeader("content-type") != -1 {
+		t.Error("commonHeader finds a name it does not list")
+	}
+	if classifyHeader("Authorization") != headerAuth || classifyHeader("Mcp-Session-Id") != headerHash || classifyHeader("Content-Type") != headerScrub {
+		t.Error("the common rules are not the rules")
 	}
 }

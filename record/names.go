@@ -235,7 +235,99 @@ var (
 
 const maxHeaderRules = 4096
 
+// commonHeaders are the header names most exchanges carry, as net/http
+// canonicalizes them; commonHeaderRules their rules, computed once by
+// classifyHeaderName. commonHeader finds a name's index with a switch (a
+// few comparisons), so that classifyHeader needs no hashing for them.
+var (
+	commonHeaders     = []string{"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length", "Content-Type", "Cookie", "Date", "Host", "Last-Event-Id", "Location", "Mcp-Method", "Mcp-Name", "Mcp-Protocol-Version", "Mcp-Session-Id", "Origin", "Proxy-Status", "Referer", "Retry-After", "Server", "Set-Cookie", "Traceparent", "Transfer-Encoding", "User-Agent", "Vary", "Www-Authenticate", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Request-Id"}
+	commonHeaderRules = func() []headerRule {
+		rules := make([]headerRule, len(commonHeaders))
+		for i, n := range commonHeaders {
+			rules[i] = classifyHeaderName(n)
+		}
+		return rules
+	}()
+)
+
+// commonHeader returns the index of name in commonHeaders, or -1.
+func commonHeader(name string) int {
+	i := -1
+	switch name {
+	case "Accept":
+		i = 0
+	case "Accept-Encoding":
+		i = 1
+	case "Accept-Language":
+		i = 2
+	case "Authorization":
+		i = 3
+	case "Cache-Control":
+		i = 4
+	case "Connection":
+		i = 5
+	case "Content-Encoding":
+		i = 6
+	case "Content-Length":
+		i = 7
+	case "Content-Type":
+		i = 8
+	case "Cookie":
+		i = 9
+	case "Date":
+		i = 10
+	case "Host":
+		i = 11
+	case "Last-Event-Id":
+		i = 12
+	case "Location":
+		i = 13
+	case "Mcp-Method":
+		i = 14
+	case "Mcp-Name":
+		i = 15
+	case "Mcp-Protocol-Version":
+		i = 16
+	case "Mcp-Session-Id":
+		i = 17
+	case "Origin":
+		i = 18
+	case "Proxy-Status":
+		i = 19
+	case "Referer":
+		i = 20
+	case "Retry-After":
+		i = 21
+	case "Server":
+		i = 22
+	case "Set-Cookie":
+		i = 23
+	case "Traceparent":
+		i = 24
+	case "Transfer-Encoding":
+		i = 25
+	case "User-Agent":
+		i = 26
+	case "Vary":
+		i = 27
+	case "Www-Authenticate":
+		i = 28
+	case "X-Forwarded-For":
+		i = 29
+	case "X-Forwarded-Host":
+		i = 30
+	case "X-Forwarded-Proto":
+		i = 31
+	case "X-Request-Id":
+		i = 32
+	}
+	return i
+}
+
 func classifyHeader(name string) headerRule {
+	if i := commonHeader(name); i >= 0 {
+		return commonHeaderRules[i]
+	}
 	if v, ok := headerRules.Load(name); ok {
 		return v.(headerRule)
 	}
