@@ -285,7 +285,7 @@ func (r *Redactor) Scrub(s string) string {
 		return s
 	}
 	s = r.replaceSecrets(s)
-	if _, ok := cleanWords[s]; ok {
+	if isCleanWord(s) {
 		return s // the patterns leave it as it is (cleanWords)
 	}
 	return r.scrubPatterns(s, ctxJSON)

@@ -43,3 +43,31 @@ var cleanWords = func() map[string]struct{} {
 	}
 	return set
 }()
+
+// cleanSet holds cleanWords for Scrub's look-up, which every string of
+// every record makes: buckets by a hash of a word's length and its first
+// and last bytes, a few instructions where a map hashes the whole string.
+var cleanSet = func() (set [256][]string) {
+	for w := range cleanWords {
+		h := cleanHash(w)
+		set[h] = append(set[h], w)
+	}
+	return
+}()
+
+func cleanHash(s string) uint8 {
+	return uint8(uint(len(s))*37 + uint(s[0])*7 + uint(s[len(s)-1]))
+}
+
+// isCleanWord reports whether s is in cleanWords.
+func isCleanWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, w := range cleanSet[cleanHash(s)] {
+		if w == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -27,5 +28,35 @@ func TestCleanWordsShortcut(t *testing.T) {
 	}
 	if got := r.Scrub(string(classify.ToolSuccess)); got == string(classify.ToolSuccess) || !IsRedacted(got) {
 		t.Errorf("a registered secret equal to a clean word came out as %q", got)
+	}
+}
+
+// TestIsCleanWord: isCleanWord is membership in cleanWords, for every word
+// of it, for each with a byte changed, added or cut, and for random text.
+func TestIsCleanWord(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		_, want := cleanWords[s]
+		if got := isCleanWord(s); got != want {
+			t.Fatalf("isCleanWord(%q) = %v, in cleanWords %v", s, got, want)
+		}
+	}
+	check("")
+	for w := range cleanWords {
+		check(w)
+		check(w + "x")
+		check("x" + w)
+		check(w[1:])
+		check(w[:len(w)-1])
+		for i := range len(w) {
+			check(w[:i] + "\x00" + w[i+1:])
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 13))
+	for range 20000 {
+		check(randomGateString(rng))
+	}
+	if len(cleanWords) < 40 {
+		t.Errorf("cleanWords has %d words", len(cleanWords))
 	}
 }
