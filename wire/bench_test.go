@@ -334,3 +334,21 @@ func FuzzValidValue(f *testing.F) {
 		}
 	})
 }
+
+// benchCall is a ~1 KiB 2026-07-28 tools/call, as the proxy's benchmarks
+// send.
+var benchCall = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("y", 820) + `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}`)
+
+// BenchmarkParseMessage: the recorder's one parse of a request body.
+//
+//	go test ./wire -run '^$' -bench ParseMessage -benchmem
+func BenchmarkParseMessage(b *testing.B) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(benchCall)))
+	for b.Loop() {
+		m := wire.ParseMessage(benchCall)
+		if m.Tool != "echo" || m.Client != "bench@1" || m.Protocol != "2026-07-28" {
+			b.Fatalf("%+v", m)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // MessageKind says what a JSON-RPC message is.
@@ -135,25 +137,24 @@ func ParseMessage(body []byte) Message {
 		m.Kind = MessageInvalid
 		return m
 	}
-	if !Valid(b) {
-		m.Kind = MessageInvalid
-		return m
-	}
-	var method, id []byte
+	var method, id, params []byte
 	var hasMethod, hasID, hasResult bool
-	_ = EachField(b, func(k, v []byte) bool {
+	if !eachMemberValid(b, func(k, v []byte) {
 		switch {
 		case KeyIs(k, "method"):
 			method, hasMethod = v, true
 		case KeyIs(k, "id"):
 			id, hasID = v, true
 		case KeyIs(k, "params"):
-			m.Params = v
+			params = v
 		case KeyIs(k, "result"), KeyIs(k, "error"):
 			hasResult = true
 		}
-		return true
-	})
+	}) {
+		m.Kind = MessageInvalid
+		return m
+	}
+	m.Params = params
 	if hasID {
 		m.ID = IDFromRaw(id)
 	}
@@ -212,9 +213,9 @@ func ParseMessage(body []byte) Message {
 		m.Meta = nil
 		return m
 	}
-	m.MetaKeys = []string{}
+	m.MetaKeys = make([]string, 0, 4) // a 2026-07-28 request's three keys, and one more
 	_ = EachField(m.Meta, func(k, v []byte) bool {
-		key, _ := StringValue(k)
+		key := metaKey(k)
 		if !slices.Contains(m.MetaKeys, key) {
 			m.MetaKeys = append(m.MetaKeys, key)
 		}
@@ -248,6 +249,47 @@ func ParseMessage(body []byte) Message {
 	return m
 }
 
+// eachMemberValid calls fn with each member of the object obj (trimmed of
+// whitespace, obj[0] == '{'), raw key and raw value, and reports whether
+// obj is valid JSON, as Valid(obj) would: the object is validated in the
+// same walk that reads its members, not in a pass of its own before it.
+// When obj is not valid, fn may have been called for the members before
+// the fault.
+func eachMemberValid(obj []byte, fn func(key, value []byte)) bool {
+	i := skipSpace(obj, 1)
+	if i < len(obj) && obj[i] == '}' {
+		return i+1 == len(obj)
+	}
+	for i < len(obj) && obj[i] == '"' {
+		kend, _ := ScanString(obj, i)
+		if kend < 0 {
+			return false
+		}
+		key := obj[i:kend]
+		i = skipSpace(obj, kend)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		vstart := skipSpace(obj, i+1)
+		vend := ValidValue(obj, vstart, 1)
+		if vend < 0 {
+			return false
+		}
+		fn(key, obj[vstart:vend])
+		i = skipSpace(obj, vend)
+		switch {
+		case i >= len(obj):
+			return false
+		case obj[i] == '}':
+			return i+1 == len(obj)
+		case obj[i] != ',':
+			return false
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return false
+}
+
 // trimSpace trims JSON whitespace (not every Unicode space, as
 // bytes.TrimSpace does: a form feed before a message makes it invalid).
 func trimSpace(b []byte) []byte {
@@ -258,18 +300,71 @@ func trimSpace(b []byte) []byte {
 	return b
 }
 
+// metaKey returns the _meta key k (raw, quoted) as a string, the
+// 2026-07-28 keys every request repeats without allocating.
+func metaKey(k []byte) string {
+	if len(k) >= 2 && k[0] == '"' {
+		switch inner := k[1 : len(k)-1]; string(inner) {
+		case MetaProtocolVersion:
+			return MetaProtocolVersion
+		case MetaClientInfo:
+			return MetaClientInfo
+		case MetaClientCapabilities:
+			return MetaClientCapabilities
+		case "traceparent":
+			return "traceparent"
+		case "tracestate":
+			return "tracestate"
+		case "progressToken":
+			return "progressToken"
+		}
+	}
+	s, _ := StringValue(k)
+	return s
+}
+
 // implementation formats an Implementation object as "name@version" (or
-// "name" without a version); "" when v is no object with a name.
+// "name" without a version); "" when v is no object with a name. One walk
+// of the object, and one allocation when name and version are plain
+// strings (no escapes).
 func implementation(v []byte) string {
 	if Kind(v) != '{' {
 		return ""
 	}
-	var name, version string
-	if n, ok := Field(v, "name"); ok {
-		name, _ = StringValue(n)
+	var n, ver []byte
+	var hasName, hasVersion bool
+	_ = EachField(v, func(k, v []byte) bool {
+		switch {
+		case KeyIs(k, "name"):
+			n, hasName = v, true
+		case KeyIs(k, "version"):
+			ver, hasVersion = v, true
+		}
+		return true
+	})
+	if !hasName {
+		return ""
 	}
-	if n, ok := Field(v, "version"); ok {
-		version, _ = StringValue(n)
+	if pn, ok := plainString(n); ok {
+		pv, vok := plainString(ver)
+		switch {
+		case len(pn) == 0:
+			return ""
+		case !hasVersion || vok && len(pv) == 0:
+			return string(pn)
+		case vok:
+			var b strings.Builder
+			b.Grow(len(pn) + 1 + len(pv))
+			b.Write(pn)
+			b.WriteByte('@')
+			b.Write(pv)
+			return b.String()
+		}
+	}
+	name, _ := StringValue(n)
+	var version string
+	if hasVersion {
+		version, _ = StringValue(ver)
 	}
 	switch {
 	case name == "":
@@ -278,6 +373,20 @@ func implementation(v []byte) string {
 		return name
 	}
 	return name + "@" + version
+}
+
+// plainString returns the bytes of the raw JSON string v when they are its
+// value (no escapes, valid UTF-8).
+func plainString(v []byte) ([]byte, bool) {
+	v = trimLeft(v)
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	if hasBackslash(inner) || !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
 }
 
 type messageKey struct{}

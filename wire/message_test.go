@@ -47,6 +47,16 @@ func TestParseMessage(t *testing.T) {
 		{name: "resources/read", body: `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a","name":"n"}}`, kind: MessageRequest, method: "resources/read", id: "1", uri: "file:///a"},
 		{name: "initialize", body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c"}}}`, kind: MessageRequest, method: "initialize", id: "0", protocol: Protocol2025, client: "c"},
 		{name: "method not a string", body: `{"jsonrpc":"2.0","id":1,"method":5}`, kind: MessageRequest, id: "1"},
+		{name: "client escaped", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"c\u0041","version":"1\n"}}}`, kind: MessageRequest, method: "initialize", id: "0", client: "cA@1\n"},
+		{name: "client version no string", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"version":2,"name":"c"}}}`, kind: MessageRequest, method: "initialize", id: "0", client: "c"},
+		{name: "client version empty", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"c","version":""}}}`, kind: MessageRequest, method: "initialize", id: "0", client: "c"},
+		{name: "client name empty", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"","version":"1"}}}`, kind: MessageRequest, method: "initialize", id: "0"},
+		{name: "client name no string", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":null,"version":"1"}}}`, kind: MessageRequest, method: "initialize", id: "0"},
+		{name: "client last name wins", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"a","version":"1","name":"b"}}}`, kind: MessageRequest, method: "initialize", id: "0", client: "b@1"},
+		{name: "_meta client over initialize's", body: `{"id":0,"method":"initialize","params":{"clientInfo":{"name":"a"},"_meta":{"` + MetaClientInfo + `":{"name":"m","version":"2"}}}}`, kind: MessageRequest, method: "initialize", id: "0", client: "m@2", meta: []string{MetaClientInfo}},
+		{name: "member after the object", body: `{"id":1,"method":"ping"} 1`, kind: MessageInvalid},
+		{name: "trailing comma", body: `{"id":1,"method":"ping",}`, kind: MessageInvalid},
+		{name: "invalid value after the facts", body: `{"id":1,"method":"ping","x":[1,}`, kind: MessageInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,5 +205,49 @@ func FuzzParseMessage(f *testing.F) {
 		if !slices.Equal(m.MetaKeys, keys) || m.Protocol != protocol {
 			t.Fatalf("ParseMessage(%q) meta %q protocol %q, encoding/json %q %q", body, m.MetaKeys, m.Protocol, keys, protocol)
 		}
+		var client string
+		if method == "initialize" {
+			client = jsonImplementation(params["clientInfo"])
+		}
+		if c := jsonImplementation(meta[MetaClientInfo]); c != "" {
+			client = c
+		}
+		if m.Client != client {
+			t.Fatalf("ParseMessage(%q) client %q, encoding/json %q", body, m.Client, client)
+		}
 	})
+}
+
+// jsonImplementation is implementation by encoding/json.
+func jsonImplementation(raw json.RawMessage) string {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		return ""
+	}
+	var name, version string
+	if json.Unmarshal(o["name"], &name) != nil || name == "" {
+		return ""
+	}
+	if json.Unmarshal(o["version"], &version) != nil || version == "" {
+		return name
+	}
+	return name + "@" + version
+}
+
+// A 2026-07-28 tools/call is parsed with three allocations: the tool name,
+// the client ("name@version", built once) and the _meta keys' slice (the
+// method, the protocol revision and the _meta keys themselves are the
+// constants). Before: 11, a string per _meta key, the slice grown three
+// times, name and version apart and then joined, method and revision.
+func TestParseMessageAllocations(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"yyyy"},"_meta":{"` +
+		MetaProtocolVersion + `":"` + Protocol2026 + `","` + MetaClientCapabilities + `":{},"` + MetaClientInfo + `":{"name":"bench","version":"1"}}}}`)
+	var m Message
+	n := testing.AllocsPerRun(100, func() { m = ParseMessage(body) })
+	if m.Tool != "echo" || m.Client != "bench@1" || m.Protocol != Protocol2026 || len(m.MetaKeys) != 3 {
+		t.Fatalf("%+v", m)
+	}
+	if n > 3 {
+		t.Errorf("%v allocations per parse, want 3", n)
+	}
 }

@@ -648,7 +648,8 @@ func StringValue(v []byte) (string, bool) {
 }
 
 // internString returns string(b), without allocating for the values MCP
-// messages repeat (result types, content block types, request methods).
+// messages repeat (result types, content block types, request methods,
+// protocol revisions).
 func internString(b []byte) string {
 	switch len(b) {
 	case 3:
@@ -657,6 +658,8 @@ func internString(b []byte) string {
 		}
 	case 4:
 		switch {
+		case string(b) == "ping":
+			return "ping"
 		case string(b) == "text":
 			return "text"
 		case string(b) == "task":
@@ -679,7 +682,18 @@ func internString(b []byte) string {
 			return "resource"
 		}
 	case 10:
-		if string(b) == "roots/list" {
+		switch {
+		case string(b) == "tools/call":
+			return "tools/call"
+		case string(b) == "tools/list":
+			return "tools/list"
+		case string(b) == "initialize":
+			return "initialize"
+		case string(b) == Protocol2026:
+			return Protocol2026
+		case string(b) == Protocol2025:
+			return Protocol2025
+		case string(b) == "roots/list":
 			return "roots/list"
 		}
 	case 13:
