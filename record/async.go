@@ -269,13 +269,30 @@ var poisonLines bool
 // error. A queued record that the sink then fails to write is counted and
 // reported to OnLoss, and makes Close return an error.
 func (a *Async) Write(rec *Record) error {
+	// Write's own frame holds nothing but the line: the encoder's frames
+	// are the deepest of a finishing goroutine's, and what Write keeps
+	// around them (a Ref, a Loss, the queued line) would be under them.
 	buf := getLine()
 	line, err := a.enc.encodeInto(buf, rec)
 	if err != nil {
-		putLine(buf)
-		a.tally.count(Loss{Ref: RefOf(rec), Reason: LostUnencodable, Err: err})
+		a.refuse(buf, rec, err)
 		return err
 	}
+	return a.enqueueRecord(line, rec)
+}
+
+// refuse counts rec, which the encoder refused, and gives back its buffer.
+//
+//go:noinline
+func (a *Async) refuse(buf []byte, rec *Record, err error) {
+	putLine(buf)
+	a.tally.count(Loss{Ref: RefOf(rec), Reason: LostUnencodable, Err: err})
+}
+
+// enqueueRecord queues the line of rec.
+//
+//go:noinline
+func (a *Async) enqueueRecord(line []byte, rec *Record) error {
 	q := queued{line: line, ref: RefOf(rec)}
 	if q.ref.ID == "" {
 		q.ref.ID = lineID(line)

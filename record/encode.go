@@ -101,7 +101,7 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	st.h.req = readHeaders(st.h.req, rec.RequestHeaders)
 	st.h.resp = readHeaders(st.h.resp, rec.ResponseHeaders)
 	red := e.redactor().withFieldSecrets(st.h.req, st.h.resp)
-	st.h.red = red
+	st.h.redact(red)
 	c := &st.c
 	e.sanitizeInto(c, red, rec, false)
 	if c.V == 0 {

@@ -14,6 +14,9 @@ type headerField struct {
 	name   string
 	rule   headerRule
 	values []string
+	// out is where the redacted values start in lineHeaders.vals (set by
+	// redact).
+	out int
 }
 
 // readHeaders appends the headers of h to fs, sorted by name (the order
@@ -42,6 +45,25 @@ type encodeState struct {
 type lineHeaders struct {
 	red       *Redactor
 	req, resp []headerField
+	vals      []string // the redacted values of req's then resp's fields
+}
+
+// redact redacts every value of the headers with red, as Redactor.Headers
+// does, into h.vals. The encoder does it before it writes the line, so
+// that the redactor's frames (Scrub, the patterns) are not called below
+// appendRecordHeaders' on the stack of the goroutine writing the record.
+func (h *lineHeaders) redact(red *Redactor) {
+	h.red = red
+	h.vals = h.vals[:0]
+	for _, fs := range [2][]headerField{h.req, h.resp} {
+		for i := range fs {
+			f := &fs[i]
+			f.out = len(h.vals)
+			for _, v := range f.values {
+				h.vals = append(h.vals, red.headerValue(f.rule, v))
+			}
+		}
+	}
 }
 
 var encodeStates = sync.Pool{New: func() any { return new(encodeState) }}
@@ -56,11 +78,12 @@ func (st *encodeState) put() {
 	st.c = Record{}
 	h := &st.h
 	h.red = nil
-	if cap(h.req) > maxPooledHeaders || cap(h.resp) > maxPooledHeaders {
+	if cap(h.req) > maxPooledHeaders || cap(h.resp) > maxPooledHeaders || cap(h.vals) > maxPooledHeaders {
 		return
 	}
 	clear(h.req)
 	clear(h.resp)
-	h.req, h.resp = h.req[:0], h.resp[:0]
+	clear(h.vals)
+	h.req, h.resp, h.vals = h.req[:0], h.resp[:0], h.vals[:0]
 	encodeStates.Put(st)
 }

@@ -119,62 +119,14 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	}
 	b = appendOmitString(b, `,"retryAfter":`, r.RetryAfter)
 	if r.Timings != (Timings{}) {
-		b = append(b, `,"timings":{`...)
-		n := len(b)
-		for _, t := range []struct {
-			key string
-			d   Duration
-		}{{`"headersMs":`, r.Timings.Headers}, {`"firstEventMs":`, r.Timings.FirstEvent}, {`"totalMs":`, r.Timings.Total}} {
-			if t.d == 0 {
-				continue
-			}
-			if len(b) > n {
-				b = append(b, ',')
-			}
-			b = append(b, t.key...)
-			b = appendMs(b, time.Duration(t.d))
-		}
-		b = append(b, '}')
+		b = appendTimings(b, r.Timings)
 	}
-	if s := r.SSE; s != nil {
-		b = append(b, `,"sse":{"events":`...)
-		b = strconv.AppendInt(b, int64(s.Events), 10)
-		b = append(b, `,"notifications":`...)
-		b = strconv.AppendInt(b, int64(s.Notifications), 10)
-		b = append(b, `,"progress":`...)
-		b = strconv.AppendInt(b, int64(s.Progress), 10)
-		b = append(b, `,"messages":`...)
-		b = strconv.AppendInt(b, int64(s.Messages), 10)
-		b = append(b, `,"requests":`...)
-		b = strconv.AppendInt(b, int64(s.Requests), 10)
-		b = append(b, `,"comments":`...)
-		b = strconv.AppendInt(b, int64(s.Comments), 10)
-		b = appendKeyBool(b, `,"terminal":`, s.Terminal)
-		b = appendOmitInt(b, `,"terminalEvent":`, int64(s.TerminalEvent))
-		b = appendOmitInt(b, `,"afterTerminal":`, int64(s.AfterTerminal))
-		b = appendOmitInt(b, `,"skipped":`, int64(s.Skipped))
-		if s.Unterminated {
-			b = append(b, `,"unterminated":true`...)
-		}
-		b = appendOmitString(b, `,"end":`, s.End)
-		b = append(b, '}')
+	if r.SSE != nil {
+		b = appendSSE(b, r.SSE)
 	}
-	for _, m := range []struct {
-		key string
-		v   any
-		set bool
-	}{
-		{`,"network":`, r.Network, r.Network != nil},
-		{`,"input":`, r.Input, r.Input != nil},
-		{`,"task":`, r.Task, r.Task != nil},
-		{`,"notClassified":`, r.NotClassified, r.NotClassified != nil},
-		{`,"auth":`, r.Auth, r.Auth != nil},
-		{`,"decision":`, r.Decision, r.Decision != nil},
-	} {
-		if m.set {
-			if b, ok = appendReflect(b, m.key, m.v); !ok {
-				return b, false
-			}
+	if r.Network != nil || r.Input != nil || r.Task != nil || r.NotClassified != nil || r.Auth != nil || r.Decision != nil {
+		if b, ok = appendMembers(b, r); !ok {
+			return b, false
 		}
 	}
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
@@ -192,8 +144,8 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 		b = append(b, ']')
 	}
 	if h != nil {
-		b = appendHeaderFields(b, `,"requestHeaders":`, h.req, h.red)
-		b = appendHeaderFields(b, `,"responseHeaders":`, h.resp, h.red)
+		b = appendHeaderFields(b, `,"requestHeaders":`, h.req, h.vals)
+		b = appendHeaderFields(b, `,"responseHeaders":`, h.resp, h.vals)
 	} else {
 		b = appendHeader(b, `,"requestHeaders":`, r.RequestHeaders)
 		b = appendHeader(b, `,"responseHeaders":`, r.ResponseHeaders)
@@ -246,6 +198,79 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	}
 	b = appendOmitString(b, `,"note":`, r.Note)
 	return append(b, '}', '\n'), true
+}
+
+// The members of a record that few records carry, written apart so that
+// appendRecordHeaders' frame stays small (its stack is the finishing
+// goroutine's).
+
+func appendTimings(b []byte, t0 Timings) []byte {
+	b = append(b, `,"timings":{`...)
+	n := len(b)
+	for _, t := range []struct {
+		key string
+		d   Duration
+	}{{`"headersMs":`, t0.Headers}, {`"firstEventMs":`, t0.FirstEvent}, {`"totalMs":`, t0.Total}} {
+		if t.d == 0 {
+			continue
+		}
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = append(b, t.key...)
+		b = appendMs(b, time.Duration(t.d))
+	}
+	b = append(b, '}')
+	return b
+}
+
+func appendSSE(b []byte, s *SSE) []byte {
+	b = append(b, `,"sse":{"events":`...)
+	b = strconv.AppendInt(b, int64(s.Events), 10)
+	b = append(b, `,"notifications":`...)
+	b = strconv.AppendInt(b, int64(s.Notifications), 10)
+	b = append(b, `,"progress":`...)
+	b = strconv.AppendInt(b, int64(s.Progress), 10)
+	b = append(b, `,"messages":`...)
+	b = strconv.AppendInt(b, int64(s.Messages), 10)
+	b = append(b, `,"requests":`...)
+	b = strconv.AppendInt(b, int64(s.Requests), 10)
+	b = append(b, `,"comments":`...)
+	b = strconv.AppendInt(b, int64(s.Comments), 10)
+	b = appendKeyBool(b, `,"terminal":`, s.Terminal)
+	b = appendOmitInt(b, `,"terminalEvent":`, int64(s.TerminalEvent))
+	b = appendOmitInt(b, `,"afterTerminal":`, int64(s.AfterTerminal))
+	b = appendOmitInt(b, `,"skipped":`, int64(s.Skipped))
+	if s.Unterminated {
+		b = append(b, `,"unterminated":true`...)
+	}
+	b = appendOmitString(b, `,"end":`, s.End)
+	b = append(b, '}')
+	return b
+}
+
+// appendMembers writes the nested members encoding/json writes, in the
+// record's order: network, input, task, notClassified, auth, decision.
+func appendMembers(b []byte, r *Record) (_ []byte, ok bool) {
+	for _, m := range []struct {
+		key string
+		v   any
+		set bool
+	}{
+		{`,"network":`, r.Network, r.Network != nil},
+		{`,"input":`, r.Input, r.Input != nil},
+		{`,"task":`, r.Task, r.Task != nil},
+		{`,"notClassified":`, r.NotClassified, r.NotClassified != nil},
+		{`,"auth":`, r.Auth, r.Auth != nil},
+		{`,"decision":`, r.Decision, r.Decision != nil},
+	} {
+		if m.set {
+			if b, ok = appendReflect(b, m.key, m.v); !ok {
+				return b, false
+			}
+		}
+	}
+	return b, true
 }
 
 // appendMs writes d in milliseconds with microsecond precision, as
@@ -315,9 +340,8 @@ func appendHeader(b []byte, key string, h http.Header) []byte {
 }
 
 // appendHeaderFields writes headers read by readHeaders as appendHeader
-// writes their map, each value redacted by red (Redactor.Headers) as it
-// is written.
-func appendHeaderFields(b []byte, key string, fs []headerField, red *Redactor) []byte {
+// writes their map, with the values redacted by lineHeaders.redact (vals).
+func appendHeaderFields(b []byte, key string, fs []headerField, vals []string) []byte {
 	if len(fs) == 0 {
 		return b
 	}
@@ -334,11 +358,11 @@ func appendHeaderFields(b []byte, key string, fs []headerField, red *Redactor) [
 			continue
 		}
 		b = append(b, '[')
-		for j, v := range f.values {
+		for j, v := range vals[f.out : f.out+len(f.values)] {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, red.headerValue(f.rule, v), false)
+			b = appendString(b, v, false)
 		}
 		b = append(b, ']')
 	}
