@@ -82,10 +82,17 @@ const (
 	// well-formed but breaks a rule (an issuer or resource mismatch, no
 	// authorization_servers, an iss that is not the issuer's).
 	AuthFailed Outcome = "AUTH_FAILED"
+	// HTTPSuccess: a 2xx answer to an exchange that is not a JSON-RPC
+	// request (a standalone GET event stream, a DELETE of a session,
+	// metadata, a batch, a body that is not JSON-RPC), judged at the HTTP
+	// layer only: nothing above it was read, so no layer above transport
+	// is named (package recorder: proxy and serve). Not RESULT_SUCCESS,
+	// which says a method returned a result.
+	HTTPSuccess Outcome = "HTTP_SUCCESS"
 )
 
 // CallOutcomes lists the outcomes that are not the classifier's.
-var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise, AuthFailed}
+var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise, AuthFailed, HTTPSuccess}
 
 // Layer returns the layer an outcome belongs to ("" for an unknown name).
 func (o Outcome) Layer() Layer {
@@ -94,7 +101,7 @@ func (o Outcome) Layer() Layer {
 		return LayerInteraction
 	case ToolExcluded:
 		return LayerProtocol
-	case StdioNoise, AuthFailed:
+	case StdioNoise, AuthFailed, HTTPSuccess:
 		return LayerTransport
 	case NetworkError, HTTPError, EmptyResponse, UnexpectedContentType, StreamIncomplete, NotificationAccepted:
 		return LayerTransport
@@ -111,7 +118,8 @@ func (o Outcome) Layer() Layer {
 }
 
 // Success reports whether the outcome is a finished, successful exchange:
-// the tool or method succeeded, or a notification was accepted.
+// the tool or method succeeded, a notification was accepted, or an
+// exchange that is not a JSON-RPC request got a 2xx.
 func (o Outcome) Success() bool {
-	return o == ToolSuccess || o == ResultSuccess || o == NotificationAccepted
+	return o == ToolSuccess || o == ResultSuccess || o == NotificationAccepted || o == HTTPSuccess
 }

@@ -135,7 +135,7 @@ func (x *Exchange) Label() string {
 // unfinished interaction are answers too).
 func healthy(o classify.Outcome) bool {
 	switch o {
-	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted,
+	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted, classify.HTTPSuccess,
 		classify.ToolError, classify.InputRequired, classify.TaskCreated:
 		return true
 	}

@@ -299,7 +299,10 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 		res.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true})
 		res.Reason = what + ", cut: " + err.Error()
 	} else {
-		res.Outcome = classify.ResultSuccess
+		// HTTP_SUCCESS, not RESULT_SUCCESS: no method returned a
+		// result (a GET stream carries no response), and no layer above
+		// the HTTP exchange was read.
+		res.Outcome = classify.HTTPSuccess
 		res.Reason = what + "; not a JSON-RPC exchange, judged at the HTTP layer only"
 	}
 	return res
