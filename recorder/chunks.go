@@ -3,6 +3,7 @@ package recorder
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // The copies of the response the recorder hands to its classifier (the
@@ -18,6 +19,10 @@ const (
 	maxPooledChunk = 1 << maxChunkShift
 )
 
+// chunkPools[class] holds the first bytes of buffers of capacity
+// minPooledChunk<<class (a *byte, which an interface holds without an
+// allocation: a *[]byte, made anew by every putChunk, cost one per chunk
+// recycled).
 var chunkPools [maxChunkShift - minChunkShift + 1]sync.Pool
 
 // chunkClass returns the pool of the buffers of capacity size, exactly a
@@ -38,7 +43,7 @@ func getChunk(n int) []byte {
 	size := 1 << bits.Len(uint(n-1))
 	class := chunkClass(size)
 	if v := chunkPools[class].Get(); v != nil {
-		return (*v.(*[]byte))[:0]
+		return unsafe.Slice(v.(*byte), size)[:0]
 	}
 	return make([]byte, 0, size)
 }
@@ -58,6 +63,6 @@ func putChunk(b []byte) {
 				full[i] = 0xff
 			}
 		}
-		chunkPools[class].Put(&b)
+		chunkPools[class].Put(unsafe.SliceData(b))
 	}
 }
