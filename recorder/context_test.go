@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,5 +83,95 @@ func TestPassingOnAllocations(t *testing.T) {
 	// request passed on.
 	if n > 2 {
 		t.Errorf("%v allocations to pass a request on, want 2", n)
+	}
+}
+
+// rewindBody is a request body a test can refill without allocating.
+type rewindBody struct{ strings.Reader }
+
+func (*rewindBody) Close() error { return nil }
+
+// A request with a whole JSON body is passed on with the exchange, the
+// body's bytes, the request's copy and io.NopCloser's wrapper of the
+// exchange's own bytes.Reader (a bytes.Reader of its own before).
+func TestPassingOnAllocationsWithBody(t *testing.T) {
+	rc, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const body = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	w := httptest.NewRecorder()
+	var rb rewindBody
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r = r.WithContext(context.WithValue(r.Context(), connKey{}, "conn-1"))
+	r.Body, r.ContentLength = &rb, int64(len(body))
+	n := testing.AllocsPerRun(100, func() {
+		rb.Reset(body)
+		rw, fwd := rc.prepare(w, r)
+		if fwd == nil || rw.ex.Method() != "ping" || !rw.ex.reqComplete {
+			t.Fatal("the request was not read whole")
+		}
+		if b, ok := rw.ex.InMemoryBody(fwd.Body); !ok || b == nil {
+			t.Fatal("the body passed on is not the exchange's in-memory body")
+		}
+	})
+	if n > 4 {
+		t.Errorf("%v allocations to pass a request with a body on, want 4", n)
+	}
+}
+
+// The recorded response header is a copy of the fields sent: a nil value
+// (a field net/http must not add) left out, an empty one nil, each field's
+// values its own (appending to one does not reach the next), and later
+// changes to the handler's header not in it; it takes the map's
+// allocations and one, whatever the number of fields (one per field with
+// values before: 7 here, 3 now).
+func TestCopyHeader(t *testing.T) {
+	h := http.Header{
+		"Content-Type":   {"application/json"},
+		"Content-Length": {"12"},
+		"Set-Cookie":     {"a=1", "b=2"},
+		"Mcp-Session-Id": {"s1"},
+		"Date":           nil,
+		"X-Empty":        {},
+		"Bad Name":       {"x"},
+	}
+	var invalid []string
+	c := copyHeader(h, &invalid)
+	want := http.Header{"Content-Type": {"application/json"}, "Content-Length": {"12"}, "Set-Cookie": {"a=1", "b=2"}, "Mcp-Session-Id": {"s1"}, "X-Empty": nil, "Bad Name": {"x"}}
+	if len(c) != len(want) {
+		t.Fatalf("copy %v, want %v", c, want)
+	}
+	for k, v := range want {
+		got, ok := c[k]
+		if !ok || !slices.Equal(got, v) || (v == nil) != (got == nil) {
+			t.Errorf("%s: %q, want %q", k, got, v)
+		}
+	}
+	if !slices.Equal(invalid, []string{"Bad Name"}) {
+		t.Errorf("invalid names %q", invalid)
+	}
+	for k := range c {
+		c[k] = append(c[k], "appended")
+	}
+	for k, v := range want {
+		if got := c[k]; !slices.Equal(got[:len(got)-1], v) {
+			t.Errorf("%s after appending to every field: %q", k, got)
+		}
+	}
+	h["Content-Type"][0] = "text/plain"
+	if c.Get("Content-Type") != "application/json" {
+		t.Errorf("the copy shares the handler's values")
+	}
+	var m http.Header
+	maps := testing.AllocsPerRun(100, func() {
+		m = make(http.Header, len(h))
+		for k := range want {
+			m[k] = nil
+		}
+	})
+	n := testing.AllocsPerRun(100, func() { invalid = invalid[:0]; m = copyHeader(h, &invalid) })
+	if n > maps+1 || len(m) != len(want) {
+		t.Errorf("%v allocations to copy a header of %d fields, want %v (the map's) and one", n, len(h), maps)
 	}
 }

@@ -43,8 +43,9 @@ type Exchange struct {
 	reqComplete bool   // reqBody is the whole body
 	reqBytes    atomic.Int64
 	reqErr      error         // reading the client's body failed
-	memBody     io.ReadCloser // the body passed on when reqBody is all of it
-	continued   bool          // the server answered the client's Expect: 100-continue (begin read the body)
+	memBody     io.ReadCloser // the body passed on when reqBody is all of it: memReader behind io.NopCloser
+	memReader   bytes.Reader
+	continued   bool // the server answered the client's Expect: 100-continue (begin read the body)
 	protocol    string
 	client      string
 	session     string
@@ -238,7 +239,8 @@ func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWr
 	case ex.reqComplete && ex.reqErr == nil:
 		// The whole body is in memory: passed on as a reader net/http
 		// knows (see InMemoryBody); begin closed the client's body.
-		ex.memBody = io.NopCloser(bytes.NewReader(ex.reqBody))
+		ex.memReader.Reset(ex.reqBody)
+		ex.memBody = io.NopCloser(&ex.memReader)
 		fwd.Body = ex.memBody
 	default:
 		fwd.Body = &requestBody{ex: ex, r: r.Body}

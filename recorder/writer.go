@@ -68,16 +68,7 @@ func (rw *responseWriter) writeHeader(code int) {
 	rw.wroteHeader = true
 	ex := rw.ex
 	ex.status = code
-	ex.respHeader = make(http.Header, len(h))
-	for k, v := range h {
-		if v != nil {
-			ex.respHeader[k] = append([]string(nil), v...)
-			if !validFieldName(k) {
-				// net/http does not send it: the record says so.
-				ex.invalidHeaders = append(ex.invalidHeaders, k)
-			}
-		}
-	}
+	ex.respHeader = copyHeader(h, &ex.invalidHeaders)
 	ex.headersAt = time.Since(ex.start)
 	if ex.msg.Method == "initialize" && code >= 200 && code <= 299 {
 		// Remember the session's client now: its next request may arrive
@@ -88,6 +79,35 @@ func (rw *responseWriter) writeHeader(code int) {
 	}
 	rw.stream = isEventStream(h.Get("Content-Type"))
 	rw.w.WriteHeader(code)
+}
+
+// copyHeader returns a copy of the header fields h sends (its nil values,
+// the fields net/http must not add, left out), the values of all in one
+// array (each field's slice capped at its own), and adds the names
+// net/http does not send to invalid.
+func copyHeader(h http.Header, invalid *[]string) http.Header {
+	c := make(http.Header, len(h))
+	n := 0
+	for _, v := range h {
+		n += len(v)
+	}
+	vals := make([]string, 0, n)
+	for k, v := range h {
+		if v != nil {
+			if len(v) == 0 {
+				c[k] = nil
+			} else {
+				start := len(vals)
+				vals = append(vals, v...)
+				c[k] = vals[start:len(vals):len(vals)]
+			}
+			if !validFieldName(k) {
+				// net/http does not send it: the record says so.
+				*invalid = append(*invalid, k)
+			}
+		}
+	}
+	return c
 }
 
 // Write forwards b and keeps a copy for the recorder.
