@@ -90,8 +90,44 @@ func (r *Redactor) hashKey() []byte {
 	return r.key
 }
 
-// maskRE matches a recorded credential: Redacted or a mask.
-var maskRE = regexp.MustCompile(`^\[redacted(?::len=\d+:h=[0-9a-f]{8})?\]$`)
+// isMask reports whether s is a recorded credential, Redacted or a mask:
+// the regular expression ^\[redacted(?::len=\d+:h=[0-9a-f]{8})?\]$,
+// checked by hand (every credential header of every record is checked;
+// TestIsMaskMatchesRegexp compares the two).
+func isMask(s string) bool {
+	const head, tail = "[redacted", "]"
+	if len(s) < len(head)+len(tail) || s[:len(head)] != head || s[len(s)-1] != ']' {
+		return false
+	}
+	s = s[len(head) : len(s)-1]
+	if s == "" {
+		return true
+	}
+	const lenKey, hashKey = ":len=", ":h="
+	if len(s) < len(lenKey) || s[:len(lenKey)] != lenKey {
+		return false
+	}
+	s = s[len(lenKey):]
+	digits := 0
+	for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 {
+		return false
+	}
+	s = s[digits:]
+	return len(s) == len(hashKey)+8 && s[:len(hashKey)] == hashKey && isLowerHex(s[len(hashKey):])
+}
+
+// isLowerHex reports whether s is made of the digits 0-9 and a-f only.
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Mask returns the recorded form of the credential v:
 // "[redacted:len=N:h=HHHHHHHH]", N its length in bytes and H the first 8 hex
@@ -104,7 +140,7 @@ func (r *Redactor) Mask(v string) string {
 	if r == nil {
 		r = Default
 	}
-	if maskRE.MatchString(v) {
+	if isMask(v) {
 		return v
 	}
 	m := hmac.New(sha256.New, r.hashKey())
@@ -115,11 +151,11 @@ func (r *Redactor) Mask(v string) string {
 // IsRedacted reports whether a recorded value is redacted: Redacted, a
 // mask, or an authorization scheme followed by one ("Bearer [redacted:…]").
 func IsRedacted(s string) bool {
-	if maskRE.MatchString(s) {
+	if isMask(s) {
 		return true
 	}
 	_, rest, ok := strings.Cut(s, " ")
-	return ok && maskRE.MatchString(rest)
+	return ok && isMask(rest)
 }
 
 // AddSecret registers a secret to be masked wherever it appears in a string
@@ -213,7 +249,7 @@ func (r *Redactor) withFieldSecrets(hs ...[]headerField) *Redactor {
 			}
 		}
 	}
-	extra = slices.DeleteFunc(extra, func(v string) bool { return len(v) < minHeaderSecret || maskRE.MatchString(v) })
+	extra = slices.DeleteFunc(extra, func(v string) bool { return len(v) < minHeaderSecret || isMask(v) })
 	if len(extra) == 0 {
 		return r
 	}
@@ -266,8 +302,6 @@ var (
 	jsonEscValueRE = regexp.MustCompile(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
 	formValueRE    = regexp.MustCompile(`^[^&;\s#"]*`)
 	lineValueRE    = regexp.MustCompile(`^[^\r\n"]*`)
-
-	sessionHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{16}$`)
 )
 
 // nameHints are lower-case substrings without which no name pattern can
@@ -559,11 +593,18 @@ func Scrub(s string) string { return Default.Scrub(s) }
 // returned unchanged, so hashing twice is harmless. Session ids are random,
 // so the short hash still tells sessions apart without revealing them.
 func HashSession(id string) string {
-	if id == "" || sessionHashRE.MatchString(id) {
+	if id == "" || isSessionHash(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))
 	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// isSessionHash reports whether id is already HashSession's form: the
+// regular expression ^sha256:[0-9a-f]{16}$, checked by hand.
+func isSessionHash(id string) bool {
+	const prefix = "sha256:"
+	return len(id) == len(prefix)+16 && id[:len(prefix)] == prefix && isLowerHex(id[len(prefix):])
 }
 
 // Headers returns a redacted copy of h (nil for nil). Names are kept as
