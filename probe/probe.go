@@ -88,8 +88,9 @@ type ToolPlan struct {
 	// argument probes (read-only, or named by Allow/AllowAll).
 	ReadOnly bool `json:"readOnly"`
 	Allowed  bool `json:"allowed"`
-	// Probes is how many probes called it; Why says why none did, or the
-	// warning for a tool allowed though not read-only.
+	// Probes is how many probes the plan has for it (all sent unless the
+	// run was interrupted: Arguments+NotObject were); Why says why none
+	// did, or the warning for a tool allowed though not read-only.
 	Probes int    `json:"probes"`
 	Why    string `json:"why,omitempty"`
 	// Arguments counts its argument probes (Kind.IsArgument), the probes
@@ -176,11 +177,16 @@ type Report struct {
 	URL string `json:"url"`
 	// Command is the stdio server's argv (Options.Command), and Stopped
 	// how it ended when the run stopped it.
-	Command   []string `json:"command,omitempty"`
-	Stopped   string   `json:"stopped,omitempty"`
-	Protocol  string   `json:"protocol"`
-	EraReason string   `json:"eraReason"`
-	Seed      uint64   `json:"seed"`
+	Command []string `json:"command,omitempty"`
+	Stopped string   `json:"stopped,omitempty"`
+	// Interrupted says that the run stopped before it sent all its
+	// probes ("stopped after 6 of 45 probes: context canceled"): the
+	// verdicts judge the probes sent (Probes), and a tool's Probes counts
+	// what was planned for it, of which Arguments and NotObject were sent.
+	Interrupted string `json:"interrupted,omitempty"`
+	Protocol    string `json:"protocol"`
+	EraReason   string `json:"eraReason"`
+	Seed        uint64 `json:"seed"`
 	// Tools are the listed tools, in the server's order.
 	Tools []ToolPlan `json:"tools"`
 	// Probes are the probes sent, by index.
@@ -395,16 +401,26 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if !wait(ctx, i, opts.Interval) {
 			// What was answered so far is judged and reported.
 			stopped = fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
-			rep.Probes = probes[:i]
+			rep.Probes, rep.Interrupted = probes[:i], stopped.Error()
 			break
 		}
 		answers = nil
 		ex := c.Send(ctx, p.Request())
+		judged := len(rep.Records)
 		// The answers to the server's questions are exchanges of the run,
 		// not probes: no probe rule judges them.
 		emit(answers, nil)
 		asked = len(answers)
 		emit([]*client.Exchange{ex}, &probes[i])
+		if ctx.Err() != nil {
+			// The run ended with this probe in flight (Ctrl-C, the
+			// caller's deadline): what came back, or did not, is the
+			// interrupt's doing, not the server's silence. Its records
+			// are written (OnRecord) but not judged.
+			stopped = interruptedDuring(i, len(probes), ctx.Err())
+			rep.Probes, rep.Interrupted, rep.Records = probes[:i], stopped.Error(), rep.Records[:judged]
+			break
+		}
 	}
 	tr := judge.NewTrace(opts.URL, rep.Records, nil)
 	tr.Probe = true
@@ -412,6 +428,12 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep.Grades = Grades(rep.Checks)
 	rep.fillTools(opts.FailOn)
 	return rep, stopped
+}
+
+// interruptedDuring is the error of a run whose context ended while probe
+// i (of n) was in flight.
+func interruptedDuring(i, n int, err error) error {
+	return fmt.Errorf("stopped during probe %d of %d (%d answered before it; its own answer is not judged): %w", i+1, n, i, err)
 }
 
 // declining answers the requests a server sends the probe on a 2025-11-25

@@ -595,12 +595,19 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	for i, p := range probes {
 		if !wait(ctx, i, opts.Interval) {
 			stopped = fmt.Errorf("stopped after %d of %d probes: %w", i, len(probes), ctx.Err())
-			rep.Probes = probes[:i]
+			rep.Probes, rep.Interrupted = probes[:i], stopped.Error()
 			break
 		}
 		member := &record.Probe{Kind: string(p.Kind), Seed: fmt.Sprint(opts.Seed), Index: p.Index, Property: p.Property, Detail: p.Detail}
 		recs, a := s.exchange(ctx, name, p.Request(), opts.Timeout, member)
+		judged := len(rep.Records)
 		emit(recs)
+		if ctx.Err() != nil {
+			// Interrupted in flight: written, not judged (as over HTTP).
+			stopped = interruptedDuring(i, len(probes), ctx.Err())
+			rep.Probes, rep.Interrupted, rep.Records = probes[:i], stopped.Error(), rep.Records[:judged]
+			break
+		}
 		for _, n := range a.noise {
 			noise = append(noise, fmt.Sprintf("probe %d: %q", p.Index, trimTo(string(n), 120)))
 		}

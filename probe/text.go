@@ -18,6 +18,10 @@ import (
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "probe %s: era %s (%s), seed %d, %d probes\n", r.URL, r.Protocol, r.EraReason, r.Seed, len(r.Probes))
+	if r.Interrupted != "" {
+		fmt.Fprintf(&b, "  interrupted: %s; the verdicts judge only the %d %s answered before, and a rule whose probes were not is n/a\n",
+			r.Interrupted, len(r.Probes), plural(len(r.Probes), "probe", "probes"))
+	}
 	var skipped, unread []string
 	var probed []*ToolPlan
 	for i := range r.Tools {
@@ -32,10 +36,26 @@ func (r *Report) WriteText(w io.Writer) error {
 			// The counts are of the argument probes alone, as
 			// probe.invalid-arguments counts them; arguments-not-object
 			// is probe.malformed-call's.
-			line := fmt.Sprintf("  tool %s: no argument probe", t.Name)
+			line := fmt.Sprintf("  tool %s: ", t.Name)
+			if sent := t.Arguments + t.NotObject; sent < t.Probes {
+				// The run was interrupted first: a planned probe that was
+				// not sent (or not judged) is not "no argument probe".
+				n := fmt.Sprint(sent)
+				if sent == 0 {
+					n = "none"
+				}
+				line += fmt.Sprintf("%s of its %d %s judged (the run was interrupted first)", n, t.Probes, plural(t.Probes, "probe", "probes"))
+				if sent > 0 {
+					line += "; "
+				}
+			} else if t.Arguments == 0 {
+				line += "no argument probe"
+			}
 			if t.Arguments > 0 {
-				line = fmt.Sprintf("  tool %s: %d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Name, t.Arguments,
+				line += fmt.Sprintf("%d argument %s: %d isError, %d JSON-RPC error, %d success, %d other", t.Arguments,
 					plural(t.Arguments, "probe", "probes"), t.ToolErrors, t.RPCErrors, t.Successes, t.Other)
+			} else if t.NotObject > 0 && t.Arguments+t.NotObject < t.Probes {
+				line += "no argument probe judged"
 			}
 			if t.NotObject > 0 {
 				line += fmt.Sprintf("; %d arguments-not-object %s (probe.malformed-call)", t.NotObject, plural(t.NotObject, "probe", "probes"))
@@ -76,7 +96,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "stdio server %s: %s\n", strings.Join(r.Command, " "), r.Stopped)
 	}
-	fmt.Fprintf(&b, "%d rules: %d pass, %d fail, %d n/a; %s\n", len(r.Checks), n[judge.Pass], n[judge.Fail], n[judge.NotApplicable], r.failOnSummary())
+	summary := r.failOnSummary()
+	if r.Interrupted != "" {
+		summary += " Interrupted (" + r.Interrupted + "): not a complete probe."
+	}
+	fmt.Fprintf(&b, "%d rules: %d pass, %d fail, %d n/a; %s\n", len(r.Checks), n[judge.Pass], n[judge.Fail], n[judge.NotApplicable], summary)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
