@@ -51,57 +51,83 @@ func (call *Call) WriteReport(w io.Writer) error {
 		}
 	}
 	writeAuthChain(&b, call.Exchanges)
-	gets, authSteps := 0, 0
+	authSteps := 0
 	// Input rounds are the exchanges that answered the server's input
 	// requests: MRTR rounds (2026-07-28) and the answers to a 2025-11-25
 	// server request (elicitation/create on the stream), as the call
 	// record's inputRounds counts them.
 	rounds := 0
+	// Each HTTP method is counted apart (POST, and the GETs that resume a
+	// stream): an exchange without an HTTP response is an attempt, not a
+	// request a server answered (a refused connection sent nothing at
+	// all), and the words say which method's requests went unanswered and
+	// whether each had been written whole (network.requestSent in its
+	// record), as the records' httpStatuses (0) and network facts do.
+	type tally struct{ n, unanswered, notSent int }
+	var post, get tally
 	for _, ex := range call.Exchanges {
 		if ex.Origin == OriginMRTR {
 			rounds++
 		}
-		switch {
-		case ex.isAuthStep():
+		if ex.isAuthStep() {
 			authSteps++
-		case ex.HTTPMethod == "GET":
-			gets++
-		}
-	}
-	requests := fmt.Sprintf("%d POST(s)", len(call.Exchanges)-gets-authSteps)
-	if gets > 0 {
-		requests += fmt.Sprintf(" and %d GET(s)", gets)
-	}
-	// An exchange without an HTTP response is an attempt, not a request a
-	// server answered: a refused connection sent nothing at all. Say how
-	// many went unanswered and whether each had been written whole
-	// (network.requestSent in its record), as the records' httpStatuses
-	// (0) and network facts do.
-	unanswered, notSent := 0, 0
-	for _, ex := range call.Exchanges {
-		if ex.isAuthStep() || ex.Status != 0 {
 			continue
 		}
-		unanswered++
-		if ex.Result == nil || ex.Result.Network() == nil || !ex.Result.Network().RequestSent {
-			notSent++
+		t := &post
+		if ex.HTTPMethod == "GET" {
+			t = &get
+		}
+		t.n++
+		if ex.Status == 0 {
+			t.unanswered++
+			if ex.Result == nil || ex.Result.Network() == nil || !ex.Result.Network().RequestSent {
+				t.notSent++
+			}
 		}
 	}
-	if unanswered > 0 {
-		requests = strings.Replace(requests, "POST(s)", "POST attempt(s)", 1)
-		requests = strings.Replace(requests, "GET(s)", "GET attempt(s)", 1)
-		var parts []string
-		if notSent > 0 {
-			parts = append(parts, fmt.Sprintf("%d never fully sent", notSent))
+	count := func(t tally, name string) string {
+		if t.unanswered > 0 {
+			return fmt.Sprintf("%d %s attempt(s)", t.n, name)
 		}
-		if sent := unanswered - notSent; sent > 0 {
+		return fmt.Sprintf("%d %s(s)", t.n, name)
+	}
+	requests := count(post, "POST")
+	if get.n > 0 {
+		requests += " and " + count(get, "GET")
+	}
+	var unanswered []string
+	for _, m := range []struct {
+		t    tally
+		name string
+	}{{post, "POST"}, {get, "GET"}} {
+		t := m.t
+		if t.unanswered == 0 {
+			continue
+		}
+		var parts []string
+		if t.notSent > 0 {
+			parts = append(parts, fmt.Sprintf("%d never fully sent", t.notSent))
+		}
+		if sent := t.unanswered - t.notSent; sent > 0 {
 			parts = append(parts, fmt.Sprintf("%d sent whole", sent))
 		}
-		what := fmt.Sprint(unanswered)
-		if unanswered == len(call.Exchanges)-authSteps {
+		what := fmt.Sprintf("%d %s(s)", t.unanswered, m.name)
+		switch {
+		case t.unanswered == 1 && t.n == 1:
+			what = "the " + m.name
+			parts = []string{"never fully sent"}
+			if t.notSent == 0 {
+				parts = []string{"sent whole"}
+			}
+		case t.unanswered == post.n+get.n:
 			what = "any"
+		case t.unanswered == t.n:
+			what = "any " + m.name
 		}
-		requests += fmt.Sprintf(" (no HTTP response to %s: %s)", what, strings.Join(parts, ", "))
+		unanswered = append(unanswered, what+": "+strings.Join(parts, ", "))
+	}
+	if len(unanswered) > 0 {
+		requests += " (no HTTP response to " + strings.Join(unanswered, "; ") + ")"
 	}
 	if authSteps > 0 {
 		requests += fmt.Sprintf(" to the MCP server (and %d in the auth chain above)", authSteps)
