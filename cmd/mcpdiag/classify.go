@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/wire"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +26,7 @@ type classifyOptions struct {
 	text         bool
 	maxEvent     int
 	maxHeader    int
+	failOn       string
 }
 
 func newClassifyCmd() *cobra.Command {
@@ -32,13 +37,17 @@ func newClassifyCmd() *cobra.Command {
 		Long: `Reads one raw HTTP response — status line, headers, blank line, body — exactly
 as it came off the wire (JSON or an SSE stream), and names the layer and outcome.
 
-Exit status: 0 when it classified (whatever the outcome), 2 for unreadable
-input or bad flags, 3 when the response was not classified because it is
-over a limit (NOT_CLASSIFIED: the output says which, with the size; raise
---max-event-size).`,
+Exit status: 0 when it classified (whatever the outcome: the verdict is the
+output, so a pipeline that stores it is not stopped by a failed call), 1 when
+--fail-on names the outcome (failure: any outcome that is not a success,
+TASK_CREATED, INPUT_REQUIRED or NOT_CLASSIFIED, as report counts an
+exchange), 2 for unreadable input or bad flags, 3 when the response was not
+classified because it is over a limit (NOT_CLASSIFIED: the output says which,
+with the size; raise --max-event-size).`,
 		Example: `  curl -si -X POST http://127.0.0.1:8080/mcp -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d @call.json | mcpdiag classify --id 1
-  mcpdiag classify --id '"call-7"' --text response.txt`,
+  mcpdiag classify --id '"call-7"' --text response.txt
+  curl -si … | mcpdiag classify --id 1 --fail-on failure > verdict.json   # exit 1 on a failed call`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runClassify(cmd.OutOrStdout(), cmd.InOrStdin(), args, o)
@@ -53,6 +62,7 @@ over a limit (NOT_CLASSIFIED: the output says which, with the size; raise
 	f.BoolVar(&o.text, "text", false, "print a short human explanation instead of JSON")
 	f.IntVar(&o.maxEvent, "max-event-size", wire.DefaultMaxEventSize, "largest JSON body or SSE event held in memory, in bytes")
 	f.IntVar(&o.maxHeader, "max-header-size", wire.DefaultMaxHeaderBytes, "largest response head (status lines and headers) read, in bytes")
+	f.StringVar(&o.failOn, "fail-on", "", "exit 1 when the outcome is one of these OUTCOMES (comma-separated, e.g. TOOL_ERROR,HTTP_ERROR), or \"failure\" for any failed exchange")
 	return cmd
 }
 
@@ -76,6 +86,10 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	}
 	if o.maxHeader <= 0 {
 		return usageError("--max-header-size must be positive, got %d", o.maxHeader)
+	}
+	failOn, anyFailure, err := parseClassifyFailOn(o.failOn)
+	if err != nil {
+		return usageError("--fail-on: %v", err)
 	}
 	in := stdin
 	name := "stdin"
@@ -117,7 +131,26 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 		// is none.
 		return &exitError{code: exitNotClassified, err: fmt.Errorf("%s: %s", name, nc.Reason)}
 	}
+	if anyFailure && report.Failure(record.KindExchange, r.Outcome) || slices.Contains(failOn, r.Outcome) {
+		return &exitError{code: 1, err: fmt.Errorf("%s: %s (%s layer) is in --fail-on %s", name, r.Outcome, r.Layer(), o.failOn)}
+	}
 	return nil
+}
+
+// parseClassifyFailOn reads classify's --fail-on: outcome names as report
+// takes them, and the word "failure" for any outcome report counts as a
+// failed exchange.
+func parseClassifyFailOn(list string) (outcomes []classify.Outcome, anyFailure bool, err error) {
+	var names []string
+	for name := range strings.SplitSeq(list, ",") {
+		if strings.EqualFold(strings.TrimSpace(name), "failure") {
+			anyFailure = true
+			continue
+		}
+		names = append(names, name)
+	}
+	outcomes, err = report.ParseOutcomes(strings.Join(names, ","))
+	return outcomes, anyFailure, err
 }
 
 // writeResultJSON writes r as indented JSON, with the capture's notes as a

@@ -12,6 +12,11 @@ import (
 func TestClassifyCommand(t *testing.T) {
 	ok := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" +
 		`{"jsonrpc":"2.0","id":"a","result":{"resultType":"complete","content":[],"isError":true}}`
+	success := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}]}}`
+	inputRequired := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}}}}`
+	html502 := "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\n\r\n<html><body>Bad gateway</body></html>"
 	tests := []struct {
 		name     string
 		args     []string
@@ -31,6 +36,17 @@ func TestClassifyCommand(t *testing.T) {
 		{"missing file", []string{"classify", "/nonexistent/x"}, "", 2, nil, "cannot open"},
 		{"unknown flag", []string{"classify", "--nope"}, ok, 2, nil, "unknown flag"},
 		{"event too large", []string{"classify", "--max-event-size", "10"}, "HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: 0123456789abcdef\n\n", 3, []string{`"outcome": "NOT_CLASSIFIED"`}, "not classified"},
+		// Exit 0 whatever the verdict, unless --fail-on names it
+		// (docs/decisions.md "classify's exit status"): the verdict is
+		// still printed whole on stdout.
+		{"fail-on failure, a tool error", []string{"classify", "--id", `"a"`, "--fail-on", "failure"}, ok, 1, []string{`"outcome": "TOOL_ERROR"`}, "stdin: TOOL_ERROR (application layer) is in --fail-on failure"},
+		{"fail-on failure, a success", []string{"classify", "--id", "1", "--fail-on", "failure"}, success, 0, []string{`"outcome": "TOOL_SUCCESS"`}, ""},
+		{"fail-on failure, input required", []string{"classify", "--id", "1", "--fail-on", "failure"}, inputRequired, 0, []string{`"outcome": "INPUT_REQUIRED"`}, ""},
+		{"fail-on failure, HTML 502", []string{"classify", "--id", "1", "--fail-on", "failure"}, html502, 1, []string{`"outcome": "HTTP_ERROR"`}, "HTTP_ERROR (transport layer) is in --fail-on failure"},
+		{"fail-on a name, case ignored", []string{"classify", "--id", `"a"`, "--fail-on", "http_error,tool_error"}, ok, 1, []string{`"outcome": "TOOL_ERROR"`}, "is in --fail-on http_error,tool_error"},
+		{"fail-on another outcome", []string{"classify", "--id", `"a"`, "--fail-on", "JSONRPC_ERROR"}, ok, 0, []string{`"outcome": "TOOL_ERROR"`}, ""},
+		{"fail-on an unknown name", []string{"classify", "--fail-on", "NOPE"}, ok, 2, nil, "--fail-on: unknown outcome"},
+		{"fail-on and not classified", []string{"classify", "--max-event-size", "10", "--fail-on", "failure"}, "HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: 0123456789abcdef\n\n", 3, []string{`"outcome": "NOT_CLASSIFIED"`}, "not classified"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
