@@ -27,6 +27,11 @@ func idKey(id wire.ID) string {
 		return "s" + s
 	case id.IsNumber():
 		if f, err := strconv.ParseFloat(string(id.Raw()), 64); err == nil {
+			if f == 0 {
+				// -0 and 0 are one id (wire.ID.Equal, and float64 ==),
+				// but FormatFloat writes -0 as "-0".
+				return "n0"
+			}
 			return "n" + strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	}

@@ -67,3 +67,38 @@ func TestStdioIDsMatchExactly(t *testing.T) {
 		t.Errorf("echo: %s (%s)", r.Outcome, r.Reason)
 	}
 }
+
+// TestStdioNegativeZeroID: a request of id -0 answered with id 0 (as the
+// TypeScript SDK's server-everything answers it: JSON.stringify(-0) is "0").
+// The two are the same id (wire.ID.Equal: numbers by value; as float64 too),
+// but the pending map keyed -0 as "n-0" and 0 as "n0": the proxy recorded the
+// answer as "a response for id 0, which no pending request has"
+// (INVALID_ENVELOPE) and the call as not answered (NETWORK_ERROR) though the
+// client got its answer. Found through mcpdiag proxy --stdio in front of
+// server-everything. 1e2 answered as 100 was paired already.
+func TestStdioNegativeZeroID(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	// The answers' ids are not the requests' bytes: write both calls,
+	// then hold a conversation that reads up to echo's answer.
+	if _, err := io.WriteString(run.in, scriptedCall("1e2", "js-id")+"\n"+scriptedCall("-0", "js-id")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("8", "echo")}), "")
+	if want := scriptedAnswer("1e2", "js-id") + scriptedAnswer("-0", "js-id") + scriptedAnswer("8", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	for _, id := range []string{"1e2", "-0", "8"} {
+		r := waitRecord(t, run.sink, "for id "+id, func(r *record.Record) bool { return r.JSONRPC.ID.String() == id })
+		if r.Method != "tools/call" || r.Outcome != classify.ToolSuccess || r.Layer != classify.LayerApplication {
+			t.Errorf("id %s: %s %s (%s layer): %s; want tools/call TOOL_SUCCESS (application)", id, r.Method, r.Outcome, r.Layer, r.Reason)
+		}
+	}
+	run.in.Close()
+	run.wait(t)
+	for _, r := range run.sink.records(t) {
+		if r.Outcome != classify.ToolSuccess {
+			t.Errorf("record %s %s id %s: %s (%s) %s", r.Method, r.Tool, r.JSONRPC.ID.String(), r.Outcome, r.Reason, r.Note)
+		}
+	}
+}

@@ -81,6 +81,14 @@ func scriptedAnswer(id, tool string) string {
 			return strings.Replace(small, `"id":`+id, `"id":`+strconv.FormatFloat(f, 'f', -1, 64), 1)
 		}
 		return small
+	case "js-id": // the id as JavaScript's JSON.stringify writes the number it read: -0 as 0, 1e2 as 100
+		if f, err := strconv.ParseFloat(id, 64); err == nil {
+			if f == 0 {
+				f = 0 // JSON.stringify(-0) is "0"
+			}
+			return strings.Replace(small, `"id":`+id, `"id":`+strconv.FormatFloat(f, 'f', -1, 64), 1)
+		}
+		return small
 	case "malformed": // a line that starts like JSON and is not, then the answer
 		return `{"jsonrpc":"2.0","id":` + "\n" + small
 	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer
