@@ -381,11 +381,18 @@ func appendBody(b []byte, key string, body *Body) []byte {
 	return append(b, '}')
 }
 
+// The small writers below are not inlined: inlined at their ~45 call
+// sites they made appendRecordHeaders' frame 1160 bytes instead of 344,
+// and the frame is on the stack of the goroutine that finishes an
+// exchange (TestEncodeStackDepth).
+//
+//go:noinline
 func appendKeyString(b []byte, key, s string) []byte {
 	b = append(b, key...)
 	return appendString(b, s, false)
 }
 
+//go:noinline
 func appendOmitString(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
@@ -393,6 +400,7 @@ func appendOmitString(b []byte, key, s string) []byte {
 	return appendKeyString(b, key, s)
 }
 
+//go:noinline
 func appendOmitInt(b []byte, key string, n int64) []byte {
 	if n == 0 {
 		return b
@@ -401,6 +409,7 @@ func appendOmitInt(b []byte, key string, n int64) []byte {
 	return strconv.AppendInt(b, n, 10)
 }
 
+//go:noinline
 func appendKeyBool(b []byte, key string, v bool) []byte {
 	b = append(b, key...)
 	return strconv.AppendBool(b, v)

@@ -1,0 +1,81 @@
+package record
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+)
+
+// nopSink takes lines and keeps none.
+type nopSink struct{}
+
+func (nopSink) WriteLine([]byte) error { return nil }
+func (nopSink) Close() error           { return nil }
+
+// finishFrames is about the stack the recorder's finishing goroutine has
+// used when it calls Async.Write (go build -gcflags=-S: finishers.run,
+// Recorder.run, Recorder.finish and Recorder.Write, 1208 bytes).
+const finishFrames = 1200
+
+// underFinish calls a.Write(rec) from below a frame of finishFrames bytes.
+//
+//go:noinline
+func underFinish(a *Async, rec *Record) error {
+	var pad [finishFrames - 64]byte
+	pad[len(pad)-1] = byte(len(rec.ID))
+	err := a.Write(rec)
+	if pad[len(pad)-1] == 0xff {
+		return nil
+	}
+	return err
+}
+
+// TestEncodeStackDepth: writing the record of proxybench's JSON exchange
+// (BenchmarkEncodeProxyJSON) through Async.Write from a new goroutine, below
+// frames as large as the finishing goroutine's, grows its stack to 4 KiB
+// at most: the encoder's frames are shallow enough that the
+// goroutine finishing an exchange does not copy its stack to 8 KiB for the
+// record (runtime.newstack under appendRecordHeaders in the proxy's CPU
+// profile). Measured as the goroutines' stack memory (StackInuse) with
+// the GC off, so that no stack is shrunk in between. Before: 8 KiB per
+// goroutine (the path from Async.Write was ~5.5 KiB deep before this
+// series, still 8 KiB with the small writers of appendRecordHeaders
+// inlined). A record with an Authorization header or a session goes
+// deeper (the HMAC of its mask, the SHA-256 of the session) and still
+// grows to 8 KiB.
+func TestEncodeStackDepth(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's frames are larger")
+	}
+	rec := benchProxyJSONRecord()
+	a := NewAsync(nopSink{}, AsyncOptions{Linger: -1, QueueSize: 4096})
+	defer a.Close()
+	if err := a.Write(rec); err != nil { // the pools and caches, once
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const n = 1000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var done sync.WaitGroup
+	stop := make(chan struct{})
+	done.Add(n)
+	for range n {
+		go func() {
+			if err := underFinish(a, rec); err != nil {
+				t.Error(err)
+			}
+			done.Done()
+			<-stop
+		}()
+	}
+	done.Wait()
+	runtime.ReadMemStats(&after)
+	close(stop)
+	per := (int64(after.StackInuse) - int64(before.StackInuse)) / n
+	t.Logf("%d bytes of stack per goroutine", per)
+	if per > 5<<10 {
+		t.Errorf("%d bytes of stack per goroutine that wrote a record, want 4 KiB", per)
+	}
+}
