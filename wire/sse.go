@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // DefaultMaxEventSize bounds the bytes of one SSE event (all its lines) that
@@ -174,7 +175,8 @@ func NewPooledSSEReader(r io.Reader, maxEvent int) *SSEReader {
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	s := &SSEReader{r: r, max: maxEvent, pooled: true}
+	s := getReader()
+	s.r, s.max = r, maxEvent
 	if n := readBufferSize(r); n == sseBufferSize {
 		s.buf = getPooled(&readPool, n)
 	} else {
@@ -213,7 +215,24 @@ func NewPooledSSEChunkReader(src SSEChunkSource, maxEvent int) *SSEReader {
 	if maxEvent <= 0 {
 		maxEvent = DefaultMaxEventSize
 	}
-	return &SSEReader{src: src, max: maxEvent, pooled: true}
+	s := getReader()
+	s.src, s.max = src, maxEvent
+	return s
+}
+
+// readers holds the SSEReaders Recycle gave back, zeroed: a reader is about
+// 500 bytes, which NewPooledSSEChunkReader allocated for every event stream
+// the recorder classified.
+var readers sync.Pool
+
+// getReader returns a zeroed reader whose buffers come from the pools.
+func getReader() *SSEReader {
+	if v := readers.Get(); v != nil {
+		s := v.(*SSEReader)
+		s.pooled = true
+		return s
+	}
+	return &SSEReader{pooled: true}
 }
 
 // NewSSEChunkReader is NewSSEReader over the chunks src hands it, as
@@ -257,7 +276,8 @@ func (s *SSEReader) Recycle() {
 	if len(s.buf) == sseBufferSize {
 		putPooled(&readPool, s.buf)
 	}
-	s.buf, s.r, s.src = nil, nil, nil
+	*s = SSEReader{}
+	readers.Put(s)
 }
 
 // maxPooledData is the largest data buffer the pools keep (the default
@@ -281,16 +301,20 @@ func dataPool(size int) *sync.Pool {
 	return &dataPools[bits.TrailingZeros(uint(size))-9]
 }
 
+// getPooled returns a buffer of size bytes from p, one of the pools of
+// buffers of that one size (readPool, dataPools), or a new one.
 func getPooled(p *sync.Pool, size int) []byte {
-	if b, ok := p.Get().(*[]byte); ok && cap(*b) == size {
-		return (*b)[:size]
+	if b, ok := p.Get().(*byte); ok {
+		return unsafe.Slice(b, size)
 	}
 	return make([]byte, size)
 }
 
+// putPooled gives b, whose capacity is at least p's size, to p. The pool
+// holds its first byte (a *byte, which an interface holds without an
+// allocation: a *[]byte cost one per buffer given back, one per stream).
 func putPooled(p *sync.Pool, b []byte) {
-	b = b[:cap(b)]
-	p.Put(&b)
+	p.Put(unsafe.SliceData(b[:cap(b)]))
 }
 
 // SetBudget makes the reader reserve from b the bytes it holds for an
