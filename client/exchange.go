@@ -276,6 +276,15 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 		cex.Err = fmt.Errorf("building the request: %w", err)
 	} else {
 		req.Header = hdr
+		if hdr.Get("Idempotency-Key") != "" || hdr.Get("X-Idempotency-Key") != "" {
+			// Go's transport re-sends a request carrying one of these
+			// headers by itself when the server closes a kept-alive
+			// connection after reading it: the server would run the
+			// call twice while the records hold one exchange. Without
+			// GetBody it cannot; the failure is this exchange's, and a
+			// retry is the policy's, recorded.
+			req.GetBody = nil
+		}
 		resp, err := c.http.Do(req)
 		timer.Stop()
 		ex.ToHeaders = time.Since(ex.Start)
