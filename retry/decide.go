@@ -68,6 +68,12 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		}
 		return Decision{Action: PollTask, Reason: "the server created task" + id + ": poll tasks/get for its result (not a retry)"}
 	case classify.NetworkError:
+		if protocol(res, f) == classify.Protocol2025 && f.LastEventID != "" {
+			// A GET that resumes a broken stream got no response:
+			// resuming again cannot run the tool again, so it is the
+			// resumption budget's, not a retry of the tools/call.
+			return p.resume(res, f)
+		}
 		return p.network(res, f)
 	case classify.HTTPError:
 		return p.httpError(res, f)
@@ -242,6 +248,12 @@ func (p Policy) network(res *classify.Result, f *Facts) Decision {
 
 func (p Policy) resume(res *classify.Result, f *Facts) Decision {
 	cause := fmt.Sprintf("the response stream broke after event %q", f.LastEventID)
+	if res.Outcome == classify.NetworkError {
+		cause = fmt.Sprintf("the GET resuming the response stream after event %q got no response", f.LastEventID)
+		if n := res.Network(); n != nil && n.Error != "" {
+			cause += " (" + n.Error + ")"
+		}
+	}
 	if f.Resumptions >= p.MaxRetries {
 		return Decision{Action: Fail, Reason: fmt.Sprintf("gave up after %s (limit %d): %s",
 			plural(f.Resumptions, "resumption", "resumptions"), max(p.MaxRetries, 0), cause)}

@@ -156,7 +156,8 @@ type Facts struct {
 	ParamHeaders bool `json:"paramHeaders,omitempty"`
 	// LastEventID is the id of the last SSE event received on a 2025-11-25
 	// response stream. When the stream broke and this is set, the decision
-	// is Resume rather than a re-send.
+	// is Resume rather than a re-send; so it is when the GET resuming the
+	// stream got no response (NETWORK_ERROR with this still set).
 	LastEventID string `json:"lastEventId,omitempty"`
 	// RetryField is the reconnection time the broken stream's SSE retry
 	// field set (0 when none did). A resume waits at least this long
