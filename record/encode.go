@@ -243,6 +243,32 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 		v.End = s(v.End)
 		c.SSE = &v
 	}
+	if c.Network != nil || c.Input != nil || c.Task != nil || c.NotClassified != nil || c.Auth != nil || c.Decision != nil ||
+		c.Flags != nil || c.Fault != nil || c.Params != nil || c.Probe != nil {
+		sanitizeMembers(c, red)
+	}
+	if c.Warnings != nil {
+		ws := make([]Warning, len(c.Warnings))
+		for i, w := range c.Warnings {
+			ws[i] = Warning{Code: s(w.Code), Message: s(w.Message)}
+		}
+		c.Warnings = ws
+	}
+	if idWarnings != nil {
+		c.Warnings = append(slices.Clip(c.Warnings), idWarnings...)
+	}
+	if headers {
+		c.RequestHeaders = red.headersShared(c.RequestHeaders)
+		c.ResponseHeaders = red.headersShared(c.ResponseHeaders)
+	}
+	c.RequestBody = e.body(red, c.RequestBody)
+	c.ResponseBody = e.body(red, c.ResponseBody)
+}
+
+// sanitizeMembers redacts the members few records carry, for sanitizeInto:
+// in a frame of its own, off the path every record takes.
+func sanitizeMembers(c *Record, red *Redactor) {
+	s := red.Scrub
 	if c.Network != nil {
 		v := *c.Network
 		v.Error, v.Phase = s(v.Error), s(v.Phase)
@@ -283,16 +309,6 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	if c.Decision != nil {
 		c.Decision = &Decision{Action: s(c.Decision.Action), DelayMs: c.Decision.DelayMs, Reason: s(c.Decision.Reason)}
 	}
-	if c.Warnings != nil {
-		ws := make([]Warning, len(c.Warnings))
-		for i, w := range c.Warnings {
-			ws[i] = Warning{Code: s(w.Code), Message: s(w.Message)}
-		}
-		c.Warnings = ws
-	}
-	if idWarnings != nil {
-		c.Warnings = append(slices.Clip(c.Warnings), idWarnings...)
-	}
 	if c.Flags != nil {
 		fl := make(Flags, len(c.Flags))
 		for i, f := range c.Flags {
@@ -318,12 +334,6 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 		v.Kind, v.Seed, v.Property, v.Detail, v.Answer = s(v.Kind), s(v.Seed), s(v.Property), s(v.Detail), s(v.Answer)
 		c.Probe = &v
 	}
-	if headers {
-		c.RequestHeaders = red.headersShared(c.RequestHeaders)
-		c.ResponseHeaders = red.headersShared(c.ResponseHeaders)
-	}
-	c.RequestBody = e.body(red, c.RequestBody)
-	c.ResponseBody = e.body(red, c.ResponseBody)
 }
 
 func (e *Encoder) body(red *Redactor, b *Body) *Body {

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -32,23 +33,41 @@ func underFinish(a *Async, rec *Record) error {
 }
 
 // TestEncodeStackDepth: writing the record of proxybench's JSON exchange
-// (BenchmarkEncodeProxyJSON) through Async.Write from a new goroutine, below
-// frames as large as the finishing goroutine's, grows its stack to 4 KiB
-// at most: the encoder's frames are shallow enough that the
-// goroutine finishing an exchange does not copy its stack to 8 KiB for the
-// record (runtime.newstack under appendRecordHeaders in the proxy's CPU
-// profile). Measured as the goroutines' stack memory (StackInuse) with
-// the GC off, so that no stack is shrunk in between. Before: 8 KiB per
-// goroutine (the path from Async.Write was ~5.5 KiB deep before this
-// series, still 8 KiB with the small writers of appendRecordHeaders
-// inlined). A record with an Authorization header or a session goes
-// deeper (the HMAC of its mask, the SHA-256 of the session) and still
-// grows to 8 KiB.
+// (BenchmarkEncodeProxyJSON), also with a session and with an
+// Authorization header as MCP clients send them, through Async.Write from
+// a new goroutine, below frames as large as the finishing goroutine's,
+// grows its stack to 4 KiB at most: the encoder's frames are shallow
+// enough that the goroutine finishing an exchange does not copy its stack
+// to 8 KiB for the record (runtime.newstack under appendRecordHeaders in
+// the proxy's CPU profile). Measured as the goroutines' stack memory
+// (StackInuse) with the GC off, so that no stack is shrunk in between.
+// 8 KiB per goroutine at the session start (the path from Async.Write
+// was ~5.5 KiB deep); 8 KiB with the small writers of
+// appendRecordHeaders inlined; 8 KiB with a session while sanitizeInto
+// held the rare members' redaction in its own frame (HashSession's
+// SHA-256 ran below it).
 func TestEncodeStackDepth(t *testing.T) {
+	// The goroutines of every case wait until the end, so that no case
+	// reuses the stacks of an earlier one.
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, c := range []struct{ session, auth bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("session=%v,auth=%v", c.session, c.auth), func(t *testing.T) { testEncodeStackDepth(t, stop, c.session, c.auth) })
+	}
+}
+
+func testEncodeStackDepth(t *testing.T, stop chan struct{}, withSession, withAuth bool) {
 	if raceEnabled {
 		t.Skip("the race detector's frames are larger")
 	}
 	rec := benchProxyJSONRecord()
+	if withSession {
+		rec.Session = "0f4c1a9e-6a55-4b5e-9a0e-6a2b1c9d0e11"
+	}
+	if withAuth {
+		rec.RequestHeaders = rec.RequestHeaders.Clone()
+		rec.RequestHeaders["Authorization"] = []string{"Bearer abcdefghijklmnopqrstuvwxyz012345"}
+	}
 	a := NewAsync(nopSink{}, AsyncOptions{Linger: -1, QueueSize: 4096})
 	defer a.Close()
 	if err := a.Write(rec); err != nil { // the pools and caches, once
@@ -59,7 +78,6 @@ func TestEncodeStackDepth(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var done sync.WaitGroup
-	stop := make(chan struct{})
 	done.Add(n)
 	for range n {
 		go func() {
@@ -72,7 +90,6 @@ func TestEncodeStackDepth(t *testing.T) {
 	}
 	done.Wait()
 	runtime.ReadMemStats(&after)
-	close(stop)
 	per := (int64(after.StackInuse) - int64(before.StackInuse)) / n
 	t.Logf("%d bytes of stack per goroutine", per)
 	if per > 5<<10 {
