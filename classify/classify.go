@@ -614,7 +614,7 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	d := &JSONRPCDetails{ID: r.ownID(env.id), Error: e}
 	r.JSONRPC = d
 	if e.Code != nil {
-		r.Reason += fmt.Sprintf(", JSON-RPC error %d %s: %s", *e.Code, e.CodeName, e.Message)
+		r.Reason += ", " + jsonrpcErrorReason(*e.Code, e.CodeName, e.Message)
 	}
 	// The status decides the outcome, but an error for another id is as
 	// wrong under a 400 as under a 200 (the Python SDK v1 answers a
