@@ -63,6 +63,23 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 	return
 }()
 
+// gateByte marks the bytes at which patternsMayApply has something to
+// check: a byte that is not ASCII, '.', '?', '&', 'e' (a JWT's start) and
+// each byte that folds to the first byte of a hint. Every other byte is
+// skipped at once (the pair a hint needs starts at its first byte, and a
+// byte after it is looked at in its own turn).
+var gateByte = func() (t [256]bool) {
+	for c := range t {
+		switch {
+		case c >= 0x80, c == '.', c == '?', c == '&', c == 'e':
+			t[c] = true
+		default:
+			t[c] = len(gateHints[lowerASCII(byte(c))]) > 0
+		}
+	}
+	return
+}()
+
 // lowerASCII folds an ASCII upper-case letter to lower case, as
 // strings.ToLower does on ASCII text.
 func lowerASCII(c byte) byte {
@@ -106,6 +123,9 @@ func patternsMayApply(s string, ctx nameContext) bool {
 	dots, jwtStart, query, form := 0, false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if !gateByte[c] {
+			continue // none of the conditions below can hold at c
+		}
 		if c >= 0x80 {
 			return true // not ASCII: strings.ToLower may map it to ASCII
 		}
