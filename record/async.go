@@ -125,7 +125,7 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 		linger = 0
 	}
 	a := &Async{
-		enc: opts.Encoder, policy: policy, sink: sink, tally: NewTally(opts.OnLoss),
+		enc: opts.Encoder, policy: policy, sink: sink, tally: &Tally{onLoss: opts.OnLoss, red: opts.Encoder.Redactor},
 		queue: make(chan queued, size), done: make(chan struct{}), stop: make(chan struct{}), linger: linger,
 	}
 	go a.run()
@@ -389,7 +389,7 @@ func (a *Async) Close() error {
 			if err != nil && a.tally.onLoss != nil {
 				// The report of the drops is not a record of its own:
 				// reported, not counted.
-				a.tally.onLoss(Loss{Ref: RefOf(rec), Reason: reasonOf(err, false), Err: err})
+				a.tally.onLoss(Loss{Ref: RefOf(rec).Redacted(a.tally.red), Reason: reasonOf(err, false), Err: err})
 			}
 		}
 		err := a.tally.Err()

@@ -45,12 +45,26 @@ type Ref struct {
 	Time time.Time
 }
 
-// RefOf returns the name of rec.
+// RefOf returns the name of rec, with its method, tool and id as the
+// producer gave them: Redacted scrubs them before the name is printed.
 func RefOf(rec *Record) Ref {
 	if rec == nil {
 		return Ref{}
 	}
 	return Ref{ID: rec.ID, Kind: rec.Kind, HTTPMethod: rec.HTTPMethod, Method: rec.Method, Tool: rec.Tool, Time: rec.Time}
+}
+
+// Redacted returns r with the names a caller chose (the record's method and
+// tool, and its id when the producer set one) scrubbed by red, Default when
+// nil: a loss report goes to a log or a terminal, where a credential must
+// not go either. Ref keeps them raw until a loss is reported, so that naming
+// every record costs nothing on the path where none is lost.
+func (r Ref) Redacted(red *Redactor) Ref {
+	if red == nil {
+		red = Default
+	}
+	r.ID, r.Method, r.Tool = red.Scrub(r.ID), red.Scrub(r.Method), red.Scrub(r.Tool)
+	return r
 }
 
 // String is the name as a loss report prints it, for example
@@ -173,6 +187,9 @@ func (e *LostError) Unwrap() error { return e.First.Err }
 // a producer that writes through a plain [Writer] can keep its own.
 type Tally struct {
 	onLoss func(Loss)
+	// red scrubs the names of the records lost (Ref.Redacted) before they
+	// are counted or reported; Default when nil.
+	red *Redactor
 
 	written, dropped, failed, unencodable, closed atomic.Int64
 
@@ -189,6 +206,7 @@ func (t *Tally) Wrote() { t.written.Add(1) }
 
 // Lose counts a lost record and reports it.
 func (t *Tally) Lose(l Loss) {
+	l.Ref = l.Ref.Redacted(t.red)
 	t.count(l)
 	if t.onLoss != nil {
 		t.onLoss(l)
@@ -198,6 +216,7 @@ func (t *Tally) Lose(l Loss) {
 // count counts a lost record without reporting it: its producer has the
 // error in hand.
 func (t *Tally) count(l Loss) {
+	l.Ref = l.Ref.Redacted(t.red)
 	switch l.Reason {
 	case LostDropped:
 		t.dropped.Add(1)

@@ -103,7 +103,7 @@ func OpenSink(name string, opts SinkOptions) (*Sink, error) {
 	if opts.Async {
 		s.async = NewAsync(s.lines, AsyncOptions{QueueSize: opts.QueueSize, Policy: opts.Policy, Encoder: opts.Encoder, OnLoss: opts.OnLoss})
 	} else {
-		s.tally = NewTally(opts.OnLoss)
+		s.tally = &Tally{onLoss: opts.OnLoss, red: opts.Encoder.Redactor}
 	}
 	return s, nil
 }

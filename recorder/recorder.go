@@ -328,7 +328,7 @@ const maxLoggedLosses = 20
 func (rc *Recorder) reportLoss(n int64, rec *record.Record, err error) {
 	switch {
 	case n <= maxLoggedLosses:
-		rc.log.Error("record lost: "+record.RefOf(rec).String(), slog.Any("error", err))
+		rc.log.Error("record lost: "+record.RefOf(rec).Redacted(nil).String(), slog.Any("error", err))
 	case n == maxLoggedLosses+1:
 		rc.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
 	}
