@@ -119,6 +119,7 @@ func (c *Classifier) Classify(ex *Exchange) (*Result, error) {
 // requests) take one allocation of the size needed.
 func (c *Classifier) shaped(ex *Exchange) (string, bool) {
 	if c.noFastPath || ex.Err != nil || ex.Notification || ex.ID.IsZero() || ex.Status < 200 || ex.Status > 299 ||
+		ex.Status == http.StatusAccepted ||
 		ex.Header == nil || ex.Method != "" && ex.Method != "tools/call" {
 		return "", false
 	}
@@ -269,10 +270,16 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 	if ex.Body != nil {
 		body = ex.Body
 	}
+	var err error
 	if mt == "" {
-		return c.sniffed(r, ex, body, data)
+		err = c.sniffed(r, ex, body, data)
+	} else {
+		err = c.body(r, ex, mt, body, data)
 	}
-	return c.body(r, ex, mt, body, data)
+	if ex.Status == http.StatusAccepted && !ex.Notification && err == nil && r.Outcome != EmptyResponse {
+		r.warn(WarnRequestAnswered202, "the response to a request came with HTTP 202, which clients read as \"accepted, no body\": the TypeScript SDK discards the body, so its caller never sees this %s", r.Outcome)
+	}
+	return err
 }
 
 // sniffed classifies a response without a Content-Type by what its body

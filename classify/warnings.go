@@ -23,6 +23,7 @@ const (
 	WarnInputRequired2025     = "input-required-on-2025-11-25"
 	WarnNotificationWithBody  = "notification-answered-with-body"
 	WarnEventNotRead          = "event-not-read"
+	WarnRequestAnswered202    = "request-answered-202"
 )
 
 // rules maps each warning code to the spec rule it cites.
@@ -45,6 +46,7 @@ var rules = map[string]string{
 	WarnEmptyEvent:            "MCP 2025-11-25 Streamable HTTP allowed a priming event with empty data; it carries no JSON-RPC message",
 	WarnInputRequired2025:     "MCP 2025-11-25 has no MRTR: resultType \"input_required\" is defined from 2026-07-28",
 	WarnNotificationWithBody:  "MCP Streamable HTTP §Sending: an accepted notification MUST be answered 202 Accepted with no body",
+	WarnRequestAnswered202:    "MCP Streamable HTTP §Sending: a request is answered with application/json or text/event-stream; 202 Accepted with no body is for accepted notifications and responses, and clients (the TypeScript SDK) discard a 202's body",
 	WarnEventNotRead:          "not a spec rule but a limit of mcpdiag: an event over the classifier's --max-event-size (or its share of the proxy's --classify-memory) is read through, not parsed; its first bytes showed it was not the response",
 }
 
@@ -58,7 +60,7 @@ func WarningCodes() []string {
 		WarnDraftErrorCode, WarnReservedErrorCode, WarnStatusMismatch, WarnServerRequestOnStream,
 		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
 		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
-		WarnNotificationWithBody, WarnEventNotRead,
+		WarnNotificationWithBody, WarnEventNotRead, WarnRequestAnswered202,
 	}
 }
 
