@@ -129,25 +129,26 @@ type stdioProxy struct {
 	conn    string // the client connection's id (the pipe: one per run), for records
 	log     *slog.Logger
 
-	mu         sync.Mutex
-	pending    map[string]*stdioPending // client requests by id
-	srvReqs    map[string]*stdioPending // server requests by id
-	client     string
-	protocol   string
-	noise      int64
-	noiseRec   int64
-	orphanRec  int64
-	orphanPast map[classify.Outcome]int64 // lines past maxOrphanRecords
-	clientBad  int64                      // client lines that are not JSON-RPC messages
-	clientRec  int64                      // … of them recorded one by one
-	clientOwed int64                      // … of them no id-null error of the server answered yet
-	records    int64
-	lost       int64 // records the sink refused
-	killAfter  bool  // kill the server once the current request line reached it
-	killed     bool  // a fault killed the server: its output is dropped
-	clientEOF  bool  // the client closed its stdin (so the proxy closed the server's): it ended the session
-	exited     chan struct{}
-	cmd        *exec.Cmd
+	mu            sync.Mutex
+	pending       map[string]*stdioPending // client requests by id
+	srvReqs       map[string]*stdioPending // server requests by id
+	client        string
+	protocol      string
+	noise         int64
+	noiseRec      int64
+	orphanRec     int64
+	orphanPast    map[classify.Outcome]int64 // lines past maxOrphanRecords
+	clientBad     int64                      // client lines that are not JSON-RPC messages
+	clientRec     int64                      // … of them recorded one by one
+	clientOwed    int64                      // … of them no id-null error of the server answered yet
+	clientNullIDs int64                      // requests of id null the client wrote (among clientBad)
+	records       int64
+	lost          int64 // records the sink refused
+	killAfter     bool  // kill the server once the current request line reached it
+	killed        bool  // a fault killed the server: its output is dropped
+	clientEOF     bool  // the client closed its stdin (so the proxy closed the server's): it ended the session
+	exited        chan struct{}
+	cmd           *exec.Cmd
 }
 
 // RunStdio starts the server command, passes the client's stdin to it and
@@ -418,7 +419,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	if m.Kind == wire.MessageBatch {
 		elems := batchElements(trimmed)
 		if len(elems) == 0 {
-			s.onClientNoise(trimmed, nil)
+			s.onClientNoise(trimmed, nil, nil)
 			return
 		}
 		for i, e := range elems {
@@ -426,18 +427,32 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 			if em := wire.ParseMessage(e); em.Kind == wire.MessageInvalid || em.Kind == wire.MessageBatch {
 				// A member that is not a JSON-RPC message: the server
 				// answers it with an error of id null, as a line.
-				s.onClientNoise(e, b)
+				s.onClientNoise(e, nil, b)
 			} else {
+				if nullIDRequest(em) {
+					s.onClientNoise(e, &em, b)
+				}
 				s.onClientMessage(em, e, true, b)
 			}
 		}
 		return
 	}
 	if whole && m.Kind == wire.MessageInvalid {
-		s.onClientNoise(trimmed, nil)
+		s.onClientNoise(trimmed, nil, nil)
 		return
 	}
+	if nullIDRequest(m) {
+		s.onClientNoise(trimmed, &m, nil)
+	}
 	s.onClientMessage(m, trimmed, whole, nil)
+}
+
+// nullIDRequest reports a message with a method and an id member that is
+// null: wire reads it as a notification (nothing can answer it by id), but
+// JSON-RPC 2.0 §4 calls it a request and MCP forbids it, so the proxy
+// records the client's line rather than pass it over in silence.
+func nullIDRequest(m wire.Message) bool {
+	return m.Kind == wire.MessageNotification && m.ID.IsNull()
 }
 
 // onClientNoise records a line of the client that is not a JSON-RPC
@@ -449,9 +464,14 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 // lines are counted, and RunStdio writes one summary record at the end.
 // A member of a batch line that is not a JSON-RPC message (batch says where
 // it sat) and an empty batch line ([]) are recorded the same way.
-func (s *stdioProxy) onClientNoise(line []byte, batch *stdioBatch) {
+func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *stdioBatch) {
 	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
 	switch {
+	case nullID != nil:
+		why = fmt.Sprintf("the client wrote a %s request of id null to the server's stdin: MCP forbids a null id (a request's id is a string or an integer), and JSON-RPC 2.0 §4 makes it a request, not a notification, that no answer can be paired with", nullID.Method)
+		if batch != nil {
+			why = fmt.Sprintf("message %d of a batch line: %s", batch.index+1, why)
+		}
 	case !wire.Valid(line):
 		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is not JSON"
 	case batch != nil:
@@ -459,7 +479,12 @@ func (s *stdioProxy) onClientNoise(line []byte, batch *stdioBatch) {
 	case line[0] == '[':
 		why = "a line the client wrote to the server's stdin is an empty JSON array: a batch must hold at least one message"
 	}
+	var method, tool string
 	s.mu.Lock()
+	if nullID != nil {
+		method, tool = nullID.Method, nullID.Tool
+		s.clientNullIDs++
+	}
 	s.clientBad++
 	s.clientOwed++
 	if s.clientRec >= maxNoiseRecords {
@@ -474,7 +499,8 @@ func (s *stdioProxy) onClientNoise(line []byte, batch *stdioBatch) {
 		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
 		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(),
 		Reason: why + ": a server answers it with an error of id null (JSON-RPC 2.0 §5) or ends",
-		Note:   "the client's line (client → server), passed on as it is",
+		Method: method, Tool: tool,
+		Note: "the client's line (client → server), passed on as it is",
 	}
 	if batch != nil {
 		rec.Note += "; " + batchNote(batch, "it was", "", false)
@@ -723,6 +749,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 			s.clientOwed--
 			owed = true
 		}
+		nullIDs := s.clientNullIDs
 		s.mu.Unlock()
 		if p == nil {
 			outcome, reason := classify.InvalidEnvelope, fmt.Sprintf("a response for id %s, which no pending request has", m.ID.String())
@@ -730,7 +757,9 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 				// The answer JSON-RPC 2.0 §5 asks for to a message the
 				// server could not read: the client's line has its record
 				// (onClientNoise); the server did right.
-				outcome, reason = classify.JSONRPCError, "an error response of id null, the server's answer (JSON-RPC 2.0 §5) to a line the client wrote that is not a JSON-RPC message (recorded before it, or past 1,000 such lines counted in the summary record)"
+				outcome, reason = classify.JSONRPCError, "an error response of id null, the server's answer (JSON-RPC 2.0 §5) to a line the client wrote that is not a JSON-RPC message or is a request of id null (recorded before it, or past 1,000 such lines counted in the summary record)"
+			} else if m.ID.IsNull() && nullIDs > 0 {
+				reason = "a response of id null, the server's answer to a request of id null the client wrote (recorded before it): MCP forbids a null id, and no request can be paired with an answer by it"
 			}
 			if batch != nil {
 				reason = fmt.Sprintf("message %d of a batch line of the server's stdout: %s", batch.index+1, reason)

@@ -196,3 +196,44 @@ func TestStdioNullIDAnswerToClientNoise(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioNullIDRequest: a client's request of id null (MCP forbids it;
+// JSON-RPC 2.0 §4 makes it a request, not a notification) was passed over
+// in silence: wire reads it as a notification, and client notifications get
+// no record on stdio. Its line now has a record of its own that says so,
+// with its method and tool, and the server's answer under id null (the
+// scripted server echoes the id) is recorded as that answer, not as a
+// response "which no pending request has". What the client receives is the
+// server's bytes.
+func TestStdioNullIDRequest(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("null", "echo"), scriptedCall("3", "echo")}), "")
+	if want := scriptedAnswer("null", "echo") + scriptedAnswer("3", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.in.Close()
+	run.wait(t)
+	var client, answer, call int
+	for _, r := range run.sink.records(t) {
+		switch {
+		case strings.Contains(r.Reason, "the client wrote a tools/call request of id null"):
+			client++
+			if r.Outcome != classify.InvalidEnvelope || r.Method != "tools/call" || r.Tool != "echo" || !strings.Contains(r.Reason, "MCP forbids a null id") {
+				t.Errorf("the client's line: %s %s %s: %s", r.Method, r.Tool, r.Outcome, r.Reason)
+			}
+		case strings.Contains(r.Reason, "the server's answer to a request of id null the client wrote"):
+			answer++
+		case r.JSONRPC.ID.String() == "3":
+			call++
+			if r.Outcome != classify.ToolSuccess {
+				t.Errorf("the call of id 3: %s: %s", r.Outcome, r.Reason)
+			}
+		default:
+			t.Errorf("an unexpected record: %s %s id %s: %s (%s)", r.Method, r.Tool, r.JSONRPC.ID.String(), r.Outcome, r.Reason)
+		}
+	}
+	if client != 1 || answer != 1 || call != 1 {
+		t.Errorf("records: %d of the client's line, %d of the server's answer to it, %d of the call of id 3; want 1 each", client, answer, call)
+	}
+}
