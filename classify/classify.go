@@ -231,8 +231,28 @@ func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
 // into classifies ex into r, which is zero but for its Warnings' backing
 // array.
 func (c *Classifier) into(ex *Exchange, r *Result) error {
+	if ex.Notification && ex.ID.IsNull() {
+		return c.nullIDRequest(ex, r)
+	}
 	r.start(ex)
 	err := c.classify(r, ex)
+	r.end()
+	return err
+}
+
+// nullIDRequest classifies the answer to a message with a method and an id
+// member that is null: a caller that follows wire calls it a notification
+// (nothing can be answered by a null id), but JSON-RPC 2.0 §4 makes it a
+// request, so the answer is classified as one (a JSON-RPC error is that, a
+// result under id null cannot be paired), with the warning that MCP forbids
+// the null id. As a notification, a JSON-RPC error answered under 200 was
+// NOTIFICATION_ACCEPTED.
+func (c *Classifier) nullIDRequest(ex *Exchange, r *Result) error {
+	req := *ex
+	req.Notification = false
+	r.start(&req)
+	err := c.classify(r, &req)
+	r.warn(WarnRequestIDNull, "the request has id null, which MCP forbids: a request's id is a string or an integer")
 	r.end()
 	return err
 }

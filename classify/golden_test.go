@@ -124,7 +124,9 @@ func exchangeFor(t *testing.T, gc goldenCase) *Exchange {
 	if e := gc.exchange["extension"]; e != "" {
 		ex.Extensions = strings.Split(e, ",")
 	}
-	if id := gc.exchange["id"]; id != "" {
+	if id := gc.exchange["id"]; id == "null" {
+		ex.ID = wire.IDFromRaw([]byte(id)) // a request of id null, which ParseID refuses
+	} else if id != "" {
 		var err error
 		if ex.ID, err = wire.ParseID(id); err != nil {
 			t.Fatalf("%s: id: %v", gc.name, err)

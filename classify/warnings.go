@@ -24,6 +24,7 @@ const (
 	WarnNotificationWithBody  = "notification-answered-with-body"
 	WarnEventNotRead          = "event-not-read"
 	WarnRequestAnswered202    = "request-answered-202"
+	WarnRequestIDNull         = "request-id-null"
 )
 
 // rules maps each warning code to the spec rule it cites.
@@ -47,6 +48,7 @@ var rules = map[string]string{
 	WarnInputRequired2025:     "MCP 2025-11-25 has no MRTR: resultType \"input_required\" is defined from 2026-07-28",
 	WarnNotificationWithBody:  "MCP Streamable HTTP §Sending: an accepted notification MUST be answered 202 Accepted with no body",
 	WarnRequestAnswered202:    "MCP Streamable HTTP §Sending: a request is answered with application/json or text/event-stream; 202 Accepted with no body is for accepted notifications and responses, and clients (the TypeScript SDK) discard a 202's body",
+	WarnRequestIDNull:         "MCP basic §Requests: a request's id MUST be a string or an integer, and unlike JSON-RPC it MUST NOT be null; JSON-RPC 2.0 §4: a message with an id member is a request, not a notification",
 	WarnEventNotRead:          "not a spec rule but a limit of mcpdiag: an event over the classifier's --max-event-size (or its share of the proxy's --classify-memory) is read through, not parsed; its first bytes showed it was not the response",
 }
 
@@ -60,7 +62,7 @@ func WarningCodes() []string {
 		WarnDraftErrorCode, WarnReservedErrorCode, WarnStatusMismatch, WarnServerRequestOnStream,
 		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
 		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
-		WarnNotificationWithBody, WarnEventNotRead, WarnRequestAnswered202,
+		WarnNotificationWithBody, WarnEventNotRead, WarnRequestAnswered202, WarnRequestIDNull,
 	}
 }
 

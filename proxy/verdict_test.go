@@ -138,3 +138,54 @@ func TestOverLimitNotClassified(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordRequestOfIDNull: through the proxy, a tools/call of id null
+// (MCP forbids it; JSON-RPC 2.0 §4 makes it a request) that the server
+// refuses with a JSON-RPC error under 200 is recorded JSONRPC_ERROR with
+// the warning request-id-null, and the echo of a result under id null
+// INVALID_ENVELOPE: as a notification, both were NOTIFICATION_ACCEPTED (the
+// refusal hidden in a success). The client receives the server's bytes.
+func TestRecordRequestOfIDNull(t *testing.T) {
+	t.Parallel()
+	answers := map[string]struct {
+		body    string
+		outcome classify.Outcome
+	}{
+		"/refuse": {`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id null"}}`, classify.JSONRPCError},
+		"/echo":   {`{"jsonrpc":"2.0","id":null,"result":{"content":[{"type":"text","text":"ok"}]}}`, classify.InvalidEnvelope},
+	}
+	mux := http.NewServeMux()
+	for path, a := range answers {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, a.body)
+		})
+	}
+	base := serve(t, mux)
+	base = base[:len(base)-len("/mcp")]
+	body := strings.Replace(callBody(1, "echo", ""), `"id":1,`, `"id":null,`, 1)
+	for path, a := range answers {
+		t.Run(path[1:], func(t *testing.T) {
+			t.Parallel()
+			purl, _, sink, stop := startProxy(t, base+path, proxy.Options{})
+			direct := fetch(t, base+path, body, modernHeaders("echo"))
+			if via := fetch(t, purl, body, modernHeaders("echo")); via.String() != direct.String() {
+				t.Errorf("through the proxy the client received something else\ndirect: %s\nproxy:  %s", direct, via)
+			}
+			stop()
+			recs := sink.exchanges(t)
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1", len(recs))
+			}
+			r := recs[0]
+			var warned bool
+			for _, w := range r.Warnings {
+				warned = warned || w.Code == classify.WarnRequestIDNull
+			}
+			if r.Outcome != a.outcome || r.Method != "tools/call" || r.Tool != "echo" || !warned {
+				t.Errorf("record %s %s: %s (%s), warnings %v; want %s with %s", r.Method, r.Tool, r.Outcome, r.Reason, r.Warnings, a.outcome, classify.WarnRequestIDNull)
+			}
+		})
+	}
+}

@@ -524,9 +524,12 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// idOrNil returns the id, or a zero id for a notification.
+// idOrNil returns the id, or a zero id for a notification (a method without
+// an id member).
 func idOrNil(m *wire.Message) wire.ID {
-	if m.Kind == wire.MessageRequest {
+	// A method with id null is a request to JSON-RPC 2.0 (one MCP forbids):
+	// the classifier judges its answer as one, with the id it carried.
+	if m.Kind == wire.MessageRequest || m.Kind == wire.MessageNotification && m.ID.IsNull() {
 		return m.ID
 	}
 	return wire.ID{}
