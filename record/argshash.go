@@ -223,7 +223,7 @@ func canonicalValue(buf *bytes.Buffer, ms *[]member, v []byte, skipMeta bool) er
 func plainString(v []byte) bool {
 	inner := v[1 : len(v)-1]
 	high := false
-	for _, c := range inner[plainPrefixBytes(inner):] {
+	for _, c := range inner[plainPrefix(inner):] {
 		switch {
 		case c < 0x20, c == '\\', c == '"':
 			return false

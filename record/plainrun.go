@@ -29,20 +29,7 @@ func plainWord(x uint64) bool {
 // bytes are all plain (plainWord). The bytes after it are left to a
 // byte-wise loop: it may stop up to 7 bytes before the first byte that is
 // not plain.
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if !plainWord(x) {
-			break
-		}
-	}
-	return i
-}
-
-// plainPrefixBytes is plainPrefix for a byte slice.
-func plainPrefixBytes(s []byte) int {
+func plainPrefix[S string | []byte](s S) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |

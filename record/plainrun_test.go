@@ -49,7 +49,7 @@ func TestPlainWord(t *testing.T) {
 	}
 	for _, s := range []string{"", "short", "0123456789abcdef", "01234567\"abcdef", "abcdefghijklmnop\x00", "héllo world, long"} {
 		n := plainPrefix(s)
-		if n != plainPrefixBytes([]byte(s)) || n%8 != 0 || n > len(s) {
+		if n != plainPrefix([]byte(s)) || n%8 != 0 || n > len(s) {
 			t.Fatalf("plainPrefix(%q) = %d", s, n)
 		}
 		for i := range n {
