@@ -19,16 +19,11 @@ import (
 // reason, a header name's value and the outcome.
 func TestAsyncLineHasNoCredential(t *testing.T) {
 	const (
-		secret = "reg1stered-S3CRET-value"
-		jwt    = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeQ"
-		bearer = "bEaReR-CANARY-tok-0123"
-		qval   = "qUeRy-CANARY-0123"
-		hval   = "hEaDeR-CANARY-0123"
+		secret, jwt, bearer = canarySecret, canaryJWT, canaryBearer
+		qval                = "qUeRy-CANARY-0123"
+		hval                = "hEaDeR-CANARY-0123"
 	)
-	red := NewRedactor()
-	if err := red.AddSecret(secret); err != nil {
-		t.Fatal(err)
-	}
+	red := canaryRedactor(t)
 	fields := map[string]func(r *Record, v string){
 		"tool":         func(r *Record, v string) { r.Tool = v },
 		"method":       func(r *Record, v string) { r.Method = v },

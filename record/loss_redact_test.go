@@ -7,6 +7,24 @@ import (
 	"testing"
 )
 
+// The canaries of the record's credential tests, beside canaryJWT: a secret
+// registered with the redactor (canaryRedactor), and a Bearer token known
+// only by its shape.
+const (
+	canarySecret = "reg1stered-S3CRET-value"
+	canaryBearer = "bEaReR-CANARY-tok-0123"
+)
+
+// canaryRedactor is a redactor that knows canarySecret.
+func canaryRedactor(t *testing.T) *Redactor {
+	t.Helper()
+	red := NewRedactor()
+	if err := red.AddSecret(canarySecret); err != nil {
+		t.Fatal(err)
+	}
+	return red
+}
+
 // refusingSink refuses every line.
 type refusingSink struct{}
 
@@ -19,15 +37,8 @@ func (refusingSink) Close() error           { return nil }
 // masked as it is in the line, with the encoder's own registered secrets.
 // Each loss still names the exchange (its HTTP method and kind).
 func TestLossReportHasNoCredential(t *testing.T) {
-	const (
-		secret = "reg1stered-S3CRET-value"
-		jwt    = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.c2lnbmF0dXJlLWNhbmFyeQ"
-		bearer = "bEaReR-CANARY-tok-0123"
-	)
-	red := NewRedactor()
-	if err := red.AddSecret(secret); err != nil {
-		t.Fatal(err)
-	}
+	const secret, jwt, bearer = canarySecret, canaryJWT, canaryBearer
+	red := canaryRedactor(t)
 	fields := map[string]func(r *Record, v string){
 		"tool":      func(r *Record, v string) { r.Tool = v },
 		"method":    func(r *Record, v string) { r.Method = v },
