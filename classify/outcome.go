@@ -87,7 +87,9 @@ const (
 	// metadata, a batch, a body that is not JSON-RPC), judged at the HTTP
 	// layer only: nothing above it was read, so no layer above transport
 	// is named (package recorder: proxy and serve). Not RESULT_SUCCESS,
-	// which says a method returned a result.
+	// which says a method returned a result. Also a 2026-07-28
+	// subscriptions/listen stream its client closed: a subscription ends so,
+	// and no response is due.
 	HTTPSuccess Outcome = "HTTP_SUCCESS"
 )
 

@@ -529,6 +529,15 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		if ex.protocol == classify.Protocol2026 {
 			notes[len(notes)-1] += " (in 2026-07-28 a disconnect cancels the request)"
 		}
+		if listenClosed(ex, res) {
+			// The subscription's normal end, not a cut response.
+			rec.Outcome, rec.Layer, rec.Network = classify.HTTPSuccess, classify.HTTPSuccess.Layer(), nil
+			events := 0
+			if res.SSE() != nil {
+				events = res.SSE().Events
+			}
+			rec.Reason = fmt.Sprintf("the client closed its subscriptions/listen stream after %d event(s), which is how a subscription ends: MCP 2026-07-28 sends no response then (SubscriptionsListenResult only when the server tears the subscription down)", events)
+		}
 	}
 	if ex.hijacked {
 		rec.Flags.Add(record.FlagHJ)
@@ -575,6 +584,14 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	for _, r := range after {
 		rc.Write(r)
 	}
+}
+
+// listenClosed reports a subscriptions/listen request whose event stream
+// its client closed (not the owner's shutdown) before any response: for a
+// long-lived subscription that is how it ends, and no response is due.
+func listenClosed(ex *Exchange, res *classify.Result) bool {
+	return ex.clientGone && !ex.shutdown && ex.msg.Kind == wire.MessageRequest && ex.msg.Method == "subscriptions/listen" &&
+		ex.status >= 200 && ex.status <= 299 && res != nil && res.Outcome == classify.StreamIncomplete
 }
 
 // passedOn says what the recorder's owner did with a request and its
