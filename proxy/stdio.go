@@ -1098,7 +1098,10 @@ func (s *stdioProxy) write(rec *record.Record) {
 		s.mu.Unlock()
 		switch {
 		case n <= maxLoggedLosses:
-			s.log.Error("record lost: "+record.RefOf(rec).String(), slog.Any("error", err))
+			// Redacted: the method, tool and id are the client's, and a
+			// credential in them must not reach the log (as in the
+			// recorder's loss log).
+			s.log.Error("record lost: "+record.RefOf(rec).Redacted(nil).String(), slog.Any("error", err))
 		case n == maxLoggedLosses+1:
 			s.log.Error(fmt.Sprintf("more than %d records lost; later losses are counted, not logged", maxLoggedLosses))
 		}
