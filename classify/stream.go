@@ -288,7 +288,10 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 	case env.hasResult || env.hasError:
 		id := wire.IDFromRaw(env.id)
 		idAbsent := !env.hasID || id.IsNull()
-		matches := ex.ID.IsZero() || (!idAbsent && id.Equal(ex.ID)) || (idAbsent && env.hasError)
+		// A request of id null (see nullIDRequest) is answered by a
+		// response under id null or none: the JSON body's verdict, not a
+		// response for another id.
+		matches := ex.ID.IsZero() || (!idAbsent && id.Equal(ex.ID)) || (idAbsent && (env.hasError || ex.ID.IsNull()))
 		if !matches {
 			if st.otherID == "" {
 				st.otherID = string(env.id)
