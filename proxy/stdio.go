@@ -258,8 +258,8 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		s.write(&record.Record{
 			Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
 			URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.MalformedJSON, Layer: classify.MalformedJSON.Layer(), Summarized: badPast,
-			Reason: fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages and were not recorded one by one", badPast),
-			Note:   fmt.Sprintf("the client's lines that are not JSON-RPC past the first %d are counted, not recorded (client → server)", maxNoiseRecords),
+			Reason: fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages (or were requests of id null) and were not recorded one by one", badPast),
+			Note:   fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords),
 		})
 	}
 	if ctx.Err() != nil {
