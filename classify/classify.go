@@ -297,7 +297,7 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 		err = c.body(r, ex, mt, body, data)
 	}
 	if ex.Status == http.StatusAccepted && !ex.Notification && err == nil && r.Outcome != EmptyResponse {
-		r.warn(WarnRequestAnswered202, "the response to a request came with HTTP 202, which clients read as \"accepted, no body\": the TypeScript SDK discards the body, so its caller never sees this %s", r.Outcome)
+		r.warn(WarnRequestAnswered202, "the response to a request came with HTTP 202, which clients read as \"accepted, no body\": the TypeScript SDK discards the body, so its caller never gets this answer (%s)", r.Outcome)
 	}
 	return err
 }
