@@ -463,7 +463,9 @@ func nullIDRequest(m wire.Message) bool {
 // recorded whole (--record-bodies all or full). Past maxNoiseRecords such
 // lines are counted, and RunStdio writes one summary record at the end.
 // A member of a batch line that is not a JSON-RPC message (batch says where
-// it sat) and an empty batch line ([]) are recorded the same way.
+// it sat) and an empty batch line ([]) are recorded the same way, and so is
+// a request of id null (nullID: its message), whose record names its method
+// and tool.
 func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *stdioBatch) {
 	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
 	switch {
@@ -480,6 +482,10 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 		why = "a line the client wrote to the server's stdin is an empty JSON array: a batch must hold at least one message"
 	}
 	var method, tool string
+	answers := ": a server answers it with an error of id null (JSON-RPC 2.0 §5) or ends"
+	if nullID != nil {
+		answers = ": a server answers it under id null (a result or an error) or ends"
+	}
 	s.mu.Lock()
 	if nullID != nil {
 		method, tool = nullID.Method, nullID.Tool
@@ -498,7 +504,7 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 	rec := &record.Record{
 		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
 		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(),
-		Reason: why + ": a server answers it with an error of id null (JSON-RPC 2.0 §5) or ends",
+		Reason: why + answers,
 		Method: method, Tool: tool,
 		Note: "the client's line (client → server), passed on as it is",
 	}
