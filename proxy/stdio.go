@@ -429,7 +429,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 				// answers it with an error of id null, as a line.
 				s.onClientNoise(e, nil, b)
 			} else {
-				if nullIDRequest(em) {
+				if em.IsNullIDRequest() {
 					s.onClientNoise(e, &em, b)
 				}
 				s.onClientMessage(em, e, true, b)
@@ -441,18 +441,10 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 		s.onClientNoise(trimmed, nil, nil)
 		return
 	}
-	if nullIDRequest(m) {
+	if m.IsNullIDRequest() {
 		s.onClientNoise(trimmed, &m, nil)
 	}
 	s.onClientMessage(m, trimmed, whole, nil)
-}
-
-// nullIDRequest reports a message with a method and an id member that is
-// null: wire reads it as a notification (nothing can answer it by id), but
-// JSON-RPC 2.0 §4 calls it a request and MCP forbids it, so the proxy
-// records the client's line rather than pass it over in silence.
-func nullIDRequest(m wire.Message) bool {
-	return m.Kind == wire.MessageNotification && m.ID.IsNull()
 }
 
 // onClientNoise records a line of the client that is not a JSON-RPC

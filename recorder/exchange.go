@@ -527,9 +527,9 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // idOrNil returns the id, or a zero id for a notification (a method without
 // an id member).
 func idOrNil(m *wire.Message) wire.ID {
-	// A method with id null is a request to JSON-RPC 2.0 (one MCP forbids):
-	// the classifier judges its answer as one, with the id it carried.
-	if m.Kind == wire.MessageRequest || m.Kind == wire.MessageNotification && m.ID.IsNull() {
+	// A request of id null: the classifier judges its answer as a
+	// request's, with the id it carried.
+	if m.Kind == wire.MessageRequest || m.IsNullIDRequest() {
 		return m.ID
 	}
 	return wire.ID{}

@@ -87,6 +87,15 @@ type Message struct {
 	Cancelled ID
 }
 
+// IsNullIDRequest reports a message with a method and an id member that is
+// null. It is a MessageNotification here, since no answer can be paired
+// with it by id, but JSON-RPC 2.0 §4 makes it a request (a notification has
+// no id member) and MCP forbids its null id: the proxies record it, and
+// judge its answer, as a request's.
+func (m *Message) IsNullIDRequest() bool {
+	return m.Kind == MessageNotification && m.ID.IsNull()
+}
+
 // IsRPC reports a request, a notification or a response: a message whose
 // answer can be classified as JSON-RPC.
 func (m *Message) IsRPC() bool {
