@@ -32,6 +32,26 @@ func goroutineID() int64 {
 // creation and a stack grown anew on every exchange); each record is still
 // written once. Before, 40 exchanges were finished on 40 goroutines.
 func TestFinishersReused(t *testing.T) {
+	const n = 40
+	ids := finishingGoroutines(t, n, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	// A finisher says the record is written (InFlight) just before it
+	// waits for the next exchange: on a loaded machine the next one may
+	// end first and get a goroutine of its own, which then stays. Half is
+	// far from one goroutine per exchange, and from a flaky bound.
+	if len(ids) > n/2 {
+		t.Errorf("%d exchanges were finished on %d goroutines, want a few long-lived ones: %v", n, len(ids), ids)
+	}
+}
+
+// finishingGoroutines posts body n times, one after the other, to a
+// recorder in front of h, and returns the goroutines its Finish hook ran
+// on (by id, with their counts), after checking that each exchange has its
+// record.
+func finishingGoroutines(t *testing.T, n int, body string, h http.Handler) map[int64]int {
+	t.Helper()
 	var mu sync.Mutex
 	ids := map[int64]int{}
 	sink := &countSink{}
@@ -44,17 +64,14 @@ func TestFinishersReused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-	})))
+	srv := httptest.NewServer(rc.Handler(h))
 	defer srv.Close()
-	const n = 40
 	for range n {
-		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		// The next request once this record is written: one finisher
 		// is idle again.
@@ -69,13 +86,9 @@ func TestFinishersReused(t *testing.T) {
 	if got := sink.n(); got != n {
 		t.Fatalf("%d records for %d exchanges", got, n)
 	}
-	// A finisher says the record is written (InFlight) just before it
-	// waits for the next exchange: on a loaded machine the next one may
-	// end first and get a goroutine of its own, which then stays. Half is
-	// far from one goroutine per exchange, and from a flaky bound.
-	if len(ids) > n/2 {
-		t.Errorf("%d exchanges were finished on %d goroutines, want a few long-lived ones: %v", n, len(ids), ids)
-	}
+	mu.Lock()
+	defer mu.Unlock()
+	return ids
 }
 
 // TestFinishersEnd: the finishing goroutines exit when the recorder's
@@ -158,48 +171,17 @@ func (s *countSink) n() int {
 // exchanges after it. Before, each streamed exchange got a new goroutine,
 // whose stack grew again in the record's encoding (20 of 20).
 func TestFinishersFinishStreams(t *testing.T) {
-	var mu sync.Mutex
-	ids := map[int64]int{}
-	sink := &countSink{}
-	rc, err := New(Options{Records: sink, Finish: func(*Finished) []*record.Record {
-		mu.Lock()
-		ids[goroutineID()]++
-		mu.Unlock()
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	event := []byte("data: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + strings.Repeat("x", 8<<10) + `"}}` + "\n\n")
 	last := []byte("data: " + `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n\n")
-	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	const n = 20
+	ids := finishingGoroutines(t, n, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for range 4 {
 			w.Write(event)
 			w.(http.Flusher).Flush()
 		}
 		w.Write(last)
-	})))
-	defer srv.Close()
-	const n = 20
-	for range n {
-		resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		deadline := time.Now().Add(5 * time.Second)
-		for rc.Stats().InFlight != 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	if err := rc.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := sink.n(); got != n {
-		t.Fatalf("%d records for %d exchanges", got, n)
-	}
+	}))
 	if len(ids) > n/2 {
 		t.Errorf("%d streamed exchanges were finished on %d goroutines, want a few long-lived ones: %v", n, len(ids), ids)
 	}
