@@ -285,6 +285,15 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 			// retry is the policy's, recorded.
 			req.GetBody = nil
 		}
+		if httpMethod == http.MethodGet {
+			// The same holds for the GET that resumes a stream: Go's
+			// transport replays any GET without a body by itself, so a
+			// server that dropped the first would have seen two GETs
+			// where the records hold one. An empty body that cannot be
+			// replayed makes the drop this exchange's (the policy then
+			// resumes again, recorded); the transport sends no body.
+			req.Body, req.GetBody = emptyBody{}, nil
+		}
 		resp, err := c.http.Do(req)
 		timer.Stop()
 		ex.ToHeaders = time.Since(ex.Start)
@@ -330,3 +339,11 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	}
 	return ex
 }
+
+// emptyBody is a request body of no bytes that the transport cannot replay
+// (unlike nil or http.NoBody). The transport probes it, finds it empty and
+// sends no body and no Content-Length.
+type emptyBody struct{}
+
+func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
+func (emptyBody) Close() error             { return nil }

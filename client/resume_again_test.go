@@ -17,8 +17,7 @@ import (
 
 // TestResumeGETDroppedIsResumedAgain: a 2025-11-25 tools/call stream broke
 // after an event id, and the GET that resumes it got no HTTP response (the
-// server dropped the connection; Go's transport replays a GET once by
-// itself, so the server drops two). Resuming again is safe (a GET with
+// server dropped the connection). Resuming again is safe (a GET with
 // Last-Event-ID cannot run the tool again) and within the resumption budget,
 // so the client resumes again and gets the rest of the stream. Before, the
 // policy read the GET's NETWORK_ERROR as a failed tools/call POST: for a
@@ -37,7 +36,10 @@ func TestResumeGETDroppedIsResumedAgain(t *testing.T) {
 				fmt.Fprint(w, "id: ev-1\ndata: \n\n")
 			}
 			s.get = func(w http.ResponseWriter, r *http.Request) {
-				if gets.Add(1) <= 2 {
+				if r.ContentLength != 0 || len(r.TransferEncoding) != 0 || r.Header.Get("Content-Length") != "" {
+					t.Errorf("the resume GET carried a body: length %d, transfer-encoding %q", r.ContentLength, r.TransferEncoding)
+				}
+				if gets.Add(1) == 1 {
 					if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 						conn.Close()
 					}
@@ -58,6 +60,18 @@ func TestResumeGETDroppedIsResumedAgain(t *testing.T) {
 			}
 			if call.Retries != 0 {
 				t.Errorf("%d retries: a resume is not a retry", call.Retries)
+			}
+			// Every GET the server got is an exchange of the call: Go's
+			// transport used to replay the dropped GET by itself, so the
+			// server saw 3 GETs where the records held 2.
+			recorded := 0
+			for _, ex := range call.Exchanges {
+				if ex.HTTPMethod == http.MethodGet {
+					recorded++
+				}
+			}
+			if recorded != int(gets.Load()) || recorded != 2 {
+				t.Errorf("the server got %d GET(s), the call recorded %d; want 2 and 2", gets.Load(), recorded)
 			}
 		})
 	}
