@@ -38,6 +38,8 @@ type result struct {
 	ttfe99    time.Duration
 	cpu       time.Duration // the target process's user + system time
 	syscalls  int64         // the target process's read and write system calls
+	vcsw      int64         // its threads' voluntary context switches
+	ivcsw     int64         // and involuntary ones
 	upCPU     time.Duration // the upstream's
 	truncated bool          // stopped by the workload timeout
 }
@@ -294,6 +296,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	var truncated atomic.Bool
 	cpu0, _ := cpuTicks(t.server.pid())
 	io0, _ := ioCalls(t.server.pid())
+	v0, iv0, _ := ctxSwitches(t.server.pid())
 	up0, _ := cpuTicks(up.pid())
 	begin := time.Now()
 	var wg sync.WaitGroup
@@ -327,6 +330,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	elapsed := time.Since(begin)
 	cpu1, _ := cpuTicks(t.server.pid())
 	io1, _ := ioCalls(t.server.pid())
+	v1, iv1, _ := ctxSwitches(t.server.pid())
 	up1, _ := cpuTicks(up.pid())
 	var r result
 	var lat, ttfe []time.Duration
@@ -344,6 +348,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	r.ttfe50, r.ttfe99 = percentile(ttfe, 50), percentile(ttfe, 99)
 	r.cpu = time.Duration(cpu1-cpu0) * clockTick
 	r.syscalls = io1 - io0
+	r.vcsw, r.ivcsw = v1-v0, iv1-iv0
 	r.upCPU = time.Duration(up1-up0) * clockTick
 	return r
 }

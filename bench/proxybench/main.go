@@ -379,6 +379,43 @@ func ioCalls(pid int) (int64, error) {
 	return n, nil
 }
 
+// ctxSwitches returns the voluntary and involuntary context switches of
+// every thread of process pid, summed over /proc/PID/task/*/status (the
+// process's own status file counts its first thread only). A voluntary
+// switch is a thread that blocked (a futex wait, an idle poll), which a
+// hand-off between goroutines costs when it wakes a parked thread; like
+// the system calls, a count the load of the machine moves little, except
+// the involuntary ones (preemption by other processes). Threads that
+// exited are not counted (the Go runtime rarely ends one).
+func ctxSwitches(pid int) (vol, invol int64, err error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, task.Name()))
+		if err != nil {
+			continue // the thread exited since ReadDir
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			dst := &vol
+			v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:")
+			if !ok {
+				dst = &invol
+				if v, ok = strings.CutPrefix(l, "nonvoluntary_ctxt_switches:"); !ok {
+					continue
+				}
+			}
+			c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("/proc/%d/task/%s/status: %q", pid, task.Name(), l)
+			}
+			*dst += c
+		}
+	}
+	return vol, invol, nil
+}
+
 // clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat times.
 const clockTick = 10 * time.Millisecond
 

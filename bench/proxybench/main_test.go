@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain lets this test binary play the server roles the orchestrator
@@ -103,5 +104,24 @@ func TestSmokeIdleProfiles(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", name, err)
 		}
+	}
+}
+
+// TestCtxSwitches: the context switches of this process's threads are
+// read, and a thread that sleeps (blocks in the kernel) adds voluntary ones.
+func TestCtxSwitches(t *testing.T) {
+	v0, _, err := ctxSwitches(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	v1, iv1, err := ctxSwitches(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1-v0 < 10 || iv1 < 0 {
+		t.Errorf("voluntary context switches over 20 sleeps: %d -> %d (involuntary %d), want at least 10 more", v0, v1, iv1)
 	}
 }

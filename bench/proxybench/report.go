@@ -53,8 +53,8 @@ func report(w io.Writer, cfg *config, order []*target, results map[string]map[st
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.rounds, loadStart, loadEnd, took.Round(time.Second))
 	fmt.Fprintf(w, "# each server its own process on 127.0.0.1; requests: %d B tools/call; responses: %d B JSON, %d B SSE of %d events; medians over rounds (range)\n\n",
 		requestSize, jsonSize, sseSize, sseEvents)
-	fmt.Fprintln(w, "| workload | target | requests/s | p50 | p99 | CPU/exchange | upstream CPU/exchange | read+write calls/exchange | first SSE event p50 | p99 |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| workload | target | requests/s | p50 | p99 | CPU/exchange | upstream CPU/exchange | read+write calls/exchange | context switches/exchange (voluntary, involuntary) | first SSE event p50 | p99 |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, wl := range cfg.workloads {
 		for _, t := range order {
 			rs := results[wl][t.name]
@@ -79,13 +79,15 @@ func report(w io.Writer, cfg *config, order []*target, results map[string]map[st
 					trunc = " (cut by -workload-timeout)"
 				}
 			}
-			fmt.Fprintf(w, "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, name, trunc,
+			fmt.Fprintf(w, "| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, name, trunc,
 				spread(each(rs, result.rps), "%.0f"),
 				fmtUS(median(each(rs, func(r result) float64 { return us(r.p50) }))),
 				fmtUS(median(each(rs, func(r result) float64 { return us(r.p99) }))),
 				fmt.Sprintf("%.1f µs", median(each(rs, func(r result) float64 { return us(r.cpuPer()) }))),
 				fmt.Sprintf("%.1f µs", median(each(rs, func(r result) float64 { return us(r.upCPU) / float64(max(r.requests, 1)) }))),
 				fmt.Sprintf("%.1f", median(each(rs, func(r result) float64 { return float64(r.syscalls) / float64(max(r.requests, 1)) }))),
+				fmt.Sprintf("%.2f, %.2f", median(each(rs, func(r result) float64 { return float64(r.vcsw) / float64(max(r.requests, 1)) })),
+					median(each(rs, func(r result) float64 { return float64(r.ivcsw) / float64(max(r.requests, 1)) }))),
 				ttfe50, ttfe99)
 		}
 	}
