@@ -286,16 +286,10 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 		}
 		return false, nil
 	case env.hasResult || env.hasError:
-		id := wire.IDFromRaw(env.id)
-		idAbsent := !env.hasID || id.IsNull()
-		// A request of id null (see nullIDRequest) is answered by a
-		// response under id null or none: the JSON body's verdict, not a
-		// response for another id.
-		matches := ex.ID.IsZero() || (!idAbsent && id.Equal(ex.ID)) || (idAbsent && (env.hasError || ex.ID.IsNull()))
-		if !matches {
+		if !answers(ex, &env) {
 			if st.otherID == "" {
 				st.otherID = string(env.id)
-				if idAbsent {
+				if !env.hasID {
 					st.otherID = "null"
 				}
 			}
@@ -489,7 +483,7 @@ func (c *Classifier) afterUnread(ex *Exchange, data []byte, sse *SSEDetails) (st
 		sse.Notifications++
 		return false
 	case env.hasResult || env.hasError:
-		return c.StopAtTerminal && (ex.ID.IsZero() || wire.IDFromRaw(env.id).Equal(ex.ID))
+		return c.StopAtTerminal && answers(ex, &env)
 	}
 	return false
 }
@@ -504,5 +498,23 @@ func (c *Classifier) wouldBeResponse(ex *Exchange, data []byte) bool {
 	if !env.hasResult && !env.hasError {
 		return false
 	}
-	return ex.ID.IsZero() || wire.IDFromRaw(env.id).Equal(ex.ID)
+	return answers(ex, &env)
+}
+
+// answers reports whether env, a response (a result or an error), is the
+// answer to ex's request, in every path of an event stream alike: any
+// response when the request's id is unknown; one under the request's id;
+// an error under id null or none (the server could not read the id); and,
+// for a request of id null (see nullIDRequest), a result under id null or
+// none too (the JSON body's verdict judges it, not "a response for another
+// id").
+func answers(ex *Exchange, env *envelope) bool {
+	if ex.ID.IsZero() {
+		return true
+	}
+	id := wire.IDFromRaw(env.id)
+	if env.hasID && !id.IsNull() {
+		return id.Equal(ex.ID)
+	}
+	return env.hasError || ex.ID.IsNull()
 }
