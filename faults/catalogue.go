@@ -220,7 +220,7 @@ func Catalogue() []Entry {
 			Tool:        "echo", Args: echoArgs,
 			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 2,
 			Why:         "no response headers within --timeout 10s; the server log then shows the tool ran anyway.",
-			QuickParams: json.RawMessage(`{"hangMs":8000}`), QuickTimeoutMs: 2000,
+			QuickParams: json.RawMessage(`{"hangMs":15000}`), QuickTimeoutMs: 5000,
 		},
 		{
 			ID: "timeout.cooperative_deadline", Title: "Slow request that honours cancellation", Layer: classify.LayerTransport,
@@ -232,7 +232,7 @@ func Catalogue() []Entry {
 			Tool:    "echo", Args: echoArgs,
 			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 2,
 			Why:         "15 s is past --timeout 10s: the client gives up, and the server cancels the work.",
-			QuickParams: json.RawMessage(`{"delayMs":8000}`), QuickTimeoutMs: 2000,
+			QuickParams: json.RawMessage(`{"delayMs":15000}`), QuickTimeoutMs: 5000,
 		},
 		{
 			ID: "timeout.late_response", Title: "Work done, answer late", Layer: classify.LayerTransport,
@@ -254,7 +254,7 @@ func Catalogue() []Entry {
 			Tool:    "echo", Args: echoArgs, Protocol: Protocol2025,
 			ExpectedOutcome: classify.NetworkError, ExpectedPosts: 1,
 			Why:         "on 2025-11-25 the call starts with initialize, which waits 15 s: past --timeout 10s.",
-			QuickParams: json.RawMessage(`{"delayMs":8000}`), QuickTimeoutMs: 2000,
+			QuickParams: json.RawMessage(`{"delayMs":15000}`), QuickTimeoutMs: 5000,
 		},
 		{
 			ID: "catalog.pagination", Title: "Paginated list, with cursor faults", Layer: classify.LayerProtocol,
@@ -479,7 +479,7 @@ func Catalogue() []Entry {
 			Tool:        "echo", Args: echoArgs,
 			ExpectedOutcome: classify.StreamIncomplete, ExpectedPosts: 2,
 			Why:         "the stream stays open past --timeout 10s without a response.",
-			QuickParams: json.RawMessage(`{"intervalMs":50,"hangMs":8000}`), QuickTimeoutMs: 2000,
+			QuickParams: json.RawMessage(`{"intervalMs":50,"hangMs":15000}`), QuickTimeoutMs: 5000,
 		},
 		{
 			ID: "sse.slow_drip", Title: "Response dripped a few bytes at a time", Layer: classify.LayerTransport,
