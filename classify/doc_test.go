@@ -81,7 +81,7 @@ func renderOutcomesDoc(cases []goldenCase) []byte {
 		ToolExcluded:        {"`mcpdiag call` (client)", "the tool's `x-mcp-header` annotations break the 2026-07-28 rules, so it was dropped and nothing was sent; exit 3"},
 		StdioNoise:          {"`mcpdiag proxy --stdio`", "a line on the server's stdout that is not JSON, kept in the record"},
 		AuthFailed:          {"`mcpdiag call`, `mcpdiag auth` (client)", "the OAuth authorization chain could not get a token the server accepts; the `auth` member names the step (resource-metadata, as-metadata, registration, authorize, token, refresh, step-up) and the rule it broke (docs/auth.md); exit 4"},
-		HTTPSuccess:         {"`mcpdiag proxy`, `mcpdiag serve` (recorder)", "a 2xx to an exchange that is not a JSON-RPC request (a standalone `GET` event stream, a session `DELETE`, metadata, a batch), judged at the HTTP layer only; a success, and no claim about the layers above; also a 2026-07-28 `subscriptions/listen` stream its client closed, which is how a subscription ends (no response is due)"},
+		HTTPSuccess:         {"`mcpdiag proxy` (also `--stdio`), `mcpdiag serve` (recorder)", "a 2xx to an exchange that is not a JSON-RPC request (a standalone `GET` event stream, a session `DELETE`, metadata, a batch), judged at the HTTP layer only; a success, and no claim about the layers above; also a 2026-07-28 `subscriptions/listen` stream its client closed, which is how a subscription ends (no response is due), and over stdio a subscription its client cancelled (`notifications/cancelled`) or left (closing the server's stdin), or its server cancelled"},
 	}
 	for _, o := range CallOutcomes {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", o.Layer(), o, callMeaning[o][0], callMeaning[o][1])

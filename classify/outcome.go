@@ -89,7 +89,9 @@ const (
 	// is named (package recorder: proxy and serve). Not RESULT_SUCCESS,
 	// which says a method returned a result. Also a 2026-07-28
 	// subscriptions/listen stream its client closed: a subscription ends so,
-	// and no response is due.
+	// and no response is due; over stdio (proxy --stdio), a subscription
+	// its client cancelled (notifications/cancelled) or left (closing the
+	// server's stdin), or its server cancelled.
 	HTTPSuccess Outcome = "HTTP_SUCCESS"
 )
 

@@ -114,6 +114,7 @@ type stdioPending struct {
 	fault      *faults.LineDecision // the scenarios that fired on this request; nil when none did
 	ended      bool                 // the server ended with the request unanswered (UX)
 	left       bool                 // a server request the client never answered: it closed the server's stdin first (DC)
+	subEnded   bool                 // a subscriptions/listen its client or server ended: no response was due
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
 	answerNote string               // how the answer came, when it came in a batch line
 }
@@ -776,6 +777,18 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 		s.srvReqs[idKey(m.ID)] = sp
 		s.mu.Unlock()
 	case wire.MessageNotification:
+		if m.Method != "notifications/cancelled" || m.Cancelled.IsZero() {
+			return
+		}
+		s.mu.Lock()
+		p := s.pending[idKey(m.Cancelled)]
+		if p == nil || !isListen(p) {
+			s.mu.Unlock()
+			return
+		}
+		delete(s.pending, idKey(m.Cancelled))
+		s.mu.Unlock()
+		s.listenEnded(p, now, "the server ended the subscription (subscriptions/listen) with notifications/cancelled, as MCP 2026-07-28 has a stdio server end one (CancelledNotification: on stdio the server sends it solely to terminate a subscriptions/listen stream); no response is due then")
 	default:
 		reason := "a line of the server's stdout is JSON but not a JSON-RPC message"
 		if batch != nil {
@@ -820,6 +833,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, "a server request (server → client), not answered")
 	case p.fromSrv:
 		notes = append(notes, "a server request (server → client), answered by the client")
+	case p.left && p.subEnded:
+		notes = append(notes, "the client closed the server's stdin with the subscription open")
 	case p.left:
 		notes = append(notes, "not answered: the client closed the server's stdin before the answer")
 	}
@@ -1024,6 +1039,17 @@ func (s *stdioProxy) flushPending(why string) {
 	s.mu.Unlock()
 	end := time.Now()
 	for _, p := range left {
+		if isListen(p) && (p.cancelled > 0 || clientEOF) {
+			// The subscription's normal end, not a request the server
+			// left unanswered.
+			if p.cancelled > 0 {
+				s.listenEnded(p, p.start.Add(p.cancelled), fmt.Sprintf("the client ended its subscription (subscriptions/listen) with notifications/cancelled after %s, which is how a subscription ends: MCP 2026-07-28 sends no response then (SubscriptionsListenResult only when the server tears the subscription down)", p.cancelled.Round(time.Millisecond)))
+				continue
+			}
+			p.left = true
+			s.listenEnded(p, end, "the client closed the server's stdin (it ended the session) with its subscription (subscriptions/listen) open, which is how a subscription ends: MCP 2026-07-28 sends no response then (SubscriptionsListenResult only when the server tears the subscription down)")
+			continue
+		}
 		reason := why
 		switch {
 		case p.fromSrv && clientEOF:
@@ -1048,6 +1074,23 @@ func (s *stdioProxy) flushPending(why string) {
 		}
 		s.finish(p, nil, end, errors.New(reason), false)
 	}
+}
+
+// isListen reports a client's subscriptions/listen request: a 2026-07-28
+// subscription, which ends without a response when its client cancels it or
+// leaves, or its stdio server cancels it.
+func isListen(p *stdioPending) bool {
+	return !p.fromSrv && p.msg.Kind == wire.MessageRequest && p.msg.Method == "subscriptions/listen"
+}
+
+// listenEnded records a subscriptions/listen request whose subscription
+// ended at end without a response, as one is due none (reason says how):
+// HTTP_SUCCESS in the transport layer, as the recorder records a listen
+// stream its HTTP client closed (a success, no claim above the transport).
+func (s *stdioProxy) listenEnded(p *stdioPending, end time.Time, reason string) {
+	p.subEnded = true
+	res := &classify.Result{Outcome: classify.HTTPSuccess, Method: p.msg.Method, Protocol: p.protocol, Reason: reason}
+	s.finishResult(p, res, nil, nil, end, false, "")
 }
 
 func (s *stdioProxy) addBodies(rec *record.Record, req, resp []byte, outcome classify.Outcome) {

@@ -29,6 +29,7 @@ func runScriptedStdio() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	listen := "null" // the id of the open subscriptions/listen request
 	for sc.Scan() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -40,6 +41,20 @@ func runScriptedStdio() {
 		err := json.Unmarshal(sc.Bytes(), &m)
 		if err == nil && m.ID != nil && m.Method == "" {
 			continue // the client's answer to a server request
+		}
+		if err == nil && m.ID != nil && m.Method == "subscriptions/listen" {
+			// A 2026-07-28 subscription: acknowledged, never answered
+			// (the tools end-listen and listen-result end it).
+			listen = string(m.ID)
+			out.WriteString(`{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":` + listen + `}}}` + "\n")
+			out.Flush()
+			continue
+		}
+		switch m.Params.Name {
+		case "end-listen": // the stdio server's end of a subscription (MCP 2026-07-28: notifications/cancelled)
+			out.WriteString(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + listen + `}}` + "\n")
+		case "listen-result": // the graceful end: SubscriptionsListenResult
+			out.WriteString(`{"jsonrpc":"2.0","id":` + listen + `,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":` + listen + `}}}` + "\n")
 		}
 		if err != nil || m.ID == nil {
 			// As JSON-RPC 2.0 §5 asks: an error of id null for a message
