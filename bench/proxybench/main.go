@@ -96,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
 	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
-	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof, and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
 	fs.IntVar(&c.leanReadBuffer, "lean-read-buffer", 4<<10, "the read buffer of each upstream connection of the lean targets (bytes)")
 	if err := fs.Parse(args); err != nil {

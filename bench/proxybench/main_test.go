@@ -69,7 +69,7 @@ func TestBadFlags(t *testing.T) {
 // TestSmokeIdleProfiles: with -profile DIR, each child of this binary (the
 // upstream, the plain proxy, the library proxy) writes its heap profile,
 // goroutines and memory statistics while the idle streams are held, and
-// the library proxy its CPU and allocation profiles.
+// the library proxy and the plain proxy their CPU and allocation profiles.
 func TestSmokeIdleProfiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three servers")
@@ -100,7 +100,7 @@ func TestSmokeIdleProfiles(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"cpu.pprof", "allocs.pprof"} {
+	for _, name := range []string{"cpu.pprof", "allocs.pprof", "plain-cpu.pprof", "plain-allocs.pprof"} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v (empty or missing)", name, err)
 		}

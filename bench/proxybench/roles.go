@@ -113,9 +113,17 @@ func runRole(role string, args []string) error {
 		})
 		if dir := os.Getenv(profileEnv); dir != "" {
 			// The baseline of the lib target's profile (pprof -diff_base).
-			stop, err = cpuProfile(filepath.Join(dir, "plain-cpu.pprof"))
+			stopCPU, err := cpuProfile(filepath.Join(dir, "plain-cpu.pprof"))
 			if err != nil {
 				return err
+			}
+			// And its allocations: net/http's own, the floor of the lib
+			// target's allocs.pprof (pprof -diff_base).
+			stop = func() error {
+				if err := stopCPU(); err != nil {
+					return err
+				}
+				return writeAllocs(filepath.Join(dir, "plain-allocs.pprof"))
 			}
 		}
 	case "libproxy":
@@ -274,12 +282,7 @@ func libProxy(upstreamURL, recordFile, profileDir string, rt http.RoundTripper) 
 		defer cancel()
 		p.Wait(ctx)
 		serr := sink.Close()
-		f, err := os.Create(filepath.Join(profileDir, "allocs.pprof"))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		if err := writeAllocs(filepath.Join(profileDir, "allocs.pprof")); err != nil {
 			return err
 		}
 		return serr
@@ -320,6 +323,20 @@ func writeIdleProfiles(dir, role string) error {
 
 // cpuProfile starts a CPU profile written to path; stop ends it and closes
 // the file.
+// writeAllocs writes the process's allocation profile (every allocation
+// since it started, sampled at runtime.MemProfileRate) to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("allocation profile: %w", err)
+	}
+	return f.Close()
+}
+
 func cpuProfile(path string) (stop func() error, err error) {
 	f, err := os.Create(path)
 	if err != nil {
