@@ -41,6 +41,11 @@ type Exchange struct {
 	msg         wire.Message
 	reqBody     []byte // the first maxParse bytes of the body
 	reqComplete bool   // reqBody is the whole body
+	// bodyState says whether reqBody (and msg's slices of it) went out to
+	// code the recorder does not follow (bodyShared), or went back to the
+	// chunk pools (bodyReleased): see releaseBody.
+	bodyState   atomic.Uint32
+	probe       [1]byte // readPrefix's look past a body of exactly its Content-Length
 	reqBytes    atomic.Int64
 	reqErr      error         // reading the client's body failed
 	memBody     io.ReadCloser // the body passed on when reqBody is all of it: memReader behind io.NopCloser
@@ -93,7 +98,10 @@ type Upstream struct {
 	Err error
 	// BodyErr is the error that cut the response body after it started.
 	BodyErr error
-	// Sent reports that the request was written out in full.
+	// Sent reports that the request was written out in full. Once a
+	// handler sets it, nothing may read the request body the recorder
+	// passed on any more: the recorder then reuses the bytes it read the
+	// body into, once the exchange is recorded (Exchange.Body).
 	Sent atomic.Bool
 	// ProxyError is the RFC 9209 error type when the handler answered the
 	// request itself because the upstream failed before responding.
@@ -141,6 +149,10 @@ func (c *exchangeCtx) Value(key any) any {
 	if c.ex.reqComplete && wire.IsMessageKey(key) {
 		// The one parse of the body: the faults and anything else down
 		// the chain read the facts from the context (wire.MessageFor).
+		// Its slices are the body's bytes, which are then never reused.
+		if !c.ex.shareBody() {
+			return nil // recorded and given back: the caller parses its own bytes
+		}
 		return &c.ex.msg
 	}
 	return c.Context.Value(key)
@@ -159,8 +171,63 @@ func (ex *Exchange) End() time.Time { return ex.end }
 func (ex *Exchange) Method() string { return ex.msg.Method }
 
 // Body returns the request body bytes read before the request was passed
-// on, and whether they are the whole body.
-func (ex *Exchange) Body() ([]byte, bool) { return ex.reqBody, ex.reqComplete }
+// on, and whether they are the whole body. The bytes are the exchange's
+// own from then on (the recorder never reuses bytes it handed out); called
+// only after the exchange was recorded, Body may find them reused and
+// return nil, false (see Upstream.Sent).
+func (ex *Exchange) Body() ([]byte, bool) {
+	if !ex.shareBody() {
+		return nil, false
+	}
+	return ex.reqBody, ex.reqComplete
+}
+
+// The states of Exchange.bodyState.
+const (
+	bodyHeld     = iota // only the recorder and the body passed on read reqBody
+	bodyShared          // handed out (Body, the message on the context): never reused
+	bodyReleased        // given back to the pools: nothing may read it
+)
+
+// shareBody marks reqBody as handed out, unless it was given back already
+// (false).
+func (ex *Exchange) shareBody() bool {
+	ex.bodyState.CompareAndSwap(bodyHeld, bodyShared)
+	return ex.bodyState.Load() == bodyShared
+}
+
+// releaseBody gives the buffer the request body was read into back to the
+// chunk pools, when nothing can read it any more. It is called by the
+// finishing goroutine once the record is made, the Finish hook returned and
+// the records were written, so the recorder itself is done with it (the
+// record copies what it keeps: the id, the body text; the rest are
+// strings ParseMessage allocated). Three other readers are ruled out:
+//   - code that took the bytes from Body or the message on the request's
+//     context (the faults, a Begin or Finish hook): bodyShared, never reused;
+//   - the body passed on (memReader): the handler reported it written in
+//     full (Up.Sent, after which net/http's transport reads no more of it:
+//     it closes the body after its one write, and without GetBody it
+//     cannot rewind it for a retry); without that report the transport may
+//     still be writing it after the handler returned (a response that came
+//     before the whole request was written), and the buffer is left to
+//     the collector;
+//   - a body not read whole (requestBody, which reads reqBody and then the
+//     client's): never given back.
+func (ex *Exchange) releaseBody() {
+	if ex.memBody == nil || !ex.Up.Sent.Load() || chunkClass(cap(ex.reqBody)) < 0 {
+		return
+	}
+	if !ex.bodyState.CompareAndSwap(bodyHeld, bodyReleased) {
+		return
+	}
+	putChunk(ex.reqBody)
+	if releasedBodies != nil {
+		releasedBodies.Add(1)
+	}
+}
+
+// releasedBodies counts releaseBody's buffers given back, when a test sets it.
+var releasedBodies *atomic.Int64
 
 // InMemoryBody returns the request body the recorder passed on, when body
 // is that very reader and it reads bytes the recorder holds in memory (the
@@ -169,8 +236,9 @@ func (ex *Exchange) Body() ([]byte, bool) { return ex.reqBody, ex.reqComplete }
 // the headers of a body it knows to be in memory (a *bytes.Reader behind
 // io.NopCloser) together with the body, and for any other body flushes the
 // headers alone first (golang/go#22088), so the upstream would get two
-// writes and make two reads for one request. Reading it after the handler
-// returned is safe: the bytes are the exchange's own, never reused.
+// writes and make two reads for one request. It may be read after the
+// handler returned, until the handler reports it written in full
+// (Upstream.Sent): the recorder reuses its bytes only after that report.
 func (ex *Exchange) InMemoryBody(body io.Reader) (io.ReadCloser, bool) {
 	if ex.memBody == nil || body != io.Reader(ex.memBody) {
 		return nil, false
@@ -325,7 +393,7 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 		// Reading the body makes the server send an Expect:
 		// 100-continue client its 100 Continue.
 		ex.continued = r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse)
+		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse, ex.probe[:])
 		if ex.reqComplete {
 			// Read to its end: close it now, as the server would when the
 			// handler returns. Left open (ReverseProxy never closes the
@@ -376,15 +444,40 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 }
 
 // readPrefix reads up to limit bytes of body. complete reports that the
-// whole body was read.
-func readPrefix(body io.Reader, contentLength int64, limit int) (buf []byte, complete bool, err error) {
+// whole body was read. A body of a declared length is read into a buffer of
+// that length, from the chunk pools when it is one of their sizes (1 to 64
+// KiB; releaseBody gives it back), else of its own: net/http's server
+// returns EOF with a body's last bytes, and for a reader that does not, the
+// one byte of probe meets the EOF (or the byte beyond the declared length,
+// and the buffer then grows).
+func readPrefix(body io.Reader, contentLength int64, limit int, probe []byte) (buf []byte, complete bool, err error) {
 	size := 512
-	if contentLength >= 0 && contentLength < int64(limit) {
-		size = int(contentLength) + 1 // room to meet EOF without growing
+	if contentLength > 0 && contentLength < int64(limit) {
+		size = int(contentLength)
+		buf = getChunk(size)
 	}
-	buf = make([]byte, 0, min(size, limit))
+	if buf == nil {
+		buf = make([]byte, 0, min(size, limit))
+	}
 	for len(buf) < limit {
 		if len(buf) == cap(buf) {
+			if len(buf) == int(contentLength) {
+				n, rerr := body.Read(probe)
+				if n == 0 && rerr == io.EOF {
+					return buf, true, nil
+				}
+				if n == 0 && rerr != nil {
+					return buf, false, rerr
+				}
+				buf = append(buf, probe[:n]...)
+				if rerr == io.EOF {
+					return buf, true, nil
+				}
+				if rerr != nil {
+					return buf, false, rerr
+				}
+				continue
+			}
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, rerr := body.Read(buf[len(buf):min(cap(buf), limit)])

@@ -42,6 +42,7 @@ func (rc *Recorder) run(ex *Exchange) {
 	if capt != nil {
 		capt.release()
 	}
+	ex.releaseBody()
 }
 
 // classifyResponse classifies the response as the client receives it

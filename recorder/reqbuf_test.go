@@ -1,0 +1,253 @@
+package recorder
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// collectSink keeps every record written.
+type collectSink struct {
+	mu   sync.Mutex
+	recs []*record.Record
+}
+
+func (s *collectSink) Write(r *record.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, r)
+	return nil
+}
+
+// sentReverseProxy forwards to upstream as mcpdiag's proxy does: the body
+// the recorder holds whole goes out as the in-memory reader
+// (Exchange.InMemoryBody), and the transport's WroteRequest sets Up.Sent
+// (proxy/upstream.go).
+func sentReverseProxy(upstream *url.URL) http.Handler {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(upstream)
+			pr.Out.Host = ""
+			ex := From(pr.In.Context())
+			if body, ok := ex.InMemoryBody(pr.In.Body); ok {
+				pr.Out.Body = body
+			}
+			trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { ex.Up.Sent.Store(i.Err == nil) }}
+			pr.Out = pr.Out.WithContext(httptrace.WithClientTrace(pr.Out.Context(), trace))
+		},
+		Transport: &http.Transport{MaxIdleConnsPerHost: 64},
+	}
+}
+
+// TestReusedRequestBufferNoLeak: request bodies read into pooled buffers
+// that releaseBody gives back (the package's tests poison what is given
+// back) never show in another exchange: through the recorder and a reverse
+// proxy on real sockets, 8 clients send 400 tools/calls of 1 to 12 KiB of
+// their own bytes, and the upstream gets each body as its client sent it,
+// and each record carries its own request body, tool, id and arguments
+// hash. Run under -race too: the release happens after every read of the
+// buffer.
+func TestReusedRequestBufferNoLeak(t *testing.T) {
+	var released atomic.Int64
+	releasedBodies = &released
+	defer func() { releasedBodies = nil }()
+
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		sum := sha256.Sum256(b)
+		if err != nil || hex.EncodeToString(sum[:]) != r.Header.Get("X-Body-Sum") {
+			http.Error(w, "the body is not the client's", http.StatusTeapot)
+			return
+		}
+		id, _ := wire.Field(b, "id")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, id)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	sink := &collectSink{}
+	rc, err := New(Options{Records: sink, Bodies: BodiesAll, Upstream: up.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := sentReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rc.Serve(w, r, fwd) }))
+	defer srv.Close()
+
+	const clients, each = 8, 50
+	sent := make(map[string]string) // id -> body
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, clients*each)
+	for c := range clients {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(c), 7))
+			for i := range each {
+				id := fmt.Sprintf("%d-%d", c, i)
+				size := 1024 + rnd.IntN(11*1024)
+				fill := strings.Repeat(string(rune('a'+rnd.IntN(26))), size)
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"tool-%s","arguments":{"text":%q}}}`, id, id, fill)
+				mu.Lock()
+				sent[id] = body
+				mu.Unlock()
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				sum := sha256.Sum256([]byte(body))
+				req.Header.Set("X-Body-Sum", hex.EncodeToString(sum[:]))
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					errs <- fmt.Errorf("%s: status %d (the upstream got another body)", id, resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	rc.Wait(t.Context())
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.recs) != clients*each {
+		t.Fatalf("%d records for %d exchanges", len(sink.recs), clients*each)
+	}
+	for _, r := range sink.recs {
+		id, _ := wire.StringValue(r.JSONRPC.ID.Raw())
+		body, ok := sent[id]
+		if !ok {
+			t.Fatalf("a record of id %s, which no client sent", r.JSONRPC.ID)
+		}
+		var want record.Record
+		want.SetMessage(new(wire.ParseMessage([]byte(body))))
+		if r.RequestBody == nil || r.RequestBody.Text != body || r.Tool != "tool-"+id || r.ArgsHash != want.ArgsHash || r.RequestBytes != int64(len(body)) {
+			t.Fatalf("record of %s: tool %q, args hash %s (want %s), %d bytes, body not the client's: %v", id, r.Tool, r.ArgsHash, want.ArgsHash, r.RequestBytes, r.RequestBody == nil || r.RequestBody.Text != body)
+		}
+	}
+	// The test means something only if buffers were given back and reused.
+	if released.Load() < clients*each/2 {
+		t.Errorf("%d of %d request buffers given back", released.Load(), clients*each)
+	}
+	t.Logf("%d of %d request buffers given back", released.Load(), clients*each)
+}
+
+// TestRequestBufferReleasedOnlyWhenSent: the buffer goes back to the pools
+// only when the handler reported the body written in full (Up.Sent), and
+// never once Body handed it out.
+func TestRequestBufferReleasedOnlyWhenSent(t *testing.T) {
+	var released atomic.Int64
+	releasedBodies = &released
+	defer func() { releasedBodies = nil }()
+	rc, err := New(Options{Records: &lastSink{}, Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("y", 2000) + `"}}}`
+	for _, tc := range []struct {
+		name       string
+		sent, body bool
+		want       int64
+	}{{"sent", true, false, 1}, {"not sent", false, false, 0}, {"sent, Body called", true, true, 0}} {
+		released.Store(0)
+		var got []byte
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		rc.Serve(&discardWriter{h: http.Header{}}, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ex := From(r.Context())
+			io.Copy(io.Discard, r.Body)
+			if tc.body {
+				got, _ = ex.Body()
+			}
+			ex.Up.Sent.Store(tc.sent)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
+		}))
+		if released.Load() != tc.want {
+			t.Errorf("%s: %d buffers given back, want %d", tc.name, released.Load(), tc.want)
+		}
+		if tc.body && string(got) != body {
+			t.Errorf("%s: Body's bytes changed after the exchange", tc.name)
+		}
+	}
+}
+
+// TestReadPrefixPooled pins the allocation the pooled request buffer
+// removes: reading a body of a declared length of 1 to 64 KiB and giving
+// the buffer back allocates nothing once the pool holds one (before: a
+// zeroed buffer of length+1 bytes for every request, 1152 bytes for a 1 KiB
+// body). A reader that returns EOF only after the last bytes (not net/http's)
+// is met by the probe byte, not by growing the buffer.
+func TestReadPrefixPooled(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops on purpose under the race detector")
+	}
+	body := bytes.Repeat([]byte("z"), 1024)
+	var probe [1]byte
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+	}{
+		{"EOF with the last bytes", func() io.Reader { return &eofWithLast{b: body} }},
+		{"EOF after", func() io.Reader { return bytes.NewReader(body) }},
+	} {
+		r := tc.r()
+		allocs := testing.AllocsPerRun(100, func() {
+			buf, complete, err := readPrefix(r, int64(len(body)), DefaultMaxRequestParse, probe[:])
+			if !complete || err != nil || !bytes.Equal(buf, body) || cap(buf) != len(body) {
+				t.Fatalf("%s: complete %v, err %v, %d bytes of cap %d", tc.name, complete, err, len(buf), cap(buf))
+			}
+			putChunk(buf)
+			switch r := r.(type) {
+			case *eofWithLast:
+				r.off = 0
+			case *bytes.Reader:
+				r.Reset(body)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.1f allocations per body read, want 0", tc.name, allocs)
+		}
+	}
+	// A body longer than it declared is read whole all the same.
+	buf, complete, err := readPrefix(strings.NewReader("abcdef"), 4, DefaultMaxRequestParse, probe[:])
+	if string(buf) != "abcdef" || !complete || err != nil {
+		t.Errorf("a body longer than declared: %q, %v, %v", buf, complete, err)
+	}
+}
+
+// eofWithLast returns io.EOF with the last bytes, as net/http's server body
+// of a declared length does.
+type eofWithLast struct {
+	b   []byte
+	off int
+}
+
+func (r *eofWithLast) Read(p []byte) (int, error) {
+	n := copy(p, r.b[r.off:])
+	r.off += n
+	if r.off == len(r.b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
