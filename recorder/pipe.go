@@ -35,6 +35,8 @@ type pipe struct {
 	cost   int   // the memory of the chunks queued (chunkCost each), for pipeBudget
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
+	asleep bool  // the reader waits for bytes (see wakeAt)
+	wakes  int   // times the reader woke up with bytes to read (tests)
 
 	capt *capture // keeps the first bytes read, for the record (nil: none)
 	off  int      // bytes of the head chunk read already
@@ -85,7 +87,37 @@ func (p *pipe) write(b []byte, at time.Duration) {
 	p.chunks = append(p.chunks, pipeChunk{b: b, at: at})
 	p.queued += len(b)
 	p.cost += chunkCost(b)
+	if p.asleep && (p.queued >= wakeAt || p.full()) {
+		p.wake()
+	}
+}
+
+// wakeAt is how many bytes wait in the pipe before a write wakes a reader
+// that is waiting for them: a stream flushed in pieces (the reverse proxy
+// flushes every read from the upstream) woke the classifier's goroutine,
+// parked, once per piece, and at one client each wake-up was a thread's
+// (a futex wake, a context switch: docs/benchmarks.md, lowconc). Nothing
+// waits for the reader to have read a piece: the events' times are taken
+// as the bytes are flushed (pipeChunk.at), the record is written once the
+// handler ended (which closes the pipe and wakes the reader), and the
+// bytes waiting are bounded as before the reader started (lazyStart).
+const wakeAt = lazyStart
+
+// wake wakes the reader (and a writer waiting for room). Called with mu
+// held.
+func (p *pipe) wake() {
+	p.asleep = false
 	p.cond.Broadcast()
+}
+
+// wait waits, as the reader, for bytes or the end. Called with mu held.
+func (p *pipe) wait() {
+	for len(p.chunks) == 0 && p.err == nil {
+		p.asleep = true
+		p.cond.Wait()
+		p.wakes++
+	}
+	p.asleep = false
 }
 
 // full reports that the chunks queued hold pipeBudget of memory: write
@@ -110,7 +142,7 @@ func (p *pipe) closeWithError(err error) {
 	if p.err == nil {
 		p.err = err
 	}
-	p.cond.Broadcast()
+	p.wake()
 }
 
 // stop tells writers that nobody reads any more and drops what is queued.
@@ -127,7 +159,7 @@ func (p *pipe) stop() {
 		putChunk(p.lent)
 	}
 	p.chunks, p.queued, p.cost, p.off, p.held, p.lent = nil, 0, 0, 0, false, nil
-	p.cond.Broadcast()
+	p.wake()
 }
 
 // keep makes the pipe note the bytes it hands to the reader in c (before
@@ -176,9 +208,7 @@ func (p *pipe) take(head []byte, n int) (recycle []byte) {
 func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.chunks) == 0 && p.err == nil {
-		p.cond.Wait()
-	}
+	p.wait()
 	if len(p.chunks) == 0 {
 		return 0, p.err
 	}
@@ -215,9 +245,7 @@ func (p *pipe) NextChunk() ([]byte, error) {
 		putChunk(p.lent)
 		p.lent = nil
 	}
-	for len(p.chunks) == 0 && p.err == nil {
-		p.cond.Wait()
-	}
+	p.wait()
 	if len(p.chunks) == 0 {
 		return nil, p.err
 	}
