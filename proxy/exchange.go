@@ -14,21 +14,16 @@ import (
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
-// ServeHTTP forwards r to the upstream and records the exchange: the chain
-// is loopback guard → recorder → admin guard → fault layer → middleware →
-// reverse proxy (the admin guard's decision is taken here, its 403 answered
-// inside the recorder: refusesAdmin).
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	next := p.route(w, r)
-	if next != nil {
-		p.rec.Serve(w, r, next)
-	}
-}
+// front is the recorder in front of the forwarding chain (recorder.Front),
+// embedded in Proxy under this unexported name: Proxy's ServeHTTP is its.
+type front = recorder.Front
 
-// route is what ServeHTTP passes r to: the forwarding chain, or the admin
-// path's refusal; nil when the loopback guard answered r itself. Its work
-// is kept out of ServeHTTP's frame, which lies under every write of the
-// response (see recorder.Recorder.Serve).
+// route is what the proxy passes r to (its recorder.Front's route): the
+// forwarding chain, or the admin path's refusal; nil when the loopback
+// guard answered r itself (not recorded). The chain is loopback guard →
+// recorder → admin guard → fault layer → middleware → reverse proxy (the
+// admin guard's decision is taken here, its 403 answered inside the
+// recorder: refusesAdmin).
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
 		if ok, why := loopback.Check(r); !ok {

@@ -37,7 +37,7 @@ func BenchmarkPrepare(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		rb.Reset(body)
-		if _, fwd := rc.prepare(w, r); fwd == nil {
+		if rw := rc.prepare(w, r, http.NotFoundHandler()); rw.ex.malformed {
 			b.Fatal("refused")
 		}
 	}

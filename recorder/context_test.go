@@ -74,8 +74,8 @@ func TestPassingOnAllocations(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 	r = r.WithContext(context.WithValue(r.Context(), connKey{}, "conn-1"))
 	n := testing.AllocsPerRun(100, func() {
-		rw, fwd := rc.prepare(w, r)
-		if fwd == nil || From(fwd.Context()) != rw.ex {
+		rw := rc.prepare(w, r, http.NotFoundHandler())
+		if rw.ex.malformed || From(rw.fwd.Context()) != rw.ex {
 			t.Fatal("no exchange passed on")
 		}
 	})
@@ -107,8 +107,9 @@ func TestPassingOnAllocationsWithBody(t *testing.T) {
 	r.Body, r.ContentLength = &rb, int64(len(body))
 	n := testing.AllocsPerRun(100, func() {
 		rb.Reset(body)
-		rw, fwd := rc.prepare(w, r)
-		if fwd == nil || rw.ex.Method() != "ping" || !rw.ex.reqComplete {
+		rw := rc.prepare(w, r, http.NotFoundHandler())
+		fwd := rw.fwd
+		if rw.ex.malformed || rw.ex.Method() != "ping" || !rw.ex.reqComplete {
 			t.Fatal("the request was not read whole")
 		}
 		if b, ok := rw.ex.InMemoryBody(fwd.Body); !ok || b == nil {

@@ -278,23 +278,62 @@ var (
 // Its own frame, and those of the writer's Write and FlushError, lie under
 // every write of the response, and net/http's first write of a response
 // (writing its head) is the deepest call of a request: the work before and
-// after next runs in the methods serve calls (begin, prepare, served), so
-// that the handler goroutine's stack stays within the 8 KiB it starts with
-// (a stack grown to 16 KiB stays so for as long as the connection holds an
-// idle stream: docs/benchmarks.md, idlettfe).
+// after next runs in the methods Serve calls (prepare, recovered), so that
+// the handler goroutine's stack stays within the 8 KiB it grows to in a
+// plain reverse proxy (a stack grown to 16 KiB stays so for as long as the
+// connection holds an idle stream, docs/benchmarks.md idlettfe, and grows
+// again after every garbage collection that halved it, record3). A Front
+// is the same with one frame less for its owner.
 func (rc *Recorder) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	rw, fwd := rc.prepare(w, r)
-	defer func() { rw.served(recover()) }()
-	if fwd == nil {
-		rw.refuse()
-		return
-	}
-	next.ServeHTTP(rw, fwd)
+	rw := rc.prepare(w, r, next)
+	defer rw.recovered()
+	rw.next.ServeHTTP(rw, rw.fwd)
 }
 
-// prepare begins the exchange: its response writer, and the request to pass
-// on (nil when the request body broke: refuse answers it).
-func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWriter, *http.Request) {
+// A Front is a Recorder in front of the handlers a route chooses: its
+// ServeHTTP is Serve, with the handler to pass each request to chosen by
+// the route. A type that embeds a *Front serves through it with no frame
+// of its own (the promoted method is a jump), which keeps the recorder's
+// frames under net/http's writing of a response head as few as Serve's
+// (see Serve): how the proxy serves.
+type Front struct {
+	rc    *Recorder
+	route func(http.ResponseWriter, *http.Request) http.Handler
+}
+
+// Front returns rc in front of the handlers route chooses: route returns
+// the handler to pass r to, or nil when it answered r itself (that request
+// is not recorded).
+func (rc *Recorder) Front(route func(w http.ResponseWriter, r *http.Request) http.Handler) *Front {
+	return &Front{rc: rc, route: route}
+}
+
+// ServeHTTP passes r to the handler the route chooses and records the
+// exchange (see Serve).
+func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := f.prepare(w, r)
+	if rw == nil {
+		return
+	}
+	defer rw.recovered()
+	rw.next.ServeHTTP(rw, rw.fwd)
+}
+
+// prepare is Recorder.prepare with the handler the route chooses; nil when
+// the route answered r itself.
+func (f *Front) prepare(w http.ResponseWriter, r *http.Request) *responseWriter {
+	next := f.route(w, r)
+	if next == nil {
+		return nil
+	}
+	return f.rc.prepare(w, r, next)
+}
+
+// prepare begins the exchange: its response writer, which holds the
+// handler to pass the request to and the request to pass (next and the
+// request with the exchange's context, or refuser and r when the request
+// body broke).
+func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request, next http.Handler) *responseWriter {
 	rc.wg.Add(1)
 	rc.inFlight.Add(1)
 	ex := rc.begin(r)
@@ -316,12 +355,22 @@ func (rc *Recorder) prepare(w http.ResponseWriter, r *http.Request) (*responseWr
 	if rc.opts.Begin != nil {
 		rc.opts.Begin(ex)
 	}
+	rw.next, rw.fwd = next, fwd
 	if ex.reqErr != nil && !bodyLeft(ex.reqErr) {
 		ex.malformed = true
-		return rw, nil
+		rw.next, rw.fwd = refuser{}, r
 	}
-	return rw, fwd
+	return rw
 }
+
+// recovered is Serve's deferred call: it ends the exchange when the
+// handler returned, or panicked.
+func (rw *responseWriter) recovered() { rw.served(recover()) }
+
+// refuser is the handler of a request whose body broke: refuse answers it.
+type refuser struct{}
+
+func (refuser) ServeHTTP(w http.ResponseWriter, _ *http.Request) { w.(*responseWriter).refuse() }
 
 // refuse answers a request whose body broke (malformed framing) without
 // passing it on.
@@ -337,6 +386,13 @@ func (rw *responseWriter) refuse() {
 // served ends the exchange when the handler returned, or panicked with v.
 func (rw *responseWriter) served(v any) {
 	ex := rw.ex
+	if v != nil && rw.writing {
+		// The panic came from the server's Write, under Write, which
+		// holds mu until wrote (Write has no defer: its frame is under
+		// the deepest call of a request).
+		rw.writing = false
+		rw.mu.Unlock()
+	}
 	// Whether the client had left by the time the handler returned: the
 	// head flushed below reaches the client before the record is made,
 	// and a client that then closes (one that does not read an empty

@@ -221,9 +221,9 @@ func (rc *Recorder) Bodies() BodyMode { return rc.opts.Bodies }
 // passed on.
 func (rc *Recorder) MaxRequestParse() int { return rc.maxParse }
 
-// Handler returns next behind the recorder.
+// Handler returns next behind the recorder (a Front whose route is next).
 func (rc *Recorder) Handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rc.Serve(w, r, next) })
+	return rc.Front(func(http.ResponseWriter, *http.Request) http.Handler { return next })
 }
 
 // Stats are the recorder's counters.

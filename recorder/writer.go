@@ -22,8 +22,13 @@ type responseWriter struct {
 	w  http.ResponseWriter
 	ex *Exchange
 
+	next http.Handler  // what the recorder passes the request to (prepare)
+	fwd  *http.Request // the request it passes on
+
 	mu          sync.Mutex
 	wroteHeader bool
+	writing     bool  // mu is held by Write, around the server's Write (see served)
+	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
 	stream      bool // the response is an event stream: its chunks carry their flush times
 }
@@ -111,25 +116,43 @@ func copyHeader(h http.Header, invalid *[]string) http.Header {
 }
 
 // Write forwards b and keeps a copy for the recorder.
+//
+// Its frame lies under net/http's writing of the response head, the
+// deepest call of a request (see Recorder.Serve), so it is as small as a
+// method that calls two can be: no defer (wrote unlocks mu; served unlocks
+// it when the server's Write panicked), no locals across its calls but the
+// parameters the caller holds.
 func (rw *responseWriter) Write(b []byte) (int, error) {
+	rw.lockWrite()
+	n, err := rw.w.Write(b)
+	if err != nil {
+		rw.werr = err // to wrote: one argument less, 8 bytes of frame
+	}
+	return rw.wrote(b[:n])
+}
+
+// lockWrite takes mu for Write, and writes the status when it was not.
+//
+//go:noinline
+func (rw *responseWriter) lockWrite() {
 	rw.mu.Lock()
-	defer rw.mu.Unlock()
+	rw.writing = true
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
 	}
-	n, err := rw.w.Write(b)
-	rw.wrote(b[:n], err)
-	return n, err
 }
 
-// wrote keeps a copy of the bytes b that Write passed on (err: how the
-// write ended). Called with mu held. It is not inlined into Write: Write's
-// frame lies under net/http's writing of the response head, the deepest
-// call of a request (see Recorder.Serve).
+// wrote keeps a copy of the bytes b that Write passed on (werr: how the
+// write failed, if it did), unlocks mu (which lockWrite took) and returns
+// what Write returns. It is not inlined into Write (see Write).
 //
 //go:noinline
-func (rw *responseWriter) wrote(b []byte, err error) {
-	if n := len(b); n > 0 {
+func (rw *responseWriter) wrote(b []byte) (int, error) {
+	defer rw.mu.Unlock()
+	rw.writing = false
+	n, err := len(b), rw.werr
+	rw.werr = nil
+	if n > 0 {
 		if rw.pending == nil {
 			rw.pending = getChunk(n)
 		}
@@ -144,6 +167,7 @@ func (rw *responseWriter) wrote(b []byte, err error) {
 	} else if len(rw.pending) >= pendingMax {
 		rw.handoff()
 	}
+	return n, err
 }
 
 // FlushError flushes to the client, then hands the flushed bytes to the
