@@ -26,8 +26,32 @@ func readHeaders(fs []headerField, h http.Header) []headerField {
 	for name, vs := range h {
 		fs = append(fs, headerField{name: name, rule: classifyHeader(name), values: vs})
 	}
-	slices.SortFunc(fs[start:], func(a, b headerField) int { return strings.Compare(a.name, b.name) })
+	sortFields(fs[start:])
 	return fs
+}
+
+// sortFields sorts fs by name. A record's few fields are sorted by
+// insertion, with the names compared in place (slices.SortFunc calls a
+// comparison function per step: twice the time for the 4 and 3 fields of
+// the proxy's JSON record); more than 12, as slices.SortFunc would, by it.
+// The names of a header map differ, so no order between equal names is
+// lost.
+func sortFields(fs []headerField) {
+	if len(fs) > 12 {
+		slices.SortFunc(fs, func(a, b headerField) int { return strings.Compare(a.name, b.name) })
+		return
+	}
+	for i := 1; i < len(fs); i++ {
+		if fs[i].name > fs[i-1].name {
+			continue
+		}
+		f := fs[i]
+		j := i
+		for ; j > 0 && f.name < fs[j-1].name; j-- {
+			fs[j] = fs[j-1]
+		}
+		fs[j] = f
+	}
 }
 
 // encodeState is the room encodeInto works in, reused from record to
