@@ -42,7 +42,7 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 			return b, false
 		}
 		b = append(b, `,"time":"`...)
-		b = r.Time.AppendFormat(b, time.RFC3339Nano)
+		b = appendTime(b, r.Time)
 		b = append(b, '"')
 	}
 	b = appendKeyString(b, `,"client":`, r.Client)
