@@ -57,6 +57,12 @@ type Exchange struct {
 	// Decision is the retry policy's verdict on this exchange (nil for
 	// exchanges that need none, such as an accepted notification).
 	Decision *retry.Decision
+	// EraFallback marks auto mode's first 2026-07-28 request (the probe
+	// that decides the era) that the server refused as a server of the
+	// 2025-11-25 era: the client fell back to initialize, as the spec's
+	// backward-compatibility rule says (Decision is that renegotiation). A
+	// designed negotiation step: report counts it apart, not as a failure.
+	EraFallback bool
 	// Start, and the durations from it: to response headers, to the first
 	// body byte, to the end of classification.
 	Start       time.Time

@@ -69,6 +69,7 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 		if ex.Decision != nil {
 			r.Decision = decision(ex.Decision.Action, ex.Decision.Delay.Milliseconds(), ex.Decision.Reason)
 		}
+		r.EraFallback = ex.EraFallback
 		rc.Add(r)
 		if call.Final != nil && ex.Result == call.Final {
 			rc.Terminal(r)

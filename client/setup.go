@@ -165,7 +165,6 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			ex = c.send(ctx, build())
 			c.record(ex)
 			c.decideSetup(ctx, ex, probeFacts)
-			c.emit(ex)
 			ok = ex.Result.Outcome.Success()
 			// The policy's verdict comes first (a 429 or a 503 on the probe
 			// is a reason to wait, not a sign of a legacy server); the
@@ -173,6 +172,17 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			era, why := eraFromProbe(ex.Result)
 			c.eraReason = why
 			d := *ex.Decision
+			if fallback := !ok && d.Action != retry.Retry && !(d.Action == retry.Renegotiate && d.Version == Protocol2026) &&
+				(d.Action == retry.Renegotiate && d.Version == Protocol2025 || era == Protocol2025); fallback {
+				// The exchange's decision is what the client does: fall
+				// back to initialize, not the policy's "fail" on a 400
+				// it read as a client bug.
+				ex.EraFallback = true
+				if d.Action != retry.Renegotiate {
+					ex.Decision = &retry.Decision{Action: retry.Renegotiate, Version: Protocol2025, Reason: why}
+				}
+			}
+			c.emit(ex)
 			switch {
 			case ok:
 				c.eraReason = "the server answered a 2026-07-28 request"

@@ -129,6 +129,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 			return b, false
 		}
 	}
+	if r.EraFallback {
+		b = append(b, `,"eraFallback":true`...)
+	}
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
 	b = appendOmitInt(b, `,"inputRounds":`, int64(r.InputRounds))
 	if len(r.Warnings) > 0 {

@@ -185,6 +185,13 @@ type Record struct {
 	// Decision is what the client decided after this exchange (retry,
 	// stop, …), or on a call, the final decision.
 	Decision *Decision `json:"decision,omitempty"`
+	// EraFallback marks, on an exchange, the client's first 2026-07-28
+	// request in auto mode (the probe that decides the era) that the
+	// server refused as a 2025-11-25-era server: the client fell back to
+	// initialize, as the spec's backward-compatibility rule says. Its
+	// outcome is what the server answered (HTTP_ERROR, say); report counts
+	// it apart, as a negotiation step, not as a failure.
+	EraFallback bool `json:"eraFallback,omitempty"`
 	// PolicyRetries counts, on a call, the exchanges sent by the retry
 	// policy.
 	PolicyRetries int `json:"policyRetries,omitempty"`

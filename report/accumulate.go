@@ -307,10 +307,12 @@ type obs struct {
 	layer        classify.Layer
 	ms           float64
 	probe        bool // a probe mcpdiag probe sent on purpose (record.Probe)
+	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
 }
 
 func observe(r *record.Record) obs {
-	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total), probe: r.Probe != nil}
+	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total), probe: r.Probe != nil,
+		fallback: r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate"}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -328,6 +330,7 @@ type offKey struct {
 type counted struct {
 	n        int64
 	probes   int64 // of n, probe records (outcomes only)
+	fallback int64 // of n, era fallbacks (outcomes only)
 	examples []string
 }
 
@@ -351,6 +354,7 @@ type section struct {
 	total     int64
 	failures  int64
 	probes    int64
+	fallbacks int64
 	orphans   int64
 	layers    map[string]int64
 	outcomes  map[string]*counted
@@ -445,9 +449,15 @@ func (s *section) add(o obs) {
 	// A probe's answer is what the probe asked for (a deliberate bad call
 	// answered with an error is the server doing right): mcpdiag probe's
 	// rules judge it, and it is never a failure here.
-	fail := Failure(s.kind, o.outcome) && !o.probe
+	fail := Failure(s.kind, o.outcome) && !o.probe && !o.fallback
 	if o.probe {
 		s.probes++
+	}
+	// The era probe a 2025-11-25 server refused, answered by falling back
+	// to initialize, is a negotiation step the spec designs, not a
+	// failure: counted apart, as a probe is.
+	if o.fallback {
+		s.fallbacks++
 	}
 	if fail {
 		s.failures++
@@ -464,10 +474,14 @@ func (s *section) add(o obs) {
 		oc = &counted{}
 		s.outcomes[out] = oc
 	}
-	if o.probe {
+	switch {
+	case o.probe:
 		oc.probes++
 		oc.n++ // no example: the examples are of records that can fail
-	} else {
+	case o.fallback:
+		oc.fallback++
+		oc.n++
+	default:
 		oc.add(o.id, s.opts.Examples)
 	}
 
@@ -546,8 +560,9 @@ func (s *section) summary() *Section {
 		Kind:           string(s.kind),
 		Total:          s.total,
 		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total-s.probes),
+		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks),
 		Probes:         s.probes,
+		EraFallbacks:   s.fallbacks,
 		Orphans:        s.orphans,
 		ByLayer:        make(map[string]int64, len(s.layers)),
 		ByOutcome:      []OutcomeCount{},
@@ -562,7 +577,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

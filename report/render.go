@@ -119,6 +119,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Probes > 0 {
 		w.printf(", %d %s sent on purpose by mcpdiag probe (not failures: its rules judge the answers; the rate is of the others)", sec.Probes, plural(sec.Probes, "probe", "probes"))
 	}
+	if sec.EraFallbacks > 0 {
+		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", sec.EraFallbacks, plural(sec.EraFallbacks, "era probe", "era probes"))
+	}
 	if sec.Kind == "server" || len(sec.Faults) > 0 {
 		w.printf(", a fault fired on %d (%s)", sec.FaultLines, pct(rate(sec.FaultLines, sec.Total)))
 	}

@@ -73,7 +73,7 @@ type Section struct {
 	// Failures counts the records whose outcome is a failure (see
 	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
-	// FailureRate is Failures / (Total − Probes).
+	// FailureRate is Failures / (Total − Probes − EraFallbacks).
 	FailureRate float64 `json:"failureRate"`
 	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
 	// purpose (records with a probe member): their answers, errors to
@@ -81,6 +81,14 @@ type Section struct {
 	// mcpdiag probe's rules judge them, so they are in Total, ByOutcome and
 	// ByTool but never in Failures or WorstOffenders.
 	Probes int64 `json:"probes,omitempty"`
+	// EraFallbacks counts, in Exchanges, the client's 2026-07-28 era
+	// probes that a 2025-11-25 server refused, after which the client fell
+	// back to initialize (records with eraFallback and the decision
+	// renegotiate): a negotiation step the spec's backward-compatibility
+	// rule designs, so, as Probes, in Total, ByOutcome and ByTool (the
+	// outcome is the server's answer, HTTP_ERROR say) but never in
+	// Failures, WorstOffenders or the gates.
+	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
 	// Orphans counts, in Calls, the calls rebuilt from exchange lines
 	// whose call line is missing (a producer killed mid-call): their
 	// verdict is their last exchange's.
@@ -141,6 +149,9 @@ type OutcomeCount struct {
 	// Probes counts, of Count, the probes mcpdiag probe sent on purpose
 	// (see Section.Probes): the gates leave them out.
 	Probes int64 `json:"probes,omitempty"`
+	// EraFallbacks counts, of Count, the era probes the client fell back
+	// from (see Section.EraFallbacks): the gates leave them out.
+	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among
