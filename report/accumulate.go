@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"container/list"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"time"
 
@@ -111,6 +112,7 @@ type Accumulator struct {
 	badLines  []BadLine
 	dropped   int64
 	other     int64
+	rejudged  int64
 	calls     *section
 	exchanges *section
 	server    *section
@@ -165,7 +167,13 @@ func (a *Accumulator) Add(r *record.Record) {
 			delete(a.open, r.ID)
 		}
 	case record.KindExchange:
-		a.exchanges.add(observe(r))
+		o := observe(r)
+		if olderHTTPSuccess(r) {
+			// Judged as this version records it (see olderHTTPSuccess).
+			o.outcome, o.layer = classify.HTTPSuccess, classify.HTTPSuccess.Layer()
+			a.rejudged++
+		}
+		a.exchanges.add(o)
 		if r.CallID != "" {
 			a.track(r)
 		}
@@ -291,6 +299,7 @@ func (a *Accumulator) Summary() *Summary {
 		Malformed:  Malformed{Lines: a.bad, Examples: slices.Clone(a.badLines)},
 		Dropped:    a.dropped,
 		OtherKinds: a.other,
+		Rejudged:   a.rejudged,
 		Calls:      a.calls.summary(),
 		Exchanges:  a.exchanges.summary(),
 		Server:     a.server.summary(),
@@ -308,6 +317,28 @@ type obs struct {
 	ms           float64
 	probe        bool // a probe mcpdiag probe sent on purpose (record.Probe)
 	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
+}
+
+// olderHTTPSuccess reports an exchange record of an mcpdiag before
+// 15d740b (2026-12-06), which recorded an exchange that is not a JSON-RPC
+// request and got a 2xx (a standalone GET event stream, a session DELETE, a
+// metadata GET, a batch or a body that is not JSON-RPC, judged at the HTTP
+// layer only) RESULT_SUCCESS in the application layer; it is HTTP_SUCCESS
+// in the transport layer since. Such records are version 2, as this
+// version's are, so they are known by what cannot hold of a
+// RESULT_SUCCESS: a result no method returned, to an HTTP method other than
+// POST, or to a POST without a JSON-RPC method.
+func olderHTTPSuccess(r *record.Record) bool {
+	if r.Kind != record.KindExchange || r.Outcome != classify.ResultSuccess {
+		return false
+	}
+	switch r.HTTPMethod {
+	case "":
+		return false // stdio: no HTTP method, and a method's result
+	case http.MethodPost:
+		return r.Method == ""
+	}
+	return true
 }
 
 func observe(r *record.Record) obs {

@@ -79,6 +79,9 @@ func writeText(w *errWriter, s *Summary) {
 	if s.Dropped > 0 {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}
+	if s.Rejudged > 0 {
+		w.printf("  %d exchange %s of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a batch): counted as HTTP_SUCCESS (transport layer), as this version records them\n", s.Rejudged, plural(s.Rejudged, "record", "records"))
+	}
 	if s.OtherKinds > 0 {
 		w.printf("  %d records of unknown kinds ignored\n", s.OtherKinds)
 	}

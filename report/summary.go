@@ -42,6 +42,12 @@ type Summary struct {
 	Dropped int64 `json:"dropped,omitempty"`
 	// OtherKinds counts records of a kind this version does not know.
 	OtherKinds int64 `json:"otherKinds,omitempty"`
+	// Rejudged counts the exchange records of an mcpdiag before 15d740b
+	// (2026-12-06) that recorded an exchange that is not a JSON-RPC request
+	// (a GET stream, a DELETE, a batch) RESULT_SUCCESS in the application
+	// layer: they are counted as this version records them, HTTP_SUCCESS
+	// in the transport layer.
+	Rejudged int64 `json:"rejudged,omitempty"`
 	// Calls summarises the logical calls: the call lines, plus the calls
 	// whose exchanges were recorded but whose call line never was
 	// (Section.Orphans).

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// TestOlderHTTPSuccessRejudged: testdata/pre-15d740b.jsonl is what
+// `mcpdiag proxy` built at 15d740b^ recorded in front of the fixture server
+// for a 2025-11-25 session (curl): initialize, notifications/initialized,
+// tools/list, the standalone GET event stream and the session DELETE. That
+// version recorded the GET and the DELETE RESULT_SUCCESS in the application
+// layer; the report counts them as this version records them, HTTP_SUCCESS
+// in the transport layer, and says that it did. The POSTs of JSON-RPC
+// methods keep their RESULT_SUCCESS, and so do a stdio record and a
+// client's record.
+func TestOlderHTTPSuccessRejudged(t *testing.T) {
+	f, err := os.Open("testdata/pre-15d740b.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	acc := New(Options{})
+	if _, err := ReadFile(f, "pre-15d740b.jsonl", func(b BadLine) { t.Errorf("bad line %s", b) }, acc); err != nil {
+		t.Fatal(err)
+	}
+	// Records this version writes with RESULT_SUCCESS: a stdio exchange
+	// (no HTTP method) and a POST of a JSON-RPC method.
+	acc.Add(&record.Record{Kind: record.KindExchange, ID: "STDIO", Method: "tools/list", Outcome: classify.ResultSuccess, Layer: classify.LayerApplication})
+	acc.Add(&record.Record{Kind: record.KindExchange, ID: "POST", HTTPMethod: "POST", Method: "prompts/list", Outcome: classify.ResultSuccess, Layer: classify.LayerApplication})
+	s := acc.Summary()
+	ex := s.Exchanges
+	got := map[string]int64{}
+	for _, c := range ex.ByOutcome {
+		got[c.Outcome] = c.Count
+	}
+	if s.Rejudged != 2 || got["HTTP_SUCCESS"] != 2 || got["RESULT_SUCCESS"] != 4 || got["NOTIFICATION_ACCEPTED"] != 1 ||
+		ex.ByLayer["transport"] != 3 || ex.ByLayer["application"] != 4 || ex.Failures != 0 {
+		t.Errorf("rejudged %d, outcomes %v, layers %v, %d failed; want 2 rejudged, HTTP_SUCCESS 2, RESULT_SUCCESS 4, NOTIFICATION_ACCEPTED 1, transport 3, application 4, 0 failed",
+			s.Rejudged, got, ex.ByLayer, ex.Failures)
+	}
+	var out bytes.Buffer
+	if err := NewTextReporter(s).Report(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "2 exchange records of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request") {
+		t.Errorf("the report does not say it re-judged older records:\n%s", out.String())
+	}
+}
