@@ -85,6 +85,9 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 		}
 		p.opts.Observer.Observe(o)
 	}
+	// Nothing here keeps rec or res past the return but an observer: the
+	// recorder may reuse the record's memory.
+	f.ReleaseRecord = p.opts.Observer == nil
 	after := make([]*record.Record, 0, len(drifts))
 	for _, d := range drifts {
 		p.log.Warn(d.Message, "tool", d.Tool, "code", d.Code)

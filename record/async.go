@@ -261,6 +261,11 @@ func putLine(b []byte) {
 // it).
 var poisonLines bool
 
+// KeepsNoRecord says that Write keeps nothing of the record it is given
+// once it returns: it encodes the record there, and a loss names it by its
+// Ref. The caller may reuse the record afterwards (the recorder does).
+func (a *Async) KeepsNoRecord() {}
+
 // Write encodes rec and queues it. With QueueBlock it waits while the queue
 // is full; with QueueDrop it drops the record, counts it and reports it to
 // OnLoss instead. It returns an error only for a record it did not take:

@@ -111,6 +111,10 @@ func OpenSink(name string, opts SinkOptions) (*Sink, error) {
 // Name returns the file's path, or StdoutName.
 func (s *Sink) Name() string { return s.name }
 
+// KeepsNoRecord says that Write keeps nothing of the record it is given
+// once it returns (see Async.KeepsNoRecord; a Tee gets the line).
+func (s *Sink) KeepsNoRecord() {}
+
 // Write encodes rec and writes it (with Async: queues it). Without Async,
 // every loss is counted, told to OnLoss and returned.
 func (s *Sink) Write(rec *Record) error {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -416,7 +418,8 @@ func (rc *Recorder) cancelled() string {
 // the Finish hook, and writes the record.
 func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt *capture) {
 	in := ex.in
-	rec := &record.Record{
+	rec := records.Get().(*record.Record)
+	*rec = record.Record{
 		Kind:            record.KindExchange,
 		Time:            ex.start,
 		Client:          ex.client,
@@ -576,16 +579,46 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	rec.Note = strings.Join(notes, "; ")
 
 	var after []*record.Record
+	release := true
 	if rc.opts.Finish != nil {
-		after = rc.opts.Finish(&Finished{Exchange: ex, Record: rec, Result: res,
-			ClientGone: ex.clientGone && !afterResponse && !ex.shutdown, UpstreamReset: ex.upReset})
+		f := &Finished{Exchange: ex, Record: rec, Result: res,
+			ClientGone: ex.clientGone && !afterResponse && !ex.shutdown, UpstreamReset: ex.upReset}
+		after = rc.opts.Finish(f)
+		release = f.ReleaseRecord
 	}
 	rc.stats.exchanges.Add(1)
 	rc.Write(rec)
 	for _, r := range after {
 		rc.Write(r)
 	}
+	if _, ok := rc.opts.Records.(recordFreeSink); ok && release {
+		putRecord(rec)
+	}
 }
+
+// records holds the exchange records finish made and put back: an
+// exchange's record (about 900 bytes) went to the collector after every
+// exchange, when the Finish hook and the Sink keep nothing of it.
+var records = sync.Pool{New: func() any { return new(record.Record) }}
+
+// putRecord gives rec back to records; nothing may use it afterwards.
+func putRecord(rec *record.Record) {
+	if poisonRecycled {
+		*rec = poisonedRecord
+	}
+	if countReused != nil {
+		countReused.Add(1)
+	}
+	records.Put(rec)
+}
+
+// countReused counts the records given back, when a test sets it.
+var countReused *atomic.Int64
+
+// poisonedRecord is what a record given back holds when the tests poison
+// what is recycled: a use of it after putRecord shows.
+var poisonedRecord = record.Record{Kind: "poisoned", ID: "poisoned", Method: "poisoned", Tool: "poisoned", URL: "poisoned",
+	Client: "poisoned", Session: "poisoned", Reason: "poisoned", Status: 999, HTTPStatuses: []int{999}}
 
 // listenClosed reports a subscriptions/listen request whose event stream
 // its client closed (not the owner's shutdown) before any response: for a

@@ -90,6 +90,14 @@ type Sink interface {
 	Write(rec *record.Record) error
 }
 
+// recordFreeSink is a Sink that keeps nothing of a record past its Write
+// (record.Async, record.Sink): with a Finish hook that sets
+// Finished.ReleaseRecord, the recorder reuses the exchange's record.
+type recordFreeSink interface {
+	Sink
+	KeepsNoRecord()
+}
+
 // Options configure a Recorder.
 type Options struct {
 	// Records receives one record per exchange; nil records nothing. Use a
@@ -350,6 +358,13 @@ type Finished struct {
 	// UpstreamReset reports that the upstream cut the response after it
 	// had started (UR).
 	UpstreamReset bool
+	// ReleaseRecord is set by a hook that keeps nothing of Record (nor of
+	// Result) past its return and hands neither to code that may: the
+	// recorder may then reuse the record's memory for a later exchange once
+	// it was written, when its Sink keeps nothing of a record either (it
+	// has a method KeepsNoRecord, as record.Async and record.Sink do).
+	// Unset, the record is the hook's to keep.
+	ReleaseRecord bool
 }
 
 // sessionStore remembers, per 2025-11-25 session, the client and the
