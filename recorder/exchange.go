@@ -65,7 +65,8 @@ type Exchange struct {
 	// The downstream leg (set under responseWriter.mu).
 	status         int
 	respHeader     http.Header
-	invalidHeaders []string // header names net/http does not send
+	respCopy       *headerCopy // respHeader's storage (releaseHeader)
+	invalidHeaders []string    // header names net/http does not send
 	headersAt      time.Duration
 	firstEvent     time.Duration
 	arrivals       []arrival

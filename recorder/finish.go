@@ -593,6 +593,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	}
 	if _, ok := rc.opts.Records.(recordFreeSink); ok && release {
 		putRecord(rec)
+		ex.releaseHeader()
 	}
 }
 

@@ -73,7 +73,11 @@ func (rw *responseWriter) writeHeader(code int) {
 	rw.wroteHeader = true
 	ex := rw.ex
 	ex.status = code
-	ex.respHeader = copyHeader(h, &ex.invalidHeaders)
+	ex.respCopy, _ = headerCopies.Get().(*headerCopy)
+	if ex.respCopy == nil {
+		ex.respCopy = new(headerCopy)
+	}
+	ex.respHeader = ex.respCopy.copy(h, &ex.invalidHeaders)
 	ex.headersAt = time.Since(ex.start)
 	if ex.msg.Method == "initialize" && code >= 200 && code <= 299 {
 		// Remember the session's client now: its next request may arrive
@@ -86,17 +90,36 @@ func (rw *responseWriter) writeHeader(code int) {
 	rw.w.WriteHeader(code)
 }
 
-// copyHeader returns a copy of the header fields h sends (its nil values,
-// the fields net/http must not add, left out), the values of all in one
-// array (each field's slice capped at its own), and adds the names
-// net/http does not send to invalid.
-func copyHeader(h http.Header, invalid *[]string) http.Header {
-	c := make(http.Header, len(h))
+// headerCopy is the recorded copy of a response header: its map and the
+// array of all its values, reused from headerCopies once the exchange's
+// record was written and released (releaseHeader), as the record is.
+type headerCopy struct {
+	h    http.Header
+	vals []string
+}
+
+// headerCopies holds the headerCopy values given back.
+var headerCopies sync.Pool
+
+// copy returns a copy of the header fields h sends (its nil values, the
+// fields net/http must not add, left out) in hc's map, the values of all in
+// hc's one array (each field's slice capped at its own), and adds the names
+// net/http does not send to invalid. What hc held before is overwritten.
+func (hc *headerCopy) copy(h http.Header, invalid *[]string) http.Header {
+	if hc.h == nil {
+		hc.h = make(http.Header, len(h))
+	} else {
+		clear(hc.h)
+	}
+	c := hc.h
 	n := 0
 	for _, v := range h {
 		n += len(v)
 	}
-	vals := make([]string, 0, n)
+	vals := hc.vals[:0]
+	if cap(vals) < n {
+		vals = make([]string, 0, n)
+	}
 	for k, v := range h {
 		if v != nil {
 			if len(v) == 0 {
@@ -112,7 +135,33 @@ func copyHeader(h http.Header, invalid *[]string) http.Header {
 			}
 		}
 	}
+	hc.vals = vals
 	return c
+}
+
+// releaseHeader gives the exchange's recorded response header back to
+// headerCopies; nothing may read ex.respHeader afterwards. finish calls it
+// when it releases the record (the one other holder of the header: the
+// record's ResponseHeaders).
+func (ex *Exchange) releaseHeader() {
+	hc := ex.respCopy
+	if hc == nil {
+		return
+	}
+	ex.respCopy = nil
+	all := hc.vals[:cap(hc.vals)]
+	for i := range all {
+		all[i] = "" // (nothing kept alive by a copy in the pool)
+		if poisonRecycled {
+			all[i] = "poisoned"
+		}
+	}
+	if poisonRecycled {
+		for k := range hc.h {
+			hc.h[k] = []string{"poisoned"}
+		}
+	}
+	headerCopies.Put(hc)
 }
 
 // Write forwards b and keeps a copy for the recorder.
