@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -82,13 +83,19 @@ var smallCall = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":
 // smallResult is a ~1 KiB tool result.
 var smallResult = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 960) + `"}],"resultType":"complete"}}`
 
-// cannedTransport reads the request and answers smallResult.
+// cannedTransport reads the request and answers smallResult. Like
+// net/http's transport, it tells the request's ClientTrace that the request
+// was written (the proxy's Up.Sent, after which the recorder may reuse the
+// body's buffer).
 type cannedTransport struct{}
 
 func (cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body != nil {
 		_, _ = io.Copy(io.Discard, r.Body)
 		_ = r.Body.Close()
+	}
+	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 	return &http.Response{
 		StatusCode: 200, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Request: r,
@@ -102,6 +109,9 @@ type encodeSink struct {
 	enc  record.Encoder
 	done chan struct{}
 }
+
+// KeepsNoRecord: as a record file's sink, Write keeps nothing of the record.
+func (s *encodeSink) KeepsNoRecord() {}
 
 func (s *encodeSink) Write(rec *record.Record) error {
 	_, err := s.enc.Encode(rec)
