@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,8 +44,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// stdioMarkEnv names a file the fixture server appends each method it
+// receives to, a line each: a test knows from it that a request reached the
+// server (the proxy registers a request before it forwards it).
+const stdioMarkEnv = "MCPDIAG_TEST_STDIO_MARK"
+
 func runStdioServer() {
 	s := mcpServer()
+	if path := os.Getenv(stdioMarkEnv); path != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+					fmt.Fprintln(f, method)
+					f.Close()
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	s.AddTool(&mcp.Tool{Name: "noise", InputSchema: objSchema},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			fmt.Println("Debugger listening on ws://127.0.0.1:9229")
@@ -381,14 +398,24 @@ func TestStdioDelayEndsWithTheRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run := startStdioContext(t, ctx, proxy.StdioOptions{Faults: &proxy.FaultOptions{Selection: sel}})
+	mark := filepath.Join(t.TempDir(), "methods")
+	run := startStdioContext(t, ctx, proxy.StdioOptions{Faults: &proxy.FaultOptions{Selection: sel},
+		Env: append(os.Environ(), stdioServerEnv+"=1", stdioMarkEnv+"="+mark)})
 	conversation(t, run.in, run.out, []string{initLine, readyLine})
 	go func() { _, _ = io.Copy(io.Discard, run.out) }()
 	io.WriteString(run.in, toolLine(2, "echo")+"\n")
-	// Give the server time to answer, so that the proxy holds the answer
-	// (on a machine too slow for that, the kill comes first and the run
-	// ends all the same).
-	time.Sleep(300 * time.Millisecond)
+	// Cancel once the call has reached the server (a fixed sleep let a
+	// loaded machine cancel the run before the proxy had taken the line:
+	// no record of the call). The server most likely answers it at once,
+	// so that the proxy holds the answer; if not, the run ends all the same.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(mark); strings.Contains(string(b), "tools/call") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the echo call did not reach the server within a minute")
+		}
+	}
 	cancel()
 	select {
 	case <-run.done:
