@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,5 +51,29 @@ func TestOlderHTTPSuccessRejudged(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "2 exchange records of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request") {
 		t.Errorf("the report does not say it re-judged older records:\n%s", out.String())
+	}
+}
+
+// TestNoMethodName: the records without a JSON-RPC method (here the GET
+// stream and the session DELETE of testdata/pre-15d740b.jsonl) are named
+// "[no JSON-RPC method]" in the text report, not "[unknown method]": their
+// exchanges carried none, and nothing failed to be read.
+func TestNoMethodName(t *testing.T) {
+	f, err := os.Open("testdata/pre-15d740b.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	acc := New(Options{})
+	if _, err := ReadFile(f, "pre-15d740b.jsonl", func(b BadLine) { t.Errorf("bad line %s", b) }, acc); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := NewTextReporter(acc.Summary()).Report(&out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !regexp.MustCompile(`\n +\[no JSON-RPC method\] +2 +0 `).MatchString(text) || strings.Contains(text, "unknown method") {
+		t.Errorf("the by-tool row of the GET and the DELETE:\n%s", text)
 	}
 }

@@ -237,6 +237,11 @@ type Slow struct {
 // Name returns the tool, or the method in brackets when there is no tool.
 func (s *Slow) Name() string { return target(s.Method, s.Tool) }
 
+// target names a record's tool, or its JSON-RPC method in brackets, or
+// NoMethod: a record without a method is an exchange that carried none
+// (a standalone GET stream, a session DELETE, OAuth metadata, a batch, a
+// body that is not JSON-RPC; a stdio line that answered no request), not
+// one whose method mcpdiag failed to read.
 func target(method, tool string) string {
 	switch {
 	case tool != "":
@@ -244,8 +249,12 @@ func target(method, tool string) string {
 	case method != "":
 		return "[" + method + "]"
 	}
-	return "[unknown method]"
+	return NoMethod
 }
+
+// NoMethod is the text report's name of the records without a JSON-RPC
+// method (it said "[unknown method]", as if the method had not been read).
+const NoMethod = "[no JSON-RPC method]"
 
 // Section returns the section of records of kind k ("call", "exchange",
 // "server"; plurals are accepted), or nil.
