@@ -13,6 +13,7 @@ import (
 	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,4 +353,55 @@ func TestRecordReusedAllocs(t *testing.T) {
 	if released > kept-3 {
 		t.Errorf("allocations per exchange: record kept %.1f, released %.1f: want at least three less", kept, released)
 	}
+}
+
+// TestCaptureReusedAllocs pins the allocations the pooled capture removes:
+// recording an exchange with its response captured for the record
+// (BodiesErrors, the default) allocates no more than without a capture
+// (BodiesNone): the capture and the array of its pieces come back from
+// captures (before, one allocation more per exchange, and more as the
+// pieces grew).
+func TestCaptureReusedAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops on purpose under the race detector")
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	answer := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 3000) + `"}]}}`
+	perExchange := func(mode BodyMode) float64 {
+		sink := record.NewAsync(discardLines{}, record.AsyncOptions{Policy: record.QueueBlock})
+		defer sink.Close()
+		rc, err := New(Options{Records: sink, Sync: true, Bodies: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		w := &discardWriter{h: http.Header{}}
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer)
+		})
+		return mallocsPerRun(2000, func() {
+			r.Body = io.NopCloser(strings.NewReader(body))
+			rc.Serve(w, r, h)
+		})
+	}
+	none, errs := perExchange(BodiesNone), perExchange(BodiesErrors)
+	t.Logf("allocations per exchange: bodies none %.2f, errors %.2f", none, errs)
+	if errs > none+1 { // (without the pool: 2 more, the capture and its pieces)
+		t.Errorf("allocations per exchange: bodies none %.1f, errors %.1f: the capture allocates", none, errs)
+	}
+}
+
+// mallocsPerRun is testing.AllocsPerRun without its rounding down to a
+// whole number: the mean allocations of f over runs, after one warm-up run.
+func mallocsPerRun(runs int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(runs)
 }
