@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"bufio"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,6 +67,11 @@ func TestListenClosedByClient(t *testing.T) {
 			}
 			if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.Contains(line, "acknowledged") {
 				t.Fatalf("the client read %q, %v", line, err)
+			}
+			if tc.serverEnds {
+				// The client reads on until the server's end: closing at
+				// once would race it (the close first is the client's end).
+				_, _ = io.Copy(io.Discard, resp.Body)
 			}
 			resp.Body.Close() // the client closes its stream
 			http.DefaultClient.CloseIdleConnections()
