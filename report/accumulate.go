@@ -121,6 +121,10 @@ type Accumulator struct {
 	// first in order.
 	open  map[string]*openCall
 	order list.List
+
+	// Refused 2026-07-28 requests awaiting their client's next request,
+	// oldest first (see settle).
+	pending []pendingProbe
 }
 
 // openCall is a call known from its exchanges only, so far.
@@ -173,7 +177,12 @@ func (a *Accumulator) Add(r *record.Record) {
 			o.outcome, o.layer = classify.HTTPSuccess, classify.HTTPSuccess.Layer()
 			a.rejudged++
 		}
-		a.exchanges.add(o)
+		a.settle(r)
+		if refusedProbe(r) {
+			a.hold(r, o)
+		} else {
+			a.exchanges.add(o)
+		}
 		if r.CallID != "" {
 			a.track(r)
 		}
@@ -282,9 +291,12 @@ func (a *Accumulator) orphan(oc *openCall) {
 
 // Close counts the calls still open (exchanges seen, call line missing) as
 // orphan calls, with the verdict of their last exchange and the time from
-// their first exchange's start to their last one's end. Add may be called
-// again afterwards.
+// their first exchange's start to their last one's end, and counts the
+// refused 2026-07-28 requests still awaiting their client's next request as
+// failures (see settle; until then Summary leaves them out). Add may be
+// called again afterwards.
 func (a *Accumulator) Close() {
+	a.flushProbes()
 	for a.order.Len() > 0 {
 		a.orphan(a.order.Front().Value.(*openCall))
 	}

@@ -1,0 +1,127 @@
+package report
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// EraFallbackWindow is how long after a refused 2026-07-28 request (see
+// refusedProbe) the same client's initialize may start for the request to
+// count as an era fallback rather than a failure.
+const EraFallbackWindow = 30 * time.Second
+
+// maxPendingProbes bounds the refused requests held while their client's
+// next request is awaited; past it the oldest is counted as a failure.
+const maxPendingProbes = 1024
+
+// pendingProbe is a refused 2026-07-28 request whose client's next request
+// has not been seen yet: its observation is added to the exchanges once
+// that request (or the end of the window, or Close) settles it.
+type pendingProbe struct {
+	o            obs
+	conn, client string
+	at           time.Time
+}
+
+// refusedProbe reports whether r is a 2026-07-28 request that a server of
+// the 2025-11-25 era refused: the answer that the 2026-07-28 transport's
+// §Backward compatibility tells a client to fall back to initialize on (a
+// 4xx other than 401, 403, 408 and 429, without a modern error; as the
+// built-in client decides in client/setup.go eraFromProbe). Only typed
+// fields are read: kind, protocol version, method, outcome, status and the
+// JSON-RPC error code, never the reason. A record the client already
+// marked (EraFallback) or a probe of mcpdiag probe is not one: report counts
+// those as they say.
+func refusedProbe(r *record.Record) bool {
+	if r.Kind != record.KindExchange || r.EraFallback || r.Probe != nil ||
+		r.ProtocolVersion != wire.Protocol2026 || r.Method == "" || r.Method == "initialize" ||
+		r.Outcome != classify.HTTPError || r.Status < 400 || r.Status >= 500 {
+		return false
+	}
+	switch r.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return false // not a version signal: the same request would meet it at any era
+	}
+	if c := r.JSONRPC.ErrorCode; c != nil {
+		switch *c {
+		case -32020, -32021, -32601, -32602:
+			return false // a modern error: the server speaks 2026-07-28
+		}
+	}
+	return true
+}
+
+// hold keeps a refused probe until its client's next request is seen.
+func (a *Accumulator) hold(r *record.Record, o obs) {
+	if len(a.pending) >= maxPendingProbes {
+		a.release(0) // the oldest: a failure
+	}
+	a.pending = append(a.pending, pendingProbe{o: o, conn: r.Conn, client: r.Client, at: r.Time})
+}
+
+// settle decides the refused probes that exchange record r settles, before r
+// is counted. A refused probe is an era fallback when the same client's next
+// request is an initialize that starts within EraFallbackWindow after it;
+// any other next request, none in the window, or none at all (Close) leaves
+// it a failure. "The same client" is, first, the same connection (conn, the
+// proxy's id of the client's TCP connection): the probe's next request on
+// that connection decides. An initialize on another connection (the client
+// opened a new one) settles the oldest probe still held of the same
+// non-empty client (clientInfo's name@version, or the User-Agent), if no
+// probe is held on the initialize's own connection. Records without a time
+// are linked by order alone.
+func (a *Accumulator) settle(r *record.Record) {
+	if len(a.pending) == 0 {
+		return
+	}
+	timed := func(p *pendingProbe) bool { return !p.at.IsZero() && !r.Time.IsZero() }
+	kept := a.pending[:0]
+	for _, p := range a.pending {
+		if timed(&p) && r.Time.Sub(p.at) > EraFallbackWindow {
+			a.exchanges.add(p.o) // no next request in the window: a failure
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(a.pending[len(kept):])
+	a.pending = kept
+	after := func(p *pendingProbe) bool { return !timed(p) || !r.Time.Before(p.at) }
+	for i := range a.pending {
+		if p := &a.pending[i]; p.conn != "" && p.conn == r.Conn && after(p) {
+			p.o.fallback = r.Method == "initialize"
+			a.release(i)
+			return
+		}
+	}
+	if r.Method != "initialize" || r.Client == "" {
+		return
+	}
+	for i := range a.pending {
+		if p := &a.pending[i]; p.client == r.Client && p.conn != r.Conn && after(p) {
+			p.o.fallback = true
+			a.release(i)
+			return
+		}
+	}
+}
+
+// release counts the i-th held probe and forgets it.
+func (a *Accumulator) release(i int) {
+	a.exchanges.add(a.pending[i].o)
+	a.pending = slices.Delete(a.pending, i, i+1)
+}
+
+// flushProbes counts every probe still held as a failure: no next request
+// of its client came.
+func (a *Accumulator) flushProbes() {
+	for _, p := range a.pending {
+		a.exchanges.add(p.o)
+	}
+	clear(a.pending)
+	a.pending = a.pending[:0]
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// TestEraFallbackLinking: the rule that makes a refused 2026-07-28 request
+// recorded by the proxy (which cannot know what the client does next) an era
+// fallback at read time, on hand-written record lines: the same client's next
+// request must be an initialize, after it, within EraFallbackWindow. Every
+// case that links was counted a failure before (no record here carries
+// eraFallback).
+func TestEraFallbackLinking(t *testing.T) {
+	t.Parallel()
+	type ex struct {
+		at             int // seconds after 09:00:00
+		conn, client   string
+		proto, method  string
+		status         int
+		outcome, ecode string // ecode: the JSON-RPC error code, "null" when none
+	}
+	probe := func(at int, conn, client string) ex {
+		return ex{at, conn, client, "2026-07-28", "tools/list", 400, "HTTP_ERROR", "null"}
+	}
+	initialize := func(at int, conn, client string) ex {
+		return ex{at, conn, client, "2025-11-25", "initialize", 200, "RESULT_SUCCESS", "null"}
+	}
+	other := func(at int, conn, client, method string) ex {
+		return ex{at, conn, client, "2025-11-25", method, 200, "RESULT_SUCCESS", "null"}
+	}
+	withCode := func(e ex, status int, code string) ex { e.status, e.ecode = status, code; return e }
+	const insp, ts = "inspector@0.17", "typescript-sdk@1.20"
+	for _, c := range []struct {
+		name                string
+		lines               []ex
+		failures, fallbacks int64
+	}{
+		{"initialize next on the connection", []ex{probe(0, "r-1", insp), initialize(0, "r-1", insp)}, 0, 1},
+		{"no next request", []ex{probe(0, "r-1", insp)}, 1, 0},
+		{"next request not an initialize", []ex{probe(0, "r-1", insp), other(1, "r-1", insp, "ping"), initialize(2, "r-1", insp)}, 1, 0},
+		{"the next request a 2026-07-28 one again", []ex{probe(0, "r-1", insp), probe(1, "r-1", insp)}, 2, 0},
+		{"initialize before the probe", []ex{initialize(0, "r-1", insp), probe(1, "r-1", insp)}, 1, 0},
+		{"another client's initialize on another connection", []ex{probe(0, "r-1", insp), initialize(1, "r-2", ts)}, 1, 0},
+		{"another client's initialize on the same connection", []ex{probe(0, "r-1", insp), initialize(1, "r-1", ts)}, 0, 1},
+		{"the same client on a new connection", []ex{probe(0, "r-1", insp), initialize(1, "r-2", insp)}, 0, 1},
+		{"the same client name, unnamed", []ex{probe(0, "r-1", ""), initialize(1, "r-2", "")}, 1, 0},
+		{"within the window", []ex{probe(0, "r-1", insp), initialize(29, "r-1", insp)}, 0, 1},
+		{"past the window", []ex{probe(0, "r-1", insp), initialize(31, "r-1", insp)}, 1, 0},
+		{"past the window, another client's request between", []ex{probe(0, "r-1", insp), other(31, "r-9", ts, "ping"), initialize(32, "r-1", insp)}, 1, 0},
+		{"two of one client: a modern-only one gives up, the other falls back", []ex{
+			probe(0, "r-1", insp), probe(1, "r-2", insp), initialize(2, "r-2", insp)}, 1, 1},
+		{"two of one client interleaved, both fall back", []ex{
+			probe(0, "r-1", insp), probe(1, "r-2", insp), initialize(2, "r-2", insp), initialize(3, "r-1", insp)}, 0, 2},
+		{"-32022 listing older versions", []ex{withCode(probe(0, "r-1", insp), 400, "-32022"), initialize(1, "r-1", insp)}, 0, 1},
+		{"-32600 Missing session ID", []ex{withCode(probe(0, "r-1", insp), 400, "-32600"), initialize(1, "r-1", insp)}, 0, 1},
+		{"404", []ex{withCode(probe(0, "r-1", insp), 404, "null"), initialize(1, "r-1", insp)}, 0, 1},
+		{"a modern error (-32602)", []ex{withCode(probe(0, "r-1", insp), 400, "-32602"), initialize(1, "r-1", insp)}, 1, 0},
+		{"401, not a version signal", []ex{withCode(probe(0, "r-1", insp), 401, "null"), initialize(1, "r-1", insp)}, 1, 0},
+		{"429, not a version signal", []ex{withCode(probe(0, "r-1", insp), 429, "null"), initialize(1, "r-1", insp)}, 1, 0},
+		{"a refused 2025-11-25 request", []ex{func() ex { e := probe(0, "r-1", insp); e.proto = "2025-11-25"; return e }(), initialize(1, "r-1", insp)}, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			acc := New(Options{})
+			for i, e := range c.lines {
+				line := fmt.Sprintf(`{"v":2,"kind":"exchange","id":"e%d","time":"2026-12-06T09:00:%02d.%03dZ","client":%q,"protocolVersion":%q,"scenario":"","method":%q,"postCount":1,"httpStatuses":[%d],"jsonrpc":{"id":%d,"errorCode":%s},"resultType":null,"outcome":%q,"retryOrigin":"none","httpMethod":"POST","status":%d,"conn":%q}`,
+					i, e.at%60, i, e.client, e.proto, e.method, e.status, i+1, e.ecode, e.outcome, e.status, e.conn)
+				line = strings.Replace(line, "09:00:", fmt.Sprintf("09:%02d:", e.at/60), 1)
+				r, err := record.Decode([]byte(line))
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				acc.Add(r)
+			}
+			acc.Close()
+			got := acc.Summary().Exchanges
+			if got.Total != int64(len(c.lines)) || got.Failures != c.failures || got.EraFallbacks != c.fallbacks {
+				t.Errorf("%d exchanges, %d failed, %d era fallbacks; want %d, %d, %d", got.Total, got.Failures, got.EraFallbacks, len(c.lines), c.failures, c.fallbacks)
+			}
+			if c.failures == 0 && len(got.WorstOffenders) != 0 {
+				t.Errorf("worst offenders %v, want none", got.WorstOffenders)
+			}
+		})
+	}
+}
