@@ -85,6 +85,19 @@ type StdioOptions struct {
 	Observer Observer
 	// Logger receives the proxy's own warnings; nil discards them.
 	Logger *slog.Logger
+
+	hooks *stdioHooks // tests only: nil outside them
+}
+
+// stdioHooks let a test of the package stop RunStdio's goroutines at the
+// points where they meet.
+type stdioHooks struct {
+	// clientLine runs in clientToServer with each complete line it read,
+	// before the line is registered.
+	clientLine func(line []byte)
+	// waitClient runs in RunStdio once it has decided to end and is about
+	// to wait for clientToServer to be done with a line it holds.
+	waitClient func()
 }
 
 // StdioResult is how the server ended.
@@ -115,6 +128,7 @@ type stdioPending struct {
 	ended      bool                 // the server ended with the request unanswered (UX)
 	left       bool                 // a server request the client never answered: it closed the server's stdin first (DC)
 	subEnded   bool                 // a subscriptions/listen its client or server ended: no response was due
+	unsent     bool                 // the request never reached the server (it had stopped reading its stdin, or the run ended)
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
 	answerNote string               // how the answer came, when it came in a batch line
 }
@@ -150,6 +164,17 @@ type stdioProxy struct {
 	clientEOF     bool  // the client closed its stdin (so the proxy closed the server's): it ended the session
 	exited        chan struct{}
 	cmd           *exec.Cmd
+
+	// The client's side and the run's end (see endClient and clientReader).
+	cond       *sync.Cond      // on mu: clientDone changed
+	ending     bool            // RunStdio decided to end: clientToServer reads nothing more from the client
+	endWhy     string          // how the server ended, once ending
+	inRead     bool            // clientToServer is in a read from the client's stdin
+	clientDone bool            // clientToServer returned
+	stdinErr   error           // writing to the server's stdin failed: it stopped reading
+	unsentN    int64           // requests of the client that never reached the server
+	unsentRec  int64           // … of them recorded one by one
+	sent       []*stdioPending // the requests the current client line registered (clientToServer's own)
 }
 
 // RunStdio starts the server command, passes the client's stdin to it and
@@ -168,6 +193,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		ctx: ctx, opts: opts, maxLine: opts.MaxLineSize, limit: opts.BodyLimit, name: filepath.Base(opts.Command), conn: recorder.NewConnID(),
 		log: opts.Logger, pending: map[string]*stdioPending{}, srvReqs: map[string]*stdioPending{}, exited: make(chan struct{}),
 	}
+	s.cond = sync.NewCond(&s.mu)
 	if s.maxLine <= 0 {
 		s.maxLine = wire.DefaultMaxEventSize
 	}
@@ -219,9 +245,9 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		case <-s.exited:
 		}
 	}()
-	// The client's side runs on its own goroutine and is not waited for:
-	// a read from the client's stdin cannot be interrupted, and once the
-	// server is gone nothing it could still read matters.
+	// The client's side runs on its own goroutine, waited for (endClient)
+	// only while it holds a line it read: a read from the client's stdin
+	// cannot be interrupted.
 	go s.clientToServer(stdin)
 	s.serverToClient(stdout)
 	werr := cmd.Wait()
@@ -233,7 +259,9 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
-	s.flushPending(describeExit(cmd.ProcessState, werr))
+	why := describeExit(cmd.ProcessState, werr)
+	s.endClient(why)
+	s.flushPending(why)
 	s.mu.Lock()
 	res.Exchanges, res.Noise = s.records, s.noise
 	suppressed := s.noise - s.noiseRec
@@ -263,10 +291,76 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 			Note:   fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords),
 		})
 	}
+	s.mu.Lock()
+	unsentPast := s.unsentN - s.unsentRec
+	s.mu.Unlock()
+	if unsentPast > 0 {
+		s.write(&record.Record{
+			Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
+			URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.NetworkError, Layer: classify.NetworkError.Layer(), Summarized: unsentPast,
+			Reason: fmt.Sprintf("%d more requests the client wrote never reached the server (it had stopped reading its stdin, or the run ended) and were not recorded one by one", unsentPast),
+			Note:   fmt.Sprintf("the client's requests not passed on to the server, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords),
+		})
+	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// endClient decides the end of the run on the client's side: from now on
+// clientToServer reads nothing more from the client (clientReader), and a
+// line it already read is not passed on but recorded as a request that never
+// reached the server. It waits until clientToServer has returned or is in a
+// read from the client begun before the decision: that read cannot be
+// interrupted, and what it brings is dropped, unprocessed (see
+// clientReader). So every line clientToServer took has its record before
+// flushPending runs, and none is written after RunStdio returns.
+func (s *stdioProxy) endClient(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ending, s.endWhy = true, why
+	if h := s.opts.hooks; h != nil && h.waitClient != nil && !s.clientDone && !s.inRead {
+		s.mu.Unlock()
+		h.waitClient()
+		s.mu.Lock()
+	}
+	for !s.clientDone && !s.inRead {
+		s.cond.Wait()
+	}
+}
+
+// errRunEnded is what clientReader returns once RunStdio decided to end.
+var errRunEnded = errors.New("proxy: the run ended")
+
+// clientReader is the client's stdin as clientToServer reads it: no read
+// begins once RunStdio decided to end (endClient), and a read under way
+// then, which endClient does not wait for, returns nothing (its bytes
+// arrived after the end: RunStdio may have returned, and no record may be
+// written then).
+type clientReader struct {
+	s *stdioProxy
+	r io.Reader
+}
+
+func (c *clientReader) Read(p []byte) (int, error) {
+	s := c.s
+	s.mu.Lock()
+	if s.ending {
+		s.mu.Unlock()
+		return 0, errRunEnded
+	}
+	s.inRead = true
+	s.mu.Unlock()
+	n, err := c.r.Read(p)
+	s.mu.Lock()
+	s.inRead = false
+	late := s.ending
+	s.mu.Unlock()
+	if late {
+		return 0, errRunEnded
+	}
+	return n, err
 }
 
 func (s *stdioProxy) url() string { return "stdio:" + s.name }
@@ -363,28 +457,59 @@ func (l *lineReader) takeLong() (head, tail []byte, size int64, whole bool) {
 // clientToServer passes the client's lines to the server, noting each
 // request before the server can answer it.
 func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
-	defer stdin.Close()
-	lr := newLineReader(s.opts.Stdin, s.maxLine)
+	defer func() {
+		stdin.Close()
+		s.mu.Lock()
+		s.clientDone = true
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+	lr := newLineReader(&clientReader{s: s, r: s.opts.Stdin}, s.maxLine)
+	gone := false // the server stopped reading its stdin: nothing more is passed on
 	for {
 		piece, end, err := lr.next()
+		if err == errRunEnded {
+			// RunStdio decided to end: nothing more is read (what is
+			// held of a line is no complete line: no request).
+			return
+		}
 		kill := false
+		var unsent bool
 		if end {
 			line, whole := lr.take()
-			s.onClientLine(line, whole)
+			if h := s.opts.hooks; h != nil && h.clientLine != nil {
+				h.clientLine(line)
+			}
+			// Once the server stopped reading, or the run is ending, a
+			// line is not passed on: its requests are recorded as never
+			// having reached the server. Decided once, for the line's
+			// registration and its write alike.
+			unsent = gone || s.isEnding()
+			s.sent = s.sent[:0]
+			s.onClientLine(line, whole, unsent)
 			// The exit fault kills the server right after this request
 			// reached it; from now on its output is dropped, so that an
 			// answer it writes before the kill lands never reaches the
 			// client (as it would not from a server that crashed).
-			kill = s.faultExit()
+			kill = s.faultExit() && !unsent
+		} else {
+			unsent = gone || s.isEnding()
 		}
-		if len(piece) > 0 {
+		if len(piece) > 0 && !unsent {
 			if _, werr := stdin.Write(piece); werr != nil {
-				// The server is gone; what it did not read is lost.
-				_, _ = io.Copy(io.Discard, s.opts.Stdin)
-				return
+				// The server is gone (or stopped reading its stdin): the
+				// requests of this line and of the lines that follow never
+				// reach it, and are recorded so; the client's stdin is
+				// still read to its end (or the run's), as it was drained
+				// before.
+				gone = true
+				s.stdinGone(werr, end)
 			}
 		}
 		if err != nil {
+			if gone {
+				return
+			}
 			if err != io.EOF {
 				s.log.Warn("reading the client's stdin failed", slog.Any("error", err))
 			} else {
@@ -401,11 +526,70 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 	}
 }
 
+// isEnding reports whether RunStdio decided to end (endClient).
+func (s *stdioProxy) isEnding() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ending
+}
+
+// stdinGone notes that writing to the server's stdin failed; lineEnd says
+// the piece that failed ended a line, whose requests (registered just
+// before, in s.sent) then never reached the server whole: they are
+// recorded so at once.
+func (s *stdioProxy) stdinGone(err error, lineEnd bool) {
+	var unsent []*stdioPending
+	s.mu.Lock()
+	s.stdinErr = err
+	if lineEnd {
+		for _, p := range s.sent {
+			if s.pending[idKey(p.msg.ID)] == p {
+				delete(s.pending, idKey(p.msg.ID))
+				unsent = append(unsent, p)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, p := range unsent {
+		s.unsentRequest(p)
+	}
+}
+
+// unsentRequest records a request of the client that never reached the
+// server, NETWORK_ERROR with the request not sent (UX, as flushPending
+// records a request the server left unanswered): the server had stopped
+// reading its stdin, or the run ended with the line read from the client
+// but not passed on. Past maxNoiseRecords such requests are counted, and
+// RunStdio writes one summary record at the end.
+func (s *stdioProxy) unsentRequest(p *stdioPending) {
+	s.mu.Lock()
+	s.unsentN++
+	if s.unsentRec >= maxNoiseRecords {
+		s.mu.Unlock()
+		return
+	}
+	s.unsentRec++
+	var reason string
+	switch {
+	case s.stdinErr != nil && (!s.ending || !errors.Is(s.stdinErr, os.ErrClosed)):
+		reason = fmt.Sprintf("the server had stopped reading its stdin (writing to it failed: %v)", s.stdinErr)
+	default:
+		// The run ended; a write that failed then failed on the pipe
+		// cmd.Wait closed.
+		reason = "the proxy had read the line from the client when the run ended, and did not pass it on: " + s.endWhy
+	}
+	s.mu.Unlock()
+	p.unsent, p.ended = true, true
+	s.finish(p, nil, time.Now(), errors.New(reason), false)
+}
+
 // onClientLine registers a request (or answers a server request). A batch
 // line (a JSON array, 2025-03-26 batching) is taken apart: each of its
 // messages counts as if it had come on a line of its own, and the record of
-// each request in it says so (record.Record.Batch).
-func (s *stdioProxy) onClientLine(line []byte, whole bool) {
+// each request in it says so (record.Record.Batch). unsent says the line is
+// not passed on to the server (see clientToServer): its requests are
+// recorded at once as never having reached it.
+func (s *stdioProxy) onClientLine(line []byte, whole, unsent bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return
@@ -420,7 +604,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 	if m.Kind == wire.MessageBatch {
 		elems := batchElements(trimmed)
 		if len(elems) == 0 {
-			s.onClientNoise(trimmed, nil, nil)
+			s.onClientNoise(trimmed, nil, nil, unsent)
 			return
 		}
 		for i, e := range elems {
@@ -428,24 +612,24 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 			if em := wire.ParseMessage(e); em.Kind == wire.MessageInvalid || em.Kind == wire.MessageBatch {
 				// A member that is not a JSON-RPC message: the server
 				// answers it with an error of id null, as a line.
-				s.onClientNoise(e, nil, b)
+				s.onClientNoise(e, nil, b, unsent)
 			} else {
 				if em.IsNullIDRequest() {
-					s.onClientNoise(e, &em, b)
+					s.onClientNoise(e, &em, b, unsent)
 				}
-				s.onClientMessage(em, e, true, b)
+				s.onClientMessage(em, e, true, b, unsent)
 			}
 		}
 		return
 	}
 	if whole && m.Kind == wire.MessageInvalid {
-		s.onClientNoise(trimmed, nil, nil)
+		s.onClientNoise(trimmed, nil, nil, unsent)
 		return
 	}
 	if m.IsNullIDRequest() {
-		s.onClientNoise(trimmed, &m, nil)
+		s.onClientNoise(trimmed, &m, nil, unsent)
 	}
-	s.onClientMessage(m, trimmed, whole, nil)
+	s.onClientMessage(m, trimmed, whole, nil, unsent)
 }
 
 // onClientNoise records a line of the client that is not a JSON-RPC
@@ -458,8 +642,9 @@ func (s *stdioProxy) onClientLine(line []byte, whole bool) {
 // A member of a batch line that is not a JSON-RPC message (batch says where
 // it sat) and an empty batch line ([]) are recorded the same way, and so is
 // a request of id null (nullID: its message), whose record names its method
-// and tool.
-func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *stdioBatch) {
+// and tool. unsent says the line is not passed on to the server (see
+// clientToServer): the record says so, and no answer of the server is owed.
+func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *stdioBatch, unsent bool) {
 	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
 	switch {
 	case nullID != nil:
@@ -485,7 +670,9 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 		s.clientNullIDs++
 	}
 	s.clientBad++
-	s.clientOwed++
+	if !unsent {
+		s.clientOwed++
+	}
 	if s.clientRec >= maxNoiseRecords {
 		s.mu.Unlock()
 		return
@@ -500,6 +687,9 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 		Reason: why + answers,
 		Method: method, Tool: tool,
 		Note: "the client's line (client → server), passed on as it is",
+	}
+	if unsent {
+		rec.Note = "the client's line (client → server), not passed on: the server had stopped reading its stdin, or the run ended"
 	}
 	if batch != nil {
 		rec.Note += "; " + batchNote(batch, "it was", "", false)
@@ -551,7 +741,19 @@ const batchProtocol = "2025-03-26"
 
 // onClientMessage registers one message of the client: a line's, or one of
 // a batch line's (batch says where it sat; nil for a line of its own).
-func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool, batch *stdioBatch) {
+// unsent says it is not passed on to the server: a request is recorded at
+// once as never having reached it (unsentRequest), and a notification or an
+// answer, which the server never sees, is not looked at.
+func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool, batch *stdioBatch, unsent bool) {
+	if unsent {
+		if m.Kind == wire.MessageRequest {
+			s.mu.Lock()
+			p := &stdioPending{start: time.Now(), line: trimmed, complete: whole, msg: m, protocol: s.protocolFor(m), client: s.clientFor(m), batch: batch}
+			s.mu.Unlock()
+			s.unsentRequest(p)
+		}
+		return
+	}
 	// Pairs this line completes are recorded after the lock is released,
 	// and the faults decide then too (a fault may act on the server).
 	var stale, answered, decide *stdioPending
@@ -569,6 +771,7 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 		// apart. The older request gets its record now.
 		stale = s.pending[idKey(m.ID)]
 		s.pending[idKey(m.ID)] = p
+		s.sent = append(s.sent, p)
 		if batch == nil {
 			// The faults act on lines: a batched request's answer may
 			// come in a batch line, which they do not take apart.
@@ -803,7 +1006,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure error, clientGone bool) {
 	cex := &classify.Exchange{Method: p.msg.Method, ID: p.msg.ID, ProtocolVersion: p.protocol, Extensions: p.msg.Extensions}
 	if failure != nil {
-		cex.Err, cex.RequestSent = failure, true
+		cex.Err, cex.RequestSent = failure, !p.unsent
 	} else {
 		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, resp
 	}
@@ -837,13 +1040,18 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, "the client closed the server's stdin with the subscription open")
 	case p.left:
 		notes = append(notes, "not answered: the client closed the server's stdin before the answer")
+	case p.unsent:
+		notes = append(notes, "the client's request (client → server), not passed on to the server")
 	}
 	if p.ended || p.left {
 		// The classifier's words are HTTP's ("no HTTP response"); on a
 		// pipe there is no response line.
 		words := "no response line from the server after the request was sent (the server may have processed it): "
-		if p.fromSrv {
+		switch {
+		case p.fromSrv:
 			words = "no answer line from the client after the server sent its request: "
+		case p.unsent:
+			words = "the request never reached the server: "
 		}
 		if rec.Network != nil {
 			rec.Reason = words + rec.Network.Error

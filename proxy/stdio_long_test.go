@@ -65,6 +65,15 @@ func runScriptedStdio() {
 			out.Flush()
 			continue
 		}
+		if m.Params.Name == "close-stdin" {
+			// The server stops reading its stdin (it answers first, then
+			// waits to be killed): what the client writes next never
+			// reaches it.
+			os.Stdin.Close()
+			out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
+			out.Flush()
+			time.Sleep(time.Hour)
+		}
 		out.WriteString(scriptedAnswer(string(m.ID), m.Params.Name))
 		out.Flush()
 		if m.Params.Name == "ask-roots-exit" || m.Params.Name == "no-answer-exit" {
