@@ -387,10 +387,11 @@ func (rw *responseWriter) refuse() {
 // served ends the exchange when the handler returned, or panicked with v.
 func (rw *responseWriter) served(v any) {
 	ex := rw.ex
-	if v != nil && rw.writing {
-		// The panic came from the server's Write, under Write, which
-		// holds mu until wrote (Write has no defer: its frame is under
-		// the deepest call of a request).
+	if rw.writing {
+		// A panic came from the server's Write, under Write, which holds
+		// mu until wrote (Write has no defer: its frame is under the
+		// deepest call of a request); v is nil when a handler recovered
+		// it and returned.
 		rw.writing = false
 		rw.mu.Unlock()
 	}

@@ -184,7 +184,11 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 //
 //go:noinline
 func (rw *responseWriter) lockWrite() {
-	rw.mu.Lock()
+	if !rw.writing {
+		rw.mu.Lock()
+	}
+	// (Else the server's Write panicked under an earlier Write, which kept
+	// mu, and a handler recovered and carries on: mu is this Write's.)
 	rw.writing = true
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
