@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,49 @@ func TestStdioServerStopsReadingStdin(t *testing.T) {
 	}
 	if len(unsent) != 4 {
 		t.Errorf("%d records of requests not sent, want 4", len(unsent))
+	}
+}
+
+// The records of requests that never reached the server are capped as the
+// noise records are: past the first 1,000, one summary record counts them.
+func TestStdioUnsentRequestsCapped(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := startStdioContext(t, ctx, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	if got := conversation(t, run.in, run.out, []string{scriptedCall("1", "close-stdin")}); len(got) != 1 {
+		t.Fatalf("the answer to close-stdin: %q", got)
+	}
+	go func() { _, _ = io.Copy(io.Discard, run.out) }()
+	var b strings.Builder
+	for i := range 1003 {
+		b.WriteString(scriptedCall(strconv.Itoa(100+i), "echo") + "\n")
+	}
+	b.WriteString("not json\n")
+	if _, err := io.WriteString(run.in, b.String()); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	waitRecord(t, run.sink, "of the line that is not JSON", func(r *record.Record) bool { return r.Outcome == classify.MalformedJSON })
+	cancel()
+	select {
+	case <-run.done:
+	case <-time.After(time.Minute):
+		t.Fatal("RunStdio did not return within a minute of its context's end")
+	}
+	var one, summaries int
+	for _, r := range run.sink.exchanges(t) {
+		switch {
+		case r.Outcome != classify.NetworkError:
+		case r.Summarized > 0:
+			summaries++
+			if r.Summarized != 3 || !strings.Contains(r.Reason, "3 more requests the client wrote never reached the server") {
+				t.Errorf("summary: %d %q", r.Summarized, r.Reason)
+			}
+		case r.Network != nil && !r.Network.RequestSent:
+			one++
+		}
+	}
+	if one != 1000 || summaries != 1 {
+		t.Errorf("%d records of requests not sent and %d summaries, want 1000 and 1", one, summaries)
 	}
 }
