@@ -26,6 +26,9 @@ type pendingProbe struct {
 	o            obs
 	conn, client string
 	at           time.Time
+	// initialized: an initialize of the same client started on another
+	// connection after the probe; its connection's next request decides.
+	initialized bool
 }
 
 // refusedProbe reports whether r is a 2026-07-28 request that a server of
@@ -68,13 +71,18 @@ func (a *Accumulator) hold(r *record.Record, o obs) {
 // is counted. A refused probe is an era fallback when the same client's next
 // request is an initialize that starts within EraFallbackWindow after it;
 // any other next request, none in the window, or none at all (Close) leaves
-// it a failure. "The same client" is, first, the same connection (conn, the
-// proxy's id of the client's TCP connection): the probe's next request on
-// that connection decides. An initialize on another connection (the client
-// opened a new one) settles the oldest probe still held of the same
-// non-empty client (clientInfo's name@version, or the User-Agent), if no
-// probe is held on the initialize's own connection. Records without a time
-// are linked by order alone.
+// it a failure. "The same client" is the same connection (conn, the proxy's
+// id of the client's TCP connection): the probe's next request on that
+// connection decides. A client may send its initialize on another
+// connection: an initialize of the same non-empty client (clientInfo's
+// name@version, or the User-Agent) on another connection, when no probe is
+// held on its own, marks the probes of that client held on other
+// connections, and a marked probe is an era fallback when its connection's
+// next request is a 2025-11-25 one (the client went on in the session it
+// fell back to). A client name is no process: a marked probe whose
+// connection sees no more requests (a run that gave up, another run of the
+// same client initializing on its own connections) stays a failure. Records
+// without a time are linked by order alone.
 func (a *Accumulator) settle(r *record.Record) {
 	if len(a.pending) == 0 {
 		return
@@ -93,7 +101,7 @@ func (a *Accumulator) settle(r *record.Record) {
 	after := func(p *pendingProbe) bool { return !timed(p) || !r.Time.Before(p.at) }
 	for i := range a.pending {
 		if p := &a.pending[i]; p.conn != "" && p.conn == r.Conn && after(p) {
-			p.o.fallback = r.Method == "initialize"
+			p.o.fallback = r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025
 			a.release(i)
 			return
 		}
@@ -103,9 +111,7 @@ func (a *Accumulator) settle(r *record.Record) {
 	}
 	for i := range a.pending {
 		if p := &a.pending[i]; p.client == r.Client && p.conn != r.Conn && after(p) {
-			p.o.fallback = true
-			a.release(i)
-			return
+			p.initialized = true
 		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,21 @@ func TestEraFallbackLinking(t *testing.T) {
 		{"initialize before the probe", []ex{initialize(0, "r-1", insp), probe(1, "r-1", insp)}, 1, 0},
 		{"another client's initialize on another connection", []ex{probe(0, "r-1", insp), initialize(1, "r-2", ts)}, 1, 0},
 		{"another client's initialize on the same connection", []ex{probe(0, "r-1", insp), initialize(1, "r-1", ts)}, 0, 1},
-		{"the same client on a new connection", []ex{probe(0, "r-1", insp), initialize(1, "r-2", insp)}, 0, 1},
+		{"the same client on a new connection, then on the probe's one in the session", []ex{
+			probe(0, "r-1", insp), initialize(1, "r-2", insp), other(1, "r-1", insp, "notifications/initialized")}, 0, 1},
+		// The MCP Inspector CLI run with --protocol-era modern (gives up on
+		// the 400), then with legacy (no probe) within the window: its own
+		// connections, the first never used again.
+		{"a client gives up, a later run of it initializes on its own connections", []ex{
+			probe(0, "r-1", insp), initialize(1, "r-2", insp), other(1, "r-3", insp, "notifications/initialized"), other(1, "r-2", insp, "tools/call")}, 1, 0},
+		{"the same client on a new connection, the probe's one never again", []ex{probe(0, "r-1", insp), initialize(1, "r-2", insp)}, 1, 0},
+		{"the same client on a new connection, then a 2026-07-28 request on the probe's one", []ex{
+			probe(0, "r-1", insp), initialize(1, "r-2", insp), probe(2, "r-1", insp)}, 2, 0},
+		// The Inspector CLI pinned to modern, then in auto mode: the second
+		// run's probe (r-2) falls back with an initialize on r-3 and goes on
+		// on r-2; the first run's probe (r-1) is the failure.
+		{"a client gives up, a later run of it falls back on a new connection", []ex{
+			probe(0, "r-1", insp), probe(1, "r-2", insp), initialize(1, "r-3", insp), other(1, "r-2", insp, "notifications/initialized")}, 1, 1},
 		{"the same client name, unnamed", []ex{probe(0, "r-1", ""), initialize(1, "r-2", "")}, 1, 0},
 		{"within the window", []ex{probe(0, "r-1", insp), initialize(29, "r-1", insp)}, 0, 1},
 		{"past the window", []ex{probe(0, "r-1", insp), initialize(31, "r-1", insp)}, 1, 0},
@@ -83,6 +98,13 @@ func TestEraFallbackLinking(t *testing.T) {
 			}
 			if c.failures == 0 && len(got.WorstOffenders) != 0 {
 				t.Errorf("worst offenders %v, want none", got.WorstOffenders)
+			}
+			// Where one refused probe failed and its line is the first,
+			// the failure named is that line's.
+			if c.failures == 1 && c.lines[0].status >= 400 && c.lines[0].proto == "2026-07-28" {
+				if len(got.WorstOffenders) != 1 || !slices.Equal(got.WorstOffenders[0].Examples, []string{"e0"}) {
+					t.Errorf("worst offenders %+v, want one naming e0", got.WorstOffenders)
+				}
 			}
 		})
 	}
