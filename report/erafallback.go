@@ -3,6 +3,7 @@ package report
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -40,10 +41,22 @@ type pendingProbe struct {
 // JSON-RPC error code, never the reason. A record the client already
 // marked (EraFallback) or a probe of mcpdiag probe is not one: report counts
 // those as they say.
+//
+// Over stdio (the stdio proxy's records: no HTTP method, a "stdio:" URL) a
+// client that speaks both eras sends server/discover first, and any JSON-RPC
+// error but UnsupportedProtocolVersion (-32022) means a legacy server
+// (basic/transports/stdio §Backward Compatibility, as the stdio probe
+// decides): such an answer to server/discover is a refused probe too.
 func refusedProbe(r *record.Record) bool {
 	if r.Kind != record.KindExchange || r.EraFallback || r.Probe != nil ||
-		r.ProtocolVersion != wire.Protocol2026 || r.Method == "" || r.Method == "initialize" ||
-		r.Outcome != classify.HTTPError || r.Status < 400 || r.Status >= 500 {
+		r.ProtocolVersion != wire.Protocol2026 || r.Method == "" || r.Method == "initialize" {
+		return false
+	}
+	if r.HTTPMethod == "" && strings.HasPrefix(r.URL, "stdio:") {
+		c := r.JSONRPC.ErrorCode
+		return r.Method == "server/discover" && r.Outcome == classify.JSONRPCError && c != nil && *c != -32022
+	}
+	if r.Outcome != classify.HTTPError || r.Status < 400 || r.Status >= 500 {
 		return false
 	}
 	switch r.Status {

@@ -109,3 +109,48 @@ func TestEraFallbackLinking(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioEraFallback: over stdio a client that speaks both eras sends
+// server/discover first, and any error but UnsupportedProtocolVersion
+// (-32022) means a legacy server (basic/transports/stdio §Backward
+// Compatibility): the MCP Inspector CLI in auto mode through mcpdiag proxy
+// --stdio in front of server-everything gets -32601 and initializes. The
+// stdio proxy records the -32601 as JSONRPC_ERROR; report counted it a
+// failure.
+func TestStdioEraFallback(t *testing.T) {
+	t.Parallel()
+	discover := func(code string) string {
+		return `{"v":2,"kind":"exchange","id":"e0","time":"2026-12-06T09:00:00Z","client":"inspector-cli@2.12.0","protocolVersion":"2026-07-28","method":"server/discover","postCount":0,"httpStatuses":[],"jsonrpc":{"id":"server-discover-probe-1","errorCode":` + code + `},"outcome":"JSONRPC_ERROR","retryOrigin":"none","url":"stdio:node","conn":"s-1"}`
+	}
+	next := func(method, proto, conn string) string {
+		return `{"v":2,"kind":"exchange","id":"e1","time":"2026-12-06T09:00:01Z","client":"inspector-cli@2.12.0","protocolVersion":"` + proto + `","method":"` + method + `","postCount":0,"httpStatuses":[],"jsonrpc":{"id":0,"errorCode":null},"resultType":"complete","outcome":"RESULT_SUCCESS","retryOrigin":"none","url":"stdio:node","conn":"` + conn + `"}`
+	}
+	for _, c := range []struct {
+		name                string
+		lines               []string
+		failures, fallbacks int64
+	}{
+		{"-32601, then initialize", []string{discover("-32601"), next("initialize", "2025-11-25", "s-1")}, 0, 1},
+		{"-32601, nothing more (a client pinned to 2026-07-28)", []string{discover("-32601")}, 1, 0},
+		{"-32601, then a 2026-07-28 request", []string{discover("-32601"), next("tools/list", "2026-07-28", "s-1")}, 1, 0},
+		{"-32022, then initialize (a modern server on another version)", []string{discover("-32022"), next("initialize", "2025-11-25", "s-1")}, 1, 0},
+		{"-32601, initialize of another stdio session", []string{discover("-32601"), next("initialize", "2025-11-25", "s-2")}, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			acc := New(Options{})
+			for _, line := range c.lines {
+				r, err := record.Decode([]byte(line))
+				if err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				acc.Add(r)
+			}
+			acc.Close()
+			got := acc.Summary().Exchanges
+			if got.Total != int64(len(c.lines)) || got.Failures != c.failures || got.EraFallbacks != c.fallbacks {
+				t.Errorf("%d exchanges, %d failed, %d era fallbacks; want %d, %d, %d", got.Total, got.Failures, got.EraFallbacks, len(c.lines), c.failures, c.fallbacks)
+			}
+		})
+	}
+}
