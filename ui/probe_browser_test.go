@@ -27,3 +27,24 @@ func TestProbeRecordsNotFailedInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestEraFallbackRecordsNotFailedInBrowser: the client's refused 2026-07-28
+// probe after which it fell back to initialize (mcpdiag call --record in
+// auto mode against a 2025-11-25 server: eraFallback, decision renegotiate)
+// is not marked failed on the page, as mcpdiag report counts it apart; the
+// same 400 without the mark is. Before, both were red.
+func TestEraFallbackRecordsNotFailedInBrowser(t *testing.T) {
+	recs := []*record.Record{
+		{Kind: record.KindExchange, ID: "FALLBACK1", Method: "tools/list", Status: 400, Outcome: classify.HTTPError, Layer: classify.LayerTransport,
+			EraFallback: true, Decision: &record.Decision{Action: "renegotiate"}},
+		{Kind: record.KindExchange, ID: "REAL1", Method: "tools/list", Status: 400, Outcome: classify.HTTPError, Layer: classify.LayerTransport,
+			Decision: &record.Decision{Action: "stop"}},
+	}
+	p := browser.Open(t, (&url.URL{Scheme: "file", Path: writePage(t, recs)}).String())
+	browser.WaitFor(t, p, "the rows", `document.querySelectorAll('#rows tr.row[data-id]').length === 2`)
+	for id, want := range map[string]bool{"FALLBACK1": false, "REAL1": true} {
+		if got := browser.Eval[bool](t, p, `document.querySelector('#rows tr.row[data-id="`+id+`"]').classList.contains('fail')`); got != want {
+			t.Errorf("row %s marked failed: %v, want %v", id, got, want)
+		}
+	}
+}

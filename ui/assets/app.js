@@ -53,6 +53,10 @@ export function isFailure(r) {
   // deliberate bad call, most of them) is judged by the probe's rules, not
   // a failure (as in mcpdiag report).
   if (r.probe) return false;
+  // The client's refused 2026-07-28 probe after which it fell back to
+  // initialize (eraFallback with the decision renegotiate): a negotiation
+  // step, counted apart by mcpdiag report, not a failure.
+  if (r.eraFallback && r.kind === 'exchange' && r.decision && r.decision.action === 'renegotiate') return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
