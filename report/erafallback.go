@@ -103,7 +103,9 @@ func (a *Accumulator) settle(r *record.Record) {
 	timed := func(p *pendingProbe) bool { return !p.at.IsZero() && !r.Time.IsZero() }
 	kept := a.pending[:0]
 	for _, p := range a.pending {
-		if timed(&p) && r.Time.Sub(p.at) > EraFallbackWindow {
+		// A probe its client's initialize marked (within the window) waits
+		// for its own connection's next request, however late it ends.
+		if !p.initialized && timed(&p) && r.Time.Sub(p.at) > EraFallbackWindow {
 			a.exchanges.add(p.o) // no next request in the window: a failure
 			continue
 		}

@@ -54,6 +54,11 @@ func TestEraFallbackLinking(t *testing.T) {
 		// connections, the first never used again.
 		{"a client gives up, a later run of it initializes on its own connections", []ex{
 			probe(0, "r-1", insp), initialize(1, "r-2", insp), other(1, "r-3", insp, "notifications/initialized"), other(1, "r-2", insp, "tools/call")}, 1, 0},
+		// The probe's connection may carry a long request first (a slow call
+		// or a GET stream, recorded when it ends): once the initialize came in the
+		// window, the connection's next request decides whenever it ends.
+		{"the same client on a new connection, the probe's one next past the window", []ex{
+			probe(0, "r-1", insp), initialize(1, "r-2", insp), other(40, "r-9", ts, "ping"), other(2, "r-1", insp, "tools/call")}, 0, 1},
 		{"the same client on a new connection, the probe's one never again", []ex{probe(0, "r-1", insp), initialize(1, "r-2", insp)}, 1, 0},
 		{"the same client on a new connection, then a 2026-07-28 request on the probe's one", []ex{
 			probe(0, "r-1", insp), initialize(1, "r-2", insp), probe(2, "r-1", insp)}, 2, 0},
