@@ -125,6 +125,9 @@ type Accumulator struct {
 	// Refused 2026-07-28 requests awaiting their client's next request,
 	// oldest first (see settle).
 	pending []pendingProbe
+	// The latest exchange requests counted (see recall): a refused probe's
+	// next request may be recorded before it.
+	recent []recentRequest
 }
 
 // openCall is a call known from its exchanges only, so far.
@@ -179,8 +182,14 @@ func (a *Accumulator) Add(r *record.Record) {
 		}
 		a.settle(r)
 		if refusedProbe(r) {
-			a.hold(r, o)
+			if a.recall(r) {
+				o.fallback = true
+				a.exchanges.add(o)
+			} else {
+				a.hold(r, o)
+			}
 		} else {
+			a.remember(r)
 			a.exchanges.add(o)
 		}
 		if r.CallID != "" {

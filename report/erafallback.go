@@ -16,6 +16,16 @@ import (
 // count as an era fallback rather than a failure.
 const EraFallbackWindow = 30 * time.Second
 
+// quickFallback is how soon after a refused probe (under it, not at it) an
+// initialize of the same client on another HTTP connection makes it an era
+// fallback by itself (see settle); a later one only when the probe's
+// connection goes on.
+const quickFallback = time.Second
+
+// maxRecentRequests bounds the requests remembered for a refused probe
+// recorded after its client's next request (see recall).
+const maxRecentRequests = 256
+
 // maxPendingProbes bounds the refused requests held while their client's
 // next request is awaited; past it the oldest is counted as a failure.
 const maxPendingProbes = 1024
@@ -30,6 +40,14 @@ type pendingProbe struct {
 	// initialized: an initialize of the same client started on another
 	// connection after the probe; its connection's next request decides.
 	initialized bool
+	// next is the start of the earliest request that does not make the
+	// probe a fallback seen on its connection after it (zero: none yet).
+	// Records come in the order exchanges end: a request that started
+	// before it may still come (the proxy recorded a 2025-11-25 client's
+	// notifications/initialized before its initialize), so the probe waits
+	// for the window's end or Close, a failure unless one that started
+	// before next makes it a fallback.
+	next time.Time
 }
 
 // refusedProbe reports whether r is a 2026-07-28 request that a server of
@@ -115,19 +133,47 @@ func (a *Accumulator) settle(r *record.Record) {
 	a.pending = kept
 	after := func(p *pendingProbe) bool { return !timed(p) || !r.Time.Before(p.at) }
 	for i := range a.pending {
-		if p := &a.pending[i]; p.conn != "" && p.conn == r.Conn && after(p) {
+		p := &a.pending[i]
+		if p.conn == "" || p.conn != r.Conn || !after(p) {
+			continue
+		}
+		switch earliest := p.next.IsZero() || r.Time.Before(p.next); {
+		case r.Time.IsZero():
+			// Linked by order alone: the next record decides.
 			p.o.fallback = r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025
 			a.release(i)
-			return
+		case !earliest:
+			// A later request than one already seen: not the next.
+		case r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025:
+			p.o.fallback = true
+			a.release(i)
+		default:
+			p.next = r.Time
 		}
+		return
 	}
 	if r.Method != "initialize" || r.Client == "" {
 		return
 	}
 	for i := range a.pending {
-		if p := &a.pending[i]; p.client == r.Client && p.conn != r.Conn && after(p) {
-			p.initialized = true
+		p := &a.pending[i]
+		if p.client != r.Client || p.conn == r.Conn || !after(p) {
+			continue
 		}
+		if timed(p) && r.Time.Sub(p.at) < quickFallback && r.HTTPMethod != "" {
+			// The client reacted to the refusal at once, on a connection
+			// of its own: Go's transport, for one, returns a connection to
+			// its pool after the response's body is closed, not before the
+			// next request, which then often dials anew (the built-in
+			// client through the proxy: 150 of 300 runs). A later run of
+			// the same client, a process starting anew, is not this quick.
+			// Over HTTP only: a stdio session is one pipe, another one is
+			// another run.
+			p.o.fallback = true
+			a.release(i)
+			return
+		}
+		p.initialized = true
 	}
 }
 
@@ -145,4 +191,64 @@ func (a *Accumulator) flushProbes() {
 	}
 	clear(a.pending)
 	a.pending = a.pending[:0]
+}
+
+// recentRequest is an exchange request already counted, remembered for a
+// refused probe recorded after it (see recall).
+type recentRequest struct {
+	conn, client string
+	at           time.Time
+	initialize   bool
+	http         bool
+}
+
+// remember keeps r for recall: the latest maxRecentRequests requests with a
+// start time and a connection.
+func (a *Accumulator) remember(r *record.Record) {
+	if r.Time.IsZero() || r.Conn == "" || r.Method == "" {
+		return
+	}
+	if len(a.recent) >= maxRecentRequests {
+		a.recent = slices.Delete(a.recent, 0, 1)
+	}
+	a.recent = append(a.recent, recentRequest{conn: r.Conn, client: r.Client, at: r.Time, initialize: r.Method == "initialize", http: r.HTTPMethod != ""})
+}
+
+// recall finds refused probe r's era fallback among the requests already
+// counted, when its client's next request was recorded before it: records
+// are written as exchanges end, and the proxy's finishing goroutines may
+// write the probe's after the initialize that followed it on the same
+// connection. It is a fallback when the earliest request recorded on r's
+// connection that started after r is an initialize within
+// EraFallbackWindow, or, with none there, when the same client's
+// initialize on another HTTP connection started within quickFallback after
+// r (see settle); otherwise r is held, since a request that started
+// earlier may still come.
+func (a *Accumulator) recall(r *record.Record) bool {
+	if r.Time.IsZero() || r.Conn == "" {
+		return false
+	}
+	var next *recentRequest
+	for i := range a.recent {
+		q := &a.recent[i]
+		if q.conn == r.Conn && q.at.After(r.Time) && (next == nil || q.at.Before(next.at)) {
+			next = q
+		}
+	}
+	if next != nil {
+		return next.initialize && next.at.Sub(r.Time) <= EraFallbackWindow
+	}
+	if r.Client == "" {
+		return false
+	}
+	for i := range a.recent {
+		// As settle: the same client's quick initialize on a new HTTP
+		// connection, once.
+		q := &a.recent[i]
+		if q.initialize && q.http && q.client == r.Client && q.conn != r.Conn && q.at.After(r.Time) && q.at.Sub(r.Time) < quickFallback {
+			q.initialize = false
+			return true
+		}
+	}
+	return false
 }

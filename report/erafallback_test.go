@@ -42,6 +42,20 @@ func TestEraFallbackLinking(t *testing.T) {
 	}{
 		{"initialize next on the connection", []ex{probe(0, "r-1", insp), initialize(0, "r-1", insp)}, 0, 1},
 		{"no next request", []ex{probe(0, "r-1", insp)}, 1, 0},
+		// Records come in the order exchanges end: the proxy wrote a
+		// 2025-11-25 client's notifications/initialized before its
+		// initialize (TestProxiedEraFallbackNotAFailure, 2 in 200 runs).
+		{"the initialize recorded after the request that followed it", []ex{
+			probe(0, "r-1", insp), other(2, "r-1", insp, "notifications/initialized"), other(3, "r-1", insp, "tools/call"), initialize(1, "r-1", insp)}, 0, 1},
+		{"the same client on a new connection within a second, the probe's one never again", []ex{
+			probe(0, "r-1", insp), {at: 0, conn: "r-2", client: insp, proto: "2025-11-25", method: "initialize", status: 200, outcome: "RESULT_SUCCESS", ecode: "null"}}, 0, 1},
+		{"the probe recorded after its quick initialize on a new connection", []ex{
+			initialize(1, "r-2", insp), probe(0, "r-1", insp)}, 0, 1}, // 0.999 s apart: the lines' times add their index in ms
+		{"the probe recorded after its initialize", []ex{initialize(1, "r-1", insp), probe(0, "r-1", insp)}, 0, 1},
+		{"the probe recorded after a ping and an initialize that followed it", []ex{
+			other(1, "r-1", insp, "ping"), initialize(2, "r-1", insp), probe(0, "r-1", insp)}, 1, 0},
+		{"a ping that started first recorded after an initialize that followed it", []ex{
+			probe(0, "r-1", insp), other(2, "r-1", insp, "ping"), initialize(3, "r-1", insp), other(1, "r-1", insp, "ping")}, 1, 0},
 		{"next request not an initialize", []ex{probe(0, "r-1", insp), other(1, "r-1", insp, "ping"), initialize(2, "r-1", insp)}, 1, 0},
 		{"the next request a 2026-07-28 one again", []ex{probe(0, "r-1", insp), probe(1, "r-1", insp)}, 2, 0},
 		{"initialize before the probe", []ex{initialize(0, "r-1", insp), probe(1, "r-1", insp)}, 1, 0},
