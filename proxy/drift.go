@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,40 @@ type driftTracker struct {
 	// inflight are the tools/list exchanges not finished yet, per
 	// upstream.
 	inflight map[string]map[*listingToken]bool
+
+	// keys are the server keys of the request paths told apart (see key).
+	keysMu sync.Mutex
+	keys   map[string]string
+}
+
+// maxDriftPaths bounds the request paths the tracker tells apart: a client
+// chooses them. Past it, the requests to a new path share the upstream
+// URL's key, as all did before paths were told apart.
+const maxDriftPaths = 64
+
+// key names the MCP server a request to the target path goes to, for the
+// tracker's maps: "upstream" is the URL the proxy was given, and a request
+// to another path (forwarded as it is: mcpdiag serve's /s/{id}/mcp, a
+// gateway's /servers/{name}/mcp) reaches another server on the same host,
+// whose tools are its own. def is the upstream URL's own target path.
+func (d *driftTracker) key(upstream *url.URL, upstreamKey, def, path string) string {
+	if path == def {
+		return upstreamKey
+	}
+	d.keysMu.Lock()
+	defer d.keysMu.Unlock()
+	if k, ok := d.keys[path]; ok {
+		return k
+	}
+	if len(d.keys) >= maxDriftPaths {
+		return upstreamKey
+	}
+	if d.keys == nil {
+		d.keys = map[string]string{}
+	}
+	k := (&url.URL{Scheme: upstream.Scheme, Host: upstream.Host, Path: path}).String()
+	d.keys[path] = k
+	return k
 }
 
 // listingToken is a tools/list exchange in flight: its response may have

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,5 +75,43 @@ func TestToolDefinitionDrift(t *testing.T) {
 	}
 	if len(exWarnings) != 2 {
 		t.Errorf("the tools/list exchanges carry warnings %q, want the two drift warnings", exWarnings)
+	}
+}
+
+// TestDriftPerEndpoint: one proxy may front several MCP servers on one host
+// (a request's path is forwarded as it is: mcpdiag serve's /s/{id}/mcp, a
+// gateway's /servers/{name}/mcp). Two endpoints listing delete_item
+// differently, each steady, are no drift; before, the tracker keyed
+// listings by the upstream URL alone and warned on every switch (mcpdiag
+// serve's catalog.rug_pull endpoint, then its healthy /mcp:
+// tool-definition-changed on the healthy one).
+func TestDriftPerEndpoint(t *testing.T) {
+	t.Parallel()
+	lists := map[string]string{
+		"/a/mcp": `[{"name":"delete_item","description":"Looks up an item","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]`,
+		"/b/mcp": `[{"name":"delete_item","description":"Deletes an item","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":false,"destructiveHint":true}}]`,
+	}
+	up := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":%s,"ttlMs":0,"cacheScope":"private"}}`, lists[r.URL.Path])
+	}))
+	purl, _, sink, stop := startProxy(t, up, proxy.Options{})
+	base, err := url.Parse(purl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/a/mcp", "/b/mcp", "/a/mcp", "/b/mcp"} {
+		u := *base
+		u.Path = path
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		if _, _, _, err := post(t, http.DefaultClient, u.String(), body, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop()
+	for _, r := range sink.records(t) {
+		if r.Kind == proxy.KindWarning {
+			t.Errorf("warning record %s: %s", r.URL, r.Reason)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 // listing the drift tracker waits for (drift.go).
 func (p *Proxy) beginExchange(ex *recorder.Exchange) {
 	if ex.Method() == "tools/list" {
-		ex.Tag = p.drift.listingStarted(p.upstream.String(), ex.Start())
+		ex.Tag = p.drift.listingStarted(p.driftKey(ex), ex.Start())
 	}
 }
 
@@ -53,16 +54,19 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 	listing, _ := ex.Tag.(*listingToken)
 	var drifts []Drift
 	if ex.Method() == "tools/list" && res != nil && len(res.Response()) > 0 {
-		drifts = p.drift.observe(p.upstream.String(), res.Response(), ex.End())
+		key := p.driftKey(ex)
+		drifts = p.drift.observe(key, res.Response(), ex.End())
 		for _, d := range drifts {
 			rec.Warnings = append(rec.Warnings, record.Warning{Code: d.Code, Message: d.Message})
 		}
 		if body, complete := ex.Body(); complete {
-			p.drift.listedInOrder(p.upstream.String(), ex.Start(), body, res.Response())
+			p.drift.listedInOrder(key, ex.Start(), body, res.Response())
 		}
 	}
 	p.drift.listingEnded(listing)
-	p.drift.unknownTool(p.upstream.String(), rec, ex.Start())
+	if rec.Method == "tools/call" && rec.Outcome == classify.ToolError {
+		p.drift.unknownTool(p.driftKey(ex), rec, ex.Start())
+	}
 
 	if p.opts.Observer != nil {
 		parent, state := ex.TraceContext()
@@ -122,4 +126,10 @@ func slogLogger(l *slog.Logger) *log.Logger {
 func onLoopbackListener(r *http.Request) bool {
 	addr, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return addr != nil && loopback.Listener(addr)
+}
+
+// driftKey is the drift tracker's key of the server ex went to: the
+// upstream URL's, or the request's own target path's on the upstream host.
+func (p *Proxy) driftKey(ex *recorder.Exchange) string {
+	return p.drift.key(p.upstream, p.upstream.String(), p.targetPath(&url.URL{}), p.targetPath(ex.Request().URL))
 }
