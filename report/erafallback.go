@@ -19,8 +19,10 @@ const EraFallbackWindow = 30 * time.Second
 // quickFallback is how soon after a refused probe (under it, not at it) an
 // initialize of the same client on another HTTP connection makes it an era
 // fallback by itself (see settle); a later one only when the probe's
-// connection goes on.
-const quickFallback = time.Second
+// connection goes on. The built-in client's initialize follows its probe
+// within milliseconds; a Node client's second run (the Inspector CLI, modern
+// then legacy in a shell loop) came 944 ms after the first's probe.
+const quickFallback = 250 * time.Millisecond
 
 // maxRecentRequests bounds the requests remembered for a refused probe
 // recorded after its client's next request (see recall).

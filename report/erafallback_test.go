@@ -23,15 +23,16 @@ func TestEraFallbackLinking(t *testing.T) {
 		proto, method  string
 		status         int
 		outcome, ecode string // ecode: the JSON-RPC error code, "null" when none
+		ms             int    // milliseconds added to the line's time (which adds its index)
 	}
 	probe := func(at int, conn, client string) ex {
-		return ex{at, conn, client, "2026-07-28", "tools/list", 400, "HTTP_ERROR", "null"}
+		return ex{at, conn, client, "2026-07-28", "tools/list", 400, "HTTP_ERROR", "null", 0}
 	}
 	initialize := func(at int, conn, client string) ex {
-		return ex{at, conn, client, "2025-11-25", "initialize", 200, "RESULT_SUCCESS", "null"}
+		return ex{at, conn, client, "2025-11-25", "initialize", 200, "RESULT_SUCCESS", "null", 0}
 	}
 	other := func(at int, conn, client, method string) ex {
-		return ex{at, conn, client, "2025-11-25", method, 200, "RESULT_SUCCESS", "null"}
+		return ex{at, conn, client, "2025-11-25", method, 200, "RESULT_SUCCESS", "null", 0}
 	}
 	withCode := func(e ex, status int, code string) ex { e.status, e.ecode = status, code; return e }
 	const insp, ts = "inspector@0.17", "typescript-sdk@1.20"
@@ -50,7 +51,9 @@ func TestEraFallbackLinking(t *testing.T) {
 		{"the same client on a new connection within a second, the probe's one never again", []ex{
 			probe(0, "r-1", insp), {at: 0, conn: "r-2", client: insp, proto: "2025-11-25", method: "initialize", status: 200, outcome: "RESULT_SUCCESS", ecode: "null"}}, 0, 1},
 		{"the probe recorded after its quick initialize on a new connection", []ex{
-			initialize(1, "r-2", insp), probe(0, "r-1", insp)}, 0, 1}, // 0.999 s apart: the lines' times add their index in ms
+			func() ex { e := initialize(0, "r-2", insp); e.ms = 5; return e }(), probe(0, "r-1", insp)}, 0, 1}, // 4 ms apart: the lines' times add their index in ms
+		{"the probe recorded after a same client's initialize on a new connection 999 ms later", []ex{
+			initialize(1, "r-2", insp), probe(0, "r-1", insp)}, 1, 0}, // as a Node client's second run (TestInspectorRerunNotAFallback)
 		{"the probe recorded after its initialize", []ex{initialize(1, "r-1", insp), probe(0, "r-1", insp)}, 0, 1},
 		{"the probe recorded after a ping and an initialize that followed it", []ex{
 			other(1, "r-1", insp, "ping"), initialize(2, "r-1", insp), probe(0, "r-1", insp)}, 1, 0},
@@ -102,7 +105,7 @@ func TestEraFallbackLinking(t *testing.T) {
 			acc := New(Options{})
 			for i, e := range c.lines {
 				line := fmt.Sprintf(`{"v":2,"kind":"exchange","id":"e%d","time":"2026-12-06T09:00:%02d.%03dZ","client":%q,"protocolVersion":%q,"scenario":"","method":%q,"postCount":1,"httpStatuses":[%d],"jsonrpc":{"id":%d,"errorCode":%s},"resultType":null,"outcome":%q,"retryOrigin":"none","httpMethod":"POST","status":%d,"conn":%q}`,
-					i, e.at%60, i, e.client, e.proto, e.method, e.status, i+1, e.ecode, e.outcome, e.status, e.conn)
+					i, e.at%60, i+e.ms, e.client, e.proto, e.method, e.status, i+1, e.ecode, e.outcome, e.status, e.conn)
 				line = strings.Replace(line, "09:00:", fmt.Sprintf("09:%02d:", e.at/60), 1)
 				r, err := record.Decode([]byte(line))
 				if err != nil {
@@ -171,5 +174,41 @@ func TestStdioEraFallback(t *testing.T) {
 				t.Errorf("%d exchanges, %d failed, %d era fallbacks; want %d, %d, %d", got.Total, got.Failures, got.EraFallbacks, len(c.lines), c.failures, c.fallbacks)
 			}
 		})
+	}
+}
+
+// TestInspectorRerunNotAFallback: the MCP Inspector CLI through mcpdiag
+// proxy in front of server-everything, run with --protocol-era modern (it
+// gives up on the refused server/discover, exit 1) and at once with
+// --protocol-era legacy (no probe): the second run's initialize started
+// 944 ms after the first run's probe, on connections of its own (the
+// records as measured, trimmed to the typed fields). A failure, not a
+// fallback; with the quick fallback at 1 s it was counted a fallback.
+func TestInspectorRerunNotAFallback(t *testing.T) {
+	t.Parallel()
+	line := func(at, conn, httpMethod, method, proto string, status int, outcome string) string {
+		return fmt.Sprintf(`{"v":2,"kind":"exchange","id":"%s-%s","time":"2026-12-06T09:43:%sZ","client":"inspector-cli@2.12.0","protocolVersion":%q,"method":%q,"postCount":1,"httpStatuses":[%d],"jsonrpc":{"id":null,"errorCode":null},"outcome":%q,"retryOrigin":"none","httpMethod":%q,"status":%d,"conn":%q}`,
+			conn, at, at, proto, method, status, outcome, httpMethod, status, conn)
+	}
+	lines := []string{
+		line("28.477006499", "077e9ec6-1", "POST", "server/discover", "2026-07-28", 400, "HTTP_ERROR"),
+		line("29.42198562", "077e9ec6-2", "POST", "initialize", "2025-11-25", 200, "RESULT_SUCCESS"),
+		line("29.453562159", "077e9ec6-3", "POST", "notifications/initialized", "2025-11-25", 202, "NOTIFICATION_ACCEPTED"),
+		line("29.474077492", "077e9ec6-3", "POST", "logging/setLevel", "2025-11-25", 200, "RESULT_SUCCESS"),
+		line("29.500690346", "077e9ec6-4", "POST", "tools/list", "2025-11-25", 200, "RESULT_SUCCESS"),
+		line("29.536768457", "077e9ec6-3", "POST", "tools/call", "2025-11-25", 200, "TOOL_SUCCESS"),
+		line("29.46957516", "077e9ec6-2", "GET", "", "2025-11-25", 200, "HTTP_SUCCESS"),
+	}
+	acc := New(Options{})
+	for _, l := range lines {
+		r, err := record.Decode([]byte(l))
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		acc.Add(r)
+	}
+	acc.Close()
+	if got := acc.Summary().Exchanges; got.Failures != 1 || got.EraFallbacks != 0 {
+		t.Errorf("%d failed, %d era fallbacks; want 1, 0", got.Failures, got.EraFallbacks)
 	}
 }
