@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 )
@@ -202,8 +203,11 @@ func strictUnmarshal(b []byte, v any) error {
 // paramError rewrites encoding/json's errors so that they name the param.
 func paramError(err error) error {
 	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
 	msg := err.Error()
 	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &se):
+		return fmt.Errorf("params: not JSON: %w", err)
 	case strings.HasPrefix(msg, "json: unknown field "):
 		return fmt.Errorf("unknown param %s", strings.TrimPrefix(msg, "json: unknown field "))
 	case errors.As(err, &te):
