@@ -272,35 +272,26 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		s.mu.Unlock()
 	}()
 	if suppressed > 0 {
-		s.write(&record.Record{
-			Kind: record.KindExchange, Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
-			URL: s.url(), HTTPStatuses: []int{}, Outcome: StdioNoise, Layer: classify.LayerTransport, Summarized: suppressed,
-			Reason: fmt.Sprintf("%d more non-JSON lines on the server's stdout were not recorded one by one", suppressed),
-			Note:   fmt.Sprintf("noise lines past the first %d are counted, not recorded", maxNoiseRecords),
-		})
+		s.writeSummary(StdioNoise, classify.LayerTransport, suppressed,
+			fmt.Sprintf("%d more non-JSON lines on the server's stdout were not recorded one by one", suppressed),
+			fmt.Sprintf("noise lines past the first %d are counted, not recorded", maxNoiseRecords))
 	}
 	s.summarizeOrphans()
 	s.mu.Lock()
 	badPast := s.clientBad - s.clientRec
 	s.mu.Unlock()
 	if badPast > 0 {
-		s.write(&record.Record{
-			Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
-			URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.MalformedJSON, Layer: classify.MalformedJSON.Layer(), Summarized: badPast,
-			Reason: fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages (or were requests of id null) and were not recorded one by one", badPast),
-			Note:   fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords),
-		})
+		s.writeSummary(classify.MalformedJSON, classify.MalformedJSON.Layer(), badPast,
+			fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages (or were requests of id null) and were not recorded one by one", badPast),
+			fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
 	}
 	s.mu.Lock()
 	unsentPast := s.unsentN - s.unsentRec
 	s.mu.Unlock()
 	if unsentPast > 0 {
-		s.write(&record.Record{
-			Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: opts.Scenario,
-			URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.NetworkError, Layer: classify.NetworkError.Layer(), Summarized: unsentPast,
-			Reason: fmt.Sprintf("%d more requests the client wrote never reached the server (it had stopped reading its stdin, or the run ended) and were not recorded one by one", unsentPast),
-			Note:   fmt.Sprintf("the client's requests not passed on to the server, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords),
-		})
+		s.writeSummary(classify.NetworkError, classify.NetworkError.Layer(), unsentPast,
+			fmt.Sprintf("%d more requests the client wrote never reached the server (it had stopped reading its stdin, or the run ended) and were not recorded one by one", unsentPast),
+			fmt.Sprintf("the client's requests not passed on to the server, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
 	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -364,6 +355,15 @@ func (c *clientReader) Read(p []byte) (int, error) {
 }
 
 func (s *stdioProxy) url() string { return "stdio:" + s.name }
+
+// writeSummary writes the record that counts the n lines of one kind past
+// the first maxNoiseRecords, which were not recorded one by one.
+func (s *stdioProxy) writeSummary(outcome classify.Outcome, layer classify.Layer, n int64, reason, note string) {
+	s.write(&record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: s.client, ProtocolVersion: s.protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: layer, Summarized: n, Reason: reason, Note: note,
+	})
+}
 
 // describeExit says how the server ended, for the records of the requests
 // it left unanswered.
