@@ -63,6 +63,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Warnings = append(x.Warnings, w.Code)
 	}
 	x.Protocol, x.ContentType = r.ProtocolVersion, r.ContentType
+	x.ProxyRefused = proxyRefused(http.Header(r.ResponseHeaders))
 	if r.SSE != nil {
 		x.ServerRequests = r.SSE.Requests
 	}
@@ -318,4 +319,15 @@ func readSafety(body []byte, safety map[string]retry.Safety) bool {
 		safety[t.Name] = retry.SafetyFromHints(a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint)
 	}
 	return true
+}
+
+// proxyRefused reports a response header with a Proxy-Status (RFC 9209)
+// member that carries an error: a proxy answered, not the server.
+func proxyRefused(h http.Header) bool {
+	for _, v := range h.Values("Proxy-Status") {
+		if strings.Contains(v, "error=") {
+			return true
+		}
+	}
+	return false
 }

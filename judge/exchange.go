@@ -50,6 +50,10 @@ type Exchange struct {
 	// unknown).
 	Issued    string `json:"-"`
 	IssuedAny bool   `json:"-"`
+	// ProxyRefused reports an answer a proxy in front of the server made
+	// itself, refusing the request (a Proxy-Status header with an error,
+	// RFC 9209, as mcpdiag proxy's guard sends): the server never saw it.
+	ProxyRefused bool `json:"-"`
 	// Status is the HTTP status sent (0: none); RetryAfter its Retry-After.
 	Status     int    `json:"status"`
 	RetryAfter string `json:"-"`

@@ -232,8 +232,8 @@ var probeRules = []Rule{
 		Cite: "MCP 2025-11-25 basic/transports §Security Warning: servers MUST validate the Origin header on all incoming connections " +
 			"to prevent DNS rebinding; if it is present and invalid, they MUST respond with HTTP 403 Forbidden",
 		Probe:   true,
-		Applies: anyProbe(isKind("foreign-origin")),
-		Check: eachProbe(isKind("foreign-origin"), func(x *Exchange) string {
+		Applies: originApplies,
+		Check: eachProbe(serverOrigin, func(x *Exchange) string {
 			if x.Status == 403 {
 				return ""
 			}
@@ -700,4 +700,17 @@ func excerpt(s string) string {
 		return "“" + string(r[:60]) + "…”"
 	}
 	return "“" + s + "”"
+}
+
+// serverOrigin selects the foreign-origin probes the server itself answered:
+// a proxy's own refusal (ProxyRefused) says nothing of the server's check.
+func serverOrigin(x *Exchange) bool { return isKind("foreign-origin")(x) && !x.ProxyRefused }
+
+// originApplies is probe.origin's Applies: not applicable when every
+// foreign-origin probe was refused by a proxy in front of the server.
+func originApplies(t *Trace) (bool, string) {
+	if ok, why := anyProbe(serverOrigin)(t); ok || len(probes(t, isKind("foreign-origin"))) == 0 {
+		return ok, why
+	}
+	return false, "a proxy in front of the server refused the foreign Origin itself (Proxy-Status), so the server's own check was not reached: probe the server directly"
 }

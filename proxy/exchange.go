@@ -28,6 +28,10 @@ type front = recorder.Front
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
 		if ok, why := loopback.Check(r); !ok {
+			// Proxy-Status (RFC 9209) says the proxy answered, not the
+			// server: mcpdiag probe then judges no Origin check of the
+			// server's on this 403 (judge.Exchange.ProxyRefused).
+			w.Header().Set("Proxy-Status", ProxyStatusRefused)
 			http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
 			return nil
 		}

@@ -411,3 +411,8 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, CopyBufferSize);
 
 func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
 func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
+
+// ProxyStatusRefused is the Proxy-Status header (RFC 9209) of the proxy's
+// own 403 to a foreign Host or Origin (the DNS-rebinding guard): the answer
+// is the proxy's, the request never reached the server.
+const ProxyStatusRefused = `mcpdiag; error=http_request_denied; details="foreign Host or Origin refused by mcpdiag proxy"`
