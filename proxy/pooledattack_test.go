@@ -17,25 +17,11 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
-
-// lineKeeper keeps a copy of every line a record.Async writes.
-type lineKeeper struct {
-	mu    sync.Mutex
-	lines [][]byte
-}
-
-func (k *lineKeeper) WriteLine(line []byte) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.lines = append(k.lines, append([]byte(nil), line...))
-	return nil
-}
-
-func (k *lineKeeper) Close() error { return nil }
 
 // TestPooledMemoryNoCrosstalk attacks the memory the proxy reuses across
 // exchanges (the request body buffer, the record, the response header
@@ -118,7 +104,7 @@ func attackPooled(t *testing.T, withFaults, withObserver bool, kinds []int, clie
 	upSrv := httptest.NewServer(uph)
 	defer upSrv.Close()
 	up := upSrv.URL + "/mcp"
-	lines := &lineKeeper{}
+	lines := &recordtest.Lines{}
 	sink := record.NewAsync(lines, record.AsyncOptions{Policy: record.QueueBlock})
 	opts := proxy.Options{Records: sink, Bodies: proxy.BodiesAll, BodyLimit: 1 << 20, MaxRequestParse: attackParse}
 	if withFaults {
@@ -235,7 +221,7 @@ func attackPooled(t *testing.T, withFaults, withObserver bool, kinds []int, clie
 
 	seen := map[string]bool{}
 	n := 0
-	for _, l := range lines.lines {
+	for _, l := range lines.All() {
 		var r record.Record
 		if err := json.Unmarshal(l, &r); err != nil {
 			t.Fatalf("%v: %s", err, l)

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -73,7 +74,7 @@ func TestReusedRequestBufferNoLeak(t *testing.T) {
 		testNoLeak(t, sink, nil, func() []*record.Record { return sink.recs })
 	})
 	t.Run("records reused", func(t *testing.T) {
-		lines := &lineCollector{}
+		lines := &recordtest.Lines{}
 		sink := record.NewAsync(lines, record.AsyncOptions{Policy: record.QueueBlock})
 		var reused atomic.Int64
 		finish := func(f *Finished) []*record.Record {
@@ -87,7 +88,7 @@ func TestReusedRequestBufferNoLeak(t *testing.T) {
 				t.Fatal(err)
 			}
 			var recs []*record.Record
-			for _, l := range lines.lines {
+			for _, l := range lines.All() {
 				r := new(record.Record)
 				if err := json.Unmarshal(l, r); err != nil {
 					t.Fatalf("%v: %s", err, l)
@@ -101,21 +102,6 @@ func TestReusedRequestBufferNoLeak(t *testing.T) {
 		}
 	})
 }
-
-// lineCollector keeps a copy of every line.
-type lineCollector struct {
-	mu    sync.Mutex
-	lines [][]byte
-}
-
-func (c *lineCollector) WriteLine(line []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lines = append(c.lines, bytes.Clone(line))
-	return nil
-}
-
-func (c *lineCollector) Close() error { return nil }
 
 func testNoLeak(t *testing.T, sink Sink, finish func(*Finished) []*record.Record, recorded func() []*record.Record) {
 	var released atomic.Int64

@@ -3,7 +3,10 @@
 package recordtest
 
 import (
+	"bytes"
 	"os"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/record"
@@ -27,4 +30,29 @@ func ReadFile(tb testing.TB, path string) []*record.Record {
 		out = append(out, r)
 	}
 	return out
+}
+
+// Lines is a line writer (a record.Async's) that keeps a copy of every line
+// written, safe for concurrent use.
+type Lines struct {
+	mu    sync.Mutex
+	lines [][]byte
+}
+
+// WriteLine keeps a copy of line.
+func (l *Lines) WriteLine(line []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, bytes.Clone(line))
+	return nil
+}
+
+// Close does nothing: the lines stay.
+func (l *Lines) Close() error { return nil }
+
+// All returns the lines written so far, in order.
+func (l *Lines) All() [][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
 }
