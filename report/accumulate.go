@@ -126,8 +126,10 @@ type Accumulator struct {
 	// oldest first (see settle).
 	pending []pendingProbe
 	// The latest exchange requests counted (see recall): a refused probe's
-	// next request may be recorded before it.
-	recent []recentRequest
+	// next request may be recorded before it; a ring once full, its
+	// oldest at recentOldest.
+	recent       []recentRequest
+	recentOldest int
 }
 
 // openCall is a call known from its exchanges only, so far.

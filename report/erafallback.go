@@ -139,14 +139,18 @@ func (a *Accumulator) settle(r *record.Record) {
 		if p.conn == "" || p.conn != r.Conn || !after(p) {
 			continue
 		}
+		// The request that makes the probe a fallback when it is the next:
+		// an initialize, or, for a probe marked by its client's initialize
+		// elsewhere, the session it fell back to going on.
+		fallsBack := r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025
 		switch earliest := p.next.IsZero() || r.Time.Before(p.next); {
 		case r.Time.IsZero():
 			// Linked by order alone: the next record decides.
-			p.o.fallback = r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025
+			p.o.fallback = fallsBack
 			a.release(i)
 		case !earliest:
 			// A later request than one already seen: not the next.
-		case r.Method == "initialize" || p.initialized && r.ProtocolVersion == wire.Protocol2025:
+		case fallsBack:
 			p.o.fallback = true
 			a.release(i)
 		default:
@@ -210,10 +214,20 @@ func (a *Accumulator) remember(r *record.Record) {
 	if r.Time.IsZero() || r.Conn == "" || r.Method == "" {
 		return
 	}
-	if len(a.recent) >= maxRecentRequests {
-		a.recent = slices.Delete(a.recent, 0, 1)
+	q := recentRequest{conn: r.Conn, client: r.Client, at: r.Time, initialize: r.Method == "initialize", http: r.HTTPMethod != ""}
+	if len(a.recent) < maxRecentRequests {
+		a.recent = append(a.recent, q)
+		return
 	}
-	a.recent = append(a.recent, recentRequest{conn: r.Conn, client: r.Client, at: r.Time, initialize: r.Method == "initialize", http: r.HTTPMethod != ""})
+	// A ring: the oldest is overwritten, not shifted out (a copy of the
+	// whole window for every record of a long file).
+	a.recent[a.recentOldest] = q
+	a.recentOldest = (a.recentOldest + 1) % maxRecentRequests
+}
+
+// recentAt is the k-th remembered request, oldest first.
+func (a *Accumulator) recentAt(k int) *recentRequest {
+	return &a.recent[(a.recentOldest+k)%len(a.recent)]
 }
 
 // recall finds refused probe r's era fallback among the requests already
@@ -231,8 +245,8 @@ func (a *Accumulator) recall(r *record.Record) bool {
 		return false
 	}
 	var next *recentRequest
-	for i := range a.recent {
-		q := &a.recent[i]
+	for k := range a.recent {
+		q := a.recentAt(k)
 		if q.conn == r.Conn && q.at.After(r.Time) && (next == nil || q.at.Before(next.at)) {
 			next = q
 		}
@@ -243,10 +257,10 @@ func (a *Accumulator) recall(r *record.Record) bool {
 	if r.Client == "" {
 		return false
 	}
-	for i := range a.recent {
+	for k := range a.recent {
 		// As settle: the same client's quick initialize on a new HTTP
 		// connection, once.
-		q := &a.recent[i]
+		q := a.recentAt(k)
 		if q.initialize && q.http && q.client == r.Client && q.conn != r.Conn && q.at.After(r.Time) && q.at.Sub(r.Time) < quickFallback {
 			q.initialize = false
 			return true

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -210,5 +211,37 @@ func TestInspectorRerunNotAFallback(t *testing.T) {
 	acc.Close()
 	if got := acc.Summary().Exchanges; got.Failures != 1 || got.EraFallbacks != 0 {
 		t.Errorf("%d failed, %d era fallbacks; want 1, 0", got.Failures, got.EraFallbacks)
+	}
+}
+
+// TestRecallRing: a probe recorded after its initialize is decided from the
+// latest maxRecentRequests requests, oldest overwritten first: an
+// initialize among them makes it a fallback, one pushed out does not.
+func TestRecallRing(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name     string
+		initAt   int // the initialize's place among the requests read first
+		fallback bool
+	}{
+		{"initialize among the latest", 300 - maxRecentRequests, true},
+		{"initialize pushed out", 300 - maxRecentRequests - 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := New(Options{})
+			for k := range 300 {
+				r := &record.Record{Kind: record.KindExchange, Method: "ping", Conn: fmt.Sprintf("c-%d", k), HTTPMethod: "POST",
+					Time: start.Add(time.Second + time.Duration(k)*time.Millisecond)}
+				if k == c.initAt {
+					r.Method, r.Conn = "initialize", "probe-conn"
+				}
+				a.remember(r)
+			}
+			probe := &record.Record{Kind: record.KindExchange, Conn: "probe-conn", Time: start}
+			if got := a.recall(probe); got != c.fallback {
+				t.Errorf("recall %v, want %v", got, c.fallback)
+			}
+		})
 	}
 }
