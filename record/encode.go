@@ -243,10 +243,7 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 		v.End = s(v.End)
 		c.SSE = &v
 	}
-	if c.Network != nil || c.Input != nil || c.Task != nil || c.NotClassified != nil || c.Auth != nil || c.Decision != nil ||
-		c.Flags != nil || c.Fault != nil || c.Params != nil || c.Probe != nil {
-		sanitizeMembers(c, red)
-	}
+	sanitizeMembers(c, red)
 	if c.Warnings != nil {
 		ws := make([]Warning, len(c.Warnings))
 		for i, w := range c.Warnings {
