@@ -172,8 +172,12 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			era, why := eraFromProbe(ex.Result)
 			c.eraReason = why
 			d := *ex.Decision
-			if fallback := !ok && d.Action != retry.Retry && !(d.Action == retry.Renegotiate && d.Version == Protocol2026) &&
-				(d.Action == retry.Renegotiate && d.Version == Protocol2025 || era == Protocol2025); fallback {
+			// The switch below's fallback case, with the cases before it
+			// ruled out: one expression marks the exchange and takes the
+			// branch.
+			fallback := !ok && d.Action != retry.Retry && !(d.Action == retry.Renegotiate && d.Version == Protocol2026) &&
+				(d.Action == retry.Renegotiate && d.Version == Protocol2025 || era == Protocol2025)
+			if fallback {
 				// The exchange's decision is what the client does: fall
 				// back to initialize, not the policy's "fail" on a 400
 				// it read as a client bug.
@@ -208,7 +212,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 				if ex, ok = c.setupWith(ctx, st, facts, build); !ok {
 					return st.stop(ex)
 				}
-			case d.Action == retry.Renegotiate && d.Version == Protocol2025, era == Protocol2025:
+			case fallback:
 				if d.Action == retry.Renegotiate {
 					c.eraReason = "renegotiated: " + d.Reason
 				}

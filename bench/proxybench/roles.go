@@ -321,8 +321,6 @@ func writeIdleProfiles(dir, role string) error {
 	})
 }
 
-// cpuProfile starts a CPU profile written to path; stop ends it and closes
-// the file.
 // writeAllocs writes the process's allocation profile (every allocation
 // since it started, sampled at runtime.MemProfileRate) to path.
 func writeAllocs(path string) error {
@@ -337,6 +335,8 @@ func writeAllocs(path string) error {
 	return f.Close()
 }
 
+// cpuProfile starts a CPU profile written to path; stop ends it and closes
+// the file.
 func cpuProfile(path string) (stop func() error, err error) {
 	f, err := os.Create(path)
 	if err != nil {
