@@ -93,7 +93,7 @@ func (g *Gates) Check(s *Summary) (*GateReport, error) {
 		// A probe's answer is what the probe asked for (Section.Probes):
 		// the gates count the other records only.
 		c := sec.Outcome(string(o))
-		n, total := c.Count-c.Probes-c.EraFallbacks, sec.Total-sec.Probes-sec.EraFallbacks
+		n, total := c.judged(), sec.judged()
 		if n <= 0 {
 			continue
 		}
@@ -132,7 +132,7 @@ func (g *Gates) compare(sec, base *Section, fail func(gate, outcome, format stri
 	}
 	// A small epsilon keeps a rise of exactly the tolerance a pass.
 	const eps = 1e-9
-	total, baseTotal := sec.Total-sec.Probes-sec.EraFallbacks, base.Total-base.Probes-base.EraFallbacks
+	total, baseTotal := sec.judged(), base.judged()
 	if d := sec.FailureRate - base.FailureRate; d > tol+eps {
 		fail(GateFailures, "", "failure rate %s (%d/%d) vs baseline %s (%d/%d): +%s > allowed +%s",
 			pct(sec.FailureRate), sec.Failures, total, pct(base.FailureRate), base.Failures, baseTotal, points(d), points(tol))
@@ -142,7 +142,7 @@ func (g *Gates) compare(sec, base *Section, fail func(gate, outcome, format stri
 			continue
 		}
 		bc := base.Outcome(c.Outcome)
-		n, bn := c.Count-c.Probes-c.EraFallbacks, bc.Count-bc.Probes-bc.EraFallbacks
+		n, bn := c.judged(), bc.judged()
 		r, br := rate(n, total), rate(bn, baseTotal)
 		if d := r - br; d > tol+eps {
 			fail(GateRate, c.Outcome, "%s rate %s (%d/%d) vs baseline %s (%d/%d): +%s > allowed +%s",

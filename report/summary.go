@@ -330,3 +330,11 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 	}
 	return &s, nil
 }
+
+// judged is how many of the section's records can fail: all but the
+// probes of mcpdiag probe and the era fallbacks.
+func (s *Section) judged() int64 { return s.Total - s.Probes - s.EraFallbacks }
+
+// judged is how many of the outcome's records can fail: all but the
+// probes and the era fallbacks.
+func (c *OutcomeCount) judged() int64 { return c.Count - c.Probes - c.EraFallbacks }
