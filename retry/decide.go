@@ -68,7 +68,7 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		}
 		return Decision{Action: PollTask, Reason: "the server created task" + id + ": poll tasks/get for its result (not a retry)"}
 	case classify.NetworkError:
-		if protocol(res, f) == classify.Protocol2025 && f.LastEventID != "" {
+		if resumable(res, f) {
 			// A GET that resumes a broken stream got no response:
 			// resuming again cannot run the tool again, so it is the
 			// resumption budget's, not a retry of the tools/call.
@@ -80,7 +80,7 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 	case classify.JSONRPCError:
 		return p.jsonrpcError(res, f)
 	case classify.StreamIncomplete:
-		if protocol(res, f) == classify.Protocol2025 && f.LastEventID != "" {
+		if resumable(res, f) {
 			return p.resume(res, f)
 		}
 		return p.retry(res, f, mayHaveRun, "the response stream ended before the JSON-RPC response arrived", false)
@@ -229,10 +229,7 @@ func (p Policy) network(res *classify.Result, f *Facts) Decision {
 	case FullySent:
 		sent = true
 	}
-	detail := ""
-	if res.Network() != nil && res.Network().Error != "" {
-		detail = " (" + res.Network().Error + ")"
-	}
+	detail := networkDetail(res)
 	if !sent {
 		return p.retry(res, f, notRun, "the request never fully left the client"+detail, false)
 	}
@@ -246,13 +243,25 @@ func (p Policy) network(res *classify.Result, f *Facts) Decision {
 	return p.retry(res, f, mayHaveRun, cause+detail, false)
 }
 
+// resumable reports a failure of a 2025-11-25 stream that gave an event id:
+// a GET with Last-Event-ID resumes it (the resumption budget's, not a retry).
+func resumable(res *classify.Result, f *Facts) bool {
+	return protocol(res, f) == classify.Protocol2025 && f.LastEventID != ""
+}
+
+// networkDetail is the network error of res in parentheses, after a space;
+// "" when it has none.
+func networkDetail(res *classify.Result) string {
+	if n := res.Network(); n != nil && n.Error != "" {
+		return " (" + n.Error + ")"
+	}
+	return ""
+}
+
 func (p Policy) resume(res *classify.Result, f *Facts) Decision {
 	cause := fmt.Sprintf("the response stream broke after event %q", f.LastEventID)
 	if res.Outcome == classify.NetworkError {
-		cause = fmt.Sprintf("the GET resuming the response stream after event %q got no response", f.LastEventID)
-		if n := res.Network(); n != nil && n.Error != "" {
-			cause += " (" + n.Error + ")"
-		}
+		cause = fmt.Sprintf("the GET resuming the response stream after event %q got no response", f.LastEventID) + networkDetail(res)
 	}
 	if f.Resumptions >= p.MaxRetries {
 		return Decision{Action: Fail, Reason: fmt.Sprintf("gave up after %s (limit %d): %s",
