@@ -206,9 +206,9 @@ func (t *Tally) Wrote() { t.written.Add(1) }
 
 // Lose counts a lost record and reports it.
 func (t *Tally) Lose(l Loss) {
-	l.Ref = l.Ref.Redacted(t.red)
 	t.count(l)
 	if t.onLoss != nil {
+		l.Ref = l.Ref.Redacted(t.red)
 		t.onLoss(l)
 	}
 }
@@ -216,7 +216,6 @@ func (t *Tally) Lose(l Loss) {
 // count counts a lost record without reporting it: its producer has the
 // error in hand.
 func (t *Tally) count(l Loss) {
-	l.Ref = l.Ref.Redacted(t.red)
 	switch l.Reason {
 	case LostDropped:
 		t.dropped.Add(1)
@@ -229,6 +228,9 @@ func (t *Tally) count(l Loss) {
 	}
 	t.mu.Lock()
 	if t.first == nil {
+		// Only the first loss is kept: only it is scrubbed here (a drop
+		// storm does not scrub every record's name).
+		l.Ref = l.Ref.Redacted(t.red)
 		t.first = &l
 	}
 	t.mu.Unlock()
