@@ -77,6 +77,10 @@ type driftTracker struct {
 	// keys are the server keys of the request paths told apart (see key).
 	keysMu sync.Mutex
 	keys   map[string]string
+	// upstream is the URL the proxy was given, upstreamKey its string (the
+	// key of its own target path, defPath), set once by New.
+	upstream             *url.URL
+	upstreamKey, defPath string
 }
 
 // maxDriftPaths bounds the request paths the tracker tells apart: a client
@@ -88,10 +92,10 @@ const maxDriftPaths = 64
 // tracker's maps: "upstream" is the URL the proxy was given, and a request
 // to another path (forwarded as it is: mcpdiag serve's /s/{id}/mcp, a
 // gateway's /servers/{name}/mcp) reaches another server on the same host,
-// whose tools are its own. def is the upstream URL's own target path.
-func (d *driftTracker) key(upstream *url.URL, upstreamKey, def, path string) string {
-	if path == def {
-		return upstreamKey
+// whose tools are its own.
+func (d *driftTracker) key(path string) string {
+	if path == d.defPath {
+		return d.upstreamKey
 	}
 	d.keysMu.Lock()
 	defer d.keysMu.Unlock()
@@ -99,12 +103,12 @@ func (d *driftTracker) key(upstream *url.URL, upstreamKey, def, path string) str
 		return k
 	}
 	if len(d.keys) >= maxDriftPaths {
-		return upstreamKey
+		return d.upstreamKey
 	}
 	if d.keys == nil {
 		d.keys = map[string]string{}
 	}
-	k := (&url.URL{Scheme: upstream.Scheme, Host: upstream.Host, Path: path}).String()
+	k := (&url.URL{Scheme: d.upstream.Scheme, Host: d.upstream.Host, Path: path}).String()
 	d.keys[path] = k
 	return k
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -135,5 +134,5 @@ func onLoopbackListener(r *http.Request) bool {
 // driftKey is the drift tracker's key of the server ex went to: the
 // upstream URL's, or the request's own target path's on the upstream host.
 func (p *Proxy) driftKey(ex *recorder.Exchange) string {
-	return p.drift.key(p.upstream, p.upstream.String(), p.targetPath(&url.URL{}), p.targetPath(ex.Request().URL))
+	return p.drift.key(p.targetPath(ex.Request().URL))
 }

@@ -184,6 +184,7 @@ func New(opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: upstream %q: want an http:// or https:// URL with a host", u.Redacted())
 	}
 	p := &Proxy{opts: opts, upstream: u, log: opts.Logger}
+	p.drift.upstream, p.drift.upstreamKey, p.drift.defPath = u, u.String(), p.targetPath(&url.URL{})
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
