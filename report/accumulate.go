@@ -130,6 +130,9 @@ type Accumulator struct {
 	// oldest at recentOldest.
 	recent       []recentRequest
 	recentOldest int
+	// linked holds the IDs of the exchanges counted as era fallbacks by
+	// linking, until TakeEraFallbacks hands them out.
+	linked []string
 }
 
 // openCall is a call known from its exchanges only, so far.
@@ -186,6 +189,7 @@ func (a *Accumulator) Add(r *record.Record) {
 		if refusedProbe(r) {
 			if a.recall(r) {
 				o.fallback = true
+				a.link(o)
 				a.exchanges.add(o)
 			} else {
 				a.hold(r, o)

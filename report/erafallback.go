@@ -185,8 +185,33 @@ func (a *Accumulator) settle(r *record.Record) {
 
 // release counts the i-th held probe and forgets it.
 func (a *Accumulator) release(i int) {
+	if a.pending[i].o.fallback {
+		a.link(a.pending[i].o)
+	}
 	a.exchanges.add(a.pending[i].o)
 	a.pending = slices.Delete(a.pending, i, i+1)
+}
+
+// link notes that the exchange o was counted as an era fallback by
+// linking, for TakeEraFallbacks.
+func (a *Accumulator) link(o obs) {
+	if o.id != "" {
+		a.linked = append(a.linked, o.id)
+	}
+}
+
+// TakeEraFallbacks returns the IDs of the exchange records counted as era
+// fallbacks by linking since the last call, in the order they were
+// settled, and forgets them: the refused 2026-07-28 requests (see
+// refusedProbe) whose client's next request was its initialize (see settle
+// and recall). A record that marks itself (record.Record.EraFallback, the
+// built-in client's) is not among them; neither is a probe still held,
+// which a later record may settle. A page over the same records marks
+// these rows as not failed, as the Summary counts them (package ui).
+func (a *Accumulator) TakeEraFallbacks() []string {
+	ids := a.linked
+	a.linked = nil
+	return ids
 }
 
 // flushProbes counts every probe still held as a failure: no next request

@@ -115,6 +115,21 @@ func TestEraFallbackLinking(t *testing.T) {
 				acc.Add(r)
 			}
 			acc.Close()
+			// The records linked are named, once each, and only
+			// refused 2026-07-28 probes (ui marks their rows).
+			ids := acc.TakeEraFallbacks()
+			if int64(len(ids)) != c.fallbacks {
+				t.Errorf("TakeEraFallbacks %v, want %d ids", ids, c.fallbacks)
+			}
+			for _, id := range ids {
+				var k int
+				if _, err := fmt.Sscanf(id, "e%d", &k); err != nil || k >= len(c.lines) || c.lines[k].proto != "2026-07-28" {
+					t.Errorf("TakeEraFallbacks named %q, not a refused probe's line", id)
+				}
+			}
+			if again := acc.TakeEraFallbacks(); len(again) != 0 {
+				t.Errorf("TakeEraFallbacks again: %v, want none", again)
+			}
 			got := acc.Summary().Exchanges
 			if got.Total != int64(len(c.lines)) || got.Failures != c.failures || got.EraFallbacks != c.fallbacks {
 				t.Errorf("%d exchanges, %d failed, %d era fallbacks; want %d, %d, %d", got.Total, got.Failures, got.EraFallbacks, len(c.lines), c.failures, c.fallbacks)

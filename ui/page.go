@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/report"
 )
 
 // The page's module and style sheet, inlined into every page.
@@ -141,11 +142,26 @@ func writeHead(w io.Writer, cfg pageConfig) error {
 // --json, one case a line.
 const MatrixElementID = "mcpdiag-matrix"
 
+// EraFallbacksElementID is the id of the <script type="application/json">
+// element that holds a static page's era fallbacks: a JSON array of the
+// IDs of the exchange records mcpdiag report counted as era fallbacks by
+// linking them to their client's initialize (report.Accumulator's
+// TakeEraFallbacks). The page shows those rows as not failed, as the
+// report counts them; a live page gets them as events named "fallback".
+const EraFallbacksElementID = "mcpdiag-era-fallbacks"
+
 // writeTail closes the records element, adds the matrix's element (empty
-// when there is none) and the module.
-func writeTail(w io.Writer, matrix []byte) error {
-	_, err := fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
-		MatrixElementID, bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`)), appJS)
+// when there is none), the era fallbacks' element and the module.
+func writeTail(w io.Writer, matrix []byte, fallbacks []string) error {
+	if fallbacks == nil {
+		fallbacks = []string{}
+	}
+	fb, err := scriptJSON(fallbacks)
+	if err != nil {
+		return fmt.Errorf("ui: era fallbacks: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
+		MatrixElementID, bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`)), EraFallbacksElementID, fb, appJS)
 	return err
 }
 
@@ -165,6 +181,9 @@ type HTMLWriter struct {
 	n      int64
 	closed bool
 	matrix []byte
+	// links counts the records as mcpdiag report does, for the era
+	// fallbacks it links at read time (EraFallbacksElementID).
+	links *report.Accumulator
 }
 
 // SetMatrix adds a matrix's verdicts to the page (the JSON Lines of
@@ -178,7 +197,7 @@ func NewHTMLWriter(w io.Writer, opts HTMLOptions) *HTMLWriter {
 	if opts.Title == "" {
 		opts.Title = "mcpdiag report"
 	}
-	h := &HTMLWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	h := &HTMLWriter{bw: bufio.NewWriterSize(w, 64<<10), links: report.New(report.Options{})}
 	h.err = writeHead(h.bw, pageConfig{Mode: "static", Title: opts.Title, Meta: newMeta()})
 	return h
 }
@@ -200,6 +219,7 @@ func (h *HTMLWriter) Add(r *record.Record) {
 		return
 	}
 	h.n++
+	h.links.Add(r)
 }
 
 // Records returns how many records were written.
@@ -207,6 +227,15 @@ func (h *HTMLWriter) Records() int64 { return h.n }
 
 // Err returns the first error met so far.
 func (h *HTMLWriter) Err() error { return h.err }
+
+// eraFallbacks returns the IDs of the exchanges among the records added
+// that mcpdiag report counts as era fallbacks by linking (see
+// report.Accumulator.TakeEraFallbacks): the page shows them as it counts
+// them.
+func (h *HTMLWriter) eraFallbacks() []string {
+	h.links.Close()
+	return h.links.TakeEraFallbacks()
+}
 
 // Close ends the page and flushes it. It does not close the underlying
 // writer.
@@ -218,7 +247,7 @@ func (h *HTMLWriter) Close() error {
 	if h.err != nil {
 		return h.err
 	}
-	if err := writeTail(h.bw, h.matrix); err != nil {
+	if err := writeTail(h.bw, h.matrix, h.eraFallbacks()); err != nil {
 		h.err = err
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -63,11 +64,19 @@ type Server struct {
 	notify chan struct{} // closed (and replaced) when a record or a note arrives
 	notes  []string
 	closed bool
+	// published counts the records published (kept or not).
+	published int64
+	// links counts the records as mcpdiag report does, for the era
+	// fallbacks it links at read time (report.Accumulator's
+	// TakeEraFallbacks), which the page is told as "fallback" events.
+	links *report.Accumulator
 }
 
-// event is one server-sent event: a record, or a matrix case.
+// event is one server-sent event: a record, a matrix case, or an era
+// fallback (the JSON string of an exchange record's ID that mcpdiag report
+// counts as one, see report.Accumulator.TakeEraFallbacks).
 type event struct {
-	name string // "record" or "case"
+	name string // "record", "case" or "fallback"
 	data []byte // one line of JSON
 }
 
@@ -94,7 +103,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if strings.ContainsAny(tok, "/?#% ") {
 		return nil, errors.New("ui: the token must not hold /, ?, #, % or spaces")
 	}
-	return &Server{opts: opts, token: tok, notify: make(chan struct{})}, nil
+	return &Server{opts: opts, token: tok, notify: make(chan struct{}), links: report.New(report.Options{})}, nil
 }
 
 // Path returns the page's path, "/u/TOKEN/".
@@ -108,7 +117,7 @@ func (s *Server) Publish(r *record.Record) error {
 	if err != nil {
 		return fmt.Errorf("ui: record %s: %w", r.ID, err)
 	}
-	return s.push(event{"record", bytes.TrimRight(b, "\n")})
+	return s.push(event{"record", bytes.TrimRight(b, "\n")}, r)
 }
 
 // PublishCase adds one case of a matrix (a line of mcpdiag matrix --json,
@@ -127,22 +136,45 @@ func (s *Server) PublishCase(jsonLine []byte) error {
 	if err := json.Compact(&buf, line); err != nil {
 		return err
 	}
-	return s.push(event{"case", buf.Bytes()})
+	return s.push(event{"case", buf.Bytes()}, nil)
 }
 
-func (s *Server) push(e event) error {
+// push keeps e for every page and wakes them. rec is e's record, when e is
+// one (nil when it could not be decoded): it is counted for the era
+// fallbacks, and each one it settles is kept after it as a "fallback"
+// event.
+func (s *Server) push(e event, rec *record.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return record.ErrClosed
 	}
+	s.keep(e)
+	if e.name == "record" {
+		s.published++
+	}
+	if rec != nil {
+		s.links.Add(rec)
+		for _, id := range s.links.TakeEraFallbacks() {
+			b, err := json.Marshal(id)
+			if err != nil {
+				continue // a string always marshals
+			}
+			s.keep(event{"fallback", b})
+		}
+	}
+	s.wake()
+	return nil
+}
+
+// keep appends e to the events kept, forgetting the oldest past
+// MaxRecords.
+func (s *Server) keep(e event) {
 	s.recs = append(s.recs, e)
 	if over := len(s.recs) - s.opts.MaxRecords; over > 0 {
 		s.recs = append(s.recs[:0:0], s.recs[over:]...)
 		s.base += int64(over)
 	}
-	s.wake()
-	return nil
 }
 
 // Write is Publish, so that a Server is a record.Writer.
@@ -158,7 +190,14 @@ func (s *Server) WriteLine(line []byte) error {
 	if len(line) == 0 || line[0] != '{' || bytes.IndexByte(line, '\n') >= 0 || !wire.Valid(line) {
 		return errors.New("ui: not a record line (one JSON object)")
 	}
-	return s.push(event{"record", append([]byte(nil), line...)})
+	// Decoded for the era fallbacks only: the page gets the bytes as
+	// they are. A line that is no record (a serve log line of another
+	// shape) is still shown.
+	rec, err := record.Decode(line)
+	if err != nil {
+		rec = nil
+	}
+	return s.push(event{"record", append([]byte(nil), line...)}, rec)
 }
 
 // Close ends every open event stream; later records are refused.
@@ -184,11 +223,12 @@ func (s *Server) Note(msg string) {
 	s.wake()
 }
 
-// Records returns how many records were published (kept or not).
+// Records returns how many records were published (kept or not); matrix
+// cases and era fallback marks are not records.
 func (s *Server) Records() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.base + int64(len(s.recs))
+	return s.published
 }
 
 func (s *Server) wake() {
@@ -237,7 +277,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(w http.ResponseWriter) {
 	var buf bytes.Buffer
 	if err := writeHead(&buf, pageConfig{Mode: "live", Title: s.opts.Title, Events: "events", Meta: newMeta()}); err == nil {
-		err = writeTail(&buf, nil)
+		err = writeTail(&buf, nil, nil)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

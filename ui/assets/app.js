@@ -57,6 +57,10 @@ export function isFailure(r) {
   // initialize (eraFallback with the decision renegotiate): a negotiation
   // step, counted apart by mcpdiag report, not a failure.
   if (r.eraFallback && r.kind === 'exchange' && r.decision && r.decision.action === 'renegotiate') return false;
+  // One mcpdiag report links to its client's initialize when it reads the
+  // records (a proxy's records carry no eraFallback): the page is told
+  // which (markEraFallback).
+  if (r._eraFallback) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
@@ -108,6 +112,7 @@ function addRecord(r) {
   if (!r || typeof r !== 'object' || Array.isArray(r)) return;
   r._i = model.records.length;
   r._seen = Date.now(); // when the page took it (the browser tests measure the delay)
+  if (r.id && eraFallbacks.has(r.id)) r._eraFallback = true;
   model.records.push(r);
   const key = groupKey(r) || '#' + r._i;
   let g = model.groups.get(key);
@@ -134,6 +139,19 @@ function addRecord(r) {
   if (r.method) f.method.add(r.method);
   if (r.kind) f.kind.add(r.kind);
   if (r.kind === 'dropped') model.dropped += r.dropped || 0;
+}
+
+// Era fallbacks mcpdiag report linked (see isFailure), by record id: a
+// mark may come before its record (a page that opened late gets both
+// again, in order, but a record can be forgotten) or after it.
+const eraFallbacks = new Set();
+
+function markEraFallback(id) {
+  if (typeof id !== 'string' || !id) return;
+  eraFallbacks.add(id);
+  for (let i = model.records.length - 1; i >= 0; i--) {
+    if (model.records[i].id === id) { model.records[i]._eraFallback = true; break; }
+  }
 }
 
 function clearModel() {
@@ -531,6 +549,8 @@ function showDetail(r) {
       ['total', r.timings && fmtMs(r.timings.totalMs)], ['retry-after', r.retryAfter],
       ['bytes', r.requestBytes || r.responseBytes ? `${r.requestBytes || 0} sent, ${r.responseBytes || 0} received` : undefined],
       ['note', r.note],
+      ['era fallback', r._eraFallback || (r.eraFallback && d && d.action === 'renegotiate')
+        ? 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)' : undefined],
     ])),
     d ? section('Retry decision', kv([['action', d.action], ['delay', d.delayMs ? fmtMs(d.delayMs) : undefined], ['reason', d.reason || '(none given)']])) : null,
     section('Warnings', warnings.length ? h('ul', { class: 'warnings' }, warnings) : null),
@@ -756,6 +776,13 @@ function jsonLines(id) {
   return out;
 }
 
+// jsonValue is the JSON of the element with this id, or undefined.
+function jsonValue(id) {
+  const el = $(id);
+  if (!el) return undefined;
+  try { return JSON.parse(el.textContent); } catch { return undefined; }
+}
+
 function verdictClass(v) {
   return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : v === 'running' ? 'v-run' : 'v-na';
 }
@@ -860,6 +887,7 @@ function staticRecords() {
 // A static page shows its records in time order (the files it was made
 // from are concatenated); a call's exchanges stay under their call.
 addCases(jsonLines('mcpdiag-matrix'), true);
+for (const id of jsonValue('mcpdiag-era-fallbacks') || []) markEraFallback(id);
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';
@@ -875,6 +903,13 @@ if (cfg.mode === 'live') {
   es.addEventListener('record', (ev) => {
     try { batch.push(JSON.parse(ev.data)); } catch { return; }
     if (!flush) flush = setTimeout(() => { flush = 0; ingest(batch.splice(0)); }, 16);
+  });
+  es.addEventListener('fallback', (ev) => {
+    let id;
+    try { id = JSON.parse(ev.data); } catch { return; }
+    markEraFallback(id);
+    schedule();
+    scheduleCharts();
   });
   es.addEventListener('case', (ev) => { try { addCases([JSON.parse(ev.data)]); } catch { /* not a case */ } });
   es.addEventListener('note', (ev) => { lastNote = ev.data; status(); });
