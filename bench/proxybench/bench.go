@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/child"
 )
 
 // target is one way to reach the upstream: its base URL and the process
@@ -41,10 +43,18 @@ type result struct {
 	vcsw      int64         // its threads' voluntary context switches
 	ivcsw     int64         // and involuntary ones
 	upCPU     time.Duration // the upstream's
+	gcs       int64         // the target process's garbage collections (gctrace)
 	truncated bool          // stopped by the workload timeout
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
+
+// gcPer1000 is the target's garbage collections per 1,000 exchanges.
+func (r result) gcPer1000() float64 { return 1000 * float64(r.gcs) / float64(max(r.requests, 1)) }
+
+// gcSettle is how long runWorkload waits after a workload for the last
+// gctrace lines of its cycles.
+const gcSettle = 20 * time.Millisecond
 
 func (r result) cpuPer() time.Duration {
 	if r.requests == 0 {
@@ -82,7 +92,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
 			return err
 		}
-		profEnv = []string{profileEnv + "=" + cfg.profile, fmt.Sprintf("%s=%d", memRateEnv, cfg.memProfileRate)}
+		profEnv = []string{child.ProfileEnv + "=" + cfg.profile, fmt.Sprintf("%s=%d", child.MemRateEnv, cfg.memProfileRate)}
 	}
 	up, err := start(ctx, "upstream", append([]string{roleEnv + "=upstream"}, profEnv...), listeningRE, false, self)
 	if err != nil {
@@ -91,6 +101,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	servers = append(servers, up)
 	up.base = "http://" + up.base
 	targets := map[string]*target{}
+	plainBin := ""
 	records := map[string]string{} // target → its record file
 	for _, name := range cfg.targets {
 		var s *server
@@ -99,7 +110,18 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			targets[name] = &target{name: name, base: up.base, server: up}
 			continue
 		case "plain":
-			s, err = start(ctx, "plain proxy", append([]string{roleEnv + "=plain"}, profEnv...), listeningRE, false, self, up.base)
+			if plainBin == "" {
+				fmt.Fprintln(stderr, "proxybench: building ./bench/proxybench/plainproxy")
+				if plainBin, err = build(ctx, dir, "plainproxy", plainproxyPkg); err != nil {
+					return err
+				}
+			}
+			s, err = start(ctx, "plain proxy", profEnv, listeningRE, false, plainBin, up.base)
+			if err == nil {
+				s.base = "http://" + s.base
+			}
+		case "plaininproc":
+			s, err = start(ctx, "plain proxy in proxybench", append([]string{roleEnv + "=plaininproc"}, profEnv...), listeningRE, false, self, up.base)
 			if err == nil {
 				s.base = "http://" + s.base
 			}
@@ -110,7 +132,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 			if bin == "" {
 				fmt.Fprintln(stderr, "proxybench: building ./cmd/mcpdiag")
-				if bin, err = buildMcpdiag(ctx, dir); err != nil {
+				if bin, err = build(ctx, dir, "mcpdiag", mcpdiagPkg); err != nil {
 					return err
 				}
 			}
@@ -179,8 +201,8 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 					return fmt.Errorf("the run's -timeout %s passed", cfg.timeout)
 				}
 				r := runWorkload(ctx, cfg, t, up, w, n)
-				fmt.Fprintf(stderr, "round %d/%d %-7s %-8s %7.0f req/s  p50 %-9s p99 %-9s cpu/exchange %-9s errors %d\n",
-					round+1, cfg.rounds, w, t.name, r.rps(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.cpuPer().Round(100*time.Nanosecond), r.errors)
+				fmt.Fprintf(stderr, "round %d/%d %-7s %-8s %7.0f req/s  p50 %-9s p99 %-9s cpu/exchange %-9s gc/1000 %-5.1f errors %d\n",
+					round+1, cfg.rounds, w, t.name, r.rps(), r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.cpuPer().Round(100*time.Nanosecond), r.gcPer1000(), r.errors)
 				if r.errors > 0 {
 					failed += r.errors
 					fmt.Fprintf(stderr, "proxybench: %s through %s: %d requests failed, first: %s\n", w, t.name, r.errors, r.firstErr)
@@ -298,6 +320,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	io0, _ := ioCalls(t.server.pid())
 	v0, iv0, _ := ctxSwitches(t.server.pid())
 	up0, _ := cpuTicks(up.pid())
+	gc0 := t.server.gcs.Load()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for c := range clients {
@@ -332,6 +355,10 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	io1, _ := ioCalls(t.server.pid())
 	v1, iv1, _ := ctxSwitches(t.server.pid())
 	up1, _ := cpuTicks(up.pid())
+	// A cycle's gctrace line comes at its end, and through a pipe: wait a
+	// little for those of the cycles the workload started.
+	time.Sleep(gcSettle)
+	gc1 := t.server.gcs.Load()
 	var r result
 	var lat, ttfe []time.Duration
 	for _, l := range locals {
@@ -350,6 +377,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	r.syscalls = io1 - io0
 	r.vcsw, r.ivcsw = v1-v0, iv1-iv0
 	r.upCPU = time.Duration(up1-up0) * clockTick
+	r.gcs = gc1 - gc0
 	return r
 }
 
@@ -415,7 +443,7 @@ func (r idleResult) perStream() float64 { return float64(r.with-r.before) / floa
 // idleStreams opens n SSE streams through t that each receive a priming
 // comment and one event and then wait, and measures the RSS of t's
 // process before and with them. With profile, it then has t's process
-// write its idle profiles (a child of this binary, see profileEnv).
+// write its idle profiles (see child.ProfileEnv).
 func idleStreams(ctx context.Context, t *target, up *server, n int, profile bool) (idleResult, error) {
 	runtime.GC()
 	time.Sleep(500 * time.Millisecond)

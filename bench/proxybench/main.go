@@ -16,8 +16,14 @@
 // medians over the rounds and the ratios of each round: requests/s, p50 and
 // p99 latency, CPU per exchange (user + system time of the target's server
 // process, from /proc/PID/stat, the counters getrusage reads, over the
-// exchanges of the workload), time to the first SSE event, and the RSS of
+// exchanges of the workload), its garbage collections, time to the first SSE event, and the RSS of
 // idle SSE streams held open through each proxy.
+//
+// The plain proxy is its own binary, built from ./bench/proxybench/plainproxy
+// (standard library only: its live heap and its collections are a plain
+// proxy's, not this binary's, which links mcpdiag's packages). Every child
+// runs with GODEBUG=gctrace=1, and the report counts its garbage
+// collections per 1,000 exchanges.
 //
 // `mcpdiag proxy` runs as users run it: the binary (built from ./cmd/mcpdiag
 // unless -mcpdiag names one), recording to a file in the default body mode.
@@ -45,6 +51,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -85,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	smoke := fs.Bool("smoke", false, "a run of seconds with small counts (proves the command works; its numbers mean nothing)")
 	clients := fs.String("clients", "64,8", "concurrent clients of the JSON and SSE workloads")
-	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain, mcpdiag, lib (the library proxy, profiled), plainlean and mcpdiaglean (the plain proxy and the library proxy over lean.go's prototype transport, which holds no goroutine per response: for measuring the floor only)")
+	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain (the plain reverse proxy, its own binary built from ./bench/proxybench/plainproxy: standard library only), mcpdiag, lib (the library proxy, profiled), plaininproc (the same plain proxy run inside this binary, whose image carries mcpdiag's packages and the payloads: what that costs the baseline), plainlean and mcpdiaglean (the plain proxy and the library proxy over lean.go's prototype transport, which holds no goroutine per response, both inside this binary: for measuring the floor only)")
 	workloads := fs.String("workloads", "", "workloads to run (default: json/N and sse/N for each -clients N, and sse/1)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds (each runs every target on every workload)")
 	fs.IntVar(&c.jsonRequests, "json-requests", 12000, "requests per JSON workload and target in a round")
@@ -96,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
 	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
-	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof, and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof (plaininproc-… and plainlean-… of those targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
 	fs.IntVar(&c.leanReadBuffer, "lean-read-buffer", 4<<10, "the read buffer of each upstream connection of the lean targets (bytes)")
 	if err := fs.Parse(args); err != nil {
@@ -118,7 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	for _, t := range strings.Split(*targets, ",") {
 		switch t = strings.TrimSpace(t); t {
-		case "direct", "plain", "mcpdiag", "base", "lib", "plainlean", "mcpdiaglean":
+		case "direct", "plain", "mcpdiag", "base", "lib", "plaininproc", "plainlean", "mcpdiaglean":
 			c.targets = append(c.targets, t)
 		default:
 			return nil, fmt.Errorf("-targets: unknown target %q", t)
@@ -208,6 +216,13 @@ type server struct {
 	lines chan string
 	tail  *tailBuffer
 	done  chan struct{}
+	// gcs is the number of the last garbage collection the child reported
+	// (its GODEBUG=gctrace=1 lines on stderr, kept out of tail): the
+	// cycles it ran so far. A number, not a count of lines: the runtime
+	// prints its line from any thread, so a line can land inside one the
+	// child's code writes to stderr and be missed, and the next one still
+	// counts every cycle.
+	gcs atomic.Int64
 }
 
 // tailBuffer keeps what a child wrote to stderr (its last 64 KiB).
@@ -238,51 +253,65 @@ func newTail() *tailBuffer {
 	return t
 }
 
-// start runs argv and waits for the line of its stdout (role children) or
-// stderr (mcpdiag) that re matches; its first submatch is the base URL.
+// gcEnv is the GODEBUG of the children: the caller's, with gctrace=1, so
+// that each child reports every garbage collection on stderr (one line at
+// the end of each cycle, "gc N @…"; the count of the run's table).
+func gcEnv() string {
+	if v := os.Getenv("GODEBUG"); v != "" {
+		return "GODEBUG=" + v + ",gctrace=1"
+	}
+	return "GODEBUG=gctrace=1"
+}
+
+// gcCycle returns N of a gctrace line "gc N @…" (the runtime numbers its
+// collections from 1), and whether line is one.
+func gcCycle(line string) (int64, bool) {
+	rest, ok := strings.CutPrefix(line, "gc ")
+	if !ok {
+		return 0, false
+	}
+	num, rest, ok := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(rest, "@") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// start runs argv with GODEBUG=gctrace=1 and waits for the line of its
+// stdout (role children, plainproxy) or stderr (mcpdiag) that re matches;
+// its first submatch is the base URL. Both of the child's outputs are read
+// to their end as they come, so that a full pipe never stalls it: the
+// gctrace lines are counted (server.gcs), the rest kept in its tail, and
+// the lines of the watched output also offered to server.lines.
 func start(ctx context.Context, name string, env []string, re *regexp.Regexp, fromStderr bool, argv ...string) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), gcEnv()), env...)
 	cmd.SysProcAttr = childAttr()
 	s := &server{name: name, cmd: cmd, lines: make(chan string, 16), tail: newTail(), done: make(chan struct{})}
 	var err error
 	if s.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	var watch io.Reader
-	if fromStderr {
-		r, err := cmd.StderrPipe()
-		if err != nil {
-			return nil, err
-		}
-		watch = r
-		cmd.Stdout = s.tail
-	} else {
-		r, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		watch = r
-		cmd.Stderr = s.tail
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	var readers sync.WaitGroup
+	readers.Go(func() { s.read(stdout, !fromStderr) })
+	readers.Go(func() { s.read(stderr, fromStderr) })
 	go func() {
-		br := bufio.NewReader(watch)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				s.tail.Write([]byte(line))
-				select {
-				case s.lines <- line:
-				default:
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
+		readers.Wait()
 		cmd.Wait()
 		close(s.done)
 	}()
@@ -303,6 +332,30 @@ func start(ctx context.Context, name string, env []string, re *regexp.Regexp, fr
 		case <-ctx.Done():
 			s.kill()
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// read reads one of the child's outputs line by line to its end: a
+// gctrace line sets s.gcs; any other goes to s.tail, and with watch to
+// s.lines too (dropped when no one takes them).
+func (s *server) read(r io.Reader, watch bool) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if n, ok := gcCycle(line); ok {
+			s.gcs.Store(n)
+		} else if line != "" {
+			s.tail.Write([]byte(line))
+			if watch {
+				select {
+				case s.lines <- line:
+				default:
+				}
+			}
+		}
+		if err != nil {
+			return
 		}
 	}
 }
@@ -445,15 +498,23 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// buildMcpdiag builds ./cmd/mcpdiag into dir.
-func buildMcpdiag(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "mcpdiag")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcpdiag/mcpdiag/cmd/mcpdiag")
+// build builds the command of package pkg (an import path of this module)
+// into dir/name.
+func build(ctx context.Context, dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/mcpdiag: %v\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
+
+// The packages proxybench builds: mcpdiag proxy as users run it, and the
+// plain proxy (standard library only) as the target "plain".
+const (
+	mcpdiagPkg    = "github.com/mcpdiag/mcpdiag/cmd/mcpdiag"
+	plainproxyPkg = "github.com/mcpdiag/mcpdiag/bench/proxybench/plainproxy"
+)
 
 var (
 	listeningRE = regexp.MustCompile(`^listening (\S+)`)

@@ -2,16 +2,29 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/plain"
+	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
 // TestMain lets this test binary play the server roles the orchestrator
 // starts it in (it runs its own executable).
 func TestMain(m *testing.M) {
+	if os.Getenv(gcChildEnv) != "" {
+		gcChild()
+		return
+	}
 	if role := os.Getenv(roleEnv); role != "" {
 		if err := runRole(role, os.Args[1:]); err != nil {
 			os.Stderr.WriteString("proxybench " + role + ": " + err.Error() + "\n")
@@ -23,8 +36,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestSmoke runs the command's short form end to end: real processes on
-// 127.0.0.1 (the upstream, the plain proxy, the mcpdiag binary built from
-// ./cmd/mcpdiag), every workload, the idle streams, one record per
+// 127.0.0.1 (the upstream, the plain proxy and the mcpdiag binary built
+// from ./bench/proxybench/plainproxy and ./cmd/mcpdiag), every workload, the idle streams, one record per
 // exchange. It asserts that the run succeeds and reports every row, never
 // a time.
 func TestSmoke(t *testing.T) {
@@ -43,7 +56,7 @@ func TestSmoke(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"throughput ratio", "Idle SSE streams", "| mcpdiag | 20 |", "records written"} {
+	for _, want := range []string{"throughput ratio", "GC cycles/1,000 exchanges", "GC cycles ratio", "Idle SSE streams", "| mcpdiag | 20 |", "records written"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -66,8 +79,8 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// TestSmokeIdleProfiles: with -profile DIR, each child of this binary (the
-// upstream, the plain proxy, the library proxy) writes its heap profile,
+// TestSmokeIdleProfiles: with -profile DIR, each child but mcpdiag's (the
+// upstream, the plainproxy binary, the library proxy) writes its heap profile,
 // goroutines and memory statistics while the idle streams are held, and
 // the library proxy and the plain proxy their CPU and allocation profiles.
 func TestSmokeIdleProfiles(t *testing.T) {
@@ -123,5 +136,127 @@ func TestCtxSwitches(t *testing.T) {
 	}
 	if v1-v0 < 10 || iv1 < 0 {
 		t.Errorf("voluntary context switches over 20 sleeps: %d -> %d (involuntary %d), want at least 10 more", v0, v1, iv1)
+	}
+}
+
+// gcChildEnv makes the test binary the child of TestStartCountsGC.
+const gcChildEnv = "PROXYBENCH_TEST_GC_CHILD"
+
+// gcChild collects three times (three gctrace lines on stderr, with the
+// GODEBUG start gives it), then writes 1 MiB of other lines to stderr, far more
+// than a pipe holds, then says it listens and waits for the end of stdin.
+func gcChild() {
+	for range 3 {
+		runtime.GC()
+	}
+	// The runtime may print a cycle's line after runtime.GC returns, from
+	// another thread, into the middle of a line of ours.
+	time.Sleep(200 * time.Millisecond)
+	line := strings.Repeat("x", 1023) + "\n"
+	for range 1024 {
+		os.Stderr.WriteString(line)
+	}
+	os.Stderr.WriteString("last line\n")
+	fmt.Println("listening 127.0.0.1:1")
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// TestStartCountsGC: a child started by start runs with gctrace on; its
+// collections are counted from its stderr and kept out of its tail, and
+// its stderr is read as it comes (the child writes 1 MiB there before it
+// says it listens: it would block on a pipe no one reads).
+func TestStartCountsGC(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := start(ctx, "gc child", []string{gcChildEnv + "=1"}, listeningRE, false, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(s.tail.String(), "last line\n") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := s.gcs.Load(); got < 3 {
+		t.Errorf("collections counted: %d, want at least the child's 3 runtime.GC()", got)
+	}
+	tail := s.tail.String()
+	if !strings.Contains(tail, "last line\n") {
+		t.Errorf("tail ends %q, want the child's last stderr line", tail[max(0, len(tail)-80):])
+	}
+	if strings.Contains(tail, "gc 1 @") || strings.Contains(tail, "(forced)") {
+		i := max(strings.Index(tail, "gc 1 @"), strings.Index(tail, "(forced)"))
+		t.Errorf("a gctrace line in the tail: …%q…", tail[max(0, i-100):min(len(tail), i+100)])
+	}
+	s.stdin.Close() // the child's end
+	select {
+	case <-s.done:
+		if !s.cmd.ProcessState.Success() {
+			t.Errorf("gc child: %v", s.cmd.ProcessState)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("gc child did not end with its stdin")
+	}
+}
+
+// TestGCCycle: the cycle number of real gctrace lines (go1.26, forced and
+// not; the runtime writes them to stderr with GODEBUG=gctrace=1), and
+// lines that are not one.
+func TestGCCycle(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		n    int64
+		ok   bool
+	}{
+		{"gc 1 @0.002s 6%: 0.048+0.57+0.005 ms clock, 0.097+0.46/0/0+0.010 ms cpu, 3->4->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 1, true},
+		{"gc 2 @0.018s 1%: 0.21+2.3+0.005 ms clock, 0.43+0/0.17/0.13+0.010 ms cpu, 3->6->3 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 2, true},
+		{"gc 7 @0.043s 2%: 0.17+0.33+0.002 ms clock, 0.34+0/0.34/0.092+0.004 ms cpu, 15->15->5 MB, 20 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)\n", 7, true},
+		{"gc 12345 @812.503s 3%: 0.13+1.9+0.10 ms clock, 0.27+0.39/1.1/0+0.21 ms cpu, 3->3->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P", 12345, true},
+		{"mcpdiag proxy: http://127.0.0.1:40123 -> http://127.0.0.1:40000/mcp, recording to /tmp/r.jsonl\n", 0, false},
+		{"listening 127.0.0.1:40123\n", 0, false},
+		{"gc 1 @", 0, false}, // a line cut short: no space after the time
+		{"gc x @0.002s 6%: …\n", 0, false},
+		{"gc 0 @0.002s 6%: …\n", 0, false},
+		{"gc 3 0.002s\n", 0, false},
+		{" gc 1 @0.002s 6%: …\n", 0, false},
+		{"", 0, false},
+	} {
+		n, ok := gcCycle(c.line)
+		if c.line == "gc 1 @" {
+			// The cut line still names its cycle: "gc 1 " then "@".
+			c.n, c.ok = 1, true
+		}
+		if n != c.n || ok != c.ok {
+			t.Errorf("gcCycle(%.40q) = %d, %v; want %d, %v", c.line, n, ok, c.n, c.ok)
+		}
+	}
+}
+
+// TestPlainproxyStandardOnly: the plain proxy's binary links nothing but
+// the standard library and its two packages here (so its image holds no
+// live heap of mcpdiag's), and its copy buffers are mcpdiag's size.
+func TestPlainproxyStandardOnly(t *testing.T) {
+	if plain.CopyBufferSize != proxy.CopyBufferSize {
+		t.Errorf("plain.CopyBufferSize %d, proxy.CopyBufferSize %d: the baseline's copy buffers must be mcpdiag's", plain.CopyBufferSize, proxy.CopyBufferSize)
+	}
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", plainproxyPkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	got := strings.Fields(string(out))
+	slices.Sort(got)
+	want := []string{
+		"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/child",
+		"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/plain",
+		plainproxyPkg,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("plainproxy's packages outside the standard library: %q, want %q", got, want)
 	}
 }
