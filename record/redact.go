@@ -12,7 +12,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -276,32 +275,34 @@ func (r *Redactor) replaceSecrets(s string) string {
 	return s
 }
 
+// The text patterns, compiled on first use (lazyRegexp): the gate
+// (redact_gate.go) keeps nearly every string of a proxy's records from
+// them.
 var (
 	// "Bearer <token68>", "Basic <token68>" and "DPoP <token68>", but not
 	// an auth-param such as `Bearer realm="x"` or `Bearer error=invalid_token`.
-	bearerRE = regexp.MustCompile(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/="]|$)`)
+	bearerRE = lazyRegexp(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/="]|$)`)
 	// "name": in JSON text that could not be parsed (cut, or an SSE
 	// stream); the value may end at the cut.
-	jsonNameRE = regexp.MustCompile(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
+	jsonNameRE = lazyRegexp(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
 	// \"name\": inside a JSON string.
-	jsonEscNameRE = regexp.MustCompile(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
+	jsonEscNameRE = lazyRegexp(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
 	// name= after a start of text, white space, ?, & or ;.
-	formNameRE = regexp.MustCompile(`(?:^|[?&;\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	formNameRE = lazyRegexp(`(?:^|[?&;\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
 	// queryNameRE is a name in a URL query written in text: after "?",
 	// "&" or an HTML-escaped "&amp;".
-	queryNameRE = regexp.MustCompile(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	queryNameRE = lazyRegexp(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]]{1,200})=`)
 	// A PEM block, to its END line or to the end of the text (a cut
 	// capture).
-	pemRE = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
+	pemRE = lazyRegexp(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
 	// A JWT (JWS or JWE compact): 3 to 5 base64url segments whose first
 	// decodes to a JSON object (checked in maskJWTs).
-	jwtRE = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\-.])(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
+	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.])(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
-	jsonValueRE    = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
-	jsonEscValueRE = regexp.MustCompile(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
-	formValueRE    = regexp.MustCompile(`^[^&;\s#"]*`)
-	lineValueRE    = regexp.MustCompile(`^[^\r\n"]*`)
+	jsonValueRE    = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
+	jsonEscValueRE = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
+	formValueRE    = lazyRegexp(`^[^&;\s#"]*`)
 )
 
 // nameHints are lower-case substrings without which no name pattern can
@@ -465,8 +466,8 @@ func jsonTextName(n string) bool { return sensitiveName(n, ctxJSON) }
 
 // maskAfterNames finds every name matched by nameRE (group 1), and when
 // sensitive(name) masks the value that valueRE matches right after it.
-func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *regexp.Regexp, sensitive func(string) bool) string {
-	idx := nameRE.FindAllStringSubmatchIndex(s, -1)
+func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive func(string) bool) string {
+	idx := nameRE.get().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
 	}
@@ -480,7 +481,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *regexp.Regexp, sens
 			continue
 		}
 		end := m[1]
-		v := valueRE.FindString(s[end:])
+		v := valueRE.get().FindString(s[end:])
 		if v == "" || IsRedacted(unquoteValue(v)) {
 			continue
 		}
@@ -523,8 +524,8 @@ func (r *Redactor) maskValue(v string) string {
 }
 
 // replaceMatches replaces every match of re in s by repl(submatches).
-func (r *Redactor) replaceMatches(s string, re *regexp.Regexp, repl func([]string) string) string {
-	idx := re.FindAllStringSubmatchIndex(s, -1)
+func (r *Redactor) replaceMatches(s string, re *lazyRE, repl func([]string) string) string {
+	idx := re.get().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
 	}
