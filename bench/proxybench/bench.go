@@ -44,6 +44,7 @@ type result struct {
 	ivcsw     int64         // and involuntary ones
 	upCPU     time.Duration // the upstream's
 	gcs       int64         // the target process's garbage collections (gctrace)
+	gcCPU     time.Duration // and their CPU time (gctrace's "ms cpu")
 	truncated bool          // stopped by the workload timeout
 }
 
@@ -51,6 +52,14 @@ func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds()
 
 // gcPer1000 is the target's garbage collections per 1,000 exchanges.
 func (r result) gcPer1000() float64 { return 1000 * float64(r.gcs) / float64(max(r.requests, 1)) }
+
+// gcCPUPer is the target's collections' CPU time per exchange.
+func (r result) gcCPUPer() time.Duration {
+	if r.requests == 0 {
+		return 0
+	}
+	return r.gcCPU / time.Duration(r.requests)
+}
 
 // gcSettle is how long runWorkload waits after a workload for the last
 // gctrace lines of its cycles.
@@ -320,7 +329,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	io0, _ := ioCalls(t.server.pid())
 	v0, iv0, _ := ctxSwitches(t.server.pid())
 	up0, _ := cpuTicks(up.pid())
-	gc0 := t.server.gcs.Load()
+	gc0, gcCPU0 := t.server.gcs.Load(), t.server.gcCPU.Load()
 	begin := time.Now()
 	var wg sync.WaitGroup
 	for c := range clients {
@@ -358,7 +367,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	// A cycle's gctrace line comes at its end, and through a pipe: wait a
 	// little for those of the cycles the workload started.
 	time.Sleep(gcSettle)
-	gc1 := t.server.gcs.Load()
+	gc1, gcCPU1 := t.server.gcs.Load(), t.server.gcCPU.Load()
 	var r result
 	var lat, ttfe []time.Duration
 	for _, l := range locals {
@@ -377,7 +386,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	r.syscalls = io1 - io0
 	r.vcsw, r.ivcsw = v1-v0, iv1-iv0
 	r.upCPU = time.Duration(up1-up0) * clockTick
-	r.gcs = gc1 - gc0
+	r.gcs, r.gcCPU = gc1-gc0, time.Duration(gcCPU1-gcCPU0)
 	return r
 }
 

@@ -223,6 +223,9 @@ type server struct {
 	// child's code writes to stderr and be missed, and the next one still
 	// counts every cycle.
 	gcs atomic.Int64
+	// gcCPU is the CPU time of the collections the child reported, summed
+	// over the gctrace lines read (nanoseconds).
+	gcCPU atomic.Int64
 }
 
 // tailBuffer keeps what a child wrote to stderr (its last 64 KiB).
@@ -263,22 +266,44 @@ func gcEnv() string {
 	return "GODEBUG=gctrace=1"
 }
 
-// gcCycle returns N of a gctrace line "gc N @…" (the runtime numbers its
-// collections from 1), and whether line is one.
-func gcCycle(line string) (int64, bool) {
+// gcLine parses a gctrace line, "gc N @T P%: … ms clock, A+B/C/D+E ms
+// cpu, …": N (the runtime numbers its collections from 1) and the CPU time
+// of the cycle, A+B+C+D+E (the stop-the-world sweep termination, the
+// mark's assist, background and idle time, the stop-the-world mark
+// termination: runtime/extern.go's gctrace), and whether line is one. The
+// idle mark time is CPU the collector took from otherwise idle Ps; the
+// process's CPU time counts it too. This is the runtime's own accounting:
+// a stop-the-world phase counts its wall time on every P (GOMAXPROCS of
+// them), so on a loaded machine it can exceed what /proc counts.
+func gcLine(line string) (n int64, cpu time.Duration, ok bool) {
 	rest, ok := strings.CutPrefix(line, "gc ")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
 	num, rest, ok := strings.Cut(rest, " ")
 	if !ok || !strings.HasPrefix(rest, "@") {
-		return 0, false
+		return 0, 0, false
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 1 {
-		return 0, false
+		return 0, 0, false
 	}
-	return n, true
+	for _, field := range strings.Split(rest, ", ") {
+		times, ok := strings.CutSuffix(field, " ms cpu")
+		if !ok {
+			continue
+		}
+		var ms float64
+		for _, t := range strings.FieldsFunc(times, func(r rune) bool { return r == '+' || r == '/' }) {
+			v, err := strconv.ParseFloat(t, 64)
+			if err != nil {
+				return n, 0, true // the cycle counts; its time is unknown
+			}
+			ms += v
+		}
+		return n, time.Duration(ms * float64(time.Millisecond)), true
+	}
+	return n, 0, true
 }
 
 // start runs argv with GODEBUG=gctrace=1 and waits for the line of its
@@ -337,14 +362,15 @@ func start(ctx context.Context, name string, env []string, re *regexp.Regexp, fr
 }
 
 // read reads one of the child's outputs line by line to its end: a
-// gctrace line sets s.gcs; any other goes to s.tail, and with watch to
+// gctrace line sets s.gcs and adds to s.gcCPU; any other goes to s.tail, and with watch to
 // s.lines too (dropped when no one takes them).
 func (s *server) read(r io.Reader, watch bool) {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadString('\n')
-		if n, ok := gcCycle(line); ok {
+		if n, cpu, ok := gcLine(line); ok {
 			s.gcs.Store(n)
+			s.gcCPU.Add(int64(cpu))
 		} else if line != "" {
 			s.tail.Write([]byte(line))
 			if watch {

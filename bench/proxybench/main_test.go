@@ -162,7 +162,7 @@ func gcChild() {
 }
 
 // TestStartCountsGC: a child started by start runs with gctrace on; its
-// collections are counted from its stderr and kept out of its tail, and
+// collections and their CPU time are counted from its stderr and kept out of its tail, and
 // its stderr is read as it comes (the child writes 1 MiB there before it
 // says it listens: it would block on a pipe no one reads).
 func TestStartCountsGC(t *testing.T) {
@@ -183,6 +183,9 @@ func TestStartCountsGC(t *testing.T) {
 	if got := s.gcs.Load(); got < 3 {
 		t.Errorf("collections counted: %d, want at least the child's 3 runtime.GC()", got)
 	}
+	if s.gcCPU.Load() <= 0 {
+		t.Errorf("the collections' CPU time: %d ns, want more than 0", s.gcCPU.Load())
+	}
 	tail := s.tail.String()
 	if !strings.Contains(tail, "last line\n") {
 		t.Errorf("tail ends %q, want the child's last stderr line", tail[max(0, len(tail)-80):])
@@ -202,35 +205,37 @@ func TestStartCountsGC(t *testing.T) {
 	}
 }
 
-// TestGCCycle: the cycle number of real gctrace lines (go1.26, forced and
-// not; the runtime writes them to stderr with GODEBUG=gctrace=1), and
-// lines that are not one.
-func TestGCCycle(t *testing.T) {
+// TestGCLine: the cycle number and the CPU time of real gctrace lines
+// (go1.26, forced and not; the runtime writes them to stderr with
+// GODEBUG=gctrace=1), and lines that are not one.
+func TestGCLine(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	for _, c := range []struct {
 		line string
 		n    int64
+		cpu  time.Duration
 		ok   bool
 	}{
-		{"gc 1 @0.002s 6%: 0.048+0.57+0.005 ms clock, 0.097+0.46/0/0+0.010 ms cpu, 3->4->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 1, true},
-		{"gc 2 @0.018s 1%: 0.21+2.3+0.005 ms clock, 0.43+0/0.17/0.13+0.010 ms cpu, 3->6->3 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 2, true},
-		{"gc 7 @0.043s 2%: 0.17+0.33+0.002 ms clock, 0.34+0/0.34/0.092+0.004 ms cpu, 15->15->5 MB, 20 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)\n", 7, true},
-		{"gc 12345 @812.503s 3%: 0.13+1.9+0.10 ms clock, 0.27+0.39/1.1/0+0.21 ms cpu, 3->3->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P", 12345, true},
-		{"mcpdiag proxy: http://127.0.0.1:40123 -> http://127.0.0.1:40000/mcp, recording to /tmp/r.jsonl\n", 0, false},
-		{"listening 127.0.0.1:40123\n", 0, false},
-		{"gc 1 @", 0, false}, // a line cut short: no space after the time
-		{"gc x @0.002s 6%: …\n", 0, false},
-		{"gc 0 @0.002s 6%: …\n", 0, false},
-		{"gc 3 0.002s\n", 0, false},
-		{" gc 1 @0.002s 6%: …\n", 0, false},
-		{"", 0, false},
+		{"gc 1 @0.002s 6%: 0.048+0.57+0.005 ms clock, 0.097+0.46/0/0+0.010 ms cpu, 3->4->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 1, ms(0.567), true},
+		{"gc 2 @0.018s 1%: 0.21+2.3+0.005 ms clock, 0.43+0/0.17/0.13+0.010 ms cpu, 3->6->3 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 2, ms(0.74), true},
+		{"gc 7 @0.043s 2%: 0.17+0.33+0.002 ms clock, 0.34+0/0.34/0.092+0.004 ms cpu, 15->15->5 MB, 20 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)\n", 7, ms(0.776), true},
+		{"gc 56 @6.726s 0%: 1.6+3.9+0.73 ms clock, 3.2+0.76/1.4/0+1.4 ms cpu, 3->3->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 56, ms(6.76), true},
+		{"gc 12345 @812.503s 3%: 0.13+1.9+0.10 ms clock, 0.27+0.39/1.1/0+0.21 ms cpu, 3->3->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P", 12345, ms(1.97), true},
+		// Cut short by another write to stderr: the cycle counts, its
+		// time is lost.
+		{"gc 9 @1.0s 1%: 0.1+0.2+0.0 ms clock, 0.2+0.1/0.x", 9, 0, true},
+		{"gc 1 @", 1, 0, true},
+		{"mcpdiag proxy: http://127.0.0.1:40123 -> http://127.0.0.1:40000/mcp, recording to /tmp/r.jsonl\n", 0, 0, false},
+		{"listening 127.0.0.1:40123\n", 0, 0, false},
+		{"gc x @0.002s 6%: …\n", 0, 0, false},
+		{"gc 0 @0.002s 6%: …\n", 0, 0, false},
+		{"gc 3 0.002s\n", 0, 0, false},
+		{" gc 1 @0.002s 6%: …\n", 0, 0, false},
+		{"", 0, 0, false},
 	} {
-		n, ok := gcCycle(c.line)
-		if c.line == "gc 1 @" {
-			// The cut line still names its cycle: "gc 1 " then "@".
-			c.n, c.ok = 1, true
-		}
-		if n != c.n || ok != c.ok {
-			t.Errorf("gcCycle(%.40q) = %d, %v; want %d, %v", c.line, n, ok, c.n, c.ok)
+		n, cpu, ok := gcLine(c.line)
+		if d := cpu - c.cpu; n != c.n || ok != c.ok || d < -time.Nanosecond || d > time.Nanosecond {
+			t.Errorf("gcLine(%.40q) = %d, %v, %v; want %d, %v, %v", c.line, n, cpu, ok, c.n, c.cpu, c.ok)
 		}
 	}
 }
