@@ -262,7 +262,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		switch d.Action {
 		case retry.Retry:
 			if !c.sleep(ctx, d.Delay) {
-				call.Decision = retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
+				call.Decision = stoppedBefore(ctx, d)
 				return call, nil
 			}
 			st.facts.Count(d)
@@ -313,7 +313,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 			// 2025-11-25 transports: the client MUST respect it): the
 			// policy judged the decision on it (Facts.RetryField).
 			if !c.sleep(ctx, d.Delay) {
-				call.Decision = retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the resume: " + d.Reason}
+				call.Decision = stoppedBefore(ctx, d)
 				return call, nil
 			}
 			st.facts.Count(d)
@@ -352,9 +352,32 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	if alt, ok := authStopped(ex); ok {
 		d = alt
 	}
+	if ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume) {
+		d = stoppedBefore(ctx, d)
+	}
 	ex.Decision = &d
 	c.emit(ex)
 	return d
+}
+
+// stoppedBefore is the decision of a call whose context ended (its
+// --timeout, or an interrupt) before the retry or resume d could happen:
+// fail, saying which of the two stopped it. The exchange that asked for d
+// carries this decision too, so that its record does not announce a retry
+// that was never sent.
+func stoppedBefore(ctx context.Context, d retry.Decision) retry.Decision {
+	what := "retry"
+	if d.Action == retry.Resume {
+		what = "resume"
+	}
+	why := "the call's time ran out"
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		why = "the call was stopped"
+		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+			why += " (" + cause.Error() + ")"
+		}
+	}
+	return retry.Decision{Action: retry.Fail, Reason: why + " before the " + what + ": " + d.Reason}
 }
 
 // emit and record may run on the 2025-11-25 standalone stream's goroutine

@@ -55,7 +55,7 @@ func (c *Client) setupWith(ctx context.Context, st *callState, facts retry.Facts
 				st.call.Retries++
 				continue
 			}
-			fail := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
+			fail := stoppedBefore(ctx, d)
 			ex.Decision = &fail
 			return ex, false
 		}
@@ -194,7 +194,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 				// The era is still unknown: probe again after the delay.
 				c.protocol = ""
 				if !c.sleep(ctx, d.Delay) {
-					fail := retry.Decision{Action: retry.Fail, Reason: "the call's time ran out before the retry: " + d.Reason}
+					fail := stoppedBefore(ctx, d)
 					ex.Decision = &fail
 					return st.stop(ex)
 				}
@@ -299,6 +299,9 @@ func (c *Client) decideSetup(ctx context.Context, ex *Exchange, f retry.Facts) {
 	}
 	if alt, ok := authStopped(ex); ok {
 		d = alt
+	}
+	if ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume) {
+		d = stoppedBefore(ctx, d)
 	}
 	ex.Decision = &d
 }

@@ -1,0 +1,93 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/retry"
+)
+
+// TestStoppedCallRetriesNothing: a read-only call whose tools/call is left
+// unanswered until the call's context ends (its timeout, or an interrupt:
+// mcpdiag call under Ctrl-C) sends no retry, and both the exchange and the
+// call say so: fail, naming what stopped the call. Before, the exchange's
+// decision (and so its record, report's and the page's retry decision) was
+// "retry 1 of 2 after …" for a retry never sent, and an interrupted call
+// said "the call's time ran out before the retry" (found by running
+// mcpdiag call against serve's timeout.uncooperative_hang and pressing
+// Ctrl-C).
+func TestStoppedCallRetriesNothing(t *testing.T) {
+	interrupt := errors.New("interrupt signal received")
+	tests := []struct {
+		name string
+		stop func(got <-chan struct{}) (context.Context, time.Duration, func())
+		want string
+	}{
+		{"interrupt", func(got <-chan struct{}) (context.Context, time.Duration, func()) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() {
+				select {
+				case <-got:
+				case <-time.After(5 * time.Second):
+				}
+				cancel(interrupt)
+			}()
+			return ctx, 30 * time.Second, func() { cancel(nil) }
+		}, "the call was stopped (interrupt signal received) before the retry: retry 1 of 2 after "},
+		{"timeout", func(<-chan struct{}) (context.Context, time.Duration, func()) {
+			return context.Background(), 300 * time.Millisecond, func() {}
+		}, "the call's time ran out before the retry: retry 1 of 2 after "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := make(chan struct{}, 4)
+			release := make(chan struct{})
+			s := &modernServer{tools: `[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]`}
+			s.reject = func(n int, m rpc, w http.ResponseWriter) bool {
+				if m.Method != "tools/call" {
+					return false
+				}
+				got <- struct{}{}
+				select { // bounded: the call's end releases it sooner
+				case <-release:
+				case <-time.After(5 * time.Second):
+				}
+				return true
+			}
+			url := startModern(t, s)
+			t.Cleanup(func() { close(release) })
+			ctx, timeout, done := tt.stop(got)
+			defer done()
+			c, _ := client.New(client.Options{URL: url, Protocol: client.Protocol2026, Timeout: timeout})
+			call, _ := c.CallTool(ctx, "t", nil)
+			if call.Outcome != classify.NetworkError {
+				t.Fatalf("outcome %s (%s), want NETWORK_ERROR", call.Outcome, call.Final.Reason)
+			}
+			s.mu.Lock()
+			sent := s.calls["t"]
+			s.mu.Unlock()
+			if call.Retries != 0 || sent != 1 {
+				t.Errorf("retries %d, tools/call sent %d times; want 0 and 1", call.Retries, sent)
+			}
+			if call.Decision.Action != retry.Fail || !strings.HasPrefix(call.Decision.Reason, tt.want) {
+				t.Errorf("call decision %s: %s\nwant fail: %s…", call.Decision.Action, call.Decision.Reason, tt.want)
+			}
+			last := call.Exchanges[len(call.Exchanges)-1]
+			if last.Decision == nil || *last.Decision != call.Decision {
+				t.Errorf("the tools/call exchange's decision is %+v, want the call's %+v", last.Decision, call.Decision)
+			}
+			var report bytes.Buffer
+			_ = call.WriteReport(&report)
+			if !strings.Contains(report.String(), "  decision:  fail — "+tt.want) {
+				t.Errorf("report:\n%s", report.String())
+			}
+		})
+	}
+}
