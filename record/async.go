@@ -90,7 +90,7 @@ type Async struct {
 	enc    Encoder
 	policy QueuePolicy
 	sink   LineWriter
-	queue  chan queued
+	queue  chan *queued
 	done   chan struct{}
 	stop   chan struct{} // closed by Close: the writer stops lingering
 	linger time.Duration // 0: none
@@ -104,6 +104,11 @@ type Async struct {
 }
 
 // queued is a line waiting for the sink, with the name of its record.
+// The queue holds pointers to them, 8 bytes a slot: a queue of queued
+// values (128 bytes each) was 128 KB at DefaultQueueSize, allocated by
+// NewAsync, live as long as the Async and scanned by every garbage
+// collection cycle, most of it empty (docs/benchmarks.md, liveheap). They
+// are pooled, each with its line's buffer (queuedPool).
 type queued struct {
 	line []byte
 	ref  Ref
@@ -130,7 +135,7 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 	}
 	a := &Async{
 		enc: opts.Encoder, policy: policy, sink: sink, tally: &Tally{onLoss: opts.OnLoss, red: opts.Encoder.Redactor},
-		queue: make(chan queued, size), done: make(chan struct{}), stop: make(chan struct{}), linger: linger,
+		queue: make(chan *queued, size), done: make(chan struct{}), stop: make(chan struct{}), linger: linger,
 	}
 	go a.run()
 	return a
@@ -139,7 +144,7 @@ func NewAsync(sink LineWriter, opts AsyncOptions) *Async {
 func (a *Async) run() {
 	defer close(a.done)
 	batcher, _ := a.sink.(lineBatcher)
-	var batch []queued
+	var batch []*queued
 	var lines [][]byte
 	var linger *time.Timer
 	for q := range a.queue {
@@ -186,16 +191,16 @@ func (a *Async) run() {
 			lines = append(lines, b.line)
 		}
 		n, err := batcher.writeLines(lines)
-		for range n {
+		for _, b := range batch[:n] {
+			putQueued(b)
 			a.tally.Wrote()
-		}
-		for _, b := range batch[:min(n+1, len(batch))] {
-			putLine(b.line)
 		}
 		if err != nil {
 			// The record the error cut is lost; each one after it is tried
 			// on its own, as without batching (a disk may have room again).
-			a.tally.Lose(Loss{Ref: batch[n].ref, Reason: reasonOf(err, false), Err: err})
+			loss := Loss{Ref: batch[n].ref, Reason: reasonOf(err, false), Err: err}
+			putQueued(batch[n])
+			a.tally.Lose(loss)
 			for _, b := range batch[n+1:] {
 				a.writeOne(b)
 			}
@@ -217,13 +222,17 @@ type lineBatcher interface {
 	writeLines(lines [][]byte) (int, error)
 }
 
-func (a *Async) writeOne(q queued) {
-	err := a.sink.WriteLine(q.line)
-	putLine(q.line)
-	if err != nil {
-		a.tally.Lose(Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err})
+// writeOne writes q alone. q goes back to the pool before it is counted,
+// so that once Stats counts a record its queued value is there for the
+// next Write (TestAsyncWriteAllocs).
+func (a *Async) writeOne(q *queued) {
+	if err := a.sink.WriteLine(q.line); err != nil {
+		loss := Loss{Ref: q.ref, Reason: reasonOf(err, false), Err: err}
+		putQueued(q)
+		a.tally.Lose(loss)
 		return
 	}
+	putQueued(q)
 	a.tally.Wrote()
 }
 
@@ -231,24 +240,29 @@ func (a *Async) writeOne(q queued) {
 // copies into one), and a sink must not keep a line after WriteLine
 // returns (LineWriter): once written, or lost, a line's buffer is reused by
 // a later Write. A busy proxy encodes thousands of records a second, each
-// line about 1 KiB. Buffers past maxPooledLine are left to the collector.
-var lineBufs sync.Pool
+// line about 1 KiB. queuedPool holds the queued values given back, each
+// with its line's buffer (one pooled object per record, where a pool of
+// line buffers alone allocated a slice header on every Put); buffers past
+// maxPooledLine are left to the collector.
+var queuedPool sync.Pool
 
 const maxPooledLine = 64 << 10
 
-// getLine returns an empty buffer for a line (nil when the pool has none:
-// the encoder allocates one of the size it needs).
-func getLine() []byte {
-	if v := lineBufs.Get(); v != nil {
-		return (*v.(*[]byte))[:0]
+// getQueued returns a queued value with an empty line (whose buffer is nil
+// when the pool had none: the encoder allocates one of the size it needs).
+func getQueued() *queued {
+	if v := queuedPool.Get(); v != nil {
+		return v.(*queued)
 	}
-	return nil
+	return new(queued)
 }
 
-// putLine gives a line's buffer back; nothing may use it afterwards.
-func putLine(b []byte) {
-	if c := cap(b); c == 0 || c > maxPooledLine {
-		return
+// putQueued gives q back with its line's buffer; nothing may use either
+// afterwards.
+func putQueued(q *queued) {
+	b := q.line
+	if cap(b) > maxPooledLine {
+		b = nil
 	}
 	if poisonLines {
 		full := b[:cap(b)]
@@ -256,8 +270,8 @@ func putLine(b []byte) {
 			full[i] = 0xff
 		}
 	}
-	b = b[:0]
-	lineBufs.Put(&b)
+	*q = queued{line: b[:0]}
+	queuedPool.Put(q)
 }
 
 // poisonLines makes putLine overwrite what it takes back, so that a test
@@ -278,33 +292,34 @@ func (a *Async) KeepsNoRecord() {}
 // error. A queued record that the sink then fails to write is counted and
 // reported to OnLoss, and makes Close return an error.
 func (a *Async) Write(rec *Record) error {
-	// Write's own frame holds nothing but the line: the encoder's frames
-	// are the deepest of a finishing goroutine's, and what Write keeps
-	// around them (a Ref, a Loss, the queued line) would be under them.
-	buf := getLine()
-	line, err := a.enc.encodeInto(buf, rec)
+	// Write's own frame holds nothing but the queued value and its line:
+	// the encoder's frames are the deepest of a finishing goroutine's, and
+	// what Write keeps around them (a Ref, a Loss) would be under them.
+	q := getQueued()
+	line, err := a.enc.encodeInto(q.line, rec)
 	if err != nil {
-		a.refuse(buf, rec, err)
+		a.refuse(q, rec, err)
 		return err
 	}
-	return a.enqueueRecord(line, rec)
+	q.line = line
+	return a.enqueueRecord(q, rec)
 }
 
-// refuse counts rec, which the encoder refused, and gives back its buffer.
+// refuse counts rec, which the encoder refused, and gives back q.
 //
 //go:noinline
-func (a *Async) refuse(buf []byte, rec *Record, err error) {
-	putLine(buf)
+func (a *Async) refuse(q *queued, rec *Record, err error) {
+	putQueued(q)
 	a.tally.count(Loss{Ref: RefOf(rec), Reason: LostUnencodable, Err: err})
 }
 
-// enqueueRecord queues the line of rec.
+// enqueueRecord queues q, the line of rec.
 //
 //go:noinline
-func (a *Async) enqueueRecord(line []byte, rec *Record) error {
-	q := queued{line: line, ref: RefOf(rec)}
+func (a *Async) enqueueRecord(q *queued, rec *Record) error {
+	q.ref = RefOf(rec)
 	if q.ref.ID == "" {
-		q.ref.ID = lineID(line)
+		q.ref.ID = lineID(q.line)
 	}
 	return a.enqueue(q)
 }
@@ -315,24 +330,27 @@ func (a *Async) WriteLine(line []byte) error {
 	if err := checkOneLine(line); err != nil {
 		return err
 	}
-	return a.enqueue(queued{line: append(getLine(), line...), ref: RefOfLine(line)})
+	q := getQueued()
+	q.line, q.ref = append(q.line, line...), RefOfLine(line)
+	return a.enqueue(q)
 }
 
-// enqueue queues q per the policy.
-func (a *Async) enqueue(q queued) error {
+// enqueue queues q per the policy; q is the queue's (or given back) once
+// it returns.
+func (a *Async) enqueue(q *queued) error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.closed {
-		putLine(q.line)
 		a.tally.count(Loss{Ref: q.ref, Reason: LostClosed, Err: ErrClosed})
+		putQueued(q)
 		return ErrClosed
 	}
 	if a.policy == QueueDrop {
 		select {
 		case a.queue <- q:
 		default:
-			putLine(q.line)
 			a.tally.Lose(Loss{Ref: q.ref, Reason: LostDropped})
+			putQueued(q)
 		}
 	} else {
 		a.queue <- q
