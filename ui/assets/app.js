@@ -89,8 +89,59 @@ function fmtBytes(n) {
   return (n / 1e6).toFixed(1) + ' MB';
 }
 
-function idText(id) {
-  return id === undefined || id === null ? 'null' : JSON.stringify(id);
+// idText shows a JSON-RPC id as the record wrote it: src is the number's
+// source text where parseRecord kept it (9007199254740993, 7.0 and -0 are
+// not what the parsed number prints).
+function idText(id, src) {
+  if (id === undefined || id === null) return 'null';
+  return typeof id === 'number' && src !== undefined ? src : JSON.stringify(id);
+}
+
+// parseRecord reads one record line. It keeps the line (_line, shown as
+// "The record as JSON") and the source text of each number under "id" or
+// "responseId" (_idSource, _responseIdSource: a JSON-RPC id past 2^53 or
+// written 7.0 is not the number JavaScript parses; where the browser gives
+// a reviver no source text, the parsed number is shown). Both are not
+// enumerable: they stay out of the search text.
+function parseRecord(line) {
+  const r = JSON.parse(line, function (k, v, ctx) {
+    if ((k === 'id' || k === 'responseId') && typeof v === 'number' && ctx && typeof ctx.source === 'string') {
+      Object.defineProperty(this, '_' + k + 'Source', { value: ctx.source });
+    }
+    return v;
+  });
+  if (r && typeof r === 'object') Object.defineProperty(r, '_line', { value: line });
+  return r;
+}
+
+// indentJSON indents JSON text two spaces a level without parsing it, so
+// that every number and string reads as it was written.
+function indentJSON(text) {
+  let out = '';
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[++i] || '';
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') continue;
+    const close = c === '}' || c === ']';
+    if ((c === '{' || c === '[') && (text[i + 1] === '}' || text[i + 1] === ']')) {
+      out += c + text[++i];
+      continue;
+    }
+    if (close) out += '\n' + '  '.repeat(--depth);
+    out += c;
+    if (c === '"') inString = true;
+    else if (c === '{' || c === '[') out += '\n' + '  '.repeat(++depth);
+    else if (c === ',') out += '\n' + '  '.repeat(depth);
+    else if (c === ':') out += ' ';
+  }
+  return out;
 }
 
 // ---- the model -------------------------------------------------------------
@@ -539,7 +590,8 @@ function showDetail(r) {
       ['kind', r.kind], ['id', r.id], ['call', r.callId], ['seq', r.seq], ['exchanges', r.exchanges],
       ['time', r.time], ['layer', layer], ['status', r.status], ['HTTP statuses', (r.httpStatuses || []).join(', ')],
       ['request', [r.httpMethod, r.url].filter(Boolean).join(' ')], ['content type', r.contentType],
-      ['JSON-RPC id', r.jsonrpc ? idText(jr.id) : undefined],
+      ['JSON-RPC id', r.jsonrpc ? idText(jr.id, jr._idSource) : undefined],
+      ['response id', jr.responseId !== undefined ? idText(jr.responseId, jr._responseIdSource) : undefined],
       ['JSON-RPC error', jr.errorCode !== undefined && jr.errorCode !== null ? `${jr.errorCode} ${jr.errorName || ''}` : undefined],
       ['error message', r.errorMessage], ['result type', r.resultType], ['isError', r.isError],
       ['client', r.client], ['protocol', r.protocolVersion], ['scenario', r.scenario], ['session', r.session],
@@ -567,7 +619,7 @@ function showDetail(r) {
     section('Request body', bodyBlock(r.requestBody, 'request body')),
     section('Response headers', headersTable(r.responseHeaders)),
     section('Response body', bodyBlock(r.responseBody, 'response body')),
-    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, (() => { const { _i, _text, _seen, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
+    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, r._line !== undefined ? indentJSON(r._line) : (() => { const { _i, _text, _seen, _eraFallback, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
   ];
   pane.replaceChildren(...parts.filter(Boolean));
   pane.scrollTop = 0;
@@ -878,7 +930,7 @@ function staticRecords() {
   let bad = 0;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    try { out.push(JSON.parse(line)); } catch { bad++; }
+    try { out.push(parseRecord(line)); } catch { bad++; }
   }
   if (bad) $('status').textContent = `${bad} lines of the page's data were not JSON`;
   return out;
@@ -901,7 +953,7 @@ if (cfg.mode === 'live') {
   const batch = [];
   let flush = 0;
   es.addEventListener('record', (ev) => {
-    try { batch.push(JSON.parse(ev.data)); } catch { return; }
+    try { batch.push(parseRecord(ev.data)); } catch { return; }
     if (!flush) flush = setTimeout(() => { flush = 0; ingest(batch.splice(0)); }, 16);
   });
   es.addEventListener('fallback', (ev) => {
