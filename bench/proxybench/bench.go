@@ -110,7 +110,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	servers = append(servers, up)
 	up.base = "http://" + up.base
 	targets := map[string]*target{}
-	plainBin := ""
+	plainBin := cfg.plainproxy
 	records := map[string]string{} // target → its record file
 	for _, name := range cfg.targets {
 		var s *server

@@ -79,6 +79,7 @@ type config struct {
 	workloadTimeout time.Duration
 	timeout         time.Duration
 	mcpdiag         string
+	plainproxy      string
 	base            string
 	profile         string
 	memProfileRate  int
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.workloadTimeout, "workload-timeout", 30*time.Second, "time limit of one workload on one target")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
 	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
+	fs.StringVar(&c.plainproxy, "plainproxy", "", "the plain proxy's binary, the target plain (default: built from ./bench/proxybench/plainproxy; building needs this module as the working directory, as ./cmd/mcpdiag's does)")
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
 	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof (plaininproc-… and plainlean-… of those targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")

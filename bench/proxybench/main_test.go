@@ -265,3 +265,15 @@ func TestPlainproxyStandardOnly(t *testing.T) {
 		t.Errorf("plainproxy's packages outside the standard library: %q, want %q", got, want)
 	}
 }
+
+// TestPlainproxyFlag: -plainproxy names the binary run as the target plain
+// (no build): a path that does not exist fails the run at that start, with
+// the path in the message.
+func TestPlainproxyFlag(t *testing.T) {
+	var out, errs bytes.Buffer
+	bin := filepath.Join(t.TempDir(), "no-plainproxy")
+	code := run([]string{"-smoke", "-targets", "plain", "-workloads", "json/8", "-idle", "0", "-plainproxy", bin}, &out, &errs)
+	if code != 1 || !strings.Contains(errs.String(), bin) || strings.Contains(errs.String(), "building") {
+		t.Errorf("exit %d, stderr %q; want 1 and an error naming %s, nothing built", code, errs.String(), bin)
+	}
+}
