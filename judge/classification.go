@@ -13,7 +13,7 @@ import (
 var classificationRules = []Rule{
 	{
 		ID: "client.ran", Title: "the client ran the call: it sent a request to the server (in the era the case pins), and exited 0 unless the call failed",
-		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL, in the era MCP_PROTOCOL names when the case pins one; a client that sends nothing, or dies (an import error, a crash), or speaks another era than the pinned one, has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a transport failure)`,
+		Cite:    `docs/matrix.md › Running your own client: the client makes the case's call at MCP_URL, in the era MCP_PROTOCOL names when the case pins one; a client that sends nothing, or dies (an import error, a crash), or speaks another era than the pinned one, has not been tested, whatever it printed; a non-zero exit is the client's own failure report, true only when the call failed (as mcpdiag call exits 1 on TOOL_ERROR, 3 on a protocol-layer and 4 on a transport-layer failure)`,
 		Active:  true,
 		Applies: withClient,
 		Check: func(t *Trace) (bool, string) {
