@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -230,7 +231,9 @@ const (
 	reasonToolSuccess = "the tool call completed"
 )
 
-var mcpErrorText = regexp.MustCompile(`MCP error -32[0-9]{3}`)
+// mcpErrorText is a JSON-RPC error code in a tool error's text, compiled
+// on the first tool error (most processes classify none).
+var mcpErrorText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MCP error -32[0-9]{3}`) })
 
 func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 	if !f.hasContent {
@@ -276,9 +279,9 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		}
 		if isErr && typ == "text" && !protocolText {
 			if t, ok := wire.Field(block, "text"); ok && bytes.Contains(t, []byte("MCP error -32")) {
-				if s, _ := wire.StringValue(t); mcpErrorText.MatchString(s) {
+				if s, _ := wire.StringValue(t); mcpErrorText().MatchString(s) {
 					protocolText = true
-					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", mcpErrorText.FindString(s))
+					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", mcpErrorText().FindString(s))
 				}
 			}
 		}

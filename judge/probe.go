@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -623,14 +624,13 @@ func idType(raw []byte) string {
 	return "not a string or number"
 }
 
-var (
-	// errorWords are the signs of an error in a tool result's text: a
-	// stack trace, an exception, the word invalid, a text that starts with
-	// "error", an HTTP error status.
-	errorWords = []struct {
-		re   *regexp.Regexp
-		what string
-	}{
+// errorWords are the signs of an error in a tool result's text: a stack
+// trace, an exception, the word invalid, a text that starts with "error",
+// an HTTP error status. They are compiled on first use, so that a process
+// that never judges a tool result's text (mcpdiag proxy) does not hold
+// their programs (docs/benchmarks.md, liveheap).
+var errorWords = sync.OnceValue(func() []errorWord {
+	return []errorWord{
 		{regexp.MustCompile(`Traceback \(most recent call last\)`), `the text holds a Python traceback`},
 		{regexp.MustCompile(`\b[A-Z][A-Za-z]*(Exception|Error)\b`), `the text names an exception`},
 		{regexp.MustCompile(`\bException\b`), `the text says "Exception"`},
@@ -638,7 +638,13 @@ var (
 		{regexp.MustCompile(`(?i)^\s*(error|failed|failure)\b`), `the text starts with an error word`},
 		{regexp.MustCompile(`(?i)\bHTTP[ /]?(?:1\.[01]|2)?\s*[45]\d\d\b|\b[45]\d\d (?:Bad Request|Unauthorized|Forbidden|Not Found|Internal Server Error|Bad Gateway|Service Unavailable|Unprocessable)`), `the text holds an HTTP error status`},
 	}
-)
+})
+
+// errorWord is one of errorWords: a pattern and what its match says.
+type errorWord struct {
+	re   *regexp.Regexp
+	what string
+}
 
 // readsAsError says why a tool result's content reads as an error ("" when
 // it does not): an "error" member in structuredContent or in a text that is
@@ -666,7 +672,7 @@ func readsAsError(body string) string {
 		if hasErrorMember(json.RawMessage(c.Text)) {
 			return `the text is a JSON object with an "error" member`
 		}
-		for _, w := range errorWords {
+		for _, w := range errorWords() {
 			if w.re.MatchString(c.Text) {
 				return w.what + ": " + excerpt(c.Text)
 			}

@@ -791,9 +791,13 @@ func (c *capped) String() string {
 	return s
 }
 
+// The lines PrintedOutcome looks for, compiled on first use (a process
+// that runs no matrix does not hold them).
 var (
-	outcomeLine = regexp.MustCompile(`(?i)^\s*(?:mcp_)?outcome\s*[:=]\s*"?([A-Z_]+)"?\s*$`)
-	reportLine  = regexp.MustCompile(`^([A-Z_]+) \((?:[a-z]+ )?layer\)`)
+	outcomeLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*(?:mcp_)?outcome\s*[:=]\s*"?([A-Z_]+)"?\s*$`)
+	})
+	reportLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Z_]+) \((?:[a-z]+ )?layer\)`) })
 )
 
 // PrintedOutcome returns the last classification a client printed on
@@ -808,9 +812,9 @@ func PrintedOutcome(stdout string) classify.Outcome {
 	for sc.Scan() {
 		line := sc.Text()
 		var name string
-		if m := outcomeLine.FindStringSubmatch(line); m != nil {
+		if m := outcomeLine().FindStringSubmatch(line); m != nil {
 			name = strings.ToUpper(m[1])
-		} else if m := reportLine.FindStringSubmatch(line); m != nil {
+		} else if m := reportLine().FindStringSubmatch(line); m != nil {
 			name = m[1]
 		} else if strings.HasPrefix(strings.TrimSpace(line), "{") {
 			var r struct {
