@@ -50,6 +50,21 @@ func (rc *Recorder) run(ex *Exchange) {
 		captures.Put(capt)
 	}
 	ex.releaseBody()
+	if ex.pipe != nil {
+		ex.releasePipe()
+	}
+}
+
+// releasePipe gives the exchange's pipe back to the pool once its reader
+// and the record are done with it (the handler ended: classifyResponse
+// waited for it). The writer's lock orders the swap to donePipe with a
+// write the handler would attempt after its end.
+func (ex *Exchange) releasePipe() {
+	ex.rw.mu.Lock()
+	p := ex.pipe
+	ex.pipe = donePipe
+	ex.rw.mu.Unlock()
+	releasePipe(p)
 }
 
 // captures holds the captures run made and released, with the array of
@@ -175,13 +190,13 @@ func (rc *Recorder) wholeJSON(ex *Exchange) (b, recycle []byte, reserved int64, 
 	p := ex.pipe
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.err != io.EOF || len(p.chunks) != 1 || p.off != 0 || int64(len(p.chunks[0].b)) != n || p.onEvent != nil || p.chunked {
+	if p.err != io.EOF || len(p.chunks)-p.head != 1 || p.off != 0 || int64(len(p.chunks[p.head].b)) != n || p.onEvent != nil || p.chunked {
 		return nil, nil, 0, false
 	}
 	if !rc.budget.TryReserve(n + 1) {
 		return nil, nil, 0, false
 	}
-	b = p.chunks[0].b
+	b = p.chunks[p.head].b
 	return b, p.take(b, len(b)), n + 1, true
 }
 

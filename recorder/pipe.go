@@ -30,7 +30,8 @@ const pipeBudget = 256 << 10
 type pipe struct {
 	mu     sync.Mutex
 	cond   sync.Cond
-	chunks []pipeChunk
+	chunks []pipeChunk // the queue is chunks[head:]: taking the head keeps the array's room
+	head   int
 	queued int   // bytes queued and not read yet
 	cost   int   // the memory of the chunks queued (chunkCost each), for pipeBudget
 	err    error // set by closeWithError; io.EOF for a clean end
@@ -64,10 +65,36 @@ type pipeChunk struct {
 func chunkCost(b []byte) int { return cap(b) + 32 }
 
 func newPipe() *pipe {
-	p := &pipe{}
+	p := pipes.Get().(*pipe)
 	p.cond.L = &p.mu
 	return p
 }
+
+// pipes holds the pipes releasePipe gave back, with their queue's array: a
+// pipe and its queue's growth (1, 2, then 4 entries for a stream of 16 KiB
+// events) were garbage after every exchange, four allocations and about
+// 450 bytes of a 64 KiB event stream (docs/benchmarks.md, ssealloc).
+var pipes = sync.Pool{New: func() any { return new(pipe) }}
+
+// releasePipe gives p, which nothing may use afterwards, back to pipes. Its
+// reader is done and stopped it (classifyResponse), and its writer is gone:
+// the handler ended, and ex.pipe points to donePipe (see Recorder.run).
+func releasePipe(p *pipe) {
+	clear(p.chunks[:cap(p.chunks)])
+	*p = pipe{chunks: p.chunks[:0]}
+	pipes.Put(p)
+}
+
+// donePipe is what an exchange's pipe field points to once its pipe went
+// back to the pool: a pipe nobody reads, so that a write after the
+// handler's end (which net/http forbids, but a handler may still attempt)
+// is dropped as a write after the reader stopped is, and never reaches a
+// pipe another exchange took from the pool.
+var donePipe = func() *pipe {
+	p := &pipe{done: true, err: io.EOF}
+	p.cond.L = &p.mu
+	return p
+}()
 
 // write queues b, which the pipe then owns (and recycles, see putChunk),
 // flushed at at.
@@ -83,6 +110,12 @@ func (p *pipe) write(b []byte, at time.Duration) {
 	if p.done || p.err != nil {
 		putChunk(b)
 		return
+	}
+	if p.head > 0 && len(p.chunks) == cap(p.chunks) {
+		// Move the queue to the array's start rather than grow it.
+		n := copy(p.chunks, p.chunks[p.head:])
+		clear(p.chunks[n:])
+		p.chunks, p.head = p.chunks[:n], 0
 	}
 	p.chunks = append(p.chunks, pipeChunk{b: b, at: at})
 	p.queued += len(b)
@@ -112,13 +145,16 @@ func (p *pipe) wake() {
 
 // wait waits, as the reader, for bytes or the end. Called with mu held.
 func (p *pipe) wait() {
-	for len(p.chunks) == 0 && p.err == nil {
+	for p.empty() && p.err == nil {
 		p.asleep = true
 		p.cond.Wait()
 		p.wakes++
 	}
 	p.asleep = false
 }
+
+// empty reports that no chunk is queued. Called with mu held.
+func (p *pipe) empty() bool { return p.head == len(p.chunks) }
 
 // full reports that the chunks queued hold pipeBudget of memory: write
 // waits for the reader. Called with mu held.
@@ -150,7 +186,7 @@ func (p *pipe) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = true
-	for i, c := range p.chunks {
+	for i, c := range p.chunks[p.head:] {
 		if i > 0 || !p.held {
 			putChunk(c.b)
 		}
@@ -158,7 +194,8 @@ func (p *pipe) stop() {
 	if p.lent != nil {
 		putChunk(p.lent)
 	}
-	p.chunks, p.queued, p.cost, p.off, p.held, p.lent = nil, 0, 0, 0, false, nil
+	clear(p.chunks)
+	p.chunks, p.head, p.queued, p.cost, p.off, p.held, p.lent = p.chunks[:0], 0, 0, 0, 0, false, nil
 	p.wake()
 }
 
@@ -184,17 +221,20 @@ func (p *pipe) timeEvents(fn func(end int64, at time.Duration)) {
 // It returns the chunk when the pipe may recycle it once the reader is done
 // with those bytes (nil: the chunk is not used up, or the capture holds it).
 func (p *pipe) take(head []byte, n int) (recycle []byte) {
-	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0, cap(p.chunks[0].b) < minPooledChunk) {
+	first := &p.chunks[p.head]
+	if p.capt != nil && p.capt.add(head[:n], len(head), p.off > 0, cap(first.b) < minPooledChunk) {
 		p.held = true
 	}
-	p.at = p.chunks[0].at
+	p.at = first.at
 	if n == len(head) {
 		if !p.held {
-			recycle = p.chunks[0].b
+			recycle = first.b
 		}
-		p.cost -= chunkCost(p.chunks[0].b)
-		p.chunks[0] = pipeChunk{}
-		p.chunks = p.chunks[1:]
+		p.cost -= chunkCost(first.b)
+		*first = pipeChunk{}
+		if p.head++; p.empty() {
+			p.chunks, p.head = p.chunks[:0], 0
+		}
 		p.off, p.held = 0, false
 	} else {
 		p.off += n
@@ -209,10 +249,10 @@ func (p *pipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.wait()
-	if len(p.chunks) == 0 {
+	if p.empty() {
 		return 0, p.err
 	}
-	head := p.chunks[0].b[p.off:]
+	head := p.chunks[p.head].b[p.off:]
 	n := copy(b, head)
 	if p.onEvent != nil && !p.chunked {
 		// An event stream read by copy (an HTTP error's body, say): the
@@ -223,7 +263,7 @@ func (p *pipe) Read(b []byte) (int, error) {
 		p.scan.Feed(head[:n])
 		for t := p.scan.Next(); t != nil; t = p.scan.Next() {
 			if t.Kind == wire.SSEEnd && t.HasData {
-				p.onEvent(t.End, p.chunks[0].at)
+				p.onEvent(t.End, p.chunks[p.head].at)
 			}
 		}
 	}
@@ -246,10 +286,10 @@ func (p *pipe) NextChunk() ([]byte, error) {
 		p.lent = nil
 	}
 	p.wait()
-	if len(p.chunks) == 0 {
+	if p.empty() {
 		return nil, p.err
 	}
-	head := p.chunks[0].b[p.off:]
+	head := p.chunks[p.head].b[p.off:]
 	n := min(len(head), wire.SSEReadSize)
 	p.lent = p.take(head, n)
 	return head[:n], nil
