@@ -504,15 +504,20 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 // readPrefix reads up to limit bytes of body. complete reports that the
 // whole body was read. A body of a declared length is read into a buffer of
 // that length, from the chunk pools when it is one of their sizes (1 to 64
-// KiB; releaseBody gives it back), else of its own: net/http's server
-// returns EOF with a body's last bytes, and for a reader that does not, the
-// one byte of probe meets the EOF (or the byte beyond the declared length,
-// and the buffer then grows).
+// KiB, each length rounded up to a power of two; releaseBody gives it
+// back), else of its own: net/http's server returns EOF with a body's last
+// bytes, and for a reader that does not, the one byte of probe meets the
+// EOF (or the byte beyond the declared length, and the buffer then grows).
+// A body of 512 bytes to 1 KiB takes a pooled 1 KiB chunk too, under the
+// same rule (less than twice its length): many a tools/call is that long,
+// and its buffer was ~1 KB of garbage per exchange.
 func readPrefix(body io.Reader, contentLength int64, limit int, probe []byte) (buf []byte, complete bool, err error) {
 	size := 512
 	if contentLength > 0 && contentLength < int64(limit) {
 		size = int(contentLength)
-		buf = getChunk(size)
+		if size >= minPooledChunk/2 {
+			buf = getChunk(max(size, minPooledChunk))
+		}
 	}
 	if buf == nil {
 		buf = make([]byte, 0, min(size, limit))

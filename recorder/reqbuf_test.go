@@ -61,8 +61,9 @@ func sentReverseProxy(upstream *url.URL) http.Handler {
 // that releaseBody gives back, and records that finish reuses (the
 // package's tests poison what is given back), never show in another
 // exchange: through the recorder and a reverse proxy on real sockets, 8
-// clients send 400 tools/calls of 1 to 12 KiB of their own bytes, and the
-// upstream gets each body as its client sent it, and each record carries
+// clients send 400 tools/calls of 0.5 to 12 KiB of their own bytes (a
+// quarter under 1 KiB, in 1 KiB chunks), and the upstream gets each body
+// as its client sent it, and each record carries
 // its own request body, tool, id, arguments hash and response header (the
 // header copy is reused with the record). Records kept by the
 // sink (not reused), and records encoded by a record.Async with a Finish
@@ -142,6 +143,9 @@ func testNoLeak(t *testing.T, sink Sink, finish func(*Finished) []*record.Record
 			for i := range each {
 				id := fmt.Sprintf("%d-%d", c, i)
 				size := 1024 + rnd.IntN(11*1024)
+				if i%4 == 0 {
+					size = 420 + rnd.IntN(500) // a body of 0.5 to 1 KiB: a 1 KiB chunk
+				}
 				fill := strings.Repeat(string(rune('a'+rnd.IntN(26))), size)
 				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"tool-%s","arguments":{"text":%q}}}`, id, id, fill)
 				mu.Lock()
@@ -247,19 +251,25 @@ func TestReadPrefixPooled(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops on purpose under the race detector")
 	}
-	body := bytes.Repeat([]byte("z"), 1024)
 	var probe [1]byte
+	// 1 KiB (proxybench's tools/call) and 989 bytes (a shorter one: a
+	// body of 512 B to 1 KiB takes a 1 KiB chunk; it allocated before).
 	for _, tc := range []struct {
 		name string
-		r    func() io.Reader
+		n    int
+		r    func(body []byte) io.Reader
 	}{
-		{"EOF with the last bytes", func() io.Reader { return &eofWithLast{b: body} }},
-		{"EOF after", func() io.Reader { return bytes.NewReader(body) }},
+		{"EOF with the last bytes", 1024, func(body []byte) io.Reader { return &eofWithLast{b: body} }},
+		{"EOF after", 1024, func(body []byte) io.Reader { return bytes.NewReader(body) }},
+		{"989 bytes, EOF with the last bytes", 989, func(body []byte) io.Reader { return &eofWithLast{b: body} }},
+		{"989 bytes, EOF after", 989, func(body []byte) io.Reader { return bytes.NewReader(body) }},
+		{"512 bytes, EOF after", 512, func(body []byte) io.Reader { return bytes.NewReader(body) }},
 	} {
-		r := tc.r()
+		body := bytes.Repeat([]byte("z"), tc.n)
+		r := tc.r(body)
 		allocs := testing.AllocsPerRun(100, func() {
 			buf, complete, err := readPrefix(r, int64(len(body)), DefaultMaxRequestParse, probe[:])
-			if !complete || err != nil || !bytes.Equal(buf, body) || cap(buf) != len(body) {
+			if !complete || err != nil || !bytes.Equal(buf, body) || cap(buf) != max(len(body), minPooledChunk) {
 				t.Fatalf("%s: complete %v, err %v, %d bytes of cap %d", tc.name, complete, err, len(buf), cap(buf))
 			}
 			putChunk(buf)
@@ -278,6 +288,19 @@ func TestReadPrefixPooled(t *testing.T) {
 	buf, complete, err := readPrefix(strings.NewReader("abcdef"), 4, DefaultMaxRequestParse, probe[:])
 	if string(buf) != "abcdef" || !complete || err != nil {
 		t.Errorf("a body longer than declared: %q, %v, %v", buf, complete, err)
+	}
+	// Under 512 bytes a body has a buffer of its own, not a 1 KiB chunk
+	// (an open stream holds it).
+	small := bytes.Repeat([]byte("s"), 300)
+	buf, complete, err = readPrefix(bytes.NewReader(small), int64(len(small)), DefaultMaxRequestParse, probe[:])
+	if !bytes.Equal(buf, small) || !complete || err != nil || cap(buf) >= minPooledChunk {
+		t.Errorf("a 300-byte body: %d bytes of cap %d, %v, %v", len(buf), cap(buf), complete, err)
+	}
+	// A body longer than the 1 KiB chunk it declared fits is read whole.
+	long := bytes.Repeat([]byte("l"), 1500)
+	buf, complete, err = readPrefix(bytes.NewReader(long), 600, DefaultMaxRequestParse, probe[:])
+	if !bytes.Equal(buf, long) || !complete || err != nil {
+		t.Errorf("a body of 1500 bytes declared 600: %d bytes, %v, %v", len(buf), complete, err)
 	}
 }
 
