@@ -64,7 +64,8 @@ or --no-auth turn the chain off. docs/auth.md has the details.
 
 Exit status: 0 TOOL_SUCCESS (or another success), 1 TOOL_ERROR, 2 usage error,
 3 protocol layer, 4 transport layer, 5 input required and not answered,
-6 a record could not be written (--record, or stdout with --json).`,
+6 a record could not be written (--record, or stdout with --json), 130 stopped
+by Ctrl-C (SIGINT; the report and records so far are printed and written).`,
 		Example: `  mcpdiag call http://127.0.0.1:8080/mcp echo --args '{"text":"hi"}'
   mcpdiag call http://127.0.0.1:8080/mcp delete_item --args @args.json --idempotency-key k-42
   mcpdiag call https://mcp.example.com/mcp search --bearer "$TOKEN" --record calls.jsonl --json
@@ -242,11 +243,22 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if len(lost) > 0 {
 		return &exitError{code: ExitRecordsLost, err: fmt.Errorf("records lost (the call's own exit status would be %d): %s", call.ExitCode(), strings.Join(lost, "; "))}
 	}
+	if ctx.Err() != nil {
+		// Only the interrupt ends this context (the call's --timeout is
+		// the client's own): the outcome's status would blame the
+		// server's transport for what the user stopped.
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("call stopped (%v): the report and records above are what it had (its own exit status would be %d)", context.Cause(ctx), call.ExitCode())}
+	}
 	if code := call.ExitCode(); code != 0 {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
 }
+
+// ExitInterrupted is the exit status of `mcpdiag call` stopped by SIGINT
+// (Ctrl-C), as for the other commands (128 + 2). The report and the
+// records of what happened until then are still printed and written.
+const ExitInterrupted = 130
 
 // ExitRecordsLost is the exit status of `mcpdiag call` when a record could
 // not be written (to --record or, with --json, to stdout): it takes

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCallInterruptBinary: SIGINT to a real `mcpdiag call` whose read-only
+// tools/call the server leaves unanswered exits 130, prints the report
+// (decision: fail, the call was stopped by the interrupt, no retry) and
+// writes the records of what happened. Before, it exited 4, the status of
+// a transport-layer failure (the server blamed for what the user stopped),
+// and the decision said "the call's time ran out before the retry" (found
+// by newuser7: mcpdiag call against serve's timeout.uncooperative_hang,
+// Ctrl-C after 1.5 s).
+func TestCallInterruptBinary(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses SIGINT")
+	}
+	bin := testBinary(t)
+	got := make(chan struct{}, 8)
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`, m.ID)
+		case "tools/call":
+			got <- struct{}{}
+			select { // bounded: the client leaving or the test's end releases it
+			case <-r.Context().Done():
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	recs := filepath.Join(t.TempDir(), "call.jsonl")
+	p := startProcess(t, nil, bin, "call", ts.URL+"/mcp", "t", "--protocol", "2026-07-28", "--record", recs)
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server got no tools/call; stderr:\n%s", p.stderr.String())
+	}
+	code := p.stop(t, syscall.SIGINT)
+	out := p.stdout.String()
+	if code != 130 {
+		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
+	}
+	if want := "  decision:  fail — the call was stopped (interrupt signal received) before the retry: "; !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+	if want := "mcpdiag: call stopped (interrupt signal received): the report and records above are what it had (its own exit status would be 4)"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
+	}
+	b, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds, outcomes, actions []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Kind, Outcome string
+			Decision      struct{ Action string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("record %q: %v", line, err)
+		}
+		kinds, outcomes, actions = append(kinds, r.Kind), append(outcomes, r.Outcome), append(actions, r.Decision.Action)
+	}
+	if got, want := fmt.Sprint(kinds, outcomes, actions), "[exchange exchange call] [RESULT_SUCCESS NETWORK_ERROR NETWORK_ERROR] [done fail fail]"; got != want {
+		t.Errorf("records %s, want %s", got, want)
+	}
+}
