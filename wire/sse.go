@@ -116,6 +116,11 @@ type SSEReader struct {
 
 	data  []byte // the data lines so far, joined with "\n"
 	lines int    // the data lines begun so far
+	// room is the capacity reserved for data: cap(data), or more while
+	// the lines were lent and not copied (reserveData reserves, allocData
+	// allocates what was reserved when a copy is needed), so that a
+	// stream whose events are all lent holds no data buffer at all.
+	room int
 	// lent is the event's one data line, lent from the chunk it lies in
 	// instead of copied into data (a chunk source's reader only; lending
 	// tells it is in use): data was grown, and its growth reserved, as if
@@ -331,7 +336,7 @@ func (s *SSEReader) Release() {
 			putPooled(p, s.data)
 		}
 	}
-	s.data, s.evType, s.evID, s.idLine = nil, nil, nil, nil
+	s.data, s.room, s.evType, s.evID, s.idLine = nil, 0, nil, nil, nil
 	s.lent, s.lending = nil, false
 	s.budget.Release(s.held)
 	s.held = 0
@@ -407,10 +412,21 @@ func (s *SSEReader) fill() {
 // doubling (up to the event bound), so a 4 MiB data line is copied about
 // twice, not five times.
 func (s *SSEReader) growData(need int) bool {
-	if need <= cap(s.data) {
+	if !s.reserveData(need) {
+		return false
+	}
+	s.allocData()
+	return true
+}
+
+// reserveData makes room at least need, reserving the growth from the
+// budget; false means it refused. What it reserves is what growData
+// allocated when it did both at once: the buffer allocData makes.
+func (s *SSEReader) reserveData(need int) bool {
+	if need <= s.room {
 		return true
 	}
-	want := min(max(2*cap(s.data), need, 512), max(s.max+1, need))
+	want := min(max(2*s.room, need, 512), max(s.max+1, need))
 	if s.pooled && want <= maxPooledData {
 		// A pooled reader's buffers have the pools' sizes (what it holds,
 		// and reserves, is then up to twice the bytes asked for).
@@ -418,15 +434,25 @@ func (s *SSEReader) growData(need int) bool {
 			want = p
 		}
 	}
-	if !s.reserve(want - cap(s.data)) {
+	if !s.reserve(want - s.room) {
 		return false
 	}
+	s.room = want
+	return true
+}
+
+// allocData makes the capacity of s.data room (reserved already), keeping
+// its bytes.
+func (s *SSEReader) allocData() {
+	if cap(s.data) == s.room {
+		return
+	}
 	var nb []byte
-	p := dataPool(want)
+	p := dataPool(s.room)
 	if s.pooled && p != nil {
-		nb = getPooled(p, want)[:len(s.data)]
+		nb = getPooled(p, s.room)[:len(s.data)]
 	} else {
-		nb = make([]byte, len(s.data), want)
+		nb = make([]byte, len(s.data), s.room)
 	}
 	copy(nb, s.data)
 	if s.pooled {
@@ -435,12 +461,12 @@ func (s *SSEReader) growData(need int) bool {
 		}
 	}
 	s.data = nb
-	return true
 }
 
 // keepLent copies the lent data line into data, which growData made room
 // for when the line was lent.
 func (s *SSEReader) keepLent() {
+	s.allocData()
 	s.data = append(s.data, s.lent...)
 	s.lent, s.lending = nil, false
 }
@@ -586,23 +612,25 @@ func (s *SSEReader) line(t *SSEToken) {
 		if sep {
 			need++
 		}
-		if !s.growData(need) {
+		if !s.reserveData(need) {
 			s.startSkip(ErrBudgetExhausted, t)
 			return
 		}
+		if s.src != nil && t.First && t.Last && len(s.data) == 0 && !sep {
+			// The whole first data line is in the chunk the scanner
+			// holds: lend it (room for it reserved, allocated only if
+			// it has to be copied after all) rather than copy it,
+			// unless another data line follows or the chunk goes first.
+			s.lines++
+			s.lent, s.lending = v[:len(v):len(v)], true
+			return
+		}
+		s.allocData()
 		if sep {
 			s.data = append(s.data, '\n')
 		}
 		if t.First {
 			s.lines++
-		}
-		if s.src != nil && t.First && t.Last && len(s.data) == 0 {
-			// The whole first data line is in the chunk the scanner
-			// holds: lend it (data has room for it, reserved) rather
-			// than copy it, unless another data line follows or the
-			// chunk goes first.
-			s.lent, s.lending = v[:len(v):len(v)], true
-			return
 		}
 		s.data = append(s.data, v...)
 	case FieldEvent:
@@ -722,7 +750,7 @@ func (s *SSEReader) end() error {
 		// The reader is done: the error takes the data buffer instead of
 		// a copy (its bytes stay reserved until Release).
 		err = &UnterminatedEventError{Data: s.data, Offset: s.eventStart()}
-		s.data = nil
+		s.data, s.room = nil, 0
 	}
 	// Otherwise the reader keeps its data buffer, empty, for Release (and
 	// Recycle, which gives it back to the pool: dropping it here made every

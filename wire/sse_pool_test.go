@@ -261,3 +261,60 @@ func TestPooledChunkReaderAllocs(t *testing.T) {
 		t.Errorf("%.0f allocations per stream, want 1 (the id field)", allocs)
 	}
 }
+
+// TestLentEventsHoldNoDataBuffer: a chunk reader whose events are each one
+// data line lying whole in its chunk lends every line and never copies
+// one, so it holds no data buffer, while it reserves from its budget what
+// the buffer would have been (the same as a reader that copies: what
+// --classify-memory counts is unchanged). Before, the buffer was taken (a
+// 16 KiB one from the pools here) at the first event and held to the
+// end: 16 KiB of live heap per stream being classified, for nothing.
+// A line that must be copied after all (a second data line, the next
+// chunk asked for before the event's end) still gets it.
+func TestLentEventsHoldNoDataBuffer(t *testing.T) {
+	data := strings.Repeat("d", 16<<10-100)
+	ev := "id: 1\ndata: " + data + "\n\n"
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		buffer bool // the reader needs its data buffer
+	}{
+		{"one event per chunk", []string{ev, ev, ev, ev}, false},
+		{"two lines", []string{"data: a\ndata: " + data + "\n\n"}, true},
+		{"the event's end in the next chunk", []string{ev[:len(ev)-1], ev[len(ev)-1:]}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &sliceSource{}
+			for _, c := range tc.chunks {
+				src.chunks = append(src.chunks, []byte(c))
+			}
+			b := NewBudget(1 << 20)
+			rd := NewPooledSSEChunkReader(src, 0)
+			rd.SetBudget(b)
+			events := 0
+			for {
+				_, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				events++
+				if tc.buffer != (cap(rd.data) > 0) {
+					t.Errorf("event %d: a data buffer of %d bytes (want a buffer: %v)", events, cap(rd.data), tc.buffer)
+				}
+				if rd.Held() < 16<<10 || b.InUse() != rd.Held() {
+					t.Errorf("event %d: %d bytes held, %d reserved: want the buffer's 16 KiB and more, all reserved", events, rd.Held(), b.InUse())
+				}
+			}
+			if events == 0 {
+				t.Fatal("no events")
+			}
+			rd.Recycle()
+			if b.InUse() != 0 {
+				t.Errorf("%d bytes still reserved after Recycle", b.InUse())
+			}
+		})
+	}
+}
