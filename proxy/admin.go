@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
@@ -16,9 +17,25 @@ const ViaValue = "1.1 " + ProxyName
 // IsAdminPath reports whether a request path names an admin API: /admin or
 // anything below it, after decoding and cleaning, in any case ("/%61dmin/log",
 // "/mcp/../admin/log" and "/ADMIN/" are admin paths).
+//
+// A path that is already clean and ASCII, as nearly every request's is,
+// costs no allocation (the proxy asks twice per request, for the client's
+// path and the upstream's): "/"+p made "//mcp", which path.Clean had to
+// rewrite.
 func IsAdminPath(p string) bool {
-	c := strings.ToLower(path.Clean("/" + p))
-	return c == "/admin" || strings.HasPrefix(c, "/admin/")
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	c := path.Clean(p) // (p itself when it is clean)
+	for i := 0; i < len(c); i++ {
+		if c[i] >= utf8.RuneSelf {
+			// strings.ToLower's Unicode mapping (U+0130 is "i"), as before.
+			c = strings.ToLower(c)
+			return c == "/admin" || strings.HasPrefix(c, "/admin/")
+		}
+	}
+	const admin = "/admin"
+	return len(c) >= len(admin) && strings.EqualFold(c[:len(admin)], admin) && (len(c) == len(admin) || c[len(admin)] == '/')
 }
 
 // refusesAdmin reports whether the proxy answers r itself with 403 (see

@@ -14,6 +14,8 @@ func TestIsAdminPath(t *testing.T) {
 		"/admin": true, "/admin/": true, "/admin/log": true, "/ADMIN/log": true, "/mcp/../admin/log": true,
 		"//admin/log": true, "/./admin": true, "admin/log": true,
 		"/mcp": false, "/administrator": false, "/s/admin/mcp": false, "/": false,
+		"/Admin": true, "/aDMIN/x": true, "/ADM\u0130N/log": true, "/adminx": false, "/admi": false, "": false,
+		"/admin/../mcp": false, "/mcp/admin": false, "/\u00e0dmin": false,
 	} {
 		if got := proxy.IsAdminPath(p); got != want {
 			t.Errorf("IsAdminPath(%q) = %v, want %v", p, got, want)
@@ -61,5 +63,16 @@ func TestAdminPathsNotForwarded(t *testing.T) {
 	stop()
 	if hits.Load() != 1 || via.Load() != proxy.ViaValue {
 		t.Errorf("with ForwardAdmin: upstream hits %d, Via %q", hits.Load(), via.Load())
+	}
+}
+
+// TestIsAdminPathAllocs: the check on a clean ASCII path (every request
+// asks it twice) allocates nothing; "/"+p cleaned by path.Clean cost one
+// allocation per call, two per request.
+func TestIsAdminPathAllocs(t *testing.T) {
+	for _, p := range []string{"/mcp", "/sse", "/s/catalog.rug_pull/mcp", "/admin/log", "/ADMIN"} {
+		if n := testing.AllocsPerRun(100, func() { proxy.IsAdminPath(p) }); n != 0 {
+			t.Errorf("IsAdminPath(%q): %.0f allocations, want 0", p, n)
+		}
 	}
 }
