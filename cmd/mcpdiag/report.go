@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
@@ -46,6 +48,10 @@ Gates for CI: --fail-on OUTCOME,… fails when any call (or exchange, see
 output of an earlier report: each failure rate may rise by at most
 --max-rate-increase (absolute) and p95 may reach at most --max-p95-ratio
 times the baseline's. Each failed gate is explained in one line on stderr.
+
+When stdin is a pipe (proxy --record - | mcpdiag report), the first Ctrl-C,
+which stops the writer too, does not stop report: it summarises what the
+writer wrote before it closed the pipe. A second Ctrl-C stops it at once.
 
 Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input.`,
 		Example: `  mcpdiag report calls.jsonl
@@ -128,6 +134,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 	for i, name := range files {
 		if name == "-" {
 			inputs[i] = stdin
+			if release := holdInterrupt(stdin, stderr); release != nil {
+				defer release()
+			}
 			continue
 		}
 		f, err := os.Open(name)
@@ -251,4 +260,40 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
+}
+
+// holdInterrupt keeps report alive through the first Ctrl-C when its stdin
+// is a pipe: in `mcpdiag proxy --record - | mcpdiag report` (or probe, call,
+// serve --log -) a terminal's Ctrl-C reaches both; the writer stops, writes
+// its last records and closes the pipe, and report summarises them instead
+// of dying with it and printing nothing. A second Ctrl-C stops report at
+// once (the default action, restored after the first). It returns nil, and
+// changes nothing, when stdin is not a pipe; otherwise the function that
+// stops holding.
+func holdInterrupt(stdin io.Reader, stderr io.Writer) func() {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return nil
+	}
+	sigs := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sigs, os.Interrupt)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Reset(os.Interrupt)
+			fmt.Fprintln(stderr, "mcpdiag report: interrupt: summarising the records read when stdin ends (again to stop at once)")
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+		})
+	}
 }
