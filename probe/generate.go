@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -94,7 +95,14 @@ type Probe struct {
 
 // Request returns the probe as the client sends it.
 func (p Probe) Request() client.Request {
-	return client.Request{Method: p.Method, ID: p.ID, Notification: p.Notification, Name: p.Name, Params: p.Params, Header: p.Header}
+	// The probe's own headers, and record.ProbeHeader naming its kind:
+	// mcpdiag proxy then records it as a probe too.
+	h := make(http.Header, len(p.Header)+1)
+	for k, v := range p.Header {
+		h[k] = v
+	}
+	h[record.ProbeHeader] = []string{string(p.Kind)}
+	return client.Request{Method: p.Method, ID: p.ID, Notification: p.Notification, Name: p.Name, Params: p.Params, Header: h}
 }
 
 // rng returns the random source of one probe: a function of the seed, the

@@ -247,6 +247,24 @@ func (a *Arrival) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// ProbeHeader is the request header mcpdiag probe sends, with the probe's
+// kind, on each request it sends on purpose (over HTTP). mcpdiag proxy
+// records such a request with a Probe of that kind (ProbeFromHeader), so
+// that report, matrix --from-records and the page judge a probe run seen
+// through the proxy as they judge the probe's own records: its deliberate
+// errors are probes, not the client's failures or rule violations.
+const ProbeHeader = "Mcpdiag-Probe"
+
+// ProbeFromHeader returns the Probe of a request whose header h carries
+// ProbeHeader (its value, at most 64 bytes, is the kind), or nil.
+func ProbeFromHeader(h map[string][]string) *Probe {
+	v := h[ProbeHeader]
+	if len(v) == 0 || v[0] == "" || len(v[0]) > 64 {
+		return nil
+	}
+	return &Probe{Kind: v[0], Detail: "marked by mcpdiag probe's " + ProbeHeader + " request header"}
+}
+
 // Probe identifies a request mcpdiag probe sent on purpose: the kind of
 // probe (an argument against the tool's inputSchema, an unknown tool name,
 // an envelope probe), the seed of the run and the probe's index, from which

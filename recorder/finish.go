@@ -464,6 +464,8 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	if in.Method == http.MethodPost {
 		rec.PostCount = 1
 	}
+	// A request mcpdiag probe sent on purpose says so in its header.
+	rec.Probe = record.ProbeFromHeader(in.Header)
 	if rc.opts.FaultScenario {
 		// With fault injection, the scenario is what fired on this request.
 		rec.Scenario = ex.fault.FiredString()
