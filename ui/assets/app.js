@@ -159,8 +159,23 @@ function groupKey(r) {
   return r.callId || null;
 }
 
+// olderHTTPSuccess is mcpdiag report's (report/accumulate.go): an exchange
+// record of an mcpdiag before 2026-12-06 said RESULT_SUCCESS (application
+// layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a
+// POST without a JSON-RPC method); report counts it HTTP_SUCCESS in the
+// transport layer, as this version records it, and so does the page.
+function olderHTTPSuccess(r) {
+  if (r.kind !== 'exchange' || r.outcome !== 'RESULT_SUCCESS' || !r.httpMethod) return false;
+  return r.httpMethod !== 'POST' || !r.method;
+}
+
 function addRecord(r) {
   if (!r || typeof r !== 'object' || Array.isArray(r)) return;
+  if (olderHTTPSuccess(r)) {
+    r.outcome = 'HTTP_SUCCESS';
+    r.layer = 'transport';
+    Object.defineProperty(r, '_rejudged', { value: true });
+  }
   r._i = model.records.length;
   r._seen = Date.now(); // when the page took it (the browser tests measure the delay)
   if (r.id && eraFallbacks.has(r.id)) r._eraFallback = true;
@@ -601,6 +616,7 @@ function showDetail(r) {
       ['total', r.timings && fmtMs(r.timings.totalMs)], ['retry-after', r.retryAfter],
       ['bytes', r.requestBytes || r.responseBytes ? `${r.requestBytes || 0} sent, ${r.responseBytes || 0} received` : undefined],
       ['note', r.note],
+      ['re-judged', r._rejudged ? 'recorded RESULT_SUCCESS (application layer) by an mcpdiag before 2026-12-06; not a JSON-RPC request, so HTTP_SUCCESS (transport layer), as mcpdiag report counts it' : undefined],
       ['era fallback', r._eraFallback || (r.eraFallback && d && d.action === 'renegotiate')
         ? 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)' : undefined],
     ])),
