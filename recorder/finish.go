@@ -122,8 +122,8 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 	if events != nil {
 		events.Recycle()
 	}
-	if ex.ended != nil {
-		<-ex.ended
+	if ex.early {
+		ex.pipe.waitHandler()
 	}
 	return res, cerr
 }
@@ -169,7 +169,7 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 // is the chunk to give back once the classification is done (nil when the
 // capture holds it); reserved is to be released then.
 func (rc *Recorder) wholeJSON(ex *Exchange) (b, recycle []byte, reserved int64, ok bool) {
-	if ex.ended != nil {
+	if ex.early {
 		// The finishing goroutine started while the handler was still
 		// writing (startEarly): ex.wrote is the handler's to change until
 		// it returns, and a body that filled the pipe past lazyStart is

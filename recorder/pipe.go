@@ -39,6 +39,8 @@ type pipe struct {
 	asleep bool  // the reader waits for bytes (see wakeAt)
 	wakes  int   // times the reader woke up with bytes to read (tests)
 
+	handlerEnded bool // the handler returned (endHandler), for a finishing goroutine started early
+
 	capt *capture // keeps the first bytes read, for the record (nil: none)
 	off  int      // bytes of the head chunk read already
 	held bool     // the capture holds the head chunk: it recycles it
@@ -197,6 +199,25 @@ func (p *pipe) stop() {
 	clear(p.chunks)
 	p.chunks, p.head, p.queued, p.cost, p.off, p.held, p.lent = p.chunks[:0], 0, 0, 0, 0, false, nil
 	p.wake()
+}
+
+// endHandler tells a finishing goroutine started while the handler ran
+// (Exchange.startEarly) that the handler returned: the exchange's end state
+// is set (end sets it before, under the writer's lock).
+func (p *pipe) endHandler() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.handlerEnded = true
+	p.cond.Broadcast()
+}
+
+// waitHandler waits for endHandler.
+func (p *pipe) waitHandler() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.handlerEnded {
+		p.cond.Wait()
+	}
 }
 
 // keep makes the pipe note the bytes it hands to the reader in c (before
