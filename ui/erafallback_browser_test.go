@@ -2,6 +2,8 @@ package ui
 
 import (
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +135,43 @@ func checkFailed(t *testing.T, got, want map[string]bool, failures int64) {
 	}
 	if red != failures {
 		t.Errorf("%d failed rows, mcpdiag report counts %d failures", red, failures)
+	}
+}
+
+// TestPublishLinksTheIDsThePageGets: a producer's records without an ID
+// or a time (the encoder fills both in as it writes the line) are linked
+// under the IDs of the lines the page gets: the "fallback" event names the
+// refused probe's line, after the initialize's line that settled it.
+// Before, Publish linked the record it was handed, whose empty ID named
+// nothing on the page.
+func TestPublishLinksTheIDsThePageGets(t *testing.T) {
+	recs, _ := proxiedEraProbes()
+	s, err := NewServer(ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs[:2] { // the probe, then its initialize on the same connection
+		c := *r
+		c.ID, c.Time = "", time.Time{}
+		if err := s.Publish(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	evs := slices.Clone(s.recs)
+	s.mu.Unlock()
+	if len(evs) != 3 || evs[0].name != "record" || evs[1].name != "record" || evs[2].name != "fallback" {
+		var names []string
+		for _, e := range evs {
+			names = append(names, e.name)
+		}
+		t.Fatalf("events %v, want record, record, fallback", names)
+	}
+	probe, err := record.Decode(evs[0].data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probe.ID == "" || string(evs[2].data) != strconv.Quote(probe.ID) {
+		t.Errorf("fallback event %s, want the probe line's id %q", evs[2].data, probe.ID)
 	}
 }

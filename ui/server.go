@@ -117,7 +117,14 @@ func (s *Server) Publish(r *record.Record) error {
 	if err != nil {
 		return fmt.Errorf("ui: record %s: %w", r.ID, err)
 	}
-	return s.push(event{"record", bytes.TrimRight(b, "\n")}, r)
+	line := bytes.TrimRight(b, "\n")
+	// The era fallbacks are linked from the line as the page gets it:
+	// the encoder may have filled in the ID and the time.
+	rec, err := record.Decode(line)
+	if err != nil {
+		rec = nil
+	}
+	return s.push(event{"record", line}, rec)
 }
 
 // PublishCase adds one case of a matrix (a line of mcpdiag matrix --json,
