@@ -93,15 +93,17 @@ type Probe struct {
 	Header http.Header
 }
 
-// Request returns the probe as the client sends it.
-func (p Probe) Request() client.Request {
-	// The probe's own headers, and record.ProbeHeader naming its kind:
-	// mcpdiag proxy then records it as a probe too.
+// Request returns the probe as the client sends it in the run of this
+// seed.
+func (p Probe) Request(seed uint64) client.Request {
+	// The probe's own headers, and record.ProbeHeader naming its kind,
+	// the run's seed and its index: mcpdiag proxy then records it as the
+	// same probe, from which it can be made again.
 	h := make(http.Header, len(p.Header)+1)
 	for k, v := range p.Header {
 		h[k] = v
 	}
-	h[record.ProbeHeader] = []string{string(p.Kind)}
+	h[record.ProbeHeader] = []string{record.ProbeHeaderValue(string(p.Kind), seed, p.Index)}
 	return client.Request{Method: p.Method, ID: p.ID, Notification: p.Notification, Name: p.Name, Params: p.Params, Header: h}
 }
 

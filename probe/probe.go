@@ -405,7 +405,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			break
 		}
 		answers = nil
-		ex := c.Send(ctx, p.Request())
+		ex := c.Send(ctx, p.Request(opts.Seed))
 		judged := len(rep.Records)
 		// The answers to the server's questions are exchanges of the run,
 		// not probes: no probe rule judges them.

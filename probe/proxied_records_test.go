@@ -62,13 +62,14 @@ func TestProbeThroughProxyRecordsProbes(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	// The probe's own records and the proxy's name the same probes, but the
+	// The probe's own records and the proxy's name the same probes (kind,
+	// seed and index: the proxy's record makes the probe again), but the
 	// foreign-Origin one, which the proxy refuses itself and does not pass on.
 	kinds := func(rs []*record.Record) []string {
 		var out []string
 		for _, r := range rs {
 			if r.Probe != nil && r.Probe.Kind != "foreign-origin" {
-				out = append(out, fmt.Sprintf("%s %s", r.Method, r.Probe.Kind))
+				out = append(out, fmt.Sprintf("%s %s seed=%s index=%d", r.Method, r.Probe.Kind, r.Probe.Seed, r.Probe.Index))
 			}
 		}
 		slices.Sort(out)

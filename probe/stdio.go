@@ -599,7 +599,7 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			break
 		}
 		member := &record.Probe{Kind: string(p.Kind), Seed: fmt.Sprint(opts.Seed), Index: p.Index, Property: p.Property, Detail: p.Detail}
-		recs, a := s.exchange(ctx, name, p.Request(), opts.Timeout, member)
+		recs, a := s.exchange(ctx, name, p.Request(opts.Seed), opts.Timeout, member)
 		judged := len(rep.Records)
 		emit(recs)
 		if ctx.Err() != nil {

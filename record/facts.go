@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -247,22 +248,55 @@ func (a *Arrival) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ProbeHeader is the request header mcpdiag probe sends, with the probe's
-// kind, on each request it sends on purpose (over HTTP). mcpdiag proxy
-// records such a request with a Probe of that kind (ProbeFromHeader), so
-// that report, matrix --from-records and the page judge a probe run seen
-// through the proxy as they judge the probe's own records: its deliberate
-// errors are probes, not the client's failures or rule violations.
+// ProbeHeader is the request header mcpdiag probe sends on each request it
+// sends on purpose (over HTTP), naming the probe (ProbeHeaderValue).
+// mcpdiag proxy records such a request with that Probe (ProbeFromHeader),
+// so that report, matrix --from-records and the page judge a probe run
+// seen through the proxy as they judge the probe's own records: its
+// deliberate errors are probes, not the client's failures or rule
+// violations.
 const ProbeHeader = "Mcpdiag-Probe"
 
-// ProbeFromHeader returns the Probe of a request whose header h carries
-// ProbeHeader (its value, at most 64 bytes, is the kind), or nil.
+// maxProbeHeader bounds the ProbeHeader value the proxy reads.
+const maxProbeHeader = 96
+
+// ProbeHeaderValue is ProbeHeader's value for the probe of this kind at
+// this index in the run of this seed: "KIND; seed=SEED; index=INDEX".
+func ProbeHeaderValue(kind string, seed uint64, index int) string {
+	return kind + "; seed=" + strconv.FormatUint(seed, 10) + "; index=" + strconv.Itoa(index)
+}
+
+// ProbeFromHeader returns the Probe a request's header h names by
+// ProbeHeader (ProbeHeaderValue's form, at most 96 bytes), or nil when it
+// names none. A value that is a kind alone (what mcpdiag sent before the
+// seed and index were added) gives the kind, with seed "" and index 0.
 func ProbeFromHeader(h map[string][]string) *Probe {
 	v := h[ProbeHeader]
-	if len(v) == 0 || v[0] == "" || len(v[0]) > 64 {
+	if len(v) == 0 || v[0] == "" || len(v[0]) > maxProbeHeader {
 		return nil
 	}
-	return &Probe{Kind: v[0], Detail: "marked by mcpdiag probe's " + ProbeHeader + " request header"}
+	kind, rest, _ := strings.Cut(v[0], ";")
+	kind = strings.TrimSpace(kind)
+	if kind == "" {
+		return nil
+	}
+	p := &Probe{Kind: kind, Detail: "marked by mcpdiag probe's " + ProbeHeader + " request header"}
+	for rest != "" {
+		var param string
+		param, rest, _ = strings.Cut(rest, ";")
+		name, val, _ := strings.Cut(strings.TrimSpace(param), "=")
+		switch name {
+		case "seed":
+			if _, err := strconv.ParseUint(val, 10, 64); err == nil {
+				p.Seed = val
+			}
+		case "index":
+			if n, err := strconv.Atoi(val); err == nil && n >= 0 {
+				p.Index = n
+			}
+		}
+	}
+	return p
 }
 
 // Probe identifies a request mcpdiag probe sent on purpose: the kind of
