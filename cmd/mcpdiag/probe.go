@@ -68,8 +68,9 @@ Severities (docs/probe.md): must (a MUST of MCP or JSON-RPC broken), should
 never does.
 
 Exit status: 0 no rule failed at --fail-on or above, 1 one did, 2 usage
-error, 3 the tools could not be listed (or the run was interrupted), 6 a
-record (--record) or the JUnit file (--junit) could not be written.`,
+error, 3 the tools could not be listed, 6 a record (--record) or the JUnit
+file (--junit) could not be written, 130 stopped by Ctrl-C (what was
+answered is judged and printed).`,
 		Example: `  mcpdiag probe http://127.0.0.1:8080/mcp
   mcpdiag probe https://mcp.example.com/mcp --protocol 2025-11-25 --json
   mcpdiag probe http://127.0.0.1:3000/mcp --seed 7 --max-probes 3 --record probe.jsonl
@@ -135,10 +136,17 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 	if opts.Header, err = parseHeaders(o.headers); err != nil {
 		return err
 	}
+	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	err = probe.Main(ctx, opts, probe.Output{Stdout: stdout, Stderr: stderr, JSON: o.json, JUnit: o.junit, Record: o.recordFile})
 	var pe *probe.ExitError
+	if errors.As(err, &pe) && pe.Code == probe.ExitNoRun && ctx.Err() != nil && parent.Err() == nil {
+		// Stopped by Ctrl-C, as call and matrix are: what was answered
+		// is judged and printed, the records written (else exit 6),
+		// but 3 would say the server's tools could not be listed.
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("probe stopped (%v): the report and records above are what it had", context.Cause(ctx))}
+	}
 	if errors.As(err, &pe) {
 		if pe.Err == nil {
 			return &exitError{code: pe.Code, err: errSilent}

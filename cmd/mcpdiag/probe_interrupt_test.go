@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestProbeInterruptBinary: SIGINT to a real `mcpdiag probe` whose server
+// leaves a probe unanswered exits 130, as call and matrix do, prints the
+// report of what was answered (interrupted, not a complete probe) and
+// writes the records. Before, it exited 3, the status of a server whose
+// tools could not be listed (newuser7's note).
+func TestProbeInterruptBinary(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses SIGINT")
+	}
+	bin := testBinary(t)
+	hung := make(chan struct{}, 64)
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}]}}`, m.ID)
+		default:
+			hung <- struct{}{}
+			select { // bounded: the client leaving or the test's end releases it
+			case <-r.Context().Done():
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	recs := filepath.Join(t.TempDir(), "probe.jsonl")
+	p := startProcess(t, nil, bin, "probe", ts.URL+"/mcp", "--protocol", "2026-07-28", "--timeout", "60s", "--record", recs)
+	select {
+	case <-hung:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server got no probe; stderr:\n%s", p.stderr.String())
+	}
+	code := p.stop(t, syscall.SIGINT)
+	out, errOut := p.stdout.String(), p.stderr.String()
+	if code != 130 {
+		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "not a complete probe") {
+		t.Errorf("the report does not say the run was interrupted:\n%s", out)
+	}
+	if want := "mcpdiag: probe stopped ("; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	b, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"method":"tools/list"`) {
+		t.Errorf("the records lack the tools/list exchange:\n%s", b)
+	}
+}
