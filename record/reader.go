@@ -86,6 +86,11 @@ func (r *Reader) Next() (*Record, error) {
 			continue
 		}
 		rec, derr := Decode(line)
+		if derr != nil && err == io.EOF {
+			// A producer writes a line and its "\n" together: a last
+			// line without one is most likely being written now.
+			derr = fmt.Errorf("%w (the last line, with no newline at its end: is the file still being written?)", derr)
+		}
 		if derr != nil {
 			return nil, &LineError{Line: r.line, Err: derr}
 		}

@@ -198,3 +198,40 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReaderUnfinishedLastLine: a last line without its newline that is
+// no record (a file read while a producer writes it) says so; the same
+// cut inside the file, and a whole last line without a newline, do not.
+func TestReaderUnfinishedLastLine(t *testing.T) {
+	t.Parallel()
+	const hint = "is the file still being written?"
+	for _, c := range []struct {
+		name, in string
+		hint     []bool // per malformed line
+		records  int
+	}{
+		{"cut at the end", `{"v":2,"kind":"exchange","seq":1}` + "\n" + `{"v":2,"kind":"exch`, []bool{true}, 1},
+		{"cut inside", `{"v":2,"kind":"exch` + "\n" + `{"v":2,"kind":"exchange","seq":1}`, []bool{false}, 1},
+		{"whole last line without a newline", `{"v":2,"kind":"exchange","seq":1}`, nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rd := NewReader(strings.NewReader(c.in))
+			var hints []bool
+			n := 0
+			for rec, err := range rd.All() {
+				var le *LineError
+				switch {
+				case errors.As(err, &le):
+					hints = append(hints, strings.Contains(le.Error(), hint))
+				case err != nil:
+					t.Fatal(err)
+				case rec != nil:
+					n++
+				}
+			}
+			if fmt.Sprint(hints) != fmt.Sprint(c.hint) || n != c.records {
+				t.Errorf("malformed lines with the hint %v, %d records; want %v, %d", hints, n, c.hint, c.records)
+			}
+		})
+	}
+}
