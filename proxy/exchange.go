@@ -19,26 +19,40 @@ import (
 type front = recorder.Front
 
 // route is what the proxy passes r to (its recorder.Front's route): the
-// forwarding chain, or the admin path's refusal; nil when the loopback
-// guard answered r itself (not recorded). The chain is loopback guard →
-// recorder → admin guard → fault layer → middleware → reverse proxy (the
-// admin guard's decision is taken here, its 403 answered inside the
-// recorder: refusesAdmin).
+// forwarding chain, or a refusal the proxy answers itself and records: the
+// loopback guard's (refuseForeign) or the admin path's (refuseAdmin). The
+// guards' decisions are taken here, their 403s answered inside the
+// recorder; the chain is recorder → fault layer → middleware → reverse
+// proxy.
 func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 	if !p.opts.AllowForeignHost && onLoopbackListener(r) {
-		if ok, why := loopback.Check(r); !ok {
-			// Proxy-Status (RFC 9209) says the proxy answered, not the
-			// server: mcpdiag probe then judges no Origin check of the
-			// server's on this 403 (judge.Exchange.ProxyRefused).
-			w.Header().Set("Proxy-Status", ProxyStatusRefused)
-			http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
-			return nil
+		if ok, _ := loopback.Check(r); !ok {
+			return p.refuseHost
 		}
 	}
 	if p.refusesAdmin(r) {
 		return p.refuse
 	}
 	return p.handler
+}
+
+// refuseForeign answers 403 itself to a request whose Host or Origin is
+// not loopback on a loopback listener (the DNS-rebinding guard, see
+// Options.AllowForeignHost), and notes it on the exchange's record: a
+// client refused by the proxy finds why in the records, not only in its
+// own error. Proxy-Status (RFC 9209) says the proxy answered, not the
+// server: mcpdiag probe then judges no Origin check of the server's on
+// this 403 (judge.Exchange.ProxyRefused).
+func (p *Proxy) refuseForeign(w http.ResponseWriter, r *http.Request) {
+	_, why := loopback.Check(r)
+	if len(why) > 300 {
+		why = why[:300] + "…"
+	}
+	if ex := recorder.From(r.Context()); ex != nil {
+		ex.Refused("proxy-generated: mcpdiag proxy answered 403 itself: " + why)
+	}
+	w.Header().Set("Proxy-Status", ProxyStatusRefused)
+	http.Error(w, "mcpdiag proxy: "+why, http.StatusForbidden)
 }
 
 // beginExchange is the recorder's Begin hook: a tools/list starts a

@@ -1,19 +1,24 @@
 package proxy_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
 // TestEmbeddedProxyKeepsTheLoopbackGuard: code that serves a proxy.Proxy on
 // its own http.Server on 127.0.0.1 gets the DNS-rebinding check the CLI
-// has: a foreign Host or Origin is refused before anything is forwarded
-// or recorded; a loopback Host passes; AllowForeignHost turns it off.
+// has: a foreign Host or Origin is refused before anything is forwarded,
+// and the refusal is recorded (status 403, the proxy's Proxy-Status, a
+// note saying why: before, the client's 403 left no record at all); a
+// loopback Host passes; AllowForeignHost turns it off.
 func TestEmbeddedProxyKeepsTheLoopbackGuard(t *testing.T) {
 	var hits atomic.Int32
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +64,27 @@ func TestEmbeddedProxyKeepsTheLoopbackGuard(t *testing.T) {
 		ts.Close()
 		if want := map[bool]int32{false: 1, true: 3}[allow]; hits.Load() != want {
 			t.Errorf("AllowForeignHost %v: the upstream got %d requests, want %d", allow, hits.Load(), want)
+		}
+		if err := p.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		recs := sink.records(t)
+		if len(recs) != 3 {
+			t.Fatalf("AllowForeignHost %v: %d records, want one per request (3)", allow, len(recs))
+		}
+		refused := 0
+		for _, r := range recs {
+			if r.Status != http.StatusForbidden {
+				continue
+			}
+			refused++
+			if r.Outcome != classify.HTTPError || !strings.Contains(r.Note, "mcpdiag proxy answered 403 itself: the ") ||
+				!strings.Contains(r.Note, "(DNS-rebinding protection)") || len(r.ResponseHeaders["Proxy-Status"]) != 1 {
+				t.Errorf("the refusal's record: outcome %s, note %q, Proxy-Status %q", r.Outcome, r.Note, r.ResponseHeaders["Proxy-Status"])
+			}
+		}
+		if want := map[bool]int{false: 2, true: 0}[allow]; refused != want {
+			t.Errorf("AllowForeignHost %v: %d refusals recorded, want %d", allow, refused, want)
 		}
 	}
 }

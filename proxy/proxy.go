@@ -162,13 +162,14 @@ type Options struct {
 type Proxy struct {
 	*front
 
-	opts      Options
-	upstream  *url.URL
-	handler   http.Handler // the forwarding chain: fault layer, middleware, reverse proxy
-	refuse    http.Handler // refuseAdmin, in place of handler (refusesAdmin)
-	transport http.RoundTripper
-	rec       *recorder.Recorder // the exchange records (package recorder)
-	log       *slog.Logger
+	opts       Options
+	upstream   *url.URL
+	handler    http.Handler // the forwarding chain: fault layer, middleware, reverse proxy
+	refuse     http.Handler // refuseAdmin, in place of handler (refusesAdmin)
+	refuseHost http.Handler // refuseForeign, in place of handler (the loopback guard)
+	transport  http.RoundTripper
+	rec        *recorder.Recorder // the exchange records (package recorder)
+	log        *slog.Logger
 
 	drift      driftTracker
 	lastTarget atomic.Pointer[targetCache] // targetString's
@@ -235,6 +236,7 @@ func New(opts Options) (*Proxy, error) {
 		p.handler = p.newFaultLayer(*opts.Faults, p.handler)
 	}
 	p.refuse = http.HandlerFunc(p.refuseAdmin)
+	p.refuseHost = http.HandlerFunc(p.refuseForeign)
 	return p, nil
 }
 
