@@ -262,7 +262,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		switch d.Action {
 		case retry.Retry:
 			if !c.sleep(ctx, d.Delay) {
-				call.Decision = stoppedBefore(ctx, d)
+				c.stoppedWaiting(ctx, call, ex, d)
 				return call, nil
 			}
 			st.facts.Count(d)
@@ -313,7 +313,7 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 			// 2025-11-25 transports: the client MUST respect it): the
 			// policy judged the decision on it (Facts.RetryField).
 			if !c.sleep(ctx, d.Delay) {
-				call.Decision = stoppedBefore(ctx, d)
+				c.stoppedWaiting(ctx, call, ex, d)
 				return call, nil
 			}
 			st.facts.Count(d)
@@ -358,6 +358,18 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	ex.Decision = &d
 	c.emit(ex)
 	return d
+}
+
+// stoppedWaiting ends call, whose context ended while it waited to carry
+// out d (a retry or resume) that exchange ex asked for: the call and ex
+// both take stoppedBefore's decision, as the setup's exchanges do, so that
+// ex's record does not announce a retry or resume that was never sent.
+func (c *Client) stoppedWaiting(ctx context.Context, call *Call, ex *Exchange, d retry.Decision) {
+	fail := stoppedBefore(ctx, d)
+	call.Decision = fail
+	c.mu.Lock()
+	ex.Decision = &fail
+	c.mu.Unlock()
 }
 
 // stoppedBefore is the decision of a call whose context ended (its

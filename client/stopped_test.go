@@ -91,3 +91,46 @@ func TestStoppedCallRetriesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestStoppedDuringBackoffRetriesNothing: a read-only call whose tools/call
+// is answered 503 with Retry-After, interrupted while it waits to retry,
+// sends no retry, and the tools/call exchange carries the call's decision
+// (fail, "the call was stopped … before the retry"), as the setup's
+// exchanges do. Before, the exchange kept "retry 1 of 2 after 2s", so its
+// record announced a retry that was never sent (Ctrl-C during a backoff).
+func TestStoppedDuringBackoffRetriesNothing(t *testing.T) {
+	s := &modernServer{tools: `[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]`}
+	s.reject = func(n int, m rpc, w http.ResponseWriter) bool {
+		if m.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return true
+	}
+	url := startModern(t, s)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	c, _ := client.New(client.Options{URL: url, Protocol: client.Protocol2026, Timeout: 30 * time.Second,
+		Sleep: func(done <-chan struct{}, d time.Duration) bool {
+			// The interrupt comes while the call waits to retry.
+			cancel(errors.New("interrupt signal received"))
+			<-done
+			return false
+		}})
+	call, _ := c.CallTool(ctx, "t", nil)
+	s.mu.Lock()
+	sent := s.calls["t"]
+	s.mu.Unlock()
+	if call.Retries != 0 || sent != 1 {
+		t.Errorf("retries %d, tools/call sent %d times; want 0 and 1", call.Retries, sent)
+	}
+	const want = "the call was stopped (interrupt signal received) before the retry: retry 1 of 2 after 2s"
+	if call.Decision.Action != retry.Fail || !strings.HasPrefix(call.Decision.Reason, want) {
+		t.Errorf("call decision %s: %s\nwant fail: %s…", call.Decision.Action, call.Decision.Reason, want)
+	}
+	last := call.Exchanges[len(call.Exchanges)-1]
+	if last.Method != "tools/call" || last.Decision == nil || *last.Decision != call.Decision {
+		t.Errorf("the %s exchange's decision is %+v, want the call's %+v", last.Method, last.Decision, call.Decision)
+	}
+}
