@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
@@ -46,7 +47,11 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request) http.Handler {
 func (p *Proxy) refuseForeign(w http.ResponseWriter, r *http.Request) {
 	_, why := loopback.Check(r)
 	if len(why) > 300 {
-		why = why[:300] + "…"
+		cut := 300
+		for cut > 0 && !utf8.RuneStart(why[cut]) {
+			cut-- // not inside a character the Host or Origin holds
+		}
+		why = why[:cut] + "…"
 	}
 	if ex := recorder.From(r.Context()); ex != nil {
 		ex.Refused("proxy-generated: mcpdiag proxy answered 403 itself: " + why)

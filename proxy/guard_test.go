@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/proxy"
@@ -85,6 +86,46 @@ func TestEmbeddedProxyKeepsTheLoopbackGuard(t *testing.T) {
 		}
 		if want := map[bool]int{false: 2, true: 0}[allow]; refused != want {
 			t.Errorf("AllowForeignHost %v: %d refusals recorded, want %d", allow, refused, want)
+		}
+	}
+}
+
+// TestGuardNoteKeepsCharactersWhole: the refusal's note quotes a long
+// foreign Origin cut at a character's start, not inside one (which the
+// record showed as U+FFFD).
+func TestGuardNoteKeepsCharactersWhole(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	sink := &memSink{}
+	p, err := proxy.New(proxy.Options{Upstream: u, Records: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(p)
+	defer ts.Close()
+	for _, pad := range []string{"", "x"} { // the cut falls inside a two-byte é for one of the two
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", nil)
+		req.Header.Set("Origin", "http://"+pad+strings.Repeat("é", 200)+".example")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d, want 403", resp.StatusCode)
+		}
+	}
+	if err := p.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs := sink.records(t)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if !utf8.ValidString(r.Note) || strings.ContainsRune(r.Note, utf8.RuneError) || !strings.Contains(r.Note, "é…") {
+			t.Errorf("note %q: want whole characters up to the cut, then …", r.Note)
 		}
 	}
 }

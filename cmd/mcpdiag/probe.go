@@ -145,7 +145,7 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 		// Stopped by Ctrl-C, as call and matrix are: what was answered
 		// is judged and printed, the records written (else exit 6),
 		// but 3 would say the server's tools could not be listed.
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("probe stopped (%v): the report and records above are what it had", context.Cause(ctx))}
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("probe stopped (%v) before it finished: only what was answered until then is judged and recorded", context.Cause(ctx))}
 	}
 	if errors.As(err, &pe) {
 		if pe.Err == nil {
