@@ -3,9 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,34 +25,10 @@ func TestCallInterruptBinary(t *testing.T) {
 		t.Skip("uses SIGINT")
 	}
 	bin := testBinary(t)
-	got := make(chan struct{}, 8)
-	release := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
-		w.Header().Set("Content-Type", "application/json")
-		switch m.Method {
-		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`, m.ID)
-		case "tools/call":
-			got <- struct{}{}
-			select { // bounded: the client leaving or the test's end releases it
-			case <-r.Context().Done():
-			case <-release:
-			case <-time.After(30 * time.Second):
-			}
-		default:
-			w.WriteHeader(http.StatusBadRequest)
-		}
-	}))
-	t.Cleanup(ts.Close)
-	t.Cleanup(func() { close(release) })
+	url, got := hangingServer(t, `[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]`,
+		func(method string) bool { return method == "tools/call" })
 	recs := filepath.Join(t.TempDir(), "call.jsonl")
-	p := startProcess(t, nil, bin, "call", ts.URL+"/mcp", "t", "--protocol", "2026-07-28", "--record", recs)
+	p := startProcess(t, nil, bin, "call", url+"/mcp", "t", "--protocol", "2026-07-28", "--record", recs)
 	select {
 	case <-got:
 	case <-time.After(30 * time.Second):

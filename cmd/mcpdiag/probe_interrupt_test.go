@@ -1,11 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,32 +20,10 @@ func TestProbeInterruptBinary(t *testing.T) {
 		t.Skip("uses SIGINT")
 	}
 	bin := testBinary(t)
-	hung := make(chan struct{}, 64)
-	release := make(chan struct{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
-		w.Header().Set("Content-Type", "application/json")
-		switch m.Method {
-		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}]}}`, m.ID)
-		default:
-			hung <- struct{}{}
-			select { // bounded: the client leaving or the test's end releases it
-			case <-r.Context().Done():
-			case <-release:
-			case <-time.After(30 * time.Second):
-			}
-		}
-	}))
-	t.Cleanup(ts.Close)
-	t.Cleanup(func() { close(release) })
+	url, hung := hangingServer(t, `[{"name":"t","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}]`,
+		func(method string) bool { return method != "tools/list" })
 	recs := filepath.Join(t.TempDir(), "probe.jsonl")
-	p := startProcess(t, nil, bin, "probe", ts.URL+"/mcp", "--protocol", "2026-07-28", "--timeout", "60s", "--record", recs)
+	p := startProcess(t, nil, bin, "probe", url+"/mcp", "--protocol", "2026-07-28", "--timeout", "60s", "--record", recs)
 	select {
 	case <-hung:
 	case <-time.After(30 * time.Second):

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// hangingServer is a 2026-07-28 MCP server on 127.0.0.1 that answers
+// tools/list with the tools of toolsJSON (a JSON array), leaves every
+// request whose method hang names unanswered until its client leaves or
+// the test ends (at most 30 s), and answers the rest 400. Each request it
+// leaves so sends on hung.
+func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool) (url string, hung <-chan struct{}) {
+	t.Helper()
+	got := make(chan struct{}, 64)
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case m.Method == "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":%s}}`, m.ID, toolsJSON)
+		case hang(m.Method):
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+			select { // bounded: the client leaving or the test's end releases it
+			case <-r.Context().Done():
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	return ts.URL, got
+}
