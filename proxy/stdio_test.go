@@ -143,6 +143,17 @@ type stdioRun struct {
 	stderr bytes.Buffer
 }
 
+// waitStopped waits for RunStdio to return after its context ended,
+// whatever it returned (wait requires no error).
+func (run *stdioRun) waitStopped(t *testing.T) {
+	t.Helper()
+	select {
+	case <-run.done:
+	case <-time.After(time.Minute):
+		t.Fatal("RunStdio did not return within a minute of its context's end")
+	}
+}
+
 // startStdio runs the fixture server through the stdio proxy.
 func startStdio(t *testing.T, opts proxy.StdioOptions) *stdioRun {
 	t.Helper()

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/proxy"
@@ -44,11 +43,7 @@ func TestStdioServerStopsReadingStdin(t *testing.T) {
 	// The records of lines the proxy read are written as it reads them.
 	waitRecord(t, run.sink, "of the line that is not JSON", func(r *record.Record) bool { return r.Outcome == classify.MalformedJSON })
 	cancel()
-	select {
-	case <-run.done:
-	case <-time.After(time.Minute):
-		t.Fatal("RunStdio did not return within a minute of its context's end")
-	}
+	run.waitStopped(t)
 	if !errors.Is(run.err, context.Canceled) {
 		t.Errorf("RunStdio: %v, want context.Canceled", run.err)
 	}
@@ -110,11 +105,7 @@ func TestStdioUnsentRequestsCapped(t *testing.T) {
 	}
 	waitRecord(t, run.sink, "of the line that is not JSON", func(r *record.Record) bool { return r.Outcome == classify.MalformedJSON })
 	cancel()
-	select {
-	case <-run.done:
-	case <-time.After(time.Minute):
-		t.Fatal("RunStdio did not return within a minute of its context's end")
-	}
+	run.waitStopped(t)
 	var one, summaries int
 	for _, r := range run.sink.exchanges(t) {
 		switch {
