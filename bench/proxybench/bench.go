@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,25 @@ type result struct {
 	gcs       int64         // the target process's garbage collections (gctrace)
 	gcCPU     time.Duration // and their CPU time (gctrace's "ms cpu")
 	truncated bool          // stopped by the workload timeout
+	samples   []sample      // each SSE request's times
+}
+
+// sample is one SSE request: when the client began it, and its times to
+// the first event and to the end of the response.
+type sample struct {
+	seq         int64 // its seqHeader, 0 without -samples
+	start       time.Time
+	ttfe, total time.Duration
+}
+
+// seqs numbers the requests of a run with -samples.
+var seqs atomic.Int64
+
+// sampleSet is the samples of one workload on one target in one round.
+type sampleSet struct {
+	workload, target string
+	round            int
+	samples          []sample
 }
 
 func (r result) rps() float64 { return float64(r.requests) / r.elapsed.Seconds() }
@@ -190,6 +210,7 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 
 	// results[workload][target][round]
 	results := map[string]map[string][]result{}
+	var sets []sampleSet // with -samples
 	failed := 0
 	for round := range cfg.rounds {
 		for _, w := range cfg.workloads {
@@ -217,7 +238,17 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 					fmt.Fprintf(stderr, "proxybench: %s through %s: %d requests failed, first: %s\n", w, t.name, r.errors, r.firstErr)
 				}
 				results[w][t.name] = append(results[w][t.name], r)
+				if cfg.samples != "" && len(r.samples) > 0 {
+					sets = append(sets, sampleSet{w, t.name, round + 1, r.samples})
+				}
 			}
+		}
+	}
+
+	var upTimes map[int64][3]time.Time
+	if cfg.samples != "" {
+		if upTimes, err = upstreamSamples(ctx, up); err != nil {
+			return err
 		}
 	}
 
@@ -255,11 +286,95 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 	}
 	report(stdout, cfg, order, results, idle, loadStart, loadavg(), time.Since(started), recordLines)
+	if cfg.samples != "" {
+		if err := writeSamples(cfg.samples, started, sets, upTimes, up, order); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if failed > 0 {
 		problems = append(problems, fmt.Sprintf("%d requests failed (see above)", failed))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// upstreamSamples fetches the upstream's times of the requests that had a
+// seqHeader: its handler's start, the end of the request body, the return
+// of the first event's flush, by sequence number.
+func upstreamSamples(ctx context.Context, up *server) (map[int64][3]time.Time, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, up.base+"/samples", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, fmt.Errorf("the upstream's samples: %w", err)
+	}
+	defer resp.Body.Close()
+	times := map[int64][3]time.Time{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var seq, a, b, c int64
+		if _, err := fmt.Sscan(sc.Text(), &seq, &a, &b, &c); err != nil {
+			return nil, fmt.Errorf("the upstream's samples: line %q: %w", sc.Text(), err)
+		}
+		times[seq] = [3]time.Time{time.Unix(0, a), time.Unix(0, b), time.Unix(0, c)}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("the upstream's samples: %w", err)
+	}
+	return times, nil
+}
+
+// writeSamples writes file: a line per SSE request of sets, "req WORKLOAD
+// TARGET ROUND START TTFE END UPSTART UPBODY UPFIRST" (START and END since
+// the run's start, TTFE after START; then the upstream's times of it, since
+// the run's start: its handler's start, the end of the request body read,
+// the return of the first event's flush, "-" when unknown), then a line per collection of each child process, "gc
+// PROCESS N START END" (PROCESS is a target's name, upstream for the
+// upstream, which direct reaches), all times in µs, tab-separated, in order
+// of START within each kind. A request slower than the others can be
+// matched against the collections of the processes it went through.
+func writeSamples(file string, started time.Time, sets []sampleSet, upTimes map[int64][3]time.Time, up *server, order []*target) error {
+	var b bytes.Buffer
+	b.WriteString("# proxybench -samples: times in µs since the run's start\n")
+	b.WriteString("# req\tWORKLOAD\tTARGET\tROUND\tSTART\tTTFE\tEND\tUPSTART\tUPBODY\tUPFIRST\n# gc\tPROCESS\tN\tSTART\tEND\n")
+	at := func(t time.Time) float64 { return float64(t.Sub(started).Nanoseconds()) / 1e3 }
+	for _, set := range sets {
+		ss := slices.Clone(set.samples)
+		slices.SortFunc(ss, func(a, b sample) int { return a.start.Compare(b.start) })
+		for _, s := range ss {
+			fmt.Fprintf(&b, "req\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f", set.workload, set.target, set.round, at(s.start), us(s.ttfe), at(s.start.Add(s.total)))
+			if u, ok := upTimes[s.seq]; ok {
+				fmt.Fprintf(&b, "\t%.1f\t%.1f\t%.1f\n", at(u[0]), at(u[1]), at(u[2]))
+			} else {
+				b.WriteString("\t-\t-\t-\n")
+			}
+		}
+	}
+	procs := []struct {
+		name string
+		s    *server
+	}{{"upstream", up}}
+	for _, t := range order {
+		if t.server != up {
+			procs = append(procs, struct {
+				name string
+				s    *server
+			}{t.name, t.server})
+		}
+	}
+	for _, p := range procs {
+		p.s.gcMu.Lock()
+		for _, g := range p.s.gcLog {
+			fmt.Fprintf(&b, "gc\t%s\t%d\t%.1f\t%.1f\n", p.name, g.n, at(g.end.Add(-g.wall)), at(g.end))
+		}
+		p.s.gcMu.Unlock()
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("-samples: %w", err)
 	}
 	return nil
 }
@@ -319,6 +434,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 
 	type local struct {
 		lat, ttfe []time.Duration
+		samples   []sample
 		errors    int
 		firstErr  string
 	}
@@ -341,8 +457,12 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 					truncated.Store(true)
 					return
 				}
+				var seq int64
+				if sse && cfg.samples != "" {
+					seq = seqs.Add(1)
+				}
 				t0 := time.Now()
-				ttfe, err := oneRequest(wctx, client, url, want, sse, buf)
+				ttfe, err := oneRequest(wctx, client, url, want, sse, buf, seq)
 				d := time.Since(t0)
 				if err != nil {
 					l.errors++
@@ -354,6 +474,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 				l.lat = append(l.lat, d)
 				if sse {
 					l.ttfe = append(l.ttfe, ttfe)
+					l.samples = append(l.samples, sample{seq, t0, ttfe, d})
 				}
 			}
 		})
@@ -373,6 +494,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 	for _, l := range locals {
 		lat = append(lat, l.lat...)
 		ttfe = append(ttfe, l.ttfe...)
+		r.samples = append(r.samples, l.samples...)
 		r.errors += l.errors
 		if r.firstErr == "" {
 			r.firstErr = l.firstErr
@@ -392,14 +514,17 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 
 // oneRequest posts the tools/call and reads the whole response, checking
 // its status and length; for a stream it returns the time to the end of
-// the first event.
-func oneRequest(ctx context.Context, client *http.Client, url string, want int, sse bool, buf []byte) (time.Duration, error) {
+// the first event. A seq other than 0 goes in its seqHeader.
+func oneRequest(ctx context.Context, client *http.Client, url string, want int, sse bool, buf []byte, seq int64) (time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(reqBody))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if seq != 0 {
+		req.Header.Set(seqHeader, strconv.FormatInt(seq, 10))
+	}
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

@@ -84,6 +84,7 @@ type config struct {
 	profile         string
 	memProfileRate  int
 	leanReadBuffer  int
+	samples         string
 	targets         []string
 	workloads       []string
 }
@@ -108,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
 	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof (plaininproc-… and plainlean-… of those targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
+	fs.StringVar(&c.samples, "samples", "", "file for every SSE request's times (its start, first event and end) and every collection of each child (its start and end), tab-separated, in µs since the run began: for finding what slow requests coincide with (see writeSamples)")
 	fs.IntVar(&c.leanReadBuffer, "lean-read-buffer", 4<<10, "the read buffer of each upstream connection of the lean targets (bytes)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -228,6 +230,20 @@ type server struct {
 	// gcCPU is the CPU time of the collections the child reported, summed
 	// over the gctrace lines read (nanoseconds).
 	gcCPU atomic.Int64
+	// gcMu guards gcLog, each collection the child reported, in order.
+	gcMu  sync.Mutex
+	gcLog []gcEvent
+}
+
+// gcEvent is one collection of a child: when its gctrace line was read
+// (the line is written at the cycle's end, the mark termination) and the
+// cycle's wall time from its start ("ms clock"), so it ran from end−wall to
+// end (the read adds the pipe's delay, microseconds when proxybench is not
+// starved of CPU).
+type gcEvent struct {
+	n    int64
+	end  time.Time
+	wall time.Duration
 }
 
 // tailBuffer keeps what a child wrote to stderr (its last 64 KiB).
@@ -308,6 +324,27 @@ func gcLine(line string) (n int64, cpu time.Duration, ok bool) {
 	return n, 0, true
 }
 
+// gcWall is the wall time of the cycle of gctrace line (the sum of its
+// "A+B+C ms clock": sweep termination, concurrent mark, mark termination),
+// 0 when the line has none.
+func gcWall(line string) time.Duration {
+	for _, field := range strings.Split(line, ", ") {
+		if times, ok := strings.CutSuffix(field, " ms clock"); ok {
+			field = times[strings.LastIndexByte(times, ' ')+1:]
+			var ms float64
+			for _, t := range strings.Split(field, "+") {
+				v, err := strconv.ParseFloat(t, 64)
+				if err != nil {
+					return 0
+				}
+				ms += v
+			}
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	return 0
+}
+
 // start runs argv with GODEBUG=gctrace=1 and waits for the line of its
 // stdout (role children, plainproxy) or stderr (mcpdiag) that re matches;
 // its first submatch is the base URL. Both of the child's outputs are read
@@ -371,8 +408,12 @@ func (s *server) read(r io.Reader, watch bool) {
 	for {
 		line, err := br.ReadString('\n')
 		if n, cpu, ok := gcLine(line); ok {
+			now := time.Now()
 			s.gcs.Store(n)
 			s.gcCPU.Add(int64(cpu))
+			s.gcMu.Lock()
+			s.gcLog = append(s.gcLog, gcEvent{n: n, end: now, wall: gcWall(line)})
+			s.gcMu.Unlock()
 		} else if line != "" {
 			s.tail.Write([]byte(line))
 			if watch {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,6 +187,17 @@ func TestStartCountsGC(t *testing.T) {
 	if s.gcCPU.Load() <= 0 {
 		t.Errorf("the collections' CPU time: %d ns, want more than 0", s.gcCPU.Load())
 	}
+	s.gcMu.Lock()
+	log := slices.Clone(s.gcLog)
+	s.gcMu.Unlock()
+	if len(log) < 3 {
+		t.Errorf("collections logged: %d, want at least 3", len(log))
+	}
+	for i, g := range log {
+		if g.n != int64(i+1) || g.wall <= 0 || (i > 0 && g.end.Before(log[i-1].end)) {
+			t.Errorf("collection %d logged as %+v (after %+v): want number %d, a wall time, in order", i+1, g, log[max(i-1, 0)], i+1)
+		}
+	}
 	tail := s.tail.String()
 	if !strings.Contains(tail, "last line\n") {
 		t.Errorf("tail ends %q, want the child's last stderr line", tail[max(0, len(tail)-80):])
@@ -215,27 +227,31 @@ func TestGCLine(t *testing.T) {
 		n    int64
 		cpu  time.Duration
 		ok   bool
+		wall time.Duration
 	}{
-		{"gc 1 @0.002s 6%: 0.048+0.57+0.005 ms clock, 0.097+0.46/0/0+0.010 ms cpu, 3->4->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 1, ms(0.567), true},
-		{"gc 2 @0.018s 1%: 0.21+2.3+0.005 ms clock, 0.43+0/0.17/0.13+0.010 ms cpu, 3->6->3 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 2, ms(0.74), true},
-		{"gc 7 @0.043s 2%: 0.17+0.33+0.002 ms clock, 0.34+0/0.34/0.092+0.004 ms cpu, 15->15->5 MB, 20 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)\n", 7, ms(0.776), true},
-		{"gc 56 @6.726s 0%: 1.6+3.9+0.73 ms clock, 3.2+0.76/1.4/0+1.4 ms cpu, 3->3->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 56, ms(6.76), true},
-		{"gc 12345 @812.503s 3%: 0.13+1.9+0.10 ms clock, 0.27+0.39/1.1/0+0.21 ms cpu, 3->3->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P", 12345, ms(1.97), true},
+		{"gc 1 @0.002s 6%: 0.048+0.57+0.005 ms clock, 0.097+0.46/0/0+0.010 ms cpu, 3->4->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 1, ms(0.567), true, ms(0.623)},
+		{"gc 2 @0.018s 1%: 0.21+2.3+0.005 ms clock, 0.43+0/0.17/0.13+0.010 ms cpu, 3->6->3 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 2, ms(0.74), true, ms(2.515)},
+		{"gc 7 @0.043s 2%: 0.17+0.33+0.002 ms clock, 0.34+0/0.34/0.092+0.004 ms cpu, 15->15->5 MB, 20 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)\n", 7, ms(0.776), true, ms(0.502)},
+		{"gc 56 @6.726s 0%: 1.6+3.9+0.73 ms clock, 3.2+0.76/1.4/0+1.4 ms cpu, 3->3->1 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P\n", 56, ms(6.76), true, ms(6.23)},
+		{"gc 12345 @812.503s 3%: 0.13+1.9+0.10 ms clock, 0.27+0.39/1.1/0+0.21 ms cpu, 3->3->0 MB, 4 MB goal, 0 MB stacks, 0 MB globals, 2 P", 12345, ms(1.97), true, ms(2.13)},
 		// Cut short by another write to stderr: the cycle counts, its
-		// time is lost.
-		{"gc 9 @1.0s 1%: 0.1+0.2+0.0 ms clock, 0.2+0.1/0.x", 9, 0, true},
-		{"gc 1 @", 1, 0, true},
-		{"mcpdiag proxy: http://127.0.0.1:40123 -> http://127.0.0.1:40000/mcp, recording to /tmp/r.jsonl\n", 0, 0, false},
-		{"listening 127.0.0.1:40123\n", 0, 0, false},
-		{"gc x @0.002s 6%: …\n", 0, 0, false},
-		{"gc 0 @0.002s 6%: …\n", 0, 0, false},
-		{"gc 3 0.002s\n", 0, 0, false},
-		{" gc 1 @0.002s 6%: …\n", 0, 0, false},
-		{"", 0, 0, false},
+		// CPU time is lost (its wall time, before it, is not).
+		{"gc 9 @1.0s 1%: 0.1+0.2+0.0 ms clock, 0.2+0.1/0.x", 9, 0, true, ms(0.3)},
+		{"gc 1 @", 1, 0, true, 0},
+		{"mcpdiag proxy: http://127.0.0.1:40123 -> http://127.0.0.1:40000/mcp, recording to /tmp/r.jsonl\n", 0, 0, false, 0},
+		{"listening 127.0.0.1:40123\n", 0, 0, false, 0},
+		{"gc x @0.002s 6%: …\n", 0, 0, false, 0},
+		{"gc 0 @0.002s 6%: …\n", 0, 0, false, 0},
+		{"gc 3 0.002s\n", 0, 0, false, 0},
+		{" gc 1 @0.002s 6%: …\n", 0, 0, false, 0},
+		{"", 0, 0, false, 0},
 	} {
 		n, cpu, ok := gcLine(c.line)
 		if d := cpu - c.cpu; n != c.n || ok != c.ok || d < -time.Nanosecond || d > time.Nanosecond {
 			t.Errorf("gcLine(%.40q) = %d, %v, %v; want %d, %v, %v", c.line, n, cpu, ok, c.n, c.cpu, c.ok)
+		}
+		if wall := gcWall(c.line); wall-c.wall < -time.Nanosecond || wall-c.wall > time.Nanosecond {
+			t.Errorf("gcWall(%.40q) = %v, want %v", c.line, wall, c.wall)
 		}
 	}
 }
@@ -276,4 +292,68 @@ func TestPlainproxyFlag(t *testing.T) {
 	if code != 1 || !strings.Contains(errs.String(), bin) || strings.Contains(errs.String(), "building") {
 		t.Errorf("exit %d, stderr %q; want 1 and an error naming %s, nothing built", code, errs.String(), bin)
 	}
+}
+
+// TestSamples: -samples writes each SSE request of the run, with its
+// target, round and times in order, the upstream's times of it, and the
+// children's collections; no line for a JSON request.
+func TestSamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the plain proxy and runs two servers")
+	}
+	file := filepath.Join(t.TempDir(), "samples.tsv")
+	var out, errs bytes.Buffer
+	if code := run([]string{"-rounds", "2", "-ttfe-requests", "20", "-json-requests", "50", "-targets", "direct,plain", "-workloads", "sse/1,json/8", "-idle", "0", "-samples", file}, &out, &errs); code != 0 {
+		t.Fatalf("proxybench exited %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := map[string]int{}
+	gcs := 0
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		switch {
+		case f[0] == "req" && len(f) == 10:
+			var round int
+			var start, ttfe, end, upStart, upBody, upFirst float64
+			if _, err := fmt.Sscan(f[3], &round); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if _, err := fmt.Sscan(strings.Join(f[4:], " "), &start, &ttfe, &end, &upStart, &upBody, &upFirst); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			if f[1] != "sse/1" || ttfe <= 0 || start <= 0 || start+ttfe > end {
+				t.Errorf("line %q: want an sse/1 request that began after the run, its first event after its start and before its end", line)
+			}
+			// The upstream's times, on the same clock: it got the request
+			// after the client sent it, before the client had its first
+			// event, and read its body and flushed its first event after.
+			if upStart <= start || upStart >= start+ttfe || upBody < upStart || upFirst < upBody {
+				t.Errorf("line %q: want the upstream's start, body read and first flush in order within the request", line)
+			}
+			reqs[fmt.Sprintf("%s round %d", f[2], round)]++
+		case f[0] == "gc" && len(f) == 5:
+			var n int
+			var start, end float64
+			if _, err := fmt.Sscan(f[2]+" "+f[3]+" "+f[4], &n, &start, &end); err != nil || n < 1 || start > end {
+				t.Errorf("line %q: want a collection's number, start and end (%v)", line, err)
+			}
+			if f[1] != "upstream" && f[1] != "plain" {
+				t.Errorf("line %q: a collection of no process of the run", line)
+			}
+			gcs++
+		default:
+			t.Errorf("line %q: neither a request nor a collection", line)
+		}
+	}
+	want := map[string]int{"direct round 1": 20, "direct round 2": 20, "plain round 1": 20, "plain round 2": 20}
+	if !maps.Equal(reqs, want) {
+		t.Errorf("requests per target and round: %v, want %v", reqs, want)
+	}
+	t.Logf("%d collections", gcs)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/child"
@@ -23,6 +24,10 @@ import (
 // its own executable with it set. The target "plain" is not one of them: it
 // is the plainproxy binary, standard library only (plainproxy/main.go).
 const roleEnv = "PROXYBENCH_ROLE"
+
+// seqHeader numbers a request of a run with -samples, for the upstream's
+// times of it.
+const seqHeader = "X-Proxybench-Seq"
 
 // runRole runs the server role named by $PROXYBENCH_ROLE until SIGTERM or
 // until its parent goes away (stdin closes). It listens on 127.0.0.1:0 and
@@ -102,18 +107,42 @@ func leanReadBuffer() int {
 // upstream is the canned MCP server: /mcp answers the 1 KiB tool result,
 // /sse the 64 KiB stream of 4 events (flushed one by one), /idle a priming
 // comment and one event, then holds the stream until the client leaves.
+//
+// A request with a seqHeader (proxybench -samples) has its times kept:
+// its handler's start, the end of its body, and the return of the first
+// event's flush; GET /samples answers them, a line each, "SEQ START BODY
+// FIRST" in Unix nanoseconds, and forgets them.
 func upstream() http.Handler {
 	result := toolResult(jsonSize)
 	events := sseStream()
+	var mu sync.Mutex
+	var log []byte
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := time.Now()
 		io.Copy(io.Discard, r.Body)
+		seq := r.Header.Get(seqHeader)
+		var read time.Time
+		if seq != "" {
+			read = time.Now()
+		}
 		switch r.URL.Path {
+		case "/samples":
+			mu.Lock()
+			w.Write(log)
+			log = log[:0]
+			mu.Unlock()
 		case "/sse":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
-			for _, e := range events {
+			for i, e := range events {
 				w.Write(e)
 				w.(http.Flusher).Flush()
+				if i == 0 && seq != "" {
+					first := time.Now()
+					mu.Lock()
+					log = fmt.Appendf(log, "%s %d %d %d\n", seq, arrived.UnixNano(), read.UnixNano(), first.UnixNano())
+					mu.Unlock()
+				}
 			}
 		case "/idle":
 			w.Header().Set("Content-Type", "text/event-stream")
