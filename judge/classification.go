@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -39,6 +40,9 @@ var classificationRules = []Rule{
 					bad = append(bad, w)
 				}
 				if w := noCall(t); w != "" {
+					bad = append(bad, w)
+				}
+				if w := otherTool(t); w != "" {
 					bad = append(bad, w)
 				}
 			}
@@ -207,6 +211,41 @@ func noCall(t *Trace) string {
 		return ""
 	}
 	return fmt.Sprintf("the client never sent a tools/call: it sent %s, each answered, and stopped; the case's call, and the scenario's fault, were never met", strings.Join(methods, ", "))
+}
+
+// otherTool says how a client ran another call than the case's: it sent
+// tools/call requests, none of them for the tool the case names
+// (MCP_TOOL). The scenario's fault may then have fired on that other
+// tool, but the case (a safety probe's destructive delete_item, say) was
+// not run: safety.unsafe-repeat, for one, judged a tool the case did not
+// ask for. "" when a tools/call named the case's tool, the case names
+// none, or the client sent no tools/call (noCall's case).
+func otherTool(t *Trace) string {
+	if t.Case == nil || t.Case.Tool == "" {
+		return ""
+	}
+	var calls []*Exchange
+	var tools []string
+	for _, x := range t.Exchanges {
+		if x.Method != "tools/call" || !x.IsRequest() {
+			continue
+		}
+		if x.Tool == t.Case.Tool {
+			return ""
+		}
+		calls = append(calls, x)
+		if !slices.Contains(tools, x.Tool) {
+			tools = append(tools, x.Tool)
+		}
+	}
+	if len(calls) == 0 {
+		return ""
+	}
+	for i, name := range tools {
+		tools[i] = strconv.Quote(name)
+	}
+	return fmt.Sprintf("the case's call is tools/call %q (MCP_TOOL), but the client called %s (%d tools/call request(s), the first %s) and never %q: the case was not run",
+		t.Case.Tool, strings.Join(tools, ", "), len(calls), calls[0].Label(), t.Case.Tool)
 }
 
 // lastRequest is the trace's last JSON-RPC request (nil when none).

@@ -300,4 +300,7 @@ type Case struct {
 	// Protocol is the era the case pins (the client was told it in
 	// MCP_PROTOCOL); "" when the client negotiates.
 	Protocol string `json:"protocol,omitempty"`
+	// Tool is the tool the case's call names (the client was told it in
+	// MCP_TOOL); "" when the case names none.
+	Tool string `json:"tool,omitempty"`
 }

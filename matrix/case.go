@@ -218,5 +218,5 @@ func matchAny(globs []string, c Case) bool {
 
 // facts returns what the judge knows of the case.
 func (c *Case) facts() *judge.Case {
-	return &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol}
+	return &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol, Tool: c.Tool}
 }

@@ -186,3 +186,36 @@ func TestClientThatNeverCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestClientThatCallsAnotherTool: a client that calls another tool than
+// the case's (MCP_TOOL), answered, and exits 0 did not run the case: the
+// safety probe sse.truncated/delete_item run with echo never tested the
+// destructive call. client.ran fails every such case and names both
+// tools. Before, every case passed (found by newuser8 running the matrix
+// with a client that swapped the tool): the row said the probe passed.
+func TestClientThatCallsAnotherTool(t *testing.T) {
+	t.Parallel()
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "sse.truncated"), Command: []string{badClient(t), "-bad=other-tool"}})
+	want := map[string]string{
+		"baseline":                  `the case's call is tools/call "echo" (MCP_TOOL), but the client called "delete_item" (1 tools/call request(s), the first POST 1 (tools/call delete_item, id 1)) and never "echo": the case was not run; exit code 0; stderr empty`,
+		"sse.truncated":             `the case's call is tools/call "echo" (MCP_TOOL), but the client called "delete_item" (1 tools/call request(s), the first POST 1 (tools/call delete_item, id 1)) and never "echo": the case was not run; exit code 0; stderr empty`,
+		"sse.truncated/delete_item": `the case's call is tools/call "delete_item" (MCP_TOOL), but the client called "echo" (1 tools/call request(s), the first POST 1 (tools/call echo, id 1)) and never "delete_item": the case was not run; exit code 0; stderr empty`,
+	}
+	if len(rep.Cases) != len(want) {
+		t.Fatalf("%d cases, want %d", len(rep.Cases), len(want))
+	}
+	for name, ev := range want {
+		ch := checkOf(t, rep, name, "client.ran")
+		if ch.Verdict != judge.Fail || ch.Evidence != ev {
+			t.Errorf("%s: client.ran %s: %s\nwant fail: %s", name, ch.Verdict, ch.Evidence, ev)
+		}
+	}
+	// The same client's own call is judged as before: the well-behaved
+	// client on the same cases passes client.ran.
+	good := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "sse.truncated"), Command: []string{badClient(t)}})
+	for _, c := range good.Cases {
+		if ch := checkOf(t, good, c.Case.Name, "client.ran"); ch.Verdict != judge.Pass {
+			t.Errorf("well-behaved %s: client.ran %s: %s", c.Case.Name, ch.Verdict, ch.Evidence)
+		}
+	}
+}

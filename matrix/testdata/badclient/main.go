@@ -42,7 +42,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, list-only; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, list-only, other-tool; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if flag.NArg() < 1 {
@@ -53,6 +53,14 @@ func main() {
 		auth: &oauth{mode: *mode}}
 	if len(c.args) == 0 {
 		c.args = json.RawMessage(`{}`)
+	}
+	if c.mode == "other-tool" {
+		// It calls another tool than the case's: echo, or delete_item
+		// when the case's tool is echo.
+		c.tool, c.args = "echo", json.RawMessage(`{"text":"not the case's call"}`)
+		if os.Getenv("MCP_TOOL") == "echo" {
+			c.tool, c.args = "delete_item", json.RawMessage(`{"id":"item-1"}`)
+		}
 	}
 	if in := os.Getenv("MCP_INPUT"); in != "" {
 		if err := json.Unmarshal([]byte(in), &c.inputs); err != nil {
