@@ -46,14 +46,18 @@ var classificationRules = []Rule{
 					bad = append(bad, w)
 				}
 			}
-			if c.ExitCode != 0 && !c.Killed && !exitExpected(t) {
+			switch {
+			case c.Signal != "":
+				// A crash is no failure report, whatever the call's end.
+				bad = append(bad, fmt.Sprintf("it died of %s, which the matrix did not send: a crash, not a failure report", c.Signal))
+			case c.ExitCode != 0 && !c.Killed && !exitExpected(t):
 				bad = append(bad, fmt.Sprintf("it exited with code %d, but %s", c.ExitCode, callWords(t)))
 			}
 			if len(bad) == 0 {
 				return true, fmt.Sprintf("%d request(s); exit code %d", n, c.ExitCode)
 			}
 			ev := strings.Join(bad, "; ")
-			if !strings.Contains(ev, "exited with code") {
+			if !strings.Contains(ev, "exited with code") && c.Signal == "" {
 				ev += fmt.Sprintf("; exit code %d", c.ExitCode)
 			}
 			if c.Killed {

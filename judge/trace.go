@@ -96,6 +96,10 @@ type ClientRun struct {
 	// Exited reports a command that ended by itself (not stopped at a
 	// limit or by the end of the matrix's context).
 	Exited bool `json:"-"`
+	// Signal names the signal the program died of when the matrix did
+	// not send it (a crash: "signal 11 (segmentation fault)"); "" when it
+	// exited, or the matrix stopped it.
+	Signal string `json:"signal,omitempty"`
 	// ExitCode, Stdout and Stderr are the program's (capped).
 	ExitCode int    `json:"exitCode"`
 	Stdout   string `json:"stdout,omitempty"`

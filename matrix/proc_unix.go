@@ -3,6 +3,8 @@
 package matrix
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -21,4 +23,13 @@ func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// diedOf names the signal that ended the process ("signal 9 (killed)"),
+// or "" when it exited.
+func diedOf(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return ""
 }

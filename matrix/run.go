@@ -684,6 +684,11 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 	cr.Killed = rctx.Err() != nil && ctx.Err() == nil && (why == errStartLimit || why == errRunLimit)
 	if cmd.ProcessState != nil {
 		cr.ExitCode = cmd.ProcessState.ExitCode()
+		if cr.Exited {
+			// A signal the matrix did not send: a crash (the OOM
+			// killer, a segmentation fault, an abort).
+			cr.Signal = diedOf(cmd.ProcessState)
+		}
 	}
 	var ee *exec.ExitError
 	switch {

@@ -2,6 +2,7 @@ package matrix_test
 
 import (
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -216,6 +217,35 @@ func TestClientThatCallsAnotherTool(t *testing.T) {
 	for _, c := range good.Cases {
 		if ch := checkOf(t, good, c.Case.Name, "client.ran"); ch.Verdict != judge.Pass {
 			t.Errorf("well-behaved %s: client.ran %s: %s", c.Case.Name, ch.Verdict, ch.Evidence)
+		}
+	}
+}
+
+// TestClientKilledBySignal: a client that dies of a signal the matrix did
+// not send (the OOM killer, a segmentation fault) crashed: client.ran fails
+// it, also where its call failed and a non-zero exit would have told the
+// truth (sse.truncated, a cut stream), and the evidence names the signal.
+// Before, sse.truncated passed every rule with "exit code -1" (found by
+// newuser8 with a client script that died of SIGSEGV while the server of
+// timeout.uncooperative_hang held its call).
+func TestClientKilledBySignal(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no signals")
+	}
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "sse.truncated"), Command: []string{badClient(t), "-bad=killed"}})
+	const want = "it died of signal 9 (killed), which the matrix did not send: a crash, not a failure report; stderr: the client is killed after its call"
+	for _, name := range []string{"baseline", "sse.truncated", "sse.truncated/delete_item"} {
+		ch := checkOf(t, rep, name, "client.ran")
+		if ch.Verdict != judge.Fail || ch.Evidence != want {
+			t.Errorf("%s: client.ran %s: %s\nwant fail: %s", name, ch.Verdict, ch.Evidence, want)
+		}
+	}
+	for _, c := range rep.Cases {
+		for _, r := range c.Runs {
+			if r.Client.Signal != "signal 9 (killed)" || r.Client.Killed {
+				t.Errorf("%s: client %+v, want Signal \"signal 9 (killed)\", not Killed", c.Case.Name, r.Client)
+			}
 		}
 	}
 }

@@ -42,7 +42,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, list-only, other-tool; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if flag.NArg() < 1 {
@@ -104,6 +104,15 @@ func main() {
 			select {} // the answer never came: wait for it forever
 		}
 		return
+	}
+	if c.mode == "killed" {
+		// It dies of a signal after its call, before printing (as the
+		// OOM killer would end it).
+		fmt.Fprintln(os.Stderr, "the client is killed after its call")
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			_ = p.Kill()
+		}
+		time.Sleep(time.Minute)
 	}
 	fmt.Println("outcome:", out)
 	if c.mode == "crash" {
