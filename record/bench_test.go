@@ -2,7 +2,9 @@ package record
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkEncodeExchange encodes a typical proxy exchange record (headers,
@@ -104,5 +106,83 @@ func TestEncodeProxyJSONAllocs(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Errorf("%v allocations per record, want 0", allocs)
+	}
+}
+
+// BenchmarkEncodeProxySSE encodes the record `mcpdiag proxy` writes for
+// one exchange of bench/proxybench's SSE workload in the default body
+// mode (a successful tools/call answered by a 64 KiB event stream of 4
+// events: no body text, the stream's counts and times).
+func BenchmarkEncodeProxySSE(b *testing.B) {
+	rec := benchProxySSERecord()
+	var e Encoder
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Encode(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchProxySSERecord() *Record {
+	rec := benchProxyJSONRecord()
+	rec.ContentType = "text/event-stream"
+	rec.ResponseHeaders = http.Header{"Content-Type": {"text/event-stream"}, "Date": {"Thu, 03 Dec 2026 14:34:00 GMT"}}
+	rec.ResponseBytes = 65536
+	rec.Timings = Timings{Headers: Duration(410 * time.Microsecond), FirstEvent: Duration(520 * time.Microsecond), Total: Duration(1900 * time.Microsecond)}
+	rec.SSE = &SSE{Events: 4, Notifications: 3, Messages: 3, Terminal: true, TerminalEvent: 4, End: "eof"}
+	return rec
+}
+
+// TestEncodeProxySSEAllocs: encoding the proxy's SSE exchange record into
+// a line buffer of room enough allocates nothing, as the JSON exchange's
+// does: the stream's counts are shared with the record when their one
+// string, End, is unchanged by redaction. Before: 1 allocation per record
+// (the copy of the SSE member).
+func TestEncodeProxySSEAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	rec := benchProxySSERecord()
+	var e Encoder
+	buf := make([]byte, 0, 4096)
+	if allocs := testing.AllocsPerRun(200, func() {
+		if _, err := e.encodeInto(buf, rec); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations per record, want 0", allocs)
+	}
+}
+
+// TestEncodeSSEEndRedacted: an SSE member whose End carries a credential
+// (a stream's error text) is written redacted, and the record handed to
+// the encoder keeps its own text: the member is copied when it changes,
+// shared only when it does not.
+func TestEncodeSSEEndRedacted(t *testing.T) {
+	rec := benchProxySSERecord()
+	const secret = "Bearer abcdefghijklmnopqrstuvwxyz0123456789"
+	end := "error: read tcp: Authorization: " + secret
+	rec.SSE = &SSE{Events: 2, End: end}
+	var e Encoder
+	line, err := e.Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(line), "abcdefghijklmnopqrstuvwxyz0123456789") {
+		t.Errorf("the line carries the credential: %s", line)
+	}
+	if !strings.Contains(string(line), `"sse":{"events":2,`) {
+		t.Errorf("the line has no sse member: %s", line)
+	}
+	if rec.SSE.End != end {
+		t.Errorf("the record's End changed to %q", rec.SSE.End)
+	}
+	rec.SSE.End = "eof"
+	if line, err = e.Encode(rec); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(line), `"end":"eof"`) {
+		t.Errorf("the line lost End: %s", line)
 	}
 }

@@ -239,9 +239,13 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 		c.ErrorData, c.ErrorDataTruncated = e.errorData(red, c.ErrorData, c.ErrorDataTruncated)
 	}
 	if c.SSE != nil {
-		v := *c.SSE
-		v.End = s(v.End)
-		c.SSE = &v
+		// Shared with rec unless its one string changed: a copy was an
+		// allocation for every event stream's record ("eof" never changes).
+		if end := s(c.SSE.End); end != c.SSE.End {
+			v := *c.SSE
+			v.End = end
+			c.SSE = &v
+		}
 	}
 	sanitizeMembers(c, red)
 	if c.Warnings != nil {
