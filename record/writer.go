@@ -82,7 +82,8 @@ type FileOptions struct {
 }
 
 // FileWriter appends records to a file, one line per record, each written
-// with a single write(2) on a file opened O_APPEND: lines from several
+// with a single write(2) (an Async's batch of lines with a single writev(2)
+// on Linux) on a file opened O_APPEND: lines from several
 // writers, even in other processes, do not interleave (on local file
 // systems), and a crash leaves at most one incomplete last line, which the
 // Reader reports and skips. There is no user-space buffer, so nothing is
@@ -95,7 +96,7 @@ type FileWriter struct {
 	f      *os.File
 	broken bool // a write failed part-way: the next line starts with "\n"
 	closed bool
-	batch  []byte // writeLines' buffer
+	lines  batchWriter // writeLines' means: a writev(2) of the lines (Linux), or a buffer
 }
 
 // OpenFile opens (creating it if needed) the record file at path for
@@ -189,7 +190,8 @@ func (w *FileWriter) writeLineLocked(line []byte) error {
 }
 
 // writeLines appends lines (each one checked, encoded line) with a single
-// write (with SyncAlways, one write and fsync per line). It returns how many of them are in
+// write (a writev(2) of the lines' own buffers on Linux; with SyncAlways,
+// one write and fsync per line). It returns how many of them are in
 // the file whole: on an error, lines[:n] were written, lines[n] is the one
 // the error cut (or did not start), and the rest were not written; a line
 // cut part-way makes the next write start on a new line, as WriteLine does.
@@ -208,20 +210,11 @@ func (w *FileWriter) writeLines(lines [][]byte) (int, error) {
 		}
 		return len(lines), nil
 	}
-	buf := w.batch[:0]
 	prefix := 0
 	if w.broken {
-		buf, prefix = append(buf, '\n'), 1
+		prefix = 1
 	}
-	for _, l := range lines {
-		buf = append(buf, l...)
-	}
-	if cap(buf) <= 1<<20 {
-		w.batch = buf
-	} else {
-		w.batch = nil
-	}
-	n, err := w.f.Write(buf)
+	n, err := w.lines.write(w.f, prefix == 1, lines)
 	if err != nil {
 		whole, end := 0, prefix
 		for _, l := range lines {
