@@ -14,8 +14,8 @@ import (
 // expression (regexp.MustCompile at package initialization said so
 // before), and all of the text patterns and tokenCountRE are lazy.
 func TestLazyREsCompile(t *testing.T) {
-	if len(lazyREs) != 11 {
-		t.Errorf("%d lazy patterns, want 11 (bearer, pem, jwt, the four name and three value patterns, tokenCount)", len(lazyREs))
+	if len(lazyREs) != 16 {
+		t.Errorf("%d lazy patterns, want 16 (bearer, pem, jwt, userinfo, the six name and five value patterns, tokenCount)", len(lazyREs))
 	}
 	for _, l := range lazyREs {
 		if _, err := regexp.Compile(l.expr); err != nil {

@@ -287,8 +287,9 @@ var (
 	jsonNameRE = lazyRegexp(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
 	// \"name\": inside a JSON string.
 	jsonEscNameRE = lazyRegexp(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
-	// name= after a start of text, white space, ?, & or ;.
-	formNameRE = lazyRegexp(`(?:^|[?&;\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	// name= after a start of text, white space, ?, &, ; or # (a fragment
+	// written as a query: "#access_token=…").
+	formNameRE = lazyRegexp(`(?:^|[?&;#\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
 	// queryNameRE is a name in a URL query written in text: after "?",
 	// "&" or an HTML-escaped "&amp;".
 	queryNameRE = lazyRegexp(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]]{1,200})=`)
@@ -303,6 +304,21 @@ var (
 	jsonValueRE    = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
 	jsonEscValueRE = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
 	formValueRE    = lazyRegexp(`^[^&;\s#"]*`)
+
+	// 'name': in text, a Python dict's repr (what a pydantic validation
+	// error echoes as input_value), and its value: a string in single or
+	// double quotes (possibly cut) or a bare scalar.
+	pyNameRE  = lazyRegexp(`'((?:[^'\\\n]|\\.){1,200})'\s*:\s*`)
+	pyValueRE = lazyRegexp(`^(?:'(?:[^'\\\r\n]|\\.)*'?|"(?:[^"\\\r\n]|\\.)*"?|[^\s,}\]]+)`)
+	// name = value and name="value" (TOML, a .env file, a shell line):
+	// the name after a start of text or a byte that cannot be in it, the
+	// "=" with or without blanks around it (see maskAssignments), and the
+	// value in quotes (possibly cut) or bare.
+	assignNameRE  = lazyRegexp(`(?:^|[^A-Za-z0-9_.\-\[\]])([A-Za-z0-9_.\-\[\]]{1,200})([ \t]*=[ \t]*)`)
+	assignValueRE = lazyRegexp(`^(?:"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|[^\s"'=&;#,})\]>][^\s&;#,})\]>"]*)`)
+	// The user information of a URL written in text ("postgres://u:pw@
+	// host", "https://TOKEN@host"): to the last "@" before the host.
+	userinfoRE = lazyRegexp(`[A-Za-z][A-Za-z0-9+.\-]{0,30}://([^\s/?#"'<>\\]+)@`)
 )
 
 // nameHints are lower-case substrings without which no name pattern can
@@ -332,6 +348,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 	if !patternsMayApply(s, ctx) {
 		return s // no pattern's condition holds (redact_gate.go)
 	}
+	if strings.IndexByte(s, '@') >= 0 && strings.Contains(s, "://") {
+		s = r.maskUserinfo(s)
+	}
 	lower := strings.ToLower(s)
 	if strings.Contains(lower, "-----begin") {
 		s = r.maskPEM(s)
@@ -353,9 +372,13 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
 			}
+			if strings.IndexByte(s, '\'') >= 0 {
+				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
+			}
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
+			s = r.maskAssignments(s, ctx)
 		}
 	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
@@ -415,23 +438,41 @@ func (r *Redactor) maskFieldLines(s string) string {
 		for k > 0 && isFieldNameByte(s[k-1]) {
 			k--
 		}
-		if k == j || j-k > 200 || !isLetter(s[k]) || !mayBeSensitive(s[k:j], ctxHeader) || !headerTextName(s[k:j]) {
+		if k == j || j-k > 200 || !isLetter(s[k]) || !mayBeSensitive(s[k:j], ctxHeader) {
 			continue
 		}
 		start := i + 1
 		for start < len(s) && (s[start] == ' ' || s[start] == '\t') {
 			start++
 		}
+		quoted := start < len(s) && (s[start] == '"' || s[start] == '\'')
+		if quoted {
+			// A value in quotes ("password: \"…\"" in YAML) is no prose:
+			// any credential name counts, a single word too ("token").
+			if !sensitiveName(s[k:j], ctxJSON) {
+				continue
+			}
+		} else if !headerTextName(s[k:j]) {
+			continue
+		}
 		end := start
-		for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
-			end++
+		if quoted {
+			end = quotedEnd(s, start)
+		} else {
+			for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
+				end++
+			}
 		}
 		v := s[start:end]
-		if v == "" || IsRedacted(v) {
+		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) {
 			continue
 		}
 		b.WriteString(s[last:start])
-		b.WriteString(r.Mask(v))
+		if quoted {
+			b.WriteString(r.maskValue(v))
+		} else {
+			b.WriteString(r.Mask(v))
+		}
 		last = end
 		i = end - 1
 	}
@@ -440,6 +481,24 @@ func (r *Redactor) maskFieldLines(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// quotedEnd returns the end of the string in quotes that starts at
+// s[start] (a double or a single quote): just after its closing quote, or, when the
+// line or the text ends first, there.
+func quotedEnd(s string, start int) int {
+	q := s[start]
+	for i := start + 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case q:
+			return i + 1
+		case '\r', '\n':
+			return i
+		}
+	}
+	return len(s)
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -509,6 +568,13 @@ func unquoteValue(v string) string {
 // value that was cut (no closing quote) gets Redacted: its length would
 // mislead.
 func (r *Redactor) maskValue(v string) string {
+	if v[0] == '\'' {
+		inner := v[1:]
+		if len(inner) == 0 || inner[len(inner)-1] != '\'' {
+			return "'" + Redacted + "'"
+		}
+		return "'" + r.Mask(inner[:len(inner)-1]) + "'"
+	}
 	lead := len(v) - len(strings.TrimLeft(v, `\"`))
 	if lead == 0 {
 		return r.Mask(v)
@@ -521,6 +587,55 @@ func (r *Redactor) maskValue(v string) string {
 		return q + Redacted + q
 	}
 	return q + r.Mask(inner) + q
+}
+
+// maskAssignments masks the value of every credential name written as
+// name = value or name="value" (TOML, a .env file, a shell line, a
+// Python keyword argument). The form name=value, no blank and no quote,
+// is formNameRE's (its own names and values); a bare value after "=" with
+// no blank is left to it.
+func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
+	idx := assignNameRE.get().FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		if m[0] < last || !sensitiveName(s[m[2]:m[3]], ctx) {
+			continue
+		}
+		end := m[1]
+		v := assignValueRE.get().FindString(s[end:])
+		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
+		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
+			continue
+		}
+		b.WriteString(s[last:end])
+		if quoted {
+			b.WriteString(r.maskValue(v))
+		} else {
+			b.WriteString(r.Mask(v))
+		}
+		last = end + len(v)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// maskUserinfo masks the user information of every URL in text
+// ("postgres://admin:pw@db", "https://TOKEN@host"), as URL does for a
+// URL on its own.
+func (r *Redactor) maskUserinfo(s string) string {
+	return r.replaceMatches(s, userinfoRE, func(m []string) string {
+		if IsRedacted(m[1]) {
+			return m[0]
+		}
+		return m[0][:len(m[0])-len(m[1])-1] + r.Mask(m[1]) + "@"
+	})
 }
 
 // replaceMatches replaces every match of re in s by repl(submatches).
@@ -810,7 +925,16 @@ func (r *Redactor) redactQuery(q string) string {
 			// An escaped value (JSON in a query, as in serve's
 			// ?params=…): scrubbed decoded, escaped again when changed.
 			if dv, err := url.QueryUnescape(v); err == nil {
-				if clean := r.Scrub(dv); clean != dv {
+				clean := dv
+				if isJSONDoc([]byte(dv)) {
+					// JSON in a query (serve's ?params=…): redacted as
+					// JSON, so that a string's escaped quotes are read
+					// as the string's own.
+					clean = string(r.redactJSON([]byte(dv)))
+				} else {
+					clean = r.Scrub(dv)
+				}
+				if clean != dv {
 					parts[i] = r.Scrub(k) + "=" + url.QueryEscape(clean)
 					continue
 				}

@@ -1,10 +1,13 @@
 package record
 
+import "strings"
+
 // The gate of scrubPatterns: one pass over a string, without allocating,
 // that decides whether any of its patterns could change it. scrubPatterns
 // runs each pattern only under a condition on the string as it was given
 // (lower is computed once, before any pattern runs):
 //
+//	"@" and "://" in s                         → maskUserinfo
 //	"-----begin" in lower                      → maskPEM
 //	"bearer", "basic" or "dpop" in lower       → bearerRE
 //	a nameHint in lower, or (ctxForm) a formHint → the name patterns
@@ -64,14 +67,14 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 }()
 
 // gateByte marks the bytes at which patternsMayApply has something to
-// check: a byte that is not ASCII, '.', '?', '&', 'e' (a JWT's start) and
+// check: a byte that is not ASCII, '.', '?', '&', '@', 'e' (a JWT's start) and
 // each byte that folds to the first byte of a hint. Every other byte is
 // skipped at once (the pair a hint needs starts at its first byte, and a
 // byte after it is looked at in its own turn).
 var gateByte = func() (t [256]bool) {
 	for c := range t {
 		switch {
-		case c >= 0x80, c == '.', c == '?', c == '&', c == 'e':
+		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e':
 			t[c] = true
 		default:
 			t[c] = len(gateHints[lowerASCII(byte(c))]) > 0
@@ -120,7 +123,7 @@ func isJWTSecond(c byte) bool {
 // patternsMayApply reports whether scrubPatterns(s, ctx) may differ from
 // s. False means it returns s (see the comment at the top of this file).
 func patternsMayApply(s string, ctx nameContext) bool {
-	dots, jwtStart, query, form := 0, false, false, false
+	dots, jwtStart, query, form, at := 0, false, false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !gateByte[c] {
@@ -135,6 +138,9 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			continue
 		case '?', '&':
 			query = true
+			continue
+		case '@':
+			at = true
 			continue
 		}
 		if i+1 == len(s) {
@@ -161,7 +167,7 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			}
 		}
 	}
-	if form && (ctx == ctxForm || query) {
+	if form && (ctx == ctxForm || query) || at && strings.Contains(s, "://") {
 		return true
 	}
 	return dots >= 2 && jwtStart

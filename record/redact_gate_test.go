@@ -8,10 +8,15 @@ import (
 )
 
 // oracleScrubPatterns is scrubPatterns as it was before its gate
-// (patternsMayApply, redact_gate.go), kept verbatim as the test oracle:
-// the gated function must return what this one returns, for every string
-// and context.
+// (patternsMayApply, redact_gate.go), kept verbatim as the test oracle,
+// with the patterns added since (maskUserinfo, the Python names,
+// maskAssignments) run under their own conditions, not the gate's: the
+// gated function must return what this one returns, for every string and
+// context.
 func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
+	if strings.Contains(s, "@") && strings.Contains(s, "://") {
+		s = r.maskUserinfo(s)
+	}
 	lower := strings.ToLower(s)
 	if strings.Contains(lower, "-----begin") {
 		s = r.maskPEM(s)
@@ -33,9 +38,13 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
 			}
+			if strings.Contains(s, "'") {
+				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
+			}
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
+			s = r.maskAssignments(s, ctx)
 		}
 	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
@@ -99,6 +108,7 @@ var gateFragments = func() []string {
 		"the tool call completed", "TOOL_SUCCESS", "application/json", "Thu, 03 Dec 2026 14:34:00 GMT",
 		"\u212aey", "to\u212aen", "basİc", "sİg", "İ", "\u212a", "ſecret", "ſ", "é", "\xff", "\u2028", "日本",
 		"PlAnTeD-0123456789-value", "[redacted]", "[redacted:len=3:h=0123abcd]",
+		"@", "://", "postgres://", "u:pw@", "'", "'password': ", " = ", "=\"", "='",
 	}
 	for _, l := range [][]string{pemHints, nameHints, formHints, queryHints} {
 		f = append(f, l...)
