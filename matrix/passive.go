@@ -348,9 +348,16 @@ func (p *Passive) WriteJUnit(w io.Writer) error {
 // it exits, and the next run starts with server/discover): joined to the
 // first run's trace, its requests, which repeat the first run's ids, read
 // as re-sent requests. Records without a connection (written before Conn existed)
-// are one trace per client and endpoint, as they were.
+// are one trace per client and endpoint, as they were. An MRTR round that
+// echoes a requestState an answer issued joins that answer's trace, on
+// whatever connection it came: a client with a pool of connections sends
+// the rounds of one call on connections that already carried other
+// requests (the TypeScript SDK: its server/discover's), and split by
+// connection the rounds read as states never issued, and issued states
+// never echoed, differently from one run to the next.
 type connLanes struct {
 	byConn map[string]string         // client, endpoint and connection → trace key
+	issued map[string]string         // client, endpoint and an issued requestState's hash → trace key
 	last   map[string]string         // client and endpoint → the trace of its latest record
 	failed map[string]*record.Record // client and endpoint → its latest record, when a client retries it
 	labels map[string]string         // trace key → its label
@@ -361,12 +368,17 @@ type connLanes struct {
 func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 	if c.byConn == nil {
 		c.byConn, c.last, c.failed, c.labels = map[string]string{}, map[string]string{}, map[string]*record.Record{}, map[string]string{}
+		c.issued = map[string]string{}
 	}
+	x := judge.FromRecord(r, "")
 	defer func() {
 		c.last[base] = key
 		c.failed[base] = nil
 		if retriedElsewhere(r) {
 			c.failed[base] = r
+		}
+		if x.Issued != "" && r.Conn != "" {
+			c.issued[base+" "+x.Issued] = key
 		}
 	}()
 	if r.Conn == "" {
@@ -374,6 +386,16 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 			return base + " no session", ""
 		}
 		return base + " no session", ", " + r.URL
+	}
+	if x.State != "" {
+		if key, ok := c.issued[base+" "+x.State]; ok {
+			// An MRTR round: the trace of the answer that issued its
+			// state, whatever the connection.
+			if _, seen := c.byConn[base+" "+r.Conn]; !seen {
+				c.byConn[base+" "+r.Conn] = key
+			}
+			return key, c.labels[key]
+		}
 	}
 	if key, ok := c.byConn[base+" "+r.Conn]; ok {
 		return key, c.labels[key]

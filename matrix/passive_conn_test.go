@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -149,4 +150,48 @@ func judgeFile(t *testing.T, name string) *matrix.Passive {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestFromRecordsRoundsAcrossPooledConnections: a sessionless client with
+// a pool of connections (the TypeScript SDK v2 through mcpdiag serve)
+// sends the MRTR rounds of one call on connections that already carried
+// its other requests: here server/discover on r-2, the call on r-1, its
+// first round on r-2, the second on r-1. Each round echoes the state the
+// previous answer issued, so it joins that answer's trace: the call is one
+// trace with its rounds, and no MRTR rule fails. Before, the traces were
+// cut by connection and failed spec.mrtr-no-invented-state (a round on r-2
+// echoing a state "no answer issued") and spec.mrtr-echo-state, differently
+// from one identical run to the next as the pool handed out connections
+// (found by newuser8: 5 runs of the SDK on elicitation.approval and
+// elicitation.decline, judged with matrix --from-records, gave 4 sets of
+// verdicts).
+func TestFromRecordsRoundsAcrossPooledConnections(t *testing.T) {
+	t.Parallel()
+	cp := newCapture(t)
+	cp.add(req{method: "server/discover"})
+	cp.add(req{tool: "echo", issued: "s1"})
+	cp.add(req{tool: "echo", state: "s1", inputs: true, issued: "s2"})
+	cp.add(req{tool: "echo", state: "s2", inputs: true})
+	for i, conn := range []string{"r-2", "r-1", "r-2", "r-1"} {
+		cp.recs[i].Conn = conn
+	}
+	p := cp.judge()
+	if f := passiveFailures(p); len(f) != 0 {
+		t.Errorf("failures %v, want none", f)
+	}
+	got := map[string]string{}
+	for _, tr := range p.Traces {
+		var what []string
+		for _, x := range tr.Trace.Exchanges {
+			what = append(what, x.Label())
+		}
+		got[tr.Trace.Name] = strings.Join(what, "; ")
+	}
+	want := map[string]string{
+		"agent@1.0 (no session, conn r-2)": "POST 1 (server/discover, id 1)",
+		"agent@1.0 (no session, conn r-1)": "POST 1 (tools/call echo, id 2); POST 2 (tools/call echo, id 3); POST 3 (tools/call echo, id 4)",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("traces %v,\nwant %v", got, want)
+	}
 }
