@@ -16,23 +16,45 @@ import (
 // renames it into place, Abort removes it.
 type File struct {
 	path string
-	tmp  *os.File
-	perm os.FileMode
-	done bool
+	// target is where the temporary file is renamed to: path, or the
+	// file a symbolic link at path names (the link stays).
+	target string
+	tmp    *os.File
+	perm   os.FileMode
+	done   bool
+	// direct reports a target that is no regular file (a device such as
+	// /dev/stdout, a named pipe): written in place, as the shell's > does.
+	direct bool
 }
 
 // Create starts writing path. The temporary file is created at once in the
 // same directory (so that the rename stays on one file system and a
 // directory that cannot be written to is refused before any work). The
-// committed file has mode perm, or the mode of the file it replaces.
+// committed file has mode perm, or the mode of the file it replaces. A
+// symbolic link is followed: the file it names is replaced, the link
+// stays. A path that exists and is no regular file (/dev/stdout, a
+// terminal, a named pipe) is opened and written in place: renamed over,
+// it would be replaced by a regular file that nobody reads (a device
+// node in /dev, as root), and nothing reaches the reader.
 func Create(path string, perm os.FileMode) (*File, error) {
+	target := path
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
 			return nil, fmt.Errorf("atomicfile: %s is a directory", path)
 		}
+		if !st.Mode().IsRegular() {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("atomicfile: %w", err)
+			}
+			return &File{path: path, target: path, tmp: f, direct: true}, nil
+		}
 		perm = st.Mode().Perm()
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			target = real
+		}
 	}
-	dir, base := filepath.Split(path)
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
@@ -40,7 +62,7 @@ func Create(path string, perm os.FileMode) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("atomicfile: %w", err)
 	}
-	return &File{path: path, tmp: tmp, perm: perm}, nil
+	return &File{path: path, target: target, tmp: tmp, perm: perm}, nil
 }
 
 // Name returns the target path.
@@ -62,6 +84,12 @@ func (f *File) Commit() error {
 		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.path)
 	}
 	f.done = true
+	if f.direct {
+		if err := f.tmp.Close(); err != nil {
+			return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+		}
+		return nil
+	}
 	name := f.tmp.Name()
 	err := f.tmp.Chmod(f.perm)
 	if err == nil {
@@ -74,20 +102,24 @@ func (f *File) Commit() error {
 		os.Remove(name)
 		return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
 	}
-	if err := os.Rename(name, f.path); err != nil {
+	if err := os.Rename(name, f.target); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("atomicfile: %s not replaced (the rename failed): %w", f.path, err)
 	}
 	return nil
 }
 
-// Abort removes the temporary file and leaves the target as it was. It is
-// a no-op after Commit, so that it can be deferred.
+// Abort removes the temporary file and leaves the target as it was (a
+// target written in place keeps what was written). It is a no-op after
+// Commit, so that it can be deferred.
 func (f *File) Abort() error {
 	if f.done {
 		return nil
 	}
 	f.done = true
+	if f.direct {
+		return f.tmp.Close()
+	}
 	return errors.Join(f.tmp.Close(), os.Remove(f.tmp.Name()))
 }
 
