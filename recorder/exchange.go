@@ -40,51 +40,79 @@ type Exchange struct {
 	// The request.
 	msg         wire.Message
 	reqBody     []byte // the first maxParse bytes of the body
-	reqComplete bool   // reqBody is the whole body
+	reqBytes    atomic.Int64
+	reqErr      error         // reading the client's body failed
+	memBody     io.ReadCloser // the body passed on when reqBody is all of it: memReader behind io.NopCloser
+	memReader   bytes.Reader
+	protocol    string
+	client      string
+	session     string
+	scenario    string
+	url         string
+	traceparent string
+	tracestate  string
+
+	// The downstream leg (set under responseWriter.mu).
+	status     int
+	respHeader http.Header
+	respCopy   *headerCopy // respHeader's storage (releaseHeader), and the header names net/http does not send
+	headersAt  time.Duration
+	firstEvent time.Duration
+	endAt      time.Duration // when the handler ended, since start (ended)
+	arrivals   []arrival
+	wrote      int64
+	downErr    error
+	closeErr   error // how the response body ended for the classifier
+	pipe       *pipe
+
+	rare *exchangeRare // what few exchanges have; nil when none of it
+
+	// The flags, together: the Exchange is allocated for every exchange,
+	// and each bool standing alone took 8 bytes with its padding. 1,024
+	// bytes is a size class, 1,152 the next (docs/benchmarks.md, json8).
+	//
 	// bodyState says whether reqBody (and msg's slices of it) went out to
 	// code the recorder does not follow (bodyShared), or went back to the
 	// chunk pools (bodyReleased): see releaseBody.
 	bodyState   atomic.Uint32
 	probe       [1]byte // readPrefix's look past a body of exactly its Content-Length
-	reqBytes    atomic.Int64
-	reqErr      error         // reading the client's body failed
-	memBody     io.ReadCloser // the body passed on when reqBody is all of it: memReader behind io.NopCloser
-	memReader   bytes.Reader
-	continued   bool // the server answered the client's Expect: 100-continue (begin read the body)
-	protocol    string
-	client      string
-	session     string
-	conn        string // the client connection's id (connOf)
-	scenario    string
-	url         string
-	traceparent string
-	tracestate  string
-	refused     string // a note: the handler answered itself (Refused)
-	malformed   bool   // the recorder refused a malformed body
+	reqComplete bool    // reqBody is the whole body
+	continued   bool    // the server answered the client's Expect: 100-continue (begin read the body)
+	malformed   bool    // the recorder refused a malformed body
+	hijacked    bool
+	clientGone  bool
+	shutdown    bool // the client was cut off because the owner shut down
+	upReset     bool
+	aborted     bool // the handler aborted the response itself
+	started     bool // the finishing goroutine runs
+	early       bool // the finishing goroutine started before the handler returned (startEarly): it waits for the pipe's endHandler
+	ended       bool // endAt is set
+}
 
-	// The downstream leg (set under responseWriter.mu).
-	status         int
-	respHeader     http.Header
-	respCopy       *headerCopy // respHeader's storage (releaseHeader)
-	invalidHeaders []string    // header names net/http does not send
-	headersAt      time.Duration
-	firstEvent     time.Duration
-	arrivals       []arrival
-	wrote          int64
-	downErr        error
-	hijacked       bool
-	clientGone     bool
-	shutdown       bool // the client was cut off because the owner shut down
-	upReset        bool
-	aborted        bool  // the handler aborted the response itself
-	closeErr       error // how the response body ended for the classifier
-	pipe           *pipe
-	started        bool // the finishing goroutine runs
-	end            time.Time
-	early          bool           // the finishing goroutine started before the handler returned (startEarly): it waits for the pipe's endHandler
-	done           chan struct{}  // the record was handed to the sink (made with Options.Sync only)
-	fault          *record.Fault  // the fault layer's decision, nil without one
-	params         *record.Params // the fault endpoint's params facts (ServerFacts)
+// exchangeRare is what an Exchange holds only in some runs or for some
+// requests, behind one pointer.
+type exchangeRare struct {
+	refused string         // a note: the handler answered itself (Refused)
+	done    chan struct{}  // the record was handed to the sink (made with Options.Sync only)
+	fault   *record.Fault  // the fault layer's decision, nil without one
+	params  *record.Params // the fault endpoint's params facts (ServerFacts)
+}
+
+// rareFields returns ex.rare, made when ex had none. Only the handler's
+// goroutine calls it (begin, Refused, the fault layer's tap).
+func (ex *Exchange) rareFields() *exchangeRare {
+	if ex.rare == nil {
+		ex.rare = new(exchangeRare)
+	}
+	return ex.rare
+}
+
+// faultOf returns the fault layer's decision, nil without one.
+func (ex *Exchange) faultOf() *record.Fault {
+	if ex.rare == nil {
+		return nil
+	}
+	return ex.rare.fault
 }
 
 // Upstream is the leg behind the recorder: what a handler that forwards the
@@ -166,7 +194,12 @@ func (ex *Exchange) Request() *http.Request { return ex.in }
 func (ex *Exchange) Start() time.Time { return ex.start }
 
 // End returns when the handler returned (zero before).
-func (ex *Exchange) End() time.Time { return ex.end }
+func (ex *Exchange) End() time.Time {
+	if !ex.ended {
+		return time.Time{}
+	}
+	return ex.start.Add(ex.endAt)
+}
 
 // Method returns the JSON-RPC method of the request ("" when it is none).
 func (ex *Exchange) Method() string { return ex.msg.Method }
@@ -265,7 +298,7 @@ func (ex *Exchange) ClientLeft() { ex.clientGone = true }
 
 // Refused notes that the handler answered the request itself instead of
 // passing it on; note says why, in the record's note.
-func (ex *Exchange) Refused(note string) { ex.refused = note }
+func (ex *Exchange) Refused(note string) { ex.rareFields().refused = note }
 
 // Errors that end a response body as the classifier sees it.
 var (
@@ -415,7 +448,7 @@ func (rw *responseWriter) served(v any) {
 	}
 	rw.end(v, inCtx)
 	if ex.rc.opts.Sync {
-		<-ex.done
+		<-ex.rare.done
 	}
 	if v != nil {
 		panic(v) // http.ErrAbortHandler: the server drops the connection
@@ -426,10 +459,11 @@ func (rw *responseWriter) served(v any) {
 // called in the request's goroutine, before the handler returns.
 func (rc *Recorder) tap(ex *Exchange) func(*faults.Observation) {
 	return func(o *faults.Observation) {
+		rare := ex.rareFields()
 		if rc.opts.ServerFacts {
-			ex.fault, ex.params = o.Facts()
+			rare.fault, rare.params = o.Facts()
 		} else {
-			ex.fault = o.Fault()
+			rare.fault = o.Fault()
 		}
 	}
 }
@@ -440,7 +474,7 @@ func (rc *Recorder) tap(ex *Exchange) func(*faults.Observation) {
 func (rc *Recorder) begin(r *http.Request) *Exchange {
 	ex := &Exchange{rc: rc, in: r, start: time.Now()}
 	if rc.opts.Sync {
-		ex.done = make(chan struct{})
+		ex.rareFields().done = make(chan struct{})
 	}
 	if rc.opts.URL != nil {
 		ex.url = rc.opts.URL(r)
@@ -472,7 +506,6 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 		ex.msg = wire.Message{Kind: wire.MessageInvalid}
 	}
 	ex.session = r.Header.Get("Mcp-Session-Id")
-	ex.conn = connOf(r)
 	sess := rc.sessions.get(ex.session)
 	ex.protocol = r.Header.Get("Mcp-Protocol-Version")
 	if ex.protocol == "" {
@@ -635,7 +668,7 @@ func (rw *responseWriter) end(panicked any, inCtx error) {
 	if ex.pipe != nil {
 		ex.pipe.closeWithError(ex.closeErr)
 	}
-	ex.end = time.Now()
+	ex.endAt, ex.ended = time.Since(ex.start), true
 	start := !ex.started
 	ex.started = true
 	var early *pipe

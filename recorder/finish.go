@@ -25,8 +25,8 @@ import (
 func (rc *Recorder) run(ex *Exchange) {
 	defer rc.wg.Done()
 	defer rc.inFlight.Add(-1)
-	if ex.done != nil {
-		defer close(ex.done)
+	if ex.rare != nil && ex.rare.done != nil {
+		defer close(ex.rare.done)
 	}
 	var capt *capture
 	if rc.opts.Bodies != BodiesNone {
@@ -457,7 +457,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		RequestHeaders:  in.Header,
 		ResponseHeaders: ex.respHeader,
 		Session:         ex.session,
-		Conn:            ex.conn,
+		Conn:            connOf(ex.in),
 		Status:          ex.status,
 		HTTPStatuses:    []int{ex.status},
 	}
@@ -468,9 +468,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	rec.Probe = record.ProbeFromHeader(in.Header)
 	if rc.opts.FaultScenario {
 		// With fault injection, the scenario is what fired on this request.
-		rec.Scenario = ex.fault.FiredString()
+		rec.Scenario = ex.faultOf().FiredString()
 	}
-	rec.Fault, rec.Params = ex.fault, ex.params
+	if ex.rare != nil {
+		rec.Fault, rec.Params = ex.rare.fault, ex.rare.params
+	}
 	if rec.Session == "" && ex.respHeader != nil {
 		rec.Session = ex.respHeader.Get("Mcp-Session-Id")
 	}
@@ -492,7 +494,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	rec.Timings = record.Timings{
 		Headers:    record.Duration(ex.headersAt),
 		FirstEvent: record.Duration(ex.firstEvent),
-		Total:      record.Duration(ex.end.Sub(ex.start)),
+		Total:      record.Duration(ex.endAt),
 	}
 
 	var notes []string
@@ -526,8 +528,8 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		notes = append(notes, fmt.Sprintf("%s-generated: mcpdiag %s answered %d itself because the %s failed before responding (%s, Proxy-Status error=%s)", rc.noun, rc.noun, ex.status, rc.opts.Upstream, up.Flag, up.ProxyError))
 		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: up.Sent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
 	}
-	if ex.refused != "" {
-		notes = append(notes, ex.refused)
+	if ex.rare != nil && ex.rare.refused != "" {
+		notes = append(notes, ex.rare.refused)
 	}
 	if up.Mirrored {
 		rc.stats.upstreamErrors.Add(1)
@@ -580,13 +582,14 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		rec.Flags.Add(record.FlagAB)
 		notes = append(notes, fmt.Sprintf("the handler aborted the response after %d bytes", ex.wrote))
 	}
-	if len(ex.invalidHeaders) > 0 {
-		sort.Strings(ex.invalidHeaders)
-		notes = append(notes, fmt.Sprintf("the response has header fields with invalid names (%s): net/http does not send them, so the client did not receive them", strings.Join(quoteAll(ex.invalidHeaders), ", ")))
+	if ex.respCopy != nil && len(ex.respCopy.invalid) > 0 {
+		invalid := ex.respCopy.invalid
+		sort.Strings(invalid)
+		notes = append(notes, fmt.Sprintf("the response has header fields with invalid names (%s): net/http does not send them, so the client did not receive them", strings.Join(quoteAll(invalid), ", ")))
 	}
-	if f := ex.fault.FiredString(); f != "" {
+	if f := ex.faultOf().FiredString(); f != "" {
 		rec.Flags.Add(record.FlagFI)
-		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", f, ex.fault.Seed))
+		notes = append(notes, fmt.Sprintf("fault injected (FI): %s (seed %d)", f, ex.rare.fault.Seed))
 	}
 	if res != nil && res.Outcome == classify.NotClassified {
 		rc.stats.notClassified.Add(1)

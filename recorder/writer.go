@@ -29,9 +29,9 @@ type responseWriter struct {
 	mu          sync.Mutex
 	wroteHeader bool
 	writing     bool  // mu is held by Write, around the server's Write (see served)
+	stream      bool  // the response is an event stream: its chunks carry their flush times
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
-	stream      bool  // the response is an event stream: its chunks carry their flush times
 	copied      int64 // the bytes copied for the classifier (not kept as ForwardChunk got them)
 }
 
@@ -79,7 +79,7 @@ func (rw *responseWriter) writeHeader(code int) {
 	if ex.respCopy == nil {
 		ex.respCopy = new(headerCopy)
 	}
-	ex.respHeader = ex.respCopy.copy(h, &ex.invalidHeaders)
+	ex.respHeader = ex.respCopy.copy(h)
 	ex.headersAt = time.Since(ex.start)
 	if ex.msg.Method == "initialize" && code >= 200 && code <= 299 {
 		// Remember the session's client now: its next request may arrive
@@ -96,8 +96,9 @@ func (rw *responseWriter) writeHeader(code int) {
 // array of all its values, reused from headerCopies once the exchange's
 // record was written and released (releaseHeader), as the record is.
 type headerCopy struct {
-	h    http.Header
-	vals []string
+	h       http.Header
+	vals    []string
+	invalid []string // the names net/http does not send (the record's note)
 }
 
 // headerCopies holds the headerCopy values given back.
@@ -105,15 +106,16 @@ var headerCopies sync.Pool
 
 // copy returns a copy of the header fields h sends (its nil values, the
 // fields net/http must not add, left out) in hc's map, the values of all in
-// hc's one array (each field's slice capped at its own), and adds the names
-// net/http does not send to invalid. What hc held before is overwritten.
-func (hc *headerCopy) copy(h http.Header, invalid *[]string) http.Header {
+// hc's one array (each field's slice capped at its own), and the names
+// net/http does not send in hc.invalid. What hc held before is overwritten.
+func (hc *headerCopy) copy(h http.Header) http.Header {
 	if hc.h == nil {
 		hc.h = make(http.Header, len(h))
 	} else {
 		clear(hc.h)
 	}
 	c := hc.h
+	hc.invalid = hc.invalid[:0]
 	n := 0
 	for _, v := range h {
 		n += len(v)
@@ -133,7 +135,7 @@ func (hc *headerCopy) copy(h http.Header, invalid *[]string) http.Header {
 			}
 			if !validFieldName(k) {
 				// net/http does not send it: the record says so.
-				*invalid = append(*invalid, k)
+				hc.invalid = append(hc.invalid, k)
 			}
 		}
 	}
@@ -158,6 +160,8 @@ func (ex *Exchange) releaseHeader() {
 			all[i] = "poisoned"
 		}
 	}
+	clear(hc.invalid)
+	hc.invalid = hc.invalid[:0]
 	if poisonRecycled {
 		for k := range hc.h {
 			hc.h[k] = []string{"poisoned"}
