@@ -899,29 +899,5 @@ func writeRecords(w record.LineWriter, rr *RunResult) error {
 }
 
 // RedactArgs returns a client's command line as outputs show it (the
-// table, --json, JUnit): each argument through the records' redactor
-// (record.Scrub; a URL through record.RedactURL), and the value after a
-// flag with a credential name ("--api-key VALUE") masked as the name=value
-// rule masks "--api-key=VALUE" (issue 11).
-func RedactArgs(args []string) []string {
-	if args == nil {
-		return nil
-	}
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = record.Scrub(a)
-		if strings.Contains(a, "://") && !strings.ContainsAny(a, " \t\n") {
-			out[i] = record.Scrub(record.RedactURL(a))
-		}
-		if i == 0 {
-			continue
-		}
-		if p := args[i-1]; strings.HasPrefix(p, "-") && !strings.Contains(p, "=") && !strings.HasPrefix(a, "-") {
-			joined := p + "=" + a
-			if s := record.Scrub(joined); s != joined && strings.HasPrefix(s, p+"=") {
-				out[i] = s[len(p)+1:]
-			}
-		}
-	}
-	return out
-}
+// table, --json, JUnit): record.Default's Args (issue 11).
+func RedactArgs(args []string) []string { return record.Default.Args(args) }

@@ -109,6 +109,10 @@ func Main(ctx context.Context, opts Options, out Output) error {
 	}
 	var lost []string
 	if rep != nil && rep.Tools != nil {
+		// A stdio server's command line may carry a credential as a
+		// flag's value ("--api-key KEY"): masked as matrix masks a
+		// client's.
+		rep.Command = red.Args(rep.Command)
 		var b strings.Builder
 		var err error
 		if out.JSON {
@@ -117,7 +121,16 @@ func Main(ctx context.Context, opts Options, out Output) error {
 			err = rep.WriteText(&b)
 		}
 		if err == nil {
-			_, err = io.WriteString(report, red.Scrub(b.String()))
+			text := b.String()
+			if out.JSON {
+				// Redacted as JSON, not scrubbed as text: the text has
+				// "&" as \u0026 and a string's quotes escaped, where the
+				// text patterns see no query name and no member name.
+				text = string(red.RedactJSON([]byte(text)))
+			} else {
+				text = red.Scrub(text)
+			}
+			_, err = io.WriteString(report, text)
 		}
 		if err != nil {
 			lost = append(lost, fmt.Sprintf("the report: %v", err))

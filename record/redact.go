@@ -945,6 +945,33 @@ func (r *Redactor) redactQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
+// Args returns a command line as outputs show it (matrix's client, probe's
+// stdio server): each argument scrubbed as text, a URL redacted as a URL,
+// and the value after a flag with a credential name ("--api-key VALUE")
+// masked as the name=value rule masks "--api-key=VALUE" (issue 11).
+func (r *Redactor) Args(args []string) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = r.Scrub(a)
+		if strings.Contains(a, "://") && !strings.ContainsAny(a, " \t\n") {
+			out[i] = r.Scrub(r.URL(a))
+		}
+		if i == 0 {
+			continue
+		}
+		if p := args[i-1]; strings.HasPrefix(p, "-") && !strings.Contains(p, "=") && !strings.HasPrefix(a, "-") {
+			joined := p + "=" + a
+			if s := r.Scrub(joined); s != joined && strings.HasPrefix(s, p+"=") {
+				out[i] = s[len(p)+1:]
+			}
+		}
+	}
+	return out
+}
+
 // RedactURL redacts a URL with the Default redactor.
 func RedactURL(raw string) string { return Default.URL(raw) }
 
