@@ -426,6 +426,45 @@ func (w *lines) all() [][]byte {
 	return w.l
 }
 
+// failing is a record.LineWriter whose every write fails; it counts them.
+type failing struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *failing) WriteLine([]byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	return errors.New("no space left on device")
+}
+func (w *failing) Close() error { return nil }
+
+// TestRecordsLostAreAllTried: when the --record sink fails, every line of
+// every run is still handed to it, so that its count of losses is the
+// number of records lost. Before, the matrix stopped at the first failed
+// line, and the sink said "1 of 1 records lost" for a run of 10 lines
+// (found by newuser8 with --record /dev/full on two cases).
+func TestRecordsLostAreAllTried(t *testing.T) {
+	t.Parallel()
+	var w failing
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := matrix.Run(ctx, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "errors.tool_error"), Records: &w})
+	if err == nil || !strings.Contains(err.Error(), "matrix: writing records: no space left on device") {
+		t.Errorf("error %v, want the records' first failure", err)
+	}
+	want := 0
+	for _, c := range rep.Cases {
+		for _, r := range c.Runs {
+			want += len(r.Lines)
+		}
+	}
+	if want < 8 || w.n != want {
+		t.Errorf("%d lines tried, want every line of the runs: %d", w.n, want)
+	}
+}
+
 func TestCasesAndSelect(t *testing.T) {
 	cases := matrix.Cases()
 	names := map[string]matrix.Case{}

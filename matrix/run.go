@@ -303,8 +303,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				}
 				j.cr.Runs[j.n] = rr
 				mu.Lock()
-				if opts.Records != nil && recErr == nil {
-					recErr = writeRecords(opts.Records, rr)
+				if opts.Records != nil {
+					// Every line is tried, also after a failure, so
+					// that the sink counts each loss ("10 of 10
+					// records lost", not "1 of 1").
+					if err := writeRecords(opts.Records, rr); err != nil && recErr == nil {
+						recErr = err
+					}
 				}
 				if opts.Progress != nil {
 					opts.Progress(j.cr, rr)
@@ -889,13 +894,15 @@ func (s *logSink) takeFrom(m map[string][]*serverLine, key string) []*serverLine
 	return ls
 }
 
+// writeRecords writes every line of the run and returns the first error.
 func writeRecords(w record.LineWriter, rr *RunResult) error {
+	var first error
 	for _, l := range rr.Lines {
-		if err := w.WriteLine(l); err != nil {
-			return err
+		if err := w.WriteLine(l); err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 // RedactArgs returns a client's command line as outputs show it (the
