@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // redactJSON copies the JSON document b (json.Valid has accepted it),
@@ -104,12 +105,23 @@ func (w *jsonRedactor) str() (string, bool) {
 func (w *jsonRedactor) object() bool {
 	w.out = append(w.out, '{')
 	w.i++
+	// A name/value pair ({"name": "API_KEY", "value": "…"}: a HAR
+	// header, a Kubernetes env entry, a form field, an SSM parameter):
+	// its "value" is a credential when its "name" (or "key") is a
+	// credential name, whichever of the two comes first. The value's
+	// place in out is kept until the object ends.
+	pairSecret := false
+	valStart, valEnd := -1, -1
+	var valRaw []byte
 	for {
 		w.space()
 		if w.i >= len(w.src) {
 			return false
 		}
 		if w.src[w.i] == '}' {
+			if pairSecret && valStart >= 0 {
+				w.maskRange(valStart, valEnd, valRaw)
+			}
 			w.out = append(w.out, '}')
 			w.i++
 			return true
@@ -127,6 +139,13 @@ func (w *jsonRedactor) object() bool {
 		}
 		w.out = append(w.out, ':')
 		w.i++
+		pair := pairMember(key)
+		if pair == pairName {
+			w.space()
+			if w.i < len(w.src) && w.src[w.i] == '"' && pairNameSensitive(w.src[w.i:]) {
+				pairSecret = true
+			}
+		}
 		if sensitiveName(key, ctxJSON) {
 			w.space()
 			mark, start := len(w.out), w.i
@@ -148,6 +167,13 @@ func (w *jsonRedactor) object() bool {
 				writeJSONString(&b, w.red.Mask(v))
 				w.out = append(w.out[:mark], b.Bytes()...)
 			}
+		} else if pair == pairValue {
+			w.space()
+			mark, start := len(w.out), w.i
+			if !w.value() {
+				return false
+			}
+			valStart, valEnd, valRaw = mark, len(w.out), w.src[start:w.i]
 		} else if !w.value() {
 			return false
 		}
@@ -160,6 +186,9 @@ func (w *jsonRedactor) object() bool {
 			w.out = append(w.out, ',')
 			w.i++
 		case '}':
+			if pairSecret && valStart >= 0 {
+				w.maskRange(valStart, valEnd, valRaw)
+			}
 			w.out = append(w.out, '}')
 			w.i++
 			return true
@@ -167,6 +196,67 @@ func (w *jsonRedactor) object() bool {
 			return false
 		}
 	}
+}
+
+// The members of a name/value pair (see object).
+const (
+	pairNone = iota
+	pairName
+	pairValue
+)
+
+// pairMember says whether a member name is the name or the value of a
+// name/value pair: "name" or "key", "value", in any case.
+func pairMember(key string) int {
+	switch len(key) {
+	case 3, 4:
+		if strings.EqualFold(key, "key") || strings.EqualFold(key, "name") {
+			return pairName
+		}
+	case 5:
+		if strings.EqualFold(key, "value") {
+			return pairValue
+		}
+	}
+	return pairNone
+}
+
+// pairNameSensitive reports whether the JSON string at the start of b is
+// a credential name. A name without escapes is judged without a copy.
+func pairNameSensitive(b []byte) bool {
+	escaped := false
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			if !escaped {
+				return sensitiveName(string(b[1:i]), ctxJSON)
+			}
+			var s string
+			return json.Unmarshal(b[:i+1], &s) == nil && sensitiveName(s, ctxJSON)
+		}
+	}
+	return false
+}
+
+// maskRange replaces out[start:end], a value copied from raw, with the
+// mask of raw, as a member with a credential name is masked (null, true
+// and false kept).
+func (w *jsonRedactor) maskRange(start, end int, raw []byte) {
+	switch string(raw) {
+	case "null", "true", "false":
+		return
+	}
+	v := string(raw)
+	if raw[0] == '"' {
+		_ = json.Unmarshal(raw, &v)
+	}
+	var b bytes.Buffer
+	writeJSONString(&b, w.red.Mask(v))
+	tail := append(b.Bytes(), w.out[end:]...)
+	w.out = append(w.out[:start], tail...)
 }
 
 func (w *jsonRedactor) array() bool {

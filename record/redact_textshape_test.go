@@ -63,3 +63,31 @@ func TestRedactQuotedAndURLSecretsInText(t *testing.T) {
 		t.Errorf("URL(%q) = %q", u, got)
 	}
 }
+
+// TestRedactNameValuePairs (attack8): a credential held as a name/value
+// pair, {"name": "API_KEY", "value": "…"} (a HAR header, a Kubernetes env
+// entry, an HTML form field, MCP's completion/complete argument), is
+// masked whichever member comes first and at any depth, and the pair's
+// other members and other pairs are kept. The value was kept before.
+func TestRedactNameValuePairs(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("pairs"))
+	const v = "zqPlainValue0002xq"
+	m := red.Mask(v)
+	cases := []struct{ in, want string }{
+		{`{"env":[{"name":"DB_PASSWORD","value":"` + v + `"},{"name":"MODE","value":"fast"}]}`,
+			`{"env":[{"name":"DB_PASSWORD","value":"` + m + `"},{"name":"MODE","value":"fast"}]}`},
+		{`{"headers":[{"value":"` + v + `","name":"X-Api-Key"}]}`, `{"headers":[{"value":"` + m + `","name":"X-Api-Key"}]}`},
+		{`{"Name":"/prod/db/password","Type":"SecureString","Value":"` + v + `"}`, `{"Name":"/prod/db/password","Type":"SecureString","Value":"` + m + `"}`},
+		{`{"method":"completion/complete","params":{"argument":{"name":"api_key","value":"` + v + `"}}}`,
+			`{"method":"completion/complete","params":{"argument":{"name":"api_key","value":"` + m + `"}}}`},
+		{`{"name":"session_ttl","value":null}`, `{"name":"session_ttl","value":null}`},
+		{`{"name":"max_tokens","value":100}`, `{"name":"max_tokens","value":100}`},
+		{`{"name":"get_token","description":"gets one","value":{"a":1}}`, `{"name":"get_token","description":"gets one","value":"` + red.Mask(`{"a":1}`) + `"}`},
+	}
+	for _, c := range cases {
+		if got, _ := red.Body([]byte(c.in), 0); got != c.want {
+			t.Errorf("Body(%s)\n = %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}

@@ -16,7 +16,8 @@ import (
 // and no registered secret: a YAML value in quotes, a .env line and a TOML
 // line in quotes, a Python dict's repr (what a pydantic validation error
 // echoes as input_value), a database URL with a password, a token as a
-// URL's user name. They travel in a tool's arguments and the echoed
+// URL's user name; and a name/value pair ({"name": "DB_PASSWORD", "value":
+// …}). They travel in a tool's arguments and the echoed
 // result, and in a JSON-RPC error message and its data, through the real
 // proxy (bodies recorded) to the real serve, and through `call`; every
 // output is then searched for each secret: the proxy's records and stderr,
@@ -29,6 +30,7 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 		"toml": canary("toml"), "toml-bare": canary("tomlbare"), "py-repr": canary("pyrepr"), "py-repr-dq": canary("pyreprdq"),
 		"dsn-password": canary("dsn"), "url-user-token": canary("urluser"),
 		"err-py-repr": canary("errpy"), "err-dsn": canary("errdsn"), "err-yaml": canary("erryaml"),
+		"env-pair": canary("envpair"), "err-pair": canary("errpair"),
 	}
 	text := strings.Join([]string{
 		"config:",
@@ -50,7 +52,8 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 	out := outputs{}
 
 	// 1. The text as a tool's argument, echoed back as its result.
-	args, _ := json.Marshal(map[string]any{"text": text})
+	// And a name/value pair (a Kubernetes env entry) beside it.
+	args, _ := json.Marshal(map[string]any{"text": text, "env": []any{map[string]any{"name": "DB_PASSWORD", "value": secrets["env-pair"]}}})
 	callRec := filepath.Join(dir, "call.jsonl")
 	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28"}
 	var o1, e1 bytes.Buffer
@@ -69,7 +72,8 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 		"code": -32602,
 		"message": "1 validation error for LoginArguments\nuser\n  Field required [type=missing, input_value={'name': 'bob', 'password': '" +
 			secrets["err-py-repr"] + "'}, input_type=dict]",
-		"data": map[string]any{"detail": "backend postgres://svc:" + secrets["err-dsn"] + "@127.0.0.1/db refused", "config": "token: \"" + secrets["err-yaml"] + "\""},
+		"data": map[string]any{"detail": "backend postgres://svc:" + secrets["err-dsn"] + "@127.0.0.1/db refused", "config": "token: \"" + secrets["err-yaml"] + "\"",
+			"headers": []any{map[string]any{"value": secrets["err-pair"], "name": "X-Api-Key"}}},
 	})
 	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
 	var o3, e3 bytes.Buffer
