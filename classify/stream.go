@@ -92,8 +92,51 @@ func (c *Classifier) streamDone(r *Result, rd *wire.SSEReader, sse *SSEDetails, 
 //go:noinline
 func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st *streamState, err error) (stop bool, _ error) {
 	sse := st.sse
+	if err == io.EOF {
+		// The clean end of every stream: no errors.As, whose targets
+		// (streamCut's) are two allocations.
+		sse.End = "eof"
+	} else if stop, done, serr := c.streamCut(r, ex, st, err); done {
+		return stop, serr
+	}
+	if st.terminal {
+		return true, nil
+	}
+	if st.unread != nil {
+		return true, c.notClassified(r, st.unread)
+	}
+	if st.otherID != "" {
+		r.Outcome = InvalidEnvelope
+		r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), st.otherID)
+		if r.JSONRPC == nil {
+			// The other id as a fact (a record's responseId), as
+			// for a JSON body answering with another id.
+			r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(st.otherID))}
+		}
+		return true, nil
+	}
+	r.Outcome = StreamIncomplete
+	switch {
+	case sse.End != "eof":
+		r.Reason = "the stream broke before the response arrived: " + err.Error()
+	case rd.Bytes == 0:
+		r.Reason = "the event stream is empty: it ended before any event"
+	case sse.Events == 0 && rd.Comments > 0:
+		r.Reason = fmt.Sprintf("the stream carried only comments (%d keep-alives) and ended before the response", rd.Comments)
+	default:
+		r.Reason = fmt.Sprintf("the stream ended after %d event(s) without the response", sse.Events)
+	}
+	return true, nil
+}
+
+// streamCut is streamError's handling of what is not the stream's clean
+// end: a skipped event (done, not stop), an unterminated event (done), or
+// a read error, whose End it notes, leaving the rest to streamError (not
+// done). Its errors.As targets escape, so they are made only here.
+func (c *Classifier) streamCut(r *Result, ex *Exchange, st *streamState, err error) (stop, done bool, _ error) {
+	sse := st.sse
 	// The targets of errors.As are this function's: it runs once per
-	// skipped event and once at the end.
+	// skipped event and once at a cut end.
 	var skipped *wire.SkippedEventError
 	var unterminated *wire.UnterminatedEventError
 	if errors.As(err, &skipped) {
@@ -126,7 +169,7 @@ func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st
 				st.unread = skippedDetails(skipped, sse.Events)
 			}
 		}
-		return false, nil
+		return false, true, nil
 	}
 	switch {
 	case errors.As(err, &unterminated):
@@ -136,10 +179,10 @@ func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st
 			if !st.warnedAfter {
 				r.warn(WarnMessageAfterTerminal, "the stream ends with an unterminated event after the response")
 			}
-			return true, nil
+			return true, true, nil
 		}
 		if st.unread != nil {
-			return true, c.notClassified(r, st.unread)
+			return true, true, c.notClassified(r, st.unread)
 		}
 		r.Outcome = StreamIncomplete
 		r.Reason = "the stream ended inside an event that lacks its terminating blank line (WHATWG: an unterminated event is not dispatched)"
@@ -149,40 +192,11 @@ func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st
 		case c.wouldBeResponse(ex, unterminated.Data):
 			r.Reason += "; that event held the response, which a conformant client never sees"
 		}
-		return true, nil
-	case err == io.EOF:
-		sse.End = "eof"
+		return true, true, nil
 	default:
 		sse.End = "error: " + err.Error()
 	}
-	if st.terminal {
-		return true, nil
-	}
-	if st.unread != nil {
-		return true, c.notClassified(r, st.unread)
-	}
-	if st.otherID != "" {
-		r.Outcome = InvalidEnvelope
-		r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), st.otherID)
-		if r.JSONRPC == nil {
-			// The other id as a fact (a record's responseId), as
-			// for a JSON body answering with another id.
-			r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(st.otherID))}
-		}
-		return true, nil
-	}
-	r.Outcome = StreamIncomplete
-	switch {
-	case sse.End != "eof":
-		r.Reason = "the stream broke before the response arrived: " + err.Error()
-	case rd.Bytes == 0:
-		r.Reason = "the event stream is empty: it ended before any event"
-	case sse.Events == 0 && rd.Comments > 0:
-		r.Reason = fmt.Sprintf("the stream carried only comments (%d keep-alives) and ended before the response", rd.Comments)
-	default:
-		r.Reason = fmt.Sprintf("the stream ended after %d event(s) without the response", sse.Events)
-	}
-	return true, nil
+	return false, false, nil
 }
 
 // streamEvent classifies the next dispatched event (its data and type);
