@@ -219,7 +219,8 @@ func noCall(t *Trace) string {
 
 // otherTool says how a client ran another call than the case's: it sent
 // tools/call requests, none of them for the tool the case names
-// (MCP_TOOL). The scenario's fault may then have fired on that other
+// (MCP_TOOL), or none with the case's arguments (MCP_ARGS, compared by
+// argsHash, which is canonical: key order and spacing do not count). The scenario's fault may then have fired on that other
 // tool, but the case (a safety probe's destructive delete_item, say) was
 // not run: safety.unsafe-repeat, for one, judged a tool the case did not
 // ask for. "" when a tools/call named the case's tool, the case names
@@ -228,19 +229,27 @@ func otherTool(t *Trace) string {
 	if t.Case == nil || t.Case.Tool == "" {
 		return ""
 	}
-	var calls []*Exchange
+	var calls, others []*Exchange
 	var tools []string
 	for _, x := range t.Exchanges {
 		if x.Method != "tools/call" || !x.IsRequest() {
 			continue
 		}
 		if x.Tool == t.Case.Tool {
-			return ""
+			if t.Case.ArgsHash == "" || x.ArgsHash == "" || x.ArgsHash == t.Case.ArgsHash {
+				return ""
+			}
+			others = append(others, x)
+			continue
 		}
 		calls = append(calls, x)
 		if !slices.Contains(tools, x.Tool) {
 			tools = append(tools, x.Tool)
 		}
+	}
+	if len(others) > 0 {
+		return fmt.Sprintf("the case's call is tools/call %q with the arguments of MCP_ARGS (%s), but the client's %d tools/call %q request(s) carried other arguments (the first %s: %s): the case was not run",
+			t.Case.Tool, t.Case.ArgsHash, len(others), t.Case.Tool, others[0].Label(), others[0].ArgsHash)
 	}
 	if len(calls) == 0 {
 		return ""

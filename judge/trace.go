@@ -307,4 +307,8 @@ type Case struct {
 	// Tool is the tool the case's call names (the client was told it in
 	// MCP_TOOL); "" when the case names none.
 	Tool string `json:"tool,omitempty"`
+	// ArgsHash is the argsHash of the case's call (its tool with the
+	// arguments the client was told in MCP_ARGS; docs/records.md); ""
+	// when the case names no tool.
+	ArgsHash string `json:"argsHash,omitempty"`
 }

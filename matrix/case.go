@@ -10,6 +10,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // The protocol eras a case runs in.
@@ -218,5 +219,13 @@ func matchAny(globs []string, c Case) bool {
 
 // facts returns what the judge knows of the case.
 func (c *Case) facts() *judge.Case {
-	return &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol, Tool: c.Tool}
+	f := &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol, Tool: c.Tool}
+	if c.Tool != "" {
+		args := c.Args
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`) // what MCP_ARGS says
+		}
+		f.ArgsHash = record.ArgsHash("tools/call", c.Tool, args)
+	}
+	return f
 }

@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"encoding/json"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestClientThatNeverRan (issue 10, defect 5): a client that sends nothing
@@ -246,6 +248,33 @@ func TestClientKilledBySignal(t *testing.T) {
 			if r.Client.Signal != "signal 9 (killed)" || r.Client.Killed {
 				t.Errorf("%s: client %+v, want Signal \"signal 9 (killed)\", not Killed", c.Case.Name, r.Client)
 			}
+		}
+	}
+}
+
+// TestClientThatCallsWithOtherArguments: a client that calls the case's
+// tool, but never with the case's arguments (MCP_ARGS), did not run the
+// case's call: client.ran fails and gives both argument hashes. The
+// hashes are canonical, so the well-behaved client, which sends MCP_ARGS
+// as it got them, passes. Before, every case passed (newuser8: a client
+// script that sent {"unexpected":1} passed all 11 cases it ran,
+// elicitation.* and mrtr.* among them).
+func TestClientThatCallsWithOtherArguments(t *testing.T) {
+	t.Parallel()
+	cases := selectCases(t, matrix.Era2026, "baseline", "sse.truncated")
+	rep := run(t, matrix.Options{Cases: cases, Command: []string{badClient(t), "-bad=other-args"}})
+	other := record.ArgsHash("tools/call", "echo", json.RawMessage(`{"text":"not the case's arguments","id":"item-2"}`))
+	otherDel := record.ArgsHash("tools/call", "delete_item", json.RawMessage(`{"text":"not the case's arguments","id":"item-2"}`))
+	want := map[string]string{
+		"baseline": `the case's call is tools/call "echo" with the arguments of MCP_ARGS (` + record.ArgsHash("tools/call", "echo", json.RawMessage(`{"text":"hi"}`)) +
+			`), but the client's 1 tools/call "echo" request(s) carried other arguments (the first POST 1 (tools/call echo, id 1): ` + other + `): the case was not run`,
+		"sse.truncated/delete_item": `the case's call is tools/call "delete_item" with the arguments of MCP_ARGS (` + record.ArgsHash("tools/call", "delete_item", json.RawMessage(`{"id":"item-1"}`)) +
+			`), but the client's 1 tools/call "delete_item" request(s) carried other arguments (the first POST 1 (tools/call delete_item, id 1): ` + otherDel + `): the case was not run`,
+	}
+	for name, ev := range want {
+		ch := checkOf(t, rep, name, "client.ran")
+		if ch.Verdict != judge.Fail || !strings.HasPrefix(ch.Evidence, ev) {
+			t.Errorf("%s: client.ran %s: %s\nwant fail, starting: %s", name, ch.Verdict, ch.Evidence, ev)
 		}
 	}
 }

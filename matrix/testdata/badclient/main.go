@@ -42,7 +42,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if flag.NArg() < 1 {
@@ -53,6 +53,10 @@ func main() {
 		auth: &oauth{mode: *mode}}
 	if len(c.args) == 0 {
 		c.args = json.RawMessage(`{}`)
+	}
+	if c.mode == "other-args" {
+		// It calls the case's tool with other arguments than MCP_ARGS.
+		c.args = json.RawMessage(`{"text":"not the case's arguments","id":"item-2"}`)
 	}
 	if c.mode == "other-tool" {
 		// It calls another tool than the case's: echo, or delete_item
