@@ -391,7 +391,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if l.Final != nil {
 			why = fmt.Sprintf("%s: %s", l.Final.Outcome, l.Final.Reason)
 		}
-		return rep, fmt.Errorf("listing the tools of %s: %s", opts.URL, why)
+		return rep, fmt.Errorf("listing the tools of %s: %s", record.RedactURL(opts.URL), record.Scrub(why))
 	}
 	probes, plans := Plan(l.Tools, opts)
 	rep.Tools, rep.Probes = plans, probes

@@ -75,7 +75,7 @@ func (s *stdioServer) noteEarly(a stdioAnswer) {
 func (s *stdioServer) earlyText() string {
 	q := make([]string, len(s.earlyLines))
 	for i, l := range s.earlyLines {
-		q[i] = strconv.Quote(trimTo(string(l), 120))
+		q[i] = strconv.Quote(trimTo(record.Scrub(string(l)), 120))
 	}
 	more := ""
 	if s.early > len(s.earlyLines) {
@@ -211,9 +211,9 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 		case l, ok := <-s.lines:
 			if !ok {
 				if len(a.noise) > 0 {
-					a.err = fmt.Errorf("the server's stdout ended after %d line(s) that are not JSON-RPC (stderr: %q)", len(a.noise), s.stderr.String())
+					a.err = fmt.Errorf("the server's stdout ended after %d line(s) that are not JSON-RPC (stderr: %q)", len(a.noise), record.Scrub(s.stderr.String()))
 				} else {
-					a.err = fmt.Errorf("the server's stdout ended (stderr: %q)", s.stderr.String())
+					a.err = fmt.Errorf("the server's stdout ended (stderr: %q)", record.Scrub(s.stderr.String()))
 				}
 				a.elapsed = time.Since(start)
 				return a
@@ -499,6 +499,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			}
 		}
 	}
+	// The command line as errors show it: a credential given as a flag's
+	// value ("--api-key KEY") masked.
+	cmdline := strings.Join(record.Default.Args(opts.Command), " ")
 	fail := func(what string, recs []*record.Record, a stdioAnswer) error {
 		last := recs[len(recs)-1]
 		why := fmt.Sprintf("%s: %s", last.Outcome, last.Reason)
@@ -506,9 +509,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			why += "; the server's stdout so far held " + s.earlyText()
 		}
 		if tail := s.stderr.String(); tail != "" && a.line == nil {
-			why += fmt.Sprintf(" (stderr: %q)", tail)
+			why += fmt.Sprintf(" (stderr: %q)", record.Scrub(tail))
 		}
-		return fmt.Errorf("%s of %s: %s", what, strings.Join(opts.Command, " "), why)
+		return fmt.Errorf("%s of %s: %s", what, cmdline, record.Scrub(why))
 	}
 	if opts.Protocol != wire.Protocol2025 {
 		s.protocol = wire.Protocol2026
@@ -520,9 +523,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 		case era == wire.Protocol2026:
 			rep.Protocol, rep.EraReason = wire.Protocol2026, "stdio: "+why
 		case opts.Protocol == wire.Protocol2026:
-			return rep, fmt.Errorf("server/discover of %s on 2026-07-28 (--protocol 2026-07-28: no fallback to initialize): %s", strings.Join(opts.Command, " "), why)
+			return rep, fmt.Errorf("server/discover of %s on 2026-07-28 (--protocol 2026-07-28: no fallback to initialize): %s", cmdline, why)
 		case era == "":
-			return rep, fmt.Errorf("server/discover of %s on 2026-07-28: %s", strings.Join(opts.Command, " "), why)
+			return rep, fmt.Errorf("server/discover of %s on 2026-07-28: %s", cmdline, why)
 		default:
 			s.protocol, rep.EraReason = wire.Protocol2025, "stdio: "+why+"; initialize on 2025-11-25"
 		}

@@ -80,3 +80,45 @@ func TestProbeOutputsMaskCommandCredentials(t *testing.T) {
 		t.Errorf("command %q (%v), want the key masked after --api-key", v.Command, err)
 	}
 }
+
+// TestProbeStdioErrorsMaskCredentials (attack8): a stdio server started
+// with a key as a flag's value ("-- server --api-key KEY") whose start
+// fails: the error on stderr named the command line as given. And a
+// server whose stdout holds a stray line with a credential (token="…"):
+// the report quoted it with strconv.Quote, whose \" hid the value from the
+// patterns, in the text and in --json.
+func TestProbeStdioErrorsMaskCredentials(t *testing.T) {
+	bin := testbin.Build(t, "../../probe/testdata/stdioserver")
+	key, answer, stray := canary("stdioargv"), canary("stdioanswer"), canary("stdiostray")
+	// The banner is an answer line of id 1 before any request: the start
+	// fails, and the error quotes it.
+	banner := `{"jsonrpc":"2.0","id":1,"result":{"password":"` + answer + `"}}`
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"probe", "--interval", "0", "--", bin, "--banner", banner, "--", "--api-key", key}, strings.NewReader(""), &stdout, &stderr)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (the start failed)\n%s%s", code, stdout.String(), stderr.String())
+	}
+	for _, s := range []string{key, answer} {
+		if i := strings.Index(stderr.String(), s); i >= 0 {
+			t.Errorf("stderr leaks %s: …%s…", s, stderr.String()[max(0, i-100):i+len(s)])
+		}
+	}
+	if !strings.Contains(stderr.String(), "--api-key [redacted:len=") {
+		t.Errorf("stderr does not name the masked key:\n%s", stderr.String())
+	}
+	for _, mode := range [][]string{nil, {"--json"}} {
+		var o, e bytes.Buffer
+		args := append(append([]string{"probe", "--interval", "0", "--max-probes", "1"}, mode...), "--", bin, "--banner", `token="`+stray+`"`)
+		if code := run(args, strings.NewReader(""), &o, &e); code != 0 && code != 1 {
+			t.Fatalf("probe %v: exit %d\n%s", mode, code, e.String())
+		}
+		for name, b := range map[string]string{"report": o.String(), "stderr": e.String()} {
+			if i := strings.Index(b, stray); i >= 0 {
+				t.Errorf("probe %v: %s leaks the stray line's token: …%s…", mode, name, b[max(0, i-100):i+len(stray)])
+			}
+		}
+		if !strings.Contains(o.String(), "stdout-noise") {
+			t.Errorf("probe %v: no stdout-noise warning: the test proves nothing\n%.800s", mode, o.String())
+		}
+	}
+}
