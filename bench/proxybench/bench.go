@@ -329,18 +329,19 @@ func upstreamSamples(ctx context.Context, up *server) (map[int64][3]time.Time, e
 }
 
 // writeSamples writes file: a line per SSE request of sets, "req WORKLOAD
-// TARGET ROUND START TTFE END UPSTART UPBODY UPFIRST" (START and END since
-// the run's start, TTFE after START; then the upstream's times of it, since
-// the run's start: its handler's start, the end of the request body read,
-// the return of the first event's flush, "-" when unknown), then a line per collection of each child process, "gc
+// TARGET ROUND START TTFE END UPSTART UPBODY UPFIRST SEQ" (START and END
+// since the run's start, whose Unix time the first line gives, TTFE after
+// START; then the upstream's times of it, since the run's start: its
+// handler's start, the end of the request body read, the return of the
+// first event's flush, "-" when unknown; SEQ its seqHeader), then a line per collection of each child process, "gc
 // PROCESS N START END" (PROCESS is a target's name, upstream for the
 // upstream, which direct reaches), all times in µs, tab-separated, in order
 // of START within each kind. A request slower than the others can be
 // matched against the collections of the processes it went through.
 func writeSamples(file string, started time.Time, sets []sampleSet, upTimes map[int64][3]time.Time, up *server, order []*target) error {
 	var b bytes.Buffer
-	b.WriteString("# proxybench -samples: times in µs since the run's start\n")
-	b.WriteString("# req\tWORKLOAD\tTARGET\tROUND\tSTART\tTTFE\tEND\tUPSTART\tUPBODY\tUPFIRST\n# gc\tPROCESS\tN\tSTART\tEND\n")
+	fmt.Fprintf(&b, "# proxybench -samples: times in µs since the run's start, Unix time %d ns\n", started.UnixNano())
+	b.WriteString("# req\tWORKLOAD\tTARGET\tROUND\tSTART\tTTFE\tEND\tUPSTART\tUPBODY\tUPFIRST\tSEQ\n# gc\tPROCESS\tN\tSTART\tEND\n")
 	at := func(t time.Time) float64 { return float64(t.Sub(started).Nanoseconds()) / 1e3 }
 	for _, set := range sets {
 		ss := slices.Clone(set.samples)
@@ -348,9 +349,9 @@ func writeSamples(file string, started time.Time, sets []sampleSet, upTimes map[
 		for _, s := range ss {
 			fmt.Fprintf(&b, "req\t%s\t%s\t%d\t%.1f\t%.1f\t%.1f", set.workload, set.target, set.round, at(s.start), us(s.ttfe), at(s.start.Add(s.total)))
 			if u, ok := upTimes[s.seq]; ok {
-				fmt.Fprintf(&b, "\t%.1f\t%.1f\t%.1f\n", at(u[0]), at(u[1]), at(u[2]))
+				fmt.Fprintf(&b, "\t%.1f\t%.1f\t%.1f\t%d\n", at(u[0]), at(u[1]), at(u[2]), s.seq)
 			} else {
-				b.WriteString("\t-\t-\t-\n")
+				fmt.Fprintf(&b, "\t-\t-\t-\t%d\n", s.seq)
 			}
 		}
 	}

@@ -311,6 +311,7 @@ func TestSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := map[string]int{}
+	seqs := map[int64]bool{}
 	gcs := 0
 	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		if strings.HasPrefix(line, "#") {
@@ -318,13 +319,14 @@ func TestSamples(t *testing.T) {
 		}
 		f := strings.Split(line, "\t")
 		switch {
-		case f[0] == "req" && len(f) == 10:
+		case f[0] == "req" && len(f) == 11:
 			var round int
 			var start, ttfe, end, upStart, upBody, upFirst float64
 			if _, err := fmt.Sscan(f[3], &round); err != nil {
 				t.Fatalf("line %q: %v", line, err)
 			}
-			if _, err := fmt.Sscan(strings.Join(f[4:], " "), &start, &ttfe, &end, &upStart, &upBody, &upFirst); err != nil {
+			var seq int64
+			if _, err := fmt.Sscan(strings.Join(f[4:], " "), &start, &ttfe, &end, &upStart, &upBody, &upFirst, &seq); err != nil {
 				t.Fatalf("line %q: %v", line, err)
 			}
 			if f[1] != "sse/1" || ttfe <= 0 || start <= 0 || start+ttfe > end {
@@ -336,6 +338,10 @@ func TestSamples(t *testing.T) {
 			if upStart <= start || upStart >= start+ttfe || upBody < upStart || upFirst < upBody {
 				t.Errorf("line %q: want the upstream's start, body read and first flush in order within the request", line)
 			}
+			if seqs[seq] || seq < 1 {
+				t.Errorf("line %q: sequence number %d not new", line, seq)
+			}
+			seqs[seq] = true
 			reqs[fmt.Sprintf("%s round %d", f[2], round)]++
 		case f[0] == "gc" && len(f) == 5:
 			var n int
