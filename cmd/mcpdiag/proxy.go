@@ -409,10 +409,16 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 	}
 	proxyURL := "http://" + ln.Addr().String() + path
 	fmt.Fprintf(stderr, "mcpdiag proxy: %s → %s\n", proxyURL, record.RedactURL(o.upstream))
+	if w := beyondLoopback("--listen", ln.Addr()); w != "" {
+		fmt.Fprintf(stderr, "mcpdiag proxy: %s\n", w)
+	}
 	metricsURL := ""
 	if metricsLn != nil {
 		metricsURL = "http://" + metricsLn.Addr().String() + "/metrics"
 		fmt.Fprintf(stderr, "mcpdiag proxy: metrics at %s\n", metricsURL)
+		if w := beyondLoopback("--metrics", metricsLn.Addr()); w != "" {
+			fmt.Fprintf(stderr, "mcpdiag proxy: %s\n", w)
+		}
 	}
 	if o.ready != nil {
 		o.ready(proxyURL, metricsURL)
@@ -532,4 +538,17 @@ func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 		return &exitError{code: 1, err: errSilent}
 	}
 	return nil
+}
+
+// beyondLoopback is the warning for a listener of flag that is not on a
+// loopback address, "" for one that is. Beyond loopback the DNS-rebinding
+// check does not apply (it is the defence of a loopback listener), so every
+// host that can reach the address can use it: the proxy forwards its
+// requests, with the credentials of whoever configured the upstream, and
+// /metrics shows the traffic.
+func beyondLoopback(flag string, addr net.Addr) string {
+	if loopback.Listener(addr) {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s %s is beyond loopback: any host that reaches it can use it, and the loopback Host/Origin check does not apply there", flag, addr)
 }
