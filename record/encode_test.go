@@ -303,3 +303,55 @@ func TestNewID(t *testing.T) {
 		t.Errorf("the first digit holds 3 bits: %s", c)
 	}
 }
+
+// TestSetResultCopiesOnlyAnIDItKeeps: a response that answers with the
+// request's id (most do) costs SetResult no copy of it (one allocation
+// per exchange before, thrown away: 2 here, 1 now, the isError flag's
+// copy); a response id that differs is kept as a copy of its own, not the
+// classifier's bytes.
+func TestSetResultCopiesOnlyAnIDItKeeps(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],"isError":false,"resultType":"complete"}}`)
+	res, err := classify.Classify(&classify.Exchange{
+		ID: wire.IntID(7), Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: body,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	id := wire.IntID(7)
+	n := testing.AllocsPerRun(100, func() {
+		rec = Record{}
+		rec.JSONRPC.ID = id
+		rec.SetResult(res)
+	})
+	if n > 1 || rec.JSONRPC.ID.String() != "7" || !rec.JSONRPC.ResponseID.IsZero() || rec.IsError == nil {
+		t.Errorf("SetResult with the request's id: %v allocations (want 1, the isError flag's), id %s, response id %s", n, rec.JSONRPC.ID, rec.JSONRPC.ResponseID)
+	}
+
+	other := `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"ok"}],"isError":false,"resultType":"complete"}}`
+	for _, start := range []wire.ID{wire.IntID(7), {}} {
+		res, err := classify.Classify(&classify.Exchange{
+			ID: wire.IntID(7), Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(other),
+		})
+		if err != nil || res.JSONRPC == nil {
+			t.Fatal(err)
+		}
+		rec = Record{}
+		rec.JSONRPC.ID = start
+		rec.SetResult(res)
+		kept := rec.JSONRPC.ResponseID
+		if start.IsZero() {
+			kept = rec.JSONRPC.ID
+		}
+		raw := res.JSONRPC.ID.Raw()
+		for i := range raw {
+			raw[i] = 'x' // the classifier's bytes, overwritten: the record's copy stays
+		}
+		if kept.String() != "8" {
+			t.Errorf("request id %q: the response id kept is %q, want its own copy of 8", start, kept)
+		}
+	}
+}

@@ -517,12 +517,13 @@ func (r *Record) SetResult(res *classify.Result) {
 		r.IsError = &b
 	}
 	if d := res.JSONRPC; d != nil {
-		respID := wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
+		// The response's id is copied only when the record keeps it: most
+		// responses answer with the request's id, which SetMessage set.
 		switch {
 		case r.JSONRPC.ID.IsZero():
-			r.JSONRPC.ID = respID
-		case !respID.IsZero() && !respID.Equal(r.JSONRPC.ID):
-			r.JSONRPC.ResponseID = respID
+			r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
+		case !d.ID.IsZero() && !d.ID.Equal(r.JSONRPC.ID):
+			r.JSONRPC.ResponseID = wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
 		}
 		if e := d.Error; e != nil {
 			if e.Code != nil {
