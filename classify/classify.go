@@ -747,6 +747,12 @@ func (c *Classifier) general(r *Result, ex *Exchange, data []byte) {
 	if !wire.Valid(data) {
 		r.Outcome = MalformedJSON
 		r.Reason = "the response body is not valid JSON"
+		if len(data) > 3 && string(data[:3]) == "\xef\xbb\xbf" && wire.Valid(data[3:]) {
+			// Said as it is: the JSON is valid, the BOM before it is
+			// what a reader may refuse.
+			r.Reason = "the response body is JSON after a UTF-8 byte order mark (EF BB BF), which JSON sent over a network must not start with (RFC 8259 §8.1): " +
+				"a reader that drops it (fetch's Response.json()) takes the body, one that does not (Go's encoding/json, Python's json.loads) refuses it"
+		}
 		return
 	}
 	switch wire.Kind(data) {
