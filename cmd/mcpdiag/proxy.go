@@ -24,6 +24,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -285,6 +286,16 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	}
 	if otlp != "" {
 		endpoint := o.otlp
+		// The exporter's headers are secrets (an API key), and its
+		// errors (a collector's refusal, which may quote the key) go
+		// to stderr through the OpenTelemetry error handler: scrubbed
+		// there, as every other output is.
+		for _, v := range tracing.HeaderSecrets() {
+			_ = record.AddSecret(v)
+		}
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			fmt.Fprintln(stderr, "mcpdiag proxy: "+record.Scrub(oneLine(err.Error())))
+		}))
 		tp, err := tracing.Setup(ctx, endpoint)
 		if err != nil {
 			closeSink()

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -318,6 +319,32 @@ func exportClient() (*http.Client, error) {
 
 // otlpEnv reads OTEL_EXPORTER_OTLP_TRACES_<name>, else
 // OTEL_EXPORTER_OTLP_<name>.
+// HeaderSecrets returns the values of the OTLP exporter's headers
+// (OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS:
+// "name=value,…", values percent-encoded), often an API key under a name
+// that says nothing of it (x-honeycomb-team), for the caller to register
+// as secrets: a collector that refuses the export may quote one in its
+// answer, which the exporter's error repeats.
+func HeaderSecrets() []string {
+	var out []string
+	for _, env := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		for _, kv := range strings.Split(os.Getenv(env), ",") {
+			_, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				continue
+			}
+			v = strings.TrimSpace(v)
+			if dv, err := url.PathUnescape(v); err == nil {
+				v = dv
+			}
+			if len(v) >= record.MinSecretLen {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 func otlpEnv(name string) string {
 	if v := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
 		return v
