@@ -25,7 +25,11 @@ import (
 func (rc *Recorder) run(ex *Exchange) {
 	defer rc.wg.Done()
 	defer rc.inFlight.Add(-1)
-	if ex.rare != nil && ex.rare.done != nil {
+	if rc.opts.Sync {
+		// begin made ex.rare for the channel: its pointer is not written
+		// again. Anything else of ex.rare waits for the handler's end (a
+		// finishing goroutine started early runs while the fault layer's
+		// tap may still make ex.rare).
 		defer close(ex.rare.done)
 	}
 	var capt *capture
