@@ -72,7 +72,7 @@ func crosstalkBody(path string, id int) []byte {
 // would show here; run with -race).
 func TestForwardLoopNoCrosstalk(t *testing.T) {
 	up := serve(t, crosstalkUpstream())
-	for _, limit := range []int{256 << 10, 0} {
+	for _, limit := range []int{256 << 10, 0, 3000} {
 		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
 			base, _, sink, _ := startProxy(t, up+"/", proxy.Options{Bodies: proxy.BodiesFull, BodyLimit: limit})
 			base = strings.TrimSuffix(base, "/")
@@ -120,6 +120,9 @@ func TestForwardLoopNoCrosstalk(t *testing.T) {
 					path = "/sse"
 				}
 				want := string(crosstalkBody(path, id))
+				if limit == 3000 && !r.ResponseBody.Truncated {
+					t.Errorf("id %d: a %d-byte body recorded whole under a 3,000-byte limit", id, len(want))
+				}
 				if r.ResponseBody.Truncated {
 					if !strings.HasPrefix(want, text) || len(text) == 0 {
 						t.Errorf("id %d: the truncated record's %d bytes are not the body's prefix", id, len(text))
