@@ -46,11 +46,12 @@ func (c *Call) ID() string { return c.sum.ID }
 // call when ex has none, and makes the first exchange of a repeated call
 // (AttemptOf set) carry retryOrigin "user". ex.Status, ex.HTTPMethod,
 // ex.RetryOrigin and the verdict must be set before Add. The summary takes
-// the call's identity (method, tool, arguments hash, request id) from the
-// first exchange that has it (of the call's method, when NewCall was given
-// one), the session from the first exchange that has one, and the verdict
-// (outcome, layer, result type, error, SSE counts, warnings, decision, …)
-// from the latest exchange, unless Terminal names another.
+// the call's identity (method, tool, arguments hash) from the first exchange
+// that has it (of the call's method, when NewCall was given one), the session
+// from the first exchange that has one, and the verdict (outcome, layer,
+// result type, error, response id, SSE counts, warnings, decision, …) from
+// the latest exchange, unless Terminal names another; its request id is that
+// exchange's too when it is of the call's method (see verdictOf).
 func (c *Call) Add(ex *Record) {
 	c.n++
 	if ex.Kind == "" {
@@ -92,7 +93,7 @@ func (c *Call) Add(ex *Record) {
 		}
 	}
 	if c.terminal == nil {
-		c.sum.verdictOf(ex)
+		c.verdictOf(ex)
 	}
 
 	if !ex.Time.IsZero() {
@@ -112,11 +113,20 @@ func (c *Call) Add(ex *Record) {
 // after that stream's response, and its 202 says nothing of the tool.
 func (c *Call) Terminal(ex *Record) {
 	c.terminal = ex
-	c.sum.verdictOf(ex)
+	c.verdictOf(ex)
 }
 
-// verdictOf copies the verdict of exchange ex onto the summary s.
-func (s *Record) verdictOf(ex *Record) {
+// verdictOf copies the verdict of exchange ex onto the summary. An exchange
+// of the call's method also gives the summary its request id: responseId
+// says how the answer differed from that request's id, so the two must be
+// one attempt's (a retry sends a new id; the first attempt's id beside the
+// last attempt's responseId named a mismatch that never happened, or hid
+// one).
+func (c *Call) verdictOf(ex *Record) {
+	s := &c.sum
+	if (c.method == "" || ex.Method == c.method) && !ex.JSONRPC.ID.IsZero() {
+		s.JSONRPC.ID = ex.JSONRPC.ID
+	}
 	s.JSONRPC.ErrorCode, s.JSONRPC.ErrorName, s.JSONRPC.ResponseID = ex.JSONRPC.ErrorCode, ex.JSONRPC.ErrorName, ex.JSONRPC.ResponseID
 	s.Outcome, s.Layer, s.Reason, s.ResultType = ex.Outcome, ex.Layer, ex.Reason, ex.ResultType
 	s.Status, s.ContentType, s.IsError = ex.Status, ex.ContentType, ex.IsError

@@ -31,7 +31,7 @@ func TestCallPolicyRetry(t *testing.T) {
 	s := call.Summary()
 	if s.Kind != KindCall || s.ID != call.ID() || s.PostCount != 2 || fmt.Sprint(s.HTTPStatuses) != "[503 200]" ||
 		s.Exchanges != 2 || s.RetryOrigin != OriginPolicy || s.PolicyRetries != 1 || s.Outcome != classify.ToolSuccess ||
-		s.ResultType != "complete" || s.Tool != "echo" || s.ArgsHash != "sha256:a" || s.JSONRPC.ID.String() != "1" ||
+		s.ResultType != "complete" || s.Tool != "echo" || s.ArgsHash != "sha256:a" || s.JSONRPC.ID.String() != "2" ||
 		!s.Time.Equal(t0) || time.Duration(s.Timings.Total) != 320*time.Millisecond || s.Decision.Action != "retry" {
 		t.Errorf("summary: %+v", s)
 	}
@@ -112,5 +112,43 @@ func TestCallTerminalAndIdentity(t *testing.T) {
 	}
 	if s.PostCount != 3 || fmt.Sprint(s.HTTPStatuses) != "[200 200 202]" {
 		t.Errorf("counters %d %v still count every exchange", s.PostCount, s.HTTPStatuses)
+	}
+}
+
+// TestCallIDsAreOneAttempts: the call line's id and responseId are those of
+// the attempt whose verdict it carries. With the first attempt's id beside
+// the last attempt's responseId, a retry answered with a stale id read "id 2,
+// responseId 2" (no mismatch) next to INVALID_ENVELOPE, and one answered
+// id+1 read "id 2, responseId 5" of a request sent as 4.
+func TestCallIDsAreOneAttempts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		answered           wire.ID
+		wantID, wantAnswer string
+	}{
+		{"stale answer", wire.IntID(2), "4", "2"},
+		{"answer id+1", wire.IntID(5), "4", "5"},
+		{"string id answered", wire.StringID("4"), "4", `"4"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			call := NewCall(Record{Client: "c@1", Method: "tools/call"})
+			call.Add(&Record{HTTPMethod: "POST", Method: "initialize", JSONRPC: JSONRPC{ID: wire.IntID(1)}, Status: 200})
+			call.Add(&Record{HTTPMethod: "POST", Method: "tools/call", Tool: "echo", Status: 200,
+				JSONRPC: JSONRPC{ID: wire.IntID(2), ResponseID: wire.IntID(3)}, Outcome: classify.InvalidEnvelope,
+				Decision: &Decision{Action: "retry"}})
+			call.Add(&Record{HTTPMethod: "POST", Method: "tools/call", Tool: "echo", Status: 200, RetryOrigin: OriginPolicy,
+				JSONRPC: JSONRPC{ID: wire.IntID(4), ResponseID: tc.answered}, Outcome: classify.InvalidEnvelope})
+			s := call.Summary()
+			if got := s.JSONRPC.ID.String(); got != tc.wantID || !s.JSONRPC.ID.IsNumber() {
+				t.Errorf("summary id %s, want %s (the last attempt's, a number)", got, tc.wantID)
+			}
+			if got := s.JSONRPC.ResponseID.String(); got != tc.wantAnswer {
+				t.Errorf("summary responseId %s, want %s", got, tc.wantAnswer)
+			}
+			if s.Tool != "echo" || s.Outcome != classify.InvalidEnvelope || s.PolicyRetries != 1 {
+				t.Errorf("summary %s %s retries %d", s.Tool, s.Outcome, s.PolicyRetries)
+			}
+		})
 	}
 }

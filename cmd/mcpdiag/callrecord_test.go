@@ -113,11 +113,17 @@ func checkCallLine(t *testing.T, r callRun, tool string) {
 		}
 		return
 	}
-	if !c.JSONRPC.ID.Equal(first.JSONRPC.ID) || c.ArgsHash != first.ArgsHash {
-		t.Errorf("call line id %s argsHash %s; the first tools/call has id %s argsHash %s", c.JSONRPC.ID, c.ArgsHash, first.JSONRPC.ID, first.ArgsHash)
+	if c.ArgsHash != first.ArgsHash {
+		t.Errorf("call line argsHash %s; the first tools/call has argsHash %s", c.ArgsHash, first.ArgsHash)
 	}
 	if c.Outcome == classify.InputRoundsExceeded || c.Outcome == classify.ToolExcluded {
 		return
+	}
+	// The ids are one attempt's, the one whose verdict the line carries:
+	// responseId is read against id.
+	if !c.JSONRPC.ID.Equal(last.JSONRPC.ID) || !c.JSONRPC.ResponseID.Equal(last.JSONRPC.ResponseID) {
+		t.Errorf("call line id %s responseId %s; the last tools/call (seq %d) has id %s responseId %s",
+			c.JSONRPC.ID, c.JSONRPC.ResponseID, last.Seq, last.JSONRPC.ID, last.JSONRPC.ResponseID)
 	}
 	if c.Outcome != last.Outcome || c.Layer != last.Layer || c.Status != last.Status || c.ContentType != last.ContentType ||
 		c.ResultType != last.ResultType || !sameBool(c.IsError, last.IsError) || !sameInt(c.JSONRPC.ErrorCode, last.JSONRPC.ErrorCode) {
