@@ -3,11 +3,14 @@ package proxy_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -206,4 +209,65 @@ func TestForwardLoopClientGoesAway(t *testing.T) {
 		t.Errorf("the records differ:\nforwarding %s\ncopying    %s", views[0], views[1])
 	}
 	t.Log(views[0])
+}
+
+// panickyWriter passes writes on until limit bytes, then panics.
+type panickyWriter struct {
+	http.ResponseWriter
+	n, limit int
+}
+
+func (w *panickyWriter) Write(b []byte) (int, error) {
+	if w.n += len(b); w.n > w.limit {
+		panic(http.ErrAbortHandler)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *panickyWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// TestForwardLoopPanickingClientWrite: a server whose response writer
+// panics part-way through a streamed body (a library user's wrapper around
+// the proxy) gets the same record from the forwarding loop as from
+// ReverseProxy's copy, and the proxy serves the next exchange.
+func TestForwardLoopPanickingClientWrite(t *testing.T) {
+	up := serve(t, crosstalkUpstream())
+	var views []string
+	for _, mw := range []func(http.Handler) http.Handler{nil, passThrough} {
+		sink := &memSink{}
+		u, _ := url.Parse(up + "/")
+		p, err := proxy.New(proxy.Options{Upstream: u, Records: sink, Bodies: proxy.BodiesAll, Middleware: mw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Has("panic") {
+				w = &panickyWriter{ResponseWriter: w, limit: 20000}
+			}
+			p.ServeHTTP(w, r)
+		}))
+		base := ts.URL + u.Path
+		_, _, b, err := post(t, http.DefaultClient, base+"sse?panic", callBody(3, "echo", `{}`), nil)
+		if err == nil || len(b) > 20000 {
+			t.Errorf("the client got %d bytes, %v: want the connection cut before 20,000", len(b), err)
+		}
+		_, _, b, err = post(t, http.DefaultClient, base+"sse", callBody(4, "echo", `{}`), nil)
+		if err != nil || !bytes.Equal(b, crosstalkBody("/sse", 4)) {
+			t.Errorf("the next exchange: %d bytes, %v", len(b), err)
+		}
+		waitRecords(t, sink, 2)
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		p.Close(ctx)
+		cancel()
+		for _, r := range sink.exchanges(t) {
+			if r.JSONRPC.ID.String() == "3" {
+				views = append(views, fmt.Sprintf("outcome %s layer %s flags %v reason %q bytes %d", r.Outcome, r.Layer, r.Flags, r.Reason, r.ResponseBytes))
+			}
+		}
+	}
+	if len(views) != 2 || views[0] != views[1] {
+		t.Errorf("the records differ:\n%q", views)
+	}
+	t.Log(views)
 }
