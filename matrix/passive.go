@@ -361,6 +361,19 @@ type connLanes struct {
 	last   map[string]string         // client and endpoint → the trace of its latest record
 	failed map[string]*record.Record // client and endpoint → its latest record, when a client retries it
 	labels map[string]string         // trace key → its label
+
+	// refused holds, per client and endpoint, its latest request refused
+	// with 400, 401, 403 or 404 and refusedKey that request's trace: the
+	// request sent again, and an initialize, tools/list or
+	// server/discover before it, join that trace on whatever connection
+	// they come. safety.4xx-unchanged reads a repeat against what changed
+	// in between; a client with a pool of connections (the TypeScript SDK)
+	// re-reads tools/list and repeats on connections the pool hands out,
+	// and cut by connection the rule failed or passed from one identical
+	// run to the next (newuser8: 4 failures in 5 runs of
+	// errors.header_mismatch).
+	refused    map[string]*record.Record
+	refusedKey map[string]string
 }
 
 // trace returns the trace key and the label (", conn ID", or ", URL" without a connection) of r, a
@@ -368,7 +381,7 @@ type connLanes struct {
 func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 	if c.byConn == nil {
 		c.byConn, c.last, c.failed, c.labels = map[string]string{}, map[string]string{}, map[string]*record.Record{}, map[string]string{}
-		c.issued = map[string]string{}
+		c.issued, c.refused, c.refusedKey = map[string]string{}, map[string]*record.Record{}, map[string]string{}
 	}
 	x := judge.FromRecord(r, "")
 	defer func() {
@@ -376,6 +389,9 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 		c.failed[base] = nil
 		if retriedElsewhere(r) {
 			c.failed[base] = r
+		}
+		if r.Conn != "" && r.Method != "" && x.Failed && refusedStatus(r.Status) {
+			c.refused[base], c.refusedKey[base] = r, key
 		}
 		if x.Issued != "" && r.Conn != "" {
 			c.issued[base+" "+x.Issued] = key
@@ -391,6 +407,21 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 		if key, ok := c.issued[base+" "+x.State]; ok {
 			// An MRTR round: the trace of the answer that issued its
 			// state, whatever the connection.
+			if _, seen := c.byConn[base+" "+r.Conn]; !seen {
+				c.byConn[base+" "+r.Conn] = key
+			}
+			return key, c.labels[key]
+		}
+	}
+	if f := c.refused[base]; f != nil {
+		join := false
+		switch {
+		case sameRequest(f, r):
+			c.refused[base], join = nil, true
+		case r.Method == "initialize" || r.Method == "tools/list" || r.Method == "server/discover":
+			join = true
+		}
+		if key := c.refusedKey[base]; join {
 			if _, seen := c.byConn[base+" "+r.Conn]; !seen {
 				c.byConn[base+" "+r.Conn] = key
 			}
@@ -415,6 +446,13 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 // same method, tool and arguments (its id may differ, and should).
 func sameRequest(failed, r *record.Record) bool {
 	return failed != nil && r.Method == failed.Method && r.Tool == failed.Tool && r.ArgsHash == failed.ArgsHash
+}
+
+// refusedStatus reports the statuses safety.4xx-unchanged reads as a
+// refusal to repeat only after a change.
+func refusedStatus(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		status == http.StatusNotFound
 }
 
 // retriedElsewhere reports an exchange after which a client is expected to

@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"strings"
@@ -194,4 +195,64 @@ func TestFromRecordsRoundsAcrossPooledConnections(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("traces %v,\nwant %v", got, want)
 	}
+}
+
+// TestFromRecordsRefusalAcrossPooledConnections: a request refused with
+// 400, then (or not) a tools/list, then the request again, on whatever
+// connections a client's pool hands out. safety.4xx-unchanged must give the
+// same verdict in every arrangement: a pass when tools/list was re-read in
+// between, a failure when nothing changed. Before, the traces were cut by
+// connection and the verdict followed the pool: the re-read on another
+// connection read as an unchanged repeat, and an unchanged repeat on another
+// connection was not seen at all (newuser8: the TypeScript SDK failed
+// errors.header_mismatch in 4 of 5 identical runs).
+func TestFromRecordsRefusalAcrossPooledConnections(t *testing.T) {
+	t.Parallel()
+	conns := []string{"r-1", "r-2", "r-3"}
+	for _, reread := range []bool{true, false} {
+		for _, listConn := range conns {
+			for _, repeatConn := range conns {
+				if !reread && listConn != "r-1" {
+					continue // one arrangement per repeat's connection
+				}
+				cp := newCapture(t)
+				cp.add(req{method: "server/discover"})
+				cp.add(req{tool: "echo", args: `{"text":"a"}`, status: 400, outcome: classify.HTTPError})
+				conn := []string{"r-2", "r-1"}
+				if reread {
+					cp.add(req{method: "tools/list"})
+					conn = append(conn, listConn)
+				}
+				cp.add(req{tool: "echo", args: `{"text":"a"}`})
+				conn = append(conn, repeatConn)
+				for i, c := range conn {
+					cp.recs[i].Conn = c
+				}
+				p := cp.judge()
+				f, failed := passiveFailures(p)["safety.4xx-unchanged"]
+				name := fmt.Sprintf("tools/list re-read %v on %s, repeat on %s", reread, listConn, repeatConn)
+				switch {
+				case reread && failed:
+					t.Errorf("%s: safety.4xx-unchanged failed: %s", name, f)
+				case !reread && !failed:
+					t.Errorf("%s: safety.4xx-unchanged did not fail (checks %v)", name, passiveVerdicts(p, "safety.4xx-unchanged"))
+				case !reread && !strings.Contains(f, "with nothing changed"):
+					t.Errorf("%s: evidence %q", name, f)
+				}
+			}
+		}
+	}
+}
+
+// passiveVerdicts lists the verdicts of rule in every trace of p.
+func passiveVerdicts(p *matrix.Passive, rule string) []string {
+	var out []string
+	for _, tr := range p.Traces {
+		for _, c := range tr.Checks {
+			if c.Rule == rule {
+				out = append(out, tr.Trace.Name+": "+string(c.Verdict)+" "+c.Evidence)
+			}
+		}
+	}
+	return out
 }
