@@ -15,3 +15,6 @@ func killGroup(*exec.Cmd) {}
 
 // diedOf returns "": the exit code says how the process ended.
 func diedOf(*os.ProcessState) string { return "" }
+
+// shellReported returns "": without POSIX signals, 128+N means nothing.
+func shellReported(int) string { return "" }

@@ -33,3 +33,16 @@ func diedOf(ps *os.ProcessState) string {
 	}
 	return ""
 }
+
+// shellReported names the signal a shell reports with exit code 128+N
+// (129-159: signals 1-31) for a child that died of signal N, as "signal 11
+// (segmentation fault), as its shell reports (exit code 139)"; "" for any
+// other code. A wrapper script whose client crashed exits so by itself
+// (docs/decisions.md, matrix9).
+func shellReported(code int) string {
+	if code < 129 || code > 159 {
+		return ""
+	}
+	n := syscall.Signal(code - 128)
+	return fmt.Sprintf("signal %d (%s), as its shell reports (exit code %d)", int(n), n, code)
+}

@@ -693,6 +693,12 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 			// A signal the matrix did not send: a crash (the OOM
 			// killer, a segmentation fault, an abort).
 			cr.Signal = diedOf(cmd.ProcessState)
+			if cr.Signal == "" {
+				// A shell (a wrapper script) reports a child
+				// that died of signal N with the exit code
+				// 128+N: the same crash, one process removed.
+				cr.Signal = shellReported(cr.ExitCode)
+			}
 		}
 	}
 	var ee *exec.ExitError

@@ -278,3 +278,45 @@ func TestClientThatCallsWithOtherArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperReportsClientCrash: a shell wrapper whose child died of
+// SIGSEGV exits 139 by itself (128 + 11); the matrix reads the code as the
+// shell means it, a death by signal 11, and client.ran fails the crash as
+// for a client that died of the signal itself (TestClientKilledBySignal).
+// Before, 139 counted as the client's own failure report, and sse.truncated
+// (a failed call) passed client.ran (newuser8). A wrapper that exits 3 by
+// itself is a failure report as before.
+func TestWrapperReportsClientCrash(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no signals")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	bin := badClient(t)
+	// The client makes its call, then a child of the wrapper dies of
+	// SIGSEGV; "exit $?" keeps the wrapper from exec'ing its last command.
+	crash := []string{"sh", "-c", `"$0" "$@"; sh -c 'kill -SEGV $$'; exit $?`, bin}
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline", "sse.truncated"), Command: crash})
+	const want = "it died of signal 11 (segmentation fault), as its shell reports (exit code 139), which the matrix did not send: a crash, not a failure report"
+	for _, name := range []string{"baseline", "sse.truncated", "sse.truncated/delete_item"} {
+		ch := checkOf(t, rep, name, "client.ran")
+		if ch.Verdict != judge.Fail || !strings.HasPrefix(ch.Evidence, want) {
+			t.Errorf("%s: client.ran %s: %s\nwant fail: %s", name, ch.Verdict, ch.Evidence, want)
+		}
+	}
+	for _, c := range rep.Cases {
+		for _, r := range c.Runs {
+			if r.Client.Signal != "signal 11 (segmentation fault), as its shell reports (exit code 139)" || r.Client.ExitCode != 139 || r.Client.Killed {
+				t.Errorf("%s: client %+v, want Signal of exit code 139, not Killed", c.Case.Name, r.Client)
+			}
+		}
+	}
+	// A wrapper's own failure report (exit 3 where the call failed) stays one.
+	rep = run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "sse.truncated"), Command: []string{"sh", "-c", `"$0" "$@"; exit 3`, bin}})
+	ch := checkOf(t, rep, "sse.truncated", "client.ran")
+	if ch.Verdict != judge.Pass || rep.Cases[0].Runs[0].Client.Signal != "" {
+		t.Errorf("sse.truncated, wrapper exiting 3: client.ran %s: %s; client %+v", ch.Verdict, ch.Evidence, rep.Cases[0].Runs[0].Client)
+	}
+}
