@@ -22,6 +22,9 @@ var classificationRules = []Rule{
 			if c.Error != "" && c.Duration == 0 {
 				return false, "the client did not start: " + c.Error
 			}
+			if c.NotStarted {
+				return false, notStarted(t)
+			}
 			n := 0
 			for _, x := range t.Exchanges {
 				if x.IsRequest() {

@@ -80,6 +80,11 @@ func Judge(t *Trace) []Check {
 }
 
 func judgeOne(r Rule, t *Trace) Check {
+	if c := t.Client; c != nil && c.NotStarted && r.ID != "client.ran" {
+		// Nothing the client did not do can pass, and a start-up
+		// that took too long says nothing of the server.
+		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: notStarted(t)}
+	}
 	if r.HTTPOnly && !overHTTP(t) {
 		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: "not applicable on stdio: it has no HTTP layer (no request headers)"}
 	}
@@ -219,6 +224,12 @@ func eachPost(f func(*Trace, *Exchange) string) func(*Trace) (bool, string) {
 
 // withClient applies a rule to the runs that ran a client (not to
 // --from-records traces).
+// notStarted says that a client the matrix stopped at its start-up limit
+// did not start.
+func notStarted(t *Trace) string {
+	return fmt.Sprintf("the client did not start within %s (the start-up limit, from its start to its first request): it sent no request, so nothing of the case was tested", FormatDuration(t.Limits.StartTimeout))
+}
+
 func withClient(t *Trace) (bool, string) {
 	if t.Client == nil {
 		return false, "no client run"

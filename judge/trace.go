@@ -49,7 +49,7 @@ const (
 	DefaultRetryAfterSlack = 100 * time.Millisecond
 	DefaultLoopThreshold   = 3
 	DefaultRunTimeout      = 15 * time.Second
-	DefaultStartTimeout    = 10 * time.Second
+	DefaultStartTimeout    = 60 * time.Second
 	DefaultLivenessGrace   = 3 * time.Second
 	DefaultMaxStepUps      = 2
 )
@@ -93,6 +93,11 @@ type ClientRun struct {
 	Startup   time.Duration `json:"-"`
 	Active    time.Duration `json:"-"`
 	NoRequest bool          `json:"noRequest,omitempty"`
+	// NotStarted reports a client the matrix stopped at the start-up
+	// limit (Limits.StartTimeout from its start) before it sent any
+	// request: it was not tested, so client.ran fails with "did not start
+	// within …" and every other rule is n/a (docs/decisions.md, matrix9).
+	NotStarted bool `json:"notStarted,omitempty"`
 	// Exited reports a command that ended by itself (not stopped at a
 	// limit or by the end of the matrix's context).
 	Exited bool `json:"-"`

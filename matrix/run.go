@@ -432,6 +432,9 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	}
 	if at, ok := first.at(); ok {
 		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
+		// A request that came as the start-up limit passed: the
+		// client started, and the rules judge what it did.
+		rr.Client.NotStarted = false
 	} else {
 		rr.Client.NoRequest = true
 	}
@@ -711,6 +714,7 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 	}
 	switch {
 	case cr.Killed && why == errStartLimit:
+		cr.NotStarted = true
 		cr.Error = fmt.Sprintf("killed: no request within %s of starting (the start-up limit)", ms(opts.Limits.StartTimeout))
 	case cr.Killed:
 		cr.Error = fmt.Sprintf("killed %s after its first request (the run's limit)", ms(limit))

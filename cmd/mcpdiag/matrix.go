@@ -122,7 +122,7 @@ Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
 	f.Uint64Var(&o.seed, "seed", matrix.DefaultSeed, "seed of the scenarios' schedules and the built-in client's jitter")
 	f.IntVar(&o.parallel, "parallel", 0, "runs in flight at once (default: the built-in client max(8, 4×CPUs), a client command one per CPU, at least 2)")
 	f.DurationVar(&o.timeout, "timeout", matrix.DefaultRunTimeout, "time limit for one run of the client command, from its first request (it is killed after)")
-	f.DurationVar(&o.startup, "start-timeout", matrix.DefaultStartTimeout, "time limit from the client command's start to its first request (it is killed after, failing live.finish)")
+	f.DurationVar(&o.startup, "start-timeout", matrix.DefaultStartTimeout, "time limit from the client command's start to its first request (it is killed after: the run fails client.ran, did not start within …, and no other rule judges it)")
 	f.IntVar(&o.maxRetries, "max-retries", matrix.DefaultMaxRetries, "retries of one request the rule safety.retry-bound allows")
 	f.StringVar(&o.fromRecords, "from-records", "", "judge captured records (FILE, or - for stdin) instead of running scenarios")
 	return cmd
