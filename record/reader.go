@@ -54,7 +54,9 @@ func NewReader(r io.Reader) *Reader {
 
 // Raw returns the line (without surrounding white space) of the record Next
 // returned last, for the members a Record does not hold (a server line's
-// "serve"). It is valid until the next call to Next.
+// "serve"). It is valid until the next call to Next. It is the line as
+// written, not redacted: a caller that prints from it redacts it first
+// (Redactor.RedactJSON).
 func (r *Reader) Raw() []byte { return r.raw }
 
 // Line returns the number of the line read last.
@@ -157,7 +159,12 @@ func (r *Reader) All() iter.Seq2[*Record, error] {
 
 // Decode reads one record from one line of JSON. The line must hold a
 // JSON object; unknown fields are ignored. A line of an older schema version
-// is upgraded (see Upgrade).
+// is upgraded (see Upgrade). The record is then redacted with Default as
+// the encoder redacts a record it writes (Redactor.Record), so that a file
+// written before a redaction fix, or by another producer, cannot carry a
+// credential into what a reader prints (report, its HTML and HAR, matrix
+// --from-records, ui). A line mcpdiag wrote is already redacted and reads
+// unchanged: redaction of a redacted value leaves it as it is.
 func Decode(line []byte) (*Record, error) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -168,5 +175,26 @@ func Decode(line []byte) (*Record, error) {
 		return nil, err
 	}
 	Upgrade(rec, line)
-	return rec, nil
+	return Default.Record(rec), nil
+}
+
+// readLimit is the body limit of Redactor.Record: a record as read is
+// redacted, never cut (the reader's line limit bounds it already).
+const readLimit = 1 << 40
+
+// Record returns rec redacted as Encoder.Encode redacts a record it writes
+// (every string scrubbed, URLs and headers redacted, bodies and ErrorData
+// redacted as JSON or text, the session hashed, the credentials of its
+// headers masked wherever they appear), without the encoder's limits: no
+// body is cut. Unlike Encode it fills in nothing (no ID, time or version).
+// rec is not modified; the result may share with it what needed no change.
+func (r *Redactor) Record(rec *Record) *Record {
+	if rec == nil {
+		return nil
+	}
+	red := r.withHeaderSecrets(rec.RequestHeaders, rec.ResponseHeaders)
+	e := Encoder{Redactor: red, BodyLimit: readLimit}
+	c := new(Record)
+	e.sanitizeInto(c, red, rec, true)
+	return c
 }

@@ -71,7 +71,11 @@ func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int
 		n++
 		var serve []byte
 		if rec.Kind == record.KindServer {
-			serve, _ = wire.Field(rd.Raw(), "serve")
+			// Raw is the line as written: redacted here, as Decode
+			// redacts the record, for a file of an older producer.
+			if serve, _ = wire.Field(rd.Raw(), "serve"); len(serve) > 0 {
+				serve = record.Default.RedactJSON(serve)
+			}
 		}
 		for _, rep := range reports {
 			if sa, ok := rep.(ServeAdder); ok && rec.Kind == record.KindServer {
