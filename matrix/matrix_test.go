@@ -743,7 +743,7 @@ func TestRunStoppedKeepsWhatFinished(t *testing.T) {
 		t.Fatalf("Run: %v, report %+v", err, rep)
 	}
 	in := rep.Incomplete
-	if in.Finished != 1 || in.Planned != 2 || in.Reason != stop.Error() || len(in.NotRun) != 1 || in.NotRun[0] != "timeout.uncooperative_hang" {
+	if in.Finished != 1 || in.Planned != 2 || in.Interrupted != 1 || in.Reason != stop.Error() || len(in.NotRun) != 1 || in.NotRun[0] != "timeout.uncooperative_hang" {
 		t.Errorf("incomplete %+v", in)
 	}
 	if len(rep.Cases) != 1 || rep.Cases[0].Case.Name != "baseline" || len(rep.Cases[0].Runs) != 1 || rep.Cases[0].Verdict() != judge.Pass {

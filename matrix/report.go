@@ -161,7 +161,12 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	for _, c := range r.Cases {
 		runs += len(c.Runs)
 	}
-	fmt.Fprintf(&b, "mcpdiag matrix: %s, %d runs, %d at a time, seed %d\n\n", who, runs, r.Parallel, r.Seed)
+	if in := r.Incomplete; in != nil {
+		fmt.Fprintf(&b, "mcpdiag matrix: %s, %d runs planned: %d done, %d interrupted, %d not started; %d at a time, seed %d\n\n",
+			who, in.Planned, in.Finished, in.Interrupted, in.Planned-in.Finished-in.Interrupted, r.Parallel, r.Seed)
+	} else {
+		fmt.Fprintf(&b, "mcpdiag matrix: %s, %d runs, %d at a time, seed %d\n\n", who, runs, r.Parallel, r.Seed)
+	}
 	if r.Incomplete != nil {
 		fmt.Fprintf(&b, "INCOMPLETE: stopped (%s); only the runs that finished are judged.\n\n", r.Incomplete)
 	}
@@ -294,7 +299,7 @@ func (r *Report) writeSummary(b *strings.Builder, verbose bool) {
 	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Checks of %d rules: %d pass, %d fail, %d n/a.\n",
 		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, len(activeRules()), t.Pass, t.Fail, t.NotApplicable)
 	if in := r.Incomplete; in != nil {
-		fmt.Fprintf(b, "INCOMPLETE: stopped (%s); %d not run: %s.\n", in, in.Planned-in.Finished, names(in.NotRun, 5))
+		fmt.Fprintf(b, "INCOMPLETE: stopped (%s); %d not judged: %s.\n", in, in.Planned-in.Finished, names(in.NotRun, 5))
 	}
 	if t.Fail == 0 {
 		b.WriteString("OBSERVED \"=\" is the expected outcome; TOOL_SUCCESS after a retry is a recovery.\n" +
@@ -625,6 +630,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		// broken, and no reader takes the missing cases for passes.
 		name += " (incomplete)"
 		props := []junitProperty{{"reason", in.Reason}, {"finishedRuns", strconv.Itoa(in.Finished)}, {"plannedRuns", strconv.Itoa(in.Planned)},
+			{"interruptedRuns", strconv.Itoa(in.Interrupted)},
 			{"parallel", strconv.Itoa(r.Parallel)}}
 		msg := fmt.Sprintf("the matrix was stopped (%s): only the runs that finished are judged", in)
 		suites = append(suites, junitSuite{Name: "mcpdiag.matrix.incomplete", Tests: 1, Errors: 1, Time: secs(r.Duration), Properties: props,

@@ -110,17 +110,21 @@ type Incomplete struct {
 	// "context deadline exceeded").
 	Reason string `json:"reason"`
 	// Finished counts the runs that finished, of Planned. Runs that the
-	// stop cut short are not judged and count as not run.
-	Finished int `json:"finishedRuns"`
-	Planned  int `json:"plannedRuns"`
+	// stop cut short (Interrupted) are not judged and count as not run;
+	// their records are written, each marked with the warning
+	// "matrix-run-interrupted".
+	Finished    int `json:"finishedRuns"`
+	Planned     int `json:"plannedRuns"`
+	Interrupted int `json:"interruptedRuns"`
 	// NotRun names the cases with a run that did not finish, in case
 	// order ("name (1 of 3 runs)" when some repeats finished).
 	NotRun []string `json:"notRun"`
 }
 
-// String says it in one line: "interrupt after 12 of 84 runs".
+// String says it in one line: "interrupt after 12 of 84 runs, 8
+// interrupted".
 func (in *Incomplete) String() string {
-	return fmt.Sprintf("%s after %d of %d runs", in.Reason, in.Finished, in.Planned)
+	return fmt.Sprintf("%s after %d of %d runs, %d interrupted", in.Reason, in.Finished, in.Planned, in.Interrupted)
 }
 
 // CaseResult is one case's runs and their aggregated verdicts.
@@ -144,6 +148,9 @@ type RunResult struct {
 	Checks []judge.Check `json:"checks"`
 	// Lines are the server log lines of the run (JSONL), for --record.
 	Lines [][]byte `json:"-"`
+	// Interrupted reports a run the end of Run's context cut short: its
+	// Lines are written (marked), it is not judged and not in the report.
+	Interrupted bool `json:"-"`
 }
 
 // Verdict is Fail when a check failed, else Pass.
@@ -292,16 +299,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex // serializes Progress and Records
 	var recErr error
+	interrupted := 0
 	for range min(opts.Parallel, len(cases)*repeat) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
 				rr := runCase(ctx, srv, sink, arr, base, &j.cr.Case, j.idx, j.n+1, safety, opts)
-				if rr == nil {
-					continue // cut short by the end of ctx
+				if !rr.Interrupted {
+					j.cr.Runs[j.n] = rr
 				}
-				j.cr.Runs[j.n] = rr
 				mu.Lock()
 				if opts.Records != nil {
 					// Every line is tried, also after a failure, so
@@ -311,7 +318,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 						recErr = err
 					}
 				}
-				if opts.Progress != nil {
+				if rr.Interrupted {
+					interrupted++
+				} else if opts.Progress != nil {
 					opts.Progress(j.cr, rr)
 				}
 				mu.Unlock()
@@ -339,7 +348,7 @@ feed:
 	rep.Duration = time.Since(start)
 	var err2 error
 	if ctx.Err() != nil {
-		rep.markIncomplete(context.Cause(ctx).Error(), len(cases)*repeat)
+		rep.markIncomplete(context.Cause(ctx).Error(), len(cases)*repeat, interrupted)
 		err2 = fmt.Errorf("matrix: stopped (%s): %w", rep.Incomplete, context.Cause(ctx))
 	}
 	if recErr != nil {
@@ -350,8 +359,8 @@ feed:
 
 // markIncomplete drops the runs that did not finish (and the cases left
 // with none) and says so.
-func (r *Report) markIncomplete(reason string, planned int) {
-	in := &Incomplete{Reason: reason, Planned: planned, NotRun: []string{}}
+func (r *Report) markIncomplete(reason string, planned, interrupted int) {
+	in := &Incomplete{Reason: reason, Planned: planned, Interrupted: interrupted, NotRun: []string{}}
 	var kept []*CaseResult
 	for _, c := range r.Cases {
 		var runs []*RunResult
@@ -427,9 +436,9 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 		rr.Client = runCommand(ctx, c, u, first, opts)
 	}
 	end := time.Now()
-	if ctx.Err() != nil && (opts.Command == nil || !rr.Client.Exited) {
-		return nil // stopped by the end of ctx, not finished: not judged
-	}
+	// Stopped by the end of ctx, not finished: not judged, but what the
+	// server saw is written, marked (nothing is silently lost).
+	rr.Interrupted = ctx.Err() != nil && (opts.Command == nil || !rr.Client.Exited)
 	if at, ok := first.at(); ok {
 		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
 		// A request that came as the start-up limit passed: the
@@ -451,20 +460,32 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 		time.Sleep(10 * time.Millisecond)
 	}
 	lines := sink.take(key)
+	mark := func(l *serverLine) []byte {
+		if rr.Interrupted {
+			return interruptedLine(l, context.Cause(ctx))
+		}
+		return l.raw
+	}
 	for _, l := range lines {
-		rr.Lines = append(rr.Lines, l.raw)
+		rr.Lines = append(rr.Lines, mark(l))
 	}
 	// The lines of the endpoint's authorization server (each written
 	// before its answer left, so all are in once the client is done).
 	asLines := sink.takeAuth(record.RedactURL(key))
 	for _, l := range asLines {
-		rr.Lines = append(rr.Lines, l.raw)
+		rr.Lines = append(rr.Lines, mark(l))
 	}
 	for _, r := range recs {
+		if rr.Interrupted {
+			r.Warnings = append(r.Warnings, interruptedWarning(context.Cause(ctx)))
+		}
 		b, err := (&record.Encoder{BodyLimit: 16 << 10}).Encode(r)
 		if err == nil {
 			rr.Lines = append(rr.Lines, b)
 		}
+	}
+	if rr.Interrupted {
+		return rr
 	}
 	served := make([]*record.Record, 0, len(lines)+len(asLines))
 	for _, l := range append(lines, asLines...) {
@@ -474,6 +495,46 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	rr.Trace.Client, rr.Trace.Safety, rr.Trace.Limits = &rr.Client, safety, opts.Limits
 	rr.Checks = judge.Judge(rr.Trace)
 	return rr
+}
+
+// InterruptedWarning is the warning code on each record of a run the
+// matrix's stop cut short: written, not judged.
+const InterruptedWarning = "matrix-run-interrupted"
+
+func interruptedWarning(cause error) record.Warning {
+	return record.Warning{Code: InterruptedWarning, Message: fmt.Sprintf("the matrix was stopped (%v) while this run was in flight: the run was not judged", cause)}
+}
+
+// interruptedLine returns a server log line with the warning
+// InterruptedWarning added: inserted before the closing brace when the line
+// has no warnings (its bytes otherwise as logged), else the line encoded
+// again with the warning appended.
+func interruptedLine(l *serverLine, cause error) []byte {
+	w := interruptedWarning(cause)
+	raw := bytes.TrimRight(l.raw, " \r\n")
+	if len(l.rec.Warnings) == 0 && len(raw) > 1 && raw[len(raw)-1] == '}' {
+		ws, err := json.Marshal([]record.Warning{w})
+		if err == nil {
+			out := append(bytes.Clone(raw[:len(raw)-1]), `,"warnings":`...)
+			out = append(append(out, ws...), '}')
+			return append(out, l.raw[len(raw):]...)
+		}
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(l.raw, &m) != nil {
+		return l.raw
+	}
+	ws := append(slices.Clone(l.rec.Warnings), w)
+	b, err := json.Marshal(ws)
+	if err != nil {
+		return l.raw
+	}
+	m["warnings"] = b
+	out, err := json.Marshal(m)
+	if err != nil {
+		return l.raw
+	}
+	return append(out, l.raw[len(raw):]...)
 }
 
 // runBuiltin runs mcpdiag's own client with its default retry policy.

@@ -58,13 +58,13 @@ func TestMatrixInterruptBinary(t *testing.T) {
 			if code != 130 {
 				t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
 			}
-			if !strings.Contains(p.stderr.String(), "matrix stopped (interrupt after 1 of 4 runs)") {
+			if !strings.Contains(p.stderr.String(), "matrix stopped (interrupt after 1 of 4 runs, 3 interrupted)") {
 				t.Errorf("stderr does not say it stopped:\n%s", p.stderr.String())
 			}
 			switch mode {
 			case "table":
-				for _, want := range []string{"INCOMPLETE: stopped (interrupt after 1 of 4 runs)", "baseline ", "1 runs: 1 passed, 0 failed",
-					"3 not run: errors.tool_error, sse.truncated, sse.truncated/delete_item.", "Stopped after"} {
+				for _, want := range []string{"INCOMPLETE: stopped (interrupt after 1 of 4 runs, 3 interrupted)", "4 runs planned: 1 done, 3 interrupted, 0 not started;", "baseline ", "1 runs: 1 passed, 0 failed",
+					"3 not judged: errors.tool_error, sse.truncated, sse.truncated/delete_item.", "Stopped after"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("stdout lacks %q:\n%s", want, out)
 					}
@@ -73,7 +73,7 @@ func TestMatrixInterruptBinary(t *testing.T) {
 				var v struct {
 					Case, Verdict, Incomplete string
 				}
-				if err := json.Unmarshal([]byte(out), &v); err != nil || v.Case != "baseline" || v.Verdict != "pass" || v.Incomplete != "interrupt after 1 of 4 runs" {
+				if err := json.Unmarshal([]byte(out), &v); err != nil || v.Case != "baseline" || v.Verdict != "pass" || v.Incomplete != "interrupt after 1 of 4 runs, 3 interrupted" {
 					t.Errorf("JSON %+v (%v):\n%s", v, err, out)
 				}
 			}
@@ -111,5 +111,69 @@ func TestMatrixInterruptBinary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMatrixInterruptWritesRunsInFlight: SIGINT to a real mcpdiag matrix
+// whose clients' calls the server holds (timeout.uncooperative_hang, twice)
+// writes the records of the runs in flight, each marked with the warning
+// matrix-run-interrupted, and the first line and the summary say how many
+// runs were planned, done and interrupted; exit 130. Before, the --record
+// file was empty though the server saw the calls, and the first line said
+// "0 runs" (newuser8).
+func TestMatrixInterruptWritesRunsInFlight(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sh and SIGINT")
+	}
+	bin := testBinary(t)
+	dir := t.TempDir()
+	recs := filepath.Join(dir, "m.jsonl")
+	// Each client notes that it started its call; the server holds it.
+	mark := filepath.Join(dir, "started")
+	client := []string{"--", "sh", "-c", `"$0" call "$1" "$MCP_TOOL" --args "$MCP_ARGS" & touch "` + mark + `.$$"; wait`, bin}
+	args := []string{bin, "matrix", "--scenarios", "timeout.uncooperative_hang", "--protocol", "2026-07-28", "--repeat", "2", "--parallel", "4", "--record", recs}
+	p := startProcess(t, nil, append(args, client...)...)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "started.*")); len(m) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients did not start in 30s; stderr:\n%s", p.stderr.String())
+		}
+	}
+	time.Sleep(3 * time.Second) // the calls reach the server, which holds them for 15 s
+	code := p.stop(t, syscall.SIGINT)
+	out := p.stdout.String()
+	if code != 130 {
+		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
+	}
+	for _, want := range []string{"2 runs planned: 0 done, 2 interrupted, 0 not started;", "INCOMPLETE: stopped (interrupt after 0 of 2 runs, 2 interrupted)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r struct {
+			Method, Scenario, URL string
+			Warnings              []struct{ Code, Message string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("record %q: %v", line, err)
+		}
+		if len(r.Warnings) == 0 || r.Warnings[len(r.Warnings)-1].Code != "matrix-run-interrupted" ||
+			r.Warnings[len(r.Warnings)-1].Message != "the matrix was stopped (interrupt) while this run was in flight: the run was not judged" {
+			t.Errorf("record not marked interrupted: %s", line)
+		}
+		if r.Method == "tools/call" {
+			calls[r.Scenario]++
+		}
+	}
+	if calls["timeout.uncooperative_hang"] != 2 {
+		t.Errorf("tools/call records by scenario %v, want 2 of timeout.uncooperative_hang; records:\n%s", calls, b)
 	}
 }
