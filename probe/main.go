@@ -109,10 +109,12 @@ func Main(ctx context.Context, opts Options, out Output) error {
 	}
 	var lost []string
 	if rep != nil && rep.Tools != nil {
-		// A stdio server's command line may carry a credential as a
-		// flag's value ("--api-key KEY"): masked as matrix masks a
-		// client's.
-		rep.Command = red.Args(rep.Command)
+		// Every text field is redacted before any format is written (a
+		// stdio server's command line may carry a credential as a flag's
+		// value, "--api-key KEY"; a check's evidence quotes the server):
+		// the formats' own escaping (XML's &#34;, JSON's \u0026) would
+		// hide a credential from the text patterns afterwards.
+		rep.Redact(red)
 		var b strings.Builder
 		var err error
 		if out.JSON {

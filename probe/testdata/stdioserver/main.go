@@ -10,6 +10,7 @@
 // request on stdout before each tools/call is handled (without waiting for
 // it) and appends each response to it that comes back on stdin to FILE.
 // -banner TEXT writes TEXT on stdout at start, before any message.
+// -notification-line LINE is the line -notification answer writes.
 package main
 
 import (
@@ -33,6 +34,7 @@ func main() {
 	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
 	ask := flag.String("ask", "", "write a roots/list request on stdout at each tools/call; append the answers to FILE")
 	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one; exit: exit")
+	notificationLine := flag.String("notification-line", `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"stdioserver: no such request to cancel"}}`, "the line -notification answer writes")
 	banner := flag.String("banner", "", "write this line on stdout before anything else, as servers that print a banner there do")
 	flag.Parse()
 	if *banner != "" {
@@ -76,7 +78,7 @@ func main() {
 		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout}}
 	case *notification != "" || *ask != "":
 		out := &locked{w: os.Stdout}
-		t = &mcp.IOTransport{Reader: intercept(*notification, *ask, out), Writer: out}
+		t = &mcp.IOTransport{Reader: intercept(*notification, *notificationLine, *ask, out), Writer: out}
 	}
 	if err := s.Run(context.Background(), t); err != nil {
 		log.Print(err)
@@ -115,10 +117,10 @@ func (l *locked) Write(p []byte) (int, error) {
 func (l *locked) Close() error { return l.w.Close() }
 
 // intercept passes stdin's lines on to the server and does what mode says
-// at a notifications/cancelled: answer it on out, or hang. With ask, it
+// at a notifications/cancelled: answer it on out (the line answer), or hang. With ask, it
 // writes a roots/list request on out before each tools/call line and keeps
 // the responses to those requests from the server, appending them to ask.
-func intercept(mode, ask string, out io.Writer) io.ReadCloser {
+func intercept(mode, answer, ask string, out io.Writer) io.ReadCloser {
 	r, w := io.Pipe()
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
@@ -140,7 +142,7 @@ func intercept(mode, ask string, out io.Writer) io.ReadCloser {
 			if bytes.Contains(line, []byte(`"notifications/cancelled"`)) {
 				switch mode {
 				case "answer":
-					fmt.Fprintln(out, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"stdioserver: no such request to cancel"}}`)
+					fmt.Fprintln(out, answer)
 				case "hang":
 					time.Sleep(time.Hour) // a timer: not the runtime's "all goroutines are asleep"
 				case "exit":
