@@ -3,11 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/ui"
 )
 
 // oldRecordSecrets are the credentials plantedRecordFile puts in a record
@@ -112,4 +117,54 @@ func TestReadersRedactOldRecords(t *testing.T) {
 	if leaks > 0 {
 		t.Logf("%d leaks", leaks)
 	}
+}
+
+// TestUIRedactsOldRecords: ui's live page over a record file that holds
+// credentials in the clear sends none of them in its events.
+func TestUIRedactsOldRecords(t *testing.T) {
+	in := plantedRecordFile(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- ui.Follow(ctx, ui.FollowOptions{Files: []string{in}, Poll: 50 * time.Millisecond, Ready: func(u string) { urls <- u }})
+	}()
+	var u string
+	select {
+	case u = <-urls:
+	case err := <-done:
+		t.Fatalf("Follow ended before serving: %v", err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer rcancel()
+	req, err := http.NewRequestWithContext(rctx, "GET", u+"events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got bytes.Buffer
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		got.Write(sc.Bytes())
+		got.WriteByte('\n')
+		if bytes.Contains(sc.Bytes(), []byte("upstream said password")) {
+			break
+		}
+	}
+	if !bytes.Contains(got.Bytes(), []byte("upstream said password")) {
+		t.Fatalf("the page never sent the planted record:\n%.2000s", got.String())
+	}
+	for _, sec := range oldRecordSecrets {
+		if bytes.Contains(got.Bytes(), []byte(sec)) {
+			t.Errorf("the live page sends %s", sec)
+		}
+	}
+	cancel()
+	<-done
 }
