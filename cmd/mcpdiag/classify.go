@@ -115,13 +115,22 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	if cerr != nil && !errors.As(cerr, &nc) {
 		return usageError("%s: %v", name, cerr)
 	}
+	// The verdict quotes the response (a JSON-RPC error's message and
+	// data): redacted as a record is, with the response's own credential
+	// headers as secrets, since what is printed ends up in issues and CI
+	// logs. The JSON is redacted as JSON, not scrubbed as text, where a
+	// string's escaped quotes hide a member name.
+	red := record.NewRedactor()
+	red.AddHeaderSecrets(resp.Header)
+	var b bytes.Buffer
 	if o.text {
-		_, err = io.WriteString(out, classify.Explain(r))
+		b.WriteString(classify.Explain(r))
 		for _, n := range resp.Notes {
-			fmt.Fprintf(out, "  note:   %s\n", n)
+			fmt.Fprintf(&b, "  note:   %s\n", n)
 		}
-	} else {
-		err = writeResultJSON(out, r, resp.Notes)
+		_, err = io.WriteString(out, red.Scrub(b.String()))
+	} else if err = writeResultJSON(&b, r, resp.Notes); err == nil {
+		_, err = out.Write(red.RedactJSON(b.Bytes()))
 	}
 	if err != nil {
 		return err
@@ -129,7 +138,7 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	if nc != nil {
 		// The verdict is printed; the exit status and one line say there
 		// is none.
-		return &exitError{code: exitNotClassified, err: fmt.Errorf("%s: %s", name, nc.Reason)}
+		return &exitError{code: exitNotClassified, err: fmt.Errorf("%s: %s", name, red.Scrub(nc.Reason))}
 	}
 	if anyFailure && report.Failure(record.KindExchange, r.Outcome) || slices.Contains(failOn, r.Outcome) {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %s (%s layer) is in --fail-on %s", name, r.Outcome, r.Layer(), o.failOn)}
