@@ -110,13 +110,18 @@ func TestForwardLoopNoCrosstalk(t *testing.T) {
 					t.Errorf("a record without a response body: %s %s", r.Outcome, r.Reason)
 					continue
 				}
-				text := r.ResponseBody.Text
+				text := unmarked(r.ResponseBody)
+				// The id: a JSON response's, or the progress token of the
+				// stream's first event (a body cut at 3,000 bytes keeps no
+				// token of the text, one unfinished token to the cut).
 				var id int
-				if i := strings.Index(text, "<"); i < 0 || len(text) < i+8 {
-					t.Errorf("a record's body holds no token: %.80q", text)
-					continue
+				if i := strings.Index(text, `"progressToken":`); i >= 0 {
+					fmt.Sscanf(text[i+16:], "%d", &id)
+				} else if i := strings.Index(text, `"id":`); i >= 0 {
+					fmt.Sscanf(text[i+5:], "%d", &id)
 				} else {
-					fmt.Sscanf(text[i+1:i+7], "%d", &id)
+					t.Errorf("a record's body holds no id: %.80q", text)
+					continue
 				}
 				path := "/json"
 				if strings.HasPrefix(text, "event:") {

@@ -341,7 +341,16 @@ func (e *Encoder) body(red *Redactor, b *Body) *Body {
 	if b == nil {
 		return nil
 	}
-	text, cut := red.Body([]byte(b.Text), e.bodyLimit())
+	raw, dropped := b.Text, false
+	if b.Truncated {
+		// Cut before it was redacted: its last token may be part of a
+		// credential the patterns cannot judge (redact_cut.go).
+		raw, dropped = trimUnfinished(raw)
+	}
+	text, cut := red.Body([]byte(raw), e.bodyLimit())
+	if dropped && !cut {
+		text += Redacted
+	}
 	return &Body{Text: text, Truncated: b.Truncated || cut}
 }
 

@@ -1010,6 +1010,13 @@ func (r *Redactor) Body(b []byte, limit int) (excerpt string, truncated bool) {
 		// text); the slack keeps a credential that straddles the limit
 		// whole, so the patterns still see it.
 		b, precut = b[:max], true
+		// The cut may leave the start of a token the patterns cannot
+		// judge: dropped (redact_cut.go), unless it is one of more than
+		// 3×limit bytes, of which the excerpt can only hold a prefix
+		// judged on 3×limit bytes or more.
+		if t, ok := trimUnfinished(string(b)); ok && len(t) >= limit {
+			b = []byte(t)
+		}
 	}
 	var out []byte
 	switch {

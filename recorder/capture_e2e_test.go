@@ -8,16 +8,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
 // TestRecordedResponseBodyPrefix: over a real connection, a response
 // written in small flushed writes, in larger unflushed ones or whole is
-// recorded as its first BodyLimit bytes, marked truncated when longer; in
-// the errors mode a success records no response body.
+// recorded as its first BodyLimit bytes, marked truncated when longer (and
+// without the token the cut left unfinished, which record.Redacted
+// replaces); in the errors mode a success records no response body.
 func TestRecordedResponseBodyPrefix(t *testing.T) {
 	errBody := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"` + strings.Repeat("e", 300) + `"}}`
 	okBody := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("o", 300) + `"}]}}`
+	// cut is a body's first n bytes as recorded: to the quote before the
+	// run of letters the cut ends in, then the mark.
+	cut := func(body string, n int) string {
+		return body[:strings.LastIndexByte(body[:n], '"')+1] + record.Redacted
+	}
 	for _, tc := range []struct {
 		mode  recorder.BodyMode
 		body  string
@@ -26,13 +33,13 @@ func TestRecordedResponseBodyPrefix(t *testing.T) {
 		flush bool
 		want  string // "" for no response body
 	}{
-		{recorder.BodiesErrors, errBody, 100, 7, true, errBody[:100]},
-		{recorder.BodiesErrors, errBody, 100, 40, false, errBody[:100]},
-		{recorder.BodiesErrors, errBody, 100, 0, false, errBody[:100]},
+		{recorder.BodiesErrors, errBody, 100, 7, true, cut(errBody, 100)},
+		{recorder.BodiesErrors, errBody, 100, 40, false, cut(errBody, 100)},
+		{recorder.BodiesErrors, errBody, 100, 0, false, cut(errBody, 100)},
 		{recorder.BodiesErrors, errBody, len(errBody), 7, true, errBody},
 		{recorder.BodiesErrors, errBody, 1 << 20, 0, true, errBody},
 		{recorder.BodiesErrors, okBody, 100, 7, true, ""},
-		{recorder.BodiesAll, okBody, 100, 7, true, okBody[:100]},
+		{recorder.BodiesAll, okBody, 100, 7, true, cut(okBody, 100)},
 		{recorder.BodiesAll, okBody, len(okBody) - 1, 0, false, okBody[:len(okBody)-1]},
 	} {
 		name := fmt.Sprintf("%s/limit=%d/write=%d/flush=%v", tc.mode, tc.limit, tc.write, tc.flush)
