@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -32,7 +31,6 @@ type responseWriter struct {
 	stream      bool  // the response is an event stream: its chunks carry their flush times
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
-	copied      int64 // the bytes copied for the classifier (not kept as ForwardChunk got them)
 }
 
 // Header returns the response headers.
@@ -209,23 +207,14 @@ func (rw *responseWriter) lockWrite() {
 func (rw *responseWriter) wrote(b []byte) (int, error) {
 	defer rw.mu.Unlock()
 	rw.writing = false
-	err := rw.werr
+	n, err := len(b), rw.werr
 	rw.werr = nil
-	rw.keepCopy(b, err)
-	return len(b), err
-}
-
-// keepCopy keeps a copy of the bytes b written, and hands what is pending
-// to the classifier when the write failed (err) or pendingMax is reached.
-// Called with mu held.
-func (rw *responseWriter) keepCopy(b []byte, err error) {
-	if n := len(b); n > 0 {
+	if n > 0 {
 		if rw.pending == nil {
 			rw.pending = getChunk(n)
 		}
 		rw.pending = append(rw.pending, b...)
 		rw.ex.wrote += int64(n)
-		rw.copied += int64(n)
 	}
 	if err != nil {
 		if rw.ex.downErr == nil {
@@ -235,73 +224,7 @@ func (rw *responseWriter) keepCopy(b []byte, err error) {
 	} else if len(rw.pending) >= pendingMax {
 		rw.handoff()
 	}
-}
-
-// Chunk returns a buffer of size bytes from the recorder's chunk pools
-// (size a power of two from 1 KiB to 64 KiB), for ForwardChunk.
-func Chunk(size int) []byte {
-	if chunkClass(size) < 0 {
-		panic("recorder: Chunk: the size is not a pooled chunk size")
-	}
-	return getChunk(size)[:size]
-}
-
-// PutChunk gives back a buffer of Chunk that nothing uses any more (nil
-// is ignored).
-func PutChunk(c []byte) { putChunk(c) }
-
-// ForwardChunk writes c[:n] to the client and flushes it, as
-// httputil.ReverseProxy's copy with a FlushInterval of -1 does each piece
-// it read (Write, then Flush), for a handler that copies a response body
-// itself into buffers of Chunk (no middleware between it and the
-// recorder's writer). Unlike a Write, whose bytes the recorder copies for
-// its classifier and record (the caller may reuse them), the chunk itself
-// is kept when n is over half its capacity: ForwardChunk then returns nil
-// and c is the recorder's. A smaller piece is copied as a Write's is (a
-// record of a stream of small events holds no more memory than before),
-// and c, returned, stays the caller's for its next read. err is the
-// write's, or io.ErrShortWrite.
-func (ex *Exchange) ForwardChunk(c []byte, n int) ([]byte, error) {
-	return ex.rw.forward(c, n)
-}
-
-// forward writes c[:n] to the client and flushes it, as ReverseProxy's
-// flushing writer's Write and Flush, under one hold of mu. c is a chunk of
-// the pools: when it is at least half full and no other bytes are pending,
-// the writer keeps it and hands it to the classifier as it is (forward
-// returns nil); otherwise its bytes are copied as Write's are and c, which
-// forward returns, stays the caller's. err is the write's (or
-// io.ErrShortWrite). Its frame lies under net/http's writing of the head,
-// as Write's does, and is kept as small (see Write): forwarded unlocks.
-func (rw *responseWriter) forward(c []byte, n int) ([]byte, error) {
-	rw.lockWrite()
-	m, err := rw.w.Write(c[:n])
-	if err == nil && m != n {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		rw.werr = err
-	}
-	return rw.forwarded(c, m)
-}
-
-// forwarded keeps the m bytes of c forward wrote, as the chunk itself or
-// as a copy, flushes them, and unlocks mu (which lockWrite took).
-//
-//go:noinline
-func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
-	defer rw.mu.Unlock()
-	rw.writing = false
-	err := rw.werr
-	rw.werr = nil
-	b := c[:m]
-	if m > 0 && rw.pending == nil && 2*m > cap(c) {
-		rw.pending, c, b = b, nil, nil
-		rw.ex.wrote += int64(m)
-	}
-	rw.keepCopy(b, err)
-	rw.flush()
-	return c, err
+	return n, err
 }
 
 // FlushError flushes to the client, then hands the flushed bytes to the
@@ -309,11 +232,6 @@ func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
 func (rw *responseWriter) FlushError() error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	return rw.flush()
-}
-
-// flush is FlushError with mu held.
-func (rw *responseWriter) flush() error {
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
 	}
