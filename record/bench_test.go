@@ -88,27 +88,6 @@ func benchProxyJSONRecord() *Record {
 	}
 }
 
-// TestEncodeProxyJSONAllocs: encoding the proxy's JSON exchange record into
-// a line buffer of room enough allocates nothing: the redacted copy and the
-// headers read once live in a pooled encodeState, and what did not change
-// (statuses, isError) is shared with the record, not copied. Before: 2
-// allocations per record (the statuses, isError), and the copy on the stack.
-func TestEncodeProxyJSONAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
-	rec := benchProxyJSONRecord()
-	var e Encoder
-	buf := make([]byte, 0, 4096)
-	if allocs := testing.AllocsPerRun(200, func() {
-		if _, err := e.encodeInto(buf, rec); err != nil {
-			t.Fatal(err)
-		}
-	}); allocs != 0 {
-		t.Errorf("%v allocations per record, want 0", allocs)
-	}
-}
-
 // BenchmarkEncodeProxySSE encodes the record `mcpdiag proxy` writes for
 // one exchange of bench/proxybench's SSE workload in the default body
 // mode (a successful tools/call answered by a 64 KiB event stream of 4
@@ -134,24 +113,28 @@ func benchProxySSERecord() *Record {
 	return rec
 }
 
-// TestEncodeProxySSEAllocs: encoding the proxy's SSE exchange record into
-// a line buffer of room enough allocates nothing, as the JSON exchange's
-// does: the stream's counts are shared with the record when their one
-// string, End, is unchanged by redaction. Before: 1 allocation per record
-// (the copy of the SSE member).
-func TestEncodeProxySSEAllocs(t *testing.T) {
+// TestEncodeProxyAllocs: encoding the proxy's JSON exchange record into
+// a line buffer of room enough allocates nothing: the redacted copy and the
+// headers read once live in a pooled encodeState, and what did not change
+// (statuses, isError) is shared with the record, not copied. Before: 2
+// allocations per record (the statuses, isError), and the copy on the stack.
+// The SSE exchange's record too: the stream's counts are shared with the
+// record when their one string, End, is unchanged by redaction. Before: 1
+// allocation per record (the copy of the SSE member).
+func TestEncodeProxyAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	rec := benchProxySSERecord()
-	var e Encoder
-	buf := make([]byte, 0, 4096)
-	if allocs := testing.AllocsPerRun(200, func() {
-		if _, err := e.encodeInto(buf, rec); err != nil {
-			t.Fatal(err)
+	for name, rec := range map[string]*Record{"json": benchProxyJSONRecord(), "sse": benchProxySSERecord()} {
+		var e Encoder
+		buf := make([]byte, 0, 4096)
+		if allocs := testing.AllocsPerRun(200, func() {
+			if _, err := e.encodeInto(buf, rec); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Errorf("%s: %v allocations per record, want 0", name, allocs)
 		}
-	}); allocs != 0 {
-		t.Errorf("%v allocations per record, want 0", allocs)
 	}
 }
 
