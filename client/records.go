@@ -12,11 +12,12 @@ import (
 // caller knows (Client, Scenario, AttemptOf); URL and the era come from the
 // call. Records hold raw headers: the record encoder redacts them.
 //
-// The summary is the tools/call's: its id and arguments hash are those of
-// the first tools/call, its verdict that of the exchange that ended the call
-// (Final) — never that of a later exchange such as the 202 to the answer of
-// a 2025-11-25 elicitation/create, so the call line, the human report and
-// the exit code agree.
+// The summary is the tools/call's: its arguments hash is the first
+// tools/call's, its verdict, id and responseId those of the exchange that
+// ended the call (Final) — never those of a later exchange such as the 202
+// to the answer of a 2025-11-25 elicitation/create, so the call line, the
+// human report and the exit code agree, and responseId is read against the
+// request it answered.
 func (call *Call) Records(base record.Record, url string) (exchanges []*record.Record, summary *record.Record) {
 	base.ProtocolVersion = call.Protocol
 	base.URL = url
