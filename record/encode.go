@@ -48,6 +48,13 @@ type Encoder struct {
 	MaxLineSize int
 	// Now returns the time for records with a zero Time; time.Now when nil.
 	Now func() time.Time
+
+	// readBack marks Redactor.Record's encoder: a record read back keeps
+	// its truncated bodies' last token. The writer dropped it where a
+	// capture was cut before redaction; a body the writer cut itself was
+	// redacted whole first, and trimming it on every read would change it
+	// (a cut run of one token read as the mark alone).
+	readBack bool
 }
 
 func (e *Encoder) redactor() *Redactor {
@@ -342,7 +349,7 @@ func (e *Encoder) body(red *Redactor, b *Body) *Body {
 		return nil
 	}
 	raw, dropped := b.Text, false
-	if b.Truncated {
+	if b.Truncated && !e.readBack {
 		// Cut before it was redacted: its last token may be part of a
 		// credential the patterns cannot judge (redact_cut.go).
 		raw, dropped = trimUnfinished(raw)
