@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestCallInterruptBinary: SIGINT to a real `mcpdiag call` whose read-only
@@ -29,12 +27,7 @@ func TestCallInterruptBinary(t *testing.T) {
 		func(method string) bool { return method == "tools/call" })
 	recs := filepath.Join(t.TempDir(), "call.jsonl")
 	p := startProcess(t, nil, bin, "call", url+"/mcp", "t", "--protocol", "2026-07-28", "--record", recs)
-	select {
-	case <-got:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the server got no tools/call; stderr:\n%s", p.stderr.String())
-	}
-	code := p.stop(t, syscall.SIGINT)
+	code := interruptWhenHung(t, p, got, "tools/call")
 	out := p.stdout.String()
 	if code != 130 {
 		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -47,4 +48,17 @@ func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(release) })
 	return ts.URL, got
+}
+
+// interruptWhenHung waits (30 s at most) until the hanging server holds
+// the request (what names it in the failure) and then stops p with SIGINT,
+// returning its exit code.
+func interruptWhenHung(t *testing.T, p *process, hung <-chan struct{}, what string) int {
+	t.Helper()
+	select {
+	case <-hung:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server got no %s; stderr:\n%s", what, p.stderr.String())
+	}
+	return p.stop(t, syscall.SIGINT)
 }

@@ -5,9 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestProbeInterruptBinary: SIGINT to a real `mcpdiag probe` whose server
@@ -24,12 +22,7 @@ func TestProbeInterruptBinary(t *testing.T) {
 		func(method string) bool { return method != "tools/list" })
 	recs := filepath.Join(t.TempDir(), "probe.jsonl")
 	p := startProcess(t, nil, bin, "probe", url+"/mcp", "--protocol", "2026-07-28", "--timeout", "60s", "--record", recs)
-	select {
-	case <-hung:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the server got no probe; stderr:\n%s", p.stderr.String())
-	}
-	code := p.stop(t, syscall.SIGINT)
+	code := interruptWhenHung(t, p, hung, "probe")
 	out, errOut := p.stdout.String(), p.stderr.String()
 	if code != 130 {
 		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
