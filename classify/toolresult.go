@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -235,6 +236,29 @@ const (
 // on the first tool error (most processes classify none).
 var mcpErrorText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MCP error -32[0-9]{3}`) })
 
+// protocolErrorText returns the JSON-RPC error code a tool error's text
+// carries ("MCP error -32602", as the TypeScript SDK v1 words an error it
+// turns into an isError result), and false when it carries none or the
+// error is one of invalid arguments: SEP-1303 (MCP 2025-11-25 tools §Error
+// Handling) makes input validation errors tool execution errors, so the
+// SDK's "MCP error -32602: Input validation error: …" and "… Invalid
+// arguments for tool X: …" are what the spec asks for, not a protocol
+// failure dressed as a tool error.
+func protocolErrorText(s string) (string, bool) {
+	loc := mcpErrorText().FindStringIndex(s)
+	if loc == nil {
+		return "", false
+	}
+	code := s[loc[0]:loc[1]]
+	if code == "MCP error -32602" {
+		rest := strings.TrimPrefix(s[loc[1]:], ": ")
+		if strings.HasPrefix(rest, "Input validation error") || strings.HasPrefix(rest, "Invalid arguments for tool ") {
+			return "", false
+		}
+	}
+	return code, true
+}
+
 func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 	if !f.hasContent {
 		r.Outcome = InvalidToolResult
@@ -279,9 +303,10 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		}
 		if isErr && typ == "text" && !protocolText {
 			if t, ok := wire.Field(block, "text"); ok && bytes.Contains(t, []byte("MCP error -32")) {
-				if s, _ := wire.StringValue(t); mcpErrorText().MatchString(s) {
+				s, _ := wire.StringValue(t)
+				if code, ok := protocolErrorText(s); ok {
 					protocolText = true
-					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", mcpErrorText().FindString(s))
+					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", code)
 				}
 			}
 		}

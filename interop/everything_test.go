@@ -21,8 +21,9 @@ import (
 // tools directly and through `mcpdiag proxy`: a success, a tool error, an
 // unknown tool and arguments that fail its schema. The last two come back
 // as isError results whose text reads "MCP error -32602": the classifier
-// must say TOOL_ERROR and warn protocol-error-as-tool-error, in the client
-// and in the proxy's record alike.
+// must say TOOL_ERROR in the client and in the proxy's record alike, and
+// warn protocol-error-as-tool-error for the unknown tool only (SEP-1303
+// makes an input validation error a tool execution error).
 func TestServerEverything(t *testing.T) {
 	t.Parallel()
 	const peer = "server-everything 2026.8.31"
@@ -39,7 +40,7 @@ func TestServerEverything(t *testing.T) {
 		{"echo (success)", client.Protocol2025, "echo", `{"message":"hi"}`, classify.ToolSuccess, false, "Echo: hi"},
 		{"get-resource-reference resourceId 0 (tool error)", client.Protocol2025, "get-resource-reference", `{"resourceId":0}`, classify.ToolError, false, "Invalid resourceId"},
 		{"unknown tool", client.Protocol2025, "no-such-tool", `{}`, classify.ToolError, true, "MCP error -32602"},
-		{"arguments failing the input schema", client.Protocol2025, "get-resource-reference", `{"resourceType":"video"}`, classify.ToolError, true, "MCP error -32602"},
+		{"arguments failing the input schema", client.Protocol2025, "get-resource-reference", `{"resourceType":"video"}`, classify.ToolError, false, "MCP error -32602: Input validation error"},
 		{"echo, era auto (falls back to initialize)", client.ProtocolAuto, "echo", `{"message":"hi"}`, classify.ToolSuccess, false, "Echo: hi"},
 	}
 	routes := []string{"direct", "via mcpdiag proxy"}
