@@ -3,11 +3,13 @@ package matrix
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -81,20 +83,18 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 	conns := &connLanes{}
 	probes := 0
 	br := bufio.NewReaderSize(r, 64<<10)
+	var parsed []*serverLine
+	timed := true
 	for {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
 			p.Lines++
-			if !use(line, safety, &bodies, &lists, &probes, conns, func(key, name string, r *record.Record) {
-				g := groups[key]
-				if g == nil {
-					g = &group{name: name}
-					groups[key] = g
-					order = append(order, key)
-				}
-				g.recs = append(g.recs, r)
-			}) {
+			if l, perr := parseServerLine(bytes.TrimSpace(line)); perr != nil {
 				p.Skipped++
+			} else {
+				l.raw = nil // the record is what is judged
+				parsed = append(parsed, l)
+				timed = timed && !l.rec.Time.IsZero()
 			}
 		}
 		if err == io.EOF {
@@ -102,6 +102,30 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", source, err)
+		}
+	}
+	if timed {
+		// The order the lines were written in is not a fact: a record
+		// is written when its exchange ends (the matrix writes a run's
+		// lines when the run ends), so exchanges that overlapped come in
+		// either order, and the traces a client's connections make
+		// (connLanes) and their order followed it (repeat10: a
+		// tools/list still closing on one connection while the tools/call
+		// was refused on another was one trace or two). They are read in
+		// the order the requests came, ties broken by the lines' facts.
+		slices.SortStableFunc(parsed, compareLines)
+	}
+	for _, l := range parsed {
+		if !use(l, safety, &bodies, &lists, &probes, conns, func(key, name string, r *record.Record) {
+			g := groups[key]
+			if g == nil {
+				g = &group{name: name}
+				groups[key] = g
+				order = append(order, key)
+			}
+			g.recs = append(g.recs, r)
+		}) {
+			p.Skipped++
 		}
 	}
 	for _, k := range order {
@@ -124,6 +148,26 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 		p.Notes = append(p.Notes, "no tools/list answer in the records: the tools' safety is unknown, so safety.unsafe-repeat could not apply (record with --record-bodies all)")
 	}
 	return p, nil
+}
+
+// compareLines orders two records by the time their request came, then
+// by the facts that number requests (the fault endpoint's count, the
+// call's sequence), then by their content: any order of the same lines
+// sorts to one.
+func compareLines(a, b *serverLine) int {
+	x, y := a.rec, b.rec
+	if c := x.Time.Compare(y.Time); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.Seq, y.Seq); c != 0 {
+		return c
+	}
+	if x.Fault != nil && y.Fault != nil && x.Fault.Count != nil && y.Fault.Count != nil {
+		if c := cmp.Compare(x.Fault.Count.Post, y.Fault.Count.Post); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(x.ID, y.ID)
 }
 
 // readLine reads one line of at most MaxRecordLine bytes.
@@ -149,11 +193,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 // records one per client and session, or per call when they have no
 // session but a call id, and else per client, endpoint and connection
 // (connLanes).
-func use(line []byte, safety map[string]retry.Safety, bodies, lists *bool, probes *int, conns *connLanes, add func(key, name string, r *record.Record)) bool {
-	l, err := parseServerLine(bytes.TrimSpace(line))
-	if err != nil {
-		return false
-	}
+func use(l *serverLine, safety map[string]retry.Safety, bodies, lists *bool, probes *int, conns *connLanes, add func(key, name string, r *record.Record)) bool {
 	r := l.rec
 	kind := r.Kind
 	if kind == record.KindExchange && r.Fault != nil && r.Fault.Count != nil {
