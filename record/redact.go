@@ -297,8 +297,10 @@ var (
 	// capture).
 	pemRE = lazyRegexp(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
 	// A JWT (JWS or JWE compact): 3 to 5 base64url segments whose first
-	// decodes to a JSON object (checked in maskJWTs).
-	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.])(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
+	// decodes to a JSON object (checked in maskJWTs), after a start of
+	// text, a byte that cannot be in it, or an escape ("\n" in JSON text,
+	// "%2F" in a URL).
+	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.]|\\[A-Za-z]|%[0-9A-Fa-f]{2})(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
 	jsonValueRE    = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
@@ -387,6 +389,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		// names are judged as a form's, so code, state and sig count.
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
 	}
+	if hasProviderHint(lower) {
+		s = r.maskProviderKeys(s) // redact_provider.go
+	}
 	if strings.Count(s, ".") >= 2 {
 		s = r.maskJWTs(s)
 	}
@@ -452,7 +457,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			if !sensitiveName(s[k:j], ctxJSON) {
 				continue
 			}
-		} else if !headerTextName(s[k:j]) {
+		} else if !headerTextName(s[k:j]) && !authorizationDump(s, k, j, start) {
 			continue
 		}
 		end := start
@@ -517,6 +522,31 @@ func headerTextName(n string) bool {
 		return true
 	}
 	return false
+}
+
+// authorizationDump decides whether "authorization:" in lower case at
+// s[k:j], its value at s[start:], is a header as HTTP/2 prints it
+// ("authorization: token …", "proxy-authorization: bearer …"): at the
+// start of a line, or followed by a scheme and one word of 8 bytes or
+// more. Prose ("step-up authorization: ask for the scope") is neither.
+func authorizationDump(s string, k, j, start int) bool {
+	n := s[k:j]
+	if n != "authorization" && n != "proxy-authorization" {
+		return false
+	}
+	if k == 0 {
+		return true
+	}
+	switch s[k-1] {
+	case '\n', '\r': // a text's line, not an event stream's
+		return true
+	}
+	end := start
+	for end < len(s) && s[end] != '\r' && s[end] != '\n' {
+		end++
+	}
+	f := strings.Fields(s[start:end])
+	return len(f) == 2 && isToken(f[0]) && len(f[1]) >= 8
 }
 
 // jsonTextName decides whether "name": in text is a credential member; the

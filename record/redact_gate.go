@@ -11,6 +11,7 @@ import "strings"
 //	"-----begin" in lower                      → maskPEM
 //	"bearer", "basic" or "dpop" in lower       → bearerRE
 //	a nameHint in lower, or (ctxForm) a formHint → the name patterns
+//	a providerHint in lower                     → maskProviderKeys
 //	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
 //	two "." in s                               → maskJWTs
 //
@@ -59,7 +60,7 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 			}
 		}
 	}
-	add(false, pemHints, nameHints)
+	add(false, pemHints, nameHints, providerHints)
 	// Each queryHint starts with a formHint; both are listed so that the
 	// gate stays a superset if either list changes.
 	add(true, formHints, queryHints)

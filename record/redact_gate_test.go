@@ -50,6 +50,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
 	}
+	if hasAny(lower, providerHints) {
+		s = r.maskProviderKeys(s)
+	}
 	if strings.Count(s, ".") >= 2 {
 		s = r.maskJWTs(s)
 	}
@@ -109,9 +112,13 @@ var gateFragments = func() []string {
 		"\u212aey", "to\u212aen", "basİc", "sİg", "İ", "\u212a", "ſecret", "ſ", "é", "\xff", "\u2028", "日本",
 		"PlAnTeD-0123456789-value", "[redacted]", "[redacted:len=3:h=0123abcd]",
 		"@", "://", "postgres://", "u:pw@", "'", "'password': ", " = ", "=\"", "='",
+		"ghp_", "github_pat_", "sk-", "sk-proj-", "AKIA", "ASIA", "xoxb-", "glpat-", "AIza", "A1b2C3d4E5f6G7h8I9", "IOSFODNN7EXAMPLE", "0123456789", "_-",
 	}
-	for _, l := range [][]string{pemHints, nameHints, formHints, queryHints} {
+	for _, l := range [][]string{pemHints, nameHints, formHints, queryHints, providerHints} {
 		f = append(f, l...)
+	}
+	for _, k := range providerKeys {
+		f = append(f, k)
 	}
 	return f
 }()
@@ -218,7 +225,7 @@ func TestScrubGateSkipsTheProxyRecord(t *testing.T) {
 			t.Errorf("patternsMayApply(%q) = true: the record's strings should skip the patterns", s)
 		}
 	}
-	for _, l := range [][]string{pemHints, nameHints} {
+	for _, l := range [][]string{pemHints, nameHints, providerHints} {
 		for _, h := range l {
 			for _, v := range []string{h, strings.ToUpper(h), "x " + h + " y"} {
 				if !patternsMayApply(v, ctxJSON) {

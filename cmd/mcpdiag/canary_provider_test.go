@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// providerKey makes a key of a provider's shape: prefix and n bytes drawn
+// from alphabet, with a digit, an upper-case and a lower-case letter where
+// the alphabet has them (what the shapes of record/redact_provider.go ask).
+func providerKey(rng *rand.Rand, prefix, alphabet string, n int) string {
+	b := []byte(prefix)
+	for range n {
+		b = append(b, alphabet[rng.IntN(len(alphabet))])
+	}
+	for i, must := range []string{"0123456789", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"} {
+		if strings.ContainsAny(alphabet, must) && !strings.ContainsAny(string(b[len(prefix):]), must) {
+			for _, c := range must {
+				if strings.ContainsRune(alphabet, c) {
+					b[len(prefix)+i] = byte(c)
+					break
+				}
+			}
+		}
+	}
+	return string(b)
+}
+
+const (
+	alnum     = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	base64url = alnum + "_-"
+)
+
+// providerSecrets returns one key of every provider shape, each random.
+func providerSecrets(seed uint64) map[string]string {
+	rng := rand.New(rand.NewPCG(seed, 10))
+	return map[string]string{
+		"github-classic": providerKey(rng, "ghp_", alnum, 36),
+		"github-server":  providerKey(rng, "ghs_", alnum, 36),
+		"github-fine":    providerKey(rng, "github_pat_", alnum+"_", 82),
+		"openai":         providerKey(rng, "sk-", alnum, 48),
+		"openai-project": providerKey(rng, "sk-proj-", base64url, 120),
+		"anthropic":      providerKey(rng, "sk-ant-api03-", base64url, 95),
+		"aws":            providerKey(rng, "AKIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+		"aws-temporary":  providerKey(rng, "ASIA", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+		"slack":          "xoxb-" + providerKey(rng, "", "0123456789", 12) + "-" + providerKey(rng, "", alnum, 24),
+		"gitlab":         providerKey(rng, "glpat-", base64url, 20),
+		"google":         providerKey(rng, "AIza", base64url, 35),
+	}
+}
+
+// TestProviderKeysInNoOutput (redact10): provider keys with no name beside
+// them (GitHub, OpenAI, Anthropic, AWS, Slack, GitLab, Google) in a tool's
+// arguments and the echoed result, in a JSON-RPC error's message and data,
+// in a request header with an ordinary name, in a URL path segment, and
+// in a lower-case header dump ("authorization: token …", as HTTP/2 prints
+// it), through the real proxy (bodies recorded) to the real serve and
+// through `call`: no output holds any of them.
+func TestProviderKeysInNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	secrets := providerSecrets(1)
+	secrets["dump-token"] = canary("dumptok") + "9f8e7d6c"
+	var lines []string
+	for _, k := range sortedKeys(secrets) {
+		if k != "dump-token" {
+			lines = append(lines, "the "+k+" key is "+secrets[k]+".")
+		}
+	}
+	lines = append(lines, ":method: POST", "authorization: token "+secrets["dump-token"], "accept: */*")
+	text := strings.Join(lines, "\n")
+
+	su, _ := startServe(t, serveOptions{})
+	sbase := strings.TrimSuffix(su, "/mcp")
+	rl := startRelay(t, strings.TrimPrefix(sbase, "http://"))
+	proxyRec := filepath.Join(dir, "proxy.jsonl")
+	px := runHTTPProxyForTest(t, proxyOptions{upstream: "http://" + rl.ln.Addr().String() + "/mcp", recordFile: proxyRec, recordBodies: "all"})
+	out := outputs{}
+	callRec := filepath.Join(dir, "call.jsonl")
+
+	// 1. The keys as a tool's argument, echoed back as its result, and one
+	// in a header whose name is no credential name.
+	args, _ := json.Marshal(map[string]any{"text": text})
+	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28",
+		"--header", "X-Request-Note: " + secrets["github-server"]}
+	var o1, e1 bytes.Buffer
+	if code := run(append(base, "--record", callRec), nil, &o1, &e1); code != 0 {
+		t.Fatalf("call: exit %d\n%s%s", code, o1.String(), e1.String())
+	}
+	out["call report"], out["call stderr"] = o1.Bytes(), e1.Bytes()
+	var o2, e2 bytes.Buffer
+	if code := run(append(base, "--json"), nil, &o2, &e2); code != 0 {
+		t.Fatalf("call --json: exit %d\n%s", code, e2.String())
+	}
+	out["call --json"], out["call --json stderr"] = o2.Bytes(), e2.Bytes()
+
+	// 2. A JSON-RPC error quoting keys in its message and data.
+	params, _ := json.Marshal(map[string]any{
+		"code":    -32602,
+		"message": "upstream refused key " + secrets["openai"] + " (revoked)",
+		"data":    map[string]any{"detail": "tried " + secrets["aws"] + " and " + secrets["slack"], "list": []any{secrets["google"]}},
+	})
+	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
+	var o3, e3 bytes.Buffer
+	if code := run([]string{"call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o3, &e3); code != 3 {
+		t.Fatalf("call of the JSON-RPC error: exit %d, want 3\n%s%s", code, o3.String(), e3.String())
+	}
+	out["call report (error)"], out["call stderr (error)"] = o3.Bytes(), e3.Bytes()
+
+	// 3. A key as a URL path segment (a server that puts its key in the
+	// path: /mcp/s/<KEY>/sse); serve answers 404, which is recorded.
+	var o4, e4 bytes.Buffer
+	code := run([]string{"call", px.base + "/s/" + secrets["gitlab"] + "/mcp", "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o4, &e4)
+	if code == 0 || code == 2 {
+		t.Fatalf("call of the key path: exit %d\n%s%s", code, o4.String(), e4.String())
+	}
+	out["call report (path)"], out["call stderr (path)"] = o4.Bytes(), e4.Bytes()
+
+	px.stop()
+	out["proxy stderr"] = []byte(px.stderr.String())
+	out.file(t, "proxy --record", proxyRec)
+	out.file(t, "call --record", callRec)
+
+	page, har := filepath.Join(dir, "all.html"), filepath.Join(dir, "all.har")
+	for _, mode := range [][]string{nil, {"--json"}, {"--html", page, "--har", har}} {
+		var rOut, rErr bytes.Buffer
+		if code := run(append(append([]string{"report"}, mode...), proxyRec, callRec), nil, &rOut, &rErr); code == 2 {
+			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
+		}
+		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
+	}
+	out.file(t, "report --html", page)
+	out.file(t, "report --har", har)
+
+	for _, k := range sortedKeys(secrets) {
+		if !rl.saw(secrets[k]) && !rl.saw(url.PathEscape(secrets[k])) {
+			t.Errorf("the relay never saw %s: the test proves nothing for it", k)
+		}
+	}
+	for _, name := range []string{"proxy --record", "call --record", "report --html"} {
+		if !bytes.Contains(out[name], []byte("[redacted:len=")) {
+			t.Errorf("%s holds no mask: were the secrets recorded at all?", name)
+		}
+	}
+	names := sortedKeys(out)
+	for _, kind := range sortedKeys(secrets) {
+		needle := secrets[kind]
+		for _, name := range names {
+			if i := bytes.Index(out[name], []byte(needle)); i >= 0 {
+				lo, hi := max(0, i-80), min(len(out[name]), i+len(needle)+20)
+				t.Errorf("%s leaks the %s secret: …%s…", name, kind, out[name][lo:hi])
+			}
+		}
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,179 @@
+package record
+
+import "strings"
+
+// Provider keys: credentials recognised by their own shape, with no name
+// beside them (a key pasted into a tool's argument, quoted by a server in
+// an error, a path segment). Each shape is a fixed prefix the provider
+// documents and a body of a fixed alphabet and length, so that ordinary
+// words do not match ("sk-learn", "task-list", "ASIAN", "akia" in prose):
+//
+//	ghp_ gho_ ghu_ ghs_ ghr_ + 36 or more letters and digits   GitHub tokens
+//	github_pat_ + 22 or more letters, digits and "_"          GitHub fine-grained tokens
+//	sk- (sk-proj-, sk-ant-, …) + 20 or more of [A-Za-z0-9_-],
+//	    with a digit, an upper-case and a lower-case letter   OpenAI and Anthropic keys
+//	AKIA, ASIA + 16 of [A-Z2-7]                               AWS access key ids
+//	xoxa- xoxb- xoxo- xoxp- xoxr- xoxs- + 10 or more of
+//	    [A-Za-z0-9-], with a digit                            Slack tokens
+//	glpat- + 20 or more of [A-Za-z0-9_-] (then ".…" kept in)  GitLab personal access tokens
+//	AIza + 35 of [A-Za-z0-9_-]                                Google API keys
+//
+// The prefix is matched in its case, after a start of text or a byte that
+// is not a letter, digit or "_", and the body must end where its alphabet
+// ends: a longer run is not a key of that shape.
+
+// providerHints are the prefixes, lower-cased for the gate
+// (redact_gate.go), under which scrubPatterns looks for a provider key.
+var providerHints = []string{
+	"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-",
+	"akia", "asia", "xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "glpat-", "aiza",
+}
+
+// providerShape is one provider key shape: its prefix (in its case) and
+// the length of the key that starts s with it, 0 when s is no such key.
+type providerShape struct {
+	prefix string
+	keyLen func(s string) int
+}
+
+var providerShapes = []providerShape{
+	{"github_pat_", func(s string) int { return runShape(s, 11, isWordByte, 22, 255, 0) }},
+	{"ghp_", githubClassic}, {"gho_", githubClassic}, {"ghu_", githubClassic}, {"ghs_", githubClassic}, {"ghr_", githubClassic},
+	{"sk-", func(s string) int { return runShape(s, 3, isKeyByte, 20, 400, needDigit|needUpper|needLower) }},
+	{"AKIA", awsKeyID}, {"ASIA", awsKeyID},
+	{"xoxa-", slackToken}, {"xoxb-", slackToken}, {"xoxo-", slackToken}, {"xoxp-", slackToken}, {"xoxr-", slackToken}, {"xoxs-", slackToken},
+	{"glpat-", gitlabToken},
+	{"AIza", func(s string) int { return runShape(s, 4, isKeyByte, 35, 35, 0) }},
+}
+
+func githubClassic(s string) int { return runShape(s, 4, isAlnum, 36, 251, 0) }
+
+func slackToken(s string) int { return runShape(s, 5, isSlackByte, 10, 250, needDigit) }
+
+// awsKeyID: 16 of AWS's base32 alphabet, A-Z and 2-7, and then no letter
+// or digit.
+func awsKeyID(s string) int { return runShape(s, 4, isAlnum, 16, 16, needBase32) }
+
+// gitlabToken: a newer token goes on with ".<version>.<checksum>", kept
+// in the key.
+func gitlabToken(s string) int {
+	n := runShape(s, 6, isKeyByte, 20, 255, 0)
+	if n == 0 {
+		return 0
+	}
+	for n+1 < len(s) && s[n] == '.' && isKeyByte(s[n+1]) {
+		n++
+		for n < len(s) && isKeyByte(s[n]) {
+			n++
+		}
+	}
+	return n
+}
+
+// What runShape requires of a key's body besides its alphabet and length.
+const (
+	needDigit = 1 << iota
+	needUpper
+	needLower
+	needBase32 // only A-Z and 2-7
+)
+
+// runShape returns the length of the key at the start of s whose prefix
+// is pre bytes long and whose body is the run of bytes in its alphabet
+// that follows: min to max bytes long, holding what need asks; 0 when the
+// run is shorter or longer or lacks it.
+func runShape(s string, pre int, in func(byte) bool, min, max int, need int) int {
+	n := pre
+	var have int
+	for n < len(s) && in(s[n]) {
+		c := s[n]
+		switch {
+		case c >= '0' && c <= '9':
+			have |= needDigit
+			if c < '2' || c > '7' {
+				have |= 1 << 8 // not base32
+			}
+		case c >= 'A' && c <= 'Z':
+			have |= needUpper
+		case c >= 'a' && c <= 'z':
+			have |= needLower | 1<<8
+		default:
+			have |= 1 << 8
+		}
+		n++
+		if n-pre > max {
+			return 0
+		}
+	}
+	if n-pre < min || have&need&^needBase32 != need&^needBase32 || need&needBase32 != 0 && have&(1<<8) != 0 {
+		return 0
+	}
+	return n
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+}
+
+// isWordByte: a letter, a digit or "_".
+func isWordByte(c byte) bool { return isAlnum(c) || c == '_' }
+
+// isKeyByte: base64url's alphabet.
+func isKeyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' }
+
+func isSlackByte(c byte) bool { return isAlnum(c) || c == '-' }
+
+// hasProviderHint reports whether lower (s lower-cased) holds a provider
+// key's prefix: the condition under which scrubPatterns runs
+// maskProviderKeys.
+func hasProviderHint(lower string) bool { return hasAny(lower, providerHints) }
+
+// keyStart reports whether a key may start at s[i]: at the start of s,
+// after a byte that is not a letter, digit or "_", or after an escape
+// that ends in one ("\n" in JSON text, "%2F" in a URL).
+func keyStart(s string, i int) bool {
+	switch {
+	case i == 0 || !isWordByte(s[i-1]):
+		return true
+	case i >= 2 && s[i-2] == '\\':
+		return true
+	case i >= 3 && s[i-3] == '%' && isHexByte(s[i-2]) && isHexByte(s[i-1]):
+		return true
+	}
+	return false
+}
+
+func isHexByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// maskProviderKeys masks every provider key in s (see providerShapes).
+func (r *Redactor) maskProviderKeys(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 'g' && c != 's' && c != 'A' && c != 'x' || !keyStart(s, i) {
+			continue
+		}
+		for _, p := range providerShapes {
+			if !strings.HasPrefix(s[i:], p.prefix) {
+				continue
+			}
+			n := p.keyLen(s[i:])
+			if n == 0 {
+				continue
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(r.Mask(s[i : i+n]))
+			last = i + n
+			i = last - 1
+			break
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
