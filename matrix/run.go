@@ -268,12 +268,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	hctx, cancelHandlers := context.WithCancel(context.Background())
 	hs := &http.Server{
 		Handler:           arr.wrap(srv),
+		ConnState:         arr.connState,
 		ReadHeaderTimeout: serve.DefaultReadHeaderTimeout,
 		IdleTimeout:       serve.DefaultIdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return hctx },
 	}
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(arr.listen(ln)) }()
 	defer func() {
 		cancelHandlers() // ends hangs and slow streams
 		_ = hs.Close()
@@ -439,6 +440,24 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// Stopped by the end of ctx, not finished: not judged, but what the
 	// server saw is written, marked (nothing is silently lost).
 	rr.Interrupted = ctx.Err() != nil && (opts.Command == nil || !rr.Client.Exited)
+	// A request is logged when it ends, which may be after its client left;
+	// one still in a socket buffer when the client exited starts a moment
+	// later, and one whose head was still coming (a child of the client
+	// holding its connection) later still. Wait until the endpoint is idle
+	// and no connection is waiting for a request's head, twice in a row.
+	idle := 0
+	for deadline := time.Now().Add(3 * time.Second); idle < 2 && time.Now().Before(deadline); {
+		if srv.InFlight(key) == 0 && arr.unread() == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The first request as the server saw it arrive, once every request
+	// is in: one that came after the client exited is still its request
+	// (read before the wait, it was "no request" or "did not start" in
+	// one run and an ordinary run in the next).
 	if at, ok := first.at(); ok {
 		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
 		// A request that came as the start-up limit passed: the
@@ -446,18 +465,6 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 		rr.Client.NotStarted = false
 	} else {
 		rr.Client.NoRequest = true
-	}
-	// A request is logged when it ends, which may be after its client left;
-	// one still in a socket buffer when the client exited starts a moment
-	// later. Wait until the endpoint is idle twice in a row.
-	idle := 0
-	for deadline := time.Now().Add(3 * time.Second); idle < 2 && time.Now().Before(deadline); {
-		if srv.InFlight(key) == 0 {
-			idle++
-		} else {
-			idle = 0
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	lines := sink.take(key)
 	mark := func(l *serverLine) []byte {
@@ -631,6 +638,11 @@ func runTag(c *Case, n int) string { return fmt.Sprintf("%s#%d", c.Name, n) }
 type arrivals struct {
 	mu   sync.Mutex
 	runs map[string]*arrival
+	// waiting holds the connections that wait for a request's head (new
+	// or idle), true once bytes of it were read: a request on its way,
+	// which the server has not seen. A client's pool may hold a new
+	// connection it never uses (false): no request is on its way there.
+	waiting map[net.Conn]bool
 }
 
 // arrival is one run's first request: ch is closed when it arrived, at t.
@@ -640,7 +652,72 @@ type arrival struct {
 	t    time.Time
 }
 
-func newArrivals() *arrivals { return &arrivals{runs: map[string]*arrival{}} }
+func newArrivals() *arrivals {
+	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}}
+}
+
+// listen returns ln with each connection's reads noted: a connection that
+// waits for a request's head and has read bytes of it holds a request
+// the server has not seen yet.
+func (a *arrivals) listen(ln net.Listener) net.Listener { return &headListener{Listener: ln, a: a} }
+
+type headListener struct {
+	net.Listener
+	a *arrivals
+}
+
+func (l *headListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &headConn{Conn: c, a: l.a}, nil
+}
+
+type headConn struct {
+	net.Conn
+	a *arrivals
+}
+
+func (c *headConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.a.mu.Lock()
+		if started, ok := c.a.waiting[c]; ok && !started {
+			c.a.waiting[c] = true
+		}
+		c.a.mu.Unlock()
+	}
+	return n, err
+}
+
+// connState is the server's http.Server.ConnState: a new or idle
+// connection waits for a request's head; an active one has it (its
+// handler runs next), a closed or hijacked one has none coming.
+func (a *arrivals) connState(c net.Conn, s http.ConnState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch s {
+	case http.StateNew, http.StateIdle:
+		a.waiting[c] = false
+	default:
+		delete(a.waiting, c)
+	}
+}
+
+// unread counts the connections that have read part of a request's head
+// and not all of it.
+func (a *arrivals) unread() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, started := range a.waiting {
+		if started {
+			n++
+		}
+	}
+	return n
+}
 
 // expect starts watching for the first request of the run tagged tag.
 func (a *arrivals) expect(tag string) *arrival {

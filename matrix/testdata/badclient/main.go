@@ -17,6 +17,10 @@
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
+//	exit-mid-request    send its tools/call's request line and exit at once; a
+//	                    child in its own session (out of the matrix's reach)
+//	                    sends the rest 200 ms later and reads the answer: the
+//	                    request reaches the server after the client exited
 //
 // Behind an OAuth authorization server (a 401 with a Bearer challenge) it
 // runs a small OAuth 2.1 chain first (auth.go, which lists the OAuth
@@ -45,6 +49,10 @@ func main() {
 	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
+	if os.Getenv("BADCLIENT_TAIL") != "" {
+		sendTail() // the child of exit-mid-request
+		return
+	}
 	if flag.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "usage: badclient [-bad MODE] URL")
 		os.Exit(2)
@@ -81,6 +89,10 @@ func main() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if c.mode == "exit-mid-request" {
+		exitMidRequest(c)
+		return
 	}
 	var out classify.Outcome
 	if c.mode == "list-only" {
