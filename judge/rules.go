@@ -86,7 +86,7 @@ func judgeOne(r Rule, t *Trace) Check {
 		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: notStarted(t)}
 	}
 	if r.HTTPOnly && !overHTTP(t) {
-		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: "not applicable on stdio: it has no HTTP layer (no request headers)"}
+		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: noHTTPExchange(t)}
 	}
 	if ok, why := r.Applies(t); !ok {
 		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: why}
@@ -107,6 +107,17 @@ func overHTTP(t *Trace) bool {
 		}
 	}
 	return false
+}
+
+// noHTTPExchange is the evidence of an HTTP-only rule on a trace with no
+// exchange over HTTP: a stdio session's, or none recorded at all (a
+// client that sent nothing to its HTTP endpoint has no headers to judge,
+// but it was no stdio session either).
+func noHTTPExchange(t *Trace) string {
+	if len(t.Exchanges) == 0 {
+		return "not applicable: no exchange was recorded (no request reached the server, so there are no request headers to check)"
+	}
+	return "not applicable on stdio: it has no HTTP layer (no request headers)"
 }
 
 // RuleByID returns the rule with id.

@@ -162,3 +162,41 @@ func TestMatrixFromRecordsOfAProbeRun(t *testing.T) {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 }
+
+// TestMatrixNoExchangeWords: a client command that exits without a request
+// (sh -c true) runs over HTTP, yet the HTTP-only rules said "not applicable
+// on stdio". Their words say what happened: no exchange was recorded.
+func TestMatrixNoExchangeWords(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	code := run([]string{"matrix", "--json", "--scenarios", "baseline", "--protocol", "2026-07-28", "--", "sh", "-c", "true"}, nil, &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (client.ran fails)\n%s%s", code, out.String(), errb.String())
+	}
+	var row struct {
+		Checks []struct {
+			Rule     string `json:"rule"`
+			Verdict  string `json:"verdict"`
+			Evidence string `json:"evidence"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &row); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out.String())
+	}
+	want := map[string]bool{"spec.accept": true, "spec.protocol-header": true, "spec.method-headers": true}
+	const words = "not applicable: no exchange was recorded (no request reached the server, so there are no request headers to check)"
+	for _, c := range row.Checks {
+		if strings.Contains(c.Evidence, "stdio") {
+			t.Errorf("%s (%s): %q names stdio for an HTTP run", c.Rule, c.Verdict, c.Evidence)
+		}
+		if want[c.Rule] {
+			delete(want, c.Rule)
+			if c.Verdict != "n/a" || c.Evidence != words {
+				t.Errorf("%s: %s %q, want n/a %q", c.Rule, c.Verdict, c.Evidence, words)
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("rules missing from the checks: %v", want)
+	}
+}
