@@ -82,6 +82,10 @@ type Options struct {
 	// Progress, when set, is called after each run, from the run's
 	// goroutine (calls are serialized).
 	Progress func(*CaseResult, *RunResult)
+	// Stopped, when set, is called for each run the end of ctx cut short
+	// (RunResult.Interrupted: not judged, its records written and marked),
+	// from the run's goroutine, serialized with Progress.
+	Stopped func(*CaseResult, *RunResult)
 }
 
 // Report is the result of a matrix run.
@@ -321,6 +325,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				}
 				if rr.Interrupted {
 					interrupted++
+					if opts.Stopped != nil {
+						opts.Stopped(j.cr, rr)
+					}
 				} else if opts.Progress != nil {
 					opts.Progress(j.cr, rr)
 				}

@@ -184,6 +184,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		opts.Progress = progressLine(o.progress, len(cases)*o.repeat)
 	}
 	var live *ui.Live
+	var liveReport *matrix.Report // the report, for the page when the matrix stopped
 	if o.uiAddr != "" {
 		if o.stderr == nil {
 			o.stderr = io.Discard
@@ -200,17 +201,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		opts.Records = ui.LineTee{Primary: opts.Records, Page: live.Server}
 		// Every case has its cell from the start, "running" until judged.
 		for i := range cases {
-			c := &cases[i]
-			name, probe := c.Name, ""
-			if base, _, ok := strings.Cut(name, "@"); ok {
-				name = base
-			}
-			if _, p, ok := strings.Cut(name, "/"); ok {
-				probe = p
-			}
-			b, _ := json.Marshal(map[string]any{"case": c.Name, "scenario": c.Scenario(), "probe": probe, "era": c.Era(),
-				"layer": c.Layer(), "expected": c.Expected, "verdict": "running", "runCount": o.repeat})
-			_ = live.Server.PublishCase(b)
+			_ = live.Server.PublishCase(caseCell(&cases[i], "running", o.repeat, ""))
 		}
 		// A case reaches the grid when its last run is judged: the
 		// calls are serialized, and each run's result was stored before
@@ -226,6 +217,15 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 				}
 			}
 		}
+		cut := map[string]bool{} // the cases with a run the stop cut short
+		opts.Stopped = func(c *matrix.CaseResult, _ *matrix.RunResult) { cut[c.Case.Name] = true }
+		// Stopped before every case was judged: no cell stays
+		// "running" (the page outlives the process on the screen).
+		defer func() {
+			if rep := liveReport; rep != nil && rep.Incomplete != nil {
+				publishStopped(live.Server, cases, rep, finished, cut, o.repeat)
+			}
+		}()
 	}
 	var page *ui.HTMLWriter
 	var pageFile *atomicfile.File
@@ -242,6 +242,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 		opts.Records = &pageRecords{primary: opts.Records, page: page}
 	}
 	rep, runErr := matrix.Run(ctx, opts)
+	liveReport = rep
 	if o.progress != nil {
 		fmt.Fprint(o.progress, "\r\033[K") // the table follows on stdout
 	}
@@ -446,4 +447,54 @@ func (p *pageRecords) Close() error {
 		return p.primary.Close()
 	}
 	return nil
+}
+
+// publishStopped gives the live page the cell of every case a stopped
+// matrix did not judge whole: its finished runs' verdicts marked
+// incomplete, or "interrupted" (a run was in flight) or "not run" (none
+// started) with the reason, as the records and the summary say it.
+func publishStopped(page *ui.Server, cases []matrix.Case, rep *matrix.Report, finished map[*matrix.CaseResult]int, cut map[string]bool, repeat int) {
+	kept := map[string]*matrix.CaseResult{}
+	for _, c := range rep.Cases {
+		kept[c.Case.Name] = c
+	}
+	for i := range cases {
+		c := &cases[i]
+		if cr := kept[c.Name]; cr != nil {
+			if finished[cr] == repeat {
+				continue // published whole when judged
+			}
+			j := cr.JSON()
+			j.Parallel, j.Incomplete = rep.Parallel, rep.Incomplete.String()
+			if b, err := json.Marshal(j); err == nil {
+				_ = page.PublishCase(b)
+			}
+			continue
+		}
+		verdict := "not run"
+		if cut[c.Name] {
+			verdict = "interrupted"
+		}
+		_ = page.PublishCase(caseCell(c, verdict, repeat, rep.Incomplete.String()))
+	}
+}
+
+// caseCell is the live page's cell of a case no run judged: "running"
+// from the start, "interrupted" or "not run" when the matrix stopped
+// (incomplete says why).
+func caseCell(c *matrix.Case, verdict string, repeat int, incomplete string) []byte {
+	name, probe := c.Name, ""
+	if base, _, ok := strings.Cut(name, "@"); ok {
+		name = base
+	}
+	if _, p, ok := strings.Cut(name, "/"); ok {
+		probe = p
+	}
+	cell := map[string]any{"case": c.Name, "scenario": c.Scenario(), "probe": probe, "era": c.Era(),
+		"layer": c.Layer(), "expected": c.Expected, "verdict": verdict, "runCount": repeat}
+	if incomplete != "" {
+		cell["incomplete"] = incomplete
+	}
+	b, _ := json.Marshal(cell)
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -218,5 +219,67 @@ func TestUICommandOverMatrixJSON(t *testing.T) {
 	}
 	if c := p.Console(); len(c) > 0 {
 		t.Errorf("console: %q", c)
+	}
+}
+
+// matrix --ui stopped mid-run: the page shows the case whose run was cut
+// short "interrupted" and the case never started "not run", each with the
+// reason, as the records and the summary say; no cell stays "running…".
+// Before, the page kept both "running" after the matrix had stopped.
+func TestMatrixUILiveInterrupted(t *testing.T) {
+	pageReady := make(chan string, 1)
+	var stderr syncBuffer
+	var stdout bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// One at a time, the hang first (slow cases start first): its client
+	// notes that it started and waits; baseline waits for a slot it never
+	// gets.
+	started := filepath.Join(t.TempDir(), "started")
+	client := []string{"sh", "-c", `touch "$0"; sleep 60`, started}
+	o := matrixOptions{scenarios: []string{"baseline", "timeout.uncooperative_hang"}, protocol: "2026-07-28", repeat: 1, maxRetries: 3, parallel: 1,
+		timeout: 30 * time.Second, startup: 60 * time.Second, seed: 1, uiAddr: "127.0.0.1:0", stderr: &stderr,
+		uiReady: func(u string) { pageReady <- u }}
+	done := make(chan error, 1)
+	go func() { done <- runMatrix(ctx, nil, &stdout, o, client, func(string) bool { return false }) }()
+	var pageURL string
+	select {
+	case pageURL = <-pageReady:
+	case err := <-done:
+		t.Fatalf("matrix ended: %v", err)
+	}
+	p := browser.Open(t, pageURL)
+	browser.WaitFor(t, p, "two running cells", `document.querySelectorAll('#matrix-grid button.cell.v-run').length === 2`)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not start in 30s: %s", stderr.String())
+		}
+	}
+	cancel()
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "incomplete") {
+		t.Errorf("matrix after the stop: %v, want incomplete", err)
+	}
+	browser.WaitFor(t, p, "no cell running", `document.querySelectorAll('#matrix-grid button.cell.v-run').length === 0`)
+	cells := browser.Eval[map[string]string](t, p, `Object.fromEntries([...document.querySelectorAll('#matrix-grid button.cell')].map((b) => [b.dataset.case, b.textContent]))`)
+	if want := map[string]string{"timeout.uncooperative_hang": "interrupted", "baseline": "not run"}; !reflect.DeepEqual(cells, want) {
+		t.Errorf("cells %v, want %v", cells, want)
+	}
+	if got := browser.Eval[string](t, p, `document.getElementById('matrix-summary').textContent`); got != "2 cases, 0 failed, 1 interrupted, 1 not run" {
+		t.Errorf("summary %q", got)
+	}
+	browser.Eval[bool](t, p, `(() => { document.querySelector('#matrix-grid button.cell[data-case="baseline"]').click(); return true })()`)
+	browser.WaitFor(t, p, "the case's detail", `document.querySelector('#detail') !== null && document.querySelector('#detail').textContent.includes('incomplete')`)
+	if got := browser.Eval[string](t, p, `document.querySelector('#detail').textContent`); !strings.Contains(got, "canceled after 0 of 2 runs, 1 interrupted") {
+		t.Errorf("detail lacks the reason: %q", got)
+	}
+	for _, c := range p.Console() {
+		// The page's event stream reconnects to the stopped server.
+		if !strings.Contains(c, "ERR_CONNECTION_REFUSED") {
+			t.Errorf("console: %q", c)
+		}
 	}
 }

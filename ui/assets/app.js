@@ -913,8 +913,9 @@ function drawMatrix(cases) {
     rows.get(key).set(c.era, c);
   }
   const fails = cases.filter((c) => c.verdict === 'fail').length;
-  const running = cases.filter((c) => c.verdict === 'running').length;
-  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed` + (running ? `, ${running} running` : '');
+  const count = (v) => cases.filter((c) => c.verdict === v).length;
+  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed` +
+    ['running', 'interrupted', 'not run'].map((v) => [v, count(v)]).filter(([, n]) => n).map(([v, n]) => `, ${n} ${v}`).join('');
   const grid = $('matrix-grid');
   grid.replaceChildren(h('tr', {}, h('th', { scope: 'col' }, 'scenario / probe'), eras.map((e) => h('th', { scope: 'col' }, e))),
     ...[...rows.entries()].map(([key, byEra]) => h('tr', {}, h('th', { scope: 'row' }, key), eras.map((e) => {
