@@ -175,6 +175,14 @@ type stdioProxy struct {
 	unsentN    int64           // requests of the client that never reached the server
 	unsentRec  int64           // … of them recorded one by one
 	sent       []*stdioPending // the requests the current client line registered (clientToServer's own)
+	lastCut    bool            // the current client line is the stream's last and has no newline (clientToServer's own)
+	// The client's line under way: the bytes read from its stdin since its
+	// last newline (clientReader), the first cutHeadMax of them, and how
+	// many of them were passed on already (the pieces of a long line).
+	// What the run's end leaves of it is recorded (cutLine).
+	heldN    int64
+	heldHead []byte
+	heldSent int64
 }
 
 // RunStdio starts the server command, passes the client's stdin to it and
@@ -261,6 +269,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	}
 	why := describeExit(cmd.ProcessState, werr)
 	s.endClient(why)
+	s.cutLine(why)
 	s.flushPending(why)
 	s.mu.Lock()
 	res.Exchanges, res.Noise = s.records, s.noise
@@ -347,11 +356,65 @@ func (c *clientReader) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	s.inRead = false
 	late := s.ending
+	if !late {
+		s.hold(p[:n])
+	}
 	s.mu.Unlock()
 	if late {
 		return 0, errRunEnded
 	}
 	return n, err
+}
+
+// cutHeadMax bounds the head of a cut line kept for its record.
+const cutHeadMax = 4 << 10
+
+// hold notes the bytes b read from the client: those after its last
+// newline are the line under way. s.mu is held.
+func (s *stdioProxy) hold(b []byte) {
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+		s.heldN, s.heldHead, s.heldSent = 0, s.heldHead[:0], 0
+	}
+	s.heldN += int64(len(b))
+	if room := cutHeadMax - len(s.heldHead); room > 0 {
+		s.heldHead = append(s.heldHead, b[:min(room, len(b))]...)
+	}
+}
+
+// cutLine records the client's line the run's end cut (why: how the server
+// ended): bytes read from the client's stdin with no newline after them
+// yet, which clientToServer can no longer take as a line. Nothing of the
+// client is silently lost: NETWORK_ERROR, the message cut in the middle,
+// with how much of it arrived and whether any was passed on. Called once
+// endClient returned (no read of the client adds to it after that).
+func (s *stdioProxy) cutLine(why string) {
+	s.mu.Lock()
+	n, sent, head := s.heldN, s.heldSent, bytes.Clone(s.heldHead)
+	s.heldN, s.heldHead, s.heldSent = 0, nil, 0
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	passed := "none of it was passed on to the server"
+	if sent > 0 {
+		passed = fmt.Sprintf("its first %d bytes had been passed on to the server, the rest was not", sent)
+	}
+	rec := &record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: classify.NetworkError, Layer: classify.NetworkError.Layer(),
+		Reason: fmt.Sprintf("the run ended (%s) while the client was writing a line: %d bytes of it had arrived, with no newline yet; %s (a message cut in the middle, not judged)", why, n, passed),
+		Note:   "the client's line (client → server), cut by the run's end",
+	}
+	if s.opts.Bodies == BodiesAll || s.opts.Bodies == BodiesFull {
+		k := min(len(head), s.limit)
+		rec.RequestBody = &record.Body{Text: string(head[:k]), Truncated: int64(k) < n}
+	}
+	rec.RequestBytes = n
+	s.log.Warn("the run ended in the middle of a line the client was writing: recorded as cut", slog.Int64("bytes", n))
+	s.observe(rec, rec.Time, rec.Time, wire.Message{})
+	s.write(rec)
 }
 
 func (s *stdioProxy) url() string { return "stdio:" + s.name }
@@ -486,6 +549,9 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			// registration and its write alike.
 			unsent = gone || s.isEnding()
 			s.sent = s.sent[:0]
+			// A last line with no newline: the client closed its stdin
+			// in the middle of it.
+			s.lastCut = err == io.EOF && (len(piece) == 0 || piece[len(piece)-1] != '\n')
 			s.onClientLine(line, whole, unsent)
 			// The exit fault kills the server right after this request
 			// reached it; from now on its output is dropped, so that an
@@ -495,7 +561,19 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 		} else {
 			unsent = gone || s.isEnding()
 		}
+		if end && err != nil {
+			// The stream's last line, taken without its newline: it
+			// has its record (onClientLine), nothing is held.
+			s.mu.Lock()
+			s.heldN, s.heldHead, s.heldSent = 0, s.heldHead[:0], 0
+			s.mu.Unlock()
+		}
 		if len(piece) > 0 && !unsent {
+			if !end {
+				s.mu.Lock()
+				s.heldSent += int64(len(piece))
+				s.mu.Unlock()
+			}
 			if _, werr := stdin.Write(piece); werr != nil {
 				// The server is gone (or stopped reading its stdin): the
 				// requests of this line and of the lines that follow never
@@ -652,6 +730,8 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 		if batch != nil {
 			why = fmt.Sprintf("message %d of a batch line: %s", batch.index+1, why)
 		}
+	case !wire.Valid(line) && s.lastCut && batch == nil:
+		outcome, why = classify.MalformedJSON, fmt.Sprintf("a line the client wrote to the server's stdin is not JSON: it is cut, the client closed its stdin %d bytes into it, before its newline", len(line))
 	case !wire.Valid(line):
 		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is not JSON"
 	case batch != nil:
