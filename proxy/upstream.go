@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +36,15 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	up := &ex.Up
 	up.Start = time.Now()
 	wrote := func(i httptrace.WroteRequestInfo) { up.Sent.Store(i.Err == nil) }
+	if req.Body != nil && req.Body != http.NoBody && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		// net/http waits for the upstream's 100 Continue before the body
+		// and, when a final answer or the connection's end comes instead,
+		// never writes the body yet reports the request written without
+		// error: the request was sent only if its body was read.
+		body := &continueBody{ReadCloser: req.Body}
+		req.Body = body
+		wrote = func(i httptrace.WroteRequestInfo) { up.Sent.Store(i.Err == nil && body.read.Load()) }
+	}
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest == nil {
 		// The trace ReverseProxy made for this request alone (its
 		// Got1xxResponse, composed with any trace a handler before it put
@@ -55,6 +65,18 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	resp.Body = &upstreamBody{rc: resp.Body, up: up}
 	return resp, nil
+}
+
+// continueBody is the body of a request with Expect: 100-continue, noting
+// whether net/http began to send it.
+type continueBody struct {
+	io.ReadCloser
+	read atomic.Bool
+}
+
+func (b *continueBody) Read(p []byte) (int, error) {
+	b.read.Store(true)
+	return b.ReadCloser.Read(p)
 }
 
 // upstreamBody notes how the upstream body ended.
