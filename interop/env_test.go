@@ -302,6 +302,7 @@ type exchangeRecord struct {
 	SSE *struct {
 		Requests int `json:"requests"`
 	} `json:"sse"`
+	Note string `json:"note"`
 }
 
 func (r exchangeRecord) warningCodes() []string {

@@ -1,6 +1,7 @@
 package interop_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -56,9 +57,24 @@ func TestServerEverything(t *testing.T) {
 	}
 	envRow := row{Section: 2, Order: 100, Peer: peer, Direction: "mcpdiag → peer", Era: "2025-11-25",
 		Scenario: "get-env: the environment is scrubbed", Route: "direct"}
-	results.expect(t, append(rows, envRow))
-	skipShort(t, "server-everything runs on node", append(rows, envRow)...)
-	nt := needNode(t, append(rows, envRow)...)
+	// A TS SDK client cancels a long call through the proxy (v1: a
+	// notifications/cancelled only; v2: also closes the stream).
+	cancels := []struct {
+		sdk string
+		row row
+	}{
+		{"v1", row{Section: 2, Order: 101, Peer: "TS SDK v1 client 1.32.2 → " + peer, Direction: "peer → peer", Era: "2025-11-25",
+			Scenario: "trigger-long-running-operation cancelled by its client after 700 ms", Route: "via mcpdiag proxy"}},
+		{"v2", row{Section: 2, Order: 102, Peer: "TS SDK v2 client 2.4.0 → " + peer, Direction: "peer → peer", Era: "2025-11-25",
+			Scenario: "trigger-long-running-operation cancelled by its client after 700 ms", Route: "via mcpdiag proxy"}},
+	}
+	all := append(rows, envRow)
+	for _, c := range cancels {
+		all = append(all, c.row)
+	}
+	results.expect(t, all)
+	skipShort(t, "server-everything runs on node", all...)
+	nt := needNode(t, all...)
 
 	// server-everything listens on every interface (app.listen(PORT), no
 	// host); startEverything binds it to 127.0.0.1 with an environment of
@@ -77,7 +93,19 @@ func TestServerEverything(t *testing.T) {
 	// The environment the tool reports: only the variables we gave (Node
 	// adds none); the values are not logged.
 	envCall := callOnce(t, direct, client.Protocol2025, "get-env", `{}`, nil)
+	// The TS SDK clients cancel a long call through the proxy: each sends
+	// notifications/cancelled, the server ends the stream without a
+	// response (as MCP asks), and the record says the client ended it.
+	cancelOuts := make([][]byte, len(cancels))
+	for i, c := range cancels {
+		plan, _ := json.Marshal(map[string]any{"sdk": c.sdk, "url": proxied, "tool": "trigger-long-running-operation",
+			"args": map[string]any{"duration": 5, "steps": 5}, "cancelAfterMs": 700})
+		cancelOuts[i] = runNode(t, nt, 45*time.Second, "ts-cancel.mjs", plan)
+	}
 	recs := px.records(t)
+	for i, c := range cancels {
+		holdCancel(t, c.row, c.sdk, cancelOuts[i], recs)
+	}
 	var proxyCalls []exchangeRecord
 	for _, r := range recs {
 		if r.Method == "tools/call" {
@@ -150,6 +178,56 @@ func TestServerEverything(t *testing.T) {
 		envRow.Pass = envCall.Outcome == classify.ToolSuccess && strings.Join(keys, ",") == "HOME,PATH,PORT"
 	}
 	results.add(t, envRow)
+}
+
+// holdCancel checks a cancel row: the TS SDK client's call threw (it
+// cancelled it) on 2025-11-25, and the proxy's record of that tools/call
+// is what arrived (STREAM_INCOMPLETE: no response, as MCP asks of a
+// cancelled request) and says that the client ended it. v1 only sends
+// notifications/cancelled: the note must say so. v2 also closes the stream,
+// which may reach the proxy before the cancel does: the note says the
+// cancel or the client's disconnect (flag DC), which is how 2026-07-28
+// cancels.
+func holdCancel(t *testing.T, r row, sdk string, out []byte, recs []exchangeRecord) {
+	t.Helper()
+	const cancelled = "the client cancelled the request (notifications/cancelled) after "
+	r.Want = "the client's call threw (cancelled) on 2025-11-25; record: STREAM_INCOMPLETE, note \"" + cancelled + "…\""
+	if sdk == "v2" {
+		r.Want += " or \"client disconnected (DC) …\""
+	}
+	var got struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Result          json.RawMessage `json:"result"`
+		Thrown          *struct{ Class, Message string }
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &got); err != nil {
+		r.Got = fmt.Sprintf("ts-cancel.mjs printed %q: %v", trimTo(string(out), 200), err)
+		results.add(t, r)
+		return
+	}
+	switch {
+	case got.Thrown != nil:
+		r.Got = fmt.Sprintf("threw %s %q on %s", got.Thrown.Class, got.Thrown.Message, got.ProtocolVersion)
+	default:
+		r.Got = fmt.Sprintf("resolved %s on %s", trimTo(string(got.Result), 80), got.ProtocolVersion)
+	}
+	var rec *exchangeRecord
+	for i := range recs {
+		if recs[i].Client == "mcpdiag-interop-cancel-"+sdk+"@0" && recs[i].Method == "tools/call" {
+			rec = &recs[i]
+		}
+	}
+	if rec == nil {
+		r.Got += "; no proxy record of the tools/call"
+		results.add(t, r)
+		return
+	}
+	r.Got += fmt.Sprintf("; record: %s, note %q", rec.Outcome, trimTo(rec.Note, 90))
+	saysClient := strings.HasPrefix(rec.Note, cancelled) ||
+		sdk == "v2" && strings.HasPrefix(rec.Note, "client disconnected (DC) ")
+	r.Pass = got.Thrown != nil && got.ProtocolVersion == client.Protocol2025 &&
+		rec.Outcome == string(classify.StreamIncomplete) && rec.Tool == "trigger-long-running-operation" && saysClient
+	results.add(t, r)
 }
 
 // recordFor finds the proxy record of case i's tools/call: the proxied

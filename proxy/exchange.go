@@ -63,8 +63,11 @@ func (p *Proxy) refuseForeign(w http.ResponseWriter, r *http.Request) {
 // beginExchange is the recorder's Begin hook: a tools/list starts a
 // listing the drift tracker waits for (drift.go).
 func (p *Proxy) beginExchange(ex *recorder.Exchange) {
-	if ex.Method() == "tools/list" {
+	switch ex.Method() {
+	case "tools/list":
 		ex.Tag = p.drift.listingStarted(p.driftKey(ex), ex.Start())
+	case "notifications/cancelled":
+		p.cancels.note(p.driftKey(ex), ex)
 	}
 }
 
@@ -88,6 +91,9 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 	p.drift.listingEnded(listing)
 	if rec.Method == "tools/call" && rec.Outcome == classify.ToolError {
 		p.drift.unknownTool(p.driftKey(ex), rec, ex.Start())
+	}
+	if p.cancels.seen() {
+		p.cancels.annotate(p.driftKey(ex), ex, rec)
 	}
 
 	if p.opts.Observer != nil {

@@ -172,6 +172,7 @@ type Proxy struct {
 	log        *slog.Logger
 
 	drift      driftTracker
+	cancels    cancelTracker
 	lastTarget atomic.Pointer[targetCache] // targetString's
 }
 

@@ -204,6 +204,11 @@ func (ex *Exchange) End() time.Time {
 // Method returns the JSON-RPC method of the request ("" when it is none).
 func (ex *Exchange) Method() string { return ex.msg.Method }
 
+// Cancelled returns params.requestId of a notifications/cancelled request
+// (the zero ID otherwise). Its bytes alias the request body: copy what is
+// kept past the Begin hook.
+func (ex *Exchange) Cancelled() wire.ID { return ex.msg.Cancelled }
+
 // Body returns the request body bytes read before the request was passed
 // on, and whether they are the whole body. The bytes are the exchange's
 // own from then on (the recorder never reuses bytes it handed out); called
