@@ -86,6 +86,7 @@ func Main(ctx context.Context, opts Options, out Output) error {
 	}
 	red := record.NewRedactor()
 	red.AddHeaderSecrets(opts.Header)
+	opts.Redactor = red
 	var sink *record.Sink
 	if out.Record != "" {
 		var err error

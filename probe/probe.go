@@ -74,8 +74,16 @@ type Options struct {
 	Header     http.Header
 	HTTPClient *http.Client
 	// OnRecord, when set, receives every exchange record as it is made,
-	// in order.
+	// in order, redacted with Redactor.
 	OnRecord func(*record.Record)
+	// Redactor redacts every record as it is made (Redactor.Record), before
+	// the rules judge it, so that what a check's evidence quotes of the
+	// server was redacted with its record (the credentials of the record's
+	// own headers among them), not scrubbed as text afterwards. Nil: a new
+	// one with Header's credentials registered. Main passes the one its
+	// record file and report use, so equal masks mean equal values across
+	// them.
+	Redactor *record.Redactor
 	// FailOn is the lightest severity of a failed rule that fails the run
 	// (Report.Failed): DefaultFailOn when "", judge.SeverityNone for none.
 	FailOn judge.Severity
@@ -240,6 +248,10 @@ func (o Options) withDefaults() Options {
 	if o.FailOn == "" {
 		o.FailOn = DefaultFailOn
 	}
+	if o.Redactor == nil {
+		o.Redactor = record.NewRedactor()
+		o.Redactor.AddHeaderSecrets(o.Header)
+	}
 	return o
 }
 
@@ -370,6 +382,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				}
 				r.Probe = &record.Probe{Kind: string(p.Kind), Seed: strconv.FormatUint(opts.Seed, 10), Index: p.Index, Property: p.Property, Detail: p.Detail, Answer: answer, Asked: asked}
 			}
+			// The rules judge (and quote) the record as it is written.
+			r = opts.Redactor.Record(r)
 			rep.Records = append(rep.Records, r)
 			if opts.OnRecord != nil {
 				opts.OnRecord(r)

@@ -493,6 +493,8 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	defer func() { rep.Stopped = s.stop() }()
 	emit := func(recs []*record.Record) {
 		for _, r := range recs {
+			// The rules judge (and quote) the record as it is written.
+			r = opts.Redactor.Record(r)
 			rep.Records = append(rep.Records, r)
 			if opts.OnRecord != nil {
 				opts.OnRecord(r)
@@ -612,7 +614,9 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 			break
 		}
 		for _, n := range a.noise {
-			noise = append(noise, fmt.Sprintf("probe %d: %q", p.Index, trimTo(string(n), 120)))
+			// Scrubbed before it is quoted: %q's \" hides a quoted value
+			// (token="…") from the text patterns.
+			noise = append(noise, fmt.Sprintf("probe %d: %q", p.Index, trimTo(opts.Redactor.Scrub(string(n)), 120)))
 		}
 	}
 	tr := judge.NewTrace(name, rep.Records, nil)

@@ -30,6 +30,7 @@ import (
 
 func main() {
 	noise := flag.Bool("noise", false, "write a non-JSON-RPC line on stdout at the first tools/call")
+	noiseLine := flag.String("noise-line", "stdioserver: debug: about to answer", "the line -noise writes")
 	ran := flag.String("ran", "", "append the name of each tool that ran to FILE")
 	legacy := flag.Bool("legacy", false, "speak 2025-11-25 only")
 	ask := flag.String("ask", "", "write a roots/list request on stdout at each tools/call; append the answers to FILE")
@@ -75,7 +76,7 @@ func main() {
 	var t mcp.Transport = &mcp.StdioTransport{}
 	switch {
 	case *noise:
-		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout}}
+		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout, line: *noiseLine}}
 	case *notification != "" || *ask != "":
 		out := &locked{w: os.Stdout}
 		t = &mcp.IOTransport{Reader: intercept(*notification, *notificationLine, *ask, out), Writer: out}
@@ -88,14 +89,15 @@ func main() {
 // noisy writes a line that is not JSON-RPC before the third message (the
 // answer to the first probe, after initialize's and tools/list's).
 type noisy struct {
-	w io.WriteCloser
-	n int
+	w    io.WriteCloser
+	line string
+	n    int
 }
 
 func (n *noisy) Write(p []byte) (int, error) {
 	n.n++
 	if n.n == 3 {
-		fmt.Fprintln(n.w, "stdioserver: debug: about to answer")
+		fmt.Fprintln(n.w, n.line)
 	}
 	return n.w.Write(p)
 }
