@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // Format identifies the JSON summary ("--json" output); a baseline must
@@ -317,11 +319,13 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotSummary, err)
 	}
+	// The format is quoted from a file that may be anything: scrubbed
+	// before %q, whose \" would hide a quoted value from the patterns.
 	if !strings.HasPrefix(s.Format, "mcpdiag-report/") {
-		return nil, fmt.Errorf("%w: format %q", ErrNotSummary, s.Format)
+		return nil, fmt.Errorf("%w: format %q", ErrNotSummary, record.Scrub(s.Format))
 	}
 	if s.Format != Format {
-		return nil, fmt.Errorf("%w: format %q, this version reads %q", ErrNotSummary, s.Format, Format)
+		return nil, fmt.Errorf("%w: format %q, this version reads %q", ErrNotSummary, record.Scrub(s.Format), Format)
 	}
 	for _, sec := range []**Section{&s.Calls, &s.Exchanges, &s.Server} {
 		if *sec == nil {
