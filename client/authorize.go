@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +28,41 @@ type callback struct {
 	srv  *http.Server
 	got  chan *callbackHit
 	once sync.Once
+
+	// mu guards state (the authorization's, set by expect before its URL
+	// is shown) and refused (the requests to the path that did not carry
+	// it: any local process can reach the port, and the first GET must
+	// not end the flow).
+	mu      sync.Mutex
+	state   string
+	refused int
+}
+
+// expect sets the state the authorization response must carry: a request
+// with any other (or none, or before expect) is answered 400 and ignored.
+func (cb *callback) expect(state string) {
+	cb.mu.Lock()
+	cb.state = state
+	cb.mu.Unlock()
+}
+
+// carries reports whether state is the one expected, and counts a refusal
+// when it is not.
+func (cb *callback) carries(state string) bool {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.state != "" && subtle.ConstantTimeCompare([]byte(state), []byte(cb.state)) == 1 {
+		return true
+	}
+	cb.refused++
+	return false
+}
+
+// refusals is how many requests to the path carried another state.
+func (cb *callback) refusals() int {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	return cb.refused
 }
 
 // callbackHit is the authorization response the listener received, and the
@@ -75,10 +111,19 @@ func newCallback(redirect string) (*callback, error) {
 			http.NotFound(w, r)
 			return
 		}
-		hit := &callbackHit{query: r.URL.Query(), at: time.Now(), raddr: r.RemoteAddr}
+		q := r.URL.Query()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !cb.carries(q.Get("state")) {
+			// Not the response to this authorization (another local
+			// process, a stale tab): it does not end the flow, which
+			// waits on for the right one until its time runs out.
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintln(w, "mcpdiag: this request does not carry the state of the authorization in progress: it was ignored.")
+			return
+		}
+		hit := &callbackHit{query: q, at: time.Now(), raddr: r.RemoteAddr}
 		delivered := false
 		cb.once.Do(func() { cb.got <- hit; delivered = true })
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if !delivered {
 			w.WriteHeader(http.StatusConflict)
 			fmt.Fprintln(w, "mcpdiag: this authorization response came after the first one and was ignored.")
@@ -118,6 +163,7 @@ func (a *authState) authorizationCode(ctx context.Context, asm *oauthex.AuthServ
 	state := rand.Text()
 	a.secret(verifier)
 	a.secret(state)
+	cb.expect(state)
 	cfg := oauthConfig(asm, reg, cb.uri, scopes)
 	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	a.attempts++
@@ -310,6 +356,9 @@ func (a *authState) personCode(ctx context.Context, info AuthInfo, mode Authoriz
 			ex.Total = time.Since(start)
 			a.c.record(ex)
 			r := "the browser did not come back to " + cb.uri + " before the call's time ran out (--timeout): " + ctx.Err().Error()
+			if n := cb.refusals(); n > 0 {
+				r += fmt.Sprintf(" (%d request(s) to it without this authorization's state were refused)", n)
+			}
 			authVerdict(ex, classify.AuthFailed, r, r, ruleAuthorize)
 			a.c.emit(ex)
 			return nil, ex, &AuthFailure{Step: StepAuthorize, Seq: ex.Seq, Reason: r, Rule: ruleAuthorize}
