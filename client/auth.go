@@ -85,6 +85,9 @@ type AuthOptions struct {
 	// ClientID and ClientSecret are a pre-registered client (used first,
 	// as the spec's registration priority says). ClientIssuer, when set, is
 	// the authorization server they belong to: another one is an error.
+	// Without it a ClientSecret is sent only to an authorization server on
+	// the MCP server's own origin (the first one used binds it): one on
+	// another origin is refused, since the server chose it.
 	ClientID, ClientSecret, ClientIssuer string
 	// ClientKey signs a private_key_jwt client assertion (RFC 7523) instead
 	// of a client secret; ClientKeyAlg is ES256 (the default for an EC

@@ -18,6 +18,9 @@ func (o *AuthOptions) validate() error {
 	if o.ClientKey != nil && o.ClientID == "" && o.ClientMetadataURL == "" {
 		return errors.New("--client-key needs --client-id (or a client metadata document URL)")
 	}
+	if o.ClientIssuer != "" && o.ClientID == "" {
+		return errors.New("--client-issuer needs --client-id")
+	}
 	if o.ClientSecret != "" && o.ClientKey != nil {
 		return errors.New("a client authenticates with a secret or a private key, not both")
 	}

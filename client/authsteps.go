@@ -241,6 +241,14 @@ func unsafeURL(s string) string {
 	return "scheme " + u.Scheme + " is not https"
 }
 
+// sameOriginURL reports whether a and b parse and have one origin (scheme,
+// host and port).
+func sameOriginURL(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host != "" && origin(ua) == origin(ub)
+}
+
 func isLoopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") {
 		return true
@@ -398,6 +406,15 @@ func (a *authState) register(ctx context.Context, asm *oauthex.AuthServerMeta, i
 		if bound != "" && bound != issuer {
 			return nil, &AuthFailure{Step: StepRegistration, Rule: ruleBinding,
 				Reason: fmt.Sprintf("the pre-registered client %q belongs to %s, and the resource now names %s: it is not used with another authorization server", o.ClientID, bound, issuer)}
+		}
+		if bound == "" && o.ClientSecret != "" && !sameOriginURL(issuer, a.c.opts.URL) {
+			// The server (or metadata on another origin it points to)
+			// chose this authorization server: a secret the caller holds
+			// for another one would be handed to whoever runs it. A
+			// private_key_jwt assertion names its audience and expires
+			// (RFC 7523 §3), so a key is not held back.
+			return nil, &AuthFailure{Step: StepRegistration, Rule: ruleBinding,
+				Reason: fmt.Sprintf("the pre-registered client %q has a secret, and the authorization server the resource names, %s, is on another origin than the MCP server %s: the secret is sent only to the authorization server named with --client-issuer (AuthOptions.ClientIssuer), or to one on the MCP server's own origin", o.ClientID, issuer, a.c.opts.URL)}
 		}
 		reg := &registration{Method: "pre-registered", ClientID: o.ClientID, ClientSecret: o.ClientSecret, key: o.ClientKey, keyAlg: o.ClientKeyAlg}
 		reg.AuthMethod = authMethod(asm, o.ClientSecret != "", o.ClientKey != nil)

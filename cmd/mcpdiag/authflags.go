@@ -14,6 +14,7 @@ type authFlags struct {
 	noAuth            bool
 	clientID          string
 	clientSecret      string
+	clientIssuer      string
 	clientKey         string
 	clientKeyAlg      string
 	clientMetadataURL string
@@ -31,6 +32,7 @@ func (a *authFlags) add(f *pflag.FlagSet, withNoAuth bool) {
 	}
 	f.StringVar(&a.clientID, "client-id", "", "a pre-registered OAuth client id (used before dynamic registration)")
 	f.StringVar(&a.clientSecret, "client-secret", "", "its client secret (never printed or recorded)")
+	f.StringVar(&a.clientIssuer, "client-issuer", "", "the authorization server (`ISSUER`) the pre-registered client belongs to: it is used with no other; without it a --client-secret goes only to an authorization server on the MCP server's own origin")
 	f.StringVar(&a.clientKey, "client-key", "", "a PEM private key FILE: private_key_jwt client authentication instead of a secret")
 	f.StringVar(&a.clientKeyAlg, "client-key-alg", "", "ES256 or RS256 (default: from the key)")
 	f.StringVar(&a.clientMetadataURL, "client-metadata-url", "", "an https Client ID Metadata Document URL, used as client_id when the server supports it")
@@ -53,7 +55,7 @@ func (a *authFlags) options(stdin io.Reader, stderr io.Writer, red *record.Redac
 	if a.maxStepUps < 1 {
 		return nil, usageError("--max-step-ups must be >= 1")
 	}
-	o := &client.AuthOptions{ClientID: a.clientID, ClientSecret: a.clientSecret, ClientKeyAlg: a.clientKeyAlg,
+	o := &client.AuthOptions{ClientID: a.clientID, ClientSecret: a.clientSecret, ClientIssuer: a.clientIssuer, ClientKeyAlg: a.clientKeyAlg,
 		ClientMetadataURL: a.clientMetadataURL, Grant: a.grant, RedirectURI: a.redirectURI, MaxStepUps: a.maxStepUps,
 		OnSecret: func(s string) { _ = red.AddSecret(s) }}
 	if a.clientSecret != "" {
