@@ -87,8 +87,15 @@ type AuthOptions struct {
 	// the authorization server they belong to: another one is an error.
 	// Without it a ClientSecret is sent only to an authorization server on
 	// the MCP server's own origin (the first one used binds it): one on
-	// another origin is refused, since the server chose it.
+	// another origin is refused, since the server chose it, unless
+	// SecretToAnyIssuer.
 	ClientID, ClientSecret, ClientIssuer string
+	// SecretToAnyIssuer lets a ClientSecret without ClientIssuer go to the
+	// authorization server the MCP server names on another origin (the
+	// first one used still binds it): for a caller that knows the server
+	// and its authorization server are one party, as the conformance
+	// suite's scenarios are. mcpdiag call has no flag for it.
+	SecretToAnyIssuer bool
 	// ClientKey signs a private_key_jwt client assertion (RFC 7523) instead
 	// of a client secret; ClientKeyAlg is ES256 (the default for an EC
 	// key) or RS256.

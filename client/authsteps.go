@@ -407,7 +407,7 @@ func (a *authState) register(ctx context.Context, asm *oauthex.AuthServerMeta, i
 			return nil, &AuthFailure{Step: StepRegistration, Rule: ruleBinding,
 				Reason: fmt.Sprintf("the pre-registered client %q belongs to %s, and the resource now names %s: it is not used with another authorization server", o.ClientID, bound, issuer)}
 		}
-		if bound == "" && o.ClientSecret != "" && !sameOriginURL(issuer, a.c.opts.URL) {
+		if bound == "" && o.ClientSecret != "" && !o.SecretToAnyIssuer && !sameOriginURL(issuer, a.c.opts.URL) {
 			// The server (or metadata on another origin it points to)
 			// chose this authorization server: a secret the caller holds
 			// for another one would be handed to whoever runs it. A

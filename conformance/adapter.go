@@ -70,7 +70,11 @@ func ParseContext(raw string) (Context, error) {
 // says to a person.
 func (c Context) AuthOptions(prompt io.Writer) (*client.AuthOptions, error) {
 	o := &client.AuthOptions{ClientMetadataURL: ClientMetadataURL, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
-		ClientIssuer: c.Issuer, Authorize: client.AuthorizeFetch, Prompt: prompt}
+		ClientIssuer: c.Issuer, Authorize: client.AuthorizeFetch, Prompt: prompt,
+		// The suite gives the client credentials of its scenario's own
+		// authorization server (on another port than its MCP server),
+		// without naming it: the suite is one party.
+		SecretToAnyIssuer: c.Issuer == ""}
 	if c.PrivateKeyPEM != "" {
 		key, err := client.ParseClientKey([]byte(c.PrivateKeyPEM))
 		if err != nil {
