@@ -48,13 +48,6 @@ type Encoder struct {
 	MaxLineSize int
 	// Now returns the time for records with a zero Time; time.Now when nil.
 	Now func() time.Time
-
-	// readBack marks Redactor.Record's encoder: a record read back keeps
-	// its truncated bodies' last token. The writer dropped it where a
-	// capture was cut before redaction; a body the writer cut itself was
-	// redacted whole first, and trimming it on every read would change it
-	// (a cut run of one token read as the mark alone).
-	readBack bool
 }
 
 func (e *Encoder) redactor() *Redactor {
@@ -138,11 +131,11 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	if len(line) > e.maxLine() {
 		for _, b := range []**Body{&c.RequestBody, &c.ResponseBody} {
 			if *b != nil {
-				*b = &Body{Truncated: true}
+				*b = &Body{Truncated: true, CutRedacted: true}
 			}
 		}
 		if c.ErrorData != nil {
-			c.ErrorData, c.ErrorDataTruncated = nil, true
+			c.ErrorData, c.ErrorDataTruncated, c.ErrorDataCutRedacted = nil, true, true
 		}
 		if line, err = encodeRecord(line, c, &st.h); err != nil {
 			return nil, err
@@ -243,8 +236,9 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
 	c.ContentType, c.ErrorMessage, c.RetryAfter, c.Note = s(c.ContentType), s(c.ErrorMessage), s(c.RetryAfter), s(c.Note)
 	if len(c.ErrorData) > 0 {
-		c.ErrorData, c.ErrorDataTruncated = e.errorData(red, c.ErrorData, c.ErrorDataTruncated)
+		c.ErrorData, c.ErrorDataTruncated = e.errorData(red, c.ErrorData, c.ErrorDataTruncated && !c.ErrorDataCutRedacted, c.ErrorDataTruncated)
 	}
+	c.ErrorDataCutRedacted = c.ErrorDataTruncated
 	if c.SSE != nil {
 		// Shared with rec unless its one string changed: a copy was an
 		// allocation for every event stream's record ("eof" never changes).
@@ -349,23 +343,51 @@ func (e *Encoder) body(red *Redactor, b *Body) *Body {
 		return nil
 	}
 	raw, dropped := b.Text, false
-	if b.Truncated && !e.readBack {
-		// Cut before it was redacted: its last token may be part of a
-		// credential the patterns cannot judge (redact_cut.go).
+	if b.Truncated && !b.CutRedacted {
+		// Cut before it was redacted (a capture's limit, a stream that
+		// stopped; or a record file written without the mark): its last
+		// token may be part of a credential the patterns cannot judge
+		// (redact_cut.go). A body this encoder wrote carries the mark:
+		// its cut was made after redaction, and it is read as written.
 		raw, dropped = trimUnfinished(raw)
 	}
 	text, cut := red.Body([]byte(raw), e.bodyLimit())
 	if dropped && !cut {
 		text += Redacted
 	}
-	return &Body{Text: text, Truncated: b.Truncated || cut}
+	truncated := b.Truncated || cut
+	return &Body{Text: text, Truncated: truncated, CutRedacted: truncated}
 }
 
 // errorData redacts and caps the raw JSON of a JSON-RPC error's data. Data
 // that is too large, or not JSON, becomes a JSON string holding a redacted
-// excerpt.
-func (e *Encoder) errorData(red *Redactor, data json.RawMessage, truncated bool) (json.RawMessage, bool) {
+// excerpt. With unfinished, the data was cut before it was redacted (and
+// not marked ErrorDataCutRedacted): its last token is dropped, as a cut
+// body's is (redact_cut.go), whether it is raw text or a JSON string
+// holding an excerpt (a record file read back).
+func (e *Encoder) errorData(red *Redactor, data json.RawMessage, unfinished, truncated bool) (json.RawMessage, bool) {
 	limit := e.bodyLimit()
+	if unfinished && limit >= 0 {
+		raw := string(data)
+		var str string
+		if json.Valid(data) {
+			if json.Unmarshal(data, &str) != nil {
+				unfinished = false // an object or array: whole, nothing cut in it
+			} else {
+				raw = str
+			}
+		}
+		if unfinished {
+			t, dropped := trimUnfinished(raw)
+			text, _ := red.Body([]byte(t), limit)
+			if dropped {
+				text += Redacted
+			}
+			var buf bytes.Buffer
+			writeJSONString(&buf, text)
+			return buf.Bytes(), true
+		}
+	}
 	if json.Valid(data) {
 		out := red.redactJSON(data)
 		if limit > 0 && len(out) <= limit {

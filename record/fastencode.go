@@ -117,6 +117,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	if r.ErrorDataTruncated {
 		b = append(b, `,"errorDataTruncated":true`...)
 	}
+	if r.ErrorDataCutRedacted {
+		b = append(b, `,"errorDataCutRedacted":true`...)
+	}
 	b = appendOmitString(b, `,"retryAfter":`, r.RetryAfter)
 	if r.Timings != (Timings{}) {
 		b = appendTimings(b, r.Timings)
@@ -380,6 +383,9 @@ func appendBody(b []byte, key string, body *Body) []byte {
 	b = appendKeyString(b, `{"text":`, body.Text)
 	if body.Truncated {
 		b = append(b, `,"truncated":true`...)
+	}
+	if body.CutRedacted {
+		b = append(b, `,"cutRedacted":true`...)
 	}
 	return append(b, '}')
 }

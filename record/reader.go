@@ -193,7 +193,7 @@ func (r *Redactor) Record(rec *Record) *Record {
 		return nil
 	}
 	red := r.withHeaderSecrets(rec.RequestHeaders, rec.ResponseHeaders)
-	e := Encoder{Redactor: red, BodyLimit: readLimit, readBack: true}
+	e := Encoder{Redactor: red, BodyLimit: readLimit}
 	c := new(Record)
 	e.sanitizeInto(c, red, rec, true)
 	return c

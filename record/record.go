@@ -163,6 +163,10 @@ type Record struct {
 	ErrorData json.RawMessage `json:"errorData,omitempty"`
 	// ErrorDataTruncated reports that ErrorData was cut.
 	ErrorDataTruncated bool `json:"errorDataTruncated,omitempty"`
+	// ErrorDataCutRedacted is Body.CutRedacted for ErrorData: set by the
+	// encoder on data it wrote truncated, whose cut holds no unfinished
+	// token. A reader trims the last token of truncated data without it.
+	ErrorDataCutRedacted bool `json:"errorDataCutRedacted,omitempty"`
 	// RetryAfter is the raw Retry-After header of the response.
 	RetryAfter string `json:"retryAfter,omitempty"`
 	// Timings are the exchange's (or call's) durations.
@@ -479,13 +483,21 @@ type Body struct {
 	Text string `json:"text"`
 	// Truncated reports that Text is shorter than the body.
 	Truncated bool `json:"truncated,omitempty"`
+	// CutRedacted reports, with Truncated, that the cut holds no part of
+	// a credential: the writer redacted the whole text before cutting it,
+	// or dropped the unfinished last token a capture's cut left
+	// (redact_cut.go). The encoder sets it on every truncated body it
+	// writes. A truncated body without it (a record file written before
+	// the mark, or by another producer) gets its last token trimmed when
+	// it is encoded or read; with it the text is kept as written.
+	CutRedacted bool `json:"cutRedacted,omitempty"`
 }
 
 // NewBody returns a redacted excerpt of b capped at DefaultBodyLimit, using
 // the Default redactor.
 func NewBody(b []byte) *Body {
 	text, truncated := Default.Body(b, DefaultBodyLimit)
-	return &Body{Text: text, Truncated: truncated}
+	return &Body{Text: text, Truncated: truncated, CutRedacted: truncated}
 }
 
 // SetResult copies the classifier's verdict and evidence into r: layer,

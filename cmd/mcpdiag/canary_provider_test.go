@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,4 +169,48 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// TestReportTrimsUnmarkedCuts (redact10): a record file written before the
+// encoder marked its cuts (cutRedacted), or by another producer, whose
+// truncated body or error data ends inside a credential: no output of
+// report (text, --json, --html, --har) nor matrix --from-records keeps
+// the fragment; a marked cut is shown as written.
+func TestReportTrimsUnmarkedCuts(t *testing.T) {
+	dir := t.TempDir()
+	frags := map[string]string{"body": "zqCutBodyPw7731", "request": "zqCutReqTok8842", "errordata": "zqCutErrData9953"}
+	lines := []string{
+		`{"v":2,"kind":"exchange","id":"01J0000000000000000000000A","time":"2026-12-06T10:00:00Z","method":"tools/call","outcome":"HTTP_ERROR","layer":"http","status":500,` +
+			`"responseBody":{"text":"db error: postgres://admin:` + frags["body"] + `","truncated":true},` +
+			`"requestBody":{"text":"{\"params\": {\"note\": \"Bearer ` + frags["request"] + `","truncated":true}}`,
+		`{"v":2,"kind":"exchange","id":"01J0000000000000000000000B","time":"2026-12-06T10:00:01Z","method":"tools/call","outcome":"JSONRPC_ERROR","layer":"jsonrpc","status":200,` +
+			`"errorMessage":"failed","errorData":"upstream https://svc:` + frags["errordata"] + `","errorDataTruncated":true,` +
+			`"responseBody":{"text":"kept as written: zqMarkedKept","truncated":true,"cutRedacted":true}}`,
+	}
+	in := filepath.Join(dir, "old.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := outputs{}
+	page, har := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.har")
+	for _, args := range [][]string{{"report", in}, {"report", "--json", in}, {"report", "--html", page, "--har", har, in}, {"matrix", "--from-records", in, "--json"}} {
+		var o, e bytes.Buffer
+		code := run(args, nil, &o, &e)
+		if code == 2 {
+			t.Fatalf("%v: exit 2\n%s", args, e.String())
+		}
+		out[fmt.Sprint(args)], out[fmt.Sprint(args)+" stderr"] = o.Bytes(), e.Bytes()
+	}
+	out.file(t, "report --html", page)
+	out.file(t, "report --har", har)
+	for _, name := range sortedKeys(out) {
+		for _, kind := range sortedKeys(frags) {
+			if bytes.Contains(out[name], []byte(frags[kind])) {
+				t.Errorf("%s keeps the %s fragment %s", name, kind, frags[kind])
+			}
+		}
+	}
+	if !bytes.Contains(out["report --har"], []byte("zqMarkedKept")) {
+		t.Error("report --har lost the text of a marked cut")
+	}
 }
