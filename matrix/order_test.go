@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 )
 
@@ -169,4 +170,57 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return ""
+}
+
+// TestFromRecordsAgreesWithLive: the matrix's own records, read back with
+// FromRecords, judge each run's endpoint as the live matrix did: for every
+// endpoint that is one trace, every rule both judge has the same verdict.
+// (An endpoint whose requests came on several connections is several
+// traces there, by design: docs/matrix.md.) Every case of the catalogue,
+// both eras, the built-in client.
+func TestFromRecordsAgreesWithLive(t *testing.T) {
+	t.Parallel()
+	var rec lines
+	rep := run(t, matrix.Options{Cases: matrix.Cases(), Records: &rec})
+	live := map[string]map[string]judge.Check{}
+	for _, c := range rep.Cases {
+		for _, r := range c.Runs {
+			live[r.Endpoint] = map[string]judge.Check{}
+			for _, ch := range r.Checks {
+				live[r.Endpoint][ch.Rule] = ch
+			}
+		}
+	}
+	p, err := matrix.FromRecords(bytes.NewReader(bytes.Join(rec.all(), nil)), "matrix.jsonl", matrix.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := map[string][]*matrix.PassiveTrace{}
+	for _, tr := range p.Traces {
+		if ep, ok := strings.CutPrefix(tr.Trace.Name, "endpoint "); ok {
+			ep, _, _ = strings.Cut(ep, " ")
+			traces[ep] = append(traces[ep], tr)
+		}
+	}
+	compared := 0
+	for ep, trs := range traces {
+		checks, ok := live[ep]
+		if !ok {
+			t.Errorf("no live run of the endpoint %s", ep)
+			continue
+		}
+		if len(trs) != 1 {
+			continue
+		}
+		compared++
+		for _, ch := range trs[0].Checks {
+			if l, ok := checks[ch.Rule]; ok && l.Verdict != ch.Verdict {
+				t.Errorf("%s: %s live %s (%s), read back %s (%s)", ep, ch.Rule, l.Verdict, l.Evidence, ch.Verdict, ch.Evidence)
+			}
+		}
+	}
+	t.Logf("%d of %d endpoints compared (the others are several traces)", compared, len(live))
+	if compared < len(live)/2 {
+		t.Errorf("%d of %d endpoints compared: too few are one trace", compared, len(live))
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"slices"
@@ -92,6 +93,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 			if l, perr := parseServerLine(bytes.TrimSpace(line)); perr != nil {
 				p.Skipped++
 			} else {
+				l.sum = hashLine(l.raw)
 				l.raw = nil // the record is what is judged
 				parsed = append(parsed, l)
 				timed = timed && !l.rec.Time.IsZero()
@@ -152,7 +154,7 @@ func FromRecords(r io.Reader, source string, limits Limits) (*Passive, error) {
 
 // compareLines orders two records by the time their request came, then
 // by the facts that number requests (the fault endpoint's count, the
-// call's sequence), then by their content: any order of the same lines
+// call's sequence), then by their id and content: any order of the same lines
 // sorts to one.
 func compareLines(a, b *serverLine) int {
 	x, y := a.rec, b.rec
@@ -167,7 +169,17 @@ func compareLines(a, b *serverLine) int {
 			return c
 		}
 	}
-	return cmp.Compare(x.ID, y.ID)
+	if c := cmp.Compare(x.ID, y.ID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.sum, b.sum)
+}
+
+// hashLine is a line's FNV-1a hash: the last tie-breaker of compareLines.
+func hashLine(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
 }
 
 // readLine reads one line of at most MaxRecordLine bytes.

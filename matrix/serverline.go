@@ -9,6 +9,7 @@ import (
 type serverLine struct {
 	rec *record.Record
 	raw []byte
+	sum uint64 // FromRecords: the line's hash, once raw is dropped
 }
 
 func parseServerLine(raw []byte) (*serverLine, error) {
