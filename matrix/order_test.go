@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,37 @@ func TestFromRecordsAgreesWithLive(t *testing.T) {
 	t.Logf("%d of %d endpoints compared (the others are several traces)", compared, len(live))
 	if compared < len(live)/2 {
 		t.Errorf("%d of %d endpoints compared: too few are one trace", compared, len(live))
+	}
+}
+
+// TestFromRecordsOfTwoMatrixRunsInOneFile: matrix --record appends, and
+// every matrix run names its endpoints alike. Two runs' records in one
+// file are judged as each run's alone: the second server's endpoint is its
+// own trace ("[server 2]"), not the first's, where its first request read
+// as a retry of the first run's refused or failed last one
+// (spec.reissue-new-id, safety.4xx-unchanged failed: "POST 1 re-sent the
+// request of POST 1 with the same id").
+func TestFromRecordsOfTwoMatrixRunsInOneFile(t *testing.T) {
+	t.Parallel()
+	cases := selectCases(t, "", "errors.http_status_per_method", "errors.http_status_sequence", "auth.token_lifecycle", "auth.insufficient_scope")
+	var one, two lines
+	run(t, matrix.Options{Cases: cases, Records: &one})
+	run(t, matrix.Options{Cases: cases, Records: &two})
+	sorted := func(s string) []string {
+		ls := strings.Split(strings.TrimSpace(strings.ReplaceAll(s, " [server 2]", "")), "\n")
+		slices.Sort(ls)
+		return ls
+	}
+	both := judgeLines(t, append(slices.Clone(one.all()), two.all()...))
+	if strings.Contains(both, `"verdict":"fail"`) {
+		t.Errorf("the two runs' records fail together:\n%s", both)
+	}
+	if !strings.Contains(both, " [server 2]") {
+		t.Errorf("no trace of the second server:\n%s", both)
+	}
+	want := append(sorted(judgeLines(t, one.all())), sorted(judgeLines(t, two.all()))...)
+	slices.Sort(want)
+	if got := sorted(both); !slices.Equal(got, want) {
+		t.Errorf("%d traces together, %d apart:\n%s", len(got), len(want), firstDiff(strings.Join(got, "\n"), strings.Join(want, "\n")))
 	}
 }

@@ -220,7 +220,8 @@ func use(l *serverLine, safety map[string]retry.Safety, bodies, lists *bool, pro
 			return true // an admin line: read, not a request
 		}
 		*bodies = true
-		key, name := "server "+l.endpoint(), "endpoint "+l.endpoint()
+		ep := conns.instance(l.endpoint(), r)
+		key, name := "server "+ep, "endpoint "+ep
 		switch {
 		case r.Session != "":
 			// Within the endpoint, one trace per client, as for the
@@ -426,6 +427,33 @@ type connLanes struct {
 	// errors.header_mismatch).
 	refused    map[string]*record.Record
 	refusedKey map[string]string
+
+	// runs counts, per fault endpoint, the first requests (count.post 1)
+	// seen: another one is another server's endpoint of the same name
+	// (matrix --record appends, and every matrix run names its endpoints
+	// alike).
+	runs map[string]int
+}
+
+// instance returns the fault endpoint ep as the trace names it: ep for the
+// first server's requests, "ep [server N]" for the Nth server's, a new one
+// beginning at each request its endpoint counted first. Two matrix runs
+// appended to one --record file were one trace per endpoint and
+// connection, whose second run's first request read as a retry of the
+// first run's failed last one: spec.reissue-new-id and
+// safety.4xx-unchanged failed ("POST 1 re-sent the request of POST 1 with
+// the same id") where each run alone passed (repeat10).
+func (c *connLanes) instance(ep string, r *record.Record) string {
+	if c.runs == nil {
+		c.runs = map[string]int{}
+	}
+	if f := r.Fault; f != nil && f.Count != nil && f.Count.Post == 1 {
+		c.runs[ep]++
+	}
+	if n := c.runs[ep]; n > 1 {
+		return fmt.Sprintf("%s [server %d]", ep, n)
+	}
+	return ep
 }
 
 // trace returns the trace key and the label (", conn ID", or ", URL" without a connection) of r, a
