@@ -14,8 +14,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -368,5 +370,78 @@ func waitRecords(t *testing.T, sink *memSink, n int) {
 			t.Fatalf("%d records after 10 s, want %d", len(sink.exchanges(t)), n)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// bufferSpy is a transport whose response bodies note the buffers they
+// are read into.
+type bufferSpy struct {
+	rt   http.RoundTripper
+	mu   sync.Mutex
+	bufs []uintptr
+}
+
+func (s *bufferSpy) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.rt.RoundTrip(r)
+	if err == nil {
+		resp.Body = &spiedBody{ReadCloser: resp.Body, spy: s}
+	}
+	return resp, err
+}
+
+type spiedBody struct {
+	io.ReadCloser
+	spy *bufferSpy
+}
+
+func (b *spiedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.spy.mu.Lock()
+		b.spy.bufs = append(b.spy.bufs, uintptr(unsafe.Pointer(unsafe.SliceData(p))))
+		b.spy.mu.Unlock()
+	}
+	return n, err
+}
+
+// TestForwardLoopFreshBuffers: without a middleware, the proxy reads each
+// piece of a response body into a buffer of its own, which the recorder
+// keeps for the record without copying it; ReverseProxy's copy reads every
+// piece into its one buffer, which the recorder has to copy. An event
+// stream of four 16 KiB events, each flushed as one chunk, is read in at
+// least four pieces: through the forwarding loop they land in as many
+// buffers (the record holds them all until it is written), through a
+// middleware in one.
+func TestForwardLoopFreshBuffers(t *testing.T) {
+	up := serve(t, forwardUpstream())
+	for _, tc := range []struct {
+		name       string
+		middleware func(http.Handler) http.Handler
+		distinct   func(n, pieces int) bool
+	}{
+		{"forwarding", nil, func(n, pieces int) bool { return n == pieces }},
+		{"copying", passThrough, func(n, pieces int) bool { return n == 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spy := &bufferSpy{rt: http.DefaultTransport.(*http.Transport).Clone()}
+			base, _, sink, _ := startProxy(t, up+"/sse", proxy.Options{Transport: spy, Middleware: tc.middleware})
+			got := wireExchange(t, strings.TrimSuffix(base, "/sse"), http.MethodPost, "/sse", callBody(1, "echo", `{}`))
+			if got.status != "200 OK" || len(got.body) < 64<<10-600 || got.bodyErr != "" {
+				t.Fatalf("the client saw %v", got)
+			}
+			waitRecords(t, sink, 1)
+			spy.mu.Lock()
+			defer spy.mu.Unlock()
+			if len(spy.bufs) < 4 {
+				t.Fatalf("the body came in %d reads, want at least 4", len(spy.bufs))
+			}
+			distinct := len(slices.Compact(slices.Sorted(slices.Values(spy.bufs))))
+			if !tc.distinct(distinct, len(spy.bufs)) {
+				t.Errorf("%d reads into %d distinct buffers", len(spy.bufs), distinct)
+			}
+			if r := sink.exchanges(t)[0]; string(r.Outcome) != "TOOL_SUCCESS" {
+				t.Errorf("recorded %s: %s", r.Outcome, r.Reason)
+			}
+		})
 	}
 }

@@ -220,13 +220,20 @@ func New(opts Options) (*Proxy, error) {
 		t.DisableCompression = true
 		rt = t
 	}
+	// Without a fault layer or a middleware, the reverse proxy writes to
+	// the recorder's response writer itself, and the response bodies
+	// forward themselves through it (upstreamBody.forward).
+	forward := opts.Middleware == nil && opts.Faults == nil
 	rp := &httputil.ReverseProxy{
 		Rewrite:       p.rewrite,
-		Transport:     &upstreamTransport{rt: rt},
+		Transport:     &upstreamTransport{rt: rt, forward: forward},
 		FlushInterval: -1,
 		ErrorHandler:  p.upstreamError,
 		ErrorLog:      slogLogger(p.log),
 		BufferPool:    bufferPool{},
+	}
+	if forward {
+		rp.BufferPool = forwardBuffers{}
 	}
 	p.handler = rp
 	p.transport = rt
@@ -420,3 +427,13 @@ func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
 // own 403 to a foreign Host or Origin (the DNS-rebinding guard): the answer
 // is the proxy's, the request never reached the server.
 const ProxyStatusRefused = `mcpdiag; error=http_request_denied; details="foreign Host or Origin refused by mcpdiag proxy"`
+
+// forwardBuffers is the reverse proxy's BufferPool when the response
+// bodies forward themselves (upstreamBody.forward): its buffers are the
+// recorder's chunks, which the body's first Read hands to the recorder, so
+// Put leaves them alone (a buffer no forwarding body took, which does not
+// happen, is left to the garbage collector).
+type forwardBuffers struct{}
+
+func (forwardBuffers) Get() []byte { return recorder.Chunk(CopyBufferSize) }
+func (forwardBuffers) Put([]byte)  {}

@@ -26,6 +26,11 @@ import (
 // the error that cuts it.
 type upstreamTransport struct {
 	rt http.RoundTripper
+	// forward makes the response bodies forward themselves to the client
+	// through the recorder (upstreamBody.forward): set when the reverse
+	// proxy writes straight to the recorder's response writer (no fault
+	// layer, no middleware) and its BufferPool is forwardBuffers.
+	forward bool
 }
 
 func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -63,7 +68,11 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		up.End = up.Headers
 		return nil, err
 	}
-	resp.Body = &upstreamBody{rc: resp.Body, up: up}
+	body := &upstreamBody{rc: resp.Body, up: up}
+	if t.forward {
+		body.ex = ex
+	}
+	resp.Body = body
 	return resp, nil
 }
 
@@ -83,9 +92,61 @@ func (b *continueBody) Read(p []byte) (int, error) {
 type upstreamBody struct {
 	rc io.ReadCloser
 	up *recorder.Upstream
+	ex *recorder.Exchange // set: the first Read forwards the body (forward)
 }
 
+// Read reads the body; or, on the first call of a forwarding body, copies
+// all of it to the client itself. ReverseProxy's copyBuffer calls it with
+// its buffer p, from forwardBuffers (a chunk of the recorder's), and Read
+// reads the body into chunks, p the first, and passes each piece to the
+// client through the recorder (recorder.Exchange.ForwardChunk), which then
+// keeps the chunk itself for the record and the classifier instead of
+// copying the bytes out of the one buffer ReverseProxy reuses for every
+// read. The reads, writes and flushes are those of ReverseProxy's copy with
+// FlushInterval -1, and so is what the client sees.
+//
+// Read then returns no bytes, and the error that makes copyBuffer end as it
+// would have: io.EOF for a clean end (copyBuffer returns nil); a read
+// error as it is (copyBuffer logs it and returns it, ReverseProxy aborts
+// the handler); a write error as context.Canceled, the one error
+// copyBuffer does not log, since it logs no write error either
+// (ReverseProxy aborts the handler all the same; the recorder noted the
+// real error).
+//
+// The loop is here, not in a function of its own: its frame and
+// ForwardChunk's lie under net/http's writing of the response head, where
+// ReverseProxy's copy has two frames of its own (see recorder.Recorder.Serve).
 func (b *upstreamBody) Read(p []byte) (int, error) {
+	ex := b.ex
+	if ex == nil {
+		return b.read(p)
+	}
+	b.ex = nil // (ReverseProxy reads no more)
+	c := p
+	for {
+		if c == nil {
+			c = recorder.Chunk(CopyBufferSize)
+		}
+		n, rerr := b.read(c)
+		var werr error
+		if n > 0 {
+			c, werr = ex.ForwardChunk(c, n)
+		}
+		if rerr != nil || werr != nil {
+			recorder.PutChunk(c)
+			switch {
+			case rerr != nil && rerr != io.EOF && rerr != context.Canceled:
+				return 0, rerr
+			case werr != nil:
+				return 0, context.Canceled
+			}
+			return 0, rerr
+		}
+	}
+}
+
+// read reads the upstream body and notes how it ended.
+func (b *upstreamBody) read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
 		if b.up.End.IsZero() {

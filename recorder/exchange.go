@@ -426,10 +426,11 @@ func (rw *responseWriter) refuse() {
 func (rw *responseWriter) served(v any) {
 	ex := rw.ex
 	if rw.writing {
-		// A panic came from the server's Write, under Write, which holds
-		// mu until wrote (Write has no defer: its frame is under the
-		// deepest call of a request); v is nil when a handler recovered
-		// it and returned.
+		// A panic came from the server's Write, under Write (or forward),
+		// which marks the writer as writing until wrote (Write has no
+		// defer: its frame is under the deepest call of a request); v is
+		// nil when a handler recovered it and returned.
+		rw.mu.Lock()
 		rw.writing = false
 		rw.mu.Unlock()
 	}

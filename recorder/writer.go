@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -27,10 +28,11 @@ type responseWriter struct {
 
 	mu          sync.Mutex
 	wroteHeader bool
-	writing     bool  // mu is held by Write, around the server's Write (see served)
+	writing     bool  // Write or forward is in the server's writer, without mu (see Write)
 	stream      bool  // the response is an event stream: its chunks carry their flush times
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
+	copied      int64 // the bytes copied for the classifier (not kept as ForwardChunk got them)
 }
 
 // Header returns the response headers.
@@ -170,13 +172,23 @@ func (ex *Exchange) releaseHeader() {
 
 // Write forwards b and keeps a copy for the recorder.
 //
+// mu is not held across the server's Write (nor across forward's Write and
+// Flush): beginWrite marks the writer as writing under mu, and FlushError,
+// finding it so, returns without touching the server's writer. ReverseProxy's
+// delayed flush (copyResponse's timer, started even with a FlushInterval of
+// -1) calls FlushError from its own goroutine while holding its own
+// writer's lock, which copyResponse's deferred stop waits for; with mu held
+// across a server's Write that panicked, that flush waited for mu, stop for
+// the flush, and the exchange for ever (TestForwardLoopPanickingClientWrite,
+// with ReverseProxy's copy as with the forwarding loop: a108c9f). The
+// server's writer is still called by one goroutine at a time.
+//
 // Its frame lies under net/http's writing of the response head, the
 // deepest call of a request (see Recorder.Serve), so it is as small as a
-// method that calls two can be: no defer (wrote unlocks mu; served unlocks
-// it when the server's Write panicked), no locals across its calls but the
-// parameters the caller holds.
+// method that calls two can be: no defer, no locals across its calls but
+// the parameters the caller holds.
 func (rw *responseWriter) Write(b []byte) (int, error) {
-	rw.lockWrite()
+	rw.beginWrite()
 	n, err := rw.w.Write(b)
 	if err != nil {
 		rw.werr = err // to wrote: one argument less, 8 bytes of frame
@@ -184,37 +196,47 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 	return rw.wrote(b[:n])
 }
 
-// lockWrite takes mu for Write, and writes the status when it was not.
+// beginWrite writes the status when it was not, and marks the writer as
+// writing to the server's writer (see Write). A mark left by a server's
+// Write that panicked (a handler recovered it and carries on) is this
+// Write's.
 //
 //go:noinline
-func (rw *responseWriter) lockWrite() {
-	if !rw.writing {
-		rw.mu.Lock()
-	}
-	// (Else the server's Write panicked under an earlier Write, which kept
-	// mu, and a handler recovered and carries on: mu is this Write's.)
-	rw.writing = true
+func (rw *responseWriter) beginWrite() {
+	rw.mu.Lock()
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
 	}
+	rw.writing = true
+	rw.mu.Unlock()
 }
 
 // wrote keeps a copy of the bytes b that Write passed on (werr: how the
-// write failed, if it did), unlocks mu (which lockWrite took) and returns
-// what Write returns. It is not inlined into Write (see Write).
+// write failed, if it did), ends the writing mark and returns what Write
+// returns. It is not inlined into Write (see Write).
 //
 //go:noinline
 func (rw *responseWriter) wrote(b []byte) (int, error) {
+	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	rw.writing = false
-	n, err := len(b), rw.werr
+	err := rw.werr
 	rw.werr = nil
-	if n > 0 {
+	rw.keepCopy(b, err)
+	return len(b), err
+}
+
+// keepCopy keeps a copy of the bytes b written, and hands what is pending
+// to the classifier when the write failed (err) or pendingMax is reached.
+// Called with mu held.
+func (rw *responseWriter) keepCopy(b []byte, err error) {
+	if n := len(b); n > 0 {
 		if rw.pending == nil {
 			rw.pending = getChunk(n)
 		}
 		rw.pending = append(rw.pending, b...)
 		rw.ex.wrote += int64(n)
+		rw.copied += int64(n)
 	}
 	if err != nil {
 		if rw.ex.downErr == nil {
@@ -224,7 +246,78 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 	} else if len(rw.pending) >= pendingMax {
 		rw.handoff()
 	}
-	return n, err
+}
+
+// Chunk returns a buffer of size bytes from the recorder's chunk pools
+// (size a power of two from 1 KiB to 64 KiB), for ForwardChunk.
+func Chunk(size int) []byte {
+	if chunkClass(size) < 0 {
+		panic("recorder: Chunk: the size is not a pooled chunk size")
+	}
+	return getChunk(size)[:size]
+}
+
+// PutChunk gives back a buffer of Chunk that nothing uses any more (nil
+// is ignored).
+func PutChunk(c []byte) { putChunk(c) }
+
+// ForwardChunk writes c[:n] to the client and flushes it, as
+// httputil.ReverseProxy's copy with a FlushInterval of -1 does each piece
+// it read (Write, then Flush), for a handler that copies a response body
+// itself into buffers of Chunk (no middleware between it and the
+// recorder's writer). Unlike a Write, whose bytes the recorder copies for
+// its classifier and record (the caller may reuse them), the chunk itself
+// is kept when n is over half its capacity: ForwardChunk then returns nil
+// and c is the recorder's. A smaller piece is copied as a Write's is (a
+// record of a stream of small events holds no more memory than before),
+// and c, returned, stays the caller's for its next read. err is the
+// write's, or io.ErrShortWrite.
+func (ex *Exchange) ForwardChunk(c []byte, n int) ([]byte, error) {
+	return ex.rw.forward(c, n)
+}
+
+// forward writes c[:n] to the client and flushes it, as ReverseProxy's
+// flushing writer's Write and Flush. c is a chunk of the pools: when it is
+// more than half full and no other bytes are pending, the writer keeps it
+// and hands it to the classifier as it is (forward returns nil); otherwise
+// its bytes are copied as Write's are and c, which forward returns, stays
+// the caller's. err is the write's (or io.ErrShortWrite). As with Write, mu
+// is not held across the server's Write and Flush, and its frame lies under
+// net/http's writing of the head and is kept as small (see Write).
+func (rw *responseWriter) forward(c []byte, n int) ([]byte, error) {
+	rw.beginWrite()
+	m, err := rw.w.Write(c[:n])
+	if err == nil && m != n {
+		err = io.ErrShortWrite
+	}
+	rw.werr = err // to forwarded: two arguments less
+	return rw.forwarded(c, m)
+}
+
+// forwarded flushes the m bytes of c forward wrote (werr: how the write
+// failed), then keeps them, as the chunk itself or as a copy, hands them
+// to the classifier, and ends the writing mark. It returns c when it is
+// still the caller's (nil when the writer kept it) and the write's error.
+//
+//go:noinline
+func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
+	ferr := rw.clientFlush()
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.writing = false
+	werr := rw.werr
+	rw.werr = nil
+	b := c[:m]
+	if m > 0 && rw.pending == nil && 2*m > cap(c) {
+		rw.pending, c, b = b, nil, nil
+		rw.ex.wrote += int64(m)
+	}
+	rw.keepCopy(b, werr)
+	if ferr != nil && rw.ex.downErr == nil {
+		rw.ex.downErr = ferr
+	}
+	rw.handoff()
+	return c, werr
 }
 
 // FlushError flushes to the client, then hands the flushed bytes to the
@@ -232,23 +325,32 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 func (rw *responseWriter) FlushError() error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
+	if rw.writing {
+		// A Write or forward is in the server's writer, without mu (see
+		// Write): the writer's own flush follows it (ReverseProxy flushes
+		// after every write), or it panicked.
+		return nil
+	}
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
 	}
-	var err error
-	if f, ok := rw.w.(interface{ FlushError() error }); ok {
-		// The server's own writer, called directly rather than through
-		// the ResponseController: one frame less under the deepest call
-		// of a request (net/http writing the response head).
-		err = f.FlushError()
-	} else {
-		err = http.NewResponseController(rw.w).Flush()
-	}
+	err := rw.clientFlush()
 	if err != nil && rw.ex.downErr == nil {
 		rw.ex.downErr = err
 	}
 	rw.handoff()
 	return err
+}
+
+// clientFlush flushes the server's writer.
+func (rw *responseWriter) clientFlush() error {
+	if f, ok := rw.w.(interface{ FlushError() error }); ok {
+		// The server's own writer, called directly rather than through
+		// the ResponseController: one frame less under the deepest call
+		// of a request (net/http writing the response head).
+		return f.FlushError()
+	}
+	return http.NewResponseController(rw.w).Flush()
 }
 
 // flushHead sends the status and headers to the client when they were
