@@ -193,6 +193,9 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 			return usageError("--record: %v", err)
 		}
 		defer file.Close()
+		if w := readableByOthers("--record", o.recordFile); w != "" {
+			fmt.Fprintf(stderr, "mcpdiag call: %s\n", w)
+		}
 	}
 
 	c, err := client.New(opts)

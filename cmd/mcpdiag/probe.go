@@ -139,6 +139,9 @@ func runProbe(ctx context.Context, stdout, stderr io.Writer, url string, o probe
 	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	if w := readableByOthers("--record", o.recordFile); w != "" {
+		fmt.Fprintf(stderr, "mcpdiag probe: %s\n", w)
+	}
 	err = probe.Main(ctx, opts, probe.Output{Stdout: stdout, Stderr: stderr, JSON: o.json, JUnit: o.junit, Record: o.recordFile})
 	var pe *probe.ExitError
 	if errors.As(err, &pe) && pe.Code == probe.ExitNoRun && ctx.Err() != nil && parent.Err() == nil {

@@ -230,6 +230,9 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 		if err != nil {
 			return usageError("--record: %v", err)
 		}
+		if w := readableByOthers("--record", o.recordFile); w != "" {
+			fmt.Fprintf(stderr, "mcpdiag proxy: %s\n", w)
+		}
 	}
 	closeSink := func() error {
 		if sink == nil {

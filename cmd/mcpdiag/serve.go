@@ -140,6 +140,9 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 			return usageError("--log: %v", err)
 		}
 		defer w.Close()
+		if warn := readableByOthers("--log", o.logFile); warn != "" {
+			fmt.Fprintf(stderr, "mcpdiag serve: %s\n", warn)
+		}
 		logFile = w
 		opts.LogFile = w
 	}
