@@ -91,7 +91,8 @@ const (
 	// subscriptions/listen stream its client closed: a subscription ends so,
 	// and no response is due; over stdio (proxy --stdio), a subscription
 	// its client cancelled (notifications/cancelled) or left (closing the
-	// server's stdin), or its server cancelled.
+	// server's stdin), or its server cancelled, and a server request the
+	// client left unanswered when it ended the session.
 	HTTPSuccess Outcome = "HTTP_SUCCESS"
 )
 

@@ -1345,8 +1345,11 @@ func (s *stdioProxy) flushPending(why string) {
 			// server down by closing its stdin) with the server's
 			// request unanswered: it left, as an HTTP client that
 			// disconnects does; the request is not one still waiting.
-			reason = "the client closed the server's stdin (it ended the session) without answering this server request"
+			// Nothing failed: the session's end ends its requests, and
+			// there is nothing to retry (docs/decisions.md).
 			p.left = true
+			s.serverRequestLeft(p, end)
+			continue
 		case p.fromSrv:
 			reason = "the client had not answered this server request when the server ended"
 			p.ended = true
@@ -1378,6 +1381,19 @@ func isListen(p *stdioPending) bool {
 func (s *stdioProxy) listenEnded(p *stdioPending, end time.Time, reason string) {
 	p.subEnded = true
 	res := &classify.Result{Outcome: classify.HTTPSuccess, Method: p.msg.Method, Protocol: p.protocol, Reason: reason}
+	s.finishResult(p, res, nil, nil, end, false, "")
+}
+
+// serverRequestLeft records a server request the client left unanswered
+// when it ended the session (closed the server's stdin): HTTP_SUCCESS in
+// the transport layer, as a subscription its client left (listenEnded).
+// The pipe carried the request and the session ended normally; MCP's
+// shutdown ends every request outstanding in the session, so neither peer
+// failed (no NETWORK_ERROR: no transport failed) and nothing is to be
+// retried. The note and the DC flag say the client left without answering.
+func (s *stdioProxy) serverRequestLeft(p *stdioPending, end time.Time) {
+	res := &classify.Result{Outcome: classify.HTTPSuccess, Method: p.msg.Method, Protocol: p.protocol,
+		Reason: "the client ended the session (it closed the server's stdin) without answering this server request: the session's end ends the requests outstanding in it (MCP Lifecycle › Shutdown), so no answer is due; no transport failed and nothing is to be retried"}
 	s.finishResult(p, res, nil, nil, end, false, "")
 }
 

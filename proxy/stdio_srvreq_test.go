@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
 )
 
 // TestStdioServerRequestEnd: the record of a server request (roots/list,
@@ -31,10 +33,13 @@ func TestStdioServerRequestEnd(t *testing.T) {
 		flag, not  record.Flag
 		pending    bool
 		note       string
+		outcome    classify.Outcome
+		network    bool // a network member (a transport failure)
 	}{
-		{"answered", "ask-roots", true, "", record.FlagUX, false, "a server request (server → client), answered by the client"},
-		{"client closed", "ask-roots", false, record.FlagDC, record.FlagUX, false, "a server request (server → client), not answered: the client closed the server's stdin"},
-		{"server exited", "ask-roots-exit", false, record.FlagUX, record.FlagDC, true, "a server request (server → client), not answered"},
+		{"answered", "ask-roots", true, "", record.FlagUX, false, "a server request (server → client), answered by the client", classify.ResultSuccess, false},
+		// The session's end ends it: no failure, nothing to retry.
+		{"client closed", "ask-roots", false, record.FlagDC, record.FlagUX, false, "a server request (server → client), not answered: the client closed the server's stdin", classify.HTTPSuccess, false},
+		{"server exited", "ask-roots-exit", false, record.FlagUX, record.FlagDC, true, "a server request (server → client), not answered", classify.NetworkError, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -76,6 +81,18 @@ func TestStdioServerRequestEnd(t *testing.T) {
 			}
 			if x := judge.FromRecord(roots, ""); x.Pending != c.pending {
 				t.Errorf("pending %v for the judge (%s), want %v", x.Pending, roots.Reason, c.pending)
+			}
+			if roots.Outcome != c.outcome || roots.Layer != c.outcome.Layer() || (roots.Network != nil) != c.network {
+				t.Errorf("%s (%s), network %+v: want %s, network %v", roots.Outcome, roots.Layer, roots.Network, c.outcome, c.network)
+			}
+			if c.name == "client closed" {
+				if want := "the client ended the session (it closed the server's stdin) without answering this server request: the session's end ends the requests outstanding in it (MCP Lifecycle › Shutdown), so no answer is due; no transport failed and nothing is to be retried"; roots.Reason != want {
+					t.Errorf("reason %q, want %q", roots.Reason, want)
+				}
+				res := &classify.Result{Outcome: roots.Outcome, Method: roots.Method, Reason: roots.Reason}
+				if d := retry.DefaultPolicy().Decide(res, retry.Facts{}); !roots.Outcome.Success() || d.Action != retry.Done {
+					t.Errorf("a session's normal end: success %v, retry advice %s", roots.Outcome.Success(), d)
+				}
 			}
 		})
 	}

@@ -56,6 +56,11 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		return Decision{Action: Done, Reason: "the call completed (" + string(res.Outcome) + ")"}
 	case classify.NotificationAccepted:
 		return Decision{Action: Done, Reason: "the notification was accepted"}
+	case classify.HTTPSuccess:
+		// A 2xx to an exchange that is no JSON-RPC request, a
+		// subscription that ended, a server request the session's end
+		// ended (the stdio proxy's records): nothing failed.
+		return Decision{Action: Done, Reason: "nothing failed (HTTP_SUCCESS: " + res.Reason + "): there is nothing to retry"}
 	case classify.ToolError:
 		return Decision{Action: SurfaceToModel, Reason: "the tool ran and reported an error (isError: true): " +
 			"show it to the model, which may call again with other arguments; an automatic retry would repeat the tool and its failure"}
