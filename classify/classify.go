@@ -863,8 +863,11 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 		}
 		r.Outcome = JSONRPCError
 		r.Reason = reason
-		if idAbsent {
-			r.warn(WarnErrorWithoutID, "the error response has no id: the server could not read the request id")
+		switch {
+		case !env.hasID:
+			r.warn(WarnErrorWithoutID, "the error response has no id member (JSON-RPC 2.0 §5 requires one, null when the request id could not be read)")
+		case idAbsent:
+			r.warn(WarnErrorWithoutID, "the error response's id is null: the server could not read the request id")
 		}
 		c.codeWarnings(r, *d.Error.Code, ex)
 		return

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -1046,7 +1047,24 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 			if batch != nil {
 				reason = fmt.Sprintf("message %d of a batch line of the server's stdout: %s", batch.index+1, reason)
 			}
-			s.orphan(line, outcome, reason)
+			if rec := s.orphanRecord(line, outcome, reason); rec != nil {
+				// The response's own id (null is null, not absent) and
+				// its error code, as any answer's record has them.
+				rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+				if e, ok := wire.Field(trimmed, "error"); ok {
+					if c, ok := wire.Field(e, "code"); ok {
+						if n, err := strconv.ParseInt(string(c), 10, 64); err == nil {
+							rec.JSONRPC.ErrorCode, rec.JSONRPC.ErrorName = &n, classify.CodeName(n)
+						}
+					}
+					if msg, ok := wire.Field(e, "message"); ok {
+						if v, ok := wire.StringValue(msg); ok {
+							rec.ErrorMessage = v
+						}
+					}
+				}
+				s.writeOrphan(rec)
+			}
 			return
 		}
 		if batch != nil {

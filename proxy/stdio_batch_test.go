@@ -185,6 +185,11 @@ func TestStdioNullIDAnswerToClientNoise(t *testing.T) {
 					if r.Outcome == classify.JSONRPCError && !strings.Contains(r.Reason, "the server's answer (JSON-RPC 2.0 §5) to a line the client wrote") {
 						t.Errorf("%s: %s", r.Outcome, r.Reason)
 					}
+					// The answer's own facts, as any answer's record has
+					// them: its id null (not absent), its error code.
+					if !r.JSONRPC.ID.IsNull() || r.JSONRPC.ErrorCode == nil || *r.JSONRPC.ErrorCode != -32700 || r.JSONRPC.ErrorName != "ParseError" || r.ErrorMessage != "Parse error" {
+						t.Errorf("%s: jsonrpc id %q, error code %v %q, message %q; want id null, -32700 ParseError, \"Parse error\"", r.Outcome, r.JSONRPC.ID, r.JSONRPC.ErrorCode, r.JSONRPC.ErrorName, r.ErrorMessage)
+					}
 				}
 			}
 			// The answer to the client's line is that; a second one answers
