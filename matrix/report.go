@@ -193,6 +193,9 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	}
 	b.WriteString("\n")
 	r.writeSummary(&b, o.Verbose)
+	if r.LateLines > 0 {
+		fmt.Fprintf(&b, "LATE: %d server log line(s) came after their run was judged: in no verdict; written to --record (when set) with the warning %s.\n", r.LateLines, LateWarning)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

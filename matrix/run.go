@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -106,6 +107,10 @@ type Report struct {
 	// Incomplete is set when the run was stopped (its context ended) before
 	// every run finished; nil for a complete report.
 	Incomplete *Incomplete `json:"incomplete,omitempty"`
+	// LateLines counts the server log lines logged after their run was
+	// judged (a request that reached the server after the run's wait):
+	// not in any verdict, written to Records with the warning LateWarning.
+	LateLines int `json:"lateLines,omitempty"`
 }
 
 // Incomplete says how much of an interrupted matrix ran.
@@ -290,6 +295,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The listing is the matrix's own, no run's: not recorded (and not
+	// a late line). Its line is written when its handler ends, which may
+	// be after the client read its answer.
+	for deadline := time.Now().Add(lateWait); srv.InFlight(serve.MainPath) > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = sink.take(serve.MainPath)
 
 	rep := &Report{Seed: opts.Seed, Command: RedactArgs(opts.Command), Repeat: repeat, Parallel: opts.Parallel, Limits: opts.Limits}
 	for _, c := range cases {
@@ -353,6 +365,18 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	// A request may reach the server after its run was judged (its head
+	// still coming when the run's wait ended): its line is not in the
+	// verdicts, but it is written, marked, and counted (nothing is
+	// silently lost).
+	for _, raw := range lateLines(sink, arr, cancelHandlers) {
+		rep.LateLines++
+		if opts.Records != nil {
+			if err := opts.Records.WriteLine(raw); err != nil && recErr == nil {
+				recErr = err
+			}
+		}
+	}
 	rep.Duration = time.Since(start)
 	var err2 error
 	if ctx.Err() != nil {
@@ -519,12 +543,54 @@ func interruptedWarning(cause error) record.Warning {
 	return record.Warning{Code: InterruptedWarning, Message: fmt.Sprintf("the matrix was stopped (%v) while this run was in flight: the run was not judged", cause)}
 }
 
+// LateWarning is the warning code on a server log line logged after its
+// run was judged: the request reached the server after the run's wait
+// (its verdicts do not include it).
+const LateWarning = "matrix-line-late"
+
+// lateWait bounds each of the waits of lateLines.
+const lateWait = 3 * time.Second
+
+// lateLines waits (up to lateWait) until no connection is partway through
+// a request's head, ends the handlers (stop), waits (up to lateWait) until
+// no request is being served, and returns the lines no run took, each
+// marked LateWarning, in the order they were logged per endpoint
+// (endpoints sorted).
+func lateLines(sink *logSink, arr *arrivals, stop func()) [][]byte {
+	settle := func(done func() bool) {
+		idle := 0
+		for deadline := time.Now().Add(lateWait); idle < 2 && time.Now().Before(deadline); {
+			if done() {
+				idle++
+			} else {
+				idle = 0
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	settle(func() bool { return arr.unread() == 0 && arr.serving() == 0 })
+	stop()
+	settle(func() bool { return arr.serving() == 0 })
+	w := record.Warning{Code: LateWarning, Message: "the server logged this request after its run was judged (it arrived after the run's wait): the run's verdicts do not include it"}
+	var out [][]byte
+	for _, m := range sink.rest() {
+		for _, l := range m {
+			out = append(out, withWarning(l, w))
+		}
+	}
+	return out
+}
+
 // interruptedLine returns a server log line with the warning
-// InterruptedWarning added: inserted before the closing brace when the line
-// has no warnings (its bytes otherwise as logged), else the line encoded
-// again with the warning appended.
+// InterruptedWarning added.
 func interruptedLine(l *serverLine, cause error) []byte {
-	w := interruptedWarning(cause)
+	return withWarning(l, interruptedWarning(cause))
+}
+
+// withWarning returns a server log line with the warning w added: inserted
+// before the closing brace when the line has no warnings (its bytes
+// otherwise as logged), else the line encoded again with w appended.
+func withWarning(l *serverLine, w record.Warning) []byte {
 	raw := bytes.TrimRight(l.raw, " \r\n")
 	if len(l.rec.Warnings) == 0 && len(raw) > 1 && raw[len(raw)-1] == '}' {
 		ws, err := json.Marshal([]record.Warning{w})
@@ -650,6 +716,9 @@ type arrivals struct {
 	// which the server has not seen. A client's pool may hold a new
 	// connection it never uses (false): no request is on its way there.
 	waiting map[net.Conn]bool
+	// active holds the connections whose request's head was read and
+	// whose answer is not done (its handler runs or is about to).
+	active map[net.Conn]struct{}
 }
 
 // arrival is one run's first request: ch is closed when it arrived, at t.
@@ -660,7 +729,7 @@ type arrival struct {
 }
 
 func newArrivals() *arrivals {
-	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}}
+	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}, active: map[net.Conn]struct{}{}}
 }
 
 // listen returns ln with each connection's reads noted: a connection that
@@ -704,12 +773,23 @@ func (c *headConn) Read(p []byte) (int, error) {
 func (a *arrivals) connState(c net.Conn, s http.ConnState) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	delete(a.active, c)
 	switch s {
 	case http.StateNew, http.StateIdle:
 		a.waiting[c] = false
+	case http.StateActive:
+		delete(a.waiting, c)
+		a.active[c] = struct{}{}
 	default:
 		delete(a.waiting, c)
 	}
+}
+
+// serving counts the connections with a request being served.
+func (a *arrivals) serving() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.active)
 }
 
 // unread counts the connections that have read part of a request's head
@@ -1039,6 +1119,21 @@ func (s *logSink) Close() error { return nil }
 
 // take returns (and forgets) the lines of an endpoint.
 func (s *logSink) take(endpoint string) []*serverLine { return s.takeFrom(s.lines, endpoint) }
+
+// rest returns (and forgets) every line no run took: the endpoints' (keys
+// sorted), then the authorization servers' (keys sorted).
+func (s *logSink) rest() [][]*serverLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out [][]*serverLine
+	for _, m := range []map[string][]*serverLine{s.lines, s.auth} {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, m[k])
+			delete(m, k)
+		}
+	}
+	return out
+}
 
 // takeFrom returns (and forgets) m's lines under key, under the sink's lock.
 func (s *logSink) takeFrom(m map[string][]*serverLine, key string) []*serverLine {

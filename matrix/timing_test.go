@@ -4,10 +4,12 @@ package matrix_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestRequestThatArrivesAfterItsClientExited: a client that sends its
@@ -54,5 +56,52 @@ func TestRequestThatArrivesAfterItsClientExited(t *testing.T) {
 	}
 	if calls != 3 {
 		t.Errorf("%d tools/call line(s) in the record, want 3 (one per run)", calls)
+	}
+}
+
+// TestRequestThatArrivesAfterItsRunWasJudged: a client that sends its
+// tools/call's request line and exits, while a child of it sends the rest
+// 3.5 s later, after the matrix's wait for the run (3 s) ended. The run is
+// judged without the request; its log line stayed in the matrix's memory
+// and never reached --record. It is written once, with the warning
+// matrix-line-late, and the report counts it.
+func TestRequestThatArrivesAfterItsRunWasJudged(t *testing.T) {
+	t.Parallel()
+	var rec lines
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline"),
+		Command: []string{badClient(t), "-bad", "exit-late-request"}, Records: &rec})
+	r := rep.Cases[0].Runs[0]
+	if !r.Client.NoRequest || r.Trace.Posts() != 0 {
+		t.Errorf("no request %v, %d POST(s); want the run judged before its request came", r.Client.NoRequest, r.Trace.Posts())
+	}
+	if rep.LateLines != 1 {
+		t.Errorf("LateLines %d, want 1", rep.LateLines)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text, matrix.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nLATE: 1 server log line(s) came after their run was judged: in no verdict; written to --record (when set) with the warning matrix-line-late.\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("the text report says no late line:\n%s", text.String())
+	}
+	var calls []*record.Record
+	for _, l := range rec.all() {
+		if bytes.Contains(l, []byte(`"method":"tools/call"`)) {
+			got, err := record.Decode(l)
+			if err != nil {
+				t.Fatalf("%v: %s", err, l)
+			}
+			calls = append(calls, got)
+		}
+	}
+	if len(calls) != 1 {
+		t.Fatalf("%d tools/call line(s) in the record, want 1", len(calls))
+	}
+	c := calls[0]
+	if c.Kind != record.KindExchange || c.Method != "tools/call" || c.Scenario != "baseline" || c.Fault == nil || c.Fault.Endpoint != r.Endpoint || c.Status != 200 {
+		t.Errorf("the late line: kind %s, fault %+v, status %d; want an exchange of %s, 200", c.Kind, c.Fault, c.Status, r.Endpoint)
+	}
+	if len(c.Warnings) != 1 || c.Warnings[0].Code != matrix.LateWarning {
+		t.Errorf("the late line's warnings %+v, want one %s", c.Warnings, matrix.LateWarning)
 	}
 }

@@ -260,6 +260,10 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	switch {
 	case o.json:
 		err = rep.WriteJSON(out)
+		if err == nil && rep.LateLines > 0 && o.stderr != nil {
+			// The objects are per case; the late lines are no case's.
+			fmt.Fprintf(o.stderr, "mcpdiag matrix: %d server log line(s) came after their run was judged: in no verdict; written to --record (when set) with the warning %s\n", rep.LateLines, matrix.LateWarning)
+		}
 	default:
 		err = rep.WriteText(out, matrix.TextOptions{Wide: o.wide, Verbose: o.verbose})
 		if err == nil && rep.Incomplete != nil {

@@ -21,6 +21,9 @@
 //	                    child in its own session (out of the matrix's reach)
 //	                    sends the rest 200 ms later and reads the answer: the
 //	                    request reaches the server after the client exited
+//	exit-late-request   exit-mid-request with the rest sent 3.5 s later: the
+//	                    request reaches the server after the matrix's wait for
+//	                    its run (3 s) ended
 //
 // Behind an OAuth authorization server (a 401 with a Bearer challenge) it
 // runs a small OAuth 2.1 chain first (auth.go, which lists the OAuth
@@ -90,7 +93,7 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if c.mode == "exit-mid-request" {
+	if c.mode == "exit-mid-request" || c.mode == "exit-late-request" {
 		exitMidRequest(c)
 		return
 	}

@@ -44,7 +44,11 @@ func exitMidRequest(c *mini) {
 	}
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), "BADCLIENT_TAIL="+rest)
+	delay := "200ms"
+	if c.mode == "exit-late-request" {
+		delay = "3500ms"
+	}
+	cmd.Env = append(os.Environ(), "BADCLIENT_TAIL="+rest, "BADCLIENT_DELAY="+delay)
 	cmd.ExtraFiles = []*os.File{f}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -55,10 +59,14 @@ func exitMidRequest(c *mini) {
 }
 
 // sendTail is the child of exitMidRequest: it sends the rest on the
-// connection it got (fd 3) 200 ms later and reads the answer.
+// connection it got (fd 3) BADCLIENT_DELAY later and reads the answer.
 func sendTail() {
 	conn := os.NewFile(3, "conn")
-	time.Sleep(200 * time.Millisecond)
+	d, err := time.ParseDuration(os.Getenv("BADCLIENT_DELAY"))
+	if err != nil {
+		d = 200 * time.Millisecond
+	}
+	time.Sleep(d)
 	_, _ = io.WriteString(conn, os.Getenv("BADCLIENT_TAIL"))
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.Copy(io.Discard, conn)
