@@ -361,15 +361,25 @@ func TestForwardLoopDifferential(t *testing.T) {
 	}
 }
 
-// waitRecords waits until sink holds n exchange records.
+// waitRecordsFor bounds waitRecords: long enough for a machine at load 22
+// (where 10 s once fell short of 192 records), short of the test timeout.
+const waitRecordsFor = 60 * time.Second
+
+// waitRecords waits until sink holds n exchange records; its failure
+// names the count it judged (a count read again after the deadline could
+// already be n: "192 records after 10 s, want 192").
 func waitRecords(t *testing.T, sink *memSink, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(sink.exchanges(t)) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d records after 10 s, want %d", len(sink.exchanges(t)), n)
+	deadline := time.Now().Add(waitRecordsFor)
+	for {
+		got := len(sink.exchanges(t))
+		if got >= n {
+			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("%d records after %s, want %d", got, waitRecordsFor, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
