@@ -94,10 +94,18 @@ const (
 	// server's stdin), or its server cancelled, and a server request the
 	// client left unanswered when it ended the session.
 	HTTPSuccess Outcome = "HTTP_SUCCESS"
+	// RequestAccepted: a JSON-RPC request POSTed to the endpoint that a
+	// 2024-11-05 HTTP+SSE event stream named (its first event, endpoint)
+	// was answered 202: in that transport the server accepted it, and its
+	// answer travels on that GET event stream, not in this response (the
+	// record's answeredOn is "stream"). The exchange did what the transport
+	// asks of it: not a failure. Which outcome the answer has is the
+	// stream's to show (package proxy).
+	RequestAccepted Outcome = "REQUEST_ACCEPTED"
 )
 
 // CallOutcomes lists the outcomes that are not the classifier's.
-var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise, AuthFailed, HTTPSuccess}
+var CallOutcomes = []Outcome{InputRoundsExceeded, ToolExcluded, StdioNoise, AuthFailed, HTTPSuccess, RequestAccepted}
 
 // Layer returns the layer an outcome belongs to ("" for an unknown name).
 func (o Outcome) Layer() Layer {
@@ -106,7 +114,7 @@ func (o Outcome) Layer() Layer {
 		return LayerInteraction
 	case ToolExcluded:
 		return LayerProtocol
-	case StdioNoise, AuthFailed, HTTPSuccess:
+	case StdioNoise, AuthFailed, HTTPSuccess, RequestAccepted:
 		return LayerTransport
 	case NetworkError, HTTPError, EmptyResponse, UnexpectedContentType, StreamIncomplete, NotificationAccepted:
 		return LayerTransport
@@ -123,8 +131,9 @@ func (o Outcome) Layer() Layer {
 }
 
 // Success reports whether the outcome is a finished, successful exchange:
-// the tool or method succeeded, a notification was accepted, or an
-// exchange that is not a JSON-RPC request got a 2xx.
+// the tool or method succeeded, a notification was accepted, an exchange
+// that is not a JSON-RPC request got a 2xx, or a 2024-11-05 HTTP+SSE
+// request was accepted (its answer travels on the event stream).
 func (o Outcome) Success() bool {
-	return o == ToolSuccess || o == ResultSuccess || o == NotificationAccepted || o == HTTPSuccess
+	return o == ToolSuccess || o == ResultSuccess || o == NotificationAccepted || o == HTTPSuccess || o == RequestAccepted
 }

@@ -139,7 +139,7 @@ func (x *Exchange) Label() string {
 // unfinished interaction are answers too).
 func healthy(o classify.Outcome) bool {
 	switch o {
-	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted, classify.HTTPSuccess,
+	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted, classify.HTTPSuccess, classify.RequestAccepted,
 		classify.ToolError, classify.InputRequired, classify.TaskCreated:
 		return true
 	}

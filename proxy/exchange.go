@@ -76,6 +76,12 @@ func (p *Proxy) beginExchange(ex *recorder.Exchange) {
 // it returns are written after the exchange's.
 func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 	ex, rec, res := f.Exchange, f.Record, f.Result
+	if s, ok := ex.Tag.(*legacyStream); ok {
+		p.legacy.ended(s)
+	}
+	if rec.Status == http.StatusAccepted {
+		p.legacy.annotate(ex, rec)
+	}
 	listing, _ := ex.Tag.(*listingToken)
 	var drifts []Drift
 	if ex.Method() == "tools/list" && res != nil && len(res.Response()) > 0 {

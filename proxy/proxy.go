@@ -173,6 +173,7 @@ type Proxy struct {
 
 	drift      driftTracker
 	cancels    cancelTracker
+	legacy     legacyStreams
 	lastTarget atomic.Pointer[targetCache] // targetString's
 }
 
@@ -197,7 +198,8 @@ func New(opts Options) (*Proxy, error) {
 		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",
 		Begin: p.beginExchange, Finish: p.finishExchange, Refuse: p.refuseMalformedBody,
-		Logger: p.log,
+		StreamEndpoint: p.legacy.opened,
+		Logger:         p.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)

@@ -231,7 +231,7 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	c.RetryOrigin = RetryOrigin(s(string(c.RetryOrigin)))
 	c.Layer = classify.Layer(s(string(c.Layer)))
 	c.Reason, c.Tool, c.ArgsHash = s(c.Reason), s(c.Tool), s(c.ArgsHash)
-	c.Conn = s(c.Conn)
+	c.Conn, c.AnsweredOn = s(c.Conn), s(c.AnsweredOn)
 	c.Session = HashSession(c.Session)
 	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
 	c.ContentType, c.ErrorMessage, c.RetryAfter, c.Note = s(c.ContentType), s(c.ErrorMessage), s(c.RetryAfter), s(c.Note)

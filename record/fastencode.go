@@ -135,6 +135,7 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	if r.EraFallback {
 		b = append(b, `,"eraFallback":true`...)
 	}
+	b = appendOmitString(b, `,"answeredOn":`, r.AnsweredOn)
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
 	b = appendOmitInt(b, `,"inputRounds":`, int64(r.InputRounds))
 	if len(r.Warnings) > 0 {

@@ -60,6 +60,10 @@ const (
 	OriginUser RetryOrigin = "user"
 )
 
+// AnsweredOnStream is Record.AnsweredOn of a message whose answer travels
+// on the 2024-11-05 HTTP+SSE transport's GET event stream.
+const AnsweredOnStream = "stream"
+
 // ResultType is the MCP resultType of a result ("complete",
 // "input_required", "task"). The empty value means that the result carried
 // none (or that there was no result) and is written as JSON null.
@@ -196,6 +200,11 @@ type Record struct {
 	// outcome is what the server answered (HTTP_ERROR, say); report counts
 	// it apart, as a negotiation step, not as a failure.
 	EraFallback bool `json:"eraFallback,omitempty"`
+	// AnsweredOn is AnsweredOnStream on the record of a message POSTed to
+	// the endpoint a 2024-11-05 HTTP+SSE event stream named and answered
+	// 202: its answer, if it has one, travels on that GET stream (whose
+	// record it is on), not in this response.
+	AnsweredOn string `json:"answeredOn,omitempty"`
 	// PolicyRetries counts, on a call, the exchanges sent by the retry
 	// policy.
 	PolicyRetries int `json:"policyRetries,omitempty"`

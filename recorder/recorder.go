@@ -159,6 +159,15 @@ type Options struct {
 	// the record (warnings, notes) and tell observers. The records it
 	// returns are written after the exchange's own.
 	Finish func(*Finished) []*record.Record
+	// StreamEndpoint, when set, is called when the first event of a 2xx
+	// event stream that answers a GET is an "endpoint" event: the 2024-11-05
+	// HTTP+SSE transport, whose client POSTs its messages to the URL the
+	// event's data names and reads their answers on this stream. It gets
+	// the event's data as the stream's first bytes pass (the stream itself
+	// is classified later), on the goroutine that writes the response, with
+	// the response writer's lock held: it must be quick. What it sets in ex
+	// (its Tag) is seen by the Finish hook.
+	StreamEndpoint func(ex *Exchange, endpoint string)
 	// Refuse, when set, answers a request whose body was malformed (a broken
 	// chunked framing); the default answers 400 "reading the request body:
 	// …". The request is not passed on either way.

@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -417,11 +418,62 @@ func (rw *responseWriter) handoff() {
 	}
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
+		if rw.stream && ex.rc.opts.StreamEndpoint != nil && ex.in.Method == http.MethodGet && ex.status >= 200 && ex.status <= 299 {
+			// The first bytes of a GET's event stream: the stream is
+			// classified lazily (lazyStart), so its endpoint event is
+			// looked for as it passes.
+			if endpoint, ok := firstEndpoint(chunk); ok {
+				ex.rc.opts.StreamEndpoint(ex, endpoint)
+			}
+		}
 	}
 	ex.pipe.write(chunk, at)
 	if !ex.started && ex.pipe.buffered() >= lazyStart {
 		ex.startEarly()
 	}
+}
+
+// firstEndpoint returns the data of the first event in chunk, the first
+// bytes of an event stream, when that event is whole in chunk and its type
+// is "endpoint" (the 2024-11-05 HTTP+SSE transport's first event).
+// Comments before it are skipped.
+func firstEndpoint(chunk []byte) (string, bool) {
+	chunk = bytes.TrimPrefix(chunk, []byte("\xef\xbb\xbf"))
+	var typ, data string
+	var fields bool
+	for len(chunk) > 0 {
+		i := bytes.IndexAny(chunk, "\r\n")
+		if i < 0 {
+			return "", false // the event goes on past this chunk
+		}
+		line := chunk[:i]
+		if chunk[i] == '\r' && i+1 < len(chunk) && chunk[i+1] == '\n' {
+			i++
+		}
+		chunk = chunk[i+1:]
+		if len(line) == 0 {
+			if fields {
+				return data, typ == "endpoint"
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		fields = true
+		switch string(name) {
+		case "event":
+			typ = string(value)
+		case "data":
+			if data != "" {
+				data += "\n"
+			}
+			data += string(value)
+		}
+	}
+	return "", false
 }
 
 // lazyStart is how many bytes a response may hold in its pipe before the
