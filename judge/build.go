@@ -45,6 +45,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.HTTPMethod = http.MethodPost
 	}
 	x.Stdio = strings.HasPrefix(r.URL, "stdio:")
+	x.Legacy = r.AnsweredOn == record.AnsweredOnStream
 	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
 	if r.Probe != nil && r.Probe.Answer == "" {
 		// A probe record written before the probe said what came back

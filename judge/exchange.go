@@ -32,6 +32,11 @@ type Exchange struct {
 	// Stdio marks an exchange over a stdio pipe (a record's url
 	// "stdio:NAME"): it has no headers or status.
 	Stdio bool `json:"-"`
+	// Legacy marks a message POSTed over the 2024-11-05 HTTP+SSE
+	// transport (a record's answeredOn "stream"): its answer travels on
+	// the session's GET stream, and Streamable HTTP's POST rules (Accept)
+	// are not its.
+	Legacy bool `json:"-"`
 	// Session is the hashed Mcp-Session-Id.
 	Session string `json:"-"`
 	// MetaProtocol is params._meta's protocol version; MetaKnown says

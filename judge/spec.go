@@ -17,8 +17,21 @@ var specRules = []Rule{
 		ID: "spec.accept", Title: "every POST's Accept lists application/json and text/event-stream",
 		Cite:   `MCP 2026-07-28 (and 2025-11-25) Transports › Streamable HTTP › Sending messages: "The client MUST include an Accept header, listing both application/json and text/event-stream"`,
 		Active: true, Passive: true, HTTPOnly: true,
-		Applies: anyPost,
+		Applies: func(t *Trace) (bool, string) {
+			if ok, why := anyPost(t); !ok {
+				return ok, why
+			}
+			for _, x := range t.Exchanges {
+				if !x.Legacy {
+					return true, ""
+				}
+			}
+			return false, "every POST went over the 2024-11-05 HTTP+SSE transport (answered on the GET event stream), which asks no Accept of a POST"
+		},
 		Check: eachPost(func(_ *Trace, x *Exchange) string {
+			if x.Legacy {
+				return "" // the 2024-11-05 HTTP+SSE transport: no Accept rule
+			}
 			json, sse := acceptLists(x.Header.Values("Accept"))
 			if json && sse {
 				return ""
