@@ -294,9 +294,11 @@ type exchangeRecord struct {
 	ResultType      string `json:"resultType"`
 	IsError         *bool  `json:"isError"`
 	JSONRPC         struct {
-		ErrorCode *int `json:"errorCode"`
+		ID        json.RawMessage `json:"id"`
+		ErrorCode *int            `json:"errorCode"`
 	} `json:"jsonrpc"`
-	Warnings []struct {
+	AnsweredOn string `json:"answeredOn"`
+	Warnings   []struct {
 		Code string `json:"code"`
 	} `json:"warnings"`
 	SSE *struct {
