@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // WriteReport prints the short human report of a call: the layer that
@@ -182,6 +183,11 @@ func (call *Call) WriteReport(w io.Writer) error {
 		}
 	}
 	if text := resultText(call.Result); text != "" && (call.Outcome == classify.ToolSuccess || call.Outcome == classify.ToolError) {
+		// Scrubbed while its lines are still lines: joined, a value
+		// that ends its line ("Token: …") would run on into the next,
+		// and the caller's scrub of the whole report could not tell it;
+		// and before it is cut, so that no part of a credential is kept.
+		text = record.Scrub(text)
 		fmt.Fprintf(&b, "  result:    %s\n", trim(strings.ReplaceAll(text, "\n", " "), 200))
 	}
 	_, err := io.WriteString(w, b.String())

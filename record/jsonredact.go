@@ -146,7 +146,7 @@ func (w *jsonRedactor) object() bool {
 				pairSecret = true
 			}
 		}
-		if sensitiveName(key, ctxJSON) {
+		if sensitiveName(key, ctxJSON) && !(passCountName(key) && w.nextIsBare()) {
 			w.space()
 			mark, start := len(w.out), w.i
 			if !w.value() {
@@ -196,6 +196,16 @@ func (w *jsonRedactor) object() bool {
 			return false
 		}
 	}
+}
+
+// nextIsBare reports whether the value after white space at w.i is no
+// string (a number, true, false, null, an object or an array).
+func (w *jsonRedactor) nextIsBare() bool {
+	i := w.i
+	for i < len(w.src) && (w.src[i] == ' ' || w.src[i] == '\t' || w.src[i] == '\r' || w.src[i] == '\n') {
+		i++
+	}
+	return i < len(w.src) && w.src[i] != '"'
 }
 
 // The members of a name/value pair (see object).
@@ -262,6 +272,12 @@ func (w *jsonRedactor) maskRange(start, end int, raw []byte) {
 func (w *jsonRedactor) array() bool {
 	w.out = append(w.out, '[')
 	w.i++
+	// A pair array (["X-Api-Key", "v"], as header lists are written):
+	// its second string is a credential when its first is a credential
+	// name and the array holds nothing else.
+	n, pairSecret := 0, false
+	valStart, valEnd := -1, -1
+	var valRaw []byte
 	for {
 		w.space()
 		if w.i >= len(w.src) {
@@ -272,9 +288,25 @@ func (w *jsonRedactor) array() bool {
 			w.i++
 			return true
 		}
-		if !w.value() {
-			return false
+		switch {
+		case n == 0 && w.src[w.i] == '"':
+			name, ok := w.str()
+			if !ok {
+				return false
+			}
+			pairSecret = sensitiveName(name, ctxJSON)
+		case n == 1 && pairSecret && w.src[w.i] == '"':
+			mark, start := len(w.out), w.i
+			if !w.value() {
+				return false
+			}
+			valStart, valEnd, valRaw = mark, len(w.out), w.src[start:w.i]
+		default:
+			if !w.value() {
+				return false
+			}
 		}
+		n++
 		w.space()
 		if w.i >= len(w.src) {
 			return false
@@ -284,6 +316,9 @@ func (w *jsonRedactor) array() bool {
 			w.out = append(w.out, ',')
 			w.i++
 		case ']':
+			if n == 2 && valStart >= 0 {
+				w.maskRange(valStart, valEnd, valRaw)
+			}
 			w.out = append(w.out, ']')
 			w.i++
 			return true

@@ -138,6 +138,9 @@ func sensitiveName(name string, ctx nameContext) bool {
 	if strings.Contains(rest.String(), "auth") {
 		return true
 	}
+	if passWord(words) {
+		return true
+	}
 	if ctx == ctxForm {
 		switch norm {
 		case "code", "state", "sig":
@@ -145,6 +148,27 @@ func sensitiveName(name string, ctx nameContext) bool {
 		}
 	}
 	return false
+}
+
+// passWord reports whether a name's last word is "pass" or "pw" (pass,
+// db_pass, smtpPass, user_pw), not a word holding it (bypass, compass,
+// passage). Such a name holds a password as a string; a number under it
+// is a count of passes ({"pass": 5, "fail": 0}) and is kept
+// (passCountName).
+func passWord(words []string) bool {
+	last := words[len(words)-1]
+	return last == "pass" || last == "pw"
+}
+
+// passCountName reports whether name is a credential name only by
+// passWord: a value under it that is no string is a count, not a
+// password.
+func passCountName(name string) bool {
+	words := nameWords(name)
+	if len(words) == 0 || !passWord(words) {
+		return false
+	}
+	return !sensitiveName(strings.Join(words[:len(words)-1], "_"), ctxJSON)
 }
 
 // mayBeSensitive is sensitiveName's fast path, without allocation: false
@@ -169,7 +193,8 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 			return true
 		}
 	}
-	if bytes.Contains(norm, []byte("key")) || bytes.Contains(norm, []byte("auth")) {
+	if bytes.Contains(norm, []byte("key")) || bytes.Contains(norm, []byte("auth")) ||
+		bytes.HasSuffix(norm, []byte("pass")) || bytes.HasSuffix(norm, []byte("pw")) {
 		return true
 	}
 	if ctx == ctxForm {

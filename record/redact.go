@@ -318,6 +318,17 @@ var (
 	// value in quotes (possibly cut) or bare.
 	assignNameRE  = lazyRegexp(`(?:^|[^A-Za-z0-9_.\-\[\]])([A-Za-z0-9_.\-\[\]]{1,200})([ \t]*=[ \t]*)`)
 	assignValueRE = lazyRegexp(`^(?:"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|[^\s"'=&;#,})\]>][^\s&;#,})\]>"]*)`)
+	// A command-line flag in text ("--password VALUE", "--api-key VALUE"):
+	// the flag after a start of text, a blank or a quote, and its value,
+	// one word that is no flag.
+	flagNameRE  = lazyRegexp(`(?:^|[\s"'(\[=,])--([A-Za-z][A-Za-z0-9_\-]{0,200})[ \t]+`)
+	flagValueRE = lazyRegexp(`^[^\s"'\-][^\s"',)]*`)
+	// A name/value pair in JSON text that could not be parsed: a pair
+	// array (["X-Api-Key", "v"]) and a HAR-style object ({"name":
+	// "X-Api-Key", "value": "v"}, either member first).
+	pairArrayRE = lazyRegexp(`\[\s*"((?:[^"\\\n]|\\.){1,200})"\s*,\s*`)
+	harNameRE   = lazyRegexp(`"(?:name|key)"\s*:\s*"((?:[^"\\\n]|\\.){1,200})"\s*,\s*"value"\s*:\s*`)
+	harValueRE  = lazyRegexp(`"value"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"(?:name|key)"\s*:\s*"((?:[^"\\\n]|\\.){1,200})"`)
 	// The user information of a URL written in text ("postgres://u:pw@
 	// host", "https://TOKEN@host"): to the last "@" before the host.
 	userinfoRE = lazyRegexp(`[A-Za-z][A-Za-z0-9+.\-]{0,30}://([^\s/?#"'<>\\]+)@`)
@@ -325,7 +336,7 @@ var (
 
 // nameHints are lower-case substrings without which no name pattern can
 // match; they let Scrub skip the regular expressions for most strings.
-var nameHints = append([]string{"key", "auth"}, credentialStems...)
+var nameHints = append([]string{"key", "auth", "pass", "pw"}, credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a
 // client's stderr, header values): the registered secrets; PEM blocks; JWTs;
@@ -369,7 +380,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName)
+				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName, passCountValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
@@ -377,6 +388,12 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			if strings.IndexByte(s, '\'') >= 0 {
 				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
 			}
+		}
+		if strings.IndexByte(s, '"') >= 0 {
+			s = r.maskTextPairs(s)
+		}
+		if strings.Contains(s, "--") {
+			s = r.maskAfterNames(s, flagNameRE, flagValueRE, jsonTextName)
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
@@ -458,6 +475,15 @@ func (r *Redactor) maskFieldLines(s string) string {
 				continue
 			}
 		} else if !headerTextName(s[k:j]) && !authorizationDump(s, k, j, start) {
+			// A single credential word ("Token:", "Session:") is more
+			// often prose; its value is masked only when it is one word
+			// shaped like a credential ("Token: a1b2c3d4e5").
+			if w := credentialWord(s, start); w > 0 && sensitiveName(s[k:j], ctxJSON) {
+				b.WriteString(s[last:start])
+				b.WriteString(r.Mask(s[start : start+w]))
+				last = start + w
+				i = last - 1
+			}
 			continue
 		}
 		end := start
@@ -524,6 +550,29 @@ func headerTextName(n string) bool {
 	return false
 }
 
+// credentialWord returns the length of the value at s[start:] when it is
+// the only word to the end of its line (or a quote) and looks like a
+// credential: 8 bytes or more, with a letter and a digit, not a mask. 0
+// otherwise ("expired", "2026-12-06", "see the docs").
+func credentialWord(s string, start int) int {
+	end := start
+	letter, digit := false, false
+	for end < len(s) && s[end] != ' ' && s[end] != '\t' && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
+		c := s[end]
+		letter = letter || isLetter(c)
+		digit = digit || c >= '0' && c <= '9'
+		end++
+	}
+	rest := end
+	for rest < len(s) && (s[rest] == ' ' || s[rest] == '\t') {
+		rest++
+	}
+	if end-start < 8 || !letter || !digit || rest < len(s) && s[rest] != '\r' && s[rest] != '\n' && s[rest] != '"' || IsRedacted(s[start:end]) {
+		return 0
+	}
+	return end - start
+}
+
 // authorizationDump decides whether "authorization:" in lower case at
 // s[k:j], its value at s[start:], is a header as HTTP/2 prints it
 // ("authorization: token …", "proxy-authorization: bearer …"): at the
@@ -549,13 +598,22 @@ func authorizationDump(s string, k, j, start int) bool {
 	return len(f) == 2 && isToken(f[0]) && len(f[1]) >= 8
 }
 
+// passCountValue is maskAfterNames' check for JSON names: a value that is
+// no string under a name that is a credential name only by passWord
+// ({"pass": 5}) is a count and is kept.
+func passCountValue(name, v, _ string) bool {
+	return v != "" && v[0] != '"' && passCountName(name)
+}
+
 // jsonTextName decides whether "name": in text is a credential member; the
 // name is still JSON-escaped.
 func jsonTextName(n string) bool { return sensitiveName(n, ctxJSON) }
 
 // maskAfterNames finds every name matched by nameRE (group 1), and when
 // sensitive(name) masks the value that valueRE matches right after it.
-func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive func(string) bool) string {
+//
+// With keep, a value is kept when keep(name, value, the text after it) holds.
+func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive func(string) bool, keep ...func(name, v, rest string) bool) string {
 	idx := nameRE.get().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
@@ -571,7 +629,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		}
 		end := m[1]
 		v := valueRE.get().FindString(s[end:])
-		if v == "" || IsRedacted(unquoteValue(v)) {
+		if v == "" || IsRedacted(unquoteValue(v)) || startsWithMask(s[end:]) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[end+len(v):]) {
 			continue
 		}
 		b.WriteString(s[last:end])
@@ -583,6 +641,17 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// startsWithMask reports whether s starts with a mask, as a bare value
+// pattern that stops at "]" would see only part of it.
+func startsWithMask(s string) bool {
+	const head = "[redacted"
+	if !strings.HasPrefix(s, head) {
+		return false
+	}
+	i := strings.IndexByte(s, ']')
+	return i > 0 && isMask(s[:i+1])
 }
 
 // unquoteValue strips the quotes (escaped or not) around a matched value.
@@ -619,6 +688,31 @@ func (r *Redactor) maskValue(v string) string {
 	return q + r.Mask(inner) + q
 }
 
+// maskTextPairs masks the value of a name/value pair whose name is a
+// credential name, in JSON text that could not be parsed (a cut body, an
+// error message quoting JSON): a pair array (["X-Api-Key", "v"]) and a
+// HAR-style object ({"name": "X-Api-Key", "value": "v"}, either member
+// first). redactJSON does the same for JSON it parses.
+func (r *Redactor) maskTextPairs(s string) string {
+	// A pair array's value counts when the array ends after it (or the
+	// text does): ["token", "count", "x"] is a list, not a pair.
+	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, jsonTextName, func(_, _, rest string) bool {
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		return rest != "" && rest[0] != ']'
+	})
+	s = r.maskAfterNames(s, harNameRE, jsonValueRE, jsonTextName)
+	if !strings.Contains(s, `"value"`) {
+		return s
+	}
+	return r.replaceMatches(s, harValueRE, func(m []string) string {
+		if !jsonTextName(m[2]) || IsRedacted(unquoteValue(m[1])) {
+			return m[0]
+		}
+		i := strings.Index(m[0], m[1])
+		return m[0][:i] + r.maskValue(m[1]) + m[0][i+len(m[1]):]
+	})
+}
+
 // maskAssignments masks the value of every credential name written as
 // name = value or name="value" (TOML, a .env file, a shell line, a
 // Python keyword argument). The form name=value, no blank and no quote,
@@ -638,7 +732,7 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 		end := m[1]
 		v := assignValueRE.get().FindString(s[end:])
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
-		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
+		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || startsWithMask(s[end:]) {
 			continue
 		}
 		b.WriteString(s[last:end])

@@ -33,7 +33,7 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName)
+				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName, passCountValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
@@ -41,6 +41,12 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 			if strings.Contains(s, "'") {
 				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
 			}
+		}
+		if strings.Contains(s, `"`) {
+			s = r.maskTextPairs(s)
+		}
+		if strings.Contains(s, "--") {
+			s = r.maskAfterNames(s, flagNameRE, flagValueRE, jsonTextName)
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })

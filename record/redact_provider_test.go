@@ -119,3 +119,54 @@ func TestLowercaseAuthorizationDump(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack8Leftovers (redact10): the credentials attack8 found still
+// recorded: a flag's value in text, a single credential word's value when
+// it is shaped like a credential, the member names pass and pw, pair
+// arrays and HAR-style pairs in text and JSON; and what must stay.
+func TestAttack8Leftovers(t *testing.T) {
+	r := NewRedactorKey([]byte("attack8"))
+	const v = "Zq9secretVal42"
+	for _, s := range []string{
+		"mytool --password " + v + " --verbose",
+		"ran: mytool --api-key " + v,
+		`exec --client-secret=x --client-secret ` + v,
+		"Token: " + v,
+		"session: " + v + "\nnext line",
+		`{"pass": "` + v + `"}`,
+		`{"db_pass": "` + v + `", "user": "bob"}`,
+		`{"pw": "` + v + `"}`,
+		`{"smtpPass": "` + v + `"}`,
+		`{"passwd": "` + v + `"}`,
+		`[["X-Api-Key", "` + v + `"], ["Accept", "*/*"]]`,
+		`[["X-Api-Key","` + v, // cut
+		`{"name": "X-Api-Key", "value": "` + v + `"}`,
+		`{"value": "` + v + `", "name": "Authorization"}`,
+		`error: {"name":"DB_PASSWORD","value":"` + v + `"} was refused`,
+		`cut {"pass": "` + v,
+	} {
+		for _, scrub := range []func(string) string{r.Scrub, func(s string) string { b, _ := r.Body([]byte(s), 0); return b }} {
+			got := scrub(s)
+			if strings.Contains(got, v) {
+				t.Errorf("%q → %q: the value is kept", s, got)
+			}
+			if again := scrub(got); again != got {
+				t.Errorf("%q: a second pass changed %q to %q", s, got, again)
+			}
+		}
+	}
+	for _, s := range []string{
+		"Token: expired", "session: 2026-12-06", "token: see the docs", "Token: abc",
+		`{"bypass": "yes-1234567"}`, `{"compass": "north-12345"}`, `{"passage": "text-12345"}`,
+		`[["Accept", "*/*"]]`, `["token", "count", "x"]`, `{"name": "Accept", "value": "text/html"}`,
+		"use --verbose output", "--timeout 30",
+		`{"family": "transport", "pass": 5, "fail": 0}`, `{"pass": 5, "fail": 0`, // counts (probe's grades), parsed and cut
+	} {
+		if got := r.Scrub(s); got != s {
+			t.Errorf("Scrub(%q) = %q, want it unchanged", s, got)
+		}
+		if got := string(r.RedactJSON([]byte(s))); got != s {
+			t.Errorf("RedactJSON(%q) = %q, want it unchanged", s, got)
+		}
+	}
+}

@@ -214,3 +214,81 @@ func TestReportTrimsUnmarkedCuts(t *testing.T) {
 		t.Error("report --har lost the text of a marked cut")
 	}
 }
+
+// TestAttack8LeftoversInNoOutput (redact10): what attack8 left recorded:
+// a flag's value in text ("--password VALUE"), a single credential word's
+// one-word value ("Token: VALUE"), the JSON member names pass and pw, a
+// pair array (["X-Api-Key", "v"]) and HAR-style pairs in text a server
+// quotes in an error, through the real proxy (bodies recorded) to the real
+// serve and through `call`: no output holds any of them.
+func TestAttack8LeftoversInNoOutput(t *testing.T) {
+	dir := t.TempDir()
+	secrets := map[string]string{
+		"flag": canary("flag") + "1", "token-word": canary("tokword") + "2", "pass": canary("pass"), "pw": canary("pw"),
+		"pair-array": canary("pairarr"), "har-text": canary("hartext"), "err-flag": canary("errflag") + "3",
+		"err-pair-array": canary("errpairarr"),
+	}
+	text := strings.Join([]string{
+		"ran: deploy --password " + secrets["flag"] + " --verbose",
+		"Token: " + secrets["token-word"],
+		`cut JSON: {"name": "X-Api-Key", "value": "` + secrets["har-text"] + `"}, {"pass": "`,
+	}, "\n")
+	su, _ := startServe(t, serveOptions{})
+	sbase := strings.TrimSuffix(su, "/mcp")
+	rl := startRelay(t, strings.TrimPrefix(sbase, "http://"))
+	proxyRec := filepath.Join(dir, "proxy.jsonl")
+	px := runHTTPProxyForTest(t, proxyOptions{upstream: "http://" + rl.ln.Addr().String() + "/mcp", recordFile: proxyRec, recordBodies: "all"})
+	out := outputs{}
+	callRec := filepath.Join(dir, "call.jsonl")
+	args, _ := json.Marshal(map[string]any{"text": text, "pass": secrets["pass"], "pw": secrets["pw"],
+		"headers": [][]string{{"X-Api-Key", secrets["pair-array"]}}})
+	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28"}
+	var o1, e1 bytes.Buffer
+	if code := run(append(base, "--record", callRec), nil, &o1, &e1); code != 0 {
+		t.Fatalf("call: exit %d\n%s%s", code, o1.String(), e1.String())
+	}
+	out["call report"], out["call stderr"] = o1.Bytes(), e1.Bytes()
+	var o2, e2 bytes.Buffer
+	if code := run(append(base, "--json"), nil, &o2, &e2); code != 0 {
+		t.Fatalf("call --json: exit %d\n%s", code, e2.String())
+	}
+	out["call --json"], out["call --json stderr"] = o2.Bytes(), e2.Bytes()
+	params, _ := json.Marshal(map[string]any{
+		"code":    -32602,
+		"message": "child exited: tool --api-key " + secrets["err-flag"] + " failed",
+		"data":    map[string]any{"request": `[["X-Api-Key", "` + secrets["err-pair-array"] + `"]`},
+	})
+	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
+	var o3, e3 bytes.Buffer
+	if code := run([]string{"call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o3, &e3); code != 3 {
+		t.Fatalf("call of the JSON-RPC error: exit %d, want 3\n%s%s", code, o3.String(), e3.String())
+	}
+	out["call report (error)"], out["call stderr (error)"] = o3.Bytes(), e3.Bytes()
+	px.stop()
+	out["proxy stderr"] = []byte(px.stderr.String())
+	out.file(t, "proxy --record", proxyRec)
+	out.file(t, "call --record", callRec)
+	page, har := filepath.Join(dir, "all.html"), filepath.Join(dir, "all.har")
+	for _, mode := range [][]string{nil, {"--json"}, {"--html", page, "--har", har}} {
+		var rOut, rErr bytes.Buffer
+		if code := run(append(append([]string{"report"}, mode...), proxyRec, callRec), nil, &rOut, &rErr); code == 2 {
+			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
+		}
+		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
+	}
+	out.file(t, "report --html", page)
+	out.file(t, "report --har", har)
+	for _, k := range sortedKeys(secrets) {
+		if !rl.saw(secrets[k]) {
+			t.Errorf("the relay never saw %s: the test proves nothing for it", k)
+		}
+	}
+	for _, kind := range sortedKeys(secrets) {
+		for _, name := range sortedKeys(out) {
+			if i := bytes.Index(out[name], []byte(secrets[kind])); i >= 0 {
+				lo, hi := max(0, i-80), min(len(out[name]), i+len(secrets[kind])+20)
+				t.Errorf("%s leaks the %s secret: …%s…", name, kind, out[name][lo:hi])
+			}
+		}
+	}
+}
