@@ -77,7 +77,11 @@ func (p *Proxy) beginExchange(ex *recorder.Exchange) {
 func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 	ex, rec, res := f.Exchange, f.Record, f.Result
 	if s, ok := ex.Tag.(*legacyStream); ok {
-		p.legacy.ended(s)
+		end := ex.End()
+		if end.IsZero() {
+			end = time.Now()
+		}
+		p.legacy.ended(s, end)
 	}
 	if rec.Status == http.StatusAccepted {
 		p.legacy.annotate(ex, rec)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -33,10 +34,12 @@ type legacyStreams struct {
 	open map[string]*legacyStream // by the endpoint's path and query
 }
 
-// legacyStream is one open legacy event stream: the key of its endpoint
-// (see endpointKey) and the path of the GET that opened it.
+// legacyStream is one legacy event stream: the key of its endpoint (see
+// endpointKey), the path of the GET that opened it, and when its exchange
+// ended (zero while it is open).
 type legacyStream struct {
 	key, path string
+	end       time.Time
 }
 
 // endpointKey is how a POST's URL is matched with an endpoint: its escaped
@@ -60,34 +63,43 @@ func (l *legacyStreams) opened(ex *recorder.Exchange, endpoint string) {
 		l.open = make(map[string]*legacyStream)
 	}
 	if len(l.open) >= legacyMemory {
-		for k := range l.open {
-			delete(l.open, k)
-			break
+		// Forget an ended stream first, else any.
+		victim := ""
+		for k, o := range l.open {
+			if victim == "" || !o.end.IsZero() {
+				victim = k
+			}
+			if !o.end.IsZero() {
+				break
+			}
 		}
+		delete(l.open, victim)
 	}
 	l.open[s.key] = s
 	l.mu.Unlock()
 	l.any.Store(true)
 }
 
-// ended forgets the stream s once its GET exchange finished: a POST to its
-// endpoint after that has no stream to be answered on.
-func (l *legacyStreams) ended(s *legacyStream) {
+// ended notes when the stream s's GET exchange finished: a POST to its
+// endpoint that starts after that has no stream to be answered on, while
+// one that started before may finish (its record) after it. The ended
+// stream is kept (bounded by legacyMemory, forgotten first).
+func (l *legacyStreams) ended(s *legacyStream, at time.Time) {
 	l.mu.Lock()
-	if l.open[s.key] == s {
-		delete(l.open, s.key)
-	}
+	s.end = at
 	l.mu.Unlock()
 }
 
-// stream returns the open stream whose endpoint r was POSTed to.
-func (l *legacyStreams) stream(r *http.Request) (*legacyStream, bool) {
+// stream returns the stream whose endpoint r was POSTed to at start,
+// while it was open.
+func (l *legacyStreams) stream(r *http.Request, start time.Time) (*legacyStream, bool) {
 	if !l.any.Load() {
 		return nil, false
 	}
 	key := endpointKey(r.URL)
 	l.mu.Lock()
 	s, ok := l.open[key]
+	ok = ok && (s.end.IsZero() || start.Before(s.end))
 	l.mu.Unlock()
 	return s, ok
 }
@@ -101,7 +113,7 @@ func (l *legacyStreams) annotate(ex *recorder.Exchange, rec *record.Record) {
 	if rec.Status != http.StatusAccepted || rec.HTTPMethod != http.MethodPost || rec.Method == "" && rec.JSONRPC.ID.IsZero() {
 		return
 	}
-	s, ok := l.stream(ex.Request())
+	s, ok := l.stream(ex.Request(), ex.Start())
 	if !ok {
 		return
 	}

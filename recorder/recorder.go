@@ -163,8 +163,10 @@ type Options struct {
 	// event stream that answers a GET is an "endpoint" event: the 2024-11-05
 	// HTTP+SSE transport, whose client POSTs its messages to the URL the
 	// event's data names and reads their answers on this stream. It gets
-	// the event's data as the stream's first bytes pass (the stream itself
-	// is classified later), on the goroutine that writes the response, with
+	// the event's data as the stream's first bytes pass, before they are
+	// written to the client (the stream itself is classified later), so
+	// that no POST to the endpoint can finish first; on the goroutine that
+	// writes the response, with
 	// the response writer's lock held: it must be quick. What it sets in ex
 	// (its Tag) is seen by the Finish hook.
 	StreamEndpoint func(ex *Exchange, endpoint string)

@@ -31,6 +31,7 @@ type responseWriter struct {
 	wroteHeader bool
 	writing     bool  // Write or forward is in the server's writer, without mu (see Write)
 	stream      bool  // the response is an event stream: its chunks carry their flush times
+	sniff       bool  // the first bytes of a GET's 2xx event stream are still to be looked at (StreamEndpoint)
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
 	copied      int64 // the bytes copied for the classifier (not kept as ForwardChunk got them)
@@ -90,6 +91,7 @@ func (rw *responseWriter) writeHeader(code int) {
 		}
 	}
 	rw.stream = isEventStream(h.Get("Content-Type"))
+	rw.sniff = rw.stream && ex.rc.opts.StreamEndpoint != nil && ex.in.Method == http.MethodGet && code >= 200 && code <= 299
 	rw.w.WriteHeader(code)
 }
 
@@ -189,7 +191,7 @@ func (ex *Exchange) releaseHeader() {
 // method that calls two can be: no defer, no locals across its calls but
 // the parameters the caller holds.
 func (rw *responseWriter) Write(b []byte) (int, error) {
-	rw.beginWrite()
+	rw.beginWrite(b)
 	n, err := rw.w.Write(b)
 	if err != nil {
 		rw.werr = err // to wrote: one argument less, 8 bytes of frame
@@ -200,13 +202,21 @@ func (rw *responseWriter) Write(b []byte) (int, error) {
 // beginWrite writes the status when it was not, and marks the writer as
 // writing to the server's writer (see Write). A mark left by a server's
 // Write that panicked (a handler recovered it and carries on) is this
-// Write's.
+// Write's. The first bytes b of a GET's event stream are looked at for the
+// endpoint event (StreamEndpoint) before the client can have them: a
+// client's POST to that endpoint cannot finish before the hook ran.
 //
 //go:noinline
-func (rw *responseWriter) beginWrite() {
+func (rw *responseWriter) beginWrite(b []byte) {
 	rw.mu.Lock()
 	if !rw.wroteHeader {
 		rw.writeHeader(http.StatusOK)
+	}
+	if rw.sniff && len(b) > 0 {
+		rw.sniff = false
+		if endpoint, ok := firstEndpoint(b); ok {
+			rw.ex.rc.opts.StreamEndpoint(rw.ex, endpoint)
+		}
 	}
 	rw.writing = true
 	rw.mu.Unlock()
@@ -286,7 +296,7 @@ func (ex *Exchange) ForwardChunk(c []byte, n int) ([]byte, error) {
 // is not held across the server's Write and Flush, and its frame lies under
 // net/http's writing of the head and is kept as small (see Write).
 func (rw *responseWriter) forward(c []byte, n int) ([]byte, error) {
-	rw.beginWrite()
+	rw.beginWrite(c[:n])
 	m, err := rw.w.Write(c[:n])
 	if err == nil && m != n {
 		err = io.ErrShortWrite
@@ -418,14 +428,6 @@ func (rw *responseWriter) handoff() {
 	}
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
-		if rw.stream && ex.rc.opts.StreamEndpoint != nil && ex.in.Method == http.MethodGet && ex.status >= 200 && ex.status <= 299 {
-			// The first bytes of a GET's event stream: the stream is
-			// classified lazily (lazyStart), so its endpoint event is
-			// looked for as it passes.
-			if endpoint, ok := firstEndpoint(chunk); ok {
-				ex.rc.opts.StreamEndpoint(ex, endpoint)
-			}
-		}
 	}
 	ex.pipe.write(chunk, at)
 	if !ex.started && ex.pipe.buffered() >= lazyStart {
