@@ -278,6 +278,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	hs := &http.Server{
 		Handler:           arr.wrap(srv),
 		ConnState:         arr.connState,
+		ConnContext:       arr.connContext,
 		ReadHeaderTimeout: serve.DefaultReadHeaderTimeout,
 		IdleTimeout:       serve.DefaultIdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return hctx },
@@ -719,6 +720,12 @@ type arrivals struct {
 	// active holds the connections whose request's head was read and
 	// whose answer is not done (its handler runs or is about to).
 	active map[net.Conn]struct{}
+	// heads holds the active connections whose handler has not started:
+	// a request the server has read but not yet counted in flight.
+	heads map[net.Conn]struct{}
+	// ln is the listener whose accept queue may hold a connection (and
+	// its request) the server has not accepted yet.
+	ln net.Listener
 }
 
 // arrival is one run's first request: ch is closed when it arrived, at t.
@@ -729,13 +736,19 @@ type arrival struct {
 }
 
 func newArrivals() *arrivals {
-	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}, active: map[net.Conn]struct{}{}}
+	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}, active: map[net.Conn]struct{}{},
+		heads: map[net.Conn]struct{}{}}
 }
 
 // listen returns ln with each connection's reads noted: a connection that
 // waits for a request's head and has read bytes of it holds a request
 // the server has not seen yet.
-func (a *arrivals) listen(ln net.Listener) net.Listener { return &headListener{Listener: ln, a: a} }
+func (a *arrivals) listen(ln net.Listener) net.Listener {
+	a.mu.Lock()
+	a.ln = ln
+	a.mu.Unlock()
+	return &headListener{Listener: ln, a: a}
+}
 
 type headListener struct {
 	net.Listener
@@ -747,7 +760,13 @@ func (l *headListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &headConn{Conn: c, a: l.a}, nil
+	hc := &headConn{Conn: c, a: l.a}
+	// Waiting from the moment it leaves the accept queue, not only from
+	// the server's StateNew a moment later.
+	l.a.mu.Lock()
+	l.a.waiting[hc] = false
+	l.a.mu.Unlock()
+	return hc, nil
 }
 
 type headConn struct {
@@ -774,16 +793,26 @@ func (a *arrivals) connState(c net.Conn, s http.ConnState) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.active, c)
+	delete(a.heads, c)
 	switch s {
 	case http.StateNew, http.StateIdle:
 		a.waiting[c] = false
 	case http.StateActive:
 		delete(a.waiting, c)
 		a.active[c] = struct{}{}
+		a.heads[c] = struct{}{}
 	default:
 		delete(a.waiting, c)
 	}
 }
+
+// connContext is the server's http.Server.ConnContext: the request's
+// connection, for wrap to say its handler started.
+func (a *arrivals) connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+type connKey struct{}
 
 // serving counts the connections with a request being served.
 func (a *arrivals) serving() int {
@@ -792,16 +821,23 @@ func (a *arrivals) serving() int {
 	return len(a.active)
 }
 
-// unread counts the connections that have read part of a request's head
-// and not all of it.
+// unread counts the requests on their way that no handler has started:
+// connections in the listener's accept queue, connections with bytes of a
+// request's head read or waiting unread in their socket, and requests read
+// whose handler has not started. A client that writes its request and
+// exits leaves it in the kernel's queues; on a loaded machine the server
+// may not have accepted or read it when the run's wait looks.
 func (a *arrivals) unread() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := 0
-	for _, started := range a.waiting {
-		if started {
+	n := len(a.heads)
+	for c, started := range a.waiting {
+		if hc, ok := c.(*headConn); started || ok && queuedBytes(hc.Conn) > 0 {
 			n++
 		}
+	}
+	if a.ln != nil {
+		n += acceptQueue(a.ln)
 	}
 	return n
 }
@@ -825,6 +861,11 @@ func (a *arrivals) forget(tag string) {
 // (any HTTP method) before next sees it.
 func (a *arrivals) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+			a.mu.Lock()
+			delete(a.heads, c)
+			a.mu.Unlock()
+		}
 		if tag := r.URL.Query().Get("run"); tag != "" {
 			a.mu.Lock()
 			ar := a.runs[tag]
