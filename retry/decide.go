@@ -56,6 +56,10 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 		return Decision{Action: Done, Reason: "the call completed (" + string(res.Outcome) + ")"}
 	case classify.NotificationAccepted:
 		return Decision{Action: Done, Reason: "the notification was accepted"}
+	case classify.RequestAccepted:
+		// The proxy's record of a POST over the 2024-11-05 HTTP+SSE
+		// transport, answered 202: the answer comes on the GET stream.
+		return Decision{Action: Done, Reason: "the server accepted the request (HTTP 202): its answer travels on the session's event stream; read it there, do not send the request again"}
 	case classify.HTTPSuccess:
 		// A 2xx to an exchange that is no JSON-RPC request, a
 		// subscription that ended, a server request the session's end

@@ -138,6 +138,8 @@ var table = []row{
 	{"tool success", func() *classify.Result { return res(classify.ToolSuccess) }, nil, all(want{action: retry.Done, reason: "completed"})},
 	{"result success", func() *classify.Result { return method(res(classify.ResultSuccess), "tools/list") }, nil, all(want{action: retry.Done})},
 	{"notification accepted", func() *classify.Result { return res(classify.NotificationAccepted) }, nil, all(want{action: retry.Done, reason: "accepted"})},
+	{"request accepted (2024-11-05 HTTP+SSE)", func() *classify.Result { return res(classify.RequestAccepted) }, nil, all(want{action: retry.Done, reason: "travels on the session's event stream"})},
+	{"http success", func() *classify.Result { return res(classify.HTTPSuccess) }, nil, all(want{action: retry.Done, reason: "nothing to retry"})},
 	{"tool error", func() *classify.Result { return res(classify.ToolError) }, nil, all(want{action: retry.SurfaceToModel, reason: "show it to the model"})},
 	{"input required", func() *classify.Result {
 		r := res(classify.InputRequired)
@@ -577,6 +579,26 @@ func TestSafetyFromHints(t *testing.T) {
 	} {
 		if got := retry.MethodSafety(m); got != want {
 			t.Errorf("MethodSafety(%s) = %s, want %s", m, got, want)
+		}
+	}
+}
+
+// TestEveryOutcomeIsKnown: every outcome a response can be judged, the
+// classifier's and the ones only proxies produce, has a decision of its
+// own. REQUEST_ACCEPTED (the proxy's 2024-11-05 HTTP+SSE POSTs) was added
+// without one and read "unknown to the retry policy". The client's own
+// conclusions (INPUT_ROUNDS_EXCEEDED, TOOL_EXCLUDED, STDIO_NOISE,
+// AUTH_FAILED) are what follows a decision, never the input of one.
+func TestEveryOutcomeIsKnown(t *testing.T) {
+	conclusions := map[classify.Outcome]bool{classify.InputRoundsExceeded: true, classify.ToolExcluded: true,
+		classify.StdioNoise: true, classify.AuthFailed: true}
+	for _, o := range append(append([]classify.Outcome{}, classify.Outcomes...), classify.CallOutcomes...) {
+		if conclusions[o] {
+			continue
+		}
+		d := retry.Policy{}.Decide(res(o), retry.Facts{})
+		if strings.Contains(d.Reason, "unknown to the retry policy") {
+			t.Errorf("%s: %s: %s", o, d.Action, d.Reason)
 		}
 	}
 }
