@@ -305,7 +305,9 @@ var (
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
 	jsonValueRE    = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
 	jsonEscValueRE = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
-	formValueRE    = lazyRegexp(`^[^&;\s#"]*`)
+	// A form value: bare, or in single quotes ("token='a b'" in a log
+	// line), to its closing quote or the end of the line.
+	formValueRE = lazyRegexp(`^(?:'(?:[^'\\\r\n]|\\.)*'?|[^&;\s#"]*)`)
 
 	// 'name': in text, a Python dict's repr (what a pydantic validation
 	// error echoes as input_value), and its value: a string in single or
@@ -489,6 +491,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 		end := start
 		if quoted {
 			end = quotedEnd(s, start)
+			end = start + len(unfinishedValue(s[start:end], s[end:]))
 		} else {
 			for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
 				end++
@@ -629,6 +632,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		}
 		end := m[1]
 		v := valueRE.get().FindString(s[end:])
+		v = unfinishedValue(v, s[end+len(v):])
 		if v == "" || IsRedacted(unquoteValue(v)) || startsWithMask(s[end:]) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[end+len(v):]) {
 			continue
 		}
@@ -731,6 +735,7 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 		}
 		end := m[1]
 		v := assignValueRE.get().FindString(s[end:])
+		v = unfinishedValue(v, s[end+len(v):])
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
 		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || startsWithMask(s[end:]) {
 			continue

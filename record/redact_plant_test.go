@@ -20,6 +20,14 @@ var plantCarriers = []func(v string) string{
 	func(v string) string { return "authorization: token " + v },
 	func(v string) string { return "Bearer " + v },
 	func(v string) string { return "https://api.example/v1?api_key=" + v + "&x=1" },
+	// After an unfinished quoted credential (scrub10).
+	func(v string) string { return `password: "Apw1234567 then token: "` + v + `" end` },
+	func(v string) string { return `password: 'Apw1234567 then api_key: '` + v + `' end` },
+	func(v string) string { return `db_password="Apw1234567 then secret='` + v + `' end` },
+	func(v string) string { return `api_key="Apw1234567 then client_secret = "` + v + `"` },
+	func(v string) string { return `{"password": "Apw1234567 then "token": "` + v + `"}` },
+	func(v string) string { return `{'password': 'Apw1234567 then 'token': '` + v + `'}` },
+	func(v string) string { return `token='` + v + ` and more'` },
 }
 
 // plantWords are what the random texts around a secret are made of: words,
