@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // redactJSON copies the JSON document b (json.Valid has accepted it),
@@ -201,10 +203,7 @@ func (w *jsonRedactor) object() bool {
 // nextIsBare reports whether the value after white space at w.i is no
 // string (a number, true, false, null, an object or an array).
 func (w *jsonRedactor) nextIsBare() bool {
-	i := w.i
-	for i < len(w.src) && (w.src[i] == ' ' || w.src[i] == '\t' || w.src[i] == '\r' || w.src[i] == '\n') {
-		i++
-	}
+	i := wire.SkipSpace(w.src, w.i)
 	return i < len(w.src) && w.src[i] != '"'
 }
 

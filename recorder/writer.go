@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // pendingMax is how many written-but-unflushed bytes the writer keeps before
@@ -437,45 +439,16 @@ func (rw *responseWriter) handoff() {
 
 // firstEndpoint returns the data of the first event in chunk, the first
 // bytes of an event stream, when that event is whole in chunk and its type
-// is "endpoint" (the 2024-11-05 HTTP+SSE transport's first event).
-// Comments before it are skipped.
+// is "endpoint" (the 2024-11-05 HTTP+SSE transport's first event). The
+// stream is parsed by wire's reader, as every stream is (one parse).
 func firstEndpoint(chunk []byte) (string, bool) {
-	chunk = bytes.TrimPrefix(chunk, []byte("\xef\xbb\xbf"))
-	var typ, data string
-	var fields bool
-	for len(chunk) > 0 {
-		i := bytes.IndexAny(chunk, "\r\n")
-		if i < 0 {
-			return "", false // the event goes on past this chunk
-		}
-		line := chunk[:i]
-		if chunk[i] == '\r' && i+1 < len(chunk) && chunk[i+1] == '\n' {
-			i++
-		}
-		chunk = chunk[i+1:]
-		if len(line) == 0 {
-			if fields {
-				return data, typ == "endpoint"
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		name, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		fields = true
-		switch string(name) {
-		case "event":
-			typ = string(value)
-		case "data":
-			if data != "" {
-				data += "\n"
-			}
-			data += string(value)
-		}
+	r := wire.NewPooledSSEReader(bytes.NewReader(chunk), len(chunk)+1)
+	defer r.Recycle()
+	ev, err := r.Next()
+	if err != nil || ev.Type != "endpoint" {
+		return "", false // none whole in chunk, or another type
 	}
-	return "", false
+	return string(ev.Data), true
 }
 
 // lazyStart is how many bytes a response may hold in its pipe before the
