@@ -90,16 +90,8 @@ func TestProviderKeysInNoOutput(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"text": text})
 	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28",
 		"--header", "X-Request-Note: " + secrets["github-server"]}
-	var o1, e1 bytes.Buffer
-	if code := run(append(base, "--record", callRec), nil, &o1, &e1); code != 0 {
-		t.Fatalf("call: exit %d\n%s%s", code, o1.String(), e1.String())
-	}
-	out["call report"], out["call stderr"] = o1.Bytes(), e1.Bytes()
-	var o2, e2 bytes.Buffer
-	if code := run(append(base, "--json"), nil, &o2, &e2); code != 0 {
-		t.Fatalf("call --json: exit %d\n%s", code, e2.String())
-	}
-	out["call --json"], out["call --json stderr"] = o2.Bytes(), e2.Bytes()
+	out.run(t, "call report", 0, append(base, "--record", callRec)...)
+	out.run(t, "call --json", 0, append(base, "--json")...)
 
 	// 2. A JSON-RPC error quoting keys in its message and data.
 	params, _ := json.Marshal(map[string]any{
@@ -108,11 +100,7 @@ func TestProviderKeysInNoOutput(t *testing.T) {
 		"data":    map[string]any{"detail": "tried " + secrets["aws"] + " and " + secrets["slack"], "list": []any{secrets["google"]}},
 	})
 	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
-	var o3, e3 bytes.Buffer
-	if code := run([]string{"call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o3, &e3); code != 3 {
-		t.Fatalf("call of the JSON-RPC error: exit %d, want 3\n%s%s", code, o3.String(), e3.String())
-	}
-	out["call report (error)"], out["call stderr (error)"] = o3.Bytes(), e3.Bytes()
+	out.run(t, "call report (error)", 3, "call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec)
 
 	// 3. A key as a URL path segment (a server that puts its key in the
 	// path: /mcp/s/<KEY>/sse); serve answers 404, which is recorded.
@@ -128,16 +116,7 @@ func TestProviderKeysInNoOutput(t *testing.T) {
 	out.file(t, "proxy --record", proxyRec)
 	out.file(t, "call --record", callRec)
 
-	page, har := filepath.Join(dir, "all.html"), filepath.Join(dir, "all.har")
-	for _, mode := range [][]string{nil, {"--json"}, {"--html", page, "--har", har}} {
-		var rOut, rErr bytes.Buffer
-		if code := run(append(append([]string{"report"}, mode...), proxyRec, callRec), nil, &rOut, &rErr); code == 2 {
-			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
-		}
-		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
-	}
-	out.file(t, "report --html", page)
-	out.file(t, "report --har", har)
+	out.reports(t, dir, proxyRec, callRec)
 
 	for _, k := range sortedKeys(secrets) {
 		if !rl.saw(secrets[k]) && !rl.saw(url.PathEscape(secrets[k])) {
@@ -149,16 +128,7 @@ func TestProviderKeysInNoOutput(t *testing.T) {
 			t.Errorf("%s holds no mask: were the secrets recorded at all?", name)
 		}
 	}
-	names := sortedKeys(out)
-	for _, kind := range sortedKeys(secrets) {
-		needle := secrets[kind]
-		for _, name := range names {
-			if i := bytes.Index(out[name], []byte(needle)); i >= 0 {
-				lo, hi := max(0, i-80), min(len(out[name]), i+len(needle)+20)
-				t.Errorf("%s leaks the %s secret: …%s…", name, kind, out[name][lo:hi])
-			}
-		}
-	}
+	out.leaks(t, secrets)
 }
 
 // sortedKeys returns m's keys in order.
@@ -243,52 +213,24 @@ func TestAttack8LeftoversInNoOutput(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"text": text, "pass": secrets["pass"], "pw": secrets["pw"],
 		"headers": [][]string{{"X-Api-Key", secrets["pair-array"]}}})
 	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28"}
-	var o1, e1 bytes.Buffer
-	if code := run(append(base, "--record", callRec), nil, &o1, &e1); code != 0 {
-		t.Fatalf("call: exit %d\n%s%s", code, o1.String(), e1.String())
-	}
-	out["call report"], out["call stderr"] = o1.Bytes(), e1.Bytes()
-	var o2, e2 bytes.Buffer
-	if code := run(append(base, "--json"), nil, &o2, &e2); code != 0 {
-		t.Fatalf("call --json: exit %d\n%s", code, e2.String())
-	}
-	out["call --json"], out["call --json stderr"] = o2.Bytes(), e2.Bytes()
+	out.run(t, "call report", 0, append(base, "--record", callRec)...)
+	out.run(t, "call --json", 0, append(base, "--json")...)
 	params, _ := json.Marshal(map[string]any{
 		"code":    -32602,
 		"message": "child exited: tool --api-key " + secrets["err-flag"] + " failed",
 		"data":    map[string]any{"request": `[["X-Api-Key", "` + secrets["err-pair-array"] + `"]`},
 	})
 	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
-	var o3, e3 bytes.Buffer
-	if code := run([]string{"call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o3, &e3); code != 3 {
-		t.Fatalf("call of the JSON-RPC error: exit %d, want 3\n%s%s", code, o3.String(), e3.String())
-	}
-	out["call report (error)"], out["call stderr (error)"] = o3.Bytes(), e3.Bytes()
+	out.run(t, "call report (error)", 3, "call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec)
 	px.stop()
 	out["proxy stderr"] = []byte(px.stderr.String())
 	out.file(t, "proxy --record", proxyRec)
 	out.file(t, "call --record", callRec)
-	page, har := filepath.Join(dir, "all.html"), filepath.Join(dir, "all.har")
-	for _, mode := range [][]string{nil, {"--json"}, {"--html", page, "--har", har}} {
-		var rOut, rErr bytes.Buffer
-		if code := run(append(append([]string{"report"}, mode...), proxyRec, callRec), nil, &rOut, &rErr); code == 2 {
-			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
-		}
-		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
-	}
-	out.file(t, "report --html", page)
-	out.file(t, "report --har", har)
+	out.reports(t, dir, proxyRec, callRec)
 	for _, k := range sortedKeys(secrets) {
 		if !rl.saw(secrets[k]) {
 			t.Errorf("the relay never saw %s: the test proves nothing for it", k)
 		}
 	}
-	for _, kind := range sortedKeys(secrets) {
-		for _, name := range sortedKeys(out) {
-			if i := bytes.Index(out[name], []byte(secrets[kind])); i >= 0 {
-				lo, hi := max(0, i-80), min(len(out[name]), i+len(secrets[kind])+20)
-				t.Errorf("%s leaks the %s secret: …%s…", name, kind, out[name][lo:hi])
-			}
-		}
-	}
+	out.leaks(t, secrets)
 }

@@ -182,6 +182,48 @@ func (o outputs) file(t *testing.T, name, path string) {
 	o[name] = b
 }
 
+// run runs mcpdiag with args, keeps its stdout as name and its stderr as
+// name+" stderr", and fails the test unless it exits with want.
+func (o outputs) run(t *testing.T, name string, want int, args ...string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(args, nil, &stdout, &stderr); code != want {
+		t.Fatalf("%s: exit %d, want %d\n%s%s", name, code, want, stdout.String(), stderr.String())
+	}
+	o[name], o[name+" stderr"] = stdout.Bytes(), stderr.Bytes()
+}
+
+// reports runs report over files in every format (text, --json, and
+// --html with --har into dir) and keeps each output.
+func (o outputs) reports(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	page, har := filepath.Join(dir, "all.html"), filepath.Join(dir, "all.har")
+	for _, mode := range [][]string{nil, {"--json"}, {"--html", page, "--har", har}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append(append([]string{"report"}, mode...), files...), nil, &stdout, &stderr); code == 2 {
+			t.Fatalf("report %v: exit 2\n%s", mode, stderr.String())
+		}
+		o[fmt.Sprintf("report %v", mode)], o[fmt.Sprintf("report %v stderr", mode)] = stdout.Bytes(), stderr.Bytes()
+	}
+	o.file(t, "report --html", page)
+	o.file(t, "report --har", har)
+}
+
+// leaks fails the test for each output that holds one of secrets, quoting
+// where.
+func (o outputs) leaks(t *testing.T, secrets map[string]string) {
+	t.Helper()
+	for _, kind := range sortedKeys(secrets) {
+		needle := []byte(secrets[kind])
+		for _, name := range sortedKeys(o) {
+			if i := bytes.Index(o[name], needle); i >= 0 {
+				lo, hi := max(0, i-80), min(len(o[name]), i+len(needle)+20)
+				t.Errorf("%s leaks the %s secret: …%s…", name, kind, o[name][lo:hi])
+			}
+		}
+	}
+}
+
 func get(t *testing.T, u string) []byte {
 	t.Helper()
 	resp, err := http.Get(u)
@@ -359,19 +401,7 @@ func TestCanariesInNoOutput(t *testing.T) {
 	checkAuthServerFacts(t, out["serve --log"])
 
 	// 7. report over every record file: text, JSON and HAR.
-	files := []string{proxyRec, proxyAuthRec, callRec, stdioRec, mrec, serveLog}
-	har := filepath.Join(dir, "all.har")
-	page := filepath.Join(dir, "all.html")
-	for _, mode := range [][]string{nil, {"--json"}, {"--har", har}, {"--html", page}} {
-		var rOut, rErr bytes.Buffer
-		code := run(append(append([]string{"report"}, mode...), files...), nil, &rOut, &rErr)
-		if code == 2 {
-			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
-		}
-		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
-	}
-	out.file(t, "report --har", har)
-	out.file(t, "report --html", page)
+	out.reports(t, dir, proxyRec, proxyAuthRec, callRec, stdioRec, mrec, serveLog)
 
 	// The proof: the secrets of steps 1 to 3 were on the wire between the
 	// proxy and serve (and the echoed text came back).

@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -56,16 +54,8 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"text": text, "env": []any{map[string]any{"name": "DB_PASSWORD", "value": secrets["env-pair"]}}})
 	callRec := filepath.Join(dir, "call.jsonl")
 	base := []string{"call", px.base + "/mcp", "echo", "--args", string(args), "--protocol", "2026-07-28"}
-	var o1, e1 bytes.Buffer
-	if code := run(append(base, "--record", callRec), nil, &o1, &e1); code != 0 {
-		t.Fatalf("call: exit %d\n%s%s", code, o1.String(), e1.String())
-	}
-	out["call report"], out["call stderr"] = o1.Bytes(), e1.Bytes()
-	var o2, e2 bytes.Buffer
-	if code := run(append(base, "--json"), nil, &o2, &e2); code != 0 {
-		t.Fatalf("call --json: exit %d\n%s", code, e2.String())
-	}
-	out["call --json"], out["call --json stderr"] = o2.Bytes(), e2.Bytes()
+	out.run(t, "call report", 0, append(base, "--record", callRec)...)
+	out.run(t, "call --json", 0, append(base, "--json")...)
 
 	// 2. A JSON-RPC error as a Python server and a careless one write it.
 	params, _ := json.Marshal(map[string]any{
@@ -76,26 +66,14 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 			"headers": []any{map[string]any{"value": secrets["err-pair"], "name": "X-Api-Key"}}},
 	})
 	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
-	var o3, e3 bytes.Buffer
-	if code := run([]string{"call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec}, nil, &o3, &e3); code != 3 {
-		t.Fatalf("call of the JSON-RPC error: exit %d, want 3\n%s%s", code, o3.String(), e3.String())
-	}
-	out["call report (error)"], out["call stderr (error)"] = o3.Bytes(), e3.Bytes()
+	out.run(t, "call report (error)", 3, "call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec)
 
 	px.stop()
 	out["proxy stderr"] = []byte(px.stderr.String())
 	out.file(t, "proxy --record", proxyRec)
 	out.file(t, "call --record", callRec)
 
-	page := filepath.Join(dir, "all.html")
-	for _, mode := range [][]string{nil, {"--json"}, {"--html", page}} {
-		var rOut, rErr bytes.Buffer
-		if code := run(append(append([]string{"report"}, mode...), proxyRec, callRec), nil, &rOut, &rErr); code == 2 {
-			t.Fatalf("report %v: exit 2\n%s", mode, rErr.String())
-		}
-		out[fmt.Sprintf("report %v", mode)], out[fmt.Sprintf("report %v stderr", mode)] = rOut.Bytes(), rErr.Bytes()
-	}
-	out.file(t, "report --html", page)
+	out.reports(t, dir, proxyRec, callRec)
 
 	// The proof that each secret was sent: the relay between the proxy
 	// and serve saw it (the echoed text and the error's query string).
@@ -109,17 +87,5 @@ func TestTextShapedSecretsInNoOutput(t *testing.T) {
 			t.Errorf("%s holds no mask: were the secrets recorded at all?", name)
 		}
 	}
-	names := make([]string, 0, len(out))
-	for name := range out {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for kind, needle := range secrets {
-		for _, name := range names {
-			if i := bytes.Index(out[name], []byte(needle)); i >= 0 {
-				lo, hi := max(0, i-80), min(len(out[name]), i+len(needle)+20)
-				t.Errorf("%s leaks the %s secret: …%s…", name, kind, out[name][lo:hi])
-			}
-		}
-	}
+	out.leaks(t, secrets)
 }
