@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -281,18 +282,19 @@ func (rp *recordingProxy) records(t testing.TB) []exchangeRecord {
 
 // exchangeRecord is the part of a record (docs/records.md) the suite reads.
 type exchangeRecord struct {
-	Kind            string `json:"kind"`
-	Client          string `json:"client"`
-	ProtocolVersion string `json:"protocolVersion"`
-	Method          string `json:"method"`
-	Tool            string `json:"tool"`
-	URL             string `json:"url"`
-	HTTPMethod      string `json:"httpMethod"`
-	Status          int    `json:"status"`
-	Outcome         string `json:"outcome"`
-	Layer           string `json:"layer"`
-	ResultType      string `json:"resultType"`
-	IsError         *bool  `json:"isError"`
+	Time            time.Time `json:"time"`
+	Kind            string    `json:"kind"`
+	Client          string    `json:"client"`
+	ProtocolVersion string    `json:"protocolVersion"`
+	Method          string    `json:"method"`
+	Tool            string    `json:"tool"`
+	URL             string    `json:"url"`
+	HTTPMethod      string    `json:"httpMethod"`
+	Status          int       `json:"status"`
+	Outcome         string    `json:"outcome"`
+	Layer           string    `json:"layer"`
+	ResultType      string    `json:"resultType"`
+	IsError         *bool     `json:"isError"`
 	JSONRPC         struct {
 		ID        json.RawMessage `json:"id"`
 		ErrorCode *int            `json:"errorCode"`
@@ -316,7 +318,7 @@ func (r exchangeRecord) warningCodes() []string {
 }
 
 // toolCalls returns the tools/call records whose URL ends with suffix (an
-// endpoint path and its query), in the order they were written.
+// endpoint path and its query), in the order they were sent.
 func toolCalls(recs []exchangeRecord, suffix string) []exchangeRecord {
 	var out []exchangeRecord
 	for _, r := range recs {
@@ -324,6 +326,11 @@ func toolCalls(recs []exchangeRecord, suffix string) []exchangeRecord {
 			out = append(out, r)
 		}
 	}
+	// In the order they were sent: a record is written when its exchange
+	// ends, and an MRTR round's record can reach the file after the next
+	// round's (TestGoPeers saw TOOL_SUCCESS before INPUT_REQUIRED once,
+	// under load).
+	slices.SortStableFunc(out, func(a, b exchangeRecord) int { return a.Time.Compare(b.Time) })
 	return out
 }
 
