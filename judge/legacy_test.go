@@ -48,3 +48,33 @@ func TestLegacySSEAccept(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacySSEAcceptPassEvidence: a passing spec.accept counts the POSTs
+// it checked, not the 2024-11-05 HTTP+SSE POSTs it skipped (before, a trace
+// of one Streamable HTTP POST and two legacy ones said "3 POST(s) checked").
+func TestLegacySSEAcceptPassEvidence(t *testing.T) {
+	t.Parallel()
+	post := func(n int, on, accept string) *record.Record {
+		return &record.Record{
+			Kind: record.KindExchange, Time: time.Date(2026, 12, 6, 12, 0, n, 0, time.UTC), HTTPMethod: http.MethodPost,
+			Method: "tools/call", Tool: "echo", JSONRPC: record.JSONRPC{ID: wire.IDFromRaw([]byte{'0' + byte(n)})},
+			Status: http.StatusAccepted, Outcome: classify.RequestAccepted, AnsweredOn: on,
+			RequestHeaders: map[string][]string{"Accept": {accept}}, URL: "http://127.0.0.1:1/message?sessionId=x",
+		}
+	}
+	recs := []*record.Record{post(1, record.AnsweredOnStream, "*/*"), post(2, "", "application/json, text/event-stream"), post(3, record.AnsweredOnStream, "*/*")}
+	tr := NewPassiveTrace("mixed", recs, func(*record.Record) classify.Outcome { return "" })
+	found := false
+	for _, c := range Judge(tr) {
+		if c.Rule != "spec.accept" {
+			continue
+		}
+		found = true
+		if want := "1 POST(s) checked (2 over the 2024-11-05 HTTP+SSE transport not judged)"; c.Verdict != Pass || c.Evidence != want {
+			t.Errorf("spec.accept %s (%q), want pass (%q)", c.Verdict, c.Evidence, want)
+		}
+	}
+	if !found {
+		t.Fatal("no spec.accept check")
+	}
+}

@@ -28,16 +28,27 @@ var specRules = []Rule{
 			}
 			return false, "every POST went over the 2024-11-05 HTTP+SSE transport (answered on the GET event stream), which asks no Accept of a POST"
 		},
-		Check: eachPost(func(_ *Trace, x *Exchange) string {
-			if x.Legacy {
-				return "" // the 2024-11-05 HTTP+SSE transport: no Accept rule
+		Check: func(t *Trace) (bool, string) {
+			// The 2024-11-05 HTTP+SSE transport's POSTs have no Accept
+			// rule: skipped, and not counted as checked.
+			var bad []string
+			checked, legacy := 0, 0
+			for _, x := range t.Exchanges {
+				if x.Legacy {
+					legacy++
+					continue
+				}
+				checked++
+				if json, sse := acceptLists(x.Header.Values("Accept")); !json || !sse {
+					bad = append(bad, fmt.Sprintf("%s: Accept %s", x.Label(), quoteHeader(x.Header, "Accept")))
+				}
 			}
-			json, sse := acceptLists(x.Header.Values("Accept"))
-			if json && sse {
-				return ""
+			ok := fmt.Sprintf("%d POST(s) checked", checked)
+			if legacy > 0 {
+				ok += fmt.Sprintf(" (%d over the 2024-11-05 HTTP+SSE transport not judged)", legacy)
 			}
-			return fmt.Sprintf("%s: Accept %s", x.Label(), quoteHeader(x.Header, "Accept"))
-		}),
+			return verdict(bad, ok)
+		},
 	},
 	{
 		ID: "spec.protocol-header", Title: "MCP-Protocol-Version equals _meta's protocolVersion (and is sent on every request of a 2025-11-25 session)",
