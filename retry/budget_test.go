@@ -171,3 +171,32 @@ func TestBudgetSharedAcrossCalls(t *testing.T) {
 		t.Errorf("%d retries across 50 failing calls, want %d", got, retry.DefaultBudgetCapacity)
 	}
 }
+
+// TestBudgetRefundsEveryHealthyAnswer: each outcome Decide calls done
+// without a failure (judge's healthy answers) refunds the budget, the
+// 2024-11-05 HTTP+SSE request the server accepted (REQUEST_ACCEPTED) and
+// a 2xx to a non-request exchange (HTTP_SUCCESS) among them; a failure
+// does not. Before, those two were Done but refunded nothing.
+func TestBudgetRefundsEveryHealthyAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		outcome classify.Outcome
+		refund  bool
+	}{
+		{classify.ToolSuccess, true},
+		{classify.ResultSuccess, true},
+		{classify.NotificationAccepted, true},
+		{classify.HTTPSuccess, true},
+		{classify.RequestAccepted, true},
+		{classify.ToolError, true},
+		{classify.JSONRPCError, false},
+	} {
+		b := retry.NewBudget(1, 0.5)
+		if !b.Take() {
+			t.Fatal("a full budget refused a retry")
+		}
+		retry.Policy{Budget: b}.Decide(&classify.Result{Outcome: tc.outcome, Status: 200}, retry.Facts{})
+		if got, want := b.Tokens(), map[bool]float64{true: 0.5, false: 0}[tc.refund]; got != want {
+			t.Errorf("%s: tokens %v after the answer, want %v", tc.outcome, got, want)
+		}
+	}
+}

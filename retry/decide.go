@@ -15,7 +15,7 @@ import (
 // next step. Call it once per response: it takes a budget token when it
 // decides Retry, and deposits a refund into the budget when the server gave
 // a healthy answer (TOOL_SUCCESS, RESULT_SUCCESS, NOTIFICATION_ACCEPTED,
-// TOOL_ERROR, INPUT_REQUIRED, TASK_CREATED). Apart from p.Budget it has no
+// HTTP_SUCCESS, REQUEST_ACCEPTED, TOOL_ERROR, INPUT_REQUIRED, TASK_CREATED). Apart from p.Budget it has no
 // state and no side effects; it never sleeps.
 //
 // The rules, in the order they apply (docs/retry.md has the full table):
@@ -43,8 +43,8 @@ func (p Policy) Decide(res *classify.Result, f Facts) Decision {
 	}
 	d := p.decide(res, &f)
 	switch res.Outcome {
-	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted,
-		classify.ToolError, classify.InputRequired, classify.TaskCreated:
+	case classify.ToolSuccess, classify.ResultSuccess, classify.NotificationAccepted, classify.HTTPSuccess,
+		classify.RequestAccepted, classify.ToolError, classify.InputRequired, classify.TaskCreated:
 		p.Budget.Deposit()
 	}
 	return d
