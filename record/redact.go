@@ -633,7 +633,12 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		end := m[1]
 		v := valueRE.get().FindString(s[end:])
 		v = unfinishedValue(v, s[end+len(v):])
-		if v == "" || IsRedacted(unquoteValue(v)) || startsWithMask(s[end:]) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[end+len(v):]) {
+		if n, whole := maskedValueAt(s[end:]); whole {
+			continue
+		} else if n > len(v) {
+			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
+		}
+		if v == "" || IsRedacted(unquoteValue(v)) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[end+len(v):]) {
 			continue
 		}
 		b.WriteString(s[last:end])
@@ -647,15 +652,29 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 	return b.String()
 }
 
-// startsWithMask reports whether s starts with a mask, as a bare value
-// pattern that stops at "]" would see only part of it.
-func startsWithMask(s string) bool {
+// maskedValueAt looks at a bare value at the start of s that starts with
+// a mask: a bare-value pattern that stops at "]" sees only part of it, and
+// a value already masked is not masked again. It returns the length of the
+// value (the mask and the bytes of a bare value that follow it, up to a
+// blank, a quote or a delimiter) and whether it is the mask alone. A mask
+// followed by more ("[redacted]Sup3rSecret", a value that only starts like
+// a mask) is no mask: the whole value is to be masked, or the text after
+// the mask would be recorded in the clear. n is 0 when s starts with no
+// mask.
+func maskedValueAt(s string) (n int, whole bool) {
 	const head = "[redacted"
 	if !strings.HasPrefix(s, head) {
-		return false
+		return 0, false
 	}
 	i := strings.IndexByte(s, ']')
-	return i > 0 && isMask(s[:i+1])
+	if i <= 0 || !isMask(s[:i+1]) {
+		return 0, false
+	}
+	n = i + 1
+	for n < len(s) && !strings.ContainsRune(" \t\r\n\"',;&#)}]<>", rune(s[n])) {
+		n++
+	}
+	return n, n == i+1
 }
 
 // unquoteValue strips the quotes (escaped or not) around a matched value.
@@ -736,8 +755,13 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 		end := m[1]
 		v := assignValueRE.get().FindString(s[end:])
 		v = unfinishedValue(v, s[end+len(v):])
+		if n, whole := maskedValueAt(s[end:]); whole {
+			continue
+		} else if n > len(v) {
+			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
+		}
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
-		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || startsWithMask(s[end:]) {
+		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
 			continue
 		}
 		b.WriteString(s[last:end])
