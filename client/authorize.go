@@ -32,10 +32,13 @@ type callback struct {
 	// mu guards state (the authorization's, set by expect before its URL
 	// is shown) and refused (the requests to the path that did not carry
 	// it: any local process can reach the port, and the first GET must
-	// not end the flow).
-	mu      sync.Mutex
-	state   string
-	refused int
+	// not end the flow), and the first refused request's OAuth error, if
+	// it carried one (an authorization server that leaves out the state
+	// on an error response: RFC 6749 §4.1.2.1 asks for it).
+	mu         sync.Mutex
+	state      string
+	refused    int
+	refusedErr string
 }
 
 // expect sets the state the authorization response must carry: a request
@@ -47,22 +50,27 @@ func (cb *callback) expect(state string) {
 }
 
 // carries reports whether state is the one expected, and counts a refusal
-// when it is not.
-func (cb *callback) carries(state string) bool {
+// when it is not, keeping the first refused request's error parameter
+// (oauthErr, "" when none).
+func (cb *callback) carries(state, oauthErr string) bool {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.state != "" && subtle.ConstantTimeCompare([]byte(state), []byte(cb.state)) == 1 {
 		return true
 	}
 	cb.refused++
+	if cb.refusedErr == "" && oauthErr != "" {
+		cb.refusedErr = oauthErr
+	}
 	return false
 }
 
-// refusals is how many requests to the path carried another state.
-func (cb *callback) refusals() int {
+// refusals is how many requests to the path carried another state, and the
+// first of those requests' OAuth error, if one carried it.
+func (cb *callback) refusals() (int, string) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	return cb.refused
+	return cb.refused, cb.refusedErr
 }
 
 // callbackHit is the authorization response the listener received, and the
@@ -113,7 +121,7 @@ func newCallback(redirect string) (*callback, error) {
 		}
 		q := r.URL.Query()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !cb.carries(q.Get("state")) {
+		if !cb.carries(q.Get("state"), q.Get("error")) {
 			// Not the response to this authorization (another local
 			// process, a stale tab): it does not end the flow, which
 			// waits on for the right one until its time runs out.
@@ -356,8 +364,14 @@ func (a *authState) personCode(ctx context.Context, info AuthInfo, mode Authoriz
 			ex.Total = time.Since(start)
 			a.c.record(ex)
 			r := "the browser did not come back to " + cb.uri + " before the call's time ran out (--timeout): " + ctx.Err().Error()
-			if n := cb.refusals(); n > 0 {
-				r += fmt.Sprintf(" (%d request(s) to it without this authorization's state were refused)", n)
+			if n, oauthErr := cb.refusals(); n > 0 {
+				r += fmt.Sprintf(" (%d request(s) to it without this authorization's state were refused", n)
+				if oauthErr != "" {
+					// Not trusted (no state), but what the user needs
+					// to see when it was their authorization server.
+					r += fmt.Sprintf("; one carried error=%.64q", oauthErr)
+				}
+				r += ")"
 			}
 			authVerdict(ex, classify.AuthFailed, r, r, ruleAuthorize)
 			a.c.emit(ex)

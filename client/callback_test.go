@@ -97,7 +97,9 @@ func TestCallbackWaitsForItsState(t *testing.T) {
 					}
 					for _, f := range []struct{ what, query string }{
 						{"another state", "?code=forged&state=" + url.QueryEscape(state+"x")},
-						{"no state", "?code=forged"},
+						// An authorization server's error response
+						// without the state (RFC 6749 asks for it).
+						{"no state", "?error=access_denied"},
 					} {
 						st, _, err := get(cb + f.query)
 						steps <- step{f.what, st, err}
@@ -143,8 +145,8 @@ func TestCallbackWaitsForItsState(t *testing.T) {
 				}
 				return
 			}
-			if call.Outcome != classify.AuthFailed || call.Auth == nil || !strings.Contains(call.Auth.Reason, "did not come back") || !strings.Contains(call.Auth.Reason, "2 request(s) to it without this authorization's state were refused") {
-				t.Fatalf("outcome %s (%+v), want AUTH_FAILED at the timeout naming 2 refusals", call.Outcome, call.Auth)
+			if call.Outcome != classify.AuthFailed || call.Auth == nil || !strings.Contains(call.Auth.Reason, "did not come back") || !strings.Contains(call.Auth.Reason, "2 request(s) to it without this authorization's state were refused; one carried error=\"access_denied\")") {
+				t.Fatalf("outcome %s (%+v), want AUTH_FAILED at the timeout naming 2 refusals and the error one carried", call.Outcome, call.Auth)
 			}
 		})
 	}
