@@ -200,11 +200,13 @@ func (w *jsonRedactor) object() bool {
 	}
 }
 
-// nextIsBare reports whether the value after white space at w.i is no
-// string (a number, true, false, null, an object or an array).
+// nextIsBare reports whether the value after white space at w.i is a
+// scalar that is no string (a number, true, false, null): what a count
+// under a pass name is. A string, an object or an array is not: it may
+// hold the password ({"pass": ["…"]}).
 func (w *jsonRedactor) nextIsBare() bool {
 	i := wire.SkipSpace(w.src, w.i)
-	return i < len(w.src) && w.src[i] != '"'
+	return i < len(w.src) && w.src[i] != '"' && w.src[i] != '{' && w.src[i] != '['
 }
 
 // The members of a name/value pair (see object).

@@ -44,3 +44,30 @@ func TestValueBehindAMaskIsMasked(t *testing.T) {
 		}
 	}
 }
+
+// TestPassNameHoldsNoStructure: under a name that is a credential name
+// only by its last word pass or pw, a number, true, false or null is a
+// count and kept ({"pass": 5}), but an array or an object may hold the
+// password and is masked as under any credential name.
+func TestPassNameHoldsNoStructure(t *testing.T) {
+	r := NewRedactor()
+	for _, tc := range []struct {
+		in   string
+		keep bool
+	}{
+		{`{"pass": ["Hunter2Secret"]}`, false},
+		{`{"db_pass": {"v": "Hunter2Secret"}}`, false},
+		{`{"user_pw": [{"value": "Hunter2Secret"}]}`, false},
+		{`{"pass": 5, "fail": 0}`, true},
+		{`{"pass": true}`, true},
+		{`{"pass": null}`, true},
+	} {
+		got := string(r.RedactJSON([]byte(tc.in)))
+		if tc.keep && got != tc.in {
+			t.Errorf("RedactJSON(%s) = %s, want it kept", tc.in, got)
+		}
+		if !tc.keep && strings.Contains(got, "Hunter2") {
+			t.Errorf("RedactJSON(%s) = %s: the password is in the clear", tc.in, got)
+		}
+	}
+}
