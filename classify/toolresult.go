@@ -238,25 +238,27 @@ var mcpErrorText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 
 // protocolErrorText returns the JSON-RPC error code a tool error's text
 // carries ("MCP error -32602", as the TypeScript SDK v1 words an error it
-// turns into an isError result), and false when it carries none or the
-// error is one of invalid arguments: SEP-1303 (MCP 2025-11-25 tools §Error
-// Handling) makes input validation errors tool execution errors, so the
-// SDK's "MCP error -32602: Input validation error: …" and "… Invalid
-// arguments for tool X: …" are what the spec asks for, not a protocol
-// failure dressed as a tool error.
-func protocolErrorText(s string) (string, bool) {
-	loc := mcpErrorText().FindStringIndex(s)
-	if loc == nil {
-		return "", false
-	}
-	code := s[loc[0]:loc[1]]
-	if code == "MCP error -32602" {
-		rest := strings.TrimPrefix(s[loc[1]:], ": ")
-		if strings.HasPrefix(rest, "Input validation error") || strings.HasPrefix(rest, "Invalid arguments for tool ") {
-			return "", false
+// turns into an isError result), and false when it carries none but
+// errors of invalid arguments on protocol (the exchange's revision) 2025-11-25 or
+// later: SEP-1303 (MCP 2025-11-25 tools §Error Handling) makes input
+// validation errors tool execution errors, so the SDK's "MCP error -32602:
+// Input validation error: …" and "… Invalid arguments for tool X: …" are
+// what the spec asks for there, not a protocol failure dressed as a tool
+// error. Before 2025-11-25 invalid arguments were a protocol error. Every
+// code in the text is looked at, not only the first.
+func protocolErrorText(s, protocol string) (string, bool) {
+	sep1303 := protocol >= "2025-11-25" // revisions are dates
+	for _, loc := range mcpErrorText().FindAllStringIndex(s, -1) {
+		code := s[loc[0]:loc[1]]
+		if sep1303 && code == "MCP error -32602" {
+			rest := strings.TrimPrefix(s[loc[1]:], ": ")
+			if strings.HasPrefix(rest, "Input validation error") || strings.HasPrefix(rest, "Invalid arguments for tool ") {
+				continue
+			}
 		}
+		return code, true
 	}
-	return code, true
+	return "", false
 }
 
 func (c *Classifier) callToolResult(r *Result, f *resultFields) {
@@ -304,7 +306,7 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		if isErr && typ == "text" && !protocolText {
 			if t, ok := wire.Field(block, "text"); ok && bytes.Contains(t, []byte("MCP error -32")) {
 				s, _ := wire.StringValue(t)
-				if code, ok := protocolErrorText(s); ok {
+				if code, ok := protocolErrorText(s, r.Protocol); ok {
 					protocolText = true
 					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", code)
 				}
