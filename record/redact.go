@@ -303,8 +303,11 @@ var (
 	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.]|\\[A-Za-z]|%[0-9A-Fa-f]{2})(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
-	jsonValueRE    = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
-	jsonEscValueRE = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
+	jsonValueRE = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
+	// After "name": in text, also an array of strings ("password":
+	// ["Hunter2…"]), which the bare pattern would end at its "[".
+	jsonMemberValueRE = lazyRegexp(`^(?:\[\s*"(?:[^"\\]|\\.)*"?(?:\s*,\s*"(?:[^"\\]|\\.)*"?)*\s*\]?|"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
+	jsonEscValueRE    = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
 	// A form value: bare, or in single quotes ("token='a b'" in a log
 	// line), to its closing quote or the end of the line.
 	formValueRE = lazyRegexp(`^(?:'(?:[^'\\\r\n]|\\.)*'?|[^&;\s#"]*)`)
@@ -382,7 +385,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName, passCountValue)
+				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, passCountValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
@@ -605,7 +608,7 @@ func authorizationDump(s string, k, j, start int) bool {
 // no string under a name that is a credential name only by passWord
 // ({"pass": 5}) is a count and is kept.
 func passCountValue(name, v, _ string) bool {
-	return v != "" && v[0] != '"' && passCountName(name)
+	return v != "" && v[0] != '"' && v[0] != '[' && passCountName(name)
 }
 
 // jsonTextName decides whether "name": in text is a credential member; the

@@ -33,7 +33,7 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonValueRE, jsonTextName, passCountValue)
+				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, passCountValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}

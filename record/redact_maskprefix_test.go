@@ -71,3 +71,24 @@ func TestPassNameHoldsNoStructure(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayUnderNameInText: in text that is no JSON document (an error
+// message quoting JSON, a cut body), an array of strings under a
+// credential name is masked whole: the bare-value pattern masked its "["
+// alone and kept the strings.
+func TestArrayUnderNameInText(t *testing.T) {
+	r := NewRedactor()
+	for _, s := range []string{
+		`bad input: {"password": ["Hunter2Secret"]} x`,
+		`bad input: {"pass": ["Hunter2Secret", "Other9Secret"]} x`,
+		`cut: {"api_key": ["Hunter2Secret`,
+	} {
+		got := r.Scrub(s)
+		if strings.Contains(got, "Secret") {
+			t.Errorf("Scrub(%q) = %q: a string of the array is in the clear", s, got)
+		}
+		if again := r.Scrub(got); again != got {
+			t.Errorf("Scrub twice changed %q to %q", got, again)
+		}
+	}
+}
