@@ -304,9 +304,11 @@ var (
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
 	jsonValueRE = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
-	// After "name": in text, also an array of strings ("password":
-	// ["Hunter2…"]), which the bare pattern would end at its "[".
-	jsonMemberValueRE = lazyRegexp(`^(?:\[\s*"(?:[^"\\]|\\.)*"?(?:\s*,\s*"(?:[^"\\]|\\.)*"?)*\s*\]?|"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
+	// After "name": in text, also an object with no object in it
+	// ("password": {"v": "Hunter2…"}, to its "}" or the text's end) and
+	// an array of strings ("password": ["Hunter2…"]), which the bare
+	// pattern would end at their "{" or "[".
+	jsonMemberValueRE = lazyRegexp(`^(?:\{[^{}]*\}?|\[\s*"(?:[^"\\]|\\.)*"?(?:\s*,\s*"(?:[^"\\]|\\.)*"?)*\s*\]?|"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
 	jsonEscValueRE    = lazyRegexp(`^(?:\\+"(?:[^\\]|\\[^"])*(?:\\+"|$)|[^\s\\",}\]]+)`)
 	// A form value: bare, or in single quotes ("token='a b'" in a log
 	// line), to its closing quote or the end of the line.
@@ -608,7 +610,7 @@ func authorizationDump(s string, k, j, start int) bool {
 // no string under a name that is a credential name only by passWord
 // ({"pass": 5}) is a count and is kept.
 func passCountValue(name, v, _ string) bool {
-	return v != "" && v[0] != '"' && v[0] != '[' && passCountName(name)
+	return v != "" && v[0] != '"' && v[0] != '[' && v[0] != '{' && passCountName(name)
 }
 
 // jsonTextName decides whether "name": in text is a credential member; the

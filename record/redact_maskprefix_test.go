@@ -73,15 +73,18 @@ func TestPassNameHoldsNoStructure(t *testing.T) {
 }
 
 // TestArrayUnderNameInText: in text that is no JSON document (an error
-// message quoting JSON, a cut body), an array of strings under a
-// credential name is masked whole: the bare-value pattern masked its "["
-// alone and kept the strings.
+// message quoting JSON, a cut body), an array of strings or an object
+// with no object in it under a credential name is masked whole: the
+// bare-value pattern masked its "[" or "{" alone and kept the strings.
 func TestArrayUnderNameInText(t *testing.T) {
 	r := NewRedactor()
 	for _, s := range []string{
 		`bad input: {"password": ["Hunter2Secret"]} x`,
 		`bad input: {"pass": ["Hunter2Secret", "Other9Secret"]} x`,
 		`cut: {"api_key": ["Hunter2Secret`,
+		`bad input: {"password": {"v": "Hunter2Secret"}} x`,
+		`bad input: {"db_pass": {"v": "Hunter2Secret", "n": 5}, "ok": 1} x`,
+		`cut: {"token": {"v": "Hunter2Secret`,
 	} {
 		got := r.Scrub(s)
 		if strings.Contains(got, "Secret") {
