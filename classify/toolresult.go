@@ -247,7 +247,7 @@ var mcpErrorText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustComp
 // error. Before 2025-11-25 invalid arguments were a protocol error. Every
 // code in the text is looked at, not only the first.
 func protocolErrorText(s, protocol string) (string, bool) {
-	sep1303 := protocol >= "2025-11-25" // revisions are dates
+	sep1303 := protocol >= wire.Protocol2025 // revisions are dates: 2025-11-25 or later
 	for _, loc := range mcpErrorText().FindAllStringIndex(s, -1) {
 		code := s[loc[0]:loc[1]]
 		if sep1303 && code == "MCP error -32602" {
