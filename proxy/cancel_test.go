@@ -22,10 +22,18 @@ import (
 // with a progress event, and, when its client cancels the request with a
 // notifications/cancelled POST in the same session, the stream's end
 // without a response (MCP 2025-11-25 cancellation: the receiver SHOULD NOT
-// respond). A request nobody cancels ends the same way after 200ms.
+// respond). A request nobody cancels ends the same way after a second.
 type cancellingServer struct {
 	mu      sync.Mutex
 	waiting map[string]chan struct{} // by session and raw id
+}
+
+// holds reports whether the server has the call key (session and raw id)
+// open, waiting for its cancel.
+func (s *cancellingServer) holds(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting[key] != nil
 }
 
 func (s *cancellingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +70,7 @@ func (s *cancellingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		select {
 		case <-ch:
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	default:
 		http.Error(w, "unexpected "+m.Method, http.StatusBadRequest)
@@ -80,7 +88,8 @@ func (s *cancellingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session, and one whose cancel names another id, get no such note.
 func TestProxyNotesHTTPCancel(t *testing.T) {
 	t.Parallel()
-	up := serve(t, &cancellingServer{waiting: map[string]chan struct{}{}})
+	srv := &cancellingServer{waiting: map[string]chan struct{}{}}
+	up := serve(t, srv)
 	purl, _, sink, stop := startProxy(t, up, proxy.Options{})
 	c := &http.Client{Timeout: 10 * time.Second}
 	cases := []struct {
@@ -100,7 +109,14 @@ func TestProxyNotesHTTPCancel(t *testing.T) {
 			done <- err
 		}()
 		if tc.cancel != "" {
-			time.Sleep(50 * time.Millisecond) // the call is under way
+			// The call is under way once the server holds it: a cancel
+			// sent after a fixed sleep arrived first on a slow start
+			// (the fresh-clone run at 19:14 UTC: no note on session-a).
+			for deadline := time.Now().Add(10 * time.Second); !srv.holds(tc.session + " " + tc.id); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the server never got the call", tc.session)
+				}
+			}
 			status, _, _, err := post(t, c, purl, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+tc.cancel+`,"reason":"user cancelled"}}`, hdr)
 			if err != nil || status != http.StatusAccepted {
 				t.Fatalf("%s: cancel: %d %v", tc.session, status, err)
