@@ -477,15 +477,7 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// later, and one whose head was still coming (a child of the client
 	// holding its connection) later still. Wait until the endpoint is idle
 	// and no connection is waiting for a request's head, twice in a row.
-	idle := 0
-	for deadline := time.Now().Add(3 * time.Second); idle < 2 && time.Now().Before(deadline); {
-		if srv.InFlight(key) == 0 && arr.unread() == 0 {
-			idle++
-		} else {
-			idle = 0
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	settle(lateWait, func() bool { return srv.InFlight(key) == 0 && arr.unread() == 0 })
 	// The first request as the server saw it arrive, once every request
 	// is in: one that came after the client exited is still its request
 	// (read before the wait, it was "no request" or "did not start" in
@@ -549,8 +541,23 @@ func interruptedWarning(cause error) record.Warning {
 // (its verdicts do not include it).
 const LateWarning = "matrix-line-late"
 
-// lateWait bounds each of the waits of lateLines.
+// lateWait bounds each wait for requests still coming: a run's, and each
+// of lateLines'.
 const lateWait = 3 * time.Second
+
+// settle waits until done holds twice in a row 10 ms apart, or for at most
+// limit.
+func settle(limit time.Duration, done func() bool) {
+	idle := 0
+	for deadline := time.Now().Add(limit); idle < 2 && time.Now().Before(deadline); {
+		if done() {
+			idle++
+		} else {
+			idle = 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // lateLines waits (up to lateWait) until no connection is partway through
 // a request's head, ends the handlers (stop), waits (up to lateWait) until
@@ -558,20 +565,9 @@ const lateWait = 3 * time.Second
 // marked LateWarning, in the order they were logged per endpoint
 // (endpoints sorted).
 func lateLines(sink *logSink, arr *arrivals, stop func()) [][]byte {
-	settle := func(done func() bool) {
-		idle := 0
-		for deadline := time.Now().Add(lateWait); idle < 2 && time.Now().Before(deadline); {
-			if done() {
-				idle++
-			} else {
-				idle = 0
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	settle(func() bool { return arr.unread() == 0 && arr.serving() == 0 })
+	settle(lateWait, func() bool { return arr.unread() == 0 && arr.serving() == 0 })
 	stop()
-	settle(func() bool { return arr.serving() == 0 })
+	settle(lateWait, func() bool { return arr.serving() == 0 })
 	w := record.Warning{Code: LateWarning, Message: "the server logged this request after its run was judged (it arrived after the run's wait): the run's verdicts do not include it"}
 	var out [][]byte
 	for _, m := range sink.rest() {
