@@ -50,6 +50,40 @@ func (m MapInputs) Answer(_ context.Context, req InputRequest) (json.RawMessage,
 	return nil, ErrNoAnswer
 }
 
+// Declares names the client capabilities m answers, for the client to
+// declare (a server offers a tool that samples, say, only to a client that
+// declares sampling): "sampling" when an entry answers
+// sampling/createMessage (its key is that method, or its answer is a
+// CreateMessageResult: it has model and role), "roots" when one answers
+// roots/list (its key is that method, or its answer has roots), and
+// "elicitation" when any other entry is left (an input request key's
+// answer to an elicitation, or an elicitation/create entry). Sorted.
+func (m MapInputs) Declares() []string {
+	has := map[string]bool{}
+	for k, v := range m {
+		var shape map[string]json.RawMessage
+		_ = json.Unmarshal(v, &shape)
+		_, model := shape["model"]
+		_, role := shape["role"]
+		_, roots := shape["roots"]
+		switch {
+		case k == "sampling/createMessage" || model && role:
+			has["sampling"] = true
+		case k == "roots/list" || roots:
+			has["roots"] = true
+		default:
+			has["elicitation"] = true
+		}
+	}
+	var out []string
+	for _, c := range []string{"elicitation", "roots", "sampling"} {
+		if has[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // ReadInputs reads an --input file: a JSON object mapping keys to responses.
 func ReadInputs(r io.Reader) (MapInputs, error) {
 	var m map[string]json.RawMessage

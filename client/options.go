@@ -65,8 +65,10 @@ type Options struct {
 	// ClientInfo is sent in _meta / initialize (DefaultClientInfo when zero).
 	ClientInfo Implementation
 	// Capabilities are the client capabilities declared on every request.
-	// nil declares elicitation (form and url) when Inputs is set, and nothing
-	// otherwise.
+	// nil declares what Inputs answers: its Declares when it has that
+	// method (MapInputs: sampling and roots only when the file answers
+	// them), elicitation (form and url) for any other provider, and nothing
+	// when Inputs is nil.
 	Capabilities json.RawMessage
 	// Extensions are extension ids declared in the capabilities (for
 	// example io.modelcontextprotocol/tasks).
@@ -134,8 +136,12 @@ func (o *Options) capabilities() json.RawMessage {
 		return o.Capabilities
 	}
 	caps := map[string]any{}
-	if o.Inputs != nil {
-		caps["elicitation"] = map[string]any{"form": map[string]any{}, "url": map[string]any{}}
+	if d, ok := o.Inputs.(interface{ Declares() []string }); ok {
+		for _, c := range d.Declares() {
+			caps[c] = capability(c)
+		}
+	} else if o.Inputs != nil {
+		caps["elicitation"] = capability("elicitation")
 	}
 	if len(o.Extensions) > 0 {
 		ext := map[string]any{}
@@ -146,6 +152,15 @@ func (o *Options) capabilities() json.RawMessage {
 	}
 	b, _ := json.Marshal(caps)
 	return b
+}
+
+// capability is the value declaring client capability name: elicitation
+// in both modes (form and url), the others empty.
+func capability(name string) any {
+	if name == "elicitation" {
+		return map[string]any{"form": map[string]any{}, "url": map[string]any{}}
+	}
+	return map[string]any{}
 }
 
 // FollowRedirect is the decision on a same-origin 307 or 308 that the client

@@ -68,7 +68,9 @@ func TestServerEverything(t *testing.T) {
 		{"v2", row{Section: 2, Order: 102, Peer: "TS SDK v2 client 2.4.0 → " + peer, Direction: "peer → peer", Era: "2025-11-25",
 			Scenario: "trigger-long-running-operation cancelled by its client after 700 ms", Route: "via mcpdiag proxy"}},
 	}
-	all := append(rows, envRow)
+	samplingRow := row{Section: 2, Order: 103, Peer: peer, Direction: "mcpdiag → peer", Era: "2025-11-25",
+		Scenario: "trigger-sampling-request answered from an --input file", Route: "direct"}
+	all := append(rows, envRow, samplingRow)
 	for _, c := range cancels {
 		all = append(all, c.row)
 	}
@@ -93,6 +95,14 @@ func TestServerEverything(t *testing.T) {
 	// The environment the tool reports: only the variables we gave (Node
 	// adds none); the values are not logged.
 	envCall := callOnce(t, direct, client.Protocol2025, "get-env", `{}`, nil)
+	// An --input file with a sampling answer: the client declares sampling
+	// (server-everything lists trigger-sampling-request only to a client
+	// that does) and answers the server's sampling/createMessage with it.
+	samplingInputs, err := client.ReadInputs(strings.NewReader(`{"sampling/createMessage":{"role":"assistant","content":{"type":"text","text":"sampled by mcpdiag-interop"},"model":"interop-model"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samplingCall := callOnce(t, direct, client.Protocol2025, "trigger-sampling-request", `{"prompt":"hi","maxTokens":10}`, samplingInputs)
 	// The TS SDK clients cancel a long call through the proxy: each sends
 	// notifications/cancelled, the server ends the stream without a
 	// response (as MCP asks), and the record says the client ended it.
@@ -178,6 +188,23 @@ func TestServerEverything(t *testing.T) {
 		envRow.Pass = envCall.Outcome == classify.ToolSuccess && strings.Join(keys, ",") == "HOME,PATH,PORT"
 	}
 	results.add(t, envRow)
+
+	samplingRow.Want = "TOOL_SUCCESS, one answer to sampling/createMessage POSTed, the result quoting the --input file's answer"
+	if samplingCall == nil {
+		samplingRow.Got = "the call did not run"
+	} else {
+		text := resultText(samplingCall.Result)
+		answers := 0
+		for _, ex := range samplingCall.Exchanges {
+			if ex.Method == "(response to sampling/createMessage)" && ex.Status == 202 {
+				answers++
+			}
+		}
+		samplingRow.Got = fmt.Sprintf("%s, %d answer(s) to sampling/createMessage, %q", samplingCall.Outcome, answers, trimTo(text, 90))
+		samplingRow.Pass = samplingCall.Outcome == classify.ToolSuccess && answers == 1 &&
+			strings.Contains(text, "sampled by mcpdiag-interop")
+	}
+	results.add(t, samplingRow)
 }
 
 // holdCancel checks a cancel row: the TS SDK client's call threw (it
