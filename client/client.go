@@ -352,7 +352,10 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	if alt, ok := authStopped(ex); ok {
 		d = alt
 	}
-	if ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume) {
+	switch {
+	case ex.outOfTime:
+		d = retry.Decision{Action: retry.Fail, Reason: outOfTimeHead(c.opts.timeout()) + "; no retry or resume (the call has no time left); a longer --timeout lets it finish"}
+	case ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume):
 		d = stoppedBefore(ctx, d)
 	}
 	ex.Decision = &d

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,10 @@ type Exchange struct {
 	// sse is what the event stream said about resuming: the last event id
 	// and the reconnection time (retry field).
 	sse sseWatch
+	// outOfTime is set when the call's own deadline stopped the reading of
+	// a response whose headers had come: the server was still answering,
+	// nothing broke (the reason and the decision say so).
+	outOfTime bool
 
 	// authBody is the head of an auth-chain response, for the step code
 	// only (never recorded); authBytes its full length; authErr an error
@@ -338,12 +343,37 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	if res.Reason != "" && timedOut.Load() && res.Outcome == classify.NetworkError {
 		res.Reason = "timed out waiting for the response headers: " + res.Reason
 	}
+	if ex.Status != 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+		(res.Outcome == classify.StreamIncomplete || res.Outcome == classify.NetworkError) {
+		// The call's deadline, not the server, ended the reading: the
+		// classifier's "the stream broke" or "the body was cut" would
+		// blame the server for the client's limit.
+		ex.outOfTime = true
+		res.Reason = outOfTimeReason(c.opts.timeout(), ex.Start, res.Reason)
+	}
 	ex.Result = res
 	ex.Total = time.Since(ex.Start)
 	if fb != nil {
 		ex.ToFirstByte = fb.at
 	}
 	return ex
+}
+
+// outOfTimeReason says that the call's time limit ran out while the
+// response to a request sent at start was still arriving; detail is the
+// classifier's reason, whose error is kept after the colon.
+func outOfTimeReason(limit time.Duration, start time.Time, detail string) string {
+	if i := strings.LastIndex(detail, ": "); i >= 0 {
+		detail = detail[i+2:]
+	}
+	return fmt.Sprintf("%s: the request went %s earlier and its response had not ended (nothing broke; mcpdiag stopped reading and sent no cancel, so the server may still be running the tool): %s",
+		outOfTimeHead(limit), time.Since(start).Round(time.Millisecond), detail)
+}
+
+// outOfTimeHead is the first clause of outOfTimeReason, which the call's
+// decision repeats.
+func outOfTimeHead(limit time.Duration) string {
+	return fmt.Sprintf("the call's time limit (--timeout %s) ran out while the server was still answering", limit)
 }
 
 // emptyBody is a request body of no bytes that the transport cannot replay
