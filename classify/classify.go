@@ -950,7 +950,7 @@ func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
 	case code >= -32099 && code <= -32023:
 		r.warn(WarnReservedErrorCode, "error code %d is in the reserved range -32020..-32099 but undefined", code)
 	}
-	if r.Protocol == Protocol2026 && ex.Status >= 200 && ex.Status <= 299 {
+	if r.Protocol == Protocol2026 && !ex.Stdio && ex.Status >= 200 && ex.Status <= 299 {
 		switch code {
 		case -32020, -32021, -32022:
 			r.warn(WarnStatusMismatch, "error %d came with HTTP %d; the spec requires 400", code, ex.Status)

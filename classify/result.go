@@ -34,6 +34,12 @@ type Exchange struct {
 	// written before the failure (so the server may have processed it).
 	RequestSent bool
 
+	// Stdio marks a line pair of the stdio transport, which has no HTTP
+	// layer: its callers give Status 200 and a JSON Content-Type to have
+	// the line read as a JSON body, and the warnings about HTTP statuses
+	// (status-mismatch) are not given.
+	Stdio bool
+
 	// Status, Header and the body describe the response.
 	Status int
 	Header http.Header

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -323,7 +324,7 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 		rec.Probe = withAnswer(member, record.ProbeAnswerResponse)
 		recs = append(recs, rec)
 	}
-	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: s.protocol}
+	cex := &classify.Exchange{Method: r.Method, ID: id, ProtocolVersion: s.protocol, Stdio: true}
 	switch {
 	case a.err != nil:
 		cex.Err, cex.RequestSent = a.err, true
@@ -518,9 +519,17 @@ func runStdio(ctx context.Context, opts Options) (rep *Report, err error) {
 	if opts.Protocol != wire.Protocol2025 {
 		s.protocol = wire.Protocol2026
 		recs, a := s.exchange(ctx, name, client.Request{Method: "server/discover", Params: map[string]json.RawMessage{}}, opts.Timeout, nil)
+		era, why := stdioEra(recs[len(recs)-1], a)
+		if era == wire.Protocol2025 && opts.Protocol != wire.Protocol2026 {
+			// The era probe a legacy server refused, and the probe falls
+			// back to initialize: a negotiation step, which report counts
+			// apart (record.EraFallback), as the HTTP client's.
+			last := recs[len(recs)-1]
+			last.EraFallback = true
+			last.Decision = &record.Decision{Action: string(retry.Renegotiate), Reason: why + "; initialize on 2025-11-25"}
+		}
 		emit(recs)
 		s.noteEarly(a)
-		era, why := stdioEra(recs[len(recs)-1], a)
 		switch {
 		case era == wire.Protocol2026:
 			rep.Protocol, rep.EraReason = wire.Protocol2026, "stdio: "+why

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/report"
 )
 
 // stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
@@ -159,6 +160,24 @@ func TestProbeStdioEra(t *testing.T) {
 	}
 	if len(methods) < 3 || methods[0] != "server/discover" || methods[1] != "initialize" || methods[2] != "tools/list" {
 		t.Errorf("the run's first requests %v, want server/discover, initialize, tools/list", methods)
+	}
+	// The refused server/discover is the era probe the probe fell back
+	// from: marked so (report counts it apart, as the HTTP client's), not
+	// a failure of the run. It was counted a failure ("exchanges: …, 1
+	// failed"), and server-everything's -32601 to it warned
+	// status-mismatch "came with HTTP 200; the spec requires 404" over
+	// stdio, which has no HTTP.
+	disc := rep.Records[0]
+	if disc.Method != "server/discover" || !disc.EraFallback || disc.Decision == nil || disc.Decision.Action != "renegotiate" {
+		t.Errorf("server/discover record: method %s, eraFallback %v, decision %+v; want the era fallback, renegotiate", disc.Method, disc.EraFallback, disc.Decision)
+	}
+	acc := report.New(report.Options{})
+	for _, r := range rep.Records {
+		acc.Add(r)
+	}
+	acc.Close()
+	if sum := acc.Summary(); sum.Exchanges.Failures != 0 || sum.Exchanges.EraFallbacks != 1 {
+		t.Errorf("report: %d failures, %d era fallbacks; want 0 and 1", sum.Exchanges.Failures, sum.Exchanges.EraFallbacks)
 	}
 	for _, c := range rep.Checks {
 		if c.Verdict == judge.Fail {

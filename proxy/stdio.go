@@ -1102,7 +1102,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 // finish classifies one response line (nil when there is none, with
 // failure saying why) and writes the pair's record.
 func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure error, clientGone bool) {
-	cex := &classify.Exchange{Method: p.msg.Method, ID: p.msg.ID, ProtocolVersion: p.protocol, Extensions: p.msg.Extensions}
+	cex := &classify.Exchange{Method: p.msg.Method, ID: p.msg.ID, ProtocolVersion: p.protocol, Extensions: p.msg.Extensions, Stdio: true}
 	if failure != nil {
 		cex.Err, cex.RequestSent = failure, !p.unsent
 	} else {
