@@ -409,7 +409,7 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 			f.Note = note
 		}
 	}
-	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: s.protocol}
+	cex := &classify.Exchange{Method: r.Method, ProtocolVersion: s.protocol, Stdio: true}
 	answer, reason := record.ProbeAnswerSilent, ""
 	switch {
 	case werr != nil:
@@ -423,7 +423,9 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 		answer = record.ProbeAnswerNone
 		cex.Err, cex.RequestSent = fmt.Errorf("no line answered the notification, but the %s sent after it got no answer either (the server may not have read on): %w", follow.Method, a.err), true
 	default:
-		cex.Status, cex.Header = http.StatusAccepted, http.Header{}
+		// Accepted: read as an HTTP notification answered 202 (Notification
+		// set, or the classifier reads a request answered with no body).
+		cex.Status, cex.Header, cex.Notification = http.StatusAccepted, http.Header{}, true
 		reason = fmt.Sprintf("no line answered the notification: the %s sent after it (id %s) was answered first, as MCP wants (a notification gets no response)", follow.Method, fid)
 	}
 	res, _ := (&classify.Classifier{}).Classify(cex)

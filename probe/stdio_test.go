@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/testbin"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/probe"
@@ -118,6 +119,12 @@ func testProbeStdio(t *testing.T, protocol, era string) {
 			want := record.ProbeAnswerResponse
 			if r.Probe.Kind == string(probe.Notification) {
 				want = record.ProbeAnswerSilent
+				// A notification no line answered is accepted: it was
+				// EMPTY_RESPONSE (transport) with id-not-checked, the
+				// classifier's words for a request answered 202.
+				if r.Outcome != classify.NotificationAccepted || len(r.Warnings) != 0 {
+					t.Errorf("notification probe: %s %v, want NOTIFICATION_ACCEPTED without warnings", r.Outcome, r.Warnings)
+				}
 			}
 			if r.Probe.Answer != want {
 				t.Errorf("probe %d %s: answer %q, want %q", r.Probe.Index, r.Probe.Kind, r.Probe.Answer, want)
