@@ -16,6 +16,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
+	"github.com/mcpdiag/mcpdiag/wire"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -289,7 +290,16 @@ func writeAll(s *record.Sink, recs []*record.Record, stderr io.Writer, flag stri
 	return lost
 }
 
-// parseHeaders reads the --header flags, each "Name: value".
+// ownHeaders are the request headers the client sets per request, which a
+// --header would not reach on every request: refused, with what sets them.
+var ownHeaders = map[string]string{
+	"Mcp-Protocol-Version": "--protocol picks the era",
+	"Mcp-Session-Id":       "the server's initialize answer gives it",
+	"Last-Event-Id":        "a resumed stream's last event id",
+}
+
+// parseHeaders reads the --header flags, each "Name: value"; the headers
+// the client sets itself (ownHeaders) are refused.
 func parseHeaders(flags []string) (http.Header, error) {
 	h := http.Header{}
 	for _, f := range flags {
@@ -297,7 +307,11 @@ func parseHeaders(flags []string) (http.Header, error) {
 		if !ok || strings.TrimSpace(k) == "" {
 			return nil, usageError("--header %q: want 'Name: value'", f)
 		}
-		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		name := http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if why, ok := ownHeaders[name]; ok {
+			return nil, usageError("--header %q: mcpdiag sets %s itself on every request it needs it on (%s): given here it would go on some requests and be replaced on the others", f, name, why)
+		}
+		h.Add(name, strings.TrimSpace(v))
 	}
 	return h, nil
 }
@@ -318,9 +332,16 @@ func readArgs(s string) (json.RawMessage, error) {
 		}
 		data = b
 	}
-	var v map[string]json.RawMessage
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, usageError("--args: not a JSON object: %v", err)
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return nil, usageError("--args: not valid JSON (%v): tool arguments are a JSON object, such as '{\"text\":\"hi\"}'", err)
+	}
+	if k := wire.Kind(data); k != '{' {
+		// null passed json.Unmarshal into a map and was sent as
+		// "arguments": null; an array's error named Go's types.
+		what := map[byte]string{'[': "an array", '"': "a string", 'n': "null", 't': "a boolean", 'f': "a boolean", '0': "a number"}[k]
+		return nil, usageError("--args: %s, not a JSON object: tool arguments are a JSON object, such as '{\"text\":\"hi\"}'", what)
 	}
 	return json.RawMessage(data), nil
 }

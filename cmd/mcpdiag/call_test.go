@@ -168,10 +168,23 @@ func TestCallCommandUsage(t *testing.T) {
 		{"call", "http://127.0.0.1:1/mcp", "t", "--input", "/nonexistent"},
 		{"call", "http://127.0.0.1:1/mcp", "t", "--record", "/nonexistent/dir/x.jsonl"},
 		{"call", "http://127.0.0.1:1/mcp", "t", "--header", "novalue"},
+		// null was sent as "arguments": null; the array's message named
+		// Go's types; the headers mcpdiag sets itself were sent on some
+		// requests and silently replaced on the others (initialize went
+		// out with the user's MCP-Protocol-Version, the rest with the era's).
+		{"call", "http://127.0.0.1:1/mcp", "t", "--args", "null"},
+		{"call", "http://127.0.0.1:1/mcp", "t", "--args", `"text"`},
+		{"call", "http://127.0.0.1:1/mcp", "t", "--args", "{"},
+		{"call", "http://127.0.0.1:1/mcp", "t", "--header", "MCP-Protocol-Version: 2025-06-18"},
+		{"call", "http://127.0.0.1:1/mcp", "t", "--header", "mcp-session-id: s1"},
+		{"probe", "http://127.0.0.1:1/mcp", "--header", "Last-Event-ID: 7"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errb.String())
+		}
+		if strings.Contains(errb.String(), "Go value") {
+			t.Errorf("%v: stderr %q names Go's types", args, errb.String())
 		}
 	}
 	// A refused connection is a transport failure, not a usage error.
