@@ -115,17 +115,44 @@ func (w *jsonRedactor) object() bool {
 	pairSecret := false
 	valStart, valEnd := -1, -1
 	var valRaw []byte
+	// A number under "pass" is a count only beside a count of another
+	// kind ({"pass": 5, "fail": 0}; countBeside): its place in out is
+	// kept until the object ends, and it is masked then when no such
+	// member was seen.
+	sibling := false
+	passStart, passEnd := -1, -1
+	var passRaw []byte
+	end := func() {
+		// The later range first, so that the earlier one's offsets hold.
+		ranges := [2]struct {
+			start, end int
+			raw        []byte
+		}{}
+		n := 0
+		if pairSecret && valStart >= 0 {
+			ranges[n].start, ranges[n].end, ranges[n].raw = valStart, valEnd, valRaw
+			n++
+		}
+		if !sibling && passStart >= 0 {
+			ranges[n].start, ranges[n].end, ranges[n].raw = passStart, passEnd, passRaw
+			n++
+		}
+		if n == 2 && ranges[0].start < ranges[1].start {
+			ranges[0], ranges[1] = ranges[1], ranges[0]
+		}
+		for _, rg := range ranges[:n] {
+			w.maskRange(rg.start, rg.end, rg.raw)
+		}
+		w.out = append(w.out, '}')
+		w.i++
+	}
 	for {
 		w.space()
 		if w.i >= len(w.src) {
 			return false
 		}
 		if w.src[w.i] == '}' {
-			if pairSecret && valStart >= 0 {
-				w.maskRange(valStart, valEnd, valRaw)
-			}
-			w.out = append(w.out, '}')
-			w.i++
+			end()
 			return true
 		}
 		if w.src[w.i] != '"' {
@@ -148,7 +175,22 @@ func (w *jsonRedactor) object() bool {
 				pairSecret = true
 			}
 		}
-		if sensitiveName(key, ctxJSON) && !(passCountName(key) && w.nextIsBare()) {
+		if !sibling && isCountSibling(key) {
+			sibling = true
+		}
+		sens := sensitiveName(key, ctxJSON)
+		count := countNone
+		if sens && w.nextIsBare() {
+			count = countName(key)
+		}
+		if sens && count == countBeside {
+			w.space()
+			mark, start := len(w.out), w.i
+			if !w.value() {
+				return false
+			}
+			passStart, passEnd, passRaw = mark, len(w.out), w.src[start:w.i]
+		} else if sens && count == countNone {
 			w.space()
 			mark, start := len(w.out), w.i
 			if !w.value() {
@@ -188,11 +230,7 @@ func (w *jsonRedactor) object() bool {
 			w.out = append(w.out, ',')
 			w.i++
 		case '}':
-			if pairSecret && valStart >= 0 {
-				w.maskRange(valStart, valEnd, valRaw)
-			}
-			w.out = append(w.out, '}')
-			w.i++
+			end()
 			return true
 		default:
 			return false
@@ -202,7 +240,7 @@ func (w *jsonRedactor) object() bool {
 
 // nextIsBare reports whether the value after white space at w.i is a
 // scalar that is no string (a number, true, false, null): what a count
-// under a pass name is. A string, an object or an array is not: it may
+// under a count name is (countName). A string, an object or an array is not: it may
 // hold the password ({"pass": ["…"]}).
 func (w *jsonRedactor) nextIsBare() bool {
 	i := wire.SkipSpace(w.src, w.i)

@@ -105,11 +105,13 @@ func keyWord(w string) bool {
 }
 
 // sensitiveName reports whether values under name are credentials. Names
-// longer than 256 bytes are judged by their first 256.
+// longer than 256 bytes are judged by their first 256, with their escapes
+// decoded (decodeName).
 func sensitiveName(name string, ctx nameContext) bool {
 	if len(name) > 256 {
 		name = name[:256]
 	}
+	name = decodeName(name)
 	if !mayBeSensitive(name, ctx) {
 		return false
 	}
@@ -138,7 +140,7 @@ func sensitiveName(name string, ctx nameContext) bool {
 	if strings.Contains(rest.String(), "auth") {
 		return true
 	}
-	if passWord(words) {
+	if passWord(words) || pinWord(words) {
 		return true
 	}
 	if ctx == ctxForm {
@@ -152,23 +154,84 @@ func sensitiveName(name string, ctx nameContext) bool {
 
 // passWord reports whether a name's last word is "pass" or "pw" (pass,
 // db_pass, smtpPass, user_pw), not a word holding it (bypass, compass,
-// passage). Such a name holds a password as a string; a number under it
-// is a count of passes ({"pass": 5, "fail": 0}) and is kept
-// (passCountName).
+// passage). Such a name holds a password, as a string or a number
+// ({"db_pass": 123456}); only the name "pass" alone, beside a count
+// such as "fail", counts passes ({"pass": 5, "fail": 0}; countName).
 func passWord(words []string) bool {
 	last := words[len(words)-1]
 	return last == "pass" || last == "pw"
 }
 
-// passCountName reports whether name is a credential name only by
-// passWord: a value under it that is no string is a count, not a
-// password.
-func passCountName(name string) bool {
-	words := nameWords(name)
-	if len(words) == 0 || !passWord(words) {
+// pinWord reports whether a name holds a PIN: its last word is "pin",
+// "pins" or "pincode", or its last two are "pin" and "code" (pin,
+// user_pin, simPin, pin_code); not a word holding it (ping, spinner,
+// mapping, pinned).
+func pinWord(words []string) bool {
+	last := words[len(words)-1]
+	if last == "pin" || last == "pins" || last == "pincode" {
+		return true
+	}
+	return last == "code" && len(words) > 1 && words[len(words)-2] == "pin"
+}
+
+// What a number under a credential name is (countName).
+const (
+	// countNone: a credential (a numeric password, PIN or secret).
+	countNone = iota
+	// countAlways: a count of tokens ("tokens", "cached_tokens"): the
+	// name is a credential name only by its last word "tokens", and a
+	// number, true, false or null under it is kept.
+	countAlways
+	// countBeside: the name "pass" alone, a count of passes when a
+	// count of another kind is its sibling ({"pass": 5, "fail": 0},
+	// probe's grades); a password otherwise ({"user": "bob", "pass":
+	// 123456}).
+	countBeside
+)
+
+// countName says whether a number, true, false or null under name (a
+// credential name) may be a count rather than a credential. A string, an
+// array or an object under any credential name is masked.
+func countName(name string) int {
+	words := nameWords(decodeName(name))
+	if len(words) == 0 {
+		return countNone
+	}
+	switch last := words[len(words)-1]; {
+	case len(words) == 1 && last == "pass":
+		return countBeside
+	case last == "tokens":
+		if len(words) == 1 || !sensitiveName(strings.Join(words[:len(words)-1], "_"), ctxJSON) {
+			return countAlways
+		}
+	}
+	return countNone
+}
+
+// isCountSibling reports whether a member name makes "pass" beside it a
+// count (countBeside): fail, failed, failures, skip, skipped, total,
+// error(s), notApplicable, passed, warn(ings), todo, pending, in any case.
+// It runs for every member of every object redactJSON walks: a switch
+// over the name folded in a buffer on the stack, no hashing.
+func isCountSibling(name string) bool {
+	var buf [16]byte
+	if len(name) < 4 || len(name) > len(buf) {
 		return false
 	}
-	return !sensitiveName(strings.Join(words[:len(words)-1], "_"), ctxJSON)
+	switch name[0] | 0x20 {
+	case 'f', 's', 't', 'e', 'n', 'p', 'w':
+	default:
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		buf[i] = lowerASCII(name[i])
+	}
+	switch string(buf[:len(name)]) {
+	case "fail", "failed", "fails", "failure", "failures", "skip", "skipped", "total", "error", "errors",
+		"notapplicable", "passed", "warn", "warning", "warnings", "todo", "pending":
+		return true
+	}
+	return false
 }
 
 // mayBeSensitive is sensitiveName's fast path, without allocation: false
@@ -194,7 +257,8 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 		}
 	}
 	if bytes.Contains(norm, []byte("key")) || bytes.Contains(norm, []byte("auth")) ||
-		bytes.HasSuffix(norm, []byte("pass")) || bytes.HasSuffix(norm, []byte("pw")) {
+		bytes.HasSuffix(norm, []byte("pass")) || bytes.HasSuffix(norm, []byte("pw")) ||
+		bytes.HasSuffix(norm, []byte("pin")) || bytes.HasSuffix(norm, []byte("pins")) || bytes.HasSuffix(norm, []byte("pincode")) {
 		return true
 	}
 	if ctx == ctxForm {
@@ -400,4 +464,60 @@ func classifyHeaderName(name string) headerRule {
 		}
 	}
 	return headerMask
+}
+
+// decodeName returns a name as it reads with its escapes decoded, for
+// judging it (the name itself is recorded as written): JSON escapes
+// ("p\u0061ssword" in JSON text that could not be parsed, "\/") and
+// percent-escapes ("client%5Fsecret", "api%2Dkey" in free text or a form
+// body), twice over for a name escaped twice ("%255F"). A name without
+// "\" or "%" is returned as it is, without allocating; an escape that
+// does not decode is kept as written.
+func decodeName(name string) string {
+	for range 2 {
+		if strings.IndexByte(name, '\\') < 0 && strings.IndexByte(name, '%') < 0 {
+			return name
+		}
+		d := decodeNameOnce(name)
+		if d == name {
+			return name
+		}
+		name = d
+	}
+	return name
+}
+
+func decodeNameOnce(name string) string {
+	var b strings.Builder
+	b.Grow(len(name))
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '%' && i+2 < len(name) && isHex(name[i+1]) && isHex(name[i+2]):
+			b.WriteByte(unhex(name[i+1])<<4 | unhex(name[i+2]))
+			i += 2
+		case c == '\\' && i+5 < len(name) && name[i+1] == 'u' && isHex(name[i+2]) && isHex(name[i+3]) && isHex(name[i+4]) && isHex(name[i+5]):
+			r := rune(unhex(name[i+2]))<<12 | rune(unhex(name[i+3]))<<8 | rune(unhex(name[i+4]))<<4 | rune(unhex(name[i+5]))
+			b.WriteRune(r)
+			i += 5
+		case c == '\\' && i+1 < len(name) && strings.IndexByte(`"\/`, name[i+1]) >= 0:
+			b.WriteByte(name[i+1])
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }

@@ -288,11 +288,12 @@ var (
 	// \"name\": inside a JSON string.
 	jsonEscNameRE = lazyRegexp(`\\+"([^"\\]{1,200})\\+"\s*:\s*`)
 	// name= after a start of text, white space, ?, &, ; or # (a fragment
-	// written as a query: "#access_token=…").
-	formNameRE = lazyRegexp(`(?:^|[?&;#\s])([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	// written as a query: "#access_token=…"); the name may hold
+	// percent-escapes ("client%5Fsecret=", judged decoded).
+	formNameRE = lazyRegexp(`(?:^|[?&;#\s])([A-Za-z0-9_.\-\[\]%]{1,200})=`)
 	// queryNameRE is a name in a URL query written in text: after "?",
 	// "&" or an HTML-escaped "&amp;".
-	queryNameRE = lazyRegexp(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]]{1,200})=`)
+	queryNameRE = lazyRegexp(`[?&](?:amp;)?([A-Za-z0-9_.\-\[\]%]{1,200})=`)
 	// A PEM block, to its END line or to the end of the text (a cut
 	// capture).
 	pemRE = lazyRegexp(`-----BEGIN ([A-Z0-9 ]{1,64})-----([\s\S]*?)(-----END [A-Z0-9 ]{1,64}-----|\z)`)
@@ -323,7 +324,7 @@ var (
 	// the name after a start of text or a byte that cannot be in it, the
 	// "=" with or without blanks around it (see maskAssignments), and the
 	// value in quotes (possibly cut) or bare.
-	assignNameRE  = lazyRegexp(`(?:^|[^A-Za-z0-9_.\-\[\]])([A-Za-z0-9_.\-\[\]]{1,200})([ \t]*=[ \t]*)`)
+	assignNameRE  = lazyRegexp(`(?:^|[^A-Za-z0-9_.\-\[\]%])([A-Za-z0-9_.\-\[\]%]{1,200})([ \t]*=[ \t]*)`)
 	assignValueRE = lazyRegexp(`^(?:"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|[^\s"'=&;#,})\]>][^\s&;#,})\]>"]*)`)
 	// A command-line flag in text ("--password VALUE", "--api-key VALUE"):
 	// the flag after a start of text, a blank or a quote, and its value,
@@ -343,7 +344,10 @@ var (
 
 // nameHints are lower-case substrings without which no name pattern can
 // match; they let Scrub skip the regular expressions for most strings.
-var nameHints = append([]string{"key", "auth", "pass", "pw"}, credentialStems...)
+var nameHints = append([]string{"key", "auth", "pass", "pw",
+	// pinWord's names, where a name ends (not "ping", "mapping").
+	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pins", "pincode", "pin_code", "pin-code"},
+	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a
 // client's stderr, header values): the registered secrets; PEM blocks; JWTs;
@@ -383,17 +387,23 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			return m[1] + m[2] + r.Mask(m[3]) + m[4]
 		})
 	}
-	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, formHints) {
+	hints := lower
+	if hasLetterEscape(s) {
+		// A name may be escaped ("p\u0061ssword", "p%61ssword"): the
+		// hints are looked for in the text decoded too.
+		hints = lower + "\n" + strings.ToLower(decodeName(lower))
+	}
+	if hasAny(hints, nameHints) || ctx == ctxForm && hasAny(hints, formHints) {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, passCountValue)
+				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, countValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
 			}
 			if strings.IndexByte(s, '\'') >= 0 {
-				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
+				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName, countValue)
 			}
 		}
 		if strings.IndexByte(s, '"') >= 0 {
@@ -444,7 +454,7 @@ func hasAny(s string, subs []string) bool {
 // "clientSecret:") is judged by its name.
 var textFieldWords = map[string]bool{
 	"cookie": true, "dpop": true, "password": true, "passwd": true, "pwd": true,
-	"secret": true, "passphrase": true, "apikey": true, "jwt": true, "passcode": true,
+	"secret": true, "passphrase": true, "apikey": true, "jwt": true, "passcode": true, "pin": true,
 }
 
 // maskFieldLines masks the value of every credential field written as
@@ -464,28 +474,47 @@ func (r *Redactor) maskFieldLines(s string) string {
 			j--
 		}
 		k := j
-		for k > 0 && isFieldNameByte(s[k-1]) {
+		for k > 0 && (isFieldNameByte(s[k-1]) || s[k-1] == '%') {
 			k--
 		}
-		if k == j || j-k > 200 || !isLetter(s[k]) || !mayBeSensitive(s[k:j], ctxHeader) {
+		if k == j || j-k > 200 || !isLetter(s[k]) {
+			continue
+		}
+		name := decodeName(s[k:j]) // "api%2Dkey: …" is judged as api-key
+		if !mayBeSensitive(name, ctxHeader) {
 			continue
 		}
 		start := i + 1
 		for start < len(s) && (s[start] == ' ' || s[start] == '\t') {
 			start++
 		}
+		if startsNested(s[start:]) && sensitiveName(name, ctxJSON) {
+			// An object or an array ("secret: {x: {y: …}}") is no
+			// prose: masked whole, to any depth (redact_nested.go), and
+			// to the end of its line at least, as any other value of a
+			// field line.
+			n, closed := nestedValueEnd(s[start:], `"'`)
+			for start+n < len(s) && s[start+n] != '\r' && s[start+n] != '\n' {
+				n++
+			}
+			b.WriteString(s[last:start])
+			b.WriteString(r.maskNested(s[start:start+n], closed))
+			last = start + n
+			i = last - 1
+			continue
+		}
 		quoted := start < len(s) && (s[start] == '"' || s[start] == '\'')
 		if quoted {
 			// A value in quotes ("password: \"…\"" in YAML) is no prose:
 			// any credential name counts, a single word too ("token").
-			if !sensitiveName(s[k:j], ctxJSON) {
+			if !sensitiveName(name, ctxJSON) {
 				continue
 			}
-		} else if !headerTextName(s[k:j]) && !authorizationDump(s, k, j, start) {
+		} else if !headerTextName(name) && !authorizationDump(s, k, j, start) {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
-			if w := credentialWord(s, start); w > 0 && sensitiveName(s[k:j], ctxJSON) {
+			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) {
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
 				last = start + w
@@ -503,7 +532,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			}
 		}
 		v := s[start:end]
-		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) {
+		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) || onlyMasks(strings.TrimRight(v, " \t")) {
 			continue
 		}
 		b.WriteString(s[last:start])
@@ -560,8 +589,9 @@ func headerTextName(n string) bool {
 
 // credentialWord returns the length of the value at s[start:] when it is
 // the only word to the end of its line (or a quote) and looks like a
-// credential: 8 bytes or more, with a letter and a digit, not a mask. 0
-// otherwise ("expired", "2026-12-06", "see the docs").
+// credential: 8 bytes or more with a letter and a digit, or 6 digits or
+// more and nothing else (a numeric code), not a mask. 0 otherwise
+// ("expired", "2026-12-06", "5", "see the docs").
 func credentialWord(s string, start int) int {
 	end := start
 	letter, digit := false, false
@@ -575,10 +605,22 @@ func credentialWord(s string, start int) int {
 	for rest < len(s) && (s[rest] == ' ' || s[rest] == '\t') {
 		rest++
 	}
-	if end-start < 8 || !letter || !digit || rest < len(s) && s[rest] != '\r' && s[rest] != '\n' && s[rest] != '"' || IsRedacted(s[start:end]) {
+	shaped := end-start >= 8 && letter && digit || // "a1b2c3d4e5"
+		end-start >= 6 && digit && onlyDigits(s[start:end]) // a numeric PIN, code or password (redact12)
+	if !shaped || rest < len(s) && s[rest] != '\r' && s[rest] != '\n' && s[rest] != '"' || IsRedacted(s[start:end]) {
 		return 0
 	}
 	return end - start
+}
+
+// onlyDigits reports whether s is made of the digits 0-9 only.
+func onlyDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // authorizationDump decides whether "authorization:" in lower case at
@@ -606,11 +648,68 @@ func authorizationDump(s string, k, j, start int) bool {
 	return len(f) == 2 && isToken(f[0]) && len(f[1]) >= 8
 }
 
-// passCountValue is maskAfterNames' check for JSON names: a value that is
-// no string under a name that is a credential name only by passWord
-// ({"pass": 5}) is a count and is kept.
-func passCountValue(name, v, _ string) bool {
-	return v != "" && v[0] != '"' && v[0] != '[' && v[0] != '{' && passCountName(name)
+// countValue is maskAfterNames' check for JSON and Python names in text:
+// true, false and null (Python's True, False, None) are kept, as in a JSON
+// document; a number under a name that may count (countName) is kept when
+// it is a count: always under "tokens", and under "pass"
+// when a count of another kind is a member of the same object ({"pass":
+// 5, "fail": 0}), looked for in the text from the object's "{" before the
+// name to its "}" after the value (512 bytes each way at most).
+func countValue(name, v, before, rest string) bool {
+	if v == "" || v[0] == '"' || v[0] == '\'' || v[0] == '[' || v[0] == '{' {
+		return false
+	}
+	switch v {
+	case "true", "false", "null", "True", "False", "None":
+		return true // no credential, as in a JSON document (redactJSON)
+	}
+	switch countName(name) {
+	case countAlways:
+		return true
+	case countBeside:
+		const window = 512
+		if len(before) > window {
+			before = before[len(before)-window:]
+		}
+		if i := strings.LastIndexAny(before, "{}"); i >= 0 {
+			before = before[i+1:]
+		}
+		if len(rest) > window {
+			rest = rest[:window]
+		}
+		if i := strings.IndexAny(rest, "{}"); i >= 0 {
+			rest = rest[:i]
+		}
+		return hasCountSiblingText(before) || hasCountSiblingText(rest)
+	}
+	return false
+}
+
+// hasCountSiblingText reports whether text holds a quoted member name
+// that is a count's ("fail": or 'fail':, isCountSibling).
+func hasCountSiblingText(text string) bool {
+	for i := 0; i < len(text); i++ {
+		q := text[i]
+		if q != '"' && q != '\'' {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isLetter(text[j]) {
+			j++
+		}
+		if j == len(text) || text[j] != q || j == i+1 {
+			continue
+		}
+		k := j + 1
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+			k++
+		}
+		if k < len(text) && text[k] == ':' && isCountSibling(text[i+1:j]) {
+			return true
+		}
+		i = j
+	}
+	return false
 }
 
 // jsonTextName decides whether "name": in text is a credential member; the
@@ -620,8 +719,10 @@ func jsonTextName(n string) bool { return sensitiveName(n, ctxJSON) }
 // maskAfterNames finds every name matched by nameRE (group 1), and when
 // sensitive(name) masks the value that valueRE matches right after it.
 //
-// With keep, a value is kept when keep(name, value, the text after it) holds.
-func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive func(string) bool, keep ...func(name, v, rest string) bool) string {
+// An object or an array is masked whole, to any depth (nestedValueEnd).
+// With keep, any other value is kept when keep(name, value, the text
+// before the name, the text after the value) holds.
+func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive func(string) bool, keep ...func(name, v, before, rest string) bool) string {
 	idx := nameRE.get().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
 		return s
@@ -636,6 +737,14 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 			continue
 		}
 		end := m[1]
+		if quotes, ok := nestQuotes(valueRE); ok && startsNested(s[end:]) {
+			// An object or an array, to any depth (redact_nested.go).
+			n, closed := nestedValue(s[end:], quotes)
+			b.WriteString(s[last:end])
+			b.WriteString(r.maskNested(s[end:end+n], closed))
+			last = end + n
+			continue
+		}
 		v := valueRE.get().FindString(s[end:])
 		v = unfinishedValue(v, s[end+len(v):])
 		if n, whole := maskedValueAt(s[end:]); whole {
@@ -643,7 +752,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		} else if n > len(v) {
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
-		if v == "" || IsRedacted(unquoteValue(v)) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[end+len(v):]) {
+		if v == "" || IsRedacted(unquoteValue(v)) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[:m[0]], s[end+len(v):]) {
 			continue
 		}
 		b.WriteString(s[last:end])
@@ -668,18 +777,32 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 // mask.
 func maskedValueAt(s string) (n int, whole bool) {
 	const head = "[redacted"
-	if !strings.HasPrefix(s, head) {
+	masks := 0
+	for strings.HasPrefix(s[masks:], head) {
+		// Masks one after the other (a value masked whole, then the
+		// mark of a cut behind it: "[redacted][redacted]") are one.
+		i := strings.IndexByte(s[masks:], ']')
+		if i <= 0 || !isMask(s[masks:masks+i+1]) {
+			break
+		}
+		masks += i + 1
+	}
+	if masks == 0 {
 		return 0, false
 	}
-	i := strings.IndexByte(s, ']')
-	if i <= 0 || !isMask(s[:i+1]) {
-		return 0, false
-	}
-	n = i + 1
+	n = masks
 	for n < len(s) && !strings.ContainsRune(" \t\r\n\"',;&#)}]<>", rune(s[n])) {
 		n++
 	}
-	return n, n == i+1
+	return n, n == masks
+}
+
+// onlyMasks reports whether v is masks one after the other and nothing
+// else ("[redacted:len=6:h=…][redacted]": a value masked before a cut's
+// mark).
+func onlyMasks(v string) bool {
+	n, whole := maskedValueAt(v)
+	return whole && n == len(v)
 }
 
 // unquoteValue strips the quotes (escaped or not) around a matched value.
@@ -724,7 +847,7 @@ func (r *Redactor) maskValue(v string) string {
 func (r *Redactor) maskTextPairs(s string) string {
 	// A pair array's value counts when the array ends after it (or the
 	// text does): ["token", "count", "x"] is a list, not a pair.
-	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, jsonTextName, func(_, _, rest string) bool {
+	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, jsonTextName, func(_, _, _, rest string) bool {
 		rest = strings.TrimLeft(rest, " \t\r\n")
 		return rest != "" && rest[0] != ']'
 	})
@@ -758,6 +881,14 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			continue
 		}
 		end := m[1]
+		if startsNested(s[end:]) {
+			// An object or an array, to any depth (redact_nested.go).
+			n, closed := nestedValue(s[end:], `"'`)
+			b.WriteString(s[last:end])
+			b.WriteString(r.maskNested(s[end:end+n], closed))
+			last = end + n
+			continue
+		}
 		v := assignValueRE.get().FindString(s[end:])
 		v = unfinishedValue(v, s[end+len(v):])
 		if n, whole := maskedValueAt(s[end:]); whole {

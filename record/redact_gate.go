@@ -15,6 +15,10 @@ import "strings"
 //	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
 //	two "." in s                               → maskJWTs
 //
+// and a name hint may be hidden behind an escape of a letter or a digit
+// ("p%61ssword", "p\u0061ssword"), which scrubPatterns decodes to look
+// for the hints: such an escape opens the gate (hasLetterEscape).
+//
 // When none holds, no pattern runs and scrubPatterns returns s: that is
 // what patternsMayApply checks, and it checks a superset of it, so when it
 // says false the result is s. It is exact only on ASCII text, where
@@ -75,7 +79,7 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 var gateByte = func() (t [256]bool) {
 	for c := range t {
 		switch {
-		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e':
+		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e', c == '%', c == '\\':
 			t[c] = true
 		default:
 			t[c] = len(gateHints[lowerASCII(byte(c))]) > 0
@@ -143,6 +147,11 @@ func patternsMayApply(s string, ctx nameContext) bool {
 		case '@':
 			at = true
 			continue
+		case '%', '\\':
+			if letterEscapeAt(s, i) {
+				return true // a name may be escaped: scrubPatterns decodes it
+			}
+			continue
 		}
 		if i+1 == len(s) {
 			break // every hint has 2 bytes or more
@@ -172,4 +181,30 @@ func patternsMayApply(s string, ctx nameContext) bool {
 		return true
 	}
 	return dots >= 2 && jwtStart
+}
+
+// letterEscapeAt reports whether s[i:] starts with an escape of an ASCII
+// letter or digit: "%XX" or "\uXXXX".
+func letterEscapeAt(s string, i int) bool {
+	var c byte
+	switch {
+	case s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+		c = unhex(s[i+1])<<4 | unhex(s[i+2])
+	case s[i] == '\\' && i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && isHex(s[i+4]) && isHex(s[i+5]):
+		c = unhex(s[i+4])<<4 | unhex(s[i+5])
+	default:
+		return false
+	}
+	return isLetter(c) || c >= '0' && c <= '9'
+}
+
+// hasLetterEscape reports whether s holds an escape of an ASCII letter or
+// digit (letterEscapeAt).
+func hasLetterEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] == '%' || s[i] == '\\') && letterEscapeAt(s, i) {
+			return true
+		}
+	}
+	return false
 }

@@ -33,13 +33,13 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
-				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, passCountValue)
+				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, countValue)
 				if strings.IndexByte(s, '\\') >= 0 {
 					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
 				}
 			}
 			if strings.Contains(s, "'") {
-				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName)
+				s = r.maskAfterNames(s, pyNameRE, pyValueRE, jsonTextName, countValue)
 			}
 		}
 		if strings.Contains(s, `"`) {

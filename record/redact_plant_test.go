@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,27 @@ var plantCarriers = []func(v string) string{
 	func(v string) string { return `{"password": "Apw1234567 then "token": "` + v + `"}` },
 	func(v string) string { return `{'password': 'Apw1234567 then 'token': '` + v + `'}` },
 	func(v string) string { return `token='` + v + ` and more'` },
+	// Nested to any depth under a name in text (redact12).
+	func(v string) string { return `password={"a":{"b":"` + v + `"}}` },
+	func(v string) string { return `secret: {"x": {"y": "` + v + `"}}` },
+	func(v string) string { return `{"token": [{"a": ["` + v + `"]}], "n": 1` },
+	func(v string) string { return `{'password': {'a': {'b': '` + v + `'}}}` },
+	func(v string) string { return `api_key = {"a": [1, {"b": "` + v + `"}]}` },
+	func(v string) string { return `cut: {"secret": {"a": {"b": "` + v },
+	// A name written with escapes (redact12).
+	func(v string) string { return `cut {"p\u0061ssword": "` + v },
+	func(v string) string { return `{"\u0074oken": "` + v + `", "x` },
+	func(v string) string { return `client%5Fsecret=` + v + `&x=1` },
+	func(v string) string { return `api%2Dkey: ` + v },
+	func(v string) string { return `error p%61ssword=` + v },
+	// A bare value (a number when the secret is one) under a credential
+	// name (redact12).
+	func(v string) string { return `{"pin": ` + v + `}` },
+	func(v string) string { return `pin=` + v },
+	func(v string) string { return `PIN: ` + v },
+	func(v string) string { return `{"user": "bob", "pass": ` + v + `}` },
+	func(v string) string { return `{"db_pass": ` + v + `, "fail": 0}` },
+	func(v string) string { return `{'user_pw': ` + v + `}` },
 }
 
 // plantWords are what the random texts around a secret are made of: words,
@@ -59,9 +81,11 @@ func plantText(rng *rand.Rand, secret string) string {
 	return b.String()
 }
 
-// TestPlantedSecretsNeverRecorded (redact10): each secret shape, planted
-// at a random place of a random body, header value, error message, error
-// data, reason and URL, is in no line the encoder writes nor in what the
+// TestPlantedSecretsNeverRecorded (redact10): each secret shape (a
+// provider key, a value only its name tells, a number), planted at a
+// random place of a random request or response body, an SSE event, a
+// body cut without the encoder's mark, a header value, error message,
+// error data, reason and URL, is in no line the encoder writes nor in what the
 // reader gives back, and reading a written line back changes nothing
 // (redaction is idempotent).
 func TestPlantedSecretsNeverRecorded(t *testing.T) {
@@ -76,13 +100,27 @@ func TestPlantedSecretsNeverRecorded(t *testing.T) {
 	}
 	for it := range iters {
 		secret := secrets[rng.IntN(len(secrets))]
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(4) {
+		case 0:
 			secret = "Zq" + strings.Repeat(string(rune('a'+rng.IntN(26))), 3) + "9x8W7v" // a value only a name tells
+		case 1:
+			secret = strconv.Itoa(4_000_000_000 + rng.IntN(999_999_999)) // a numeric PIN or password (redact12)
 		}
 		rec := &Record{Kind: KindExchange, Method: "tools/call", Outcome: "TOOL_SUCCESS"}
-		switch rng.IntN(6) {
+		switch rng.IntN(9) {
 		case 0:
 			rec.ResponseBody = &Body{Text: plantText(rng, secret)}
+		case 6:
+			rec.RequestBody = &Body{Text: plantText(rng, secret)}
+		case 7:
+			// An SSE event whose data is no JSON document.
+			rec.ResponseBody = &Body{Text: "event: message\ndata: " + strings.ReplaceAll(plantText(rng, secret), "\n", "\ndata: ") + "\n\n"}
+		case 8:
+			// A body a capture cut after the secret, without the
+			// encoder's mark (another producer's record).
+			text := plantText(rng, secret)
+			cut := strings.Index(text, secret) + len(secret) + rng.IntN(8)
+			rec.ResponseBody = &Body{Text: text[:min(cut, len(text))], Truncated: true}
 		case 1:
 			rec.RequestHeaders = http.Header{"X-Note": {plantText(rng, secret)}}
 		case 2:
@@ -98,12 +136,13 @@ func TestPlantedSecretsNeverRecorded(t *testing.T) {
 				continue // a path segment of no known shape is not redacted (docs/security.md)
 			}
 		}
+		planted, _ := json.Marshal(rec) // for the messages: what was planted
 		line, err := (&Encoder{}).Encode(rec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(line), secret) {
-			t.Fatalf("iteration %d: the line keeps %q: %s", it, secret, line)
+			t.Fatalf("iteration %d: the line keeps %q: %s\nplanted: %s", it, secret, line, planted)
 		}
 		back, err := Decode(line)
 		if err != nil {
@@ -118,7 +157,7 @@ func TestPlantedSecretsNeverRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a, b := stripVolatile(t, line), stripVolatile(t, again); string(a) != string(b) {
-			t.Fatalf("iteration %d: read back and written again, the record changed:\n%s\n%s", it, a, b)
+			t.Fatalf("iteration %d: read back and written again, the record changed:\n%s\n%s\nplanted: %s", it, a, b, planted)
 		}
 	}
 }

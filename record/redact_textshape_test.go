@@ -29,7 +29,8 @@ func TestRedactQuotedAndURLSecretsInText(t *testing.T) {
 		{`login(user="bob", password="` + v + `")`, `login(user="bob", password="` + m + `")`},
 		{`input_value={'user': 'bob', 'password': '` + v + `'}`, `input_value={'user': 'bob', 'password': '` + m + `'}`},
 		{`{'api_key': "` + v + `", 'n': 1}`, `{'api_key': "` + m + `", 'n': 1}`},
-		{`{'pin_code': 1, 'secret': ` + v + `}`, `{'pin_code': 1, 'secret': ` + m + `}`},
+		{`{'pin_count': 1, 'secret': ` + v + `}`, `{'pin_count': 1, 'secret': ` + m + `}`},
+		{`{'pin_code': 1234, 'secret': ` + v + `}`, `{'pin_code': ` + red.Mask("1234") + `, 'secret': ` + m + `}`}, // a PIN (redact12)
 		{"could not connect to postgres://admin:" + v + "@127.0.0.1:5432/app", "could not connect to postgres://" + red.Mask("admin:"+v) + "@127.0.0.1:5432/app"},
 		{"git clone https://" + v + "@127.0.0.1/org/repo.git", "git clone https://" + m + "@127.0.0.1/org/repo.git"},
 		{"redis://:" + v + "@127.0.0.1:6379/0", "redis://" + red.Mask(":"+v) + "@127.0.0.1:6379/0"},
