@@ -17,7 +17,8 @@ import "strings"
 //
 // and a name hint may be hidden behind an escape of a letter or a digit
 // ("p%61ssword", "p\u0061ssword"), which scrubPatterns decodes to look
-// for the hints: such an escape opens the gate (hasLetterEscape).
+// for the hints: such an escape opens the gate (hasLetterEscape, looked
+// for only when the loop saw a "%" or a "\\").
 //
 // When none holds, no pattern runs and scrubPatterns returns s: that is
 // what patternsMayApply checks, and it checks a superset of it, so when it
@@ -125,10 +126,18 @@ func isJWTSecond(c byte) bool {
 	return c >= 'w' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
+// The bytes patternsMayApply notes (seen).
+const (
+	seenAt = 1 << iota
+	seenEsc
+)
+
 // patternsMayApply reports whether scrubPatterns(s, ctx) may differ from
 // s. False means it returns s (see the comment at the top of this file).
 func patternsMayApply(s string, ctx nameContext) bool {
-	dots, jwtStart, query, form, at := 0, false, false, false, false
+	// seen: seenAt ('@'), seenEsc ('%' or '\\': an escape may hide a
+	// name, which scrubPatterns decodes).
+	dots, jwtStart, query, form, seen := 0, false, false, false, 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !gateByte[c] {
@@ -145,12 +154,10 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			query = true
 			continue
 		case '@':
-			at = true
+			seen |= seenAt
 			continue
 		case '%', '\\':
-			if letterEscapeAt(s, i) {
-				return true // a name may be escaped: scrubPatterns decodes it
-			}
+			seen |= seenEsc
 			continue
 		}
 		if i+1 == len(s) {
@@ -177,10 +184,10 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			}
 		}
 	}
-	if form && (ctx == ctxForm || query) || at && strings.Contains(s, "://") {
+	if form && (ctx == ctxForm || query) || seen&seenAt != 0 && strings.Contains(s, "://") {
 		return true
 	}
-	return dots >= 2 && jwtStart
+	return dots >= 2 && jwtStart || seen&seenEsc != 0 && hasLetterEscape(s)
 }
 
 // letterEscapeAt reports whether s[i:] starts with an escape of an ASCII

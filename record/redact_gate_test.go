@@ -29,7 +29,11 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 			return m[1] + m[2] + r.Mask(m[3]) + m[4]
 		})
 	}
-	if hasAny(lower, nameHints) || ctx == ctxForm && hasAny(lower, []string{"code", "state", "sig"}) {
+	hints := lower
+	if hasLetterEscape(s) { // an escaped name (redact12), decoded for the hints
+		hints = lower + "\n" + strings.ToLower(decodeName(lower))
+	}
+	if hasAny(hints, nameHints) || ctx == ctxForm && hasAny(hints, []string{"code", "state", "sig"}) {
 		if strings.IndexByte(s, ':') >= 0 {
 			s = r.maskFieldLines(s)
 			if strings.IndexByte(s, '"') >= 0 {
@@ -115,6 +119,7 @@ var gateFragments = func() []string {
 		"code", "state", "sig", "code=", "state=", "sig=", "Code", "STATE", "Sig",
 		"monkey", "author", "keyword", "http://127.0.0.1:8080/mcp", "1.2.3", "v1.0", "example.com",
 		"the tool call completed", "TOOL_SUCCESS", "application/json", "Thu, 03 Dec 2026 14:34:00 GMT",
+		"pin", "pin=", "PIN: ", "ping", "mapping", "%61", "%2D", "%5F", "%255F", "\\u0061", "\\u0074", "%7B", "p%61ss", "\\u005f", // redact12
 		"\u212aey", "to\u212aen", "basİc", "sİg", "İ", "\u212a", "ſecret", "ſ", "é", "\xff", "\u2028", "日本",
 		"PlAnTeD-0123456789-value", "[redacted]", "[redacted:len=3:h=0123abcd]",
 		"@", "://", "postgres://", "u:pw@", "'", "'password': ", " = ", "=\"", "='",
