@@ -46,7 +46,7 @@ var safetyRules = []Rule{
 		ID: "safety.retry-bound", Title: "no request is retried more often than the bound (default 3)",
 		Cite:   `docs/retry.md › Defaults: a bounded number of attempts (MaxRetries 2, 3 attempts: AWS standard mode, the SRE book); the matrix allows --max-retries (3)`,
 		Active: true, Passive: true,
-		Applies: anyFailure,
+		Applies: failureFollowed,
 		Check: func(t *Trace) (bool, string) {
 			var retried []*Exchange
 			for _, r := range t.Retries() {

@@ -105,3 +105,35 @@ func TestRequestThatArrivesAfterItsRunWasJudged(t *testing.T) {
 		t.Errorf("the late line's warnings %+v, want one %s", c.Warnings, matrix.LateWarning)
 	}
 }
+
+// TestClientThatExitsUnreadJudgedAlike: a client that sends its tools/call
+// and closes the connection without reading the answer, ten times, and one
+// that reads it first. The server's line says "no response (the client left
+// first)" or 200, by whether the close or the answer came first: the same
+// client was "safety.retry-bound pass: at most 0 retries" in some runs and
+// "n/a: no request failed" in others (about half each). Every run must be
+// judged alike, and like the client that read its answer.
+func TestClientThatExitsUnreadJudgedAlike(t *testing.T) {
+	t.Parallel()
+	bc := badClient(t)
+	cases := selectCases(t, matrix.Era2026, "baseline")
+	read := run(t, matrix.Options{Cases: cases, Command: []string{bc, "-bad", "read-then-exit"}})
+	unread := run(t, matrix.Options{Cases: cases, Repeat: 10, Command: []string{bc, "-bad", "exit-unread"}})
+	want := map[string]judge.Check{}
+	for _, ch := range read.Cases[0].Runs[0].Checks {
+		want[ch.Rule] = ch
+	}
+	for _, r := range unread.Cases[0].Runs {
+		if r.Trace.Posts() != 1 {
+			t.Errorf("run %d: %d POST(s), want its one tools/call", r.Repeat, r.Trace.Posts())
+		}
+		for _, ch := range r.Checks {
+			switch ch.Rule {
+			case "safety.retry-bound", "safety.unsafe-repeat", "safety.retry-after", "safety.backoff", "spec.reissue-new-id":
+				if w := want[ch.Rule]; ch.Verdict != w.Verdict || ch.Evidence != w.Evidence {
+					t.Errorf("run %d: %s %s %q; the client that read its answer: %s %q", r.Repeat, ch.Rule, ch.Verdict, ch.Evidence, w.Verdict, w.Evidence)
+				}
+			}
+		}
+	}
+}

@@ -49,7 +49,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -98,6 +98,10 @@ func main() {
 		return
 	}
 	var out classify.Outcome
+	if c.mode == "exit-unread" || c.mode == "read-then-exit" {
+		exitUnread(c)
+		return
+	}
 	if c.mode == "list-only" {
 		// It lists the tools and stops there, printing nothing: the
 		// case's tools/call is never sent.

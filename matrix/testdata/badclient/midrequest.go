@@ -58,6 +58,40 @@ func exitMidRequest(c *mini) {
 	os.Exit(0) // printing no outcome: the answer is not read here
 }
 
+// exitUnread sends the case's whole tools/call on a connection of its own
+// and closes it without reading the answer (mode exit-unread), or reads the
+// answer to its end first (mode read-then-exit): the server's line of the
+// first says no response or 200, by whether the close or the answer came
+// first; the client did the same either way.
+func exitUnread(c *mini) {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"badclient","version":"0"},`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`, c.tool, c.args)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		u.RequestURI(), u.Host, c.tool, len(body), body)
+	if _, err := io.WriteString(conn, req); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if c.mode == "read-then-exit" {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.Copy(io.Discard, conn)
+	}
+	_ = conn.Close()
+	os.Exit(0) // printing no outcome
+}
+
 // sendTail is the child of exitMidRequest: it sends the rest on the
 // connection it got (fd 3) BADCLIENT_DELAY later and reads the answer.
 func sendTail() {
