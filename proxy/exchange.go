@@ -69,6 +69,14 @@ func (p *Proxy) beginExchange(ex *recorder.Exchange) {
 	case "notifications/cancelled":
 		p.cancels.note(p.driftKey(ex), ex)
 	}
+	if p.legacy.any.Load() && ex.Request().Method == http.MethodPost {
+		// A request POSTed to a 2024-11-05 HTTP+SSE stream's endpoint
+		// waits for its answer on the stream (legacysse.go).
+		listing, _ := ex.Tag.(*listingToken)
+		if lp := p.legacy.begin(ex, listing); lp != nil {
+			ex.Tag = lp
+		}
+	}
 }
 
 // finishExchange is the recorder's Finish hook: the tool-definition drift
@@ -81,12 +89,16 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 		if end.IsZero() {
 			end = time.Now()
 		}
-		p.legacy.ended(s, end)
+		p.legacy.ended(s, end, rec)
 	}
 	if rec.Status == http.StatusAccepted {
 		p.legacy.annotate(ex, rec)
 	}
 	listing, _ := ex.Tag.(*listingToken)
+	lp, _ := ex.Tag.(*legacyPending)
+	if lp != nil {
+		listing = lp.listing
+	}
 	var drifts []Drift
 	if ex.Method() == "tools/list" && res != nil && len(res.Response()) > 0 {
 		key := p.driftKey(ex)
@@ -106,10 +118,11 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 		p.cancels.annotate(p.driftKey(ex), ex, rec)
 	}
 
+	var o *Observation
 	if p.opts.Observer != nil {
 		parent, state := ex.TraceContext()
 		up := &ex.Up
-		o := &Observation{
+		o = &Observation{
 			Record: rec, Start: ex.Start(), End: ex.End(), Transport: TransportTCP,
 			TraceParent: parent, TraceState: state,
 			ClientAddr: ex.Request().RemoteAddr, ServerAddr: p.upstream.Host,
@@ -125,6 +138,11 @@ func (p *Proxy) finishExchange(f *recorder.Finished) []*record.Record {
 				o.Upstream.End = ex.End()
 			}
 		}
+	}
+	if lp != nil && p.legacy.hold(lp, rec, o) {
+		// Written, and observed, when its answer comes on the stream.
+		f.Hold = true
+	} else if o != nil {
 		p.opts.Observer.Observe(o)
 	}
 	// Nothing here keeps rec or res past the return but an observer: the

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"bytes"
+	"container/list"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/recorder"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // legacyMemory bounds the 2024-11-05 HTTP+SSE streams the proxy keeps
@@ -32,14 +36,69 @@ type legacyStreams struct {
 	any  atomic.Bool // some legacy stream was seen: most proxies never see one
 	mu   sync.Mutex
 	open map[string]*legacyStream // by the endpoint's path and query
+
+	// The pairing of the streams' answers with their POSTs (see pair).
+	wait    time.Duration // Options.LegacyAnswerWait
+	max     int           // legacyPendingMax (tests lower it)
+	queue   list.List     // the pending requests of every stream, oldest first (*legacyPending)
+	held    sync.WaitGroup
+	write   func(*record.Record)
+	observe func(*Observation)
 }
 
 // legacyStream is one legacy event stream: the key of its endpoint (see
 // endpointKey), the path of the GET that opened it, and when its exchange
-// ended (zero while it is open).
+// ended (zero while it is open). Its pairing state is under
+// legacyStreams.mu.
 type legacyStream struct {
 	key, path string
 	end       time.Time
+
+	pending map[string]*legacyPending // requests POSTed to the endpoint, waiting for their answer, by idKey
+	late    map[string]bool           // ids whose records were written without their answer (at most legacyLateMemory)
+	answers record.StreamAnswers      // the responses the stream carried
+	ended   bool                      // the stream's exchange finished: no answer comes any more
+}
+
+// legacyPendingMax bounds the requests, over every legacy stream, that wait
+// for their answer on the stream (POSTs in flight, and records held until
+// their answer comes): past it, the oldest is written without its answer
+// (StreamAnswer.NotSeen "evicted"), so memory stays bounded and no record
+// is lost.
+const legacyPendingMax = 1024
+
+// legacyLateMemory bounds, per stream, the ids of requests whose records
+// were written without their answer, by which a late answer is counted
+// late rather than unpaired.
+const legacyLateMemory = 256
+
+// DefaultLegacyAnswerWait is the default of Options.LegacyAnswerWait.
+const DefaultLegacyAnswerWait = 60 * time.Second
+
+// legacyPending is a request POSTed to a legacy stream's endpoint that
+// waits for its answer on the stream. Its fields after the request's own
+// are under legacyStreams.mu.
+type legacyPending struct {
+	s        *legacyStream
+	key      string  // idKey of id
+	id       wire.ID // the request's id, owned
+	method   string
+	protocol string
+	start    time.Time
+	listing  *listingToken // the drift tracker's (beginExchange), which Tag held
+	elem     *list.Element // in legacyStreams.queue; nil once out of the table
+
+	// The answer, once it came (classified from the event's bytes).
+	res      *classify.Result
+	cerr     error
+	answerAt time.Time
+	bytes    int64
+	notSeen  string // why no answer can come any more (set when taken out of the table unanswered)
+
+	rec   *record.Record // the POST's record, held until the answer (nil before its exchange finished)
+	obs   *Observation   // the observation told with the record
+	timer *time.Timer
+	done  bool // the held record was written, or is being
 }
 
 // endpointKey is how a POST's URL is matched with an endpoint: its escaped
@@ -83,11 +142,26 @@ func (l *legacyStreams) opened(ex *recorder.Exchange, endpoint string) {
 // ended notes when the stream s's GET exchange finished: a POST to its
 // endpoint that starts after that has no stream to be answered on, while
 // one that started before may finish (its record) after it. The ended
-// stream is kept (bounded by legacyMemory, forgotten first).
-func (l *legacyStreams) ended(s *legacyStream, at time.Time) {
+// stream is kept (bounded by legacyMemory, forgotten first). The requests
+// still waiting for an answer on it get none: their held records are
+// written (NotSeen "stream-ended"), and the stream's record (rec) gets its
+// answers' counts.
+func (l *legacyStreams) ended(s *legacyStream, at time.Time, rec *record.Record) {
 	l.mu.Lock()
 	s.end = at
+	s.ended = true
+	var due []*legacyPending
+	for _, lp := range s.pending {
+		if lp := l.drop(lp, record.AnswerStreamEnded); lp != nil {
+			due = append(due, lp)
+		}
+	}
+	counts := s.answers
 	l.mu.Unlock()
+	rec.StreamAnswers = &counts
+	for _, lp := range due {
+		l.emit(lp)
+	}
 }
 
 // stream returns the stream whose endpoint r was POSTed to at start,
@@ -132,10 +206,255 @@ func (l *legacyStreams) annotate(ex *recorder.Exchange, rec *record.Record) {
 	})
 	if request {
 		rec.Outcome = classify.RequestAccepted
-		rec.Reason = fmt.Sprintf("HTTP 202 to a request POSTed to the endpoint the 2024-11-05 HTTP+SSE event stream (GET %s) named: the server accepted it, and its answer travels on that stream; its outcome is on the stream's record, not paired with this one", s.path)
+		rec.Reason = fmt.Sprintf("HTTP 202 to a request POSTed to the endpoint the 2024-11-05 HTTP+SSE event stream (GET %s) named: the server accepted it, and its answer travels on that stream", s.path)
 	} else {
 		rec.Outcome = classify.NotificationAccepted
 		rec.Reason = fmt.Sprintf("HTTP 202 to a message POSTed to the endpoint the 2024-11-05 HTTP+SSE event stream (GET %s) named: the server accepted it", s.path)
 	}
 	rec.Layer = rec.Outcome.Layer()
+}
+
+// begin is the Begin hook's part for a POST: a request (an id that is not
+// null) POSTed to an open legacy stream's endpoint waits for its answer on
+// that stream, from before it is forwarded (the answer may come before its
+// POST's response). It returns the pending request, which the exchange's
+// Tag then holds (nil when the request is not one). An id already waiting
+// on the same stream is not paired a second time: the server cannot tell
+// the two answers apart either.
+func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *legacyPending {
+	id := ex.ID()
+	if id.IsZero() || id.IsNull() {
+		return nil
+	}
+	s, ok := l.stream(ex.Request(), ex.Start())
+	if !ok {
+		return nil
+	}
+	lp := &legacyPending{s: s, key: idKey(id), id: wire.IDFromRaw(bytes.Clone(id.Raw())), method: ex.Method(),
+		protocol: ex.Protocol(), start: ex.Start(), listing: listing}
+	var evicted *legacyPending
+	l.mu.Lock()
+	if s.ended || s.pending[lp.key] != nil {
+		l.mu.Unlock()
+		return nil
+	}
+	if l.queue.Len() >= l.max {
+		evicted = l.drop(l.queue.Front().Value.(*legacyPending), record.AnswerEvicted)
+	}
+	if s.pending == nil {
+		s.pending = make(map[string]*legacyPending)
+	}
+	s.pending[lp.key] = lp
+	lp.elem = l.queue.PushBack(lp)
+	l.mu.Unlock()
+	if evicted != nil {
+		l.emit(evicted)
+	}
+	return lp
+}
+
+// drop takes lp out of the table unanswered, for why (a record.Answer…
+// reason). It returns lp when its record is held and is now due (the
+// caller writes it with emit, after unlocking); a request still in flight
+// is written by its own exchange, saying why. Called with mu held.
+func (l *legacyStreams) drop(lp *legacyPending, why string) *legacyPending {
+	l.unlink(lp)
+	lp.notSeen = why
+	if why != record.AnswerStreamEnded && len(lp.s.late) < legacyLateMemory {
+		// Its answer may still come on the stream: counted late then.
+		if lp.s.late == nil {
+			lp.s.late = make(map[string]bool)
+		}
+		lp.s.late[lp.key] = true
+	}
+	if lp.rec == nil || lp.done {
+		return nil
+	}
+	lp.done = true
+	if lp.timer != nil {
+		lp.timer.Stop()
+	}
+	return lp
+}
+
+// unlink takes lp out of its stream's table and the queue. Called with mu
+// held.
+func (l *legacyStreams) unlink(lp *legacyPending) {
+	if lp.elem == nil {
+		return
+	}
+	l.queue.Remove(lp.elem)
+	lp.elem = nil
+	delete(lp.s.pending, lp.key)
+}
+
+// answered is the recorder's StreamMessage hook: data, a JSON-RPC response
+// (m its one parse) on ex's legacy stream, is the answer of the request of
+// its id (and JSON type) POSTed to that stream's endpoint. It is judged by
+// the classifier as that request's answer, from the event's bytes; the
+// request's record gets the verdict, now when it is held, or when its
+// exchange finishes. A response no waiting request has is counted, late
+// or unpaired, on the stream's record.
+func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Message) {
+	s, ok := ex.Tag.(*legacyStream)
+	if !ok {
+		return
+	}
+	key := idKey(m.ID)
+	l.mu.Lock()
+	s.answers.Responses++
+	lp := s.pending[key]
+	if lp == nil {
+		if s.late[key] {
+			delete(s.late, key)
+			s.answers.Late++
+		} else {
+			s.answers.Unpaired++
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.unlink(lp)
+	s.answers.Paired++
+	lp.res, lp.cerr = (&classify.Classifier{}).Classify(&classify.Exchange{
+		Method: lp.method, ID: lp.id, ProtocolVersion: lp.protocol,
+		Status: http.StatusOK, Header: jsonHeader, BodyBytes: bytes.Clone(data),
+	})
+	lp.answerAt, lp.bytes = time.Now(), int64(len(data))
+	due := lp.rec != nil && !lp.done
+	if due {
+		lp.done = true
+		lp.timer.Stop()
+	}
+	l.mu.Unlock()
+	if due {
+		l.emit(lp)
+	}
+}
+
+// jsonHeader is the header an answer from the stream is judged with: its
+// event's data is one JSON-RPC message, as a JSON body is.
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+
+// hold decides, when the exchange of lp's POST finished, what its record
+// rec (judged by annotate) says: the answer's verdict when it came
+// already, REQUEST_ACCEPTED with why when none can come, and otherwise
+// nothing yet: the record is held (true), to be written when the answer
+// comes, the stream ends, the wait runs out or the proxy shuts down. obs,
+// when set, is told with the record.
+func (l *legacyStreams) hold(lp *legacyPending, rec *record.Record, obs *Observation) bool {
+	l.mu.Lock()
+	if rec.Outcome != classify.RequestAccepted || rec.AnsweredOn != record.AnsweredOnStream {
+		// Not answered 202 (the server answered in the response, or
+		// refused it): nothing comes on the stream for it.
+		l.unlink(lp)
+		l.mu.Unlock()
+		return false
+	}
+	if lp.res != nil || lp.notSeen != "" {
+		l.mu.Unlock()
+		l.apply(lp, rec)
+		return false
+	}
+	lp.rec, lp.obs = rec, obs
+	l.held.Add(1)
+	lp.timer = time.AfterFunc(l.wait, func() { l.timeout(lp) })
+	l.mu.Unlock()
+	return true
+}
+
+// timeout writes lp's held record without its answer: the wait ran out.
+func (l *legacyStreams) timeout(lp *legacyPending) {
+	l.mu.Lock()
+	if lp.done {
+		l.mu.Unlock()
+		return
+	}
+	due := l.drop(lp, record.AnswerTimeout)
+	l.mu.Unlock()
+	if due != nil {
+		l.emit(due)
+	}
+}
+
+// shutdown writes every held record without its answer: the proxy shut
+// down (Wait), and waits until they were handed to the sink, or ctx is
+// done.
+func (l *legacyStreams) shutdown(ctx context.Context) error {
+	l.mu.Lock()
+	var due []*legacyPending
+	for e := l.queue.Front(); e != nil; {
+		next := e.Next()
+		if lp := l.drop(e.Value.(*legacyPending), record.AnswerShutdown); lp != nil {
+			due = append(due, lp)
+		}
+		e = next
+	}
+	l.mu.Unlock()
+	for _, lp := range due {
+		l.emit(lp)
+	}
+	done := make(chan struct{})
+	go func() {
+		l.held.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("records of 2024-11-05 HTTP+SSE requests still held: %w", ctx.Err())
+	}
+}
+
+// emit writes lp's held record, with its answer or why there is none, and
+// tells the observer.
+func (l *legacyStreams) emit(lp *legacyPending) {
+	defer l.held.Done()
+	l.apply(lp, lp.rec)
+	l.write(lp.rec)
+	if lp.obs != nil {
+		l.observe(lp.obs)
+	}
+}
+
+// apply puts into rec, the REQUEST_ACCEPTED record of lp's POST, what
+// became of its answer: the classifier's verdict on the answer (outcome,
+// layer, reason, JSON-RPC and tool facts, warnings), the HTTP facts
+// staying the POST's own (its 202), or why no answer was seen. lp is out
+// of the table and no longer changes.
+func (l *legacyStreams) apply(lp *legacyPending, rec *record.Record) {
+	if lp.res == nil {
+		rec.StreamAnswer = &record.StreamAnswer{NotSeen: lp.notSeen}
+		switch lp.notSeen {
+		case record.AnswerStreamEnded:
+			rec.Reason += "; its answer was not seen: the stream ended first"
+		case record.AnswerTimeout:
+			rec.Reason += fmt.Sprintf("; its answer was not seen within %s of the request", l.wait)
+		case record.AnswerEvicted:
+			rec.Reason += fmt.Sprintf("; its answer was not waited for: more than %d requests waited for theirs", l.max)
+		case record.AnswerShutdown:
+			rec.Reason += "; its answer was not seen: the proxy shut down first"
+		}
+		return
+	}
+	status, ct, respBytes, method, protocol := rec.Status, rec.ContentType, rec.ResponseBytes, rec.Method, rec.ProtocolVersion
+	warnings := rec.Warnings
+	rec.SetResult(lp.res)
+	rec.Status, rec.ContentType, rec.ResponseBytes, rec.Method, rec.ProtocolVersion = status, ct, respBytes, method, protocol
+	// The POST's own warnings (its headers, its 202) come first.
+	for _, w := range rec.Warnings {
+		if !slices.Contains(warnings, w) {
+			warnings = append(warnings, w)
+		}
+	}
+	rec.Warnings = warnings
+	rec.Reason = fmt.Sprintf("answered on the 2024-11-05 HTTP+SSE event stream (GET %s) after the POST's HTTP 202: %s", lp.s.path, rec.Reason)
+	rec.StreamAnswer = &record.StreamAnswer{Seen: true, After: record.Duration(lp.answerAt.Sub(lp.start)), Bytes: lp.bytes}
+	if lp.cerr != nil {
+		if rec.Note != "" {
+			rec.Note += "; "
+		}
+		rec.Note += "the classifier failed on the answer: " + lp.cerr.Error()
+	}
 }

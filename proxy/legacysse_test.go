@@ -77,9 +77,10 @@ func (s *legacySSEServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestLegacySSEAccepted: through the proxy, a client of the 2024-11-05
 // HTTP+SSE transport opens GET /sse (first event: endpoint) and POSTs its
 // messages to the endpoint it names; each is answered 202 "Accepted" and
-// the requests' answers arrive on the stream. A request's record is
-// REQUEST_ACCEPTED (transport, not a failure) with answeredOn "stream" and
-// no warning request-answered-202; a notification's NOTIFICATION_ACCEPTED.
+// the requests' answers arrive on the stream. A request's record has its
+// answer's outcome (paired, TestLegacySSEPairsAnswers) with answeredOn
+// "stream" and no warning request-answered-202; a notification's is
+// NOTIFICATION_ACCEPTED.
 // Before, each was UNEXPECTED_CONTENT_TYPE, the requests with the warning
 // that their caller never gets the answer. A POST answered so to a URL no
 // open stream named (another session; the stream's own endpoint after the
@@ -154,9 +155,9 @@ func TestLegacySSEAccepted(t *testing.T) {
 		warned  bool // request-answered-202
 	}
 	wants := map[string]want{
-		"initialize":                {classify.RequestAccepted, `0`, record.AnsweredOnStream, false},
+		"initialize":                {classify.ResultSuccess, `0`, record.AnsweredOnStream, false},
 		"notifications/initialized": {classify.NotificationAccepted, ``, record.AnsweredOnStream, false},
-		"tools/call":                {classify.RequestAccepted, `"c-1"`, record.AnsweredOnStream, false},
+		"tools/call":                {classify.ToolSuccess, `"c-1"`, record.AnsweredOnStream, false},
 	}
 	var after []*record.Record
 	for _, r := range sink.exchanges(t) {
@@ -176,13 +177,13 @@ func TestLegacySSEAccepted(t *testing.T) {
 		for _, x := range r.Warnings {
 			warned = warned || x.Code == classify.WarnRequestAnswered202
 		}
-		if r.Outcome != w.outcome || r.Layer != classify.LayerTransport || r.AnsweredOn != w.on || warned != w.warned ||
+		if r.Outcome != w.outcome || r.Layer != w.outcome.Layer() || r.AnsweredOn != w.on || warned != w.warned ||
 			r.Status != http.StatusAccepted || w.id != "" && r.JSONRPC.ID.String() != w.id {
 			t.Errorf("%s: %s (%s), answeredOn %q, warned %v, status %d, id %s; want %s (transport), answeredOn %q, warned %v, 202, id %s (reason %q)",
 				r.Method, r.Outcome, r.Layer, r.AnsweredOn, warned, r.Status, r.JSONRPC.ID.Raw(), w.outcome, w.on, w.warned, w.id, r.Reason)
 		}
-		if r.Outcome == classify.RequestAccepted && !strings.Contains(r.Reason, "its answer travels on that stream") {
-			t.Errorf("%s: reason %q does not say where the answer went", r.Method, r.Reason)
+		if r.Method != "notifications/initialized" && !strings.Contains(r.Reason, "answered on the 2024-11-05 HTTP+SSE event stream (GET /sse)") {
+			t.Errorf("%s: reason %q does not say where the answer came from", r.Method, r.Reason)
 		}
 	}
 	if len(wants) != 0 {

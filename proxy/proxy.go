@@ -145,6 +145,12 @@ type Options struct {
 	// flight after this long (DefaultIdleTimeout when 0; negative for none).
 	// A response in progress is never idle, however slowly it streams.
 	IdleTimeout time.Duration
+	// LegacyAnswerWait bounds how long the record of a request POSTed over
+	// the 2024-11-05 HTTP+SSE transport waits, after its 202, for the
+	// answer on the session's event stream (DefaultLegacyAnswerWait when
+	// 0): past it, the record is written REQUEST_ACCEPTED with
+	// streamAnswer.notSeen "timeout".
+	LegacyAnswerWait time.Duration
 	// Shutdown says how Serve stops (serve.go).
 	Shutdown ShutdownOptions
 }
@@ -198,14 +204,21 @@ func New(opts Options) (*Proxy, error) {
 		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",
 		Begin: p.beginExchange, Finish: p.finishExchange, Refuse: p.refuseMalformedBody,
-		StreamEndpoint: p.legacy.opened,
-		Logger:         p.log,
+		StreamEndpoint: p.legacy.opened, StreamMessage: p.legacy.answered,
+		Logger: p.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p.rec = rec
 	p.front = rec.Front(p.route)
+	p.legacy.wait, p.legacy.max, p.legacy.write = opts.LegacyAnswerWait, legacyPendingMax, rec.Write
+	if p.legacy.wait <= 0 {
+		p.legacy.wait = DefaultLegacyAnswerWait
+	}
+	if opts.Observer != nil {
+		p.legacy.observe = opts.Observer.Observe
+	}
 	rt := opts.Transport
 	if rt == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -387,6 +400,10 @@ func (p *Proxy) Stats() Stats { return p.rec.Stats() }
 // closing the sink.
 func (p *Proxy) Wait(ctx context.Context) error {
 	if err := p.rec.Wait(ctx); err != nil {
+		return fmt.Errorf("proxy: %w", err)
+	}
+	// The records held for an answer that can no longer come.
+	if err := p.legacy.shutdown(ctx); err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
 	return nil

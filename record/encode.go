@@ -286,6 +286,11 @@ func sanitizeMembers(c *Record, red *Redactor) {
 	if c.Task != nil {
 		c.Task = &Task{TaskID: s(c.Task.TaskID), Status: s(c.Task.Status)}
 	}
+	if c.StreamAnswer != nil {
+		v := *c.StreamAnswer
+		v.NotSeen = s(v.NotSeen)
+		c.StreamAnswer = &v
+	}
 	if c.NotClassified != nil {
 		v := *c.NotClassified
 		v.Cause = s(v.Cause)

@@ -136,6 +136,16 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 		b = append(b, `,"eraFallback":true`...)
 	}
 	b = appendOmitString(b, `,"answeredOn":`, r.AnsweredOn)
+	if r.StreamAnswer != nil {
+		if b, ok = appendReflect(b, `,"streamAnswer":`, r.StreamAnswer); !ok {
+			return b, false
+		}
+	}
+	if r.StreamAnswers != nil {
+		if b, ok = appendReflect(b, `,"streamAnswers":`, r.StreamAnswers); !ok {
+			return b, false
+		}
+	}
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
 	b = appendOmitInt(b, `,"inputRounds":`, int64(r.InputRounds))
 	if len(r.Warnings) > 0 {

@@ -64,6 +64,56 @@ const (
 // on the 2024-11-05 HTTP+SSE transport's GET event stream.
 const AnsweredOnStream = "stream"
 
+// The reasons an answer on a 2024-11-05 HTTP+SSE stream was not paired with
+// its POST (StreamAnswer.NotSeen).
+const (
+	// AnswerStreamEnded: the stream ended before the answer came.
+	AnswerStreamEnded = "stream-ended"
+	// AnswerTimeout: the answer did not come within the proxy's wait
+	// (proxy.Options.LegacyAnswerWait) after the POST's response.
+	AnswerTimeout = "timeout"
+	// AnswerEvicted: more POSTs waited for their answers than the proxy
+	// keeps (the oldest is written without its answer).
+	AnswerEvicted = "evicted"
+	// AnswerShutdown: the proxy shut down before the answer came.
+	AnswerShutdown = "shutdown"
+)
+
+// StreamAnswer is, on the record of a request POSTed over the 2024-11-05
+// HTTP+SSE transport, what became of its answer on the session's GET
+// stream (Record.StreamAnswer).
+type StreamAnswer struct {
+	// Seen reports that the answer (a response of the request's id, of the
+	// same JSON type) arrived on the stream and was judged: the record's
+	// outcome is the answer's.
+	Seen bool `json:"seen"`
+	// NotSeen says why the answer was not seen (AnswerStreamEnded,
+	// AnswerTimeout, AnswerEvicted, AnswerShutdown); the record is then
+	// REQUEST_ACCEPTED.
+	NotSeen string `json:"notSeen,omitempty"`
+	// After is when the answer's event was read, since the request
+	// started.
+	After Duration `json:"afterMs,omitempty"`
+	// Bytes is the size of the answer (the event's data).
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// StreamAnswers counts the JSON-RPC responses a 2024-11-05 HTTP+SSE GET
+// stream carried (Record.StreamAnswers).
+type StreamAnswers struct {
+	// Responses counts the responses (results and errors with an id).
+	Responses int `json:"responses"`
+	// Paired counts those paired with a POST: its record has the answer's
+	// outcome.
+	Paired int `json:"paired"`
+	// Late counts those that answered a POST whose record had been written
+	// without its answer (StreamAnswer.NotSeen timeout or evicted).
+	Late int `json:"late"`
+	// Unpaired counts those that answered no request the proxy saw POSTed
+	// to this stream's endpoint.
+	Unpaired int `json:"unpaired"`
+}
+
 // ResultType is the MCP resultType of a result ("complete",
 // "input_required", "task"). The empty value means that the result carried
 // none (or that there was no result) and is written as JSON null.
@@ -202,9 +252,18 @@ type Record struct {
 	EraFallback bool `json:"eraFallback,omitempty"`
 	// AnsweredOn is AnsweredOnStream on the record of a message POSTed to
 	// the endpoint a 2024-11-05 HTTP+SSE event stream named and answered
-	// 202: its answer, if it has one, travels on that GET stream (whose
-	// record it is on), not in this response.
+	// 202: its answer, if it has one, travels on that GET stream, not in
+	// this response (StreamAnswer says whether it was seen there).
 	AnsweredOn string `json:"answeredOn,omitempty"`
+	// StreamAnswer is, on the record of a request POSTed to the endpoint
+	// of a 2024-11-05 HTTP+SSE event stream (answeredOn "stream"), what
+	// became of its answer on that stream: seen (the record's outcome,
+	// layer and JSON-RPC facts are the answer's) or why it was not.
+	StreamAnswer *StreamAnswer `json:"streamAnswer,omitempty"`
+	// StreamAnswers counts, on the record of a 2024-11-05 HTTP+SSE GET
+	// event stream, the JSON-RPC responses it carried and how they were
+	// paired with the POSTs they answer.
+	StreamAnswers *StreamAnswers `json:"streamAnswers,omitempty"`
 	// PolicyRetries counts, on a call, the exchanges sent by the retry
 	// policy.
 	PolicyRetries int `json:"policyRetries,omitempty"`

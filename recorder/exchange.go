@@ -96,6 +96,11 @@ type exchangeRare struct {
 	done    chan struct{}  // the record was handed to the sink (made with Options.Sync only)
 	fault   *record.Fault  // the fault layer's decision, nil without one
 	params  *record.Params // the fault endpoint's params facts (ServerFacts)
+	// live marks a GET event stream whose first event was "endpoint"
+	// (StreamEndpoint): it is read as it passes, not lazily, so that the
+	// answers it carries reach StreamMessage when they arrive. Set by
+	// beginWrite, on the handler's goroutine.
+	live bool
 }
 
 // rareFields returns ex.rare, made when ex had none. Only the handler's
@@ -203,6 +208,23 @@ func (ex *Exchange) End() time.Time {
 
 // Method returns the JSON-RPC method of the request ("" when it is none).
 func (ex *Exchange) Method() string { return ex.msg.Method }
+
+// ID returns the JSON-RPC id of a request (the zero ID for anything
+// else). Its bytes alias the request body: copy what is kept past the
+// Begin hook.
+func (ex *Exchange) ID() wire.ID {
+	if ex.msg.Kind != wire.MessageRequest {
+		return wire.ID{}
+	}
+	return ex.msg.ID
+}
+
+// Protocol returns the protocol revision the exchange's request is judged
+// by.
+func (ex *Exchange) Protocol() string { return ex.protocol }
+
+// Tool returns params.name of a tools/call or prompts/get ("" otherwise).
+func (ex *Exchange) Tool() string { return ex.msg.Tool }
 
 // Cancelled returns params.requestId of a notifications/cancelled request
 // (the zero ID otherwise). Its bytes alias the request body: copy what is

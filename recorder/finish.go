@@ -312,6 +312,8 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 				sse.Requests++
 			} else if m.Kind == wire.MessageNotification {
 				sse.Notifications++
+			} else if m.Kind == wire.MessageResponse && ex.pipe != nil && ex.pipe.eager {
+				rc.opts.StreamMessage(ex, ev.Data, &m)
 			}
 		}
 		sse.Comments = rd.Comments
@@ -615,15 +617,17 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	rec.Note = strings.Join(notes, "; ")
 
 	var after []*record.Record
-	release := true
+	release, hold := true, false
 	if rc.opts.Finish != nil {
 		f := &Finished{Exchange: ex, Record: rec, Result: res,
 			ClientGone: ex.clientGone && !afterResponse && !ex.shutdown, UpstreamReset: ex.upReset}
 		after = rc.opts.Finish(f)
-		release = f.ReleaseRecord
+		release, hold = f.ReleaseRecord && !f.Hold, f.Hold
 	}
 	rc.stats.exchanges.Add(1)
-	rc.Write(rec)
+	if !hold {
+		rc.Write(rec)
+	}
 	for _, r := range after {
 		rc.Write(r)
 	}

@@ -37,6 +37,7 @@ type pipe struct {
 	err    error // set by closeWithError; io.EOF for a clean end
 	done   bool  // the reader stopped reading
 	asleep bool  // the reader waits for bytes (see wakeAt)
+	eager  bool  // every write wakes the reader: a 2024-11-05 HTTP+SSE stream, whose answers are paired as they pass (Options.StreamMessage); set before the reader starts, never changed
 	wakes  int   // times the reader woke up with bytes to read (tests)
 
 	handlerEnded bool // the handler returned (endHandler), for a finishing goroutine started early
@@ -122,7 +123,7 @@ func (p *pipe) write(b []byte, at time.Duration) {
 	p.chunks = append(p.chunks, pipeChunk{b: b, at: at})
 	p.queued += len(b)
 	p.cost += chunkCost(b)
-	if p.asleep && (p.queued >= wakeAt || p.full()) {
+	if p.asleep && (p.queued >= wakeAt || p.full() || p.eager) {
 		p.wake()
 	}
 }

@@ -170,6 +170,13 @@ type Options struct {
 	// the response writer's lock held: it must be quick. What it sets in ex
 	// (its Tag) is seen by the Finish hook.
 	StreamEndpoint func(ex *Exchange, endpoint string)
+	// StreamMessage, when set, is called with every JSON-RPC response (a
+	// result or an error, with its id) that an event stream StreamEndpoint
+	// was called for carries: data is the event's data, m its one parse
+	// (both valid during the call only). Such a stream is read as it
+	// passes, not lazily. It runs on the exchange's finishing goroutine,
+	// before the stream's record is made.
+	StreamMessage func(ex *Exchange, data []byte, m *wire.Message)
 	// Refuse, when set, answers a request whose body was malformed (a broken
 	// chunked framing); the default answers 400 "reading the request body:
 	// …". The request is not passed on either way.
@@ -376,6 +383,12 @@ type Finished struct {
 	// has a method KeepsNoRecord, as record.Async and record.Sink do).
 	// Unset, the record is the hook's to keep.
 	ReleaseRecord bool
+	// Hold is set by a hook that takes Record to write it later itself
+	// (Recorder.Write), once more is known than the exchange told (the
+	// answer of a 2024-11-05 HTTP+SSE POST, which arrives on another
+	// exchange's stream): the recorder then neither writes it nor reuses
+	// its memory. The hook must write it, exactly once.
+	Hold bool
 }
 
 // sessionStore remembers, per 2025-11-25 session, the client and the

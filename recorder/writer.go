@@ -218,6 +218,9 @@ func (rw *responseWriter) beginWrite(b []byte) {
 		rw.sniff = false
 		if endpoint, ok := firstEndpoint(b); ok {
 			rw.ex.rc.opts.StreamEndpoint(rw.ex, endpoint)
+			if rw.ex.rc.opts.StreamMessage != nil {
+				rw.ex.rareFields().live = true
+			}
 		}
 	}
 	rw.writing = true
@@ -428,11 +431,13 @@ func (rw *responseWriter) handoff() {
 	if rw.stream {
 		at = time.Since(ex.start)
 	}
+	live := ex.rare != nil && ex.rare.live
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
+		ex.pipe.eager = live
 	}
 	ex.pipe.write(chunk, at)
-	if !ex.started && ex.pipe.buffered() >= lazyStart {
+	if !ex.started && (live || ex.pipe.buffered() >= lazyStart) {
 		ex.startEarly()
 	}
 }
