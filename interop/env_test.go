@@ -299,8 +299,18 @@ type exchangeRecord struct {
 		ID        json.RawMessage `json:"id"`
 		ErrorCode *int            `json:"errorCode"`
 	} `json:"jsonrpc"`
-	AnsweredOn string `json:"answeredOn"`
-	Warnings   []struct {
+	AnsweredOn   string `json:"answeredOn"`
+	StreamAnswer *struct {
+		Seen    bool   `json:"seen"`
+		NotSeen string `json:"notSeen"`
+	} `json:"streamAnswer"`
+	StreamAnswers *struct {
+		Responses int `json:"responses"`
+		Paired    int `json:"paired"`
+		Late      int `json:"late"`
+		Unpaired  int `json:"unpaired"`
+	} `json:"streamAnswers"`
+	Warnings []struct {
 		Code string `json:"code"`
 	} `json:"warnings"`
 	SSE *struct {

@@ -14,16 +14,20 @@ import (
 )
 
 // TestInspectorLegacySSERecord: the MCP Inspector CLI (2.12.0, --transport
-// sse) calls server-everything's echo in its sse mode (the 2024-11-05
-// HTTP+SSE transport: GET /sse, whose first event, endpoint, names
-// /message?sessionId=…; every POST there is answered 202 "Accepted" and
-// its answer arrives on the GET stream) through a recording `mcpdiag
-// proxy`. The peer gets "Echo: hi"; each request's record is
-// REQUEST_ACCEPTED (transport, not a failure) with answeredOn "stream" and
-// no request-answered-202 warning, the notification's NOTIFICATION_ACCEPTED,
-// the GET's HTTP_SUCCESS. Before, 5 of the 6 records were
-// UNEXPECTED_CONTENT_TYPE, the requests warned that their caller never gets
-// the answer.
+// sse) calls server-everything in its sse mode (the 2024-11-05 HTTP+SSE
+// transport: GET /sse, whose first event, endpoint, names
+// /message?sessionId=…; every POST there is answered 202 "Accepted" and its
+// answer arrives on the GET stream) through a recording `mcpdiag proxy`,
+// twice: echo ("Echo: hi") and get-resource-reference with resourceId -1,
+// which throws (an isError result). Each request's record has its answer's
+// outcome, paired from the stream by the session and the id: echo
+// TOOL_SUCCESS, the other TOOL_ERROR with isError, initialize
+// RESULT_SUCCESS, each with its integer id, status 202, answeredOn "stream",
+// streamAnswer seen and no request-answered-202 warning; the notification's
+// NOTIFICATION_ACCEPTED; each GET's HTTP_SUCCESS, counting every response it
+// carried as paired. Before legacy10, 5 of the 6 records of a run were
+// UNEXPECTED_CONTENT_TYPE; before legacy12 the requests' records were
+// REQUEST_ACCEPTED whatever the answer said.
 func TestInspectorLegacySSERecord(t *testing.T) {
 	t.Parallel()
 	skipShort(t, "the Inspector and server-everything run on node")
@@ -44,41 +48,70 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 	px := startProxy(t, "legacysse", base+"/sse")
 
 	launcher := filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nt.node, launcher, "--cli", px.base+"/sse", "--transport", "sse",
-		"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi")
-	cmd.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_INSPECTOR_SECRET_STORE=memory", "NO_COLOR=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "Echo: hi") {
-		t.Fatalf("inspector: %v\n%s", err, out.String())
+	for _, run := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tool-name", "echo", "--tool-arg", "message=hi"}, "Echo: hi"},
+		{[]string{"--tool-name", "get-resource-reference", "--tool-arg", "resourceId=-1"}, "Invalid resourceId"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, nt.node, append([]string{launcher, "--cli", px.base + "/sse", "--transport", "sse",
+			"--method", "tools/call"}, run.args...)...)
+		cmd.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_INSPECTOR_SECRET_STORE=memory", "NO_COLOR=1"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		cancel()
+		if !strings.Contains(out.String(), run.want) {
+			t.Fatalf("inspector %v: %v\n%s", run.args, err, out.String())
+		}
 	}
 
 	integer := regexp.MustCompile(`^[0-9]+$`)
-	var methods []string
-	var gets int
+	var methods, tools []string
+	var gets, requests, responses int
 	for _, r := range px.records(t) {
 		if r.HTTPMethod == "GET" {
 			gets++
-			if r.Outcome != "HTTP_SUCCESS" || r.Layer != "transport" || r.Status != 200 || r.AnsweredOn != "" {
-				t.Errorf("the GET stream: %s (%s), status %d, answeredOn %q; want HTTP_SUCCESS (transport), 200, none", r.Outcome, r.Layer, r.Status, r.AnsweredOn)
+			if r.Outcome != "HTTP_SUCCESS" || r.Layer != "transport" || r.Status != 200 || r.AnsweredOn != "" || r.StreamAnswers == nil {
+				t.Errorf("the GET stream: %s (%s), status %d, answeredOn %q, streamAnswers %v; want HTTP_SUCCESS (transport), 200, none, counted",
+					r.Outcome, r.Layer, r.Status, r.AnsweredOn, r.StreamAnswers)
+				continue
 			}
+			if a := r.StreamAnswers; a.Responses == 0 || a.Paired != a.Responses || a.Late != 0 || a.Unpaired != 0 {
+				t.Errorf("the GET stream's answers: %+v; want every response paired", *a)
+			}
+			responses += r.StreamAnswers.Responses
 			continue
 		}
 		methods = append(methods, r.Method)
-		want, id := "REQUEST_ACCEPTED", integer
-		if strings.HasPrefix(r.Method, "notifications/") {
-			want, id = "NOTIFICATION_ACCEPTED", regexp.MustCompile(`^null$`)
+		want, layer, id := "RESULT_SUCCESS", "application", integer
+		switch {
+		case strings.HasPrefix(r.Method, "notifications/"):
+			want, layer, id = "NOTIFICATION_ACCEPTED", "transport", regexp.MustCompile(`^null$`)
+		case r.Method == "tools/call" && r.Tool == "get-resource-reference":
+			want = "TOOL_ERROR"
+		case r.Method == "tools/call":
+			want = "TOOL_SUCCESS"
 		}
-		if r.HTTPMethod != "POST" || r.Status != 202 || r.Outcome != want || r.Layer != "transport" || r.AnsweredOn != "stream" ||
+		if r.HTTPMethod != "POST" || r.Status != 202 || r.Outcome != want || r.Layer != layer || r.AnsweredOn != "stream" ||
 			!id.Match(r.JSONRPC.ID) || slices.Contains(r.warningCodes(), "request-answered-202") {
-			t.Errorf("%s %s (id %s): status %d, %s (%s), answeredOn %q, warnings %v; want 202, %s (transport), answeredOn \"stream\", id %s, no request-answered-202",
-				r.HTTPMethod, r.Method, r.JSONRPC.ID, r.Status, r.Outcome, r.Layer, r.AnsweredOn, r.warningCodes(), want, id)
+			t.Errorf("%s %s (id %s): status %d, %s (%s), answeredOn %q, warnings %v; want 202, %s (%s), answeredOn \"stream\", id %s, no request-answered-202",
+				r.HTTPMethod, r.Method, r.JSONRPC.ID, r.Status, r.Outcome, r.Layer, r.AnsweredOn, r.warningCodes(), want, layer, id)
 		}
-		if r.Method == "tools/call" && r.Tool != "echo" {
-			t.Errorf("the tools/call's tool is %q, want echo", r.Tool)
+		if layer == "application" {
+			requests++
+			if r.StreamAnswer == nil || !r.StreamAnswer.Seen {
+				t.Errorf("%s (id %s): streamAnswer %v, want seen", r.Method, r.JSONRPC.ID, r.StreamAnswer)
+			}
+		}
+		if r.Method == "tools/call" {
+			tools = append(tools, r.Tool)
+			if isErr := r.IsError != nil && *r.IsError; isErr != (want == "TOOL_ERROR") {
+				t.Errorf("tools/call %s: isError %v", r.Tool, r.IsError)
+			}
 		}
 	}
 	for _, m := range []string{"initialize", "notifications/initialized", "tools/call"} {
@@ -86,7 +119,11 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 			t.Errorf("no record of %s (records of %v)", m, methods)
 		}
 	}
-	if gets != 1 {
-		t.Errorf("%d GET records, want 1", gets)
+	slices.Sort(tools)
+	if !slices.Equal(tools, []string{"echo", "get-resource-reference"}) {
+		t.Errorf("tools/call records of %v, want echo and get-resource-reference", tools)
+	}
+	if gets != 2 || responses != requests {
+		t.Errorf("%d GET records carrying %d responses, want 2 carrying one per request (%d)", gets, responses, requests)
 	}
 }
