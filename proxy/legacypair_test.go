@@ -28,6 +28,7 @@ type pairingServer struct {
 	streams map[string]chan streamMsg
 	n       int
 	release chan struct{}
+	split   bool // the endpoint event is written in two flushes, 50 ms apart
 }
 
 type streamMsg struct {
@@ -50,7 +51,14 @@ func (s *pairingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
-		fmt.Fprintf(w, "event: endpoint\ndata: /message?sessionId=%s\n\n", id)
+		ev := fmt.Sprintf("event: endpoint\ndata: /message?sessionId=%s\n\n", id)
+		if s.split {
+			io.WriteString(w, ev[:22])
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+			ev = ev[22:]
+		}
+		io.WriteString(w, ev)
 		w.(http.Flusher).Flush()
 		for {
 			select {
@@ -377,6 +385,41 @@ func TestLegacySSEPendingCap(t *testing.T) {
 	checkPost(t, posts, `11`, answerWant{outcome: classify.ToolSuccess, tool: "hold", seen: true})
 	checkPost(t, posts, `12`, answerWant{outcome: classify.ToolSuccess, tool: "hold", seen: true})
 	if get == nil || get.StreamAnswers == nil || *get.StreamAnswers != (record.StreamAnswers{Responses: 3, Paired: 2, Late: 1}) {
+		t.Errorf("the GET stream's record: %+v", get)
+	}
+}
+
+// TestLegacySSESplitEndpoint: a server that writes its stream's first
+// event, endpoint, in two flushes ("event: endpoint\ndata: /mes", then the
+// rest) is recognised all the same: the requests POSTed to the endpoint are
+// paired with their answers. Before, only an endpoint event whole in the
+// stream's first write was looked at, and such POSTs were
+// UNEXPECTED_CONTENT_TYPE with request-answered-202.
+func TestLegacySSESplitEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := newPairingServer()
+	srv.split = true
+	up := serve(t, srv)
+	purl, _, sink, stop := startProxy(t, strings.TrimSuffix(up, "/mcp")+"/sse", proxy.Options{})
+	c := &http.Client{Timeout: 30 * time.Second}
+	endpoint, br, resp := legacySession(t, c, purl)
+	postAll(t, c, endpoint, call(`1`, "echo"), call(`"two"`, "fail"))
+	readAnswers(t, br, 2)
+	waitFor(t, sink, "paired records", func(recs []*record.Record) bool {
+		n := 0
+		for _, r := range recs {
+			if r.StreamAnswer != nil {
+				n++
+			}
+		}
+		return n == 2
+	})
+	resp.Body.Close()
+	stop()
+	posts, get := byID(t, sink)
+	checkPost(t, posts, `1`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
+	checkPost(t, posts, `"two"`, answerWant{outcome: classify.ToolError, tool: "fail", seen: true, isError: true})
+	if get == nil || get.StreamAnswers == nil || *get.StreamAnswers != (record.StreamAnswers{Responses: 2, Paired: 2}) {
 		t.Errorf("the GET stream's record: %+v", get)
 	}
 }

@@ -101,6 +101,9 @@ type exchangeRare struct {
 	// answers it carries reach StreamMessage when they arrive. Set by
 	// beginWrite, on the handler's goroutine.
 	live bool
+	// sniffed holds the first bytes of a GET's event stream while its
+	// first event is not whole (sniffEndpoint), on the writer's goroutine.
+	sniffed []byte
 }
 
 // rareFields returns ex.rare, made when ex had none. Only the handler's

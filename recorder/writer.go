@@ -3,6 +3,7 @@ package recorder
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -215,17 +216,50 @@ func (rw *responseWriter) beginWrite(b []byte) {
 		rw.writeHeader(http.StatusOK)
 	}
 	if rw.sniff && len(b) > 0 {
-		rw.sniff = false
-		if endpoint, ok := firstEndpoint(b); ok {
-			rw.ex.rc.opts.StreamEndpoint(rw.ex, endpoint)
-			if rw.ex.rc.opts.StreamMessage != nil {
-				rw.ex.rareFields().live = true
-			}
-		}
+		rw.sniffEndpoint(b)
 	}
 	rw.writing = true
 	rw.mu.Unlock()
 }
+
+// sniffEndpoint looks for the endpoint event (StreamEndpoint) in the
+// first bytes of a GET's event stream, b the next bytes to be written: the
+// first event may come in more than one write (a server that flushed it
+// in pieces), so the bytes before b are kept until it is whole, up to
+// maxSniff bytes. The client cannot read an endpoint before the write
+// that completes its event. Called with mu held, by the writer's
+// goroutine.
+//
+//go:noinline
+func (rw *responseWriter) sniffEndpoint(b []byte) {
+	ex := rw.ex
+	chunk := b
+	if ex.rare != nil && ex.rare.sniffed != nil {
+		chunk = append(ex.rare.sniffed, b...)
+	}
+	endpoint, ok, partial := firstEndpoint(chunk)
+	switch {
+	case ok:
+		rw.sniff = false
+		ex.rc.opts.StreamEndpoint(ex, endpoint)
+		if ex.rc.opts.StreamMessage != nil {
+			ex.rareFields().live = true
+		}
+	case partial && len(chunk) < maxSniff:
+		// Kept until the next write (a copy: b is the caller's).
+		ex.rareFields().sniffed = append(chunk[:0:0], chunk...)
+		return
+	default:
+		rw.sniff = false
+	}
+	if ex.rare != nil {
+		ex.rare.sniffed = nil
+	}
+}
+
+// maxSniff bounds the bytes kept while the first event of a GET's event
+// stream is not whole yet (sniffEndpoint): an endpoint event is a URL.
+const maxSniff = 4 << 10
 
 // wrote keeps a copy of the bytes b that Write passed on (werr: how the
 // write failed, if it did), ends the writing mark and returns what Write
@@ -434,7 +468,10 @@ func (rw *responseWriter) handoff() {
 	live := ex.rare != nil && ex.rare.live
 	if ex.pipe == nil {
 		ex.pipe = newPipe()
-		ex.pipe.eager = live
+	}
+	if live && !ex.started {
+		// (The reader has not started: it reads eager once it has.)
+		ex.pipe.eager = true
 	}
 	ex.pipe.write(chunk, at)
 	if !ex.started && (live || ex.pipe.buffered() >= lazyStart) {
@@ -444,16 +481,20 @@ func (rw *responseWriter) handoff() {
 
 // firstEndpoint returns the data of the first event in chunk, the first
 // bytes of an event stream, when that event is whole in chunk and its type
-// is "endpoint" (the 2024-11-05 HTTP+SSE transport's first event). The
-// stream is parsed by wire's reader, as every stream is (one parse).
-func firstEndpoint(chunk []byte) (string, bool) {
+// is "endpoint" (the 2024-11-05 HTTP+SSE transport's first event); partial
+// reports that no event is whole in chunk yet (more bytes may make one).
+// The stream is parsed by wire's reader, as every stream is (one parse).
+func firstEndpoint(chunk []byte) (endpoint string, ok, partial bool) {
 	r := wire.NewPooledSSEReader(bytes.NewReader(chunk), len(chunk)+1)
 	defer r.Recycle()
 	ev, err := r.Next()
-	if err != nil || ev.Type != "endpoint" {
-		return "", false // none whole in chunk, or another type
+	if err != nil {
+		return "", false, err == io.EOF || errors.As(err, new(*wire.UnterminatedEventError))
 	}
-	return string(ev.Data), true
+	if ev.Type != "endpoint" {
+		return "", false, false
+	}
+	return string(ev.Data), true, false
 }
 
 // lazyStart is how many bytes a response may hold in its pipe before the
