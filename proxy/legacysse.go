@@ -30,14 +30,17 @@ const legacyMemory = 256
 // ("Accepted"). Without it, every such POST read as a request answered
 // 202 whose caller never gets the answer (UNEXPECTED_CONTENT_TYPE with
 // the warning request-answered-202), which is false in that transport.
-// The hot path pays nothing until such a stream was seen, and then a map
-// lookup for a POST answered 202.
+// The answers on the stream are paired with the requests POSTed to its
+// endpoint (begin, answered, hold): each request's record has its answer's
+// outcome. The hot path pays nothing until such a stream was seen, and
+// then a map lookup per POST (at its begin, and for one answered 202).
 type legacyStreams struct {
 	any  atomic.Bool // some legacy stream was seen: most proxies never see one
 	mu   sync.Mutex
 	open map[string]*legacyStream // by the endpoint's path and query
 
-	// The pairing of the streams' answers with their POSTs (see pair).
+	// The pairing of the streams' answers with their POSTs (begin,
+	// answered, hold, and the ends: ended, timeout, drop, shutdown).
 	wait    time.Duration // Options.LegacyAnswerWait
 	max     int           // legacyPendingMax (tests lower it)
 	queue   list.List     // the pending requests of every stream, oldest first (*legacyPending)
