@@ -177,6 +177,7 @@ type HARWriter struct {
 	enc     *json.Encoder
 	opts    HAROptions
 	entries int64
+	stdio   int64
 	started bool
 	closed  bool
 	err     error
@@ -212,10 +213,18 @@ func (h *HARWriter) write(s string) {
 	}
 }
 
-// Add writes r as an entry when it is an exchange record. A write error is
-// kept and returned by Err and Close; later records are then ignored.
+// Add writes r as an entry when it is an exchange record of HTTP. A
+// stdio exchange (StdioRecord) is counted (Stdio), not written: a HAR
+// entry is an HTTP request and response, and a line pair has neither
+// method nor status (written as POST with status 0, a viewer showed every
+// stdio exchange, successes included, as a failed request). A write error
+// is kept and returned by Err and Close; later records are then ignored.
 func (h *HARWriter) Add(r *record.Record) {
 	if r == nil || r.Kind != record.KindExchange || h.closed || h.err != nil {
+		return
+	}
+	if StdioRecord(r) {
+		h.stdio++
 		return
 	}
 	h.start()
@@ -232,6 +241,15 @@ func (h *HARWriter) Add(r *record.Record) {
 
 // Entries returns the number of entries written.
 func (h *HARWriter) Entries() int64 { return h.entries }
+
+// Stdio returns the number of stdio exchanges left out.
+func (h *HARWriter) Stdio() int64 { return h.stdio }
+
+// StdioRecord reports whether r is an exchange of the stdio transport (the
+// stdio proxy's or probe's): no HTTP method and a "stdio:" URL.
+func StdioRecord(r *record.Record) bool {
+	return r.HTTPMethod == "" && strings.HasPrefix(r.URL, "stdio:")
+}
 
 // Err returns the first write error.
 func (h *HARWriter) Err() error { return h.err }

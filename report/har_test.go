@@ -269,3 +269,27 @@ func TestHARWriteError(t *testing.T) {
 		t.Errorf("Close = %v, want the write error", err)
 	}
 }
+
+// TestHARLeavesOutStdio: a stdio exchange (the stdio proxy's or probe's
+// record: no HTTP method, a "stdio:" URL) is not a HAR entry. It was
+// written as a POST to stdio:NAME with status 0, which a viewer shows as a
+// failed request whatever the outcome (server-everything's RESULT_SUCCESS
+// lines through proxy --stdio and probe included).
+func TestHARLeavesOutStdio(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	h := NewHARWriter(&out, HAROptions{})
+	h.Add(&record.Record{Kind: record.KindExchange, URL: "stdio:node", Method: "initialize", Outcome: "RESULT_SUCCESS"})
+	h.Add(&record.Record{Kind: record.KindExchange, URL: "http://127.0.0.1:1/mcp", Method: "tools/call", Status: 200, Outcome: "TOOL_SUCCESS"})
+	h.Add(&record.Record{Kind: record.KindExchange, URL: "stdio:server-everything", Method: "tools/call", Outcome: "TOOL_SUCCESS"})
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries := checkHAR(t, out.Bytes())
+	if len(entries) != 1 || h.Entries() != 1 || h.Stdio() != 2 {
+		t.Fatalf("%d entries (%d counted), %d stdio left out; want 1 entry (the HTTP exchange) and 2 left out", len(entries), h.Entries(), h.Stdio())
+	}
+	if bytes.Contains(out.Bytes(), []byte("stdio:")) {
+		t.Errorf("a stdio exchange reached the HAR:\n%s", out.Bytes())
+	}
+}

@@ -71,7 +71,7 @@ Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input.`,
 	f.Float64Var(&o.maxRateIncrease, "max-rate-increase", report.DefaultMaxRateIncrease, "with --baseline: largest allowed rise of a failure rate, absolute (0.05 = 5 points)")
 	f.Float64Var(&o.maxP95Ratio, "max-p95-ratio", report.DefaultMaxP95Ratio, "with --baseline: largest allowed p95 latency as a multiple of the baseline's")
 	f.StringVar(&o.gateOn, "gate-on", "auto", "`KIND` of records the gates look at: auto (calls if any, else exchanges, else server lines), call, exchange or server")
-	f.StringVar(&o.har, "har", "", "also write the exchanges as a HAR 1.2 archive to `FILE` (opens in browser devtools)")
+	f.StringVar(&o.har, "har", "", "also write the HTTP exchanges as a HAR 1.2 archive to `FILE` (opens in browser devtools; stdio exchanges are left out)")
 	f.StringVar(&o.html, "html", "", "also write one self-contained HTML page (table, detail, charts; records embedded, nothing fetched) to `FILE`")
 	f.IntVar(&o.top, "top", report.DefaultTop, "list the `N` worst offenders and slowest records")
 	return cmd
@@ -227,6 +227,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		}
 		if err := harFile.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--har: %w", err)}
+		}
+		if n := har.Stdio(); n > 0 {
+			fmt.Fprintf(stderr, "mcpdiag: --har %s: %d stdio exchange(s) left out: a HAR entry is an HTTP request and response, and stdio has no HTTP method or status\n", o.har, n)
 		}
 	}
 	if page != nil {
