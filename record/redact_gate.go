@@ -15,10 +15,9 @@ import "strings"
 //	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
 //	two "." in s                               → maskJWTs
 //
-// and a name hint may be hidden behind an escape of a letter or a digit
-// ("p%61ssword", "p\u0061ssword"), which scrubPatterns decodes to look
-// for the hints: such an escape opens the gate (hasLetterEscape, looked
-// for only when the loop saw a "%" or a "\\").
+// and scrubPatterns looks for the name hints in the text with its escapes
+// decoded too when it holds an escape of a letter or a digit: the gate
+// opens on any "%3"–"%7" or "\u" (escapeHints), a superset of those.
 //
 // When none holds, no pattern runs and scrubPatterns returns s: that is
 // what patternsMayApply checks, and it checks a superset of it, so when it
@@ -28,6 +27,13 @@ import "strings"
 // the patterns. The last condition is narrowed by what jwtRE must match
 // first, an "e" followed by one of [w-z0-9_-]: without such a pair jwtRE
 // has no match and maskJWTs returns s.
+
+// escapeHints open the gate on an escape that may be of an ASCII letter or
+// digit ("%61", "\\u0061"): a name hint may hide behind it, and
+// scrubPatterns then looks for the hints in the text decoded too
+// (hasLetterEscape). "%3"–"%7" are the escapes of the bytes 0x30–0x7F;
+// "%2F" and the other escapes of punctuation below "0" do not open it.
+var escapeHints = []string{"%3", "%4", "%5", "%6", "%7", `\u`}
 
 // pemHints are the substrings of lower that make scrubPatterns look for a
 // PEM block or an authorization scheme.
@@ -65,7 +71,7 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 			}
 		}
 	}
-	add(false, pemHints, nameHints, providerHints)
+	add(false, pemHints, nameHints, providerHints, escapeHints)
 	// Each queryHint starts with a formHint; both are listed so that the
 	// gate stays a superset if either list changes.
 	add(true, formHints, queryHints)
@@ -80,7 +86,7 @@ var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]
 var gateByte = func() (t [256]bool) {
 	for c := range t {
 		switch {
-		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e', c == '%', c == '\\':
+		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e':
 			t[c] = true
 		default:
 			t[c] = len(gateHints[lowerASCII(byte(c))]) > 0
@@ -126,18 +132,10 @@ func isJWTSecond(c byte) bool {
 	return c >= 'w' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// The bytes patternsMayApply notes (seen).
-const (
-	seenAt = 1 << iota
-	seenEsc
-)
-
 // patternsMayApply reports whether scrubPatterns(s, ctx) may differ from
 // s. False means it returns s (see the comment at the top of this file).
 func patternsMayApply(s string, ctx nameContext) bool {
-	// seen: seenAt ('@'), seenEsc ('%' or '\\': an escape may hide a
-	// name, which scrubPatterns decodes).
-	dots, jwtStart, query, form, seen := 0, false, false, false, 0
+	dots, jwtStart, query, form, at := 0, false, false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if !gateByte[c] {
@@ -154,10 +152,7 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			query = true
 			continue
 		case '@':
-			seen |= seenAt
-			continue
-		case '%', '\\':
-			seen |= seenEsc
+			at = true
 			continue
 		}
 		if i+1 == len(s) {
@@ -184,10 +179,10 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			}
 		}
 	}
-	if form && (ctx == ctxForm || query) || seen&seenAt != 0 && strings.Contains(s, "://") {
+	if form && (ctx == ctxForm || query) || at && strings.Contains(s, "://") {
 		return true
 	}
-	return dots >= 2 && jwtStart || seen&seenEsc != 0 && hasLetterEscape(s)
+	return dots >= 2 && jwtStart
 }
 
 // letterEscapeAt reports whether s[i:] starts with an escape of an ASCII
