@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
@@ -67,8 +69,16 @@ func TestIdleStreamStack(t *testing.T) {
 	for _, base := range []string{plain.URL + "/mcp", recording} {
 		perStream(t, base, 4)
 	}
-	plainPer := perStream(t, plain.URL+"/mcp", streams)
-	recPer := perStream(t, recording, streams)
+	// Rounds alternate and each side keeps its smallest: what else runs
+	// (the last round's connections closing, a loaded machine's late
+	// goroutines) only adds to a round's stacks, never takes from them,
+	// so the minimum is the stream's own cost (one round each failed
+	// land at load 18: 34.9 against 32.3 KiB).
+	plainPer, recPer := math.Inf(1), math.Inf(1)
+	for range 3 {
+		plainPer = min(plainPer, perStream(t, plain.URL+"/mcp", streams))
+		recPer = min(recPer, perStream(t, recording, streams))
+	}
 	t.Logf("goroutine stacks per idle stream (client, proxy and upstream): plain reverse proxy %.1f KiB, recording proxy %.1f KiB", plainPer/1024, recPer/1024)
 	if recPer > plainPer+2048 {
 		t.Errorf("an idle stream through the recording proxy holds %.1f KiB of goroutine stacks, the plain reverse proxy %.1f KiB: more than 2 KiB over it", recPer/1024, plainPer/1024)
@@ -98,12 +108,17 @@ func perStream(t *testing.T, base string, n int) float64 {
 		runtime.ReadMemStats(&m)
 		return m.StackInuse
 	}
+	// The goroutines of the last round's streams end after their bodies
+	// are closed, some while this round is measured: a round starts once
+	// the count has settled, or it is off by their stacks either way.
+	quietGoroutines()
 	before := stackInuse()
 	var bodies []io.ReadCloser
 	defer func() {
 		for _, b := range bodies {
 			b.Close()
 		}
+		client.CloseIdleConnections()
 	}()
 	for i := range n {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{}}`, i+1)
@@ -128,4 +143,19 @@ func perStream(t *testing.T, base string, n int) float64 {
 	}
 	after := stackInuse()
 	return (float64(after) - float64(before)) / float64(n)
+}
+
+// quietGoroutines waits, at most 5 s, until the goroutine count is the
+// same in three looks 10 ms apart.
+func quietGoroutines() {
+	last, same := -1, 0
+	for end := time.Now().Add(5 * time.Second); same < 3 && time.Now().Before(end); {
+		n := runtime.NumGoroutine()
+		if n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
