@@ -566,7 +566,7 @@ func (c *Classifier) notClassified(r *Result, d *NotClassifiedDetails) error {
 
 func networkError(r *Result, err error, phase string, sent bool) {
 	r.Outcome = NetworkError
-	nd := &NetworkDetails{Error: err.Error(), Phase: phase, RequestSent: sent}
+	nd := &NetworkDetails{Error: err.Error(), Phase: phase, RequestSent: sent, Cause: NetCauseOf(err)}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
 		nd.Timeout = true

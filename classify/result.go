@@ -410,6 +410,9 @@ type NetworkDetails struct {
 	Phase       string `json:"phase"`
 	RequestSent bool   `json:"requestSent"`
 	Timeout     bool   `json:"timeout,omitempty"`
+	// Cause is the error in a word (NetCauseOf), for words that must be
+	// the same for the same event; Error is the raw text.
+	Cause NetCause `json:"cause,omitempty"`
 }
 
 // InputDetails describe an InputRequiredResult (MRTR).

@@ -57,7 +57,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.Total = ex.ToHeaders
 		ex.authErr = err
 		ex.Result = &classify.Result{Outcome: classify.NetworkError, Reason: "no answer: " + err.Error()}
-		ex.Result.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "before-response"})
+		ex.Result.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "before-response", Cause: classify.NetCauseOf(err)})
 		return nil, err
 	}
 	ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header.Clone()

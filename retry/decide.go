@@ -247,7 +247,7 @@ func (p Policy) network(res *classify.Result, f *Facts) Decision {
 	case res.Network() != nil && res.Network().Phase == "body":
 		cause = "the response body was cut after the headers"
 	case res.Network() != nil && res.Network().Timeout:
-		cause = "no response arrived before the timeout"
+		cause, detail = "no response arrived before the timeout", ""
 	}
 	return p.retry(res, f, mayHaveRun, cause+detail, false)
 }
@@ -258,13 +258,22 @@ func resumable(res *classify.Result, f *Facts) bool {
 	return protocol(res, f) == classify.Protocol2025 && f.LastEventID != ""
 }
 
-// networkDetail is the network error of res in parentheses, after a space;
-// "" when it has none.
+// networkDetail is the network error of res in parentheses, after a space,
+// as its cause says it ("the server closed or reset the connection"): Go's
+// text of one event differs between runs (EOF or "connection reset by
+// peer", and the URL with its port), and a decision's words must not. The
+// raw text stays in the result's network details (the record's
+// network.error). The raw text only when no cause was read (a result made
+// elsewhere); "" when there is no error.
 func networkDetail(res *classify.Result) string {
-	if n := res.Network(); n != nil && n.Error != "" {
-		return " (" + n.Error + ")"
+	n := res.Network()
+	switch {
+	case n == nil || n.Error == "" && n.Cause == "":
+		return ""
+	case n.Cause != "":
+		return " (" + n.Cause.Words() + ")"
 	}
-	return ""
+	return " (" + n.Error + ")"
 }
 
 func (p Policy) resume(res *classify.Result, f *Facts) Decision {
