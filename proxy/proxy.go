@@ -399,11 +399,14 @@ func (p *Proxy) Stats() Stats { return p.rec.Stats() }
 // stopped accepting requests (http.Server.Shutdown or Close) and before
 // closing the sink.
 func (p *Proxy) Wait(ctx context.Context) error {
-	if err := p.rec.Wait(ctx); err != nil {
-		return fmt.Errorf("proxy: %w", err)
+	err := p.rec.Wait(ctx)
+	// The records held for an answer that can no longer come: written
+	// even when exchanges are still in flight (err), since theirs are
+	// finished and the sink is closed next.
+	if herr := p.legacy.shutdown(ctx); err == nil {
+		err = herr
 	}
-	// The records held for an answer that can no longer come.
-	if err := p.legacy.shutdown(ctx); err != nil {
+	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
 	return nil
