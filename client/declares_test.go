@@ -26,6 +26,7 @@ func TestInputsDeclareWhatTheyAnswer(t *testing.T) {
 		want   string
 	}{
 		{"no inputs", nil, `{}`},
+		{"an empty file", MapInputs{}, `{"elicitation":{"form":{},"url":{}}}`},
 		{"sampling by method", MapInputs{"sampling/createMessage": json.RawMessage(sampling)}, `{"sampling":{}}`},
 		{"sampling by key", MapInputs{"k1": json.RawMessage(sampling)}, `{"sampling":{}}`},
 		{"roots by method", MapInputs{"roots/list": json.RawMessage(`{"roots":[]}`)}, `{"roots":{}}`},

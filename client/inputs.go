@@ -57,8 +57,16 @@ func (m MapInputs) Answer(_ context.Context, req InputRequest) (json.RawMessage,
 // CreateMessageResult: it has model and role), "roots" when one answers
 // roots/list (its key is that method, or its answer has roots), and
 // "elicitation" when any other entry is left (an input request key's
-// answer to an elicitation, or an elicitation/create entry). Sorted.
+// answer to an elicitation, or an elicitation/create entry); an empty
+// file declares elicitation. Sorted.
 func (m MapInputs) Declares() []string {
+	if len(m) == 0 {
+		// An empty file still says the client takes part in input
+		// rounds: the server asks, the call ends "input required, not
+		// answered" (exit 5) rather than a 400 for a capability the
+		// client did not declare.
+		return []string{"elicitation"}
+	}
 	has := map[string]bool{}
 	for k, v := range m {
 		var shape map[string]json.RawMessage
