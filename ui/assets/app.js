@@ -307,6 +307,7 @@ function rowFor(v, index) {
   if (v.header) cls.push('header');
   if (v.child) cls.push('child');
   if (isFailure(r)) cls.push('fail');
+  if (isLate(r)) cls.push('late');
   if (selected === r) cls.push('selected');
   const outcome = r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown'), title: r.reason || undefined }, r.outcome) : '';
   const tr = h('tr', {
@@ -323,8 +324,17 @@ function rowFor(v, index) {
   cell('c-layer', layer),
   cell('c-dur', fmtMs(r.timings && r.timings.totalMs)),
   cell('c-size', fmtBytes(r.responseBytes)),
-  cell('c-flags', (r.flags || []).join(' '), (r.flags || []).map((f) => `${f}: ${META.flagDocs[f] || ''}`).join('\n')));
+  cell('c-flags', [...(isLate(r) ? ['LATE'] : []), ...(r.flags || [])].join(' '),
+    [...(isLate(r) ? [`LATE: ${lateWords}`] : []), ...(r.flags || []).map((f) => `${f}: ${META.flagDocs[f] || ''}`)].join('\n')));
   return tr;
+}
+
+// A matrix server log line logged after its run was judged (matrix --record
+// and --html write it with the warning matrix-line-late): shown, marked
+// LATE, and under its run in the case's pane; it is in no verdict.
+const lateWords = 'the server logged this request after its run was judged: in no verdict';
+function isLate(r) {
+  return (r.warnings || []).some((w) => w.code === 'matrix-line-late');
 }
 
 const list = $('list');
@@ -866,6 +876,7 @@ function showCase(c) {
     kv([['endpoint', r.endpoint], ['client exit', r.client && r.client.exitCode !== undefined ? r.client.exitCode : undefined],
       ['client error', r.client && r.client.error]]),
     r.endpoint ? h('button', { type: 'button', class: 'show-run', 'data-endpoint': r.endpoint }, "show this run's exchanges in the table") : null,
+    lateOf(r.endpoint).length ? h('p', { class: 'late-lines' }, `LATE: ${lateOf(r.endpoint).length} line(s) of this run came after it was judged (${lateOf(r.endpoint).map((x) => [x.method, x.tool].filter(Boolean).join(' ') || 'not JSON-RPC').join(', ')}): in no verdict, shown in the table`) : null,
     r.posts && r.posts.length ? h('table', { class: 'posts' },
       h('tr', {}, ['POST', 'at', 'method', 'tool', 'id', 'status', 'failed', 'fired'].map((k) => h('th', { scope: 'col' }, k))),
       r.posts.map((x) => h('tr', {}, [x.post, fmtMs(x.atMs), x.method, x.tool, x.id, x.status, x.failed, x.fired].map((v) => h('td', {}, v === undefined ? '' : String(v)))))) : null));
@@ -879,6 +890,12 @@ function showCase(c) {
     section('Checks', checks),
     ...runs].filter(Boolean));
   pane.scrollTop = 0;
+}
+
+// lateOf returns the late lines (isLate) logged at a run's endpoint.
+function lateOf(endpoint) {
+  if (!endpoint) return [];
+  return model.records.filter((x) => isLate(x) && x.url === endpoint);
 }
 
 // The matrix's cases by case and era: a case published again (live)
