@@ -31,9 +31,11 @@ import "strings"
 // escapeHints open the gate on an escape that may be of an ASCII letter or
 // digit ("%61", "\\u0061"): a name hint may hide behind it, and
 // scrubPatterns then looks for the hints in the text decoded too
-// (hasLetterEscape). "%3"–"%7" are the escapes of the bytes 0x30–0x7F;
-// "%2F" and the other escapes of punctuation below "0" do not open it.
-var escapeHints = []string{"%3", "%4", "%5", "%6", "%7", `\u`}
+// (hasLetterEscape). "%3"–"%7" are the escapes of the bytes 0x30–0x7F,
+// "%25" the start of one escaped twice ("p%2561ssword", which decodeName
+// decodes); "%2F" and the other escapes of punctuation below "0" do not
+// open it.
+var escapeHints = []string{"%3", "%4", "%5", "%6", "%7", "%25", `\u`}
 
 // pemHints are the substrings of lower that make scrubPatterns look for a
 // PEM block or an authorization scheme.
@@ -186,12 +188,16 @@ func patternsMayApply(s string, ctx nameContext) bool {
 }
 
 // letterEscapeAt reports whether s[i:] starts with an escape of an ASCII
-// letter or digit: "%XX" or "\uXXXX".
+// letter or digit: "%XX", "%25XX" (escaped twice) or "\uXXXX".
 func letterEscapeAt(s string, i int) bool {
 	var c byte
 	switch {
 	case s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 		c = unhex(s[i+1])<<4 | unhex(s[i+2])
+		if c == '%' && i+4 < len(s) && isHex(s[i+3]) && isHex(s[i+4]) {
+			// Escaped twice: "%2561" is "%61", an "a".
+			c = unhex(s[i+3])<<4 | unhex(s[i+4])
+		}
 	case s[i] == '\\' && i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && isHex(s[i+4]) && isHex(s[i+5]):
 		c = unhex(s[i+4])<<4 | unhex(s[i+5])
 	default:

@@ -17,8 +17,9 @@ const (
 // "secret: {x: {y: …}}") is masked whole, not to its inner "{". closed
 // is false when the text ends first, or the scan passes maxNestDepth
 // levels or maxNestLen bytes: the value then runs to the end of s, since
-// what follows may still be part of it. With quotes "" strings are not
-// skipped (escaped JSON, where a quote is written \").
+// what follows may still be part of it. With quotes escQuote the text is
+// escaped JSON (inside a JSON string), whose strings are quoted with \"
+// and skipped as well.
 func nestedValueEnd(s, quotes string) (n int, closed bool) {
 	depth := 0
 	var inString byte
@@ -27,6 +28,27 @@ func nestedValueEnd(s, quotes string) (n int, closed bool) {
 			return len(s), false
 		}
 		c := s[i]
+		if c == '\\' && quotes == escQuote && i+1 < len(s) {
+			// Escaped JSON: \" is the inner text's quote, \\ its
+			// backslash, which escapes the inner byte after it (\\\"
+			// a quote inside an inner string, \\\\ a backslash).
+			switch s[i+1] {
+			case '"':
+				if inString != 0 {
+					inString = 0
+				} else {
+					inString = '"'
+				}
+				i++
+				continue
+			case '\\':
+				i += 2
+				if i+1 < len(s) && s[i] == '\\' {
+					i++
+				}
+				continue
+			}
+		}
 		if c == '\\' {
 			i++
 			continue
@@ -49,7 +71,7 @@ func nestedValueEnd(s, quotes string) (n int, closed bool) {
 				return i + 1, true
 			}
 		default:
-			if quotes != "" && strings.IndexByte(quotes, c) >= 0 {
+			if quotes != "" && quotes != escQuote && strings.IndexByte(quotes, c) >= 0 {
 				inString = c
 			}
 		}
@@ -81,6 +103,10 @@ func startsNested(s string) bool {
 	return n == 0
 }
 
+// escQuote is nestedValueEnd's quotes for escaped JSON text, whose
+// strings are quoted with \".
+const escQuote = `\"`
+
 // nestQuotes are the quotes of the strings a value matched by valueRE
 // may hold, for nestedValueEnd; ok is false for a value pattern whose
 // values are never a structure (a flag's one word).
@@ -91,7 +117,7 @@ func nestQuotes(valueRE *lazyRE) (quotes string, ok bool) {
 	case pyValueRE, formValueRE, assignValueRE:
 		return `"'`, true
 	case jsonEscValueRE:
-		return "", true
+		return escQuote, true
 	}
 	return "", false
 }

@@ -30,6 +30,12 @@ func TestNestedValueUnderNameInText(t *testing.T) {
 		{`bad input: {'password': {'a': {'b': 'Hunter2Secret'}}} x`, "} x"},
 		{`password = {"a": {"b": "Hunter2Secret"}} # toml`, " # toml"},
 		{`"text": "{\"password\": {\"a\": {\"b\": \"Hunter2Secret\"}}}"`, `}"`},
+		// Brackets in a string of escaped JSON (review12: the scan ended
+		// at them, and the strings after were in the clear).
+		{`"text": "{\"password\": {\"a\": \"x}y\", \"b\": \"Hunter2Secret\"}}"`, `}"`},
+		{`"text": "{\"password\": [\"]\", \"Hunter2Secret\"]}"`, `}"`},
+		{`"text": "{\"password\": {\"a\": \"q\\\"}\", \"b\": \"Hunter2Secret\"}}"`, `}"`}, // an escaped quote inside
+		{`"text": "{\"password\": {\"a\": \"x\\\\\", \"b\": \"}Hunter2Secret\"}}"`, `}"`}, // a backslash ending a string
 		{`{"name": "X-Api-Key", "value": {"a": {"b": "Hunter2Secret"}}} x`, "} x"},
 		{`cut: {"token": {"a": {"b": "Hunter2Secret`, ""},
 		{`cut: password={"a":[{"b":"Hunter2Secret"`, ""},
@@ -82,7 +88,9 @@ func TestEscapedNamesInText(t *testing.T) {
 		`error: client%5Fsecret=Hunter2Zq9v&x=1`,
 		`error: api%2Dkey=Hunter2Zq9v`,
 		`error: p%61ssword=Hunter2Zq9v`,
-		`error: api%255Fkey=Hunter2Zq9v`, // escaped twice
+		`error: api%255Fkey=Hunter2Zq9v`,  // escaped twice
+		`error: p%2561ssword=Hunter2Zq9v`, // escaped twice, no hint but behind the escape (review12: the gate stayed shut)
+		`error: p%2561ss%2577ord=Hunter2Zq9v`,
 		"api%2Dkey: Hunter2Zq9v",
 		`client%5Fsecret = "Hunter2Zq9v"`,
 		`see https://h.example/cb?x=1&p%61ssword=Hunter2Zq9v`,
