@@ -25,6 +25,24 @@ const InputRoundsExceeded = classify.InputRoundsExceeded
 // arguments that are not a JSON object).
 var ErrUsage = errors.New("usage")
 
+// IdleConnTimeout is how long the client keeps an idle connection for the
+// next request: less than the 5 s keep-alive of Node's HTTP server, the
+// shortest common one (the TypeScript SDK's servers, server-everything),
+// so the client does not write a request into a connection the server is
+// closing at that moment: the request would fail with "connection reset by
+// peer" and be judged a NETWORK_ERROR of the server's, and a tools/call is
+// not retried on it. undici, Node's own client, keeps 4 s too. Go's
+// default is 90 s.
+const IdleConnTimeout = 4 * time.Second
+
+// defaultTransport is the transport of a client given no HTTPClient: Go's
+// default with IdleConnTimeout, shared by every such client as Go's is.
+var defaultTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.IdleConnTimeout = IdleConnTimeout
+	return t
+}()
+
 // Client is a diagnostic MCP client for one endpoint. It is not safe for
 // concurrent use: a call is a sequence of numbered exchanges.
 type Client struct {
@@ -79,6 +97,8 @@ func New(opts Options) (*Client, error) {
 	var hc http.Client
 	if opts.HTTPClient != nil {
 		hc = *opts.HTTPClient
+	} else {
+		hc.Transport = defaultTransport
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c := &Client{opts: opts, http: &hc, pol: opts.policy()}

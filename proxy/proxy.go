@@ -73,6 +73,15 @@ const ProxyName = "mcpdiag"
 // *record.StreamWriter are sinks. Write may be called from many goroutines.
 type Sink = recorder.Sink
 
+// UpstreamIdleConnTimeout is how long the proxy keeps an idle upstream
+// connection: less than the 5 s keep-alive of Node's HTTP server (the
+// TypeScript SDK's servers, server-everything), so the proxy does not
+// forward a request into a connection the upstream is closing at that
+// moment, which would answer the client 502 and record a NETWORK_ERROR
+// that neither side caused (a POST is not retried by net/http). The same
+// bound as client.IdleConnTimeout; Go's default is 90 s.
+const UpstreamIdleConnTimeout = 4 * time.Second
+
 // Options configure an HTTP proxy.
 type Options struct {
 	// Upstream is the MCP endpoint to forward to (http or https).
@@ -106,7 +115,8 @@ type Options struct {
 	// Host is not a loopback name.
 	PreserveHost bool
 	// Transport sends requests upstream; a clone of http.DefaultTransport
-	// when nil.
+	// when nil (an idle pool of 256 per host, UpstreamIdleConnTimeout, no
+	// compression of its own).
 	Transport http.RoundTripper
 	// Faults, when set, puts fault scenarios of the catalogue (package
 	// faults) in front of the upstream. Records name the scenarios that
@@ -227,6 +237,7 @@ func New(opts Options) (*Proxy, error) {
 		// close a connection for most requests under load).
 		t.MaxIdleConnsPerHost = 256
 		t.MaxIdleConns = 1024
+		t.IdleConnTimeout = UpstreamIdleConnTimeout
 		// Forward the client's Accept-Encoding as it is: with compression
 		// on, the transport asks a client's request without one for gzip
 		// and unpacks the answer itself, so the upstream would see another

@@ -258,10 +258,14 @@ func TestGCLine(t *testing.T) {
 
 // TestPlainproxyStandardOnly: the plain proxy's binary links nothing but
 // the standard library and its two packages here (so its image holds no
-// live heap of mcpdiag's), and its copy buffers are mcpdiag's size.
+// live heap of mcpdiag's), and its copy buffers and idle timeout are
+// mcpdiag's.
 func TestPlainproxyStandardOnly(t *testing.T) {
 	if plain.CopyBufferSize != proxy.CopyBufferSize {
 		t.Errorf("plain.CopyBufferSize %d, proxy.CopyBufferSize %d: the baseline's copy buffers must be mcpdiag's", plain.CopyBufferSize, proxy.CopyBufferSize)
+	}
+	if got := plain.Transport().IdleConnTimeout; got != proxy.UpstreamIdleConnTimeout {
+		t.Errorf("plain.Transport().IdleConnTimeout %s, proxy.UpstreamIdleConnTimeout %s: the baseline's transport must be tuned as mcpdiag's", got, proxy.UpstreamIdleConnTimeout)
 	}
 	if testing.Short() {
 		t.Skip("runs go list")

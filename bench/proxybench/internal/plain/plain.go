@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
+	"time"
 )
 
 // CopyBufferSize is the size of the reverse proxy's pooled copy buffers:
@@ -19,11 +20,12 @@ const CopyBufferSize = 16 << 10
 
 // Transport returns the transport mcpdiag proxy builds for itself
 // (proxy.New): http.DefaultTransport cloned, with an idle pool for many
-// clients.
+// clients and its idle timeout.
 func Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 256
 	t.MaxIdleConns = 1024
+	t.IdleConnTimeout = 4 * time.Second // proxy.UpstreamIdleConnTimeout
 	return t
 }
 
