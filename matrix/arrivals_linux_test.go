@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,6 +87,54 @@ func waitUnread(t *testing.T, a *arrivals, want int, what string) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: unread %d, want %d", what, n, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestHandledCoversTheGapBeforeInFlight: between wrap taking a request
+// from heads and the server's handler counting it in flight, the request
+// was counted by neither (a goroutine stalled there let the run's wait see
+// an idle endpoint). A handler that stalls before it counts anything: the
+// run's request is counted from the moment it leaves heads until its
+// handler returns, and by its run only.
+func TestHandledCoversTheGapBeforeInFlight(t *testing.T) {
+	a := newArrivals()
+	stall, release := make(chan struct{}), make(chan struct{})
+	h := a.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		close(stall)
+		<-release
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ConnState: a.connState, ConnContext: a.connContext}
+	go srv.Serve(a.listen(ln))
+	defer srv.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if res, err := http.Post("http://"+ln.Addr().String()+"/s/baseline/mcp?run=baseline%231", "application/json", strings.NewReader("{}")); err == nil {
+			res.Body.Close()
+		}
+	}()
+	<-stall
+	if n := a.unread(); n != 0 {
+		t.Errorf("unread %d while the handler runs, want 0 (the head was taken)", n)
+	}
+	if n := a.handled("baseline#1"); n != 1 {
+		t.Errorf("handled %d while the handler stalls before any in-flight count, want 1", n)
+	}
+	if n := a.handled("baseline#2"); n != 0 {
+		t.Errorf("another run's handled %d, want 0", n)
+	}
+	close(release)
+	<-done
+	deadline := time.Now().Add(10 * time.Second)
+	for a.handled("baseline#1") != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("handled stays 1 after the handler returned")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

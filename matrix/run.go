@@ -477,7 +477,7 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// later, and one whose head was still coming (a child of the client
 	// holding its connection) later still. Wait until the endpoint is idle
 	// and no connection is waiting for a request's head, twice in a row.
-	settle(lateWait, func() bool { return srv.InFlight(key) == 0 && arr.unread() == 0 })
+	settle(lateWait, func() bool { return srv.InFlight(key) == 0 && arr.handled(runTag(c, n)) == 0 && arr.unread() == 0 })
 	// The first request as the server saw it arrive, once every request
 	// is in: one that came after the client exited is still its request
 	// (read before the wait, it was "no request" or "did not start" in
@@ -722,6 +722,11 @@ type arrivals struct {
 	// ln is the listener whose accept queue may hold a connection (and
 	// its request) the server has not accepted yet.
 	ln net.Listener
+	// handling counts, by run tag, the requests wrap took from heads whose
+	// handler has not returned: a request leaves heads and enters this
+	// count under one lock, so it is never counted by neither (between
+	// wrap and the server's own in-flight count there was a gap).
+	handling map[string]int
 }
 
 // arrival is one run's first request: ch is closed when it arrived, at t.
@@ -733,7 +738,7 @@ type arrival struct {
 
 func newArrivals() *arrivals {
 	return &arrivals{runs: map[string]*arrival{}, waiting: map[net.Conn]bool{}, active: map[net.Conn]struct{}{},
-		heads: map[net.Conn]struct{}{}}
+		heads: map[net.Conn]struct{}{}, handling: map[string]int{}}
 }
 
 // listen returns ln with each connection's reads noted: a connection that
@@ -838,6 +843,14 @@ func (a *arrivals) unread() int {
 	return n
 }
 
+// handled counts the requests of the run tagged tag that wrap passed on
+// and whose handler has not returned.
+func (a *arrivals) handled(tag string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handling[tag]
+}
+
 // expect starts watching for the first request of the run tagged tag.
 func (a *arrivals) expect(tag string) *arrival {
 	ar := &arrival{ch: make(chan struct{})}
@@ -857,12 +870,21 @@ func (a *arrivals) forget(tag string) {
 // (any HTTP method) before next sees it.
 func (a *arrivals) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tag := r.URL.Query().Get("run")
+		a.mu.Lock()
 		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
-			a.mu.Lock()
 			delete(a.heads, c)
-			a.mu.Unlock()
 		}
-		if tag := r.URL.Query().Get("run"); tag != "" {
+		a.handling[tag]++
+		a.mu.Unlock()
+		defer func() {
+			a.mu.Lock()
+			if a.handling[tag]--; a.handling[tag] <= 0 {
+				delete(a.handling, tag)
+			}
+			a.mu.Unlock()
+		}()
+		if tag != "" {
 			a.mu.Lock()
 			ar := a.runs[tag]
 			a.mu.Unlock()
