@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -119,29 +120,39 @@ func (w *jsonRedactor) object() bool {
 	// kind ({"pass": 5, "fail": 0}; countBeside): its place in out is
 	// kept until the object ends, and it is masked then when no such
 	// member was seen.
+	// More than one such member ({"pass": …, "Pass": …}, a duplicate
+	// name) keeps the later ones in morePass, each masked alike.
 	sibling := false
 	passStart, passEnd := -1, -1
 	var passRaw []byte
+	var morePass []maskSpan
 	end := func() {
-		// The later range first, so that the earlier one's offsets hold.
-		ranges := [2]struct {
-			start, end int
-			raw        []byte
-		}{}
+		// The later range first, so that the earlier ones' offsets hold.
+		ranges := [2]maskSpan{}
 		n := 0
 		if pairSecret && valStart >= 0 {
-			ranges[n].start, ranges[n].end, ranges[n].raw = valStart, valEnd, valRaw
+			ranges[n] = maskSpan{valStart, valEnd, valRaw}
 			n++
 		}
 		if !sibling && passStart >= 0 {
-			ranges[n].start, ranges[n].end, ranges[n].raw = passStart, passEnd, passRaw
+			ranges[n] = maskSpan{passStart, passEnd, passRaw}
 			n++
+		}
+		if !sibling && len(morePass) > 0 {
+			morePass = append(morePass, ranges[:n]...)
+			slices.SortFunc(morePass, func(a, b maskSpan) int { return b.start - a.start })
+			n = 0
 		}
 		if n == 2 && ranges[0].start < ranges[1].start {
 			ranges[0], ranges[1] = ranges[1], ranges[0]
 		}
 		for _, rg := range ranges[:n] {
 			w.maskRange(rg.start, rg.end, rg.raw)
+		}
+		if !sibling {
+			for _, rg := range morePass {
+				w.maskRange(rg.start, rg.end, rg.raw)
+			}
 		}
 		w.out = append(w.out, '}')
 		w.i++
@@ -189,7 +200,11 @@ func (w *jsonRedactor) object() bool {
 			if !w.value() {
 				return false
 			}
-			passStart, passEnd, passRaw = mark, len(w.out), w.src[start:w.i]
+			if passStart >= 0 {
+				morePass = append(morePass, maskSpan{mark, len(w.out), w.src[start:w.i]})
+			} else {
+				passStart, passEnd, passRaw = mark, len(w.out), w.src[start:w.i]
+			}
 		} else if sens && count == countNone {
 			w.space()
 			mark, start := len(w.out), w.i
@@ -293,6 +308,13 @@ func pairNameSensitive(b []byte) bool {
 // maskRange replaces out[start:end], a value copied from raw, with the
 // mask of raw, as a member with a credential name is masked (null, true
 // and false kept).
+// maskSpan is a value's place in jsonRedactor.out, to be masked when
+// its object ends (maskRange), and its source bytes.
+type maskSpan struct {
+	start, end int
+	raw        []byte
+}
+
 func (w *jsonRedactor) maskRange(start, end int, raw []byte) {
 	switch string(raw) {
 	case "null", "true", "false":

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -159,6 +160,25 @@ func TestNumbersUnderCredentialNames(t *testing.T) {
 				t.Errorf("%s: %s kept its number: %s", form, in, got)
 			}
 		}
+	}
+	// Two "pass" members in one object (a duplicate name, or two cases):
+	// each number is masked, not only the last (review12: the first was
+	// kept), with a name/value pair's value among them; beside a count
+	// both are kept.
+	for _, in := range []string{
+		`{"pass": 111111, "pass": 222222}`,
+		`{"pass": 111111, "user": "bob", "Pass": 222222, "PASS": 333333}`,
+		`{"pass": 111111, "name": "api_key", "value": "Hunter2Zq9v", "Pass": 222222}`,
+		`{"name": "api_key", "pass": 111111, "Pass": 222222, "value": "Hunter2Zq9v"}`,
+	} {
+		got := r.RedactJSON([]byte(in))
+		if strings.Contains(string(got), "1111") || strings.Contains(string(got), "2222") || strings.Contains(string(got), "3333") ||
+			strings.Contains(string(got), "Hunter2") || !json.Valid(got) {
+			t.Errorf("RedactJSON(%s) = %s: want every credential masked, valid JSON", in, got)
+		}
+	}
+	if in := `{"pass": 5, "Pass": 6, "fail": 0}`; string(r.RedactJSON([]byte(in))) != in {
+		t.Errorf("RedactJSON(%s) = %s, want it kept", in, r.RedactJSON([]byte(in)))
 	}
 	for _, tc := range []struct{ in, want string }{
 		{"pin=1234", "pin=" + r.Mask("1234")},
