@@ -36,6 +36,9 @@ func FuzzNestedUnderName(f *testing.F) {
 	f.Add("", "", "it's", uint8(3), uint8(1), uint16(0))
 	f.Add("x", "&y=1", "[", uint8(1), uint8(70), uint16(0xffff))
 	f.Add("e: ", "", "\n", uint8(5), uint8(4), uint16(0b11))
+	// Escaped JSON whose strings hold brackets (review12).
+	f.Add("log ", " end", "x}y", uint8(5), uint8(2), uint16(0b10))
+	f.Add("", "", `]"\`, uint8(11), uint8(3), uint16(0b1))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, filler string, which, depth uint8, shape uint16) {
 		if len(before)+len(after)+len(filler) > 1<<12 {
