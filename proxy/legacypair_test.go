@@ -309,6 +309,21 @@ func TestLegacySSEPairsAnswers(t *testing.T) {
 	if r := posts[`3`]; r != nil && r.ErrorMessage != "Invalid params" {
 		t.Errorf("JSON-RPC error: errorMessage %q", r.ErrorMessage)
 	}
+	// The default body mode (errors) records a failed call's answer, not
+	// the POST's "Accepted": a reader of a tool error needs its text.
+	for id, want := range map[string]string{
+		`"c-2"`: `{"jsonrpc":"2.0","id":"c-2","result":{"content":[{"type":"text","text":"boom"}],"isError":true}}`,
+		`3`:     `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Invalid params"}}`,
+	} {
+		if r := posts[id]; r == nil || r.ResponseBody == nil || r.ResponseBody.Text != want || r.ResponseBody.Truncated {
+			t.Errorf("id %s: response body %+v, want the answer %s", id, r.ResponseBody, want)
+		}
+	}
+	for _, id := range []string{`1`, `"4"`} {
+		if r := posts[id]; r == nil || r.ResponseBody != nil {
+			t.Errorf("id %s: a success records no body in errors mode, got %+v", id, r.ResponseBody)
+		}
+	}
 	if get == nil || get.StreamAnswers == nil {
 		t.Fatalf("the GET stream's record: %+v", get)
 	}

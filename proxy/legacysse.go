@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,10 @@ type legacyStreams struct {
 	closed  bool         // shutdown began: no record is held any more
 	write   func(*record.Record)
 	observe func(*Observation)
+	// bodies and bodyLimit are the proxy's body mode and cap: an answer's
+	// text goes into its request's record as the recorder's bodies go.
+	bodies    BodyMode
+	bodyLimit int
 }
 
 // legacyStream is one legacy event stream: the key of its endpoint (see
@@ -98,6 +103,7 @@ type legacyPending struct {
 	cerr     error
 	answerAt time.Time
 	bytes    int64
+	text     []byte // the answer's bytes, at most bodyLimit, when the body mode may record them
 	notSeen  string // why no answer can come any more (set when taken out of the table unanswered)
 
 	rec   *record.Record // the POST's record, held until the answer (nil before its exchange finished)
@@ -326,6 +332,9 @@ func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Mes
 		Status: http.StatusOK, Header: jsonHeader, BodyBytes: bytes.Clone(data),
 	})
 	lp.answerAt, lp.bytes = time.Now(), int64(len(data))
+	if l.bodies == BodiesAll || l.bodies == BodiesFull || l.bodies == BodiesErrors && !lp.res.Outcome.Success() {
+		lp.text = bytes.Clone(data[:min(len(data), l.bodyLimit)])
+	}
 	due := lp.rec != nil && !lp.done
 	if due {
 		lp.done = true
@@ -470,6 +479,18 @@ func (l *legacyStreams) apply(lp *legacyPending, rec *record.Record) {
 	rec.Warnings = warnings
 	rec.Reason = fmt.Sprintf("answered on the 2024-11-05 HTTP+SSE event stream (GET %s) after the POST's HTTP 202: %s", lp.s.path, rec.Reason)
 	rec.StreamAnswer = &record.StreamAnswer{Seen: true, After: record.Duration(lp.answerAt.Sub(lp.start)), Bytes: lp.bytes}
+	switch {
+	case lp.text != nil:
+		// The POST's own body is the transport's fixed "Accepted"; the
+		// answer is what a reader of a failed call needs (errors mode) or
+		// asked for (all, full). Redacted when the record is encoded, as
+		// every body.
+		rec.ResponseBody = &record.Body{Text: strings.ToValidUTF8(string(lp.text), "\uFFFD"), Truncated: int64(len(lp.text)) < lp.bytes}
+	case l.bodies == BodiesErrors && rec.Outcome.Success():
+		// Recorded while the request looked accepted; a success keeps no
+		// body in errors mode.
+		rec.ResponseBody = nil
+	}
 	if lp.cerr != nil {
 		if rec.Note != "" {
 			rec.Note += "; "

@@ -223,6 +223,11 @@ func New(opts Options) (*Proxy, error) {
 	p.rec = rec
 	p.front = rec.Front(p.route)
 	p.legacy.wait, p.legacy.max, p.legacy.write = opts.LegacyAnswerWait, legacyPendingMax, rec.Write
+	p.legacy.bodies = opts.Bodies
+	if p.legacy.bodies == "" {
+		p.legacy.bodies = BodiesErrors
+	}
+	p.legacy.bodyLimit = p.legacy.bodies.Limit(opts.BodyLimit)
 	if p.legacy.wait <= 0 {
 		p.legacy.wait = DefaultLegacyAnswerWait
 	}
