@@ -17,19 +17,7 @@ import (
 // the headers and body 200 ms later. The server sees a request that arrives
 // after its client exited.
 func exitMidRequest(c *mini) {
-	u, err := url.Parse(c.url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`+
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"badclient","version":"0"},`+
-		`"io.modelcontextprotocol/clientCapabilities":{}}}}`, c.tool, c.args)
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	u, body, conn := dialCall(c)
 	line := fmt.Sprintf("POST %s HTTP/1.1\r\n", u.RequestURI())
 	rest := fmt.Sprintf("Host: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n%s", u.Host, c.tool, len(body), body)
@@ -64,19 +52,7 @@ func exitMidRequest(c *mini) {
 // first says no response or 200, by whether the close or the answer came
 // first; the client did the same either way.
 func exitUnread(c *mini) {
-	u, err := url.Parse(c.url)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`+
-		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"badclient","version":"0"},`+
-		`"io.modelcontextprotocol/clientCapabilities":{}}}}`, c.tool, c.args)
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	u, body, conn := dialCall(c)
 	req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
 		u.RequestURI(), u.Host, c.tool, len(body), body)
@@ -104,4 +80,23 @@ func sendTail() {
 	_, _ = io.WriteString(conn, os.Getenv("BADCLIENT_TAIL"))
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.Copy(io.Discard, conn)
+}
+
+// dialCall returns the case's URL, the body of its 2026-07-28 tools/call,
+// and a connection of its own to the server; it exits on an error.
+func dialCall(c *mini) (*url.URL, string, net.Conn) {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"badclient","version":"0"},`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`, c.tool, c.args)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return u, body, conn
 }
