@@ -419,43 +419,7 @@ const (
 // other head (a result first, as the TypeScript SDK writes it, or bytes
 // that are not JSON) may be the response.
 func (c *Classifier) skippedKind(ex *Exchange, head []byte) (kind int, otherID string) {
-	i := wire.SkipSpace(head, 0)
-	if i >= len(head) || head[i] != '{' {
-		return skippedMaybeResponse, ""
-	}
-	i = wire.SkipSpace(head, i+1)
-	var method, response bool
-	var id []byte
-	for i < len(head) && head[i] == '"' {
-		end, _ := wire.ScanString(head, i)
-		if end < 0 {
-			break
-		}
-		key := wire.Key(head[i:end])
-		i = wire.SkipSpace(head, end)
-		if i >= len(head) || head[i] != ':' {
-			break
-		}
-		i = wire.SkipSpace(head, i+1)
-		switch string(key) {
-		case "method":
-			method = true
-		case "result", "error":
-			response = true
-		}
-		vend := wire.ScanValue(head, i)
-		if vend < 0 {
-			break
-		}
-		if string(key) == "id" {
-			id = head[i:vend]
-		}
-		i = wire.SkipSpace(head, vend)
-		if i >= len(head) || head[i] != ',' {
-			break
-		}
-		i = wire.SkipSpace(head, i+1)
-	}
+	id, method, response := wire.ScanHead(head)
 	switch {
 	case method && !response:
 		return skippedNotResponse, ""

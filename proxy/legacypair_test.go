@@ -22,7 +22,8 @@ import (
 // isError, "rpcerr" a JSON-RPC error, "first" a result sent on the stream
 // before the POST's 202, "retype" a result whose id has the other JSON
 // type (a number's id as a string), "never" no answer, "hold" a result sent
-// once release is closed.
+// once release is closed, "big" a result of 100 KiB whose id comes first,
+// "bigtail" one whose id comes last (as the TypeScript SDK writes it).
 type pairingServer struct {
 	mu      sync.Mutex
 	streams map[string]chan streamMsg
@@ -100,6 +101,10 @@ func (s *pairingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			answer = `{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32602,"message":"Invalid params"}}`
 		case m.Params.Name == "retype":
 			answer = `{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[{"type":"text","text":"Echo: hi"}]}}`
+		case m.Params.Name == "big":
+			answer = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100<<10) + `"}],"isError":true}}`
+		case m.Params.Name == "bigtail":
+			answer = `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 100<<10) + `"}]},"jsonrpc":"2.0","id":` + id + `}`
 		case m.Params.Name == "never":
 		default:
 			answer = `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,6 +51,9 @@ type legacyStreams struct {
 	closed  bool         // shutdown began: no record is held any more
 	write   func(*record.Record)
 	observe func(*Observation)
+	// classifying, when set (tests), is called before an answer is
+	// judged, outside the lock.
+	classifying func()
 	// bodies and bodyLimit are the proxy's body mode and cap: an answer's
 	// text goes into its request's record as the recorder's bodies go.
 	bodies    BodyMode
@@ -105,6 +109,8 @@ type legacyPending struct {
 	bytes    int64
 	text     []byte // the answer's bytes, at most bodyLimit, when the body mode may record them
 	notSeen  string // why no answer can come any more (set when taken out of the table unanswered)
+
+	answering chan struct{} // set while its answer is being judged (take, settle), closed then
 
 	rec   *record.Record // the POST's record, held until the answer (nil before its exchange finished)
 	obs   *Observation   // the observation told with the record
@@ -302,19 +308,98 @@ func (l *legacyStreams) unlink(lp *legacyPending) {
 // answered is the recorder's StreamMessage hook: data, a JSON-RPC response
 // (m its one parse) on ex's legacy stream, is the answer of the request of
 // its id (and JSON type) POSTed to that stream's endpoint. It is judged by
-// the classifier as that request's answer, from the event's bytes; the
-// request's record gets the verdict, now when it is held, or when its
-// exchange finishes. A response no waiting request has is counted, late
-// or unpaired, on the stream's record.
+// the classifier as that request's answer, from the event's bytes, outside
+// the lock every stream's pairing shares (a large answer holds up no other
+// stream); the request's record gets the verdict, now when it is held, or
+// when its exchange finishes. A response no waiting request has is
+// counted, late or unpaired, on the stream's record.
 func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Message) {
 	s, ok := ex.Tag.(*legacyStream)
 	if !ok {
 		return
 	}
-	key := idKey(m.ID)
+	lp, at := l.take(s, idKey(m.ID))
+	if lp == nil {
+		return
+	}
+	if l.classifying != nil {
+		l.classifying()
+	}
+	res, cerr := (&classify.Classifier{}).Classify(&classify.Exchange{
+		Method: lp.method, ID: lp.id, ProtocolVersion: lp.protocol,
+		Status: http.StatusOK, Header: jsonHeader, BodyBytes: bytes.Clone(data),
+	})
+	var text []byte
+	if l.keepsBody(res) {
+		text = bytes.Clone(data[:min(len(data), l.bodyLimit)])
+	}
+	l.settle(lp, res, cerr, at, int64(len(data)), text)
+}
+
+// skipped is the recorder's StreamSkipped hook: an event of ex's legacy
+// stream was read through without being kept (over the classifier's event
+// size or memory budget), its first bytes in sk.Head. When they show a
+// response (a result or error member) and its id, it is the answer of the
+// request of that id POSTed to the stream's endpoint, and that request's
+// record is NOT_CLASSIFIED, as an answer over the limit is over Streamable
+// HTTP, with the answer seen; a request or notification of the server is
+// not an answer. Any other (the id behind a result written first, as the
+// TypeScript SDK writes it, or bytes that are not JSON) may be an answer
+// that cannot be paired: it is counted unread on the stream's record.
+func (l *legacyStreams) skipped(ex *recorder.Exchange, sk *wire.SkippedEventError, event int) {
+	s, ok := ex.Tag.(*legacyStream)
+	if !ok {
+		return
+	}
+	id, method, response := wire.ScanHead(sk.Head)
+	if method && !response {
+		return
+	}
+	rid := wire.IDFromRaw(id)
+	if !response || !rid.IsString() && !rid.IsNumber() {
+		l.mu.Lock()
+		s.answers.Unread++
+		l.mu.Unlock()
+		return
+	}
+	lp, at := l.take(s, idKey(rid))
+	if lp == nil {
+		return
+	}
+	d := &classify.NotClassifiedDetails{Cause: classify.CauseEventTooLarge, Size: sk.Length, Limit: sk.Limit, Event: event}
+	res := &classify.Result{Outcome: classify.NotClassified, Status: http.StatusOK, ContentType: "text/event-stream", Warnings: []classify.Warning{}}
+	if errors.Is(sk, wire.ErrBudgetExhausted) {
+		d.Cause, d.InUse = classify.CauseMemoryBudget, sk.InUse
+		res.Reason = fmt.Sprintf("not classified: its answer, event %d of the stream, is %d bytes, and holding it would take classification past its memory budget of %d bytes (%d in use; --classify-memory)", event, d.Size, d.Limit, d.InUse)
+	} else {
+		res.Reason = fmt.Sprintf("not classified: its answer, event %d of the stream, is %d bytes, more than the %d bytes the classifier holds (--max-event-size)", event, d.Size, d.Limit)
+	}
+	res.SetNotClassified(d)
+	var text []byte
+	if l.keepsBody(res) {
+		// The answer's first bytes: all that was kept of it.
+		text = bytes.Clone(sk.Head[:min(len(sk.Head), l.bodyLimit)])
+	}
+	l.settle(lp, res, nil, at, sk.Length, text)
+}
+
+// keepsBody reports whether the body mode records the text of an answer
+// judged res.
+func (l *legacyStreams) keepsBody(res *classify.Result) bool {
+	return l.bodies == BodiesAll || l.bodies == BodiesFull || l.bodies == BodiesErrors && !res.Outcome.Success()
+}
+
+// take finds, for a response of idKey key on the stream s, the request
+// waiting for it, and takes it out of the table, marked answering (its
+// record waits for settle, whatever else ends); at is when the answer was
+// read. A response no waiting request has is counted, late or unpaired,
+// and take returns nil.
+func (l *legacyStreams) take(s *legacyStream, key string) (lp *legacyPending, at time.Time) {
+	at = time.Now()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	s.answers.Responses++
-	lp := s.pending[key]
+	lp = s.pending[key]
 	if lp == nil {
 		if s.late[key] {
 			delete(s.late, key)
@@ -322,19 +407,21 @@ func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Mes
 		} else {
 			s.answers.Unpaired++
 		}
-		l.mu.Unlock()
-		return
+		return nil, at
 	}
 	l.unlink(lp)
 	s.answers.Paired++
-	lp.res, lp.cerr = (&classify.Classifier{}).Classify(&classify.Exchange{
-		Method: lp.method, ID: lp.id, ProtocolVersion: lp.protocol,
-		Status: http.StatusOK, Header: jsonHeader, BodyBytes: bytes.Clone(data),
-	})
-	lp.answerAt, lp.bytes = time.Now(), int64(len(data))
-	if l.bodies == BodiesAll || l.bodies == BodiesFull || l.bodies == BodiesErrors && !lp.res.Outcome.Success() {
-		lp.text = bytes.Clone(data[:min(len(data), l.bodyLimit)])
-	}
+	lp.answering = make(chan struct{})
+	return lp, at
+}
+
+// settle puts the answer's verdict into lp, taken (take), and writes its
+// record when it is held.
+func (l *legacyStreams) settle(lp *legacyPending, res *classify.Result, cerr error, at time.Time, n int64, text []byte) {
+	l.mu.Lock()
+	lp.res, lp.cerr, lp.answerAt, lp.bytes, lp.text = res, cerr, at, n, text
+	close(lp.answering)
+	lp.answering = nil
 	due := lp.rec != nil && !lp.done
 	if due {
 		lp.done = true
@@ -365,6 +452,13 @@ func (l *legacyStreams) hold(lp *legacyPending, rec *record.Record, obs *Observa
 		l.mu.Unlock()
 		return false
 	}
+	if ch := lp.answering; ch != nil {
+		// Its answer came and is being judged: the verdict is
+		// moments away.
+		l.mu.Unlock()
+		<-ch
+		l.mu.Lock()
+	}
 	if l.closed && lp.res == nil && lp.notSeen == "" {
 		// The shutdown began (Wait): the sink is closed next, and no one
 		// would write a record held now.
@@ -386,7 +480,9 @@ func (l *legacyStreams) hold(lp *legacyPending, rec *record.Record, obs *Observa
 // timeout writes lp's held record without its answer: the wait ran out.
 func (l *legacyStreams) timeout(lp *legacyPending) {
 	l.mu.Lock()
-	if lp.done {
+	if lp.done || lp.answering != nil {
+		// Written, or its answer came and is being judged (settle
+		// writes it).
 		l.mu.Unlock()
 		return
 	}

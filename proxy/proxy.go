@@ -214,7 +214,7 @@ func New(opts Options) (*Proxy, error) {
 		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",
 		Begin: p.beginExchange, Finish: p.finishExchange, Refuse: p.refuseMalformedBody,
-		StreamEndpoint: p.legacy.opened, StreamMessage: p.legacy.answered,
+		StreamEndpoint: p.legacy.opened, StreamMessage: p.legacy.answered, StreamSkipped: p.legacy.skipped,
 		Logger: p.log,
 	})
 	if err != nil {

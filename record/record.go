@@ -112,6 +112,11 @@ type StreamAnswers struct {
 	// Unpaired counts those that answered no request the proxy saw POSTed
 	// to this stream's endpoint.
 	Unpaired int `json:"unpaired"`
+	// Unread counts the events read through without being kept (over the
+	// classifier's event size or memory budget) that may be responses but
+	// whose id did not show in their first bytes: a POST they answered is
+	// written without its answer (timeout, stream-ended).
+	Unread int `json:"unread,omitempty"`
 }
 
 // ResultType is the MCP resultType of a result ("complete",

@@ -294,11 +294,14 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 		}
 		for {
 			ev, rerr := rd.Next()
-			if errors.As(rerr, new(*wire.SkippedEventError)) {
+			if sk := (*wire.SkippedEventError)(nil); errors.As(rerr, &sk) {
 				// Only counted here: over the limit or the budget, it is
 				// read through and not parsed.
 				sse.Events++
 				sse.Skipped++
+				if ex.pipe != nil && ex.pipe.eager && rc.opts.StreamSkipped != nil {
+					rc.opts.StreamSkipped(ex, sk, sse.Events)
+				}
 				continue
 			}
 			if rerr != nil {

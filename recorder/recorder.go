@@ -177,6 +177,12 @@ type Options struct {
 	// passes, not lazily. It runs on the exchange's finishing goroutine,
 	// before the stream's record is made.
 	StreamMessage func(ex *Exchange, data []byte, m *wire.Message)
+	// StreamSkipped, when set, is called, on the same streams and goroutine
+	// as StreamMessage, with every event that was read through without
+	// being kept (over MaxEventSize or the classification memory budget):
+	// skipped says why and holds the first bytes of its data (Head); event
+	// is its 1-based index on the stream.
+	StreamSkipped func(ex *Exchange, skipped *wire.SkippedEventError, event int)
 	// Refuse, when set, answers a request whose body was malformed (a broken
 	// chunked framing); the default answers 400 "reading the request body:
 	// …". The request is not passed on either way.

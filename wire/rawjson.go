@@ -793,3 +793,49 @@ func scanLiteral(data []byte, i int, lit string) int {
 	}
 	return i + len(lit)
 }
+
+// ScanHead reads the top-level members at the start of a JSON-RPC
+// message's data that may be cut anywhere (the head of an event read
+// through, SkippedEventError.Head): whether a "method" and a "result" or
+// "error" member show before the cut, and the raw "id" when its whole
+// value does (nil otherwise). Members after one whose value runs past the
+// cut are not seen: a result written first (as the TypeScript SDK writes
+// it) hides the id behind it.
+func ScanHead(head []byte) (id []byte, method, response bool) {
+	i := skipSpace(head, 0)
+	if i >= len(head) || head[i] != '{' {
+		return nil, false, false
+	}
+	i = skipSpace(head, i+1)
+	for i < len(head) && head[i] == '"' {
+		end, _ := ScanString(head, i)
+		if end < 0 {
+			break
+		}
+		key := Key(head[i:end])
+		i = skipSpace(head, end)
+		if i >= len(head) || head[i] != ':' {
+			break
+		}
+		i = skipSpace(head, i+1)
+		switch string(key) {
+		case "method":
+			method = true
+		case "result", "error":
+			response = true
+		}
+		vend := ScanValue(head, i)
+		if vend < 0 {
+			break
+		}
+		if string(key) == "id" {
+			id = head[i:vend]
+		}
+		i = skipSpace(head, vend)
+		if i >= len(head) || head[i] != ',' {
+			break
+		}
+		i = skipSpace(head, i+1)
+	}
+	return id, method, response
+}
