@@ -1134,6 +1134,7 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, "a server request (server → client), not answered")
 	case p.fromSrv:
 		notes = append(notes, "a server request (server → client), answered by the client")
+		rec.ClientAnswer = true
 	case p.left && p.subEnded:
 		notes = append(notes, "the client closed the server's stdin with the subscription open")
 	case p.left:

@@ -148,6 +148,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	}
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
 	b = appendOmitInt(b, `,"inputRounds":`, int64(r.InputRounds))
+	if r.ClientAnswer {
+		b = append(b, `,"clientAnswer":true`...)
+	}
 	if len(r.Warnings) > 0 {
 		b = append(b, `,"warnings":[`...)
 		for i, w := range r.Warnings {

@@ -276,6 +276,14 @@ type Record struct {
 	// server's input requests: MRTR rounds (inputRequests) and the answers
 	// to a 2025-11-25 server request (elicitation/create on a stream).
 	InputRounds int `json:"inputRounds,omitempty"`
+	// ClientAnswer marks the record of a client's answer to a server
+	// request (elicitation/create, sampling/createMessage, roots/list):
+	// over HTTP the POST carrying the answer, over stdio the server
+	// request with the client's answer line. Its method is the server
+	// request's (over HTTP, when the proxy saw the request on a stream),
+	// its id the answer's, and its outcome judges the client's answer
+	// (RESULT_SUCCESS, JSONRPC_ERROR), the same through both transports.
+	ClientAnswer bool `json:"clientAnswer,omitempty"`
 	// Warnings are the classifier's warnings (code and message; the rule a
 	// code cites is classify.Rule(code)).
 	Warnings []Warning `json:"warnings,omitempty"`

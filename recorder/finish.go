@@ -139,6 +139,11 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSEReader) (*classify.Result, error) {
 	cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
 	cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
+	if events != nil || isEventStream(ex.respHeader.Get("Content-Type")) {
+		// A server request on the response's stream: its answer's
+		// record names its method.
+		cl.OnServerRequest = func(msg []byte) { rc.srvReqs.saw(ex.session, msg) }
+	}
 	cx := &classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
@@ -313,6 +318,7 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 			sse.Events++
 			if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest {
 				sse.Requests++
+				rc.srvReqs.saw(ex.session, ev.Data)
 			} else if m.Kind == wire.MessageNotification {
 				sse.Notifications++
 			} else if m.Kind == wire.MessageResponse && ex.pipe != nil && ex.pipe.eager {
@@ -492,8 +498,26 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
 		method = ""
 	}
+	answered := false // a client's answer the server accepted, judged as an answer
+	if ex.msg.Kind == wire.MessageResponse {
+		// A client's answer to a server request: its record names the
+		// method it answers (when a stream of the session carried the
+		// request) and, once the server accepted it, is judged as the
+		// answer, as the stdio proxy judges the answer line.
+		rec.ClientAnswer = true
+		method = rc.srvReqs.answered(ex.session, ex.msg.ID)
+		if res != nil && res.Outcome == classify.NotificationAccepted && ex.reqComplete {
+			if r, ok := judgeAnswer(method, &ex.msg, ex.reqBody, protocol); ok {
+				res, answered = r, true
+			}
+		}
+	}
 	rec.SetResult(res)
 	rec.Method, rec.ProtocolVersion = method, protocol
+	if answered {
+		rec.Status = ex.status
+		rec.Reason = fmt.Sprintf("the server accepted the client's answer (HTTP %d); as an answer: %s", ex.status, rec.Reason)
+	}
 	if n := ex.reqBytes.Load(); n > 0 {
 		rec.RequestBytes = n
 	} else if ex.reqComplete {
@@ -510,7 +534,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	switch ex.msg.Kind {
 	case wire.MessageResponse:
 		notes = append(notes, "the client's response to a server request")
-		if rec.Outcome == classify.NotificationAccepted {
+		if !answered && rec.Outcome == classify.NotificationAccepted {
 			// Classified as a message that expects no answer, which it
 			// is; but it is no notification.
 			rec.Reason = strings.Replace(rec.Reason, "the notification", "the client's response to a server request", 1)

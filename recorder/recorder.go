@@ -205,6 +205,7 @@ type Recorder struct {
 	shutErr   error  // ends a body cut by the shutdown, for the classifier
 
 	sessions sessionStore
+	srvReqs  serverRequests // server requests seen on streams, until answered
 	fin      *finishers
 
 	wg       sync.WaitGroup

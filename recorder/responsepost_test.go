@@ -16,7 +16,10 @@ import (
 // a server request (a JSON-RPC response, as the MCP Inspector CLI sends to
 // server-everything's roots/list) answered 202 says so in its reason, not
 // "the notification was accepted": it was no notification. Before, the
-// reason named a notification while the note said a response.
+// reason named a notification while the note said a response. It is
+// judged as the answer it is (issue answers13): RESULT_SUCCESS, marked
+// clientAnswer, with no method (no stream carried the server request),
+// its status the 202.
 func TestClientResponsePostReason(t *testing.T) {
 	s := &sink{}
 	rc, err := recorder.New(recorder.Options{Records: s, Sync: true})
@@ -50,9 +53,10 @@ func TestClientResponsePostReason(t *testing.T) {
 		}
 		r := s.recs[i]
 		s.mu.Unlock()
-		if r.Outcome != classify.NotificationAccepted || r.Reason != "the client's response to a server request was accepted (HTTP 202, no body)" ||
+		if r.Outcome != classify.ResultSuccess || !r.ClientAnswer || r.Method != "" || r.Status != http.StatusAccepted ||
+			!strings.HasPrefix(r.Reason, "the server accepted the client's answer (HTTP 202); as an answer: ") || strings.Contains(r.Reason, "notification") ||
 			r.Note != "the client's response to a server request" || len(r.Flags) != 0 {
-			t.Fatalf("exchange %d: outcome %s, reason %q, note %q, flags %v", i, r.Outcome, r.Reason, r.Note, r.Flags)
+			t.Fatalf("exchange %d: outcome %s, clientAnswer %v, method %q, status %d, reason %q, note %q, flags %v", i, r.Outcome, r.ClientAnswer, r.Method, r.Status, r.Reason, r.Note, r.Flags)
 		}
 	}
 }
