@@ -45,6 +45,12 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.HTTPMethod = http.MethodPost
 	}
 	x.Stdio = strings.HasPrefix(r.URL, "stdio:")
+	if r.ClientAnswer && !x.Stdio {
+		// A client's answer POSTed over HTTP names the server request's
+		// method: it is no request of the client's (IsRequest), as its
+		// id is the server's.
+		x.Method = ""
+	}
 	x.Legacy = r.AnsweredOn == record.AnsweredOnStream
 	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
 	if r.Probe != nil && r.Probe.Answer == "" {
@@ -107,6 +113,10 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
 	case r.Flags.Has(record.FlagAB):
 		x.Failed, x.What, x.Tag = true, "the response was aborted mid-body", "cut"
+	case r.ClientAnswer && !x.Stdio && r.Status >= 200 && r.Status < 300:
+		// The server accepted the client's answer: the record's outcome
+		// judges the client's answer (docs/decisions.md, answers13), no
+		// failure of the server's.
 	case r.Outcome != "" && healthy(r.Outcome):
 	case r.Outcome != "":
 		x.Failed, x.What, x.Tag = true, string(r.Outcome), bodyTag(r.Outcome)
