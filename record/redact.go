@@ -423,6 +423,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		// names are judged as a form's, so code, state and sig count.
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
 	}
+	// A name or separator escaped in text ("p\u0061ssword: …",
+	// "password%3D…", "p&#97;ssword=…"): redact_escaped.go.
+	s = r.maskEscapedText(s, ctx)
 	if hasProviderHint(lower) {
 		s = r.maskProviderKeys(s) // redact_provider.go
 	}

@@ -35,7 +35,11 @@ import "strings"
 // "%25" the start of one escaped twice ("p%2561ssword", which decodeName
 // decodes); "%2F" and the other escapes of punctuation below "0" do not
 // open it.
-var escapeHints = []string{"%3", "%4", "%5", "%6", "%7", "%25", `\u`}
+// "\\x" and "#" before a digit or "x" (a character reference, "&#97;",
+// "&#x61;"; the loop does not look behind "&", a query byte) open it for
+// maskEscapedText (redact_escaped.go), which decodes them too (redact13).
+var escapeHints = []string{"%3", "%4", "%5", "%6", "%7", "%25", `\u`, `\x`,
+	"#0", "#1", "#2", "#3", "#4", "#5", "#6", "#7", "#8", "#9", "#x"}
 
 // pemHints are the substrings of lower that make scrubPatterns look for a
 // PEM block or an authorization scheme.

@@ -60,6 +60,7 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
 	}
+	s = r.maskEscapedText(s, ctx) // an escaped name or separator (redact13)
 	if hasAny(lower, providerHints) {
 		s = r.maskProviderKeys(s)
 	}
@@ -120,6 +121,7 @@ var gateFragments = func() []string {
 		"monkey", "author", "keyword", "http://127.0.0.1:8080/mcp", "1.2.3", "v1.0", "example.com",
 		"the tool call completed", "TOOL_SUCCESS", "application/json", "Thu, 03 Dec 2026 14:34:00 GMT",
 		"pin", "pin=", "PIN: ", "ping", "mapping", "%61", "%2D", "%5F", "%255F", "\\u0061", "\\u0074", "%7B", "p%61ss", "\\u005f", // redact12
+		"\\x61", "\\x5f", "&#97;", "&#x61;", "&#0061;", "&#61;", "&#x3D;", "&#58;", "%3D", "%3A", "%253D", "%20", "+", "&quot;", "&apos;", "&colon;", "\\u003d", "\\u003a", "&amp;#97;", "#1", // redact13
 		"\u212aey", "to\u212aen", "basİc", "sİg", "İ", "\u212a", "ſecret", "ſ", "é", "\xff", "\u2028", "日本",
 		"PlAnTeD-0123456789-value", "[redacted]", "[redacted:len=3:h=0123abcd]",
 		"@", "://", "postgres://", "u:pw@", "'", "'password': ", " = ", "=\"", "='",

@@ -10,8 +10,8 @@ import (
 )
 
 // plantCarriers write a secret v as text puts it: bare (a provider key),
-// and after each kind of name the redactor knows.
-var plantCarriers = []func(v string) string{
+// and after each kind of name the redactor knows (escapedCarriers last).
+var plantCarriers = append([]func(v string) string{
 	func(v string) string { return v },
 	func(v string) string { return "Token: " + v },
 	func(v string) string { return "run --password " + v + " now" },
@@ -50,7 +50,7 @@ var plantCarriers = []func(v string) string{
 	func(v string) string { return `{"user": "bob", "pass": ` + v + `}` },
 	func(v string) string { return `{"db_pass": ` + v + `, "fail": 0}` },
 	func(v string) string { return `{'user_pw': ` + v + `}` },
-}
+}, escapedCarriers...)
 
 // plantWords are what the random texts around a secret are made of: words,
 // JSON and URL punctuation, and near-misses of the shapes.

@@ -21,7 +21,9 @@ import (
 // (bodies recorded) to the real serve, in a JSON-RPC error's message and
 // data, through `call`, in a request line through the stdio proxy; then
 // the readers read the record files: report (text, --json, --html, --har)
-// and matrix --from-records. No output holds any of them.
+// and matrix --from-records. No output holds any of them. redact13 adds
+// a name or separator escaped in text (\u, \x, %3D, %3A, HTML character
+// references).
 func TestNestedEscapedNumericSecretsInNoOutput(t *testing.T) {
 	dir := t.TempDir()
 	secrets := map[string]string{
@@ -29,8 +31,18 @@ func TestNestedEscapedNumericSecretsInNoOutput(t *testing.T) {
 		"nested-array": canary("narray"), "escaped-u": canary("escu"), "escaped-pct5f": canary("esc5f"),
 		"escaped-pct2d": canary("esc2d"), "err-nested": canary("errnest"), "err-escaped": canary("erresc"),
 		"pin-text": "6120349875", "pin-json": "4817263950", "pass-json": "5550123456", "err-pin": "7304918265",
+		// redact13: an escaped name or separator in text.
+		"esc-u-text": canary("escut"), "esc-x": canary("escx"), "esc-pct3d": canary("esc3d"), "esc-pct3a": canary("esc3a"),
+		"esc-html-num": canary("eschtml"), "esc-html-quot": canary("escquot"), "err-esc-sep": canary("erresep"),
 	}
 	text := strings.Join([]string{
+		// redact13's first: the unfinished quote below runs to the end of the text.
+		`log p\u0061ssword: ` + secrets["esc-u-text"] + ` end`,
+		`p\x61ssword=` + secrets["esc-x"],
+		`GET /cb?next=%2Flogin%3Fpassword%3D` + secrets["esc-pct3d"] + `&x=1`,
+		`api%5Fkey%3A+` + secrets["esc-pct3a"],
+		`<p>p&#97;ssword=` + secrets["esc-html-num"] + `</p>`,
+		`<pre>{&quot;client_secret&quot;:&quot;` + secrets["esc-html-quot"] + `&quot;}</pre>`,
 		`login failed for password={"a":{"b":"` + secrets["nested-form"] + `"}}`,
 		`secret: {"x": {"y": "` + secrets["nested-field"] + `"}}`,
 		`bad input: {"password": {"a": {"b": "` + secrets["nested-json"] + `"}}, "n": 1}`,
@@ -64,7 +76,7 @@ func TestNestedEscapedNumericSecretsInNoOutput(t *testing.T) {
 	params, _ := json.Marshal(map[string]any{
 		"code":    -32602,
 		"message": `invalid params: credentials={"db": {"primary": "` + secrets["err-nested"] + `"}}`,
-		"data":    map[string]any{"detail": `upstream said {"\u0074oken": "` + secrets["err-escaped"] + `", "pin": ` + secrets["err-pin"]},
+		"data":    map[string]any{"detail": `upstream said {"\u0074oken": "` + secrets["err-escaped"] + `", "pin": ` + secrets["err-pin"] + ` <a href="/login?next=%2Fcb%3Ftoken%3D` + secrets["err-esc-sep"] + `">`},
 	})
 	errURL := px.base + "/s/errors.jsonrpc_error/mcp?params=" + url.QueryEscape(string(params))
 	out.run(t, "call report (error)", 3, "call", errURL, "echo", "--args", `{"text":"x"}`, "--protocol", "2026-07-28", "--retries", "0", "--record", callRec)
