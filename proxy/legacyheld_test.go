@@ -45,12 +45,16 @@ func TestLegacySSEHeldWrittenWhenWaitRunsOut(t *testing.T) {
 
 	// A request finishing after the shutdown began is not held.
 	postAll(t, c, endpoint, call(`21`, "never"))
-	for p.Stats().Exchanges < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the second POST's exchange did not finish")
+	// Stats counts the exchange just before its record is written: wait
+	// for the record itself.
+	waitFor(t, sink, "the second POST's record", func(recs []*record.Record) bool {
+		for _, r := range recs {
+			if r.JSONRPC.ID.String() == "21" {
+				return true
+			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false
+	})
 	posts, _ = byID(t, sink)
 	checkPost(t, posts, `21`, answerWant{outcome: classify.RequestAccepted, tool: "never", notSeen: record.AnswerShutdown})
 

@@ -30,6 +30,7 @@ type pairingServer struct {
 	n       int
 	release chan struct{}
 	split   bool // the endpoint event is written in two flushes, 50 ms apart
+	shared  bool // every stream names /message (no session id), and every answer goes on the first stream
 }
 
 type streamMsg struct {
@@ -53,6 +54,9 @@ func (s *pairingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		ev := fmt.Sprintf("event: endpoint\ndata: /message?sessionId=%s\n\n", id)
+		if s.shared {
+			ev = "event: endpoint\ndata: /message\n\n"
+		}
 		if s.split {
 			io.WriteString(w, ev[:22])
 			w.(http.Flusher).Flush()
@@ -88,6 +92,9 @@ func (s *pairingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 		ch := s.streams[r.URL.Query().Get("sessionId")]
+		if s.shared {
+			ch = s.streams["session-1"]
+		}
 		s.mu.Unlock()
 		var answer string
 		id := string(m.ID)

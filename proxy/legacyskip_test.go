@@ -135,3 +135,56 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 	checkPost(t, posts, `1`, answerWant{outcome: classify.ToolSuccess, tool: "hold", seen: true})
 	checkPost(t, posts, `2`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
 }
+
+// TestLegacySSESharedEndpoint: two open streams that name the same
+// endpoint URL (no session id in it) share their pairing: a request POSTed
+// to it is paired with its answer on either stream (here the older one,
+// where the server sends every answer), and waits for one while either is
+// open. Before, only the newest stream's answers were looked at: the
+// answer on the older stream was counted unpaired and the request written
+// without it ("timeout" after 60 s, or "stream-ended").
+func TestLegacySSESharedEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := newPairingServer()
+	srv.shared = true
+	up := serve(t, srv)
+	purl, _, sink, stop := startProxy(t, strings.TrimSuffix(up, "/mcp")+"/sse", proxy.Options{})
+	c := &http.Client{Timeout: 30 * time.Second}
+	endpoint, br1, resp1 := legacySession(t, c, purl)
+	endpoint2, _, resp2 := legacySession(t, c, purl)
+	if endpoint != endpoint2 {
+		t.Fatalf("endpoints %s and %s, want one", endpoint, endpoint2)
+	}
+	postAll(t, c, endpoint, call(`1`, "echo"), call(`2`, "fail"))
+	readAnswers(t, br1, 2)
+	waitFor(t, sink, "paired records", func(recs []*record.Record) bool {
+		n := 0
+		for _, r := range recs {
+			if r.StreamAnswer != nil {
+				n++
+			}
+		}
+		return n == 2
+	})
+	resp2.Body.Close()
+	resp1.Body.Close()
+	stop()
+	posts := map[string]*record.Record{}
+	var answers []record.StreamAnswers
+	for _, r := range sink.exchanges(t) {
+		switch r.HTTPMethod {
+		case http.MethodGet:
+			if r.StreamAnswers != nil {
+				answers = append(answers, *r.StreamAnswers)
+			}
+		case http.MethodPost:
+			posts[r.JSONRPC.ID.String()] = r
+		}
+	}
+	checkPost(t, posts, `1`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
+	checkPost(t, posts, `2`, answerWant{outcome: classify.ToolError, tool: "fail", seen: true, isError: true})
+	want := []record.StreamAnswers{{Responses: 2, Paired: 2}, {}}
+	if len(answers) != 2 || !(answers[0] == want[0] && answers[1] == want[1] || answers[0] == want[1] && answers[1] == want[0]) {
+		t.Errorf("the streams' answers %+v, want %+v", answers, want)
+	}
+}

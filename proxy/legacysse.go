@@ -68,10 +68,20 @@ type legacyStream struct {
 	key, path string
 	end       time.Time
 
-	pending map[string]*legacyPending // requests POSTed to the endpoint, waiting for their answer, by idKey
+	tab     *legacyTable         // the requests POSTed to the endpoint, shared by the open streams naming the same one
+	answers record.StreamAnswers // the responses the stream carried
+	ended   bool                 // the stream's exchange finished: no answer comes any more
+}
+
+// legacyTable is the pairing state of an endpoint: the requests POSTed to
+// it, which an answer on any open stream naming that endpoint pairs with.
+// Streams that name the same endpoint URL (one without a session id in it)
+// while open share one: the proxy cannot tell on which of them the server
+// answers, and pairs by the id on either. Under legacyStreams.mu.
+type legacyTable struct {
+	pending map[string]*legacyPending // requests waiting for their answer, by idKey
 	late    map[string]bool           // ids whose records were written without their answer (at most legacyLateMemory)
-	answers record.StreamAnswers      // the responses the stream carried
-	ended   bool                      // the stream's exchange finished: no answer comes any more
+	streams int                       // its streams still open: the requests wait for an answer while one is
 }
 
 // legacyPendingMax bounds the requests, over every legacy stream, that wait
@@ -110,6 +120,7 @@ type legacyPending struct {
 	text     []byte // the answer's bytes, at most bodyLimit, when the body mode may record them
 	notSeen  string // why no answer can come any more (set when taken out of the table unanswered)
 
+	on        *legacyStream // the stream its answer came on (s, or another naming the same endpoint)
 	answering chan struct{} // set while its answer is being judged (take, settle), closed then
 
 	rec   *record.Record // the POST's record, held until the answer (nil before its exchange finished)
@@ -138,6 +149,14 @@ func (l *legacyStreams) opened(ex *recorder.Exchange, endpoint string) {
 	if l.open == nil {
 		l.open = make(map[string]*legacyStream)
 	}
+	if o := l.open[s.key]; o != nil && !o.ended {
+		// Another open stream names the same endpoint: a POST to it
+		// may be answered on either.
+		s.tab = o.tab
+	} else {
+		s.tab = &legacyTable{}
+	}
+	s.tab.streams++
 	if len(l.open) >= legacyMemory {
 		// Forget an ended stream first, else any.
 		victim := ""
@@ -167,10 +186,14 @@ func (l *legacyStreams) ended(s *legacyStream, at time.Time, rec *record.Record)
 	l.mu.Lock()
 	s.end = at
 	s.ended = true
+	s.tab.streams--
 	var due []*legacyPending
-	for _, lp := range s.pending {
-		if lp := l.drop(lp, record.AnswerStreamEnded); lp != nil {
-			due = append(due, lp)
+	if s.tab.streams == 0 {
+		// No open stream names the endpoint any more.
+		for _, lp := range s.tab.pending {
+			if lp := l.drop(lp, record.AnswerStreamEnded); lp != nil {
+				due = append(due, lp)
+			}
 		}
 	}
 	counts := s.answers
@@ -251,17 +274,17 @@ func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *leg
 		protocol: ex.Protocol(), start: ex.Start(), listing: listing}
 	var evicted *legacyPending
 	l.mu.Lock()
-	if s.ended || s.pending[lp.key] != nil {
+	if s.ended || s.tab.pending[lp.key] != nil {
 		l.mu.Unlock()
 		return nil
 	}
 	if l.queue.Len() >= l.max {
 		evicted = l.drop(l.queue.Front().Value.(*legacyPending), record.AnswerEvicted)
 	}
-	if s.pending == nil {
-		s.pending = make(map[string]*legacyPending)
+	if s.tab.pending == nil {
+		s.tab.pending = make(map[string]*legacyPending)
 	}
-	s.pending[lp.key] = lp
+	s.tab.pending[lp.key] = lp
 	lp.elem = l.queue.PushBack(lp)
 	l.mu.Unlock()
 	if evicted != nil {
@@ -277,12 +300,12 @@ func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *leg
 func (l *legacyStreams) drop(lp *legacyPending, why string) *legacyPending {
 	l.unlink(lp)
 	lp.notSeen = why
-	if why != record.AnswerStreamEnded && len(lp.s.late) < legacyLateMemory {
+	if why != record.AnswerStreamEnded && len(lp.s.tab.late) < legacyLateMemory {
 		// Its answer may still come on the stream: counted late then.
-		if lp.s.late == nil {
-			lp.s.late = make(map[string]bool)
+		if lp.s.tab.late == nil {
+			lp.s.tab.late = make(map[string]bool)
 		}
-		lp.s.late[lp.key] = true
+		lp.s.tab.late[lp.key] = true
 	}
 	if lp.rec == nil || lp.done {
 		return nil
@@ -302,7 +325,7 @@ func (l *legacyStreams) unlink(lp *legacyPending) {
 	}
 	l.queue.Remove(lp.elem)
 	lp.elem = nil
-	delete(lp.s.pending, lp.key)
+	delete(lp.s.tab.pending, lp.key)
 }
 
 // answered is the recorder's StreamMessage hook: data, a JSON-RPC response
@@ -399,10 +422,10 @@ func (l *legacyStreams) take(s *legacyStream, key string) (lp *legacyPending, at
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s.answers.Responses++
-	lp = s.pending[key]
+	lp = s.tab.pending[key]
 	if lp == nil {
-		if s.late[key] {
-			delete(s.late, key)
+		if s.tab.late[key] {
+			delete(s.tab.late, key)
 			s.answers.Late++
 		} else {
 			s.answers.Unpaired++
@@ -411,6 +434,7 @@ func (l *legacyStreams) take(s *legacyStream, key string) (lp *legacyPending, at
 	}
 	l.unlink(lp)
 	s.answers.Paired++
+	lp.on = s
 	lp.answering = make(chan struct{})
 	return lp, at
 }
@@ -573,7 +597,7 @@ func (l *legacyStreams) apply(lp *legacyPending, rec *record.Record) {
 		}
 	}
 	rec.Warnings = warnings
-	rec.Reason = fmt.Sprintf("answered on the 2024-11-05 HTTP+SSE event stream (GET %s) after the POST's HTTP 202: %s", lp.s.path, rec.Reason)
+	rec.Reason = fmt.Sprintf("answered on the 2024-11-05 HTTP+SSE event stream (GET %s) after the POST's HTTP 202: %s", lp.on.path, rec.Reason)
 	rec.StreamAnswer = &record.StreamAnswer{Seen: true, After: record.Duration(lp.answerAt.Sub(lp.start)), Bytes: lp.bytes}
 	switch {
 	case lp.text != nil:
