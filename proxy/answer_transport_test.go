@@ -98,6 +98,9 @@ func TestClientAnswerSameOverTransports(t *testing.T) {
 			if st, _, body, err := post(t, http.DefaultClient, u, scriptedCall("2", "ask-roots"), hdr); err != nil || st != 200 || !strings.Contains(string(body), "roots/list") {
 				t.Fatalf("tools/call: %d %q %v", st, body, err)
 			}
+			// The tools/call's record is written once the proxy read its
+			// stream, roots/list included: the answer's record can name it.
+			waitRecord(t, sink, "tools/call", func(r *record.Record) bool { return r.Method == "tools/call" })
 			if st, _, _, err := post(t, http.DefaultClient, u, c.answer, hdr); err != nil || st != http.StatusAccepted {
 				t.Fatalf("answer: %d %v", st, err)
 			}

@@ -506,7 +506,10 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		// answer, as the stdio proxy judges the answer line.
 		rec.ClientAnswer = true
 		method = rc.srvReqs.answered(ex.session, ex.msg.ID)
-		if res != nil && res.Outcome == classify.NotificationAccepted && ex.reqComplete {
+		// Any 2xx: the server owes no answer to an answer, and the body of
+		// its acknowledgement (none, or 2024-11-05's "Accepted" with no
+		// Content-Type) says nothing of the client's answer.
+		if res != nil && ex.status >= 200 && ex.status <= 299 && ex.reqComplete {
 			if r, ok := judgeAnswer(method, &ex.msg, ex.reqBody, protocol); ok {
 				res, answered = r, true
 			}
