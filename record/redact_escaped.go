@@ -237,6 +237,19 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			continue
 		}
 		n, closed := escapedValueEnd(text[vs:])
+		if m[3] == m[2] && strings.IndexByte(text[m[8]:m[9]], ':') >= 0 && n > 0 && closed &&
+			strings.IndexByte(`"'{[`, text[vs]) < 0 {
+			// A field line ("p\u0061ssword: two words"): as maskFieldLines
+			// reads one, the value runs to the end of its line or a quote.
+			n = vs + n
+			for n < len(text) && strings.IndexByte("\r\n\"'", text[n]) < 0 {
+				n++
+			}
+			for n > vs && (text[n-1] == ' ' || text[n-1] == '\t') {
+				n--
+			}
+			n -= vs
+		}
 		v := text[vs : vs+n]
 		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || strings.HasPrefix(strings.Trim(v, `"'`), "[redacted") {
 			continue

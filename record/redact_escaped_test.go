@@ -39,6 +39,8 @@ func TestEscapedNamesAndSeparatorsInText(t *testing.T) {
 	m := red.Mask(v)
 	cases := []struct{ in, want string }{
 		{`p\u0061ssword: ` + v, `p\u0061ssword: ` + m},
+		{`p\u0061ssword: two ` + v + ` words`, `p\u0061ssword: ` + red.Mask("two "+v+" words")}, // a field line: to its end
+		{"p\\u0061ssword: " + v + " x\nnext line", "p\\u0061ssword: " + red.Mask(v+" x") + "\nnext line"},
 		{`api\u005fkey=` + v, `api\u005fkey=` + m},
 		{`log: p\u0061ssword=` + v + ` more`, `log: p\u0061ssword=` + m + ` more`},
 		{`password\u003d` + v, `password\u003d` + m},
