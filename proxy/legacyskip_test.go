@@ -140,7 +140,8 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 // endpoint URL (no session id in it) share their pairing: a request POSTed
 // to it is paired with its answer on either stream (here the older one,
 // where the server sends every answer), and waits for one while either is
-// open. Before, only the newest stream's answers were looked at: the
+// open; when the newest ends, POSTs go on with the older. Before, only the
+// newest stream's answers were looked at: the
 // answer on the older stream was counted unpaired and the request written
 // without it ("timeout" after 60 s, or "stream-ended").
 func TestLegacySSESharedEndpoint(t *testing.T) {
@@ -166,7 +167,27 @@ func TestLegacySSESharedEndpoint(t *testing.T) {
 		}
 		return n == 2
 	})
+	// The newest stream ends: a POST to the endpoint goes on with the
+	// older one, still open.
 	resp2.Body.Close()
+	waitFor(t, sink, "the newest stream's record", func(recs []*record.Record) bool {
+		for _, r := range recs {
+			if r.HTTPMethod == http.MethodGet {
+				return true
+			}
+		}
+		return false
+	})
+	postAll(t, c, endpoint, call(`3`, "echo"))
+	readAnswers(t, br1, 1)
+	waitFor(t, sink, "the third record", func(recs []*record.Record) bool {
+		for _, r := range recs {
+			if r.JSONRPC.ID.String() == "3" {
+				return true
+			}
+		}
+		return false
+	})
 	resp1.Body.Close()
 	stop()
 	posts := map[string]*record.Record{}
@@ -183,7 +204,8 @@ func TestLegacySSESharedEndpoint(t *testing.T) {
 	}
 	checkPost(t, posts, `1`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
 	checkPost(t, posts, `2`, answerWant{outcome: classify.ToolError, tool: "fail", seen: true, isError: true})
-	want := []record.StreamAnswers{{Responses: 2, Paired: 2}, {}}
+	checkPost(t, posts, `3`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
+	want := []record.StreamAnswers{{Responses: 3, Paired: 3}, {}}
 	if len(answers) != 2 || !(answers[0] == want[0] && answers[1] == want[1] || answers[0] == want[1] && answers[1] == want[0]) {
 		t.Errorf("the streams' answers %+v, want %+v", answers, want)
 	}

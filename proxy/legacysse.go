@@ -81,7 +81,7 @@ type legacyStream struct {
 type legacyTable struct {
 	pending map[string]*legacyPending // requests waiting for their answer, by idKey
 	late    map[string]bool           // ids whose records were written without their answer (at most legacyLateMemory)
-	streams int                       // its streams still open: the requests wait for an answer while one is
+	streams []*legacyStream           // its streams still open: the requests wait for an answer while one is
 }
 
 // legacyPendingMax bounds the requests, over every legacy stream, that wait
@@ -156,7 +156,7 @@ func (l *legacyStreams) opened(ex *recorder.Exchange, endpoint string) {
 	} else {
 		s.tab = &legacyTable{}
 	}
-	s.tab.streams++
+	s.tab.streams = append(s.tab.streams, s)
 	if len(l.open) >= legacyMemory {
 		// Forget an ended stream first, else any.
 		victim := ""
@@ -186,9 +186,14 @@ func (l *legacyStreams) ended(s *legacyStream, at time.Time, rec *record.Record)
 	l.mu.Lock()
 	s.end = at
 	s.ended = true
-	s.tab.streams--
+	s.tab.streams = slices.DeleteFunc(s.tab.streams, func(o *legacyStream) bool { return o == s })
+	if n := len(s.tab.streams); n > 0 && l.open[s.key] == s {
+		// POSTs to the endpoint go on with the newest stream still
+		// open.
+		l.open[s.key] = s.tab.streams[n-1]
+	}
 	var due []*legacyPending
-	if s.tab.streams == 0 {
+	if len(s.tab.streams) == 0 {
 		// No open stream names the endpoint any more.
 		for _, lp := range s.tab.pending {
 			if lp := l.drop(lp, record.AnswerStreamEnded); lp != nil {
