@@ -105,8 +105,14 @@ func charRef(s string) (rune, int) {
 		i, base = 3, 16
 	}
 	start := i
+	for i < len(s) && s[i] == '0' {
+		// Leading zeros, any number of them, as browsers read them
+		// ("&#000000097;"): not counted in the digits' bound.
+		i++
+	}
+	digits := i
 	var r rune
-	for i < len(s) && i-start < 8 {
+	for i < len(s) && i-digits < 8 {
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':

@@ -56,6 +56,8 @@ func TestEscapedNamesAndSeparatorsInText(t *testing.T) {
 		{`password%3D123456`, `password%3D` + red.Mask("123456")},
 		{`p&#97;ssword=` + v, `p&#97;ssword=` + m},
 		{`p&#x61;ssword=` + v, `p&#x61;ssword=` + m},
+		{`p&#000000097;ssword=` + v, `p&#000000097;ssword=` + m}, // leading zeros past the 8 digits (review13)
+		{`password&#x000000003D;` + v, `password&#x000000003D;` + m},
 		{`password&#61;` + v, `password&#61;` + m},
 		{`password&#58; ` + v, `password&#58; ` + m},
 		{`p&amp;#97;ssword=` + v, `p&amp;#97;ssword=` + m},
