@@ -40,10 +40,17 @@ func (s *serverRequests) saw(session string, msg []byte) {
 	if s.byKey == nil {
 		s.byKey = make(map[string]string)
 	}
-	if _, ok := s.byKey[k]; !ok {
+	switch old, ok := s.byKey[k]; {
+	case !ok:
 		s.order = append(s.order, k)
+		s.byKey[k] = m.Method
+	case old != m.Method:
+		// Two server requests of one id waiting at once under one key
+		// (no Mcp-Session-Id: 2024-11-05 HTTP+SSE clients, stateless
+		// servers; each connection numbering its requests from 0): the
+		// answer cannot tell which it answers, and names neither.
+		s.byKey[k] = ambiguousServerRequest
 	}
-	s.byKey[k] = m.Method
 	for len(s.order) > maxServerRequests {
 		delete(s.byKey, s.order[0])
 		s.order = s.order[1:]
@@ -66,8 +73,15 @@ func (s *serverRequests) answered(session string, id wire.ID) string {
 			}
 		}
 	}
+	if m == ambiguousServerRequest {
+		return ""
+	}
 	return m
 }
+
+// ambiguousServerRequest marks a key two server requests with different
+// methods were seen under, neither answered yet (no method is "\x00").
+const ambiguousServerRequest = "\x00"
 
 // unseenServerRequest is the method the answer to a server request the
 // recorder did not see is judged under (its record's method stays empty).
