@@ -506,10 +506,12 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		// answer, as the stdio proxy judges the answer line.
 		rec.ClientAnswer = true
 		method = rc.srvReqs.answered(ex.session, ex.msg.ID)
-		// Any 2xx: the server owes no answer to an answer, and the body of
-		// its acknowledgement (none, or 2024-11-05's "Accepted" with no
-		// Content-Type) says nothing of the client's answer.
-		if res != nil && ex.status >= 200 && ex.status <= 299 && ex.reqComplete {
+		// Accepted: a 202 (the spec's answer to an accepted response; its
+		// body, none or 2024-11-05's "Accepted" with no Content-Type, says
+		// nothing of the client's answer), or another 2xx with no body. A
+		// 2xx with a body may carry the server's refusal (a JSON-RPC error
+		// in a 200): it is not read as an acceptance.
+		if res != nil && (ex.status == http.StatusAccepted || ex.status >= 200 && ex.status <= 299 && ex.wrote == 0) && ex.reqComplete {
 			if r, ok := judgeAnswer(method, &ex.msg, ex.reqBody, protocol); ok {
 				res, answered = r, true
 			}
