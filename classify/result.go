@@ -55,6 +55,17 @@ type Exchange struct {
 	Events *wire.SSEReader
 }
 
+// Carries puts msg, one JSON-RPC message that came without an HTTP response
+// of its own (a stdio line, an event of a 2024-11-05 HTTP+SSE stream, a
+// client's answer POSTed back), into ex as a JSON body of HTTP 200: how
+// such a message is judged as the answer to the request ex names.
+func (ex *Exchange) Carries(msg []byte) {
+	ex.Status, ex.Header, ex.BodyBytes = http.StatusOK, jsonBodyHeader, msg
+}
+
+// jsonBodyHeader is the header Carries gives; the classifier only reads it.
+var jsonBodyHeader = http.Header{"Content-Type": {"application/json"}}
+
 // Result is the classifier's verdict with the evidence behind it. Its
 // layer is its outcome's (Layer). The evidence that few verdicts carry (an
 // event stream's counts, HTTP headers, a network failure, a task, why there

@@ -213,6 +213,20 @@ func byID(t *testing.T, sink *memSink) (map[string]*record.Record, *record.Recor
 }
 
 // waitFor polls the sink until cond holds (60 s at most).
+// seenAnswers is waitFor's condition that n records have their answer
+// from the stream (streamAnswer.seen).
+func seenAnswers(n int) func([]*record.Record) bool {
+	return func(recs []*record.Record) bool {
+		seen := 0
+		for _, r := range recs {
+			if r.StreamAnswer != nil && r.StreamAnswer.Seen {
+				seen++
+			}
+		}
+		return seen == n
+	}
+}
+
 func waitFor(t *testing.T, sink *memSink, what string, cond func([]*record.Record) bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -293,15 +307,7 @@ func TestLegacySSEPairsAnswers(t *testing.T) {
 		call(`5`, "retype"), call(`6`, "never"))
 	readAnswers(t, br, 6)
 	// Every answer paired (or counted) before the stream ends.
-	waitFor(t, sink, "paired records", func(recs []*record.Record) bool {
-		n := 0
-		for _, r := range recs {
-			if r.StreamAnswer != nil && r.StreamAnswer.Seen {
-				n++
-			}
-		}
-		return n == 5
-	})
+	waitFor(t, sink, "paired records", seenAnswers(5))
 	resp.Body.Close()
 	stop()
 

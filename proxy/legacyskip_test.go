@@ -29,15 +29,7 @@ func TestLegacySSEAnswerOverTheLimit(t *testing.T) {
 	endpoint, br, resp := legacySession(t, c, purl)
 	postAll(t, c, endpoint, call(`1`, "big"), call(`2`, "bigtail"), call(`3`, "echo"))
 	readAnswers(t, br, 3)
-	waitFor(t, sink, "paired records", func(recs []*record.Record) bool {
-		n := 0
-		for _, r := range recs {
-			if r.StreamAnswer != nil && r.StreamAnswer.Seen {
-				n++
-			}
-		}
-		return n == 2
-	})
+	waitFor(t, sink, "paired records", seenAnswers(2))
 	resp.Body.Close()
 	stop()
 	posts, get := byID(t, sink)

@@ -353,10 +353,9 @@ func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Mes
 	if l.classifying != nil {
 		l.classifying()
 	}
-	res, cerr := (&classify.Classifier{}).Classify(&classify.Exchange{
-		Method: lp.method, ID: lp.id, ProtocolVersion: lp.protocol,
-		Status: http.StatusOK, Header: jsonHeader, BodyBytes: bytes.Clone(data),
-	})
+	cex := &classify.Exchange{Method: lp.method, ID: lp.id, ProtocolVersion: lp.protocol}
+	cex.Carries(bytes.Clone(data))
+	res, cerr := (&classify.Classifier{}).Classify(cex)
 	var text []byte
 	if l.keepsBody(res) {
 		text = bytes.Clone(data[:min(len(data), l.bodyLimit)])
@@ -461,10 +460,6 @@ func (l *legacyStreams) settle(lp *legacyPending, res *classify.Result, cerr err
 		l.emit(lp)
 	}
 }
-
-// jsonHeader is the header an answer from the stream is judged with: its
-// event's data is one JSON-RPC message, as a JSON body is.
-var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
 // hold decides, when the exchange of lp's POST finished, what its record
 // rec (judged by annotate) says: the answer's verdict when it came

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1106,7 +1105,7 @@ func (s *stdioProxy) finish(p *stdioPending, resp []byte, end time.Time, failure
 	if failure != nil {
 		cex.Err, cex.RequestSent = failure, !p.unsent
 	} else {
-		cex.Status, cex.Header, cex.BodyBytes = http.StatusOK, http.Header{"Content-Type": {"application/json"}}, resp
+		cex.Carries(resp)
 	}
 	res, cerr := (&classify.Classifier{}).Classify(cex)
 	s.finishResult(p, res, cerr, resp, end, clientGone, "")

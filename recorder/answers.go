@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"net/http"
 	"sync"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -103,10 +102,9 @@ func judgeAnswer(method string, msg *wire.Message, body []byte, protocol string)
 		// classifier reads no method) to a tools/call.
 		method = unseenServerRequest
 	}
-	res, err := (&classify.Classifier{}).Classify(&classify.Exchange{
-		Method: method, ID: msg.ID, ProtocolVersion: protocol,
-		Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: body,
-	})
+	cex := &classify.Exchange{Method: method, ID: msg.ID, ProtocolVersion: protocol}
+	cex.Carries(body)
+	res, err := (&classify.Classifier{}).Classify(cex)
 	if err != nil {
 		return nil, false
 	}
