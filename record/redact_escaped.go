@@ -260,6 +260,16 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || strings.HasPrefix(strings.Trim(v, `"'`), "[redacted") {
 			continue
 		}
+		if j := strings.Index(v, "[redacted"); j > 0 && closed && v[0] != '"' && v[0] != '\'' {
+			// An earlier pass masked the tail of this value only: it read
+			// the escaped name, separator and the value's head as a name
+			// ("password%3Dv:0", a number under the name "password%3Dv").
+			// The whole value goes, the earlier mask with it.
+			if k := strings.IndexByte(text[vs+j:], ']'); k >= 0 {
+				n = j + k + 1
+			}
+			v = text[vs : vs+n]
+		}
 		name := text[m[4]:m[5]]
 		switch {
 		case v == "true" || v == "false" || v == "null":
@@ -270,7 +280,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			continue
 		}
 		os, oe := int(units[vs].start), int(units[vs+n-1].end)
-		if strings.Contains(s[os:oe], "[redacted") {
+		if strings.HasPrefix(s[os:oe], "[redacted") {
 			continue
 		}
 		b.WriteString(s[last:os])

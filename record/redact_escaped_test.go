@@ -64,6 +64,10 @@ func TestEscapedNamesAndSeparatorsInText(t *testing.T) {
 		{`&quot;password&quot;:&quot;` + v + `&quot;`, `&quot;password&quot;:&quot;` + m + `&quot;`},
 		{`<pre>{&quot;api_key&quot;: &quot;` + v + `&quot;, &quot;n&quot;: 1}</pre>`, `<pre>{&quot;api_key&quot;: &quot;` + m + `&quot;, &quot;n&quot;: 1}</pre>`},
 		{`&quot;p&#97;ssword&quot;:&quot;` + v, `&quot;p&#97;ssword&quot;:` + Redacted}, // unfinished: to the end
+		// The fuzzer's (3d55254): an earlier pass read "password%3D" + v as a
+		// name ending in ":" and masked the number after it only.
+		{`password%3D` + v + `:0`, `password%3D` + red.Mask(v+`:`+red.Mask("0"))},
+		{`Apassword%20%3D%20` + v + `:0`, `Apassword%20%3D%20` + red.Mask(v+`:`+red.Mask("0"))},
 		{`p\u0061ssword%3D{"a":{"b":"` + v + `"}} tail`, `p\u0061ssword%3D` + red.Mask(`{"a":{"b":"`+v+`"}}`) + ` tail`},
 	}
 	for _, c := range cases {
@@ -102,6 +106,8 @@ func FuzzEscapedNameInText(f *testing.F) {
 	f.Add("a=1&b=", "&c=2", uint8(3))
 	f.Add(`<html><body><h1>502</h1><pre>`, `</pre></body></html>`, uint8(8))
 	f.Add(`{"detail": "`, `"}`, uint8(0))
+	f.Add("A", ":0", uint8(6)) // the fuzzer's: "Apassword%20%3D%20v:0"
+	f.Add("A", "-1:0", uint8(6))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after string, which uint8) {
 		if len(before)+len(after) > 1<<12 || strings.Contains(strings.ToLower(before+after), "planted") {
