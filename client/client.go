@@ -160,6 +160,10 @@ type Call struct {
 	// Auth, when the outcome is AUTH_FAILED, says at which step of the
 	// authorization chain and why.
 	Auth *AuthFailure
+	// LegacyTransport, when the call failed because the server speaks the
+	// 2024-11-05 HTTP+SSE transport, is the path its endpoint event named
+	// (Decision and EraReason say so).
+	LegacyTransport string
 }
 
 // Layer returns the layer of the call's outcome.

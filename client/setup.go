@@ -18,6 +18,15 @@ import (
 // and reads tools/list. It reports false when the call cannot go on; the
 // exchange that stopped it is then st.call.Final.
 func (c *Client) prepare(ctx context.Context, st *callState) bool {
+	if !c.prepareEra(ctx, st) {
+		c.legacyHint(ctx, st)
+		return false
+	}
+	return true
+}
+
+// prepareEra is prepare without the check for the older transport.
+func (c *Client) prepareEra(ctx context.Context, st *callState) bool {
 	if c.protocol == Protocol2025 && c.session == "" {
 		if !c.initialize(ctx, st) {
 			return false

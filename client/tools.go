@@ -47,6 +47,10 @@ type Listing struct {
 	OK bool
 	// Auth, when the authorization chain stopped the listing, says where.
 	Auth *AuthFailure
+	// LegacyTransport, when the listing failed because the server speaks
+	// the 2024-11-05 HTTP+SSE transport, is the path its endpoint event
+	// named (Decision and EraReason say so).
+	LegacyTransport string
 }
 
 // ListTools reads tools/list now, every page (deciding the era and
@@ -68,6 +72,7 @@ func (c *Client) ListTools(ctx context.Context) *Listing {
 		st.call.Exchanges = l.Exchanges
 		c.finishAuth(st.call)
 		l.Final, l.Decision, l.Auth = st.call.Final, st.call.Decision, st.call.Auth
+		l.LegacyTransport, l.EraReason = st.call.LegacyTransport, c.eraReason
 		return l
 	}
 	l.Tools, l.Excluded = c.Tools(), c.ExcludedTools()

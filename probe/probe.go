@@ -405,6 +405,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if l.Final != nil {
 			why = fmt.Sprintf("%s: %s", l.Final.Outcome, l.Final.Reason)
 		}
+		if l.LegacyTransport != "" {
+			why += "; " + client.LegacyHint(opts.URL, l.LegacyTransport)
+		}
 		return rep, fmt.Errorf("listing the tools of %s: %s", record.RedactURL(opts.URL), record.Scrub(why))
 	}
 	probes, plans := Plan(l.Tools, opts)
