@@ -149,7 +149,11 @@ type Call struct {
 	Outcome classify.Outcome
 	// Decision is the last decision of the retry policy.
 	Decision retry.Decision
-	// Retries, Rounds and Recoveries count what the call did.
+	// Retries and Recoveries count what the call did. Rounds counts the
+	// exchanges that answered the server's input requests as they went on
+	// the wire: MRTR rounds (a tools/call with inputResponses) and the
+	// answers to a 2025-11-25 server request (elicitation/create on a
+	// stream), as the call record's inputRounds and the report count them.
 	Retries    int
 	Rounds     int
 	Recoveries []string
@@ -225,6 +229,9 @@ type callState struct {
 	// retryField is the reconnection time the call's event streams set
 	// (the SSE retry field), the least wait before resuming.
 	retryField time.Duration
+	// mrtr counts the MRTR rounds sent (the --max-rounds bound); the
+	// call's Rounds counts every answering exchange at the end.
+	mrtr int
 }
 
 // CallTool performs one logical tools/call of tool with args (a JSON object,
@@ -248,6 +255,12 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		// tools/call stream is open, so it is recorded first; order by Seq.
 		sort.SliceStable(call.Exchanges, func(i, j int) bool { return call.Exchanges[i].Seq < call.Exchanges[j].Seq })
 		call.Protocol, call.EraReason = c.protocol, c.eraReason
+		call.Rounds = 0
+		for _, ex := range call.Exchanges {
+			if ex.Origin == OriginMRTR {
+				call.Rounds++
+			}
+		}
 		if call.Outcome == "" && call.Final != nil {
 			call.Outcome = call.Final.Outcome
 		}
@@ -278,9 +291,9 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 		d := c.decide(ctx, pol, ex, &st.facts)
 		call.Final, call.Decision = ex.Result, d
 		call.Result = ex.Result.Response()
-		if ex.Result.Outcome == classify.InputRequired && d.Action != retry.ContinueInput && call.Rounds >= c.opts.maxRounds() {
+		if ex.Result.Outcome == classify.InputRequired && d.Action != retry.ContinueInput && st.mrtr >= c.opts.maxRounds() {
 			call.Outcome = InputRoundsExceeded
-			call.Decision.Reason = fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d): %s", call.Rounds, c.opts.maxRounds(), d.Reason)
+			call.Decision.Reason = fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d): %s", st.mrtr, c.opts.maxRounds(), d.Reason)
 			return call, nil
 		}
 		switch d.Action {
@@ -293,16 +306,16 @@ func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage
 			call.Retries++
 			st.origin = OriginPolicy
 		case retry.ContinueInput:
-			if call.Rounds >= c.opts.maxRounds() {
+			if st.mrtr >= c.opts.maxRounds() {
 				call.Outcome = InputRoundsExceeded
-				call.Decision = retry.Decision{Action: retry.Fail, Reason: fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d)", call.Rounds, c.opts.maxRounds())}
+				call.Decision = retry.Decision{Action: retry.Fail, Reason: fmt.Sprintf("the server still needs input after %d MRTR rounds (--max-rounds %d)", st.mrtr, c.opts.maxRounds())}
 				return call, nil
 			}
 			if !c.answerInputs(ctx, st, ex.Result) {
 				return call, nil
 			}
 			st.facts.Count(d)
-			call.Rounds++
+			st.mrtr++
 			st.origin = OriginMRTR
 		case retry.Reinitialize:
 			st.facts.Count(d)

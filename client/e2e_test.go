@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -88,6 +90,7 @@ func TestCallGoSDK(t *testing.T) {
 			if call.ExitCode() != tt.exit {
 				t.Errorf("exit code %d, want %d", call.ExitCode(), tt.exit)
 			}
+			checkRounds(t, call, srv)
 			if srv.posts != len(call.Exchanges) {
 				t.Errorf("server saw %d POSTs, the call recorded %d exchanges", srv.posts, len(call.Exchanges))
 			}
@@ -107,5 +110,22 @@ func TestCallGoSDK(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkRounds: a call's Rounds, its text report's "input round(s)" and its
+// summary record's inputRounds all count the POSTs that answered the
+// server's input requests as the server got them (MRTR rounds, answers to a
+// 2025-11-25 elicitation on the stream). Before, Rounds counted only MRTR
+// rounds: 0 after a 2025-11-25 answer that the record counted as 1.
+func checkRounds(t *testing.T, call *client.Call, srv *flaky) {
+	t.Helper()
+	want := srv.wireRounds()
+	_, sum := call.Records(record.Record{}, "http://127.0.0.1/mcp")
+	var b strings.Builder
+	_ = call.WriteReport(&b)
+	text := fmt.Sprintf(", %d input round(s)\n", want)
+	if call.Rounds != want || sum.InputRounds != want || !strings.Contains(b.String(), text) {
+		t.Errorf("Rounds %d, record inputRounds %d, report %q; the server got %d answering POSTs", call.Rounds, sum.InputRounds, b.String(), want)
 	}
 }

@@ -81,6 +81,7 @@ func TestCallMCPGo(t *testing.T) {
 				}
 				t.Fatalf("outcome %s, decision %s (%s); want %s, %s", call.Outcome, call.Decision.Action, call.Decision.Reason, tt.want, tt.action)
 			}
+			checkRounds(t, call, srv)
 			if got := srv.count("tools/call"); got != tt.toolCalls {
 				t.Errorf("server saw %d tools/call POSTs, want %d", got, tt.toolCalls)
 			}

@@ -106,6 +106,21 @@ func (f *flaky) count(method string) int {
 	return f.methods[method]
 }
 
+// wireRounds counts the POSTs that answered the server's input requests as
+// they went on the wire: a tools/call carrying inputResponses (an MRTR
+// round) or a JSON-RPC response (an answer to a 2025-11-25 server request).
+func (f *flaky) wireRounds() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.methods[""]
+	for _, b := range f.calls {
+		if strings.Contains(b, `"inputResponses"`) {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
