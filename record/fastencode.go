@@ -293,12 +293,45 @@ func appendMembers(b []byte, r *Record) (_ []byte, ok bool) {
 	return b, true
 }
 
-// appendMs writes d in milliseconds with microsecond precision, as
-// Duration.MarshalJSON and Arrival.MarshalJSON do.
+// appendMs writes d in milliseconds with microsecond precision, the bytes
+// Duration.MarshalJSON and Arrival.MarshalJSON write: strconv.AppendFloat's
+// shortest form of float64(us)/1e6, us being d rounded to the microsecond.
+// Below maxDecimalMs microseconds that form is the number of microseconds
+// over 1,000 in decimal, at most three decimals, no trailing zero: the
+// quotient is the float nearest that decimal, whose spacing there (under
+// 2^-10 ms) is finer than the decimal's last digit, so no other decimal as
+// short rounds to it. appendMs writes it from the integer, without the
+// float's shortest-digit search (two or three calls a record, ~0.3 µs
+// each on the benchmark machine, docs/benchmarks.md perf14);
+// TestAppendMsMatchesFloat and FuzzAppendMs hold it to AppendFloat's bytes.
 func appendMs(b []byte, d time.Duration) []byte {
 	us := d.Round(time.Microsecond)
-	return strconv.AppendFloat(b, float64(us)/float64(time.Millisecond), 'f', -1, 64)
+	n := int64(us / time.Microsecond)
+	if n <= -maxDecimalMs || n >= maxDecimalMs {
+		return strconv.AppendFloat(b, float64(us)/float64(time.Millisecond), 'f', -1, 64)
+	}
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/1000, 10)
+	frac := n % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	end := 3
+	for digits[end-1] == '0' {
+		end--
+	}
+	b = append(b, '.')
+	return append(b, digits[:end]...)
 }
+
+// maxDecimalMs bounds the microseconds appendMs writes as a decimal: 2^43
+// µs (8.8e15 ns, under 2^53, so the float of the nanoseconds is exact;
+// 8.8e9 ms, where a float's spacing is under 2^-10, finer than 0.001).
+const maxDecimalMs = 1 << 43
 
 // appendID writes id as its MarshalJSON does (null when absent), when its
 // text is valid JSON without white space (encoding/json would compact it).
