@@ -35,6 +35,22 @@ const (
 	NetOther NetCause = "other"
 )
 
+// WordedError is a failure told in mcpdiag's own words (Text) whose
+// cause, for errors.Is and NetCauseOf, is Err: a client that disconnects
+// has cancelled its request (context.Canceled), an upstream's reset keeps
+// its ECONNRESET under a text without the URL, a stdio server that exits
+// before answering has closed the session (io.EOF).
+type WordedError struct {
+	Text string
+	Err  error
+}
+
+// Error returns Text.
+func (e *WordedError) Error() string { return e.Text }
+
+// Unwrap returns Err.
+func (e *WordedError) Unwrap() error { return e.Err }
+
 // NetCauseOf classifies err. Timeouts are looked at first: a deadline that
 // cut a read may also wrap an EOF.
 func NetCauseOf(err error) NetCause {

@@ -63,7 +63,7 @@ func TestConnectionRefused(t *testing.T) {
 	if !strings.Contains(r.Note, "proxy-generated") || !strings.Contains(r.Note, "UF") || !slices.Equal(r.Flags, record.Flags{record.FlagUF}) {
 		t.Errorf("the record does not say the proxy produced the 502: %q flags %v", r.Note, r.Flags)
 	}
-	if r.Network == nil || !strings.Contains(r.Network.Error, "connection refused") || r.Network.RequestSent {
+	if r.Network == nil || !strings.Contains(r.Network.Error, "connection refused") || r.Network.RequestSent || r.Network.Cause != classify.NetRefused {
 		t.Errorf("network %+v", r.Network)
 	}
 	if r.ResponseHeaders.Get("Proxy-Status") == "" {
@@ -108,7 +108,7 @@ func TestUpstreamResetBeforeResponse(t *testing.T) {
 	}
 	stop()
 	r := sink.exchanges(t)[0]
-	if r.Outcome != classify.NetworkError || r.Status != 0 || r.Network == nil || !r.Network.RequestSent || !strings.Contains(r.Note, "UC") || !slices.Equal(r.Flags, record.Flags{record.FlagUC}) {
+	if r.Outcome != classify.NetworkError || r.Status != 0 || r.Network == nil || !r.Network.RequestSent || r.Network.Cause != classify.NetClosed || !strings.Contains(r.Note, "UC") || !slices.Equal(r.Flags, record.Flags{record.FlagUC}) {
 		t.Errorf("record %s %d network %+v note %q flags %v", r.Outcome, r.Status, r.Network, r.Note, r.Flags)
 	}
 }
@@ -196,6 +196,10 @@ func TestClientDisconnectBeforeResponse(t *testing.T) {
 	r := recs[0]
 	if r.Status != 0 || r.Outcome != classify.NetworkError || !strings.Contains(r.Note, "before the response") {
 		t.Errorf("record %d %s note %q", r.Status, r.Outcome, r.Note)
+	}
+	// A client that leaves cancels its request: the cause in a word.
+	if r.Network == nil || r.Network.Cause != classify.NetCancelled || r.Network.Phase != "before-response" {
+		t.Errorf("network %+v", r.Network)
 	}
 }
 

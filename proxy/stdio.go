@@ -270,7 +270,13 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	why := describeExit(cmd.ProcessState, werr)
 	s.endClient(why)
 	s.cutLine(why)
-	s.flushPending(why)
+	// The server's end closed the session (io.EOF, NetClosed) unless the
+	// run was stopped, which killed it (NetOther).
+	var ended error = io.EOF
+	if ctx.Err() != nil {
+		ended = nil
+	}
+	s.flushPending(why, ended)
 	s.mu.Lock()
 	res.Exchanges, res.Noise = s.records, s.noise
 	suppressed := s.noise - s.noiseRec
@@ -648,9 +654,11 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 	}
 	s.unsentRec++
 	var reason string
+	var cause error // NetOther when the run ended
 	switch {
 	case s.stdinErr != nil && (!s.ending || !errors.Is(s.stdinErr, os.ErrClosed)):
 		reason = fmt.Sprintf("the server had stopped reading its stdin (writing to it failed: %v)", s.stdinErr)
+		cause = s.stdinErr
 	default:
 		// The run ended; a write that failed then failed on the pipe
 		// cmd.Wait closed.
@@ -658,7 +666,7 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 	}
 	s.mu.Unlock()
 	p.unsent, p.ended = true, true
-	s.finish(p, nil, time.Now(), errors.New(reason), false)
+	s.finish(p, nil, time.Now(), &classify.WordedError{Text: reason, Err: cause}, false)
 }
 
 // onClientLine registers a request (or answers a server request). A batch
@@ -1329,8 +1337,9 @@ func (s *stdioProxy) pendingIDs() []string {
 	return ids
 }
 
-// flushPending records every request the server never answered.
-func (s *stdioProxy) flushPending(why string) {
+// flushPending records every request the server never answered; ended is
+// the cause of the server's end (see classify.WordedError).
+func (s *stdioProxy) flushPending(why string, ended error) {
 	s.mu.Lock()
 	var left []*stdioPending
 	for k, p := range s.pending {
@@ -1356,7 +1365,7 @@ func (s *stdioProxy) flushPending(why string) {
 			s.listenEnded(p, end, "the client closed the server's stdin (it ended the session) with its subscription (subscriptions/listen) open, which is how a subscription ends: MCP 2026-07-28 sends no response then (SubscriptionsListenResult only when the server tears the subscription down)")
 			continue
 		}
-		reason := why
+		reason, cause := why, error(nil)
 		switch {
 		case p.fromSrv && clientEOF:
 			// The client ended the session (a stdio client shuts the
@@ -1371,6 +1380,7 @@ func (s *stdioProxy) flushPending(why string) {
 		case p.fromSrv:
 			reason = "the client had not answered this server request when the server ended"
 			p.ended = true
+			cause = ended
 		case clientEOF:
 			// The client's own request, outstanding when it ended the
 			// session: it left before the answer (DC), as for a server
@@ -1378,10 +1388,12 @@ func (s *stdioProxy) flushPending(why string) {
 			// while its client waited.
 			reason = "the client closed the server's stdin (it ended the session) before the server answered: " + why
 			p.left = true
+			cause = context.Canceled
 		default:
 			p.ended = true
+			cause = ended
 		}
-		s.finish(p, nil, end, errors.New(reason), false)
+		s.finish(p, nil, end, &classify.WordedError{Text: reason, Err: cause}, false)
 	}
 }
 

@@ -124,7 +124,7 @@ func TestStdioLineTakenAsTheRunEnds(t *testing.T) {
 		}
 		t.Fatal("no record of the call the proxy read from the client as the run ended")
 	}
-	if call2.Outcome != classify.NetworkError || call2.Network == nil || call2.Network.RequestSent || !call2.Flags.Has(record.FlagUX) ||
+	if call2.Outcome != classify.NetworkError || call2.Network == nil || call2.Network.RequestSent || call2.Network.Cause != classify.NetOther || !call2.Flags.Has(record.FlagUX) ||
 		!strings.Contains(call2.Reason, "the request never reached the server: the proxy had read the line from the client when the run ended") ||
 		!strings.Contains(call2.Note, "not passed on to the server") {
 		t.Errorf("the call's record: %s %+v flags %v reason %q note %q", call2.Outcome, call2.Network, call2.Flags, call2.Reason, call2.Note)

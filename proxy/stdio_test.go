@@ -301,7 +301,7 @@ func TestStdioServerDiesMidRequest(t *testing.T) {
 	recs := run.sink.exchanges(t)
 	last := recs[len(recs)-1]
 	if len(recs) != 3 || last.Tool != "crash" || last.Outcome != classify.NetworkError || last.Layer != classify.LayerTransport ||
-		!strings.Contains(last.Reason, "exit status 3") || last.Network == nil || !last.Network.RequestSent || !last.Flags.Pending() || !last.Flags.Has(record.FlagUX) {
+		!strings.Contains(last.Reason, "exit status 3") || last.Network == nil || !last.Network.RequestSent || last.Network.Cause != classify.NetClosed || !last.Flags.Pending() || !last.Flags.Has(record.FlagUX) {
 		for _, r := range recs {
 			t.Logf("%s %s %s %s", r.Method, r.Tool, r.Outcome, r.Reason)
 		}

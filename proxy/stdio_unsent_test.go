@@ -70,7 +70,7 @@ func TestStdioServerStopsReadingStdin(t *testing.T) {
 			t.Errorf("no record of request %s", id)
 			continue
 		}
-		if r.Outcome != classify.NetworkError || r.Network == nil || r.Network.RequestSent || !r.Flags.Has(record.FlagUX) ||
+		if r.Outcome != classify.NetworkError || r.Network == nil || r.Network.RequestSent || r.Network.Cause != classify.NetClosed || !r.Flags.Has(record.FlagUX) ||
 			!strings.HasPrefix(r.Reason, "the request never reached the server: the server had stopped reading its stdin (writing to it failed:") ||
 			r.RequestBody == nil || !strings.Contains(r.RequestBody.Text, `"id":`+id) {
 			t.Errorf("request %s: %s %+v flags %v %q", id, r.Outcome, r.Network, r.Flags, r.Reason)

@@ -273,7 +273,7 @@ func sanitizeMembers(c *Record, red *Redactor) {
 	s := red.Scrub
 	if c.Network != nil {
 		v := *c.Network
-		v.Error, v.Phase = s(v.Error), s(v.Phase)
+		v.Error, v.Phase, v.Cause = s(v.Error), s(v.Phase), classify.NetCause(s(string(v.Cause)))
 		c.Network = &v
 	}
 	if c.Input != nil {

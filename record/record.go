@@ -422,6 +422,11 @@ type Network struct {
 	RequestSent bool `json:"requestSent"`
 	// Timeout reports a timeout.
 	Timeout bool `json:"timeout,omitempty"`
+	// Cause is the failure in a word (classify.NetCauseOf: closed,
+	// refused, timeout, cancelled, unreachable, other), the same for the
+	// same event where Error's text varies between runs (EOF or "connection
+	// reset by peer" for one close).
+	Cause classify.NetCause `json:"cause,omitempty"`
 }
 
 // Input is a copy of the classifier's InputRequiredResult details.
@@ -641,7 +646,7 @@ func (r *Record) SetResult(res *classify.Result) {
 		r.NotClassified = &NotClassified{Cause: d.Cause, Size: d.Size, Limit: d.Limit, InUse: d.InUse, Event: d.Event}
 	}
 	if n := res.Network(); n != nil {
-		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout}
+		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout, Cause: n.Cause}
 	}
 	if in := res.Input; in != nil {
 		r.Input = &Input{HasRequestState: in.HasRequestState, Requests: make([]InputRequest, len(in.Requests))}

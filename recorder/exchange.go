@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -332,9 +333,9 @@ func (ex *Exchange) Refused(note string) { ex.rareFields().refused = note }
 
 // Errors that end a response body as the classifier sees it.
 var (
-	errClientGone = errors.New("the client disconnected before the response ended")
-	errHijacked   = errors.New("a handler took over the connection")
-	errAborted    = errors.New("the response was aborted")
+	errClientGone error = &classify.WordedError{Text: "the client disconnected before the response ended", Err: context.Canceled}
+	errHijacked         = errors.New("a handler took over the connection")
+	errAborted          = errors.New("the response was aborted")
 )
 
 // Serve passes r to next and records the exchange.

@@ -249,7 +249,7 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 	case ex.hijacked:
 		err = errHijacked
 	case ex.Up.Mirrored:
-		err = errors.New(urlFree(ex.Up.Err))
+		err = &classify.WordedError{Text: urlFree(ex.Up.Err), Err: ex.Up.Err}
 	case ex.shutdown:
 		err = rc.shutErr
 	case ex.clientGone:
@@ -340,7 +340,7 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 	}
 	if err != nil && !errors.Is(err, errClientGone) && !errors.Is(err, rc.shutErr) {
 		res.Outcome = classify.NetworkError
-		res.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true})
+		res.SetNetwork(&classify.NetworkDetails{Error: err.Error(), Phase: "body", RequestSent: true, Cause: classify.NetCauseOf(err)})
 		res.Reason = what + ", cut: " + err.Error()
 	} else {
 		// HTTP_SUCCESS, not RESULT_SUCCESS: no method returned a
@@ -558,13 +558,13 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	up := &ex.Up
 	if up.ProxyError != "" {
 		rc.stats.upstreamErrors.Add(1)
-		cause := up.Err
+		cause, word := up.Err, classify.NetCauseOf(up.Err)
 		if cause == nil {
-			cause = errors.New("unknown")
+			cause, word = errors.New("unknown"), classify.NetOther
 		}
 		rec.Flags.Add(up.Flag)
 		notes = append(notes, fmt.Sprintf("%s-generated: mcpdiag %s answered %d itself because the %s failed before responding (%s, Proxy-Status error=%s)", rc.noun, rc.noun, ex.status, rc.opts.Upstream, up.Flag, up.ProxyError))
-		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: up.Sent.Load(), Timeout: ex.status == http.StatusGatewayTimeout}
+		rec.Network = &record.Network{Error: urlFree(cause), Phase: "before-response", RequestSent: up.Sent.Load(), Timeout: ex.status == http.StatusGatewayTimeout, Cause: word}
 	}
 	if ex.rare != nil && ex.rare.refused != "" {
 		notes = append(notes, ex.rare.refused)
