@@ -136,3 +136,32 @@ func TestLegacyTransportNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestNoLegacyCheckAfterJSONRPCRefusal: a 4xx whose body is a JSON-RPC
+// error comes from a server that reads JSON-RPC POSTs at the URL (go-sdk's
+// Streamable HTTP handler refuses a 2026-07-28 request 400 -32022), so it is
+// no 2024-11-05 event stream: the client sends no GET to check (it did, and
+// through a recording proxy the GET was one more failed exchange:
+// proxy's TestProxiedEraFallbackNotAFailure).
+func TestNoLegacyCheckAfterJSONRPCRefusal(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", goSDKHandler(false))
+	wl := &wireLog{next: mux}
+	ts := httptest.NewServer(wl)
+	t.Cleanup(ts.Close)
+	c, err := client.New(client.Options{URL: ts.URL + "/mcp", Protocol: client.Protocol2026, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := c.CallTool(context.Background(), "echo", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, ok := call.Final.JSONRPC.ErrorCode(); call.Outcome != classify.HTTPError || call.Final.Status != http.StatusBadRequest || !ok || code != -32022 {
+		t.Fatalf("%s %d %v, want HTTP_ERROR 400 with -32022", call.Outcome, call.Final.Status, call.Final.JSONRPC)
+	}
+	if got := wl.requests(); strings.Join(got, ",") != "POST /mcp" || call.LegacyTransport != "" {
+		t.Errorf("the server got %v (LegacyTransport %q), want the one POST", got, call.LegacyTransport)
+	}
+}
