@@ -127,3 +127,78 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 		t.Errorf("%d GET records carrying %d responses, want 2 carrying one per request (%d)", gets, responses, requests)
 	}
 }
+
+// TestLegacyServerNamed: `mcpdiag call` and `mcpdiag probe` against
+// server-everything in its sse mode (the 2024-11-05 HTTP+SSE transport: a
+// POST to /sse is Express's 404 "Cannot POST /sse") end on that 404, and say
+// that the server speaks the older transport, the message path its endpoint
+// event named (/message, never the session's query) and the way out
+// (mcpdiag proxy); twice, with the same words. Before, call said only "HTTP
+// 404 Not Found without a session to renew: the endpoint or the method is
+// absent" and probe "HTTP_ERROR: HTTP 404 Not Found".
+func TestLegacyServerNamed(t *testing.T) {
+	t.Parallel()
+	skipShort(t, "server-everything runs on node")
+	nt := needNode(t)
+	bin := mcpdiagBin(t)
+	home := t.TempDir()
+	se := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
+		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "sse")
+	se.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
+	se.Dir = home
+	sp, base, err := start("server-everything (sse)", se, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sp.stop)
+	u := base + "/sse"
+	hint := "the server speaks the older HTTP+SSE transport (2024-11-05: a GET of the URL opened an event stream whose first event, " +
+		"endpoint, names /message for the messages), which mcpdiag call and probe do not speak; record a client that speaks it through " +
+		"`mcpdiag proxy --upstream " + u + "` instead"
+	for _, c := range []struct {
+		args []string
+		exit int
+		want []string
+	}{
+		{[]string{"call", u, "echo", "--args", `{"message":"hi"}`}, 4, []string{
+			"HTTP_ERROR (transport layer)", "  decision:  fail — " + hint + "; the last answer: HTTP 404 Not Found",
+			"  era:       none: the server speaks the 2024-11-05 HTTP+SSE transport (",
+			"    #1  tools/list ", "    #2  initialize "}},
+		{[]string{"probe", u}, 3, []string{"mcpdiag: listing the tools of " + u + ": HTTP_ERROR: HTTP 404 Not Found; " + hint + "\n"}},
+	} {
+		var first string
+		for run := range 2 {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			cmd := exec.CommandContext(ctx, bin, c.args...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			cancel()
+			code := -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			got := out.String()
+			if code != c.exit {
+				t.Errorf("mcpdiag %s: exit %d (%v), want %d\n%s", strings.Join(c.args, " "), code, err, c.exit, got)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("mcpdiag %s: no %q in\n%s", strings.Join(c.args, " "), w, got)
+				}
+			}
+			if strings.Contains(got, "sessionId") {
+				t.Errorf("mcpdiag %s: the output carries the session id:\n%s", strings.Join(c.args, " "), got)
+			}
+			// Run to run, only timings (and the padding after them) and
+			// the record id may differ.
+			stable := regexp.MustCompile(`\d+(\.\d+)?(ms|µs|s)\b|call [0-9A-Z]{26}`).ReplaceAllString(got, "")
+			stable = regexp.MustCompile(`[ \t]+`).ReplaceAllString(stable, " ")
+			if run == 0 {
+				first = stable
+			} else if stable != first {
+				t.Errorf("mcpdiag %s: a second identical run said\n%s\nthe first\n%s", strings.Join(c.args, " "), stable, first)
+			}
+		}
+	}
+}
