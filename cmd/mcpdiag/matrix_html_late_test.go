@@ -18,7 +18,8 @@ import (
 // after the client exited, past the run's 3 s wait) is written with the
 // warning matrix-line-late. The page held it as any other row, nothing
 // saying it is in no verdict, and the case's pane did not mention it. Its
-// row is marked LATE, and its run's section in the case's pane says so.
+// row is marked LATE, its run's section in the case's pane says so, and the
+// matrix's summary counts it.
 func TestMatrixHTMLShowsLateLines(t *testing.T) {
 	bc := testbin.Build(t, "../../matrix/testdata/badclient")
 	dir := t.TempDir()
@@ -39,6 +40,15 @@ func TestMatrixHTMLShowsLateLines(t *testing.T) {
 	}
 	if n := browser.Eval[int](t, p, `document.querySelectorAll('#rows tr.row.late').length`); n != 1 {
 		t.Errorf("%d rows marked late, want 1", n)
+	}
+	// The summary counts the late line, as the text report's LATE line
+	// does (before, it said "1 cases, 1 failed" and nothing of it).
+	if !strings.Contains(stdout.String(), "LATE: 1 server log line(s) came after their run was judged") {
+		t.Errorf("the text report does not count the late line:\n%s", stdout.String())
+	}
+	if s := browser.Eval[string](t, p, `document.getElementById('matrix-summary').textContent`); !strings.HasPrefix(s, "1 cases, ") ||
+		!strings.HasSuffix(s, " failed; LATE: 1 server log line(s) came after their run was judged, in no verdict") {
+		t.Errorf("the matrix summary says %q", s)
 	}
 	browser.Eval[bool](t, p, `(() => { document.querySelector('#matrix-grid button.cell[data-case="baseline"]').click(); return true })()`)
 	browser.WaitFor(t, p, "the case's detail", `document.querySelector('#detail [data-section="checks"]') !== null`)

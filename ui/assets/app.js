@@ -152,6 +152,7 @@ const model = {
   order: [],             // groups, first seen first
   facets: { layer: new Set(), outcome: new Set(), tool: new Set(), method: new Set(), kind: new Set() },
   dropped: 0,
+  late: 0,               // records marked matrix-line-late (isLate)
 };
 
 function groupKey(r) {
@@ -205,6 +206,7 @@ function addRecord(r) {
   if (r.method) f.method.add(r.method);
   if (r.kind) f.kind.add(r.kind);
   if (r.kind === 'dropped') model.dropped += r.dropped || 0;
+  if (isLate(r)) model.late++;
 }
 
 // Era fallbacks mcpdiag report linked (see isFailure), by record id: a
@@ -225,6 +227,7 @@ function clearModel() {
   model.groups = new Map();
   model.order = [];
   model.dropped = 0;
+  model.late = 0;
   for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
 }
 
@@ -836,6 +839,7 @@ function ingest(rs) {
     return;
   }
   for (const r of rs) addRecord(r);
+  drawMatrixSummary();
   refreshFacets();
   schedule();
   scheduleCharts();
@@ -919,6 +923,19 @@ $('matrix-grid').addEventListener('click', (ev) => {
   showCase(matrixCases.get(caseKey(b.dataset.case, b.dataset.era)));
 });
 
+// drawMatrixSummary writes the matrix's summary line: the cases by verdict
+// and, as matrix's text report says, the server log lines that came after
+// their run was judged (in no verdict; they arrive as records, after the
+// cases, so the line is redrawn as records come).
+function drawMatrixSummary() {
+  const cases = [...matrixCases.values()];
+  if (cases.length === 0) return;
+  const count = (v) => cases.filter((c) => c.verdict === v).length;
+  $('matrix-summary').textContent = `${cases.length} cases, ${count('fail')} failed` +
+    ['running', 'interrupted', 'not run'].map((v) => [v, count(v)]).filter(([, n]) => n).map(([v, n]) => `, ${n} ${v}`).join('') +
+    (model.late ? `; LATE: ${model.late} server log line(s) came after their run was judged, in no verdict` : '');
+}
+
 function drawMatrix(cases) {
   if (cases.length === 0) return;
   $('matrix').hidden = false;
@@ -929,10 +946,7 @@ function drawMatrix(cases) {
     if (!rows.has(key)) rows.set(key, new Map());
     rows.get(key).set(c.era, c);
   }
-  const fails = cases.filter((c) => c.verdict === 'fail').length;
-  const count = (v) => cases.filter((c) => c.verdict === v).length;
-  $('matrix-summary').textContent = `${cases.length} cases, ${fails} failed` +
-    ['running', 'interrupted', 'not run'].map((v) => [v, count(v)]).filter(([, n]) => n).map(([v, n]) => `, ${n} ${v}`).join('');
+  drawMatrixSummary();
   const grid = $('matrix-grid');
   grid.replaceChildren(h('tr', {}, h('th', { scope: 'col' }, 'scenario / probe'), eras.map((e) => h('th', { scope: 'col' }, e))),
     ...[...rows.entries()].map(([key, byEra]) => h('tr', {}, h('th', { scope: 'row' }, key), eras.map((e) => {
