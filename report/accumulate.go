@@ -354,7 +354,10 @@ type obs struct {
 // in the transport layer since. Such records are version 2, as this
 // version's are, so they are known by what cannot hold of a
 // RESULT_SUCCESS: a result no method returned, to an HTTP method other than
-// POST, or to a POST without a JSON-RPC method.
+// POST, or to a POST without a JSON-RPC method that is not a client's
+// answer (clientAnswer, written since 2026-12-06, is RESULT_SUCCESS when
+// the server accepted an answer that returned a result; its method is
+// empty when the recorder did not see the server request it answers).
 func olderHTTPSuccess(r *record.Record) bool {
 	if r.Kind != record.KindExchange || r.Outcome != classify.ResultSuccess {
 		return false
@@ -363,7 +366,7 @@ func olderHTTPSuccess(r *record.Record) bool {
 	case "":
 		return false // stdio: no HTTP method, and a method's result
 	case http.MethodPost:
-		return r.Method == ""
+		return r.Method == "" && !r.ClientAnswer
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -76,4 +77,60 @@ func TestNoMethodName(t *testing.T) {
 	if !regexp.MustCompile(`\n +\[no JSON-RPC method\] +2 +0 `).MatchString(text) || strings.Contains(text, "unknown method") {
 		t.Errorf("the by-tool row of the GET and the DELETE:\n%s", text)
 	}
+}
+
+// TestClientAnswerNotRejudged: testdata/inspector-clientanswer.jsonl is what
+// `mcpdiag proxy` recorded today in front of server-everything
+// (streamableHttp) for the Inspector CLI 2.12.0 calling echo: among its
+// records, the client's answer to a server request the proxy did not see
+// (clientAnswer, a POST with no method, 202, RESULT_SUCCESS). The report
+// counted it as a record "of an older mcpdiag" and re-judged it
+// HTTP_SUCCESS, so its summary disagreed with the records of the version
+// that wrote them; every outcome and layer is now counted as recorded.
+func TestClientAnswerNotRejudged(t *testing.T) {
+	f, err := os.Open("testdata/inspector-clientanswer.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	acc, col := New(Options{}), &collected{}
+	if _, err := ReadFile(f, "inspector-clientanswer.jsonl", func(b BadLine) { t.Errorf("bad line %s", b) }, acc, col); err != nil {
+		t.Fatal(err)
+	}
+	recs := col.recs
+	answers := 0
+	wantOutcomes, wantLayers := map[string]int64{}, map[string]int64{}
+	for _, r := range recs {
+		wantOutcomes[string(r.Outcome)]++
+		wantLayers[string(r.Layer)]++
+		if r.ClientAnswer && r.Method == "" && r.HTTPMethod == "POST" && r.Outcome == classify.ResultSuccess {
+			answers++
+		}
+	}
+	if answers != 1 {
+		t.Fatalf("the testdata holds %d unpaired client answers recorded RESULT_SUCCESS, want 1", answers)
+	}
+	s := acc.Summary()
+	got := map[string]int64{}
+	for _, c := range s.Exchanges.ByOutcome {
+		got[c.Outcome] = c.Count
+	}
+	if s.Rejudged != 0 || !maps.Equal(got, wantOutcomes) || !maps.Equal(s.Exchanges.ByLayer, wantLayers) {
+		t.Errorf("rejudged %d, outcomes %v, layers %v; want 0 rejudged and the records' own %v, %v", s.Rejudged, got, s.Exchanges.ByLayer, wantOutcomes, wantLayers)
+	}
+	var out bytes.Buffer
+	if err := NewTextReporter(s).Report(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "older mcpdiag") {
+		t.Errorf("the report calls a record of this version older:\n%s", out.String())
+	}
+}
+
+// collected keeps a copy of every record it is given.
+type collected struct{ recs []*record.Record }
+
+func (c *collected) Add(r *record.Record) {
+	cp := *r
+	c.recs = append(c.recs, &cp)
 }

@@ -41,3 +41,43 @@ func TestOlderHTTPSuccessAsReportCounts(t *testing.T) {
 		t.Errorf("the detail does not say the record was re-judged")
 	}
 }
+
+// TestClientAnswerAsRecorded: a client's answer to a server request the
+// proxy did not see (testdata/inspector-clientanswer.jsonl, recorded today
+// by mcpdiag proxy for the Inspector CLI in front of server-everything: a
+// POST with clientAnswer, no method, 202, RESULT_SUCCESS) is this version's
+// record, not an older one: the page shows it as recorded, as report counts
+// it. Before, both re-judged it HTTP_SUCCESS in the transport layer and said
+// it was "of an older mcpdiag".
+func TestClientAnswerAsRecorded(t *testing.T) {
+	recs := recordtest.ReadFile(t, "testdata/inspector-clientanswer.jsonl")
+	var id string
+	for _, r := range recs {
+		if r.ClientAnswer && r.Method == "" {
+			id = r.ID
+		}
+	}
+	if id == "" {
+		t.Fatal("the testdata holds no unpaired client answer")
+	}
+	acc := report.New(report.Options{})
+	for _, r := range recs {
+		acc.Add(r)
+	}
+	acc.Close()
+	if s := acc.Summary(); s.Rejudged != 0 {
+		t.Fatalf("report re-judged %d records", s.Rejudged)
+	}
+	p := browser.Open(t, (&url.URL{Scheme: "file", Path: writePage(t, recs)}).String())
+	clickRow(t, p, id)
+	got := browser.Eval[[]string](t, p, `(() => {
+	  const tr = document.querySelector('#rows tr.row[data-id="`+id+`"]');
+	  return tr ? [tr.querySelector('.c-outcome').textContent, tr.dataset.layer] : [];
+	})()`)
+	if len(got) != 2 || got[0] != "RESULT_SUCCESS" || got[1] != "application" {
+		t.Errorf("the answer's row shows outcome and layer %q, want RESULT_SUCCESS in application, as recorded", got)
+	}
+	if browser.Eval[bool](t, p, `document.getElementById('detail').textContent.includes('re-judged')`) {
+		t.Errorf("the detail says the record was re-judged")
+	}
+}
