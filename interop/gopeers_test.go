@@ -45,7 +45,7 @@ type goPeerCase struct {
 	code    int    // the JSON-RPC error code, for JSONRPC_ERROR (and HTTP_ERROR with a JSON-RPC body)
 	status  int    // the HTTP status, when not 200
 	text    string // in the result text (or the error message)
-	rounds  int    // MRTR rounds
+	rounds  int    // input rounds: MRTR rounds, or answers to a 2025-11-25 server request (client.Call.Rounds)
 }
 
 // goPeerTable is peer × direction × era × scenario for mcp-go and go-sdk.
@@ -85,7 +85,7 @@ var goPeerTable = []goPeerCase{
 	{peer: mcpGo, direction: fromDiag, era: era25, scenario: "tool error (NewToolResultError)", tool: "fail", outcome: "TOOL_ERROR", text: "failed on purpose"},
 	{peer: mcpGo, direction: fromDiag, era: era25, scenario: "handler returns a Go error", tool: "boom", outcome: "JSONRPC_ERROR", code: -32603, text: "boom"},
 	{peer: mcpGo, direction: fromDiag, era: era25, scenario: "unknown tool", tool: "no-such-tool", outcome: "JSONRPC_ERROR", code: -32602, text: "not found"},
-	{peer: mcpGo, direction: fromDiag, era: era25, scenario: "form elicitation (server request, legacy bridge)", tool: "confirm", outcome: "TOOL_SUCCESS", text: "confirmed: accept"},
+	{peer: mcpGo, direction: fromDiag, era: era25, scenario: "form elicitation (server request, legacy bridge)", tool: "confirm", outcome: "TOOL_SUCCESS", text: "confirmed: accept", rounds: 1},
 	// mcpdiag's client against go-sdk's server: stateless for 2026-07-28,
 	// stateful for 2025-11-25 (go-sdk speaks 2026-07-28 only stateless).
 	{peer: goSDK, direction: fromDiag, era: era26, scenario: "success", tool: "echo", outcome: "TOOL_SUCCESS", text: "echo: hi"},
@@ -97,7 +97,7 @@ var goPeerTable = []goPeerCase{
 	{peer: goSDK, direction: fromDiag, era: era25, scenario: "tool error (SetError)", tool: "fail", outcome: "TOOL_ERROR", text: "failed on purpose"},
 	{peer: goSDK, direction: fromDiag, era: era25, scenario: "handler returns a Go error (typed AddTool)", tool: "boom", outcome: "TOOL_ERROR", text: "boom"},
 	{peer: goSDK, direction: fromDiag, era: era25, scenario: "unknown tool", tool: "no-such-tool", outcome: "JSONRPC_ERROR", code: -32602, text: "unknown tool"},
-	{peer: goSDK, direction: fromDiag, era: era25, scenario: "form elicitation (server request, SDK shim)", tool: "confirm", outcome: "TOOL_SUCCESS", text: "confirmed: accept"},
+	{peer: goSDK, direction: fromDiag, era: era25, scenario: "form elicitation (server request, SDK shim)", tool: "confirm", outcome: "TOOL_SUCCESS", text: "confirmed: accept", rounds: 1},
 }
 
 // TestGoPeers runs goPeerTable: the Go SDKs' clients against `mcpdiag
@@ -173,7 +173,7 @@ func TestGoPeers(t *testing.T) {
 					r.Want += fmt.Sprintf(", text containing %q", c.text)
 				}
 				if c.rounds > 0 {
-					r.Want += fmt.Sprintf(", %d MRTR round(s)", c.rounds)
+					r.Want += fmt.Sprintf(", %d input round(s)", c.rounds)
 				}
 				if call == nil {
 					r.Got = "the call did not run"
@@ -213,7 +213,7 @@ func judgeCall(c goPeerCase, call *client.Call) (string, bool) {
 		got += fmt.Sprintf(", %q", trimTo(text, 70))
 	}
 	if call.Rounds > 0 {
-		got += fmt.Sprintf(", %d MRTR round(s)", call.Rounds)
+		got += fmt.Sprintf(", %d input round(s)", call.Rounds)
 	}
 	if w := callWarnings(call); len(w) > 0 {
 		got += ", warnings " + strings.Join(w, ", ")
