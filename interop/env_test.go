@@ -300,6 +300,7 @@ type exchangeRecord struct {
 		ErrorCode *int            `json:"errorCode"`
 	} `json:"jsonrpc"`
 	AnsweredOn   string `json:"answeredOn"`
+	ClientAnswer bool   `json:"clientAnswer"`
 	StreamAnswer *struct {
 		Seen    bool   `json:"seen"`
 		NotSeen string `json:"notSeen"`
