@@ -30,6 +30,11 @@ func serverRequestKey(session string, id wire.ID) string {
 // saw notes a server request seen on a stream of session.
 func (s *serverRequests) saw(session string, msg []byte) {
 	m := wire.ParseMessage(msg)
+	s.note(session, &m)
+}
+
+// note notes m, when it is a server request, seen on a stream of session.
+func (s *serverRequests) note(session string, m *wire.Message) {
 	if m.Kind != wire.MessageRequest || m.ID.IsZero() {
 		return
 	}
@@ -109,4 +114,112 @@ func judgeAnswer(method string, msg *wire.Message, body []byte, protocol string)
 		return nil, false
 	}
 	return res, true
+}
+
+// maxWatchedEvent bounds the data of an event the writer looks at for a
+// server request before forwarding it (requestWatch): a request in a
+// larger event is noted by the classifier, as it reads the stream, which
+// may be after the client answered it (docs/decisions.md).
+const maxWatchedEvent = 64 << 10
+
+// requestWatch finds the server requests in an event stream's bytes as
+// they are written, before they are forwarded, so that the recorder knows
+// a request before the client can have read it: a client that answers at
+// once POSTs its answer while the stream's classifier, which reads the
+// bytes after they went out (and a short stream's only once it ended),
+// may not have seen the request yet. It keeps the data of the event being
+// written (up to maxWatchedEvent), joined as wire.SSEReader joins it.
+type requestWatch struct {
+	scan  wire.SSEScanner
+	data  []byte
+	lines int  // data lines of the event so far
+	over  bool // the event's data is over maxWatchedEvent
+}
+
+// requestWatches holds the watches of streams that ended.
+var requestWatches = sync.Pool{New: func() any { return new(requestWatch) }}
+
+// newRequestWatch returns a watch for a new stream.
+func newRequestWatch() *requestWatch {
+	w := requestWatches.Get().(*requestWatch)
+	*w = requestWatch{}
+	return w
+}
+
+// release gives w back to requestWatches.
+func (w *requestWatch) release() {
+	putChunk(w.data)
+	w.data = nil
+	requestWatches.Put(w)
+}
+
+// keptWatchData is the data buffer a watch keeps between events (a larger
+// one, grown for a large event, goes back to the chunk pools): an idle
+// stream holds little.
+const keptWatchData = 4 << 10
+
+// feed scans b, the next bytes of the stream, and notes in s (under
+// session) each server request whose event b completes.
+func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
+	w.scan.Feed(b)
+	for t := w.scan.Next(); t != nil; t = w.scan.Next() {
+		switch t.Kind {
+		case wire.SSEField:
+			if t.Field != wire.FieldData || w.over {
+				continue
+			}
+			sep := t.First && w.lines > 0
+			if t.First {
+				w.lines++
+			}
+			n := len(w.data) + len(t.Value)
+			if sep {
+				n++
+			}
+			if n > maxWatchedEvent {
+				w.over, w.data = true, w.data[:0]
+				continue
+			}
+			if cap(w.data) < n {
+				// From the chunk pools (n is at most maxPooledChunk):
+				// a stream of large events grows no buffer per event.
+				d := append(getChunk(max(n, minPooledChunk)), w.data...)
+				putChunk(w.data)
+				w.data = d
+			}
+			if sep {
+				w.data = append(w.data, '\n')
+			}
+			w.data = append(w.data, t.Value...)
+		case wire.SSEEnd:
+			if t.HasData && !w.over && mayBeRequest(w.data) {
+				m := wire.ParseMessage(w.data)
+				s.note(session, &m)
+			}
+			w.lines, w.over = 0, false
+			w.data = w.data[:0]
+			if cap(w.data) > keptWatchData {
+				putChunk(w.data)
+				w.data = nil
+			}
+		}
+	}
+}
+
+// mayBeRequest reports whether data, an event's, may be a JSON-RPC
+// request, for the one parse that tells (wire.ParseMessage): an object
+// with a method member and an id that is not null, as ParseMessage reads
+// its members. A tool's result and a notification are not parsed again.
+func mayBeRequest(data []byte) bool {
+	method, id := false, false
+	_ = wire.EachField(data, func(k, v []byte) bool {
+		switch {
+		case wire.KeyIs(k, "method"):
+			method = true
+		case wire.KeyIs(k, "id"):
+			id = !wire.IDFromRaw(v).IsNull()
+		}
+		return true
+	})
+	return method && id
 }

@@ -1,7 +1,11 @@
 package recorder
 
 import (
+	"bytes"
+	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -60,4 +64,125 @@ func TestServerRequestsByKey(t *testing.T) {
 	if got := s.answered("s", wire.IDFromRaw([]byte(strconv.Itoa(maxServerRequests)))); got != "roots/list" {
 		t.Errorf("the newest: %q", got)
 	}
+}
+
+// watched returns the server requests (method and id, one line each) a
+// requestWatch notes in stream fed in the pieces cuts makes.
+func watched(stream []byte, cuts []int) []string {
+	var s serverRequests
+	w := newRequestWatch()
+	defer w.release()
+	var got []string
+	feed := func(b []byte) {
+		// A copy, as the writer's caller may reuse its bytes.
+		w.feed(append([]byte(nil), b...), &s, "s")
+		for _, k := range s.order {
+			got = append(got, s.byKey[k]+" "+k[2:])
+		}
+		s = serverRequests{}
+	}
+	last := 0
+	for _, c := range cuts {
+		if c > last && c < len(stream) {
+			feed(stream[last:c])
+			last = c
+		}
+	}
+	feed(stream[last:])
+	return got
+}
+
+// readRequests returns the server requests wire's SSEReader finds in
+// stream whose data the watch looks at (up to maxWatchedEvent), as the
+// classifier reads them.
+func readRequests(stream []byte) []string {
+	rd := wire.NewSSEReader(bytes.NewReader(stream), wire.DefaultMaxEventSize)
+	var got []string
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if errors.As(err, new(*wire.SkippedEventError)) {
+				continue
+			}
+			return got
+		}
+		if len(ev.Data) > maxWatchedEvent {
+			continue
+		}
+		if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest && !m.ID.IsZero() {
+			got = append(got, m.Method+" "+string(m.ID.Raw()))
+		}
+	}
+}
+
+// TestRequestWatch: the writer's watch notes, before the bytes go out,
+// the server requests the classifier reads in the same stream (events
+// whose data is at most maxWatchedEvent), however the stream is cut into
+// writes; a request in a larger event is left to the classifier.
+func TestRequestWatch(t *testing.T) {
+	t.Parallel()
+	big := `{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"x":"` + strings.Repeat("a", maxWatchedEvent) + `"}}`
+	cases := []struct {
+		name, stream string
+		want         []string
+	}{
+		{"one", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\",\"params\":{}}\n\n",
+			[]string{"elicitation/create 1"}},
+		{"string id, CRLF, BOM", "\ufeffdata: {\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"roots/list\"}\r\n\r\n",
+			[]string{`roots/list "r-1"`}},
+		{"data lines joined", "data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":2,\"method\":\"roots/list\"}\n\n",
+			[]string{"roots/list 2"}},
+		{"escaped member names", "data: {\"jsonrpc\":\"2.0\",\"\\u0069d\":3,\"m\\u0065thod\":\"roots/list\"}\n\n",
+			[]string{"roots/list 3"}},
+		{"not requests", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"id\":4}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"roots/list\"}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"method\":\"x\"}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"roots/list\"\n\n" +
+			": data: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n\n", nil},
+		{"unterminated", "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"roots/list\"}\n", nil},
+		{"over the bound, then one", "data: " + big + "\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"roots/list\"}\n\n",
+			[]string{"roots/list 10"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stream := []byte(c.stream)
+			if got := readRequests(stream); !slices.Equal(got, c.want) {
+				t.Fatalf("the reader finds %q, the case wants %q", got, c.want)
+			}
+			if got := watched(stream, nil); !slices.Equal(got, c.want) {
+				t.Errorf("whole: noted %q, want %q", got, c.want)
+			}
+			if len(stream) > 4096 {
+				return
+			}
+			for i := 1; i < len(stream); i++ {
+				if got := watched(stream, []int{i}); !slices.Equal(got, c.want) {
+					t.Errorf("cut at %d: noted %q, want %q", i, got, c.want)
+				}
+			}
+			cuts := make([]int, len(stream))
+			for i := range cuts {
+				cuts[i] = i
+			}
+			if got := watched(stream, cuts); !slices.Equal(got, c.want) {
+				t.Errorf("byte by byte: noted %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzRequestWatch: for any stream and any cut into writes, the watch
+// notes the requests wire's SSEReader finds in it (a last event with no
+// blank line after it: neither).
+func FuzzRequestWatch(f *testing.F) {
+	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"roots/list\"}\n\n"), uint16(7), uint16(30))
+	f.Add([]byte("\ufeffdata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":\"a\",\"method\":\"x\"}\r\r"), uint16(1), uint16(40))
+	f.Add([]byte("data:{\"id\":2,\"method\":\"m\"}\n\ndata\n\n"), uint16(0), uint16(5))
+	f.Fuzz(func(t *testing.T, stream []byte, a, b uint16) {
+		want := readRequests(stream)
+		got := watched(stream, []int{int(a) % (len(stream) + 1), int(b) % (len(stream) + 1)})
+		if !slices.Equal(got, want) {
+			t.Errorf("noted %q, the reader finds %q", got, want)
+		}
+	})
 }

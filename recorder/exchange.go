@@ -701,6 +701,10 @@ func (rw *responseWriter) end(panicked any, inCtx error) {
 		ex.pipe.closeWithError(ex.closeErr)
 	}
 	ex.endAt, ex.ended = time.Since(ex.start), true
+	if rw.watch != nil {
+		rw.watch.release()
+		rw.watch = nil
+	}
 	start := !ex.started
 	ex.started = true
 	var early *pipe

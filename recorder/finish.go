@@ -140,9 +140,14 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 	cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
 	cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
 	if events != nil || isEventStream(ex.respHeader.Get("Content-Type")) {
-		// A server request on the response's stream: its answer's
-		// record names its method.
-		cl.OnServerRequest = func(msg []byte) { rc.srvReqs.saw(ex.session, msg) }
+		// A server request on the response's stream: the writer noted
+		// it before forwarding it (requestWatch), unless its event was
+		// larger than it looks at.
+		cl.OnServerRequest = func(msg []byte) {
+			if len(msg) > maxWatchedEvent {
+				rc.srvReqs.saw(ex.session, msg)
+			}
+		}
 	}
 	cx := &classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
@@ -318,7 +323,10 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 			sse.Events++
 			if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest {
 				sse.Requests++
-				rc.srvReqs.saw(ex.session, ev.Data)
+				if len(ev.Data) > maxWatchedEvent {
+					// (A smaller one the writer noted: requestWatch.)
+					rc.srvReqs.saw(ex.session, ev.Data)
+				}
 			} else if m.Kind == wire.MessageNotification {
 				sse.Notifications++
 			} else if m.Kind == wire.MessageResponse && ex.pipe != nil && ex.pipe.eager {

@@ -37,7 +37,8 @@ type responseWriter struct {
 	sniff       bool  // the first bytes of a GET's 2xx event stream are still to be looked at (StreamEndpoint)
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
-	copied      int64 // the bytes copied for the classifier (not kept as ForwardChunk got them)
+	copied      int64         // the bytes copied for the classifier (not kept as ForwardChunk got them)
+	watch       *requestWatch // an event stream's server requests, noted before they are forwarded (nil: not a stream, or it ended)
 }
 
 // Header returns the response headers.
@@ -94,6 +95,9 @@ func (rw *responseWriter) writeHeader(code int) {
 		}
 	}
 	rw.stream = isEventStream(h.Get("Content-Type"))
+	if rw.stream {
+		rw.watch = newRequestWatch()
+	}
 	rw.sniff = rw.stream && ex.rc.opts.StreamEndpoint != nil && ex.in.Method == http.MethodGet && code >= 200 && code <= 299
 	rw.w.WriteHeader(code)
 }
@@ -218,6 +222,9 @@ func (rw *responseWriter) beginWrite(b []byte) {
 	if rw.sniff && len(b) > 0 {
 		rw.sniffEndpoint(b)
 	}
+	if rw.watch != nil && len(b) > 0 {
+		rw.watchRequests(b)
+	}
 	rw.writing = true
 	rw.mu.Unlock()
 }
@@ -255,6 +262,17 @@ func (rw *responseWriter) sniffEndpoint(b []byte) {
 	if ex.rare != nil {
 		ex.rare.sniffed = nil
 	}
+}
+
+// watchRequests notes the server requests whose events b, the next bytes
+// of an event stream, completes, before the client can have them: the
+// client's answer, POSTed as soon as it read the request, finds the
+// request noted (requestWatch). Called with mu held, by the writer's
+// goroutine.
+//
+//go:noinline
+func (rw *responseWriter) watchRequests(b []byte) {
+	rw.watch.feed(b, &rw.ex.rc.srvReqs, rw.ex.session)
 }
 
 // maxSniff bounds the bytes kept while the first event of a GET's event
