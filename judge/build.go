@@ -113,6 +113,11 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Failed, x.What, x.Tag = true, "the connection was closed without a response", "drop"
 	case r.Flags.Has(record.FlagAB):
 		x.Failed, x.What, x.Tag = true, "the response was aborted mid-body", "cut"
+	case r.ClientAnswer && !x.Stdio && r.AnswerRefused:
+		// The server refused the client's answer with a JSON-RPC error
+		// in a 2xx's body: its failure, whatever the client answered
+		// (the outcome and error code are the server's refusal).
+		x.Failed, x.What, x.Tag = true, fmt.Sprintf("HTTP %d, the server refused the client's answer (%s)", r.Status, r.Outcome), bodyTag(r.Outcome)
 	case r.ClientAnswer && !x.Stdio && r.Status >= 200 && r.Status < 300:
 		// The server accepted the client's answer: the record's outcome
 		// judges the client's answer (docs/decisions.md, answers13), no

@@ -15,7 +15,8 @@ import (
 // accepted by the server, no failure of the server's, whatever the client
 // answered: the verdicts read from records stay what they were when such a
 // record was NOTIFICATION_ACCEPTED with no method. A refused answer is the
-// server's failure still; over stdio, the record of a server request the
+// server's failure still, by its status or, in a 2xx, by answerRefused
+// (never by the reason's words); over stdio, the record of a server request the
 // client answered with an error keeps failing as before.
 func TestClientAnswerNotAFailure(t *testing.T) {
 	t.Parallel()
@@ -27,16 +28,21 @@ func TestClientAnswerNotAFailure(t *testing.T) {
 		outcome       classify.Outcome
 		failed, isReq bool
 		method        string
+		refused       bool // answerRefused
 	}{
-		{"HTTP result", "http://127.0.0.1/mcp", http.StatusAccepted, classify.ResultSuccess, false, false, ""},
-		{"HTTP error", "http://127.0.0.1/mcp", http.StatusAccepted, classify.JSONRPCError, false, false, ""},
-		{"HTTP refused", "http://127.0.0.1/mcp", http.StatusBadRequest, classify.HTTPError, true, false, ""},
-		{"stdio error", "stdio:server", 0, classify.JSONRPCError, true, false, "roots/list"},
+		{"HTTP result", "http://127.0.0.1/mcp", http.StatusAccepted, classify.ResultSuccess, false, false, "", false},
+		{"HTTP error", "http://127.0.0.1/mcp", http.StatusAccepted, classify.JSONRPCError, false, false, "", false},
+		{"HTTP refused", "http://127.0.0.1/mcp", http.StatusBadRequest, classify.HTTPError, true, false, "", false},
+		// The same outcome and status as the client's error answer
+		// accepted with a 200 body: only the typed fact tells them apart.
+		{"HTTP refused in a 200", "http://127.0.0.1/mcp", http.StatusOK, classify.JSONRPCError, true, false, "", true},
+		{"HTTP error, 200 with no body", "http://127.0.0.1/mcp", http.StatusOK, classify.JSONRPCError, false, false, "", false},
+		{"stdio error", "stdio:server", 0, classify.JSONRPCError, true, false, "roots/list", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &record.Record{
 				Kind: record.KindExchange, HTTPMethod: http.MethodPost, URL: c.url, Method: "roots/list",
-				Status: c.status, Outcome: c.outcome, ClientAnswer: true,
+				Status: c.status, Outcome: c.outcome, ClientAnswer: true, AnswerRefused: c.refused,
 				JSONRPC: record.JSONRPC{ID: wire.IDFromRaw([]byte(`"srv-1"`)), ErrorCode: &code},
 			}
 			if c.url == "stdio:server" {

@@ -151,6 +151,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	if r.ClientAnswer {
 		b = append(b, `,"clientAnswer":true`...)
 	}
+	if r.AnswerRefused {
+		b = append(b, `,"answerRefused":true`...)
+	}
 	if len(r.Warnings) > 0 {
 		b = append(b, `,"warnings":[`...)
 		for i, w := range r.Warnings {

@@ -284,6 +284,14 @@ type Record struct {
 	// its id the answer's, and its outcome judges the client's answer
 	// (RESULT_SUCCESS, JSONRPC_ERROR), the same through both transports.
 	ClientAnswer bool `json:"clientAnswer,omitempty"`
+	// AnswerRefused marks, on the record of a client's answer POSTed over
+	// HTTP (ClientAnswer), that the server refused it with a JSON-RPC error
+	// in a 2xx's body (an unknown id, say): the outcome (JSONRPC_ERROR),
+	// jsonrpc.errorCode and the reason are the server's refusal, not the
+	// client's answer. Without it, a JSONRPC_ERROR on such a record is the
+	// error the client answered with. A refusal with a non-2xx status keeps
+	// its HTTP verdict and is not marked.
+	AnswerRefused bool `json:"answerRefused,omitempty"`
 	// Warnings are the classifier's warnings (code and message; the rule a
 	// code cites is classify.Rule(code)).
 	Warnings []Warning `json:"warnings,omitempty"`

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,13 +40,14 @@ func (rc *Recorder) run(ex *Exchange) {
 	}
 	var res *classify.Result
 	var cerr error
+	refused := false
 	if ex.status == 0 {
 		// (Started by end: no response bytes, so none streamed.)
 		res = rc.noResponse(ex)
 	} else {
-		res, cerr = rc.classifyResponse(ex, capt)
+		res, refused, cerr = rc.classifyResponse(ex, capt)
 	}
-	rc.finish(ex, res, cerr, capt)
+	rc.finish(ex, res, refused, cerr, capt)
 	if capt != nil {
 		if ex.pipe != nil {
 			ex.pipe.keep(nil) // (the reader is done: nothing takes bytes any more)
@@ -84,8 +86,11 @@ var captures = sync.Pool{New: func() any { return new(capture) }}
 // classifier's; the finishing goroutine starts with a small stack, and a
 // deeper path copies it on every exchange.
 //
+// refused reports a client's answer the server refused in a 2xx's body
+// (classifyAnswerAck): res is the server's JSON-RPC error then.
+//
 //go:noinline
-func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify.Result, cerr error) {
+func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify.Result, refused bool, cerr error) {
 	body := ex.bodyReader()
 	// An event stream is read by chunks (the pipe's own copies, no
 	// second copy) through an event reader whose scanner is the one
@@ -106,7 +111,7 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 		}
 	}
 	if ex.msg.IsRPC() {
-		res, cerr = rc.classifyRPC(ex, body, events)
+		res, refused, cerr = rc.classifyRPC(ex, body, events)
 	} else {
 		res = rc.plainHTTP(ex, body, events)
 	}
@@ -129,14 +134,14 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 	if ex.early {
 		ex.pipe.waitHandler()
 	}
-	return res, cerr
+	return res, refused, cerr
 }
 
 // classifyRPC is the classifier's verdict on the response to a JSON-RPC
-// message, read from body (or events).
+// message, read from body (or events); refused as classifyResponse's.
 //
 //go:noinline
-func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSEReader) (*classify.Result, error) {
+func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSEReader) (res *classify.Result, refused bool, err error) {
 	cl := classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
 	cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
 	if events != nil || isEventStream(ex.respHeader.Get("Content-Type")) {
@@ -154,6 +159,9 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
 		Status: ex.status, Header: ex.respHeader, Body: body, Events: events,
 	}
+	if ex.msg.Kind == wire.MessageResponse && events == nil && ex.pipe != nil && ex.status >= 200 && ex.status <= 299 && isJSON(ex.respHeader.Get("Content-Type")) {
+		return rc.classifyAnswerAck(ex, &cl, cx)
+	}
 	if events == nil && ex.pipe != nil {
 		if b, recycle, reserved, ok := rc.wholeJSON(ex); ok {
 			// The bytes the pipe holds, not a copy of them (see wholeJSON).
@@ -163,11 +171,63 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 			if recycle != nil {
 				putChunk(recycle)
 			}
-			return res, err
+			return res, false, err
 		}
 	}
-	return cl.Classify(cx)
+	res, err = cl.Classify(cx)
+	return res, false, err
 }
+
+// classifyAnswerAck classifies the 2xx JSON body a server answered a
+// client's answer to a server request with (cx, its body the pipe). The
+// spec's acknowledgement is a 202 with no body: a body may be the
+// server's refusal, a JSON-RPC error (an unknown id, say), which is read
+// as the answer to the client's message would be, and returned with
+// refused. Any other body is classified as before (the client's message
+// expects no answer: NOTIFICATION_ACCEPTED, with the warning that it got
+// a body), as is a body over maxAnswerAck or one whose read failed.
+//
+//go:noinline
+func (rc *Recorder) classifyAnswerAck(ex *Exchange, cl *classify.Classifier, cx *classify.Exchange) (*classify.Result, bool, error) {
+	var b []byte
+	if w, recycle, reserved, ok := rc.wholeJSON(ex); ok {
+		// The bytes the pipe holds, not a copy of them (see wholeJSON).
+		b = w
+		defer func() {
+			rc.budget.Release(reserved)
+			if recycle != nil {
+				putChunk(recycle)
+			}
+		}()
+	} else {
+		r, err := io.ReadAll(io.LimitReader(cx.Body, maxAnswerAck+1))
+		if err != nil || len(r) > maxAnswerAck {
+			// Not held whole: classified as before, the rest (or the
+			// error) read from the pipe after these bytes.
+			cx.Body = io.MultiReader(bytes.NewReader(r), cx.Body)
+			res, err := cl.Classify(cx)
+			return res, false, err
+		}
+		b = r
+	}
+	ax := *cx
+	ax.Method, ax.ID, ax.Notification, ax.Body, ax.BodyBytes = answerAckMethod, ex.msg.ID, false, nil, b
+	if res, err := cl.Classify(&ax); err == nil && res.Outcome == classify.JSONRPCError {
+		return res, true, nil
+	}
+	cx.Body, cx.BodyBytes = nil, b
+	res, err := cl.Classify(cx)
+	return res, false, err
+}
+
+// maxAnswerAck bounds the body of a server's 2xx answer to a client's
+// answer that is read for a refusal (a JSON-RPC error is a few hundred
+// bytes).
+const maxAnswerAck = 64 << 10
+
+// answerAckMethod is the method a server's refusal of a client's answer
+// is judged under (the client's message has none of its own).
+const answerAckMethod = "(the client's answer)"
 
 // wholeJSON takes the response body from the pipe without a copy, when the
 // classifier would read it whole into a buffer of its own and judge that:
@@ -466,7 +526,10 @@ func (rc *Recorder) cancelled() string {
 
 // finish builds the exchange's record, updates the session state, calls
 // the Finish hook, and writes the record.
-func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt *capture) {
+//
+// refused marks a client's answer the server refused in a 2xx's body: res
+// is the server's JSON-RPC error (classifyAnswerAck).
+func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cerr error, capt *capture) {
 	in := ex.in
 	rec := records.Get().(*record.Record)
 	*rec = record.Record{
@@ -518,8 +581,9 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 		// body, none or 2024-11-05's "Accepted" with no Content-Type, says
 		// nothing of the client's answer), or another 2xx with no body. A
 		// 2xx with a body may carry the server's refusal (a JSON-RPC error
-		// in a 200): it is not read as an acceptance.
-		if res != nil && (ex.status == http.StatusAccepted || ex.status >= 200 && ex.status <= 299 && ex.wrote == 0) && ex.reqComplete {
+		// in a 200): it is not read as an acceptance, and a refusal is
+		// recorded as the server's (AnswerRefused).
+		if res != nil && !refused && (ex.status == http.StatusAccepted || ex.status >= 200 && ex.status <= 299 && ex.wrote == 0) && ex.reqComplete {
 			if r, ok := judgeAnswer(method, &ex.msg, ex.reqBody, protocol); ok {
 				res, answered = r, true
 			}
@@ -530,6 +594,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, cerr error, capt 
 	if answered {
 		rec.Status = ex.status
 		rec.Reason = fmt.Sprintf("the server accepted the client's answer (HTTP %d); as an answer: %s", ex.status, rec.Reason)
+	}
+	if refused {
+		// The verdict is the server's error; the id stays the answer's.
+		rec.AnswerRefused = true
+		rec.Reason = fmt.Sprintf("the server refused the client's answer (HTTP %d): %s", ex.status, rec.Reason)
 	}
 	if n := ex.reqBytes.Load(); n > 0 {
 		rec.RequestBytes = n

@@ -344,6 +344,8 @@ type obs struct {
 	ms           float64
 	probe        bool // a probe mcpdiag probe sent on purpose (record.Probe)
 	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
+	errorAnswer  bool // a client's answer that was its JSON-RPC error (record.ClientAnswer)
+	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
 }
 
 // olderHTTPSuccess reports an exchange record of an mcpdiag before
@@ -373,7 +375,9 @@ func olderHTTPSuccess(r *record.Record) bool {
 
 func observe(r *record.Record) obs {
 	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total), probe: r.Probe != nil,
-		fallback: r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate"}
+		fallback:    r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate",
+		errorAnswer: r.ClientAnswer && !r.AnswerRefused && r.Outcome == classify.JSONRPCError,
+		refused:     r.ClientAnswer && r.AnswerRefused}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -417,6 +421,8 @@ type section struct {
 	probes    int64
 	fallbacks int64
 	orphans   int64
+	errAnswers,
+	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
 	outcomes  map[string]*counted
 	tools     map[toolKey]*toolStat
@@ -523,6 +529,12 @@ func (s *section) add(o obs) {
 	if fail {
 		s.failures++
 	}
+	if o.errorAnswer {
+		s.errAnswers++
+	}
+	if o.refused {
+		s.refused++
+	}
 	layer := o.layer
 	if layer == "" {
 		layer = o.outcome.Layer()
@@ -625,6 +637,8 @@ func (s *section) summary() *Section {
 		Probes:         s.probes,
 		EraFallbacks:   s.fallbacks,
 		Orphans:        s.orphans,
+		ErrorAnswers:   s.errAnswers,
+		RefusedAnswers: s.refused,
 		ByLayer:        make(map[string]int64, len(s.layers)),
 		ByOutcome:      []OutcomeCount{},
 		ByTool:         []ToolStats{},

@@ -125,6 +125,12 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.EraFallbacks > 0 {
 		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", sec.EraFallbacks, plural(sec.EraFallbacks, "era probe", "era probes"))
 	}
+	if sec.ErrorAnswers > 0 {
+		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
+	}
+	if sec.RefusedAnswers > 0 {
+		w.printf(", %d %s to server requests the server refused (its JSON-RPC error in a 2xx)", sec.RefusedAnswers, plural(sec.RefusedAnswers, "client answer", "client answers"))
+	}
 	if sec.Kind == "server" || len(sec.Faults) > 0 {
 		w.printf(", a fault fired on %d (%s)", sec.FaultLines, pct(rate(sec.FaultLines, sec.Total)))
 	}

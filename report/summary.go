@@ -97,6 +97,16 @@ type Section struct {
 	// outcome is the server's answer, HTTP_ERROR say) but never in
 	// Failures, WorstOffenders or the gates.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
+	// ErrorAnswers counts, in Exchanges, the clients' answers to server
+	// requests that were a JSON-RPC error the client sent (clientAnswer,
+	// JSONRPC_ERROR, no answerRefused): counted in Failures under their
+	// outcome, as an error answer over stdio is.
+	ErrorAnswers int64 `json:"errorAnswers,omitempty"`
+	// RefusedAnswers counts, in Exchanges, the clients' answers the server
+	// refused with a JSON-RPC error in a 2xx's body (answerRefused): the
+	// server's failures, counted in Failures under their outcome
+	// (JSONRPC_ERROR) like ErrorAnswers, which they are not.
+	RefusedAnswers int64 `json:"refusedAnswers,omitempty"`
 	// Orphans counts, in Calls, the calls rebuilt from exchange lines
 	// whose call line is missing (a producer killed mid-call): their
 	// verdict is their last exchange's.
