@@ -345,8 +345,9 @@ var (
 // nameHints are lower-case substrings without which no name pattern can
 // match; they let Scrub skip the regular expressions for most strings.
 var nameHints = append([]string{"key", "auth", "pass", "pw",
-	// pinWord's names, where a name ends (not "ping", "mapping").
-	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pins", "pincode", "pin_code", "pin-code"},
+	// pinWord's names, where a name ends (not "ping", "mapping"); "pin&"
+	// before a character reference ("&quot;pin&quot;:", "pin&equals;").
+	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code"},
 	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a

@@ -23,11 +23,44 @@ import (
 // text: the escape (or byte) it was decoded from.
 type escUnit struct{ start, end int32 }
 
-// htmlEntities are the named character references decodeEscapes decodes:
-// the quotes, separators and the "&" of an escape escaped twice.
-var htmlEntities = []struct{ name, val string }{
-	{"&quot;", `"`}, {"&apos;", "'"}, {"&amp;", "&"}, {"&colon;", ":"}, {"&equals;", "="},
-	{"&lt;", "<"}, {"&gt;", ">"}, {"&sol;", "/"}, {"&nbsp;", " "},
+// htmlEntities are the named character references decodeEscapes decodes,
+// by name folded to lower case: every one of HTML's that stands for a
+// printable ASCII byte, a tab or a line end (an escaper of HTML5's table,
+// PHP's htmlentities with ENT_HTML5, writes "api&lowbar;key&equals;" and
+// a value's "." as "&period;"), and "&nbsp;" as a blank. Names are
+// matched in any case ("&QUOT;" is HTML's too; a name HTML spells in one
+// case only is decoded in all, which can only mask more).
+var htmlEntities = map[string]byte{
+	"tab": '\t', "newline": '\n', "nbsp": ' ', "nonbreakingspace": ' ',
+	"excl": '!', "quot": '"', "num": '#', "dollar": '$', "percnt": '%', "amp": '&', "apos": '\'',
+	"lpar": '(', "rpar": ')', "ast": '*', "midast": '*', "plus": '+', "comma": ',', "period": '.',
+	"sol": '/', "colon": ':', "semi": ';', "lt": '<', "equals": '=', "gt": '>', "quest": '?',
+	"commat": '@', "lsqb": '[', "lbrack": '[', "bsol": '\\', "rsqb": ']', "rbrack": ']', "hat": '^',
+	"lowbar": '_', "underbar": '_', "grave": '`', "diacriticalgrave": '`', "lcub": '{', "lbrace": '{',
+	"verbar": '|', "vert": '|', "verticalline": '|', "rcub": '}', "rbrace": '}',
+}
+
+// maxEntityName is the length of the longest name of htmlEntities.
+const maxEntityName = len("diacriticalgrave")
+
+// entityAt decodes the named character reference at the start of s
+// ("&period;", its ";" required): the byte it stands for and its length,
+// or 0. It allocates nothing.
+func entityAt(s string) (byte, int) {
+	var buf [maxEntityName]byte
+	n := 0
+	for n < len(s)-1 && n < len(buf) && isLetter(s[1+n]) {
+		buf[n] = lowerASCII(s[1+n])
+		n++
+	}
+	if n == 0 || 1+n >= len(s) || s[1+n] != ';' {
+		return 0, 0
+	}
+	c, ok := htmlEntities[string(buf[:n])]
+	if !ok {
+		return 0, 0
+	}
+	return c, n + 2
 }
 
 // decodeEscapes decodes one level of escapes of s: "%XX" ("+" as a blank
@@ -78,15 +111,9 @@ func decodeEscapes(s string, plus bool) (d []byte, units []escUnit, any bool) {
 				continue
 			}
 		case c == '&':
-			found := false
-			for _, e := range htmlEntities {
-				if hasFoldPrefix(s[i:], e.name) {
-					put(i, i+len(e.name), e.val[0])
-					i, any, found = i+len(e.name), true, true
-					break
-				}
-			}
-			if found {
+			if b, n := entityAt(s[i:]); n > 0 {
+				put(i, i+n, b)
+				i, any = i+n, true
 				continue
 			}
 		}
@@ -141,12 +168,25 @@ done:
 // byte before the next name ("log: password=…").
 var escapedPairRE = lazyRegexp(`(["']?)([A-Za-z0-9_.\-\[\]]{1,200})(["']?)([ \t]*[:=][ \t]*)`)
 
-// escapedValueEnd returns the length of the value at the start of v
-// (decoded text): a quoted string to its closing quote (or the end), an
-// object or array to its end (redact_nested.go), or a run of bytes that
-// are no blank, quote or delimiter; and whether it ended (false: it ran
-// to the end of the text where a quote or bracket was not closed).
-func escapedValueEnd(v string) (n int, closed bool) {
+// escapedValueEnd returns the length of the value at text[vs:] (decoded
+// text, units its places in s as written): a quoted string to its closing
+// quote (or the end), an object or array to its end (redact_nested.go),
+// or a bare run; and whether it ended (false: it ran to the end of the
+// text where a quote or bracket was not closed). A mask in a bare value
+// is part of it.
+//
+// A bare value ends at a line end, a quote, "<" or ">", escaped or not;
+// at a blank, "&", ";" or "#" unless it is percent-escaped ("two+words",
+// "two%20words", "ab%26cd"): URL encoding escapes a component, the value
+// with its name, and the component's "&" is the value's. An HTML
+// reference or a "\u" escape escapes a whole document: its "&amp;" is
+// the document's "&" (a query in an attribute), its "&#32;" a blank.
+// After a quoted name (JSON written with escapes, jsonStyle) it also ends
+// at ",", "}", "]" and ")", as a JSON value does; after a bare name it
+// does not ("password%3Dab%2Ccd", "p\u0061ssword=ab,cd": the plain
+// name=value rule masks "ab,cd" whole too).
+func escapedValueEnd(text string, vs int, units []escUnit, s string, jsonStyle bool) (n int, closed bool) {
+	v := text[vs:]
 	if v == "" {
 		return 0, true
 	}
@@ -167,11 +207,30 @@ func escapedValueEnd(v string) (n int, closed bool) {
 			return nestedValue(v, `"'`)
 		}
 	}
-	i := 0
-	for i < len(v) && strings.IndexByte(" \t\r\n\"'&;,})]<>", v[i]) < 0 {
-		i++
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch c {
+		case '[':
+			// A mask in the run is part of it, its "]" too: masks at its
+			// start ("[redacted]Sup3r", as maskedValueAt reads them) or
+			// where an earlier pass masked the value's tail only (it read
+			// "password%3Dv:0" as a number under the name "password%3Dv").
+			if k := strings.IndexByte(v[i:], ']'); k > 0 && isMask(v[i:i+k+1]) {
+				i += k
+			}
+		case '\r', '\n', '"', '\'', '<', '>':
+			return i, true
+		case ' ', '\t', '&', ';', '#':
+			if u := units[vs+i]; s[u.start] != '%' && s[u.start] != '+' {
+				return i, true // written as itself, or escaped with the document
+			}
+		case ',', '}', ']', ')':
+			if jsonStyle {
+				return i, true
+			}
+		}
 	}
-	return i, true
+	return len(v), true
 }
 
 // hasTextEscape reports whether s holds an escape decodeEscapes decodes
@@ -200,10 +259,8 @@ func hasTextEscape(s string) bool {
 			if j < len(s) && s[j] == '#' {
 				return true
 			}
-			for _, e := range htmlEntities {
-				if e.name != "&amp;" && hasFoldPrefix(s[j:], e.name[1:]) {
-					return true
-				}
+			if _, n := entityAt(s[j-1:]); n > 0 { // s[j-1] is "&" or the ";" of "&amp;"
+				return true
 			}
 		}
 	}
@@ -242,7 +299,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 		if int(units[vs-1].end-units[ns].start) == vs-ns {
 			continue
 		}
-		n, closed := escapedValueEnd(text[vs:])
+		n, closed := escapedValueEnd(text, vs, units, s, m[3] > m[2])
 		if m[3] == m[2] && strings.IndexByte(text[m[8]:m[9]], ':') >= 0 && n > 0 && closed &&
 			strings.IndexByte(`"'{[`, text[vs]) < 0 {
 			// A field line ("p\u0061ssword: two words"): as maskFieldLines
@@ -257,18 +314,8 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			n -= vs
 		}
 		v := text[vs : vs+n]
-		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || strings.HasPrefix(strings.Trim(v, `"'`), "[redacted") {
-			continue
-		}
-		if j := strings.Index(v, "[redacted"); j > 0 && closed && v[0] != '"' && v[0] != '\'' {
-			// An earlier pass masked the tail of this value only: it read
-			// the escaped name, separator and the value's head as a name
-			// ("password%3Dv:0", a number under the name "password%3Dv").
-			// The whole value goes, the earlier mask with it.
-			if k := strings.IndexByte(text[vs+j:], ']'); k >= 0 {
-				n = j + k + 1
-			}
-			v = text[vs : vs+n]
+		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) {
+			continue // a mask alone; one with more after it is masked whole
 		}
 		name := text[m[4]:m[5]]
 		switch {
@@ -280,7 +327,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			continue
 		}
 		os, oe := int(units[vs].start), int(units[vs+n-1].end)
-		if strings.HasPrefix(s[os:oe], "[redacted") {
+		if onlyMasks(s[os:oe]) {
 			continue
 		}
 		b.WriteString(s[last:os])

@@ -69,6 +69,32 @@ func TestEscapedNamesAndSeparatorsInText(t *testing.T) {
 		{`password%3D` + v + `:0`, `password%3D` + red.Mask(v+`:`+red.Mask("0"))},
 		{`Apassword%20%3D%20` + v + `:0`, `Apassword%20%3D%20` + red.Mask(v+`:`+red.Mask("0"))},
 		{`p\u0061ssword%3D{"a":{"b":"` + v + `"}} tail`, `p\u0061ssword%3D` + red.Mask(`{"a":{"b":"`+v+`"}}`) + ` tail`},
+		// redact14, each kept in part before. A blank, "&", ";" or "#"
+		// percent-escaped with the value is the value's.
+		{`?next=%2Flogin%3Fpassword%3Dtwo+` + v + `&x=1`, `?next=%2Flogin%3Fpassword%3D` + red.Mask("two "+v) + `&x=1`},
+		{`password%3Dtwo%20` + v + ` tail`, `password%3D` + red.Mask("two "+v) + ` tail`},
+		{`password%3Dab%26` + v + `&x=1`, `password%3D` + red.Mask("ab&"+v) + `&x=1`},
+		{`password%3Dab%3B` + v, `password%3D` + red.Mask("ab;"+v)},
+		// After a bare name, "," and brackets do not end it, as the plain
+		// name=value rule reads "password=ab,v".
+		{`password%3Dab%2C` + v, `password%3D` + red.Mask("ab,"+v)},
+		{`p\u0061ssword=ab,` + v + ` end`, `p\u0061ssword=` + red.Mask("ab,"+v) + ` end`},
+		{`p\u0061ssword=ab)` + v, `p\u0061ssword=` + red.Mask("ab)"+v)},
+		// A value that only starts like a mask is masked whole, as the
+		// plain rule masks "password=[redacted]v".
+		{`password%3D[redacted]` + v, `password%3D` + red.Mask("[redacted]"+v)},
+		{`password%3D%5Bredacted%5D` + v, `password%3D` + red.Mask("[redacted]"+v)},
+		{`p\u0061ssword=[redacted:len=3:h=0123abcd]` + v + `&x=1`, `p\u0061ssword=` + red.Mask("[redacted:len=3:h=0123abcd]"+v) + `&x=1`},
+		{`&quot;password&quot;: [redacted]` + v + `, &quot;n&quot;: 1`, `&quot;password&quot;: ` + red.Mask("[redacted]"+v) + `, &quot;n&quot;: 1`},
+		// Named character references of HTML5 beyond the common nine (PHP's
+		// htmlentities with ENT_HTML5 writes a value's "." as &period;).
+		{`password&equals;ab&period;` + v, `password&equals;` + red.Mask("ab."+v)},
+		{`client&lowbar;secret&equals;ab&lowbar;` + v + `&amp;x=1`, `client&lowbar;secret&equals;` + red.Mask("ab_"+v) + `&amp;x=1`},
+		{`pass&lowbar;phrase&equals;` + v, `pass&lowbar;phrase&equals;` + m},
+		{`&lcub;&quot;password&quot;&colon;&quot;ab&comma;` + v + `&quot;&rcub;`, `&lcub;&quot;password&quot;&colon;&quot;` + red.Mask("ab,"+v) + `&quot;&rcub;`},
+		// "pin" before a character reference opens the gate.
+		{`{&quot;pin&quot;:1234}`, `{&quot;pin&quot;:` + red.Mask("1234") + `}`},
+		{`pin&equals;1234`, `pin&equals;` + red.Mask("1234")},
 	}
 	for _, c := range cases {
 		if got := red.Scrub(c.in); got != c.want {
@@ -87,6 +113,9 @@ func TestEscapedNamesAndSeparatorsInText(t *testing.T) {
 		`token%5Fendpoint%3Dhttps%3A%2F%2F127.0.0.1%2Ftoken`,
 		`password%3D[redacted:len=8:h=0123abcd]`,
 		`see issue &#35;13 and key%20word%3Dring`,
+		`&lcub;&quot;pass&quot;&colon; 5&comma; &quot;fail&quot;&colon; 0&rcub;`,
+		`p&#97;ssword&equals;[redacted:len=4:h=0123abcd]&amp;x=1`,
+		`ping&equals;1234 &amp; spin&colon; 5`,
 	}
 	for _, s := range keep {
 		if got := red.Scrub(s); got != s {
