@@ -400,7 +400,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			if strings.IndexByte(s, '"') >= 0 {
 				s = r.maskAfterNames(s, jsonNameRE, jsonMemberValueRE, jsonTextName, countValue)
 				if strings.IndexByte(s, '\\') >= 0 {
-					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) })
+					s = r.maskAfterNames(s, jsonEscNameRE, jsonEscValueRE, func(n string) bool { return sensitiveName(n, ctxJSON) }, countValueEscaped)
 				}
 			}
 			if strings.IndexByte(s, '\'') >= 0 {
@@ -518,7 +518,8 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
-			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) {
+			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) &&
+				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
 				last = start + w
@@ -593,7 +594,7 @@ func headerTextName(n string) bool {
 
 // credentialWord returns the length of the value at s[start:] when it is
 // the only word to the end of its line (or a quote) and looks like a
-// credential: 8 bytes or more with a letter and a digit, or 6 digits or
+// credential: 8 bytes or more with a letter and a digit, or 4 digits or
 // more and nothing else (a numeric code), not a mask. 0 otherwise
 // ("expired", "2026-12-06", "5", "see the docs").
 func credentialWord(s string, start int) int {
@@ -610,7 +611,7 @@ func credentialWord(s string, start int) int {
 		rest++
 	}
 	shaped := end-start >= 8 && letter && digit || // "a1b2c3d4e5"
-		end-start >= 6 && digit && onlyDigits(s[start:end]) // a numeric PIN, code or password (redact12)
+		end-start >= 4 && digit && onlyDigits(s[start:end]) // a numeric PIN, code or password (redact12, redact14)
 	if !shaped || rest < len(s) && s[rest] != '\r' && s[rest] != '\n' && s[rest] != '"' || IsRedacted(s[start:end]) {
 		return 0
 	}
@@ -687,6 +688,21 @@ func countValue(name, v, before, rest string) bool {
 		return hasCountSiblingText(before) || hasCountSiblingText(rest)
 	}
 	return false
+}
+
+// countValueEscaped is countValue for a name inside a JSON string
+// ({\"pass\": 5, \"fail\": 0}, JSON quoted in an error message): the
+// text around it is read with its backslashes dropped, so that \"fail\":
+// is a sibling's name as "fail": is.
+func countValueEscaped(name, v, before, rest string) bool {
+	const window = 2048 // countValue reads 512 bytes each way of what is left
+	if len(before) > window {
+		before = before[len(before)-window:]
+	}
+	if len(rest) > window {
+		rest = rest[:window]
+	}
+	return countValue(name, v, strings.ReplaceAll(before, `\`, ""), strings.ReplaceAll(rest, `\`, ""))
 }
 
 // hasCountSiblingText reports whether text holds a quoted member name

@@ -142,6 +142,13 @@ func TestNumbersUnderCredentialNames(t *testing.T) {
 		{`{"tokens": 5}`, true},
 		{`{"cached_tokens": 5, "max_tokens": 100, "token_count": 7, "passes": 3}`, true},
 		{`{"pin": true, "secret": false, "token": null}`, true},
+		// In JSON quoted in a string (redact14: the escaped pass read no
+		// sibling, and masked the count).
+		{`{\"pass\": 5, \"fail\": 0}`, true},
+		{`{\\\"fail\\\": 0, \\\"pass\\\": 5}`, true},
+		{`{\"pass\": 5}`, false},
+		{`{\"user\": \"bob\", \"pass\": 123456}`, false},
+		{`{\"pin\": 1234, \"fail\": 0}`, false},
 		{`{"pinned": 1, "ping": 2, "mapping": 3, "spin": 4, "pin_count": 5}`, true},
 	} {
 		for _, form := range []string{"json", "text"} {
@@ -185,6 +192,15 @@ func TestNumbersUnderCredentialNames(t *testing.T) {
 		{"PIN: 1234", "PIN: " + r.Mask("1234")},
 		{"card pin = 1234", "card pin = " + r.Mask("1234")},
 		{"ping=1234 mapping: 5", "ping=1234 mapping: 5"},
+		// A single credential word before 4 or 5 digits alone on its line
+		// (redact14: kept before, a numeric token of a PIN's length); a
+		// count of tokens, and fewer digits, stay.
+		{"Token: 4321", "Token: " + r.Mask("4321")},
+		{"auth failed\nSession token: 98765\nnext", "auth failed\nSession token: " + r.Mask("98765") + "\nnext"},
+		{"Token: 432", "Token: 432"},
+		{"Tokens: 1500", "Tokens: 1500"},
+		{"Tokens: 123456", "Tokens: 123456"}, // a count, masked before as a 6-digit code
+		{"Token: 4321 of 5000", "Token: 4321 of 5000"},
 	} {
 		if got := r.Scrub(tc.in); got != tc.want {
 			t.Errorf("Scrub(%q) = %q, want %q", tc.in, got, tc.want)
