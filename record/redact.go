@@ -518,7 +518,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
-			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) &&
+			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w]) &&
 				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
@@ -534,6 +534,11 @@ func (r *Redactor) maskFieldLines(s string) string {
 		} else {
 			for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
 				end++
+			}
+			if n := escapedQuotedLen(s[start:]); n > end-start {
+				end = start + n // in escaped quotes (redact_escaped.go)
+			} else if escapedBlanksOnly(strings.TrimRight(s[start:end], " \t")) {
+				continue // the separator's blanks, escaped: maskEscapedText reads what follows
 			}
 		}
 		v := s[start:end]
@@ -772,11 +777,27 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		} else if n > len(v) {
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
+		plain := true // v's quotes, if any, are written as themselves
+		if n := escapedQuotedLen(s[end:]); n > len(v) {
+			v, plain = s[end:end+n], false // in escaped quotes (redact_escaped.go)
+		} else if escapedBlanksOnly(v) {
+			continue // the separator's blanks, escaped: maskEscapedText reads what follows
+		}
+		if singleQuotedMask(s[end:]) {
+			continue // '[redacted]', as maskValue writes a value in single quotes
+		}
+		if n := refRunLen(s[end:], len(v)); n > len(v) {
+			v, plain = s[end:end+n], false // a character reference in it (redact_escaped.go)
+		}
 		if v == "" || IsRedacted(unquoteValue(v)) || len(keep) > 0 && keep[0](s[m[2]:m[3]], v, s[:m[0]], s[end+len(v):]) {
 			continue
 		}
 		b.WriteString(s[last:end])
-		b.WriteString(r.maskValue(v))
+		if plain {
+			b.WriteString(r.maskValue(v))
+		} else {
+			b.WriteString(r.Mask(v))
+		}
 		last = end + len(v)
 	}
 	if last == 0 {
@@ -811,11 +832,15 @@ func maskedValueAt(s string) (n int, whole bool) {
 		return 0, false
 	}
 	n = masks
-	for n < len(s) && !strings.ContainsRune(" \t\r\n\"',;&#)}]<>", rune(s[n])) {
+	for n < len(s) && strings.IndexByte(maskedValueEnds, s[n]) < 0 {
 		n++
 	}
 	return n, n == masks
 }
+
+// maskedValueEnds are the bytes that end a bare value after a mask
+// (maskedValueAt): blanks (\s, as formValueRE's), quotes and delimiters.
+const maskedValueEnds = " \t\r\n\f\v\"',;&#)}]<>"
 
 // onlyMasks reports whether v is masks one after the other and nothing
 // else ("[redacted:len=6:h=…][redacted]": a value masked before a cut's
@@ -823,6 +848,19 @@ func maskedValueAt(s string) (n int, whole bool) {
 func onlyMasks(v string) bool {
 	n, whole := maskedValueAt(v)
 	return whole && n == len(v)
+}
+
+// singleQuotedMask reports whether s starts with masks in single quotes
+// ('[redacted]', '[redacted:len=…]'), as maskValue writes a value in
+// single quotes: a bare-value pattern that stops at "]" would read
+// "'[redacted" and mask it again (FuzzEscapedPairMetamorphic: a second
+// Scrub of "\"access_token\":\t'v'0" wrote "'[redacted]']'").
+func singleQuotedMask(s string) bool {
+	if len(s) < 2 || s[0] != '\'' {
+		return false
+	}
+	n, whole := maskedValueAt(s[1:])
+	return whole && 1+n < len(s) && s[1+n] == '\''
 }
 
 // unquoteValue strips the quotes (escaped or not) around a matched value.
@@ -915,6 +953,14 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			continue
 		} else if n > len(v) {
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
+		}
+		if n := escapedQuotedLen(s[end:]); n > len(v) {
+			v = s[end : end+n] // in escaped quotes (redact_escaped.go)
+		} else if escapedBlanksOnly(v) {
+			continue // the separator's blanks, escaped: maskEscapedText reads what follows
+		}
+		if n := refRunLen(s[end:], len(v)); n > len(v) {
+			v = s[end : end+n] // a character reference in it (redact_escaped.go)
 		}
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
 		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {

@@ -172,20 +172,23 @@ var escapedPairRE = lazyRegexp(`(["']?)([A-Za-z0-9_.\-\[\]]{1,200})(["']?)([ \t]
 // text, units its places in s as written): a quoted string to its closing
 // quote (or the end), an object or array to its end (redact_nested.go),
 // or a bare run; and whether it ended (false: it ran to the end of the
-// text where a quote or bracket was not closed). A mask in a bare value
-// is part of it.
+// text where a quote or bracket was not closed). A mask in a bare run is
+// part of it.
 //
-// A bare value ends at a line end, a quote, "<" or ">", escaped or not;
-// at a blank, "&", ";" or "#" unless it is percent-escaped ("two+words",
-// "two%20words", "ab%26cd"): URL encoding escapes a component, the value
-// with its name, and the component's "&" is the value's. An HTML
-// reference or a "\u" escape escapes a whole document: its "&amp;" is
-// the document's "&" (a query in an attribute), its "&#32;" a blank.
-// After a quoted name (JSON written with escapes, jsonStyle) it also ends
-// at ",", "}", "]" and ")", as a JSON value does; after a bare name it
-// does not ("password%3Dab%2Ccd", "p\u0061ssword=ab,cd": the plain
-// name=value rule masks "ab,cd" whole too).
-func escapedValueEnd(text string, vs int, units []escUnit, s string, jsonStyle bool) (n int, closed bool) {
+// A bare run ends where the plain pattern of its shape ends one, so that
+// escaping a name or a separator never shows more of its value than
+// writing it plainly (FuzzEscapedPairMetamorphic): after a name in quotes
+// and ":" (JSON or a Python repr written with escapes, nameQuote its
+// quote) at a blank, a line end, ",", "}", "]" or, after a name in
+// double quotes, a "\"", as jsonMemberValueRE and pyValueRE do; after any other name and separator
+// at a blank, a line end, "\"", "&", ";" or "#", as formValueRE does
+// ("p\u0061ssword=ab,cd'ef<gh" is one value, as "password=ab,cd'ef<gh"
+// is). A blank, "&", ";" or "#" percent-escaped ("two+words",
+// "two%20words", "ab%26cd") does not end it: URL encoding escapes a
+// component, the value with its name. An HTML reference or a "\u" escape
+// escapes a whole document: its "&amp;" is the document's "&" (a query in
+// an attribute), its "&#32;" a blank.
+func escapedValueEnd(text string, vs int, units []escUnit, s string, nameQuote byte, colon bool) (n int, closed bool) {
 	v := text[vs:]
 	if v == "" {
 		return 0, true
@@ -198,7 +201,13 @@ func escapedValueEnd(text string, vs int, units []escUnit, s string, jsonStyle b
 				continue
 			}
 			if v[i] == v[0] {
-				return i + 1, true
+				// A quoted string with more of the value right after it
+				// ('PlAnTeD'0123, as a shell reads 'a'b) is one value.
+				end := escapedBareEnd(v, i+1, vs, units, s, nameQuote, colon)
+				if onlyMasks(v[i+1 : end]) {
+					end = i + 1 // a cut's mark after it ("[redacted]"[redacted])
+				}
+				return end, true
 			}
 		}
 		return len(v), false
@@ -207,7 +216,13 @@ func escapedValueEnd(text string, vs int, units []escUnit, s string, jsonStyle b
 			return nestedValue(v, `"'`)
 		}
 	}
-	for i := 0; i < len(v); i++ {
+	return escapedBareEnd(v, 0, vs, units, s, nameQuote, colon), true
+}
+
+// escapedBareEnd is the end of escapedValueEnd's bare run in v from i.
+func escapedBareEnd(v string, i, vs int, units []escUnit, s string, nameQuote byte, colon bool) int {
+	jsonStyle := nameQuote != 0 && colon
+	for ; i < len(v); i++ {
 		c := v[i]
 		switch c {
 		case '[':
@@ -218,19 +233,133 @@ func escapedValueEnd(text string, vs int, units []escUnit, s string, jsonStyle b
 			if k := strings.IndexByte(v[i:], ']'); k > 0 && isMask(v[i:i+k+1]) {
 				i += k
 			}
-		case '\r', '\n', '"', '\'', '<', '>':
-			return i, true
-		case ' ', '\t', '&', ';', '#':
+		case '\r', '\n':
+			return i
+		case ' ', '\t':
 			if u := units[vs+i]; s[u.start] != '%' && s[u.start] != '+' {
-				return i, true // written as itself, or escaped with the document
+				return i // written as itself, or escaped with the document
 			}
-		case ',', '}', ']', ')':
+		case '&', ';', '#':
+			if u := units[vs+i]; !jsonStyle && s[u.start] != '%' {
+				return i
+			}
+		case '"':
+			if !jsonStyle || nameQuote == '"' {
+				return i
+			}
+		case ',', '}', ']':
 			if jsonStyle {
-				return i, true
+				return i
 			}
 		}
 	}
-	return len(v), true
+	return len(v)
+}
+
+// escapedQuotedLen returns the length of a value at the start of s that
+// opens, after blanks, with a quote, where the blanks or the quote are
+// escaped ("%22", "\u0027", "&quot;", "%2522" escaped twice, "\x20'"): to
+// the same quote, written the same way, closing it, or to the end of the
+// text (as jsonMemberValueRE reads a quoted string, across lines); 0 when
+// s opens otherwise. The plain patterns read such a value as
+// a bare one, to its first blank ("%22two words%22"), and masked its head
+// only, which maskEscapedText then read as a mask alone
+// (FuzzEscapedPairMetamorphic: "\"acce%73s_token\" : %22v w%22" kept
+// " w"). It allocates only when s opens with "%", "\u", "\x" or "&".
+func escapedQuotedLen(s string) int {
+	if s == "" || s[0] != '%' && s[0] != '\\' && s[0] != '&' ||
+		s[0] == '\\' && (len(s) < 2 || s[1] != 'u' && s[1] != 'x') {
+		return 0 // \" is escaped JSON's, which its own pattern reads
+	}
+	head := s[:min(len(s), 64)]
+	d, u, _ := decodeEscapes(head, false)
+	if d2, u2, any2 := decodeEscapes(string(d), false); any2 {
+		for i := range u2 { // escaped twice: compose the places
+			u2[i] = escUnit{u[u2[i].start].start, u[u2[i].end-1].end}
+		}
+		d, u = d2, u2
+	}
+	i := 0
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t') {
+		i++
+	}
+	if i == len(d) || d[i] != '"' && d[i] != '\'' || i == 0 && u[0].end == 1 {
+		return 0
+	}
+	qs, qe := int(u[i].start), int(u[i].end)
+	open, rest := s[qs:qe], s[qe:]
+	j := strings.Index(rest, open)
+	if j < 0 {
+		return qe + len(rest)
+	}
+	// More of the value right after the closing quote ('a'b, as a shell
+	// reads it) is part of it: its mask is followed by a byte that ends a
+	// value, so that a second pass reads the mask alone (maskedValueAt).
+	n := qe + j + len(open)
+	for n < len(s) && strings.IndexByte(maskedValueEnds, s[n]) < 0 {
+		n++
+	}
+	return n
+}
+
+// refRunLen extends a bare value s[:n] that a plain pattern ended at an
+// "&" which starts an HTML character reference of a byte that ends no
+// value ("PlAnTeD&#39;0123", "ab&period;cd": in an HTML page the value is
+// "PlAnTeD'0123"): past the reference and the bare run after it, as long
+// as such references follow. A reference of "&", ";", "#", "\"" or a
+// blank ("&amp;" between a query's pairs) still ends it, as they end
+// formValueRE's value. It returns n
+// when s[n] is no such "&", allocating nothing.
+func refRunLen(s string, n int) int {
+	if n == 0 || s[0] == '"' || s[0] == '\'' {
+		return n
+	}
+	for n < len(s) && s[n] == '&' {
+		var c byte
+		var k int
+		if n+1 < len(s) && s[n+1] == '#' {
+			r, rk := charRef(s[n:])
+			if rk == 0 || r >= utf8.RuneSelf {
+				return n
+			}
+			c, k = byte(r), rk
+		} else if c, k = entityAt(s[n:]); k == 0 {
+			return n
+		}
+		if strings.IndexByte(" \t\r\n\f\v&;#\"", c) >= 0 {
+			return n
+		}
+		n += k
+		for n < len(s) && strings.IndexByte(" \t\r\n\f\v&;#\"", s[n]) < 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// escapedBlanksOnly reports whether v, a value a plain pattern read, is
+// escaped blanks ("%20", "\u0020\u0009") and nothing else, or then masks
+// alone: the blanks after an escaped separator ("apiSecret%20=%20\"v w\""),
+// which maskEscapedText reads as the separator's, taking the value after
+// them. Masked as the value, they left that value to be read as following
+// a mask, and kept; and after maskEscapedText masked it, "%20[redacted…]"
+// is a value masked already.
+func escapedBlanksOnly(v string) bool {
+	if v == "" || v[0] != '%' && v[0] != '\\' {
+		return false
+	}
+	d, _, any := decodeEscapes(v, false)
+	if !any {
+		return false
+	}
+	if d2, _, any2 := decodeEscapes(string(d), false); any2 {
+		d = d2
+	}
+	i := 0
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t') {
+		i++
+	}
+	return i > 0 && (i == len(d) || onlyMasks(string(d[i:])))
 }
 
 // hasTextEscape reports whether s holds an escape decodeEscapes decodes
@@ -299,13 +428,25 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 		if int(units[vs-1].end-units[ns].start) == vs-ns {
 			continue
 		}
-		n, closed := escapedValueEnd(text, vs, units, s, m[3] > m[2])
-		if m[3] == m[2] && strings.IndexByte(text[m[8]:m[9]], ':') >= 0 && n > 0 && closed &&
-			strings.IndexByte(`"'{[`, text[vs]) < 0 {
+		var nameQuote byte
+		if m[3] > m[2] && m[7] > m[6] && text[m[6]] == text[m[2]] &&
+			s[units[m[2]].start:units[m[2]].end] == s[units[m[6]].start:units[m[6]].end] {
+			// A name in quotes written alike; a quote on one side only
+			// ("\"client_assertion : v"), or two written unlike
+			// ("'client_assertion%27 : v", which maskFieldLines reads as
+			// a field's name), is the text's: a field line.
+			nameQuote = text[m[2]]
+		}
+		n, closed := escapedValueEnd(text, vs, units, s, nameQuote, strings.IndexByte(text[m[8]:m[9]], ':') >= 0)
+		if nameQuote == 0 && strings.IndexByte(text[m[8]:m[9]], ':') >= 0 && n > 0 && closed &&
+			text[vs] != '{' && text[vs] != '[' &&
+			!((text[vs] == '"' || text[vs] == '\'') && n >= 2 && text[vs+n-1] == text[vs]) {
+			// (Not a string in quotes alone; one with more after it is
+			// no string, and its line is the field's.)
 			// A field line ("p\u0061ssword: two words"): as maskFieldLines
-			// reads one, the value runs to the end of its line or a quote.
+			// reads one, the value runs to the end of its line or a "\"".
 			n = vs + n
-			for n < len(text) && strings.IndexByte("\r\n\"'", text[n]) < 0 {
+			for n < len(text) && strings.IndexByte("\r\n\"", text[n]) < 0 {
 				n++
 			}
 			for n > vs && (text[n-1] == ' ' || text[n-1] == '\t') {
@@ -321,7 +462,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 		switch {
 		case v == "true" || v == "false" || v == "null":
 			continue
-		case m[3] > m[2] && countValue(name, v, text[:ns], text[vs+n:]):
+		case nameQuote != 0 && countValue(name, v, text[:ns], text[vs+n:]):
 			continue // a count in escaped JSON ({"pass": 5, "fail": 0}), as countValue keeps it
 		case onlyDigits(v) && countName(name) == countAlways:
 			continue
@@ -334,7 +475,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 		switch {
 		case !closed:
 			b.WriteString(Redacted)
-		case v[0] == '"' || v[0] == '\'':
+		case (v[0] == '"' || v[0] == '\'') && len(v) >= 2 && v[len(v)-1] == v[0]:
 			// Keep the quotes as written (an escaped quote stays escaped).
 			qs, qe := int(units[vs].end), int(units[vs+n-1].start)
 			b.WriteString(s[os:qs])
