@@ -518,7 +518,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
-			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w]) &&
+			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w], s[start:], s) &&
 				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
@@ -537,7 +537,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			}
 			if n := escapedQuotedLen(s[start:]); n > end-start {
 				end = start + n // in escaped quotes (redact_escaped.go)
-			} else if escapedBlanksOnly(strings.TrimRight(s[start:end], " \t")) {
+			} else if escapedBlanksOnly(strings.TrimRight(s[start:end], " \t"), s[start:], s) {
 				continue // the separator's blanks, escaped: maskEscapedText reads what follows
 			}
 		}
@@ -780,7 +780,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 		plain := true // v's quotes, if any, are written as themselves
 		if n := escapedQuotedLen(s[end:]); n > len(v) {
 			v, plain = s[end:end+n], false // in escaped quotes (redact_escaped.go)
-		} else if escapedBlanksOnly(v) {
+		} else if escapedBlanksOnly(v, s[end:], s) {
 			continue // the separator's blanks, escaped: maskEscapedText reads what follows
 		}
 		if singleQuotedMask(s[end:]) {
@@ -956,7 +956,7 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 		}
 		if n := escapedQuotedLen(s[end:]); n > len(v) {
 			v = s[end : end+n] // in escaped quotes (redact_escaped.go)
-		} else if escapedBlanksOnly(v) {
+		} else if escapedBlanksOnly(v, s[end:], s) {
 			continue // the separator's blanks, escaped: maskEscapedText reads what follows
 		}
 		if n := refRunLen(s[end:], len(v)); n > len(v) {

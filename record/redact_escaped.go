@@ -337,29 +337,53 @@ func refRunLen(s string, n int) int {
 	return n
 }
 
-// escapedBlanksOnly reports whether v, a value a plain pattern read, is
-// escaped blanks ("%20", "\u0020\u0009") and nothing else, or then masks
-// alone: the blanks after an escaped separator ("apiSecret%20=%20\"v w\""),
-// which maskEscapedText reads as the separator's, taking the value after
-// them. Masked as the value, they left that value to be read as following
-// a mask, and kept; and after maskEscapedText masked it, "%20[redacted…]"
-// is a value masked already.
-func escapedBlanksOnly(v string) bool {
-	if v == "" || v[0] != '%' && v[0] != '\\' {
+// escapedBlanksOnly reports whether v, a value a plain pattern read at the
+// start of rest, is escaped blanks ("%20", "\u0020\u0009", "+") and
+// nothing else, or then masks alone: the blanks after an escaped separator
+// ("apiSecret%20=%20\"v w\""), which maskEscapedText reads as the
+// separator's, taking the value after them. Masked as the value, they left
+// that value to be read as following a mask, and kept; and once
+// maskEscapedText masked it, "%20[redacted…]" is a value masked already
+// (rest, not v: a bare pattern stops inside a mask, at its "]").
+//
+// A "+" is a blank when text (the whole text) holds a "%", as
+// maskEscapedText decodes it ("\"%61ccess_token\":+\"v w\"").
+func escapedBlanksOnly(v, rest, text string) bool {
+	if v == "" || v[0] != '%' && v[0] != '\\' && v[0] != '+' {
 		return false
 	}
-	d, _, any := decodeEscapes(v, false)
-	if !any {
+	plus := strings.IndexByte(text, '%') >= 0
+	k, escaped := 0, false
+	for k < len(rest) {
+		n := 0
+		switch r := rest[k:]; {
+		case r[0] == ' ' || r[0] == '\t':
+			k++
+			continue
+		case r[0] == '+' && plus:
+			n = 1
+		case hasFoldPrefix(r, "%20") || hasFoldPrefix(r, "%09"):
+			n = 3
+		case hasFoldPrefix(r, "%2520") || hasFoldPrefix(r, "%2509"):
+			n = 5
+		case hasFoldPrefix(r, `\x20`) || hasFoldPrefix(r, `\x09`):
+			n = 4
+		case hasFoldPrefix(r, `\u0020`) || hasFoldPrefix(r, `\u0009`):
+			n = 6
+		}
+		if n == 0 {
+			break
+		}
+		k, escaped = k+n, true
+	}
+	if !escaped {
 		return false
 	}
-	if d2, _, any2 := decodeEscapes(string(d), false); any2 {
-		d = d2
+	if k >= len(v) {
+		return true
 	}
-	i := 0
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t') {
-		i++
-	}
-	return i > 0 && (i == len(d) || onlyMasks(string(d[i:])))
+	_, whole := maskedValueAt(rest[k:])
+	return whole
 }
 
 // hasTextEscape reports whether s holds an escape decodeEscapes decodes

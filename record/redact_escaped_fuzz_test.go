@@ -99,6 +99,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0", "DPoP", []byte{0, 0, 0, 0, 0, 0, 0, 0, 4, 0}, uint8(40), uint8(0), uint8(0), "0-", uint16(0))
 	f.Add("A", "0 0", "access_token", []byte{0, 0, 0, 0, 1, 0}, uint8(42), uint8(0), uint8(0), "0-", uint16(0))
 	f.Add("A", "0", "passphrase", []byte{0, 1}, uint8(30), uint8(0), uint8(0), "0-", uint16(0))
+	f.Add("0", "0", "access_token", []byte{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 10, 0}, uint8(31), uint8(0), uint8(0), "0-", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
@@ -245,6 +246,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		"0cookie=PlAnTeD00123456789-vAlUeZq\f",
 		"Aacces%73_toke%6E : 'PlAnTeD00123456789-vAlUeZq'0 0",
 		"Ap%61s%73p%68r%61s%65:%20\"PlAnTeD00123456789-vAlUeZq\"0",
+		// "+" as the blank after the separator: a plain pattern masked it
+		// as the value.
+		"0\"%61c%63e%73s%5Ft%6Fk%65n\":+\"PlAnTeD 0123456789-vAlUeZq\"0",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
