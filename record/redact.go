@@ -536,7 +536,11 @@ func (r *Redactor) maskFieldLines(s string) string {
 				end++
 			}
 			if n := escapedQuotedLen(s[start:]); n > end-start {
-				end = start + n // in escaped quotes (redact_escaped.go)
+				// In escaped quotes (redact_escaped.go), and on to the
+				// line's end: masked, the quotes are gone, and a second
+				// pass reads a field line's value to its end.
+				for end = start + n; end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"'; end++ {
+				}
 			} else if escapedBlanksOnly(strings.TrimRight(s[start:end], " \t"), s[start:], s) {
 				continue // the separator's blanks, escaped: maskEscapedText reads what follows
 			}
