@@ -782,7 +782,7 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
 		plain := true // v's quotes, if any, are written as themselves
-		if n := escapedQuotedLen(s[end:]); n > len(v) {
+		if n := escapedQuotedLen(s[end:]); n > 0 && n >= len(v) {
 			v, plain = s[end:end+n], false // in escaped quotes (redact_escaped.go)
 		} else if escapedBlanksOnly(v, s[end:], s) {
 			continue // the separator's blanks, escaped: maskEscapedText reads what follows
