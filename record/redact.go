@@ -887,7 +887,15 @@ func (r *Redactor) maskValue(v string) string {
 		}
 		return "'" + r.Mask(inner[:len(inner)-1]) + "'"
 	}
-	lead := len(v) - len(strings.TrimLeft(v, `\"`))
+	// The quote: `"`, or backslashes and a `"` (escaped JSON's \", \\\").
+	// A backslash that is no quote's ("\x20v", a "\u0041" after the
+	// quote) is the value's (redact14: "\[redacted]\" was written).
+	lead := 0
+	if v[0] == '"' {
+		lead = 1
+	} else if t := strings.TrimLeft(v, `\`); t != "" && t[0] == '"' {
+		lead = len(v) - len(t) + 1
+	}
 	if lead == 0 {
 		return r.Mask(v)
 	}

@@ -102,6 +102,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0", "access_token", []byte{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 10, 0}, uint8(31), uint8(0), uint8(0), "0-", uint16(0))
 	f.Add("A", " 0", "0", []byte("78"), uint8(0x1e), uint8(0), uint8('"'), "0", uint16(44))
 	f.Add("0", "0", "DPoP", []byte("7777707700"), uint8('('), uint8(0), uint8(0), "0", uint16(0))
+	f.Add("0", "0", "", []byte("777770770"), uint8('d'), uint8(0x9f), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
@@ -272,6 +273,7 @@ func TestEscapedPairShapes(t *testing.T) {
 		// A value in escaped quotes to the end of the text: maskValue read
 		// its "\x20" as escaped JSON's quote ("\[redacted]\").
 		"0\"DPoP\" :\x20\x22PlAnTeD00123456789-vAlUeZq\x220",
+		"0\"DPoP\" :\x20PlAnTeD00123456789-vAlUeZq0",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
