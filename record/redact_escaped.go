@@ -478,6 +478,12 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			}
 			n -= vs
 		}
+		for closed && n > 0 && (text[vs+n-1] == ' ' || text[vs+n-1] == '\t') {
+			// A blank escaped at the end ("v+" in a query) is no part of
+			// the value; kept in it, a second pass read "[redacted…] "
+			// as more than a mask.
+			n--
+		}
 		v := text[vs : vs+n]
 		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) {
 			continue // a mask alone; one with more after it is masked whole

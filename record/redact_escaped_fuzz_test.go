@@ -103,6 +103,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("A", " 0", "0", []byte("78"), uint8(0x1e), uint8(0), uint8('"'), "0", uint16(44))
 	f.Add("0", "0", "DPoP", []byte("7777707700"), uint8('('), uint8(0), uint8(0), "0", uint16(0))
 	f.Add("0", "0", "", []byte("777770770"), uint8('d'), uint8(0x9f), uint8(0), "0", uint16(0))
+	f.Add("0", "0+", "0", []byte("8"), uint8('!'), uint8(0), uint8(0xa1), "0", uint16(5))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
@@ -274,6 +275,8 @@ func TestEscapedPairShapes(t *testing.T) {
 		// its "\x20" as escaped JSON's quote ("\[redacted]\").
 		"0\"DPoP\" :\x20\x22PlAnTeD00123456789-vAlUeZq\x220",
 		"0\"DPoP\" :\x20PlAnTeD00123456789-vAlUeZq0",
+		// A blank escaped ("+") at the end of the value.
+		"0%61%63%63%65%73%73%5F%74%6F%6B%65%6E%3A%20%27PlAnTeD00123456789-vAlUeZq%270+",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
