@@ -1,5 +1,5 @@
-// Package pkgdoc holds a test that every package of the module has a
-// package doc comment.
+// Package pkgdoc holds tree-wide tests: every package of the module has a
+// package doc comment, and nothing machine-local is tracked.
 package pkgdoc
 
 import (
