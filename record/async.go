@@ -68,7 +68,9 @@ type AsyncOptions struct {
 // records (write(2) calls per record 0.147 -> 0.102; at one client's event
 // streams 0.65 -> 0.39, docs/benchmarks.md lowconc), each write costing
 // ~27 us in the proxy, while a record reaching its file 1 ms later is
-// below what anyone reading it can tell.
+// below what anyone reading it can tell. Not 4 ms: that wrote 32% fewer
+// times per record at 8 and 64 clients with no CPU per exchange gained
+// that the rounds resolve (docs/benchmarks.md perf14, E1).
 const DefaultLinger = 2 * time.Millisecond
 
 // AsyncStats is the old name of [SinkStats].
