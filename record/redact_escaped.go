@@ -379,7 +379,9 @@ func escapedBlanksOnly(v, rest, text string) bool {
 	if !escaped {
 		return false
 	}
-	if k >= len(v) {
+	if k >= len(v) || rest[k] == '"' || rest[k] == '\'' {
+		// Blanks alone, or before a value in quotes ("':+'v w'"), which
+		// maskEscapedText reads whole.
 		return true
 	}
 	_, whole := maskedValueAt(rest[k:])
