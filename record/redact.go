@@ -966,8 +966,12 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 		} else if n > len(v) {
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
-		if n := escapedQuotedLen(s[end:]); n > len(v) {
-			v = s[end : end+n] // in escaped quotes (redact_escaped.go)
+		escQuoted := false
+		if n := escapedQuotedLen(s[end:]); n > 0 && n >= len(v) {
+			// In escaped quotes (redact_escaped.go): quoted, so that the
+			// form rule below does not leave it to formNameRE, which
+			// reads no name after "!" ("!cookie=\x22v\x22").
+			v, escQuoted = s[end:end+n], true
 		} else if escapedBlanksOnly(v, s[end:], s) {
 			continue // the separator's blanks, escaped: maskEscapedText reads what follows
 		}
@@ -975,7 +979,7 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			v = s[end : end+n] // a character reference in it (redact_escaped.go)
 		}
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
-		if v == "" || !quoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
+		if v == "" || !quoted && !escQuoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
 			continue
 		}
 		b.WriteString(s[last:end])

@@ -105,6 +105,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0", "", []byte("777770770"), uint8('d'), uint8(0x9f), uint8(0), "0", uint16(0))
 	f.Add("0", "0+", "0", []byte("8"), uint8('!'), uint8(0), uint8(0xa1), "0", uint16(5))
 	f.Add("0", "0", "", []byte("7A"), uint8('#'), uint8(0), uint8(0), " ", uint16(34))
+	f.Add("!", "0", "", []byte("77777770"), uint8(3), uint8('7'), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
@@ -280,6 +281,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		"0%61%63%63%65%73%73%5F%74%6F%6B%65%6E%3A%20%27PlAnTeD00123456789-vAlUeZq%270+",
 		// "+" before a value in quotes after a Python repr's name.
 		"0'%61c%63e%73s%5Ft%6Fk%65n':+'PlAnTeD 0123456789-vAlUeZq'0",
+		// A plain name after "!" (no form name) and a value in escaped
+		// quotes: kept whole.
+		"!cookie=\\x22PlAnTeD00123456789-vAlUeZq\\x220",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
