@@ -535,6 +535,9 @@ func (r *Redactor) maskFieldLines(s string) string {
 			for end < len(s) && s[end] != '\r' && s[end] != '\n' && s[end] != '"' {
 				end++
 			}
+			if escapedQuotedMask(s[start:]) {
+				continue // a value in escaped quotes masked already
+			}
 			if n := escapedQuotedLen(s[start:]); n > end-start {
 				// In escaped quotes (redact_escaped.go), and on to the
 				// line's end: masked, the quotes are gone, and a second
@@ -782,6 +785,9 @@ func (r *Redactor) maskAfterNames(s string, nameRE, valueRE *lazyRE, sensitive f
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
 		plain := true // v's quotes, if any, are written as themselves
+		if escapedQuotedMask(s[end:]) {
+			continue // a value in escaped quotes masked already
+		}
 		if n := escapedQuotedLen(s[end:]); n > 0 && n >= len(v) {
 			v, plain = s[end:end+n], false // in escaped quotes (redact_escaped.go)
 		} else if escapedBlanksOnly(v, s[end:], s) {
@@ -967,6 +973,9 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			v = s[end : end+n] // a credential behind a mask (see maskedValueAt)
 		}
 		escQuoted := false
+		if escapedQuotedMask(s[end:]) {
+			continue // a value in escaped quotes masked already
+		}
 		if n := escapedQuotedLen(s[end:]); n > 0 && n >= len(v) {
 			// In escaped quotes (redact_escaped.go): quoted, so that the
 			// form rule below does not leave it to formNameRE, which

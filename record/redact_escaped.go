@@ -267,9 +267,24 @@ func escapedBareEnd(v string, i, vs int, units []escUnit, s string, nameQuote by
 // (FuzzEscapedPairMetamorphic: "\"acce%73s_token\" : %22v w%22" kept
 // " w"). It allocates only when s opens with "%", "\u", "\x" or "&".
 func escapedQuotedLen(s string) int {
+	n, _ := escapedQuoted(s)
+	return n
+}
+
+// escapedQuotedMask reports whether s starts with a value in escaped
+// quotes that holds masks alone ("\x22[redacted…]\x22", as maskEscapedText
+// writes one): a value masked already, which no pass masks again.
+func escapedQuotedMask(s string) bool {
+	n, inner := escapedQuoted(s)
+	return n > 0 && onlyMasks(inner)
+}
+
+// escapedQuoted is escapedQuotedLen, and the text between the quotes
+// when the closing one is found with nothing after it ("" otherwise).
+func escapedQuoted(s string) (int, string) {
 	if s == "" || s[0] != '%' && s[0] != '\\' && s[0] != '&' ||
 		s[0] == '\\' && (len(s) < 2 || s[1] != 'u' && s[1] != 'x') {
-		return 0 // \" is escaped JSON's, which its own pattern reads
+		return 0, "" // \" is escaped JSON's, which its own pattern reads
 	}
 	head := s[:min(len(s), 64)]
 	d, u, _ := decodeEscapes(head, false)
@@ -284,22 +299,26 @@ func escapedQuotedLen(s string) int {
 		i++
 	}
 	if i == len(d) || d[i] != '"' && d[i] != '\'' || i == 0 && u[0].end == 1 {
-		return 0
+		return 0, ""
 	}
 	qs, qe := int(u[i].start), int(u[i].end)
 	open, rest := s[qs:qe], s[qe:]
 	j := strings.Index(rest, open)
 	if j < 0 {
-		return qe + len(rest)
+		return qe + len(rest), ""
 	}
 	// More of the value right after the closing quote ('a'b, as a shell
 	// reads it) is part of it: its mask is followed by a byte that ends a
 	// value, so that a second pass reads the mask alone (maskedValueAt).
 	n := qe + j + len(open)
+	closed := n
 	for n < len(s) && strings.IndexByte(maskedValueEnds, s[n]) < 0 {
 		n++
 	}
-	return n
+	if n == closed {
+		return n, rest[:j]
+	}
+	return n, ""
 }
 
 // refRunLen extends a bare value s[:n] that a plain pattern ended at an
@@ -379,7 +398,7 @@ func escapedBlanksOnly(v, rest, text string) bool {
 	if !escaped {
 		return false
 	}
-	if k >= len(v) || rest[k] == '"' || rest[k] == '\'' {
+	if k >= len(v) || rest[k] == '"' || rest[k] == '\'' || escapedQuotedMask(rest[k:]) {
 		// Blanks alone, or before a value in quotes ("':+'v w'"), which
 		// maskEscapedText reads whole.
 		return true

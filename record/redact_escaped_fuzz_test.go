@@ -106,6 +106,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0+", "0", []byte("8"), uint8('!'), uint8(0), uint8(0xa1), "0", uint16(5))
 	f.Add("0", "0", "", []byte("7A"), uint8('#'), uint8(0), uint8(0), " ", uint16(34))
 	f.Add("!", "0", "", []byte("77777770"), uint8(3), uint8('7'), uint8(0), "0", uint16(0))
+	f.Add("0", " ", "000Secret", []byte("8001777777077"), uint8('h'), uint8('1'), uint8('*'), " ", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
@@ -284,6 +285,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		// A plain name after "!" (no form name) and a value in escaped
 		// quotes: kept whole.
 		"!cookie=\\x22PlAnTeD00123456789-vAlUeZq\\x220",
+		// Masked in its escaped quotes, then read again as a value in
+		// escaped quotes (a second Scrub masked it again).
+		"0%27\\x30\\x30&#48;Secret%27 :%20\\x22PlAnTeD 0123456789-vAlUeZq\\x22 ",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
