@@ -109,7 +109,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", " ", "000Secret", []byte("8001777777077"), uint8('h'), uint8('1'), uint8('*'), " ", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
-		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 {
+		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
+			// (A backslash before the name escapes the name's first escape
+			// away: "\\x63ookie" is another text, not "cookie" escaped.)
 			t.Skip()
 		}
 		for _, tok := range plantTokens {
