@@ -134,6 +134,12 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 		if len(joins) > 1 {
 			j2 = joins[1:2]
 		}
+		if j1 == "\r" || j1 == "\n" {
+			j1 = "-" // a line end in a value in quotes: accepted (docs/decisions.md, redact14)
+		}
+		if j2 == "\r" || j2 == "\n" {
+			j2 = "-"
+		}
 		value := plantTokens[0] + j1 + plantTokens[1] + j2 + plantTokens[2]
 		q := [...]string{"", `"`, `'`}[shape%3]
 		vq := [...]string{"", `"`, `'`}[shape/3%3]
