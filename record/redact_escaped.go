@@ -368,7 +368,7 @@ func refRunLen(s string, n int) int {
 // A "+" is a blank when text (the whole text) holds a "%", as
 // maskEscapedText decodes it ("\"%61ccess_token\":+\"v w\"").
 func escapedBlanksOnly(v, rest, text string) bool {
-	if v == "" || v[0] != '%' && v[0] != '\\' && v[0] != '+' {
+	if v == "" || v[0] != '%' && v[0] != '\\' && v[0] != '+' && v[0] != '&' {
 		return false
 	}
 	plus := strings.IndexByte(text, '%') >= 0
@@ -389,6 +389,9 @@ func escapedBlanksOnly(v, rest, text string) bool {
 			n = 4
 		case hasFoldPrefix(r, `\u0020`) || hasFoldPrefix(r, `\u0009`):
 			n = 6
+		case hasFoldPrefix(r, "&#32;") || hasFoldPrefix(r, "&#9;") || hasFoldPrefix(r, "&#x20;") ||
+			hasFoldPrefix(r, "&#x9;") || hasFoldPrefix(r, "&nbsp;") || hasFoldPrefix(r, "&tab;"):
+			n = strings.IndexByte(r, ';') + 1
 		}
 		if n == 0 {
 			break

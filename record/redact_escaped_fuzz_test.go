@@ -296,6 +296,7 @@ func TestEscapedPairShapes(t *testing.T) {
 		// Masked in its escaped quotes, then read again as a value in
 		// escaped quotes (a second Scrub masked it again).
 		"0%27\\x30\\x30&#48;Secret%27 :%20\\x22PlAnTeD 0123456789-vAlUeZq\\x22 ",
+		"0%22\\x30\\x30&#48;Secret%22:&#32;%27PlAnTeD 0123456789-vAlUeZq%27 ", // an HTML-escaped blank
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
