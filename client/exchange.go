@@ -71,6 +71,16 @@ type Exchange struct {
 	ToFirstByte time.Duration
 	Total       time.Duration
 
+	// ClientAnswer marks the POST of the client's answer to a 2025-11-25
+	// server request (elicitation/create on a stream): Method is the
+	// server request's, ID the answer's, and Result judges the answer as
+	// the recorder of mcpdiag proxy does (classify.JudgeClientAnswer), as
+	// record.Record's ClientAnswer says.
+	ClientAnswer bool
+	// AnswerRefused marks a ClientAnswer the server refused with a
+	// JSON-RPC error in a 2xx's body: Result is the server's refusal.
+	AnswerRefused bool
+
 	// Auth is the exchange's part in the authorization chain: set on the
 	// chain's own exchanges (to the protected resource's metadata and the
 	// authorization server), on MCP exchanges that carried the chain's
@@ -84,6 +94,13 @@ type Exchange struct {
 	// a response whose headers had come: the server was still answering,
 	// nothing broke (the reason and the decision say so).
 	outOfTime bool
+
+	// answerAck is, on the POST of a client's answer, the whole 2xx JSON
+	// body the server answered it with (nil when none, or over
+	// classify.MaxAnswerAck); respBytes counts the response body's bytes
+	// the classifier read.
+	answerAck []byte
+	respBytes int64
 
 	// authBody is the head of an auth-chain response, for the step code
 	// only (never recorded); authBytes its full length; authErr an error
@@ -327,6 +344,21 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 				ex.sse.r = fb
 				cex.Body = &ex.sse
 			}
+			if rq.raw != nil {
+				// The POST of an answer to a server request: a 2xx JSON
+				// body may be the server's refusal (read whole first,
+				// as the recorder reads it), and an empty body is the
+				// acceptance the answer is judged after.
+				cb := &countingReader{r: cex.Body, n: &ex.respBytes}
+				cex.Body = cb
+				if resp.StatusCode >= 200 && resp.StatusCode <= 299 && isAnswerAckJSON(resp.Header.Get("Content-Type")) {
+					b, rerr := io.ReadAll(io.LimitReader(cb, classify.MaxAnswerAck+1))
+					if rerr == nil && len(b) <= classify.MaxAnswerAck {
+						ex.answerAck = b
+					}
+					cex.Body = io.MultiReader(bytes.NewReader(b), cb)
+				}
+			}
 		}
 	}
 	cl := classify.Classifier{StopAtTerminal: true, KeepResponse: true, MaxEventSize: c.opts.MaxEventSize}
@@ -334,6 +366,11 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 		cl.OnServerRequest = func(msg []byte) { c.answerServerRequest(ctx, msg) }
 	}
 	res, err := cl.Classify(cex)
+	if ex.answerAck != nil {
+		if r, ok := cl.AnswerRefusal(cex, wire.ParseMessage(rq.raw).ID, ex.answerAck); ok {
+			res, err, ex.AnswerRefused = r, nil, true
+		}
+	}
 	if err != nil && res.Outcome == "" {
 		// Past the classifier's size bound: report it as what the client
 		// experienced, a response it could not read whole.
@@ -383,3 +420,25 @@ type emptyBody struct{}
 
 func (emptyBody) Read([]byte) (int, error) { return 0, io.EOF }
 func (emptyBody) Close() error             { return nil }
+
+// countingReader counts the bytes read through it into n.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	*c.n += int64(k)
+	return k, err
+}
+
+// isAnswerAckJSON reports whether a Content-Type is application/json, as
+// the recorder reads it (recorder's isJSON) when it looks for the refusal
+// of a client's answer: the two must agree on which bodies are read.
+func isAnswerAckJSON(ct string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "application/json")
+}

@@ -291,9 +291,15 @@ func (c *Client) answerServerRequest(ctx context.Context, msg []byte) {
 	if c.session != "" {
 		hdr.Set("Mcp-Session-Id", c.session)
 	}
-	rq := &request{method: "(response to " + req.Method + ")", notification: true, header: hdr, origin: OriginMRTR, protocol: Protocol2025}
+	rq := &request{method: req.Method, notification: true, header: hdr, origin: OriginMRTR, protocol: Protocol2025}
 	rq.raw = body
 	ex := c.send(ctx, rq)
+	// Its record is the recorder's of the same POST through mcpdiag proxy
+	// (record.Record's ClientAnswer): the server request's method, the
+	// answer's id, and one judgment of the answer.
+	ex.ClientAnswer, ex.ID = true, wire.ParseMessage(body).ID
+	a := classify.ClientAnswer{Method: req.Method, ID: ex.ID, Answer: body, Protocol: ex.Protocol, Status: ex.Status, ResponseBytes: ex.respBytes}
+	ex.Result, _ = classify.JudgeClientAnswer(&a, ex.Result, ex.AnswerRefused)
 	c.record(ex)
 	c.emit(ex)
 }

@@ -71,6 +71,11 @@ func (call *Call) Records(base record.Record, url string) (exchanges []*record.R
 			r.Decision = decision(ex.Decision.Action, ex.Decision.Delay.Milliseconds(), ex.Decision.Reason)
 		}
 		r.EraFallback = ex.EraFallback
+		if ex.ClientAnswer {
+			// As the recorder records the same POST through mcpdiag
+			// proxy: the server request's method, the answer's id.
+			r.ClientAnswer, r.AnswerRefused, r.Method, r.Status = true, ex.AnswerRefused, ex.Method, ex.Status
+		}
 		rc.Add(r)
 		if call.Final != nil && ex.Result == call.Final {
 			rc.Terminal(r)

@@ -147,6 +147,9 @@ func (call *Call) WriteReport(w io.Writer) error {
 			ct = strings.SplitN(ex.Result.ContentType, ";", 2)[0]
 		}
 		method := ex.Method
+		if ex.ClientAnswer {
+			method = "answer to " + method
+		}
 		if ex.Tool != "" {
 			method += " " + ex.Tool
 		}

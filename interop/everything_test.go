@@ -196,7 +196,7 @@ func TestServerEverything(t *testing.T) {
 		text := resultText(samplingCall.Result)
 		answers := 0
 		for _, ex := range samplingCall.Exchanges {
-			if ex.Method == "(response to sampling/createMessage)" && ex.Status == 202 {
+			if ex.ClientAnswer && ex.Method == "sampling/createMessage" && ex.Status == 202 {
 				answers++
 			}
 		}

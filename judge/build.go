@@ -45,6 +45,10 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.HTTPMethod = http.MethodPost
 	}
 	x.Stdio = strings.HasPrefix(r.URL, "stdio:")
+	x.ClientAnswer = r.ClientAnswer
+	if r.ClientAnswer {
+		x.AnswerTo = r.Method
+	}
 	if r.ClientAnswer && !x.Stdio {
 		// A client's answer POSTed over HTTP names the server request's
 		// method: it is no request of the client's (IsRequest), as its

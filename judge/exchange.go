@@ -23,10 +23,16 @@ type Exchange struct {
 	// HTTPMethod is POST, GET or DELETE.
 	HTTPMethod string `json:"-"`
 	// Method, ID, Tool and ArgsHash come from the request body.
-	Method   string  `json:"method,omitempty"`
-	ID       wire.ID `json:"id,omitzero"`
-	Tool     string  `json:"tool,omitempty"`
-	ArgsHash string  `json:"-"`
+	Method string `json:"method,omitempty"`
+	// ClientAnswer marks the record of a client's answer to a server
+	// request (record.Record's ClientAnswer); AnswerTo is then the method
+	// of the request it answers ("" when not known; over HTTP Method is
+	// "").
+	ClientAnswer bool    `json:"-"`
+	AnswerTo     string  `json:"-"`
+	ID           wire.ID `json:"id,omitzero"`
+	Tool         string  `json:"tool,omitempty"`
+	ArgsHash     string  `json:"-"`
 	// Header holds the request headers (credentials redacted).
 	Header http.Header `json:"-"`
 	// Stdio marks an exchange over a stdio pipe (a record's url

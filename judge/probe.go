@@ -436,16 +436,18 @@ func askedNote(x *Exchange) string {
 }
 
 // answeredMethods lists the methods of the server requests the probe
-// answered, from the records of its answers (client method "(response to
-// METHOD)"), in order of first appearance.
+// answered, from the records of its answers (ClientAnswer, the method they
+// answer), in order of first appearance.
 func answeredMethods(t *Trace) []string {
 	var out []string
 	for _, x := range t.Exchanges {
-		m, ok := strings.CutPrefix(x.Method, "(response to ")
-		if !ok || x.Probe != nil {
+		if !x.ClientAnswer || x.Probe != nil {
 			continue
 		}
-		m = strings.TrimSuffix(m, ")")
+		m := x.AnswerTo
+		if m == "" {
+			m = "a server request"
+		}
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // TestProbeAnsweredQuestions: probe.answered reads a server's question as
@@ -19,8 +20,8 @@ func TestProbeAnsweredQuestions(t *testing.T) {
 			Outcome: outcome, ProtocolVersion: protocol, SSE: &record.SSE{Requests: requests},
 			Probe: &record.Probe{Kind: "wrong-type", Index: 0, Property: "text"}}
 	}
-	answer := &record.Record{Kind: record.KindExchange, HTTPMethod: "POST", Method: "(response to elicitation/create)", Status: 202,
-		Outcome: classify.NotificationAccepted, ProtocolVersion: "2025-11-25"}
+	answer := &record.Record{Kind: record.KindExchange, HTTPMethod: "POST", Method: "elicitation/create", ClientAnswer: true, Status: 202,
+		JSONRPC: record.JSONRPC{ID: wire.StringID("srv-1")}, Outcome: classify.ResultSuccess, ProtocolVersion: "2025-11-25"}
 	for _, tc := range []struct {
 		name    string
 		recs    []*record.Record

@@ -68,7 +68,7 @@ func TestProbeStandaloneStreamQuestion(t *testing.T) {
 	}
 	answers := 0
 	for _, r := range rep.Records {
-		if r.Probe == nil && strings.HasPrefix(r.Method, "(response to elicitation/create)") {
+		if r.Probe == nil && r.ClientAnswer && r.Method == "elicitation/create" {
 			answers++
 		}
 	}

@@ -1,8 +1,6 @@
 package probe
 
 import (
-	"strings"
-
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -48,7 +46,7 @@ func (r *Report) fillTools(failOn judge.Severity) {
 	var answers []*record.Record
 	for _, rec := range r.Records {
 		if rec.Probe == nil {
-			if strings.HasPrefix(rec.Method, "(response to ") {
+			if rec.ClientAnswer {
 				answers = append(answers, rec)
 			}
 			continue

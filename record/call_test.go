@@ -94,8 +94,8 @@ func TestCallTerminalAndIdentity(t *testing.T) {
 		{Method: "initialize", ArgsHash: "sha256:init", JSONRPC: JSONRPC{ID: wire.IntID(1)}, Status: 200, Outcome: classify.ResultSuccess, Session: "s1"},
 		{Method: "tools/call", Tool: "approve", ArgsHash: "sha256:call", JSONRPC: JSONRPC{ID: wire.IntID(4)}, Status: 200,
 			Outcome: classify.ToolError, Layer: classify.LayerApplication, ContentType: "text/event-stream", Decision: &Decision{Action: "surface-to-model"}},
-		{Method: "(response to elicitation/create)", JSONRPC: JSONRPC{ID: wire.StringID("srv-1")}, Status: 202,
-			Outcome: classify.NotificationAccepted, Layer: classify.LayerTransport, RetryOrigin: OriginMRTR},
+		{Method: "elicitation/create", ClientAnswer: true, JSONRPC: JSONRPC{ID: wire.StringID("srv-1")}, Status: 202,
+			Outcome: classify.ResultSuccess, Layer: classify.LayerApplication, RetryOrigin: OriginMRTR},
 	}
 	for i, ex := range exs {
 		call.Add(ex)

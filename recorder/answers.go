@@ -3,7 +3,6 @@ package recorder
 import (
 	"sync"
 
-	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -86,35 +85,6 @@ func (s *serverRequests) answered(session string, id wire.ID) string {
 // ambiguousServerRequest marks a key two server requests with different
 // methods were seen under, neither answered yet (no method is "\x00").
 const ambiguousServerRequest = "\x00"
-
-// unseenServerRequest is the method the answer to a server request the
-// recorder did not see is judged under (its record's method stays empty).
-const unseenServerRequest = "(server request)"
-
-// judgeAnswer judges a client's answer to a server request (a POST whose
-// body is a JSON-RPC response) that the server accepted (2xx, no
-// JSON-RPC answer due) as the answer it is, as the stdio proxy judges the
-// answer line: the client's result is RESULT_SUCCESS, its JSON-RPC error
-// JSONRPC_ERROR, under the server request's method when the recorder saw
-// it. ok is false when the answer is not judged so (the server refused
-// the POST, or its body was not read whole).
-func judgeAnswer(method string, msg *wire.Message, body []byte, protocol string) (*classify.Result, bool) {
-	if len(body) == 0 {
-		return nil, false
-	}
-	if method == "" {
-		// Not seen: judged as the answer to some request, not (as the
-		// classifier reads no method) to a tools/call.
-		method = unseenServerRequest
-	}
-	cex := &classify.Exchange{Method: method, ID: msg.ID, ProtocolVersion: protocol}
-	cex.Carries(body)
-	res, err := (&classify.Classifier{}).Classify(cex)
-	if err != nil {
-		return nil, false
-	}
-	return res, true
-}
 
 // maxWatchedEvent bounds the data of an event the writer looks at for a
 // server request before forwarding it (requestWatch): a request in a

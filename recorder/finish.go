@@ -210,9 +210,7 @@ func (rc *Recorder) classifyAnswerAck(ex *Exchange, cl *classify.Classifier, cx 
 		}
 		b = r
 	}
-	ax := *cx
-	ax.Method, ax.ID, ax.Notification, ax.Body, ax.BodyBytes = answerAckMethod, ex.msg.ID, false, nil, b
-	if res, err := cl.Classify(&ax); err == nil && res.Outcome == classify.JSONRPCError {
+	if res, ok := cl.AnswerRefusal(cx, ex.msg.ID, b); ok {
 		return res, true, nil
 	}
 	cx.Body, cx.BodyBytes = nil, b
@@ -221,13 +219,8 @@ func (rc *Recorder) classifyAnswerAck(ex *Exchange, cl *classify.Classifier, cx 
 }
 
 // maxAnswerAck bounds the body of a server's 2xx answer to a client's
-// answer that is read for a refusal (a JSON-RPC error is a few hundred
-// bytes).
-const maxAnswerAck = 64 << 10
-
-// answerAckMethod is the method a server's refusal of a client's answer
-// is judged under (the client's message has none of its own).
-const answerAckMethod = "(the client's answer)"
+// answer that is read for a refusal.
+const maxAnswerAck = classify.MaxAnswerAck
 
 // wholeJSON takes the response body from the pipe without a copy, when the
 // classifier would read it whole into a buffer of its own and judge that:
@@ -577,28 +570,21 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		// answer, as the stdio proxy judges the answer line.
 		rec.ClientAnswer = true
 		method = rc.srvReqs.answered(ex.session, ex.msg.ID)
-		// Accepted: a 202 (the spec's answer to an accepted response; its
-		// body, none or 2024-11-05's "Accepted" with no Content-Type, says
-		// nothing of the client's answer), or another 2xx with no body. A
-		// 2xx with a body may carry the server's refusal (a JSON-RPC error
-		// in a 200): it is not read as an acceptance, and a refusal is
-		// recorded as the server's (AnswerRefused).
-		if res != nil && !refused && (ex.status == http.StatusAccepted || ex.status >= 200 && ex.status <= 299 && ex.wrote == 0) && ex.reqComplete {
-			if r, ok := judgeAnswer(method, &ex.msg, ex.reqBody, protocol); ok {
-				res, answered = r, true
-			}
+		// Judged as mcpdiag call judges its own answers
+		// (classify.JudgeClientAnswer): accepted (a 202, or another 2xx
+		// with no body), as the answer it is; refused in a 2xx's body, as
+		// the server's refusal (AnswerRefused), the id the answer's.
+		a := classify.ClientAnswer{Method: method, ID: ex.msg.ID, Protocol: protocol, Status: ex.status, ResponseBytes: ex.wrote}
+		if ex.reqComplete {
+			a.Answer = ex.reqBody
 		}
+		res, answered = classify.JudgeClientAnswer(&a, res, refused)
+		rec.AnswerRefused = refused
 	}
 	rec.SetResult(res)
 	rec.Method, rec.ProtocolVersion = method, protocol
 	if answered {
 		rec.Status = ex.status
-		rec.Reason = fmt.Sprintf("the server accepted the client's answer (HTTP %d); as an answer: %s", ex.status, rec.Reason)
-	}
-	if refused {
-		// The verdict is the server's error; the id stays the answer's.
-		rec.AnswerRefused = true
-		rec.Reason = fmt.Sprintf("the server refused the client's answer (HTTP %d): %s", ex.status, rec.Reason)
 	}
 	if n := ex.reqBytes.Load(); n > 0 {
 		rec.RequestBytes = n
@@ -616,11 +602,6 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	switch ex.msg.Kind {
 	case wire.MessageResponse:
 		notes = append(notes, "the client's response to a server request")
-		if !answered && rec.Outcome == classify.NotificationAccepted {
-			// Classified as a message that expects no answer, which it
-			// is; but it is no notification.
-			rec.Reason = strings.Replace(rec.Reason, "the notification", "the client's response to a server request", 1)
-		}
 	case wire.MessageBatch:
 		notes = append(notes, "a JSON-RPC batch; judged at the HTTP layer only")
 	case wire.MessageInvalid:

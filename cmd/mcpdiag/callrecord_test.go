@@ -153,7 +153,7 @@ func TestCallRecordElicitation2025(t *testing.T) {
 	}
 	// The scenario is what it claims: the last POST is the client's answer
 	// to elicitation/create, after the tools/call.
-	if n := len(r.exchanges); n < 2 || r.exchanges[n-1].Method != "(response to elicitation/create)" || r.exchanges[n-2].Method != "tools/call" {
+	if n := len(r.exchanges); n < 2 || r.exchanges[n-1].Method != "elicitation/create" || !r.exchanges[n-1].ClientAnswer || r.exchanges[n-2].Method != "tools/call" {
 		t.Fatalf("want a tools/call then the answer to elicitation/create last, got %s", r.human)
 	}
 	checkCallLine(t, r, "approve")
