@@ -518,7 +518,10 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
-			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w], s[start:], s) &&
+			// A value in escaped quotes that holds masks alone
+			// ("%22[redacted…]%22", as maskEscapedText writes one) is
+			// masked already: not one word to mask again.
+			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w], s[start:], s) && !escapedQuotedMask(s[start:]) &&
 				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))

@@ -297,6 +297,11 @@ func TestEscapedPairShapes(t *testing.T) {
 		// escaped quotes (a second Scrub masked it again).
 		"0%27\\x30\\x30&#48;Secret%27 :%20\\x22PlAnTeD 0123456789-vAlUeZq\\x22 ",
 		"0%22\\x30\\x30&#48;Secret%22:&#32;%27PlAnTeD 0123456789-vAlUeZq%27 ", // an HTML-escaped blank
+		// A plain tab after a name that a field line reads ("Secret%22"):
+		// masked in its escaped quotes by the escaped pass, then the mask
+		// in its quotes read as one word shaped like a credential and
+		// masked again by a second Scrub (review14).
+		"0%22\\x30\\x30&#48;Secret%22:\t%22PlAnTeD 0123456789-vAlUeZq%22 ",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
