@@ -44,6 +44,9 @@ func TestJudgeClientAnswer(t *testing.T) {
 			if answered && (got.Method != "elicitation/create" || got.JSONRPC == nil || !got.JSONRPC.ID.Equal(wire.StringID("e1"))) {
 				t.Errorf("judged under %q id %v, want elicitation/create \"e1\"", got.Method, got.JSONRPC)
 			}
+			if got.ContentType != accepted.ContentType {
+				t.Errorf("content type %q, want the response's %q", got.ContentType, accepted.ContentType)
+			}
 			if accepted.Reason != before.Reason || accepted.Outcome != before.Outcome {
 				t.Errorf("res changed: %+v", accepted)
 			}

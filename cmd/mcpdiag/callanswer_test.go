@@ -26,12 +26,13 @@ type answerFacts struct {
 	ID            string // raw, with its JSON type
 	Status        int
 	Outcome       classify.Outcome
+	ContentType   string
 	ClientAnswer  bool
 	AnswerRefused bool
 }
 
 func factsOf(r *record.Record) answerFacts {
-	return answerFacts{Method: r.Method, ID: string(r.JSONRPC.ID.Raw()), Status: r.Status, Outcome: r.Outcome,
+	return answerFacts{Method: r.Method, ID: string(r.JSONRPC.ID.Raw()), Status: r.Status, Outcome: r.Outcome, ContentType: r.ContentType,
 		ClientAnswer: r.ClientAnswer, AnswerRefused: r.AnswerRefused}
 }
 
@@ -121,7 +122,7 @@ func TestCallAnswerSameDirectAndThroughProxy(t *testing.T) {
 		{"answered with an error", serveBase, "/s/elicitation.approval/mcp", `{}`,
 			answerFacts{Method: "elicitation/create", Status: 202, Outcome: classify.JSONRPCError, ClientAnswer: true}},
 		{"refused", refusing.URL, "/mcp", `{"elicitation/create":{"action":"decline"}}`,
-			answerFacts{Method: "elicitation/create", ID: `"el-1"`, Status: 200, Outcome: classify.JSONRPCError, ClientAnswer: true, AnswerRefused: true}},
+			answerFacts{Method: "elicitation/create", ID: `"el-1"`, Status: 200, Outcome: classify.JSONRPCError, ContentType: "application/json", ClientAnswer: true, AnswerRefused: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := filepath.Join(t.TempDir(), "input.json")
