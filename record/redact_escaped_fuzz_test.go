@@ -156,6 +156,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 		}
 		var b strings.Builder
 		b.WriteString(before)
+		plusBlank := false // a blank of head written as "+"
 		for i := 0; i < len(head); i++ {
 			var m byte
 			if len(modes) > 0 {
@@ -170,6 +171,7 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 				}
 			}
 			escapeByte(&b, head[i], m)
+			plusBlank = plusBlank || head[i] == ' ' && m%11 == 10
 		}
 		b.WriteString(ev)
 		for i := 0; i < len(vq); i++ {
@@ -182,6 +184,13 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 		b.WriteString(after)
 		esc := b.String()
 		plain := before + head + value + vq + after
+		if plusBlank && strings.IndexByte(esc, '%') < 0 {
+			// "+" is a blank only in a text that holds a "%" (a form's
+			// or a URL's encoding, maskEscapedText): elsewhere it is
+			// itself ("0\x22\x44\x50\x6F\x50\x22+\x3A\x20\x22…",
+			// a false failure; docs/decisions.md, review14).
+			t.Skip()
+		}
 
 		outPlain := red.Scrub(plain)
 		outEsc := red.Scrub(esc)
