@@ -509,7 +509,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			n--
 		}
 		v := text[vs : vs+n]
-		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) {
+		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) || maskThenPluses(v) {
 			continue // a mask alone; one with more after it is masked whole
 		}
 		name := text[m[4]:m[5]]
@@ -545,4 +545,14 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// maskThenPluses reports whether v is a mask (in quotes or not) followed by
+// "+" only: the blanks a first pass read as blanks while the text held a
+// "%" (maskEscapedText's plus), which the mask then took away with the
+// value it was in ("p\x61ssword: \x27v%21w\x27+"); a second pass,
+// reading "+" as itself, must leave the mask as it is.
+func maskThenPluses(v string) bool {
+	t := strings.TrimRight(v, "+")
+	return len(t) < len(v) && t != "" && (IsRedacted(strings.Trim(t, `"'`)) || onlyMasks(t))
 }

@@ -107,6 +107,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0", "", []byte("7A"), uint8('#'), uint8(0), uint8(0), " ", uint16(34))
 	f.Add("!", "0", "", []byte("77777770"), uint8(3), uint8('7'), uint8(0), "0", uint16(0))
 	f.Add("0", " ", "000Secret", []byte("8001777777077"), uint8('h'), uint8('1'), uint8('*'), " ", uint16(0))
+	// The lead's runs after redact14: a mask whose "%" went with the
+	// value, then "+" (a second Scrub masked the mask whole).
+	f.Add("0", "+", "0", []byte("0"), uint8('!'), uint8('\r'), uint8(0xca), "!", uint16(5))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
