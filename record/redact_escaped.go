@@ -282,13 +282,16 @@ func escapedQuotedMask(s string) bool {
 // escapedQuoted is escapedQuotedLen, and the text between the quotes
 // when the closing one is found with nothing after it ("" otherwise).
 func escapedQuoted(s string) (int, string) {
-	if s == "" || s[0] != '%' && s[0] != '\\' && s[0] != '&' ||
+	if s == "" || s[0] != '%' && s[0] != '\\' && s[0] != '&' && s[0] != '+' ||
 		s[0] == '\\' && (len(s) < 2 || s[1] != 'u' && s[1] != 'x') {
 		return 0, "" // \" is escaped JSON's, which its own pattern reads
 	}
 	head := s[:min(len(s), 64)]
-	d, u, _ := decodeEscapes(head, false)
-	if d2, u2, any2 := decodeEscapes(string(d), false); any2 {
+	// "+" is a blank in percent-encoded text (":+%22v w%22"), as
+	// maskEscapedText reads it.
+	plus := strings.IndexByte(head, '%') >= 0
+	d, u, _ := decodeEscapes(head, plus)
+	if d2, u2, any2 := decodeEscapes(string(d), plus); any2 {
 		for i := range u2 { // escaped twice: compose the places
 			u2[i] = escUnit{u[u2[i].start].start, u[u2[i].end-1].end}
 		}

@@ -110,6 +110,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	// The lead's runs after redact14: a mask whose "%" went with the
 	// value, then "+" (a second Scrub masked the mask whole).
 	f.Add("0", "+", "0", []byte("0"), uint8('!'), uint8('\r'), uint8(0xca), "!", uint16(5))
+	// A value in percent-escaped quotes after ":+" with a blank inside
+	// (its tail was kept: a bare pattern masked "+%22v" to the blank).
+	f.Add("0", "0", "0", []byte("7077A8"), uint8('('), uint8(0), uint8(0), " ", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
