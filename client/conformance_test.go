@@ -374,10 +374,14 @@ func TestStandaloneStreamRequestAnswered(t *testing.T) {
 	if answer == nil || !bytes.Contains(answer.RequestBody, []byte(`"id":"srv-1","result":{"action":"accept"`)) {
 		t.Fatalf("the server request was not answered: %+v", answer)
 	}
-	// (Its outcome is not asserted: this server signals the call before it
-	// answers the POST, and the call's end may cancel that POST.)
-	if !answer.ID.Equal(wire.StringID("srv-1")) {
-		t.Errorf("the answer's exchange has id %s, want \"srv-1\"", answer.ID.Raw())
+	// This server sends the call's response before it answers the POST:
+	// the call's end closes the standalone stream, and must not cut the
+	// answer's POST (it did: a NETWORK_ERROR the client caused itself).
+	if answer.Result == nil {
+		t.Fatal("the answer's exchange has no result")
+	}
+	if !answer.ID.Equal(wire.StringID("srv-1")) || answer.Result.Outcome != classify.ResultSuccess {
+		t.Errorf("the answer's exchange: id %s, %s (%s); want \"srv-1\", RESULT_SUCCESS", answer.ID.Raw(), answer.Result.Outcome, answer.Result.Reason)
 	}
 	getDone.Wait() // the stream was closed when the call ended
 }

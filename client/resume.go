@@ -131,7 +131,7 @@ func (c *Client) listen(ctx context.Context) (stop func()) {
 	ready, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		c.standalone(lctx, ready)
+		c.standalone(lctx, ctx, ready)
 	}()
 	t := time.NewTimer(min(listenWait, c.opts.firstByte()))
 	defer t.Stop()
@@ -144,9 +144,12 @@ func (c *Client) listen(ctx context.Context) (stop func()) {
 }
 
 // standalone reads the standalone stream until ctx ends, answering every
-// server request on it. ready is closed once the server answered the GET
-// (or failed to).
-func (c *Client) standalone(ctx context.Context, ready chan<- struct{}) {
+// server request on it under actx: the request's own context, not the
+// stream's, so that an answer POSTed as the request ends (a server may
+// send the request's response before it answers the POST) is not cut by
+// the stream's end, which stop waits for. ready is closed once the server
+// answered the GET (or failed to).
+func (c *Client) standalone(ctx, actx context.Context, ready chan<- struct{}) {
 	var once sync.Once
 	signal := func() { once.Do(func() { close(ready) }) }
 	defer signal()
@@ -188,7 +191,7 @@ func (c *Client) standalone(ctx context.Context, ready chan<- struct{}) {
 		method, hasMethod := wire.Field(ev.Data, "method")
 		id, hasID := wire.Field(ev.Data, "id")
 		if hasMethod && hasID && !wire.IDFromRaw(id).IsNull() && wire.Kind(method) == '"' {
-			c.answerServerRequest(ctx, append([]byte(nil), ev.Data...))
+			c.answerServerRequest(actx, append([]byte(nil), ev.Data...))
 		}
 	}
 }
