@@ -37,16 +37,7 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 	if v := nt.packages["@modelcontextprotocol/server-everything"]; v != "2026.8.31" {
 		t.Fatalf("@modelcontextprotocol/server-everything %s installed, want the pinned 2026.8.31", v)
 	}
-	home := t.TempDir()
-	se := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
-		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "sse")
-	se.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
-	se.Dir = home
-	sp, base, err := start("server-everything (sse)", se, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sp.stop)
+	base := startEverythingSSE(t, nt)
 	px := startProxy(t, "legacysse", base+"/sse")
 
 	launcher := filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
@@ -155,16 +146,7 @@ func TestLegacyServerNamed(t *testing.T) {
 	skipShort(t, "server-everything runs on node")
 	nt := needNode(t)
 	bin := mcpdiagBin(t)
-	home := t.TempDir()
-	se := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
-		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "sse")
-	se.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
-	se.Dir = home
-	sp, base, err := start("server-everything (sse)", se, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sp.stop)
+	base := startEverythingSSE(t, nt)
 	u := base + "/sse"
 	hint := "the server speaks the older HTTP+SSE transport (2024-11-05: a GET of the URL opened an event stream whose first event, " +
 		"endpoint, names /message for the messages), which mcpdiag call and probe do not speak; record a client that speaks it through " +
@@ -215,4 +197,22 @@ func TestLegacyServerNamed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startEverythingSSE starts server-everything in its sse mode (the
+// 2024-11-05 HTTP+SSE transport) on 127.0.0.1, stopped at the test's end,
+// and returns its base URL (its stream is base+"/sse").
+func startEverythingSSE(t *testing.T, nt *nodeTools) string {
+	t.Helper()
+	home := t.TempDir()
+	se := exec.Command(nt.node, "--import", "file://"+filepath.Join(root, "interop", "node", "loopback.mjs"),
+		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "sse")
+	se.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + home, "PORT=0"}
+	se.Dir = home
+	sp, base, err := start("server-everything (sse)", se, regexp.MustCompile(`mcpdiag-interop: listening (http://127\.0\.0\.1:\d+)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sp.stop)
+	return base
 }
