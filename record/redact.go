@@ -986,6 +986,11 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			v, escQuoted = s[end:end+n], true
 		} else if escapedBlanksOnly(v, s[end:], s) {
 			continue // the separator's blanks, escaped: maskEscapedText reads what follows
+		} else if n > 0 {
+			// The bare read runs on past the closing escaped quote
+			// ("!cookie=\x22v\x22'"): in escaped quotes still, masked as
+			// read, not left to formNameRE (review14).
+			escQuoted = true
 		}
 		if n := refRunLen(s[end:], len(v)); n > len(v) {
 			v = s[end : end+n] // a character reference in it (redact_escaped.go)

@@ -308,6 +308,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		// A plain name after "!" (no form name) and a value in escaped
 		// quotes: kept whole.
 		"!cookie=\\x22PlAnTeD00123456789-vAlUeZq\\x220",
+		// The same with a quote after the closing escaped one: the bare
+		// read ran past it and the value was left to formNameRE (review14).
+		"!cookie=\\x22PlAnTeD00123456789-vAlUeZq\\x22'",
 		// Masked in its escaped quotes, then read again as a value in
 		// escaped quotes (a second Scrub masked it again).
 		"0%27\\x30\\x30&#48;Secret%27 :%20\\x22PlAnTeD 0123456789-vAlUeZq\\x22 ",
