@@ -508,9 +508,10 @@ func (r *Redactor) maskFieldLines(s string) string {
 			continue
 		}
 		quoted := start < len(s) && (s[start] == '"' || s[start] == '\'')
-		if quoted {
+		if quoted || escapedQuotedLen(s[start:]) > 0 {
 			// A value in quotes ("password: \"…\"" in YAML) is no prose:
-			// any credential name counts, a single word too ("token").
+			// any credential name counts, a single word too ("token"); in
+			// escaped quotes too ("Acookie: \x27v\x27", review14).
 			if !sensitiveName(name, ctxJSON) {
 				continue
 			}

@@ -311,6 +311,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		// The same with a quote after the closing escaped one: the bare
 		// read ran past it and the value was left to formNameRE (review14).
 		"!cookie=\\x22PlAnTeD00123456789-vAlUeZq\\x22'",
+		// A field line's name that counts only before a value in quotes,
+		// and the quotes escaped (review14).
+		"Acookie: \\x27PlAnTeD00123456789-vAlUeZq\\x27 0",
 		// Masked in its escaped quotes, then read again as a value in
 		// escaped quotes (a second Scrub masked it again).
 		"0%27\\x30\\x30&#48;Secret%27 :%20\\x22PlAnTeD 0123456789-vAlUeZq\\x22 ",
