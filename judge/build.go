@@ -135,7 +135,13 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		case r.Status != 0:
 			x.What = fmt.Sprintf("HTTP %d, %s", r.Status, r.Outcome)
 		case r.Network != nil:
-			x.What, x.Tag = fmt.Sprintf("%s: %s", r.Outcome, r.Network.Error), "gone"
+			// The cause in words where the record has one: the error's
+			// text varies between identical runs (EOF or a reset, a port).
+			what := r.Network.Error
+			if c := r.Network.Cause; c != "" && c != classify.NetOther {
+				what = c.Words()
+			}
+			x.What, x.Tag = fmt.Sprintf("%s: %s", r.Outcome, what), "gone"
 		}
 	case r.Status == 0:
 		x.Failed, x.What, x.Tag = true, "no response (the client left first)", "gone"
