@@ -104,6 +104,12 @@ type requestWatch struct {
 	data  []byte
 	lines int  // data lines of the event so far
 	over  bool // the event's data is over maxWatchedEvent
+	// typ is the event's type, as far as it tells: "message" or a few
+	// bytes of another (the classifier reads an event of another type as
+	// no message, and so does the watch).
+	typ     [8]byte
+	typLen  int
+	typLong bool
 }
 
 // requestWatches holds the watches of streams that ended.
@@ -135,6 +141,15 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 	for t := w.scan.Next(); t != nil; t = w.scan.Next() {
 		switch t.Kind {
 		case wire.SSEField:
+			if t.Field == wire.FieldEvent {
+				if t.First {
+					w.typLen, w.typLong = 0, false
+				}
+				n := copy(w.typ[w.typLen:], t.Value)
+				w.typLen += n
+				w.typLong = w.typLong || n < len(t.Value)
+				continue
+			}
 			if t.Field != wire.FieldData || w.over {
 				continue
 			}
@@ -162,11 +177,14 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 			}
 			w.data = append(w.data, t.Value...)
 		case wire.SSEEnd:
-			if t.HasData && !w.over && mayBeRequest(w.data) {
+			typ := string(w.typ[:w.typLen]) // no allocation: compared only
+			message := !w.typLong && (typ == "" || typ == "message")
+			if t.HasData && !w.over && message && mayBeRequest(w.data) {
 				m := wire.ParseMessage(w.data)
 				s.note(session, &m)
 			}
 			w.lines, w.over = 0, false
+			w.typLen, w.typLong = 0, false
 			w.data = w.data[:0]
 			if cap(w.data) > keptWatchData {
 				putChunk(w.data)
@@ -178,18 +196,22 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 
 // mayBeRequest reports whether data, an event's, may be a JSON-RPC
 // request, for the one parse that tells (wire.ParseMessage): an object
-// with a method member and an id that is not null, as ParseMessage reads
-// its members. A tool's result and a notification are not parsed again.
+// with a method member, an id that is not null and jsonrpc "2.0", as
+// ParseMessage reads its members and as the classifier passes a request
+// on. A tool's result and a notification are not parsed again.
 func mayBeRequest(data []byte) bool {
-	method, id := false, false
+	method, id, version := false, false, false
 	_ = wire.EachField(data, func(k, v []byte) bool {
 		switch {
 		case wire.KeyIs(k, "method"):
 			method = true
 		case wire.KeyIs(k, "id"):
 			id = !wire.IDFromRaw(v).IsNull()
+		case wire.KeyIs(k, "jsonrpc"):
+			// As the classifier, which passes on no request without it.
+			version = wire.StringIs(v, "2.0")
 		}
 		return true
 	})
-	return method && id
+	return method && id && version
 }

@@ -109,6 +109,12 @@ func readRequests(stream []byte) []string {
 		if len(ev.Data) > maxWatchedEvent {
 			continue
 		}
+		if ev.Type != "" && ev.Type != "message" {
+			continue // the classifier reads no message in an event of another type
+		}
+		if v, ok := wire.Field(ev.Data, "jsonrpc"); !ok || !wire.StringIs(v, "2.0") {
+			continue // nor a request without jsonrpc "2.0"
+		}
 		if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest && !m.ID.IsZero() {
 			got = append(got, m.Method+" "+string(m.ID.Raw()))
 		}
@@ -140,6 +146,17 @@ func TestRequestWatch(t *testing.T) {
 			"data: {\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"roots/list\"\n\n" +
 			": data: {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"roots/list\"}\n\n", nil},
 		{"unterminated", "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"roots/list\"}\n", nil},
+		// Events the classifier passes on as no request (review14): a
+		// typed event, a type that only starts as "message", a request
+		// without jsonrpc "2.0"; the last type of an event counts.
+		{"typed events and no version", "event: ping\ndata: {\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"sampling/createMessage\"}\n\n" +
+			"event: messages\ndata: {\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"roots/list\"}\n\n" +
+			"event: a-very-long-event-type\ndata: {\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"roots/list\"}\n\n" +
+			"data: {\"id\":14,\"method\":\"roots/list\"}\n\n" +
+			"data: {\"jsonrpc\":\"1.0\",\"id\":15,\"method\":\"roots/list\"}\n\n" +
+			"event: ping\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"roots/list\"}\n\n" +
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"roots/list\"}\n\n",
+			[]string{"roots/list 16", "roots/list 17"}},
 		{"over the bound, then one", "data: " + big + "\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"roots/list\"}\n\n",
 			[]string{"roots/list 10"}},
 	}
