@@ -233,7 +233,7 @@ func escapedBareEnd(v string, i, vs int, units []escUnit, s string, nameQuote by
 			if k := strings.IndexByte(v[i:], ']'); k > 0 && isMask(v[i:i+k+1]) {
 				i += k
 			}
-		case '\r', '\n':
+		case '\n', '\r': // a value ends at its line's end (text, not an event stream)
 			return i
 		case ' ', '\t':
 			if u := units[vs+i]; s[u.start] != '%' && s[u.start] != '+' {
