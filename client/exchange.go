@@ -363,7 +363,7 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 	}
 	cl := classify.Classifier{StopAtTerminal: true, KeepResponse: true, MaxEventSize: c.opts.MaxEventSize}
 	if rq.protocol == Protocol2025 && c.opts.Inputs != nil {
-		cl.OnServerRequest = func(msg []byte) { c.answerServerRequest(ctx, msg) }
+		cl.OnServerRequest = func(msg []byte) { c.answerServerRequest(ctx, ctx, msg) }
 	}
 	res, err := cl.Classify(cex)
 	if ex.answerAck != nil {

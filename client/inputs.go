@@ -266,7 +266,13 @@ func (c *Client) answerInputs(ctx context.Context, st *callState, res *classify.
 
 // answerServerRequest answers a 2025-11-25 server request (elicitation on
 // the response stream) with a POSTed JSON-RPC response.
-func (c *Client) answerServerRequest(ctx context.Context, msg []byte) {
+//
+// The answer is asked for under ctx and POSTed under sendCtx: on the
+// standalone stream ctx is the stream's, which the call's end cancels (a
+// question still open then, a terminal prompt, ends and is answered with
+// the error of a request the client cannot answer), and sendCtx the
+// call's, so that an answer going out is not cut (see standalone).
+func (c *Client) answerServerRequest(ctx, sendCtx context.Context, msg []byte) {
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -293,7 +299,7 @@ func (c *Client) answerServerRequest(ctx context.Context, msg []byte) {
 	}
 	rq := &request{method: req.Method, notification: true, header: hdr, origin: OriginMRTR, protocol: Protocol2025}
 	rq.raw = body
-	ex := c.send(ctx, rq)
+	ex := c.send(sendCtx, rq)
 	// Its record is the recorder's of the same POST through mcpdiag proxy
 	// (record.Record's ClientAnswer): the server request's method, the
 	// answer's id, and one judgment of the answer.

@@ -144,10 +144,12 @@ func (c *Client) listen(ctx context.Context) (stop func()) {
 }
 
 // standalone reads the standalone stream until ctx ends, answering every
-// server request on it under actx: the request's own context, not the
-// stream's, so that an answer POSTed as the request ends (a server may
-// send the request's response before it answers the POST) is not cut by
-// the stream's end, which stop waits for. ready is closed once the server
+// server request on it: asked for under ctx, POSTed under actx, the
+// request's own context, not the stream's, so that an answer POSTed as the
+// request ends (a server may send the request's response before it
+// answers the POST) is not cut by the stream's end, which stop waits for,
+// while a question still open then (a terminal prompt) ends, and does not
+// hold the call open. ready is closed once the server
 // answered the GET (or failed to).
 func (c *Client) standalone(ctx, actx context.Context, ready chan<- struct{}) {
 	var once sync.Once
@@ -191,7 +193,7 @@ func (c *Client) standalone(ctx, actx context.Context, ready chan<- struct{}) {
 		method, hasMethod := wire.Field(ev.Data, "method")
 		id, hasID := wire.Field(ev.Data, "id")
 		if hasMethod && hasID && !wire.IDFromRaw(id).IsNull() && wire.Kind(method) == '"' {
-			c.answerServerRequest(actx, append([]byte(nil), ev.Data...))
+			c.answerServerRequest(ctx, actx, append([]byte(nil), ev.Data...))
 		}
 	}
 }
