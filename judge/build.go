@@ -135,10 +135,12 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		case r.Status != 0:
 			x.What = fmt.Sprintf("HTTP %d, %s", r.Status, r.Outcome)
 		case r.Network != nil:
-			// The cause in words where the record has one: the error's
-			// text varies between identical runs (EOF or a reset, a port).
+			// A closed or refused connection in words: Go's text for it
+			// varies between identical runs (EOF or a reset, a port). Other
+			// causes keep the record's text, mcpdiag's own words that say
+			// more ("… within the 200ms limit").
 			what := r.Network.Error
-			if c := r.Network.Cause; c != "" && c != classify.NetOther {
+			if c := r.Network.Cause; c == classify.NetClosed || c == classify.NetRefused {
 				what = c.Words()
 			}
 			x.What, x.Tag = fmt.Sprintf("%s: %s", r.Outcome, what), "gone"

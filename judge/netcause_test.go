@@ -11,8 +11,9 @@ import (
 // TestNetworkFailureWordsByCause: two records of one event, a body cut by a
 // reset, whose error texts differ as Go's do between identical runs (EOF,
 // "connection reset by peer" with the ports): the evidence a rule cites
-// is the same, the cause in words. A cause of "other" keeps the record's
-// text, the only account there is.
+// is the same, the cause in words; so for a refused connection (its
+// port). Other causes keep the record's text, mcpdiag's own words (a
+// timeout's names its limit: probe's TestProbeTimeoutEvidence).
 func TestNetworkFailureWordsByCause(t *testing.T) {
 	t.Parallel()
 	what := func(errText string, cause classify.NetCause) string {
@@ -30,6 +31,16 @@ func TestNetworkFailureWordsByCause(t *testing.T) {
 	reset := what("read tcp 127.0.0.1:40112->127.0.0.1:38917: read: connection reset by peer", classify.NetClosed)
 	if want := "NETWORK_ERROR: " + classify.NetClosed.Words(); eof != want || reset != want {
 		t.Errorf("evidence %q and %q, want both %q", eof, reset, want)
+	}
+	refusedA := what("dial tcp 127.0.0.1:40113: connect: connection refused", classify.NetRefused)
+	refusedB := what("dial tcp 127.0.0.1:39001: connect: connection refused", classify.NetRefused)
+	if want := "NETWORK_ERROR: " + classify.NetRefused.Words(); refusedA != want || refusedB != want {
+		t.Errorf("evidence %q and %q, want both %q", refusedA, refusedB, want)
+	}
+	// mcpdiag's own words say more than the cause: kept (probe's timeout
+	// evidence names its limit).
+	if got, want := what("no answer within the 200ms limit", classify.NetTimeout), "NETWORK_ERROR: no answer within the 200ms limit"; got != want {
+		t.Errorf("evidence %q, want %q", got, want)
 	}
 	if got, want := what("the proxy shut down before the response ended", classify.NetOther), "NETWORK_ERROR: the proxy shut down before the response ended"; got != want {
 		t.Errorf("evidence %q, want %q", got, want)
