@@ -550,12 +550,13 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 	return b.String()
 }
 
-// maskThenPluses reports whether v is a mask (in quotes or not) followed by
+// maskThenPluses reports whether v is a mask (in quotes or not) between
 // "+" only: the blanks a first pass read as blanks while the text held a
 // "%" (maskEscapedText's plus), which the mask then took away with the
-// value it was in ("p\x61ssword: \x27v%21w\x27+"); a second pass,
+// value it was in: after it ("p\x61ssword: \x27v%21w\x27+") or before
+// it ("DPoP\x20\x3D+v%21w", the separator's blank). A second pass,
 // reading "+" as itself, must leave the mask as it is.
 func maskThenPluses(v string) bool {
-	t := strings.TrimRight(v, "+")
+	t := strings.Trim(v, "+")
 	return len(t) < len(v) && t != "" && (IsRedacted(strings.Trim(t, `"'`)) || onlyMasks(t))
 }

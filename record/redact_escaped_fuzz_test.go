@@ -113,6 +113,11 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	// A value in percent-escaped quotes after ":+" with a blank inside
 	// (its tail was kept: a bare pattern masked "+%22v" to the blank).
 	f.Add("0", "0", "0", []byte("7077A8"), uint8('('), uint8(0), uint8(0), " ", uint16(0))
+	// The lead's campaign of 2026-12-07: "+" between an escaped
+	// separator and a value holding a "%": a first pass read it as the
+	// separator's blank, a second as the value's first byte, and masked
+	// the mask again.
+	f.Add("0", "0", "DPoP", []byte("000000A"), uint8(0x90), uint8(0), uint8('"'), "!", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
@@ -323,6 +328,10 @@ func TestEscapedPairShapes(t *testing.T) {
 		// in its quotes read as one word shaped like a credential and
 		// masked again by a second Scrub (review14).
 		"0%22\\x30\\x30&#48;Secret%22:\t%22PlAnTeD 0123456789-vAlUeZq%22 ",
+		// "+" after an escaped separator, before a value holding a "%":
+		// the separator's blank to a first Scrub, the value's first byte
+		// to a second, which masked the mask again (the lead, 2026-12-07).
+		"0\\x44\\x50\\x6F\\x50\\x20\\x3D+PlAnTeD%210123456789-vAlUeZq0",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
