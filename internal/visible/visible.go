@@ -1,0 +1,155 @@
+// Package visible renders text that came from a peer (a server's error
+// message, a tool's text, a header value, a client's stderr line, a tool
+// name) for a person: every character that a terminal or a browser would
+// obey instead of show is written as a visible escape, so that a hostile
+// peer cannot clear the screen, write the clipboard (OSC 52), fake a link
+// (OSC 8), overwrite a verdict with a carriage return or reverse text with a
+// bidi override.
+//
+// Escaped: the control characters (Unicode Cc: C0, DEL and C1), the format
+// characters (Cf: the bidi embeddings, overrides, isolates and marks, the
+// zero-width characters, the tag characters), the line and paragraph
+// separators (U+2028, U+2029) and each byte of invalid UTF-8. The escapes
+// are Go's: \t \n \r, \xHH for another C0 character, DEL or a byte that is
+// not UTF-8 (below 80 a character, from 80 on a raw byte), \uHHHH and
+// \UHHHHHHHH for a rune. A backslash is written \\ when what follows it
+// would read as an escape, so that no two inputs print the same.
+//
+// It is applied once, at the output edge (text reports, log lines, JUnit,
+// the HTML page's text), never to records: records keep the bytes as data,
+// escaped by their JSON.
+package visible
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// String returns s with every control, format (bidi, zero-width) and
+// separator character and every byte of invalid UTF-8 written as a visible
+// escape, newlines and tabs included: the result is one line. It returns s
+// itself when nothing needs escaping.
+func String(s string) string { return render(s, false) }
+
+// Lines is String for a text shown as lines (a client's stdout in JUnit
+// system-out, a body in a pre block): a newline and a tab stay as they are,
+// every other character String escapes is escaped (a carriage return
+// included: it would overwrite its line).
+func Lines(s string) string { return render(s, true) }
+
+// render escapes s; lines keeps '\n' and '\t'.
+func render(s string, lines bool) string {
+	i := 0
+	for i < len(s) {
+		if c := s[i]; c >= 0x20 && c < 0x7f && c != '\\' {
+			i++
+			continue
+		}
+		if n, esc := next(s, i, lines); esc || s[i] == '\\' && backslashEscaped(s, i+n, lines) {
+			break
+		} else {
+			i += n
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if c == '\\' {
+			if backslashEscaped(s, i+1, lines) {
+				b.WriteString(`\\`)
+			} else {
+				b.WriteByte('\\')
+			}
+			i++
+			continue
+		}
+		n, esc := next(s, i, lines)
+		if !esc {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case n == 1 && c >= utf8.RuneSelf:
+			// A byte that does not start a valid UTF-8 sequence.
+			writeHex(&b, `\x`, uint32(c), 2)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case r < 0x80:
+			writeHex(&b, `\x`, uint32(r), 2)
+		case r <= 0xffff:
+			writeHex(&b, `\u`, uint32(r), 4)
+		default:
+			writeHex(&b, `\U`, uint32(r), 8)
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// next returns the length of the character (or invalid byte) at s[i] and
+// whether it is escaped.
+func next(s string, i int, lines bool) (n int, escaped bool) {
+	c := s[i]
+	if c < utf8.RuneSelf {
+		switch {
+		case c == '\n' || c == '\t':
+			return 1, !lines
+		case c < 0x20 || c == 0x7f:
+			return 1, true
+		}
+		return 1, false
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && n == 1 {
+		return 1, true
+	}
+	return n, Escaped(r)
+}
+
+// Escaped reports whether String writes r as an escape: a control (Cc), a
+// format character (Cf) or a line or paragraph separator.
+func Escaped(r rune) bool {
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// backslashEscaped reports whether a backslash followed by s[j:] is
+// written \\: when what follows would otherwise read as an escape (a
+// backslash, t, n, r, x, u, U, or a character that is itself escaped, whose
+// escape begins with a backslash).
+func backslashEscaped(s string, j int, lines bool) bool {
+	if j >= len(s) {
+		return false
+	}
+	switch s[j] {
+	case '\\', 't', 'n', 'r', 'x', 'u', 'U':
+		return true
+	}
+	_, esc := next(s, j, lines)
+	return esc
+}
+
+func writeHex(b *strings.Builder, prefix string, v uint32, digits int) {
+	b.WriteString(prefix)
+	for k := digits - 1; k >= 0; k-- {
+		b.WriteByte(hexDigits[(v>>(4*k))&0xf])
+	}
+}
