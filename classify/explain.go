@@ -3,6 +3,8 @@ package classify
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 )
 
 // Guide is the human explanation of an outcome: what it means, the spec rule
@@ -103,7 +105,10 @@ var Guides = map[Outcome]Guide{
 }
 
 // Explain renders a short human explanation of r: which layer failed, the
-// evidence, what the spec says and what a client should do.
+// evidence, what the spec says and what a client should do. What the
+// response said (the reason's and the warnings' quotes of it, the content
+// type, Retry-After) is rendered with visible.String: a control or bidi
+// character is shown as an escape, never sent to the terminal.
 func Explain(r *Result) string {
 	var b strings.Builder
 	g := Guides[r.Outcome]
@@ -116,11 +121,11 @@ func Explain(r *Result) string {
 		fmt.Fprintf(&b, " — HTTP %d", r.Status)
 	}
 	if r.ContentType != "" {
-		fmt.Fprintf(&b, ", %s", r.ContentType)
+		fmt.Fprintf(&b, ", %s", visible.String(r.ContentType))
 	}
 	b.WriteString("\n")
 	if r.Reason != "" {
-		fmt.Fprintf(&b, "  what:   %s\n", r.Reason)
+		fmt.Fprintf(&b, "  what:   %s\n", visible.String(r.Reason))
 	}
 	if r.SSE() != nil {
 		response := "never arrived"
@@ -141,17 +146,17 @@ func Explain(r *Result) string {
 		fmt.Fprintf(&b, "  limit:  %s is %d bytes; %s\n", what, nc.Size, limitText(nc))
 	}
 	if r.HTTP() != nil && r.HTTP().RetryAfter != nil {
-		fmt.Fprintf(&b, "  retry-after: %s (%s)\n", r.HTTP().RetryAfter.Raw, r.HTTP().RetryAfter.Delay)
+		fmt.Fprintf(&b, "  retry-after: %s (%s)\n", visible.String(r.HTTP().RetryAfter.Raw), r.HTTP().RetryAfter.Delay)
 	}
 	if r.HTTP() != nil && r.HTTP().WWWAuthenticate != nil {
 		w := r.HTTP().WWWAuthenticate
-		fmt.Fprintf(&b, "  auth:   %s error=%q scope=%q resource_metadata=%q\n", w.Scheme, w.Error, w.Scope, w.ResourceMetadata)
+		fmt.Fprintf(&b, "  auth:   %s error=%q scope=%q resource_metadata=%q\n", visible.String(w.Scheme), w.Error, w.Scope, w.ResourceMetadata)
 	}
 	if g.Meaning != "" {
 		fmt.Fprintf(&b, "  means:  %s\n  spec:   %s\n  do:     %s\n", g.Meaning, g.Spec, g.Action)
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "  warning %s: %s\n    rule: %s\n", w.Code, w.Message, w.Rule)
+		fmt.Fprintf(&b, "  warning %s: %s\n    rule: %s\n", w.Code, visible.String(w.Message), w.Rule)
 	}
 	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 )
@@ -312,7 +313,7 @@ func (a *authState) personMode() AuthorizeMode {
 func (a *authState) personCode(ctx context.Context, info AuthInfo, mode AuthorizeMode, authURL string, cb *callback) (url.Values, *Exchange, *AuthFailure) {
 	w := a.opts.Prompt
 	if w != nil {
-		fmt.Fprintf(w, "mcpdiag: authorization needed. Open this address in a browser and sign in:\n\n  %s\n\n", authURL)
+		fmt.Fprintf(w, "mcpdiag: authorization needed. Open this address in a browser and sign in:\n\n  %s\n\n", visible.String(authURL))
 	}
 	start := time.Now()
 	ex := &Exchange{Seq: a.c.nextSeq(), HTTPMethod: http.MethodGet, URL: cb.uri, Start: start, Origin: OriginNone, Result: &classify.Result{}}

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 )
 
 // WriteAuthChain prints the authorization chain of a list of exchanges, step
@@ -57,17 +59,17 @@ func writeAuthChain(b *strings.Builder, exs []*Exchange) {
 		if a.StepUp > 0 {
 			step += fmt.Sprintf(" (step-up %d)", a.StepUp)
 		}
-		fmt.Fprintf(b, "    #%-2d %-22s %-44s %s %6s", ex.Seq, step, trim(what, 44), status, ex.Total.Round(time.Millisecond))
+		fmt.Fprintf(b, "    #%-2d %-22s %-44s %s %6s", ex.Seq, step, trim(visible.String(what), 44), status, ex.Total.Round(time.Millisecond))
 		switch {
 		case a.Failure != "":
-			fmt.Fprintf(b, "  ✗ %s\n", a.Failure)
+			fmt.Fprintf(b, "  ✗ %s\n", visible.String(a.Failure))
 			if a.Rule != "" {
-				fmt.Fprintf(b, "          rule: %s\n", a.Rule)
+				fmt.Fprintf(b, "          rule: %s\n", visible.String(a.Rule))
 			}
 		case ex.Result != nil && ex.Result.Outcome != "" && !ex.Result.Outcome.Success() && a.Step != StepChallenge:
-			fmt.Fprintf(b, "  %s\n", strings.TrimPrefix(ex.Result.Reason, a.Step+": "))
+			fmt.Fprintf(b, "  %s\n", visible.String(strings.TrimPrefix(ex.Result.Reason, a.Step+": ")))
 		case a.Note != "":
-			fmt.Fprintf(b, "  %s\n", a.Note)
+			fmt.Fprintf(b, "  %s\n", visible.String(a.Note))
 		default:
 			b.WriteString("\n")
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 )
 
 // authChainRan reports whether the listing went through the authorization
@@ -39,9 +40,9 @@ func (l *Listing) writeAuthRun(b *strings.Builder, url string) {
 	switch {
 	case l.Auth != nil:
 		fmt.Fprintf(b, "%s at step %s — %s\n", AuthFailed, l.Auth.Step, url)
-		fmt.Fprintf(b, "  what:      %s\n", l.Auth.Reason)
+		fmt.Fprintf(b, "  what:      %s\n", visible.String(l.Auth.Reason))
 		if l.Auth.Rule != "" {
-			fmt.Fprintf(b, "  rule:      %s\n", l.Auth.Rule)
+			fmt.Fprintf(b, "  rule:      %s\n", visible.String(l.Auth.Rule))
 		}
 	case !authChainRan(l) && l.OK:
 		fmt.Fprintf(b, "no authorization needed — %s\n", url)
@@ -54,18 +55,18 @@ func (l *Listing) writeAuthRun(b *strings.Builder, url string) {
 		if l.Final != nil {
 			what = fmt.Sprintf("%s (%s layer): %s", l.Final.Outcome, l.Final.Outcome.Layer(), l.Final.Reason)
 		}
-		fmt.Fprintf(b, "not authorized — %s\n  what:      %s\n", url, what)
+		fmt.Fprintf(b, "not authorized — %s\n  what:      %s\n", url, visible.String(what))
 	}
 	writeAuthSteps(b, url, l.Exchanges)
 	if tok := lastTokenExchange(l.Exchanges); tok != nil && l.Auth == nil {
 		a := tok.Auth
-		fmt.Fprintf(b, "  token:     from %s for %s", a.Issuer, a.Resource)
+		fmt.Fprintf(b, "  token:     from %s for %s", visible.String(a.Issuer), visible.String(a.Resource))
 		if a.Granted != "" {
 			fmt.Fprintf(b, ", scope %q", a.Granted)
 		}
-		fmt.Fprintf(b, "; grant %s, client %s", a.Grant, a.ClientID)
+		fmt.Fprintf(b, "; grant %s, client %s", a.Grant, visible.String(a.ClientID))
 		if a.Registration != "" {
-			fmt.Fprintf(b, " (%s)", a.Registration)
+			fmt.Fprintf(b, " (%s)", visible.String(a.Registration))
 		}
 		b.WriteString(" — the token itself is never printed\n")
 	}
@@ -137,17 +138,17 @@ func writeAuthSteps(b *strings.Builder, url string, exs []*Exchange) {
 		if ex.Status != 0 {
 			answer = fmt.Sprintf("%d %s", ex.Status, http.StatusText(ex.Status))
 		}
-		fmt.Fprintf(b, "  %2d. %-20s %s %s → %s (%s)\n", n, step, method, target, answer, ex.Total.Round(time.Millisecond))
+		fmt.Fprintf(b, "  %2d. %-20s %s %s → %s (%s)\n", n, step, method, visible.String(target), answer, ex.Total.Round(time.Millisecond))
 		switch {
 		case a.Failure != "":
-			fmt.Fprintf(b, "      ✗ %s\n", a.Failure)
+			fmt.Fprintf(b, "      ✗ %s\n", visible.String(a.Failure))
 			if a.Rule != "" {
-				fmt.Fprintf(b, "      rule: %s\n", a.Rule)
+				fmt.Fprintf(b, "      rule: %s\n", visible.String(a.Rule))
 			}
 		case ex.Result != nil && ex.Result.Outcome != "" && !ex.Result.Outcome.Success() && a.Step != StepChallenge:
-			fmt.Fprintf(b, "      %s\n", ex.Result.Reason)
+			fmt.Fprintf(b, "      %s\n", visible.String(ex.Result.Reason))
 		case a.Note != "":
-			fmt.Fprintf(b, "      %s\n", a.Note)
+			fmt.Fprintf(b, "      %s\n", visible.String(a.Note))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -150,9 +151,9 @@ func (p *PromptInputs) Answer(_ context.Context, req InputRequest) (json.RawMess
 	if err := json.Unmarshal(req.Params, &params); err != nil {
 		return nil, fmt.Errorf("elicitation params: %w", err)
 	}
-	fmt.Fprintf(p.Out, "\nThe server asks (%s): %s\n", req.Key, params.Message)
+	fmt.Fprintf(p.Out, "\nThe server asks (%s): %s\n", visible.String(req.Key), visible.String(params.Message))
 	if params.Mode == "url" {
-		fmt.Fprintf(p.Out, "  open: %s\n", params.URL)
+		fmt.Fprintf(p.Out, "  open: %s\n", visible.String(params.URL))
 	}
 	action := ""
 	for action == "" {
@@ -187,7 +188,8 @@ func (p *PromptInputs) Answer(_ context.Context, req InputRequest) (json.RawMess
 			if len(prop.Enum) > 0 {
 				hint = strings.Join(prop.Enum, "|")
 			}
-			s, err := p.line(fmt.Sprintf("  %s (%s): ", label, hint))
+			// The server's words, shown to a person: escaped.
+			s, err := p.line(fmt.Sprintf("  %s (%s): ", visible.String(label), visible.String(hint)))
 			if err != nil {
 				return nil, fmt.Errorf("reading %s: %w", n, err)
 			}

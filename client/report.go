@@ -6,8 +6,10 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -16,13 +18,13 @@ import (
 // decision, in one screen.
 func (call *Call) WriteReport(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s layer) — tool %q", call.Outcome, call.Layer(), call.Tool)
+	fmt.Fprintf(&b, "%s (%s layer) — tool %q", visible.String(string(call.Outcome)), call.Layer(), call.Tool)
 	if call.Protocol != "" {
 		fmt.Fprintf(&b, " on %s", call.Protocol)
 	}
 	b.WriteString("\n")
 	if call.Final != nil && call.Final.Reason != "" {
-		fmt.Fprintf(&b, "  what:      %s\n", call.Final.Reason)
+		fmt.Fprintf(&b, "  what:      %s\n", visible.String(call.Final.Reason))
 	}
 	d := call.Decision
 	fmt.Fprintf(&b, "  decision:  %s", d.Action)
@@ -30,25 +32,25 @@ func (call *Call) WriteReport(w io.Writer) error {
 		fmt.Fprintf(&b, " after %s", d.Delay.Round(time.Millisecond))
 	}
 	if d.Reason != "" {
-		fmt.Fprintf(&b, " — %s", d.Reason)
+		fmt.Fprintf(&b, " — %s", visible.String(d.Reason))
 	}
 	b.WriteString("\n")
 	if call.EraReason != "" {
-		fmt.Fprintf(&b, "  era:       %s\n", call.EraReason)
+		fmt.Fprintf(&b, "  era:       %s\n", visible.String(call.EraReason))
 	}
 	if call.Safety != "" {
-		fmt.Fprintf(&b, "  safety:    %s (%s)\n", call.Safety, call.SafetySource)
+		fmt.Fprintf(&b, "  safety:    %s (%s)\n", visible.String(string(call.Safety)), visible.String(string(call.SafetySource)))
 	}
 	if len(call.Unanswered) > 0 {
-		fmt.Fprintf(&b, "  input:     no answer for %s (use --input FILE, or run on a terminal)\n", strings.Join(call.Unanswered, ", "))
+		fmt.Fprintf(&b, "  input:     no answer for %s (use --input FILE, or run on a terminal)\n", visible.String(strings.Join(call.Unanswered, ", ")))
 	}
 	for _, r := range call.Recoveries {
-		fmt.Fprintf(&b, "  recovery:  %s\n", r)
+		fmt.Fprintf(&b, "  recovery:  %s\n", visible.String(r))
 	}
 	if f := call.Auth; f != nil {
-		fmt.Fprintf(&b, "  auth:      failed at step %s: %s\n", f.Step, f.Reason)
+		fmt.Fprintf(&b, "  auth:      failed at step %s: %s\n", f.Step, visible.String(f.Reason))
 		if f.Rule != "" {
-			fmt.Fprintf(&b, "  rule:      %s\n", f.Rule)
+			fmt.Fprintf(&b, "  rule:      %s\n", visible.String(f.Rule))
 		}
 	}
 	writeAuthChain(&b, call.Exchanges)
@@ -156,7 +158,7 @@ func (call *Call) WriteReport(w io.Writer) error {
 		if ex.HTTPMethod != "" {
 			method = ex.HTTPMethod + " " + method
 		}
-		fmt.Fprintf(&b, "    #%-2d %-28s %s %-18s %-22s %6s", ex.Seq, trim(method, 28), status, trim(ct, 18), ex.Result.Outcome, ex.Total.Round(time.Millisecond))
+		fmt.Fprintf(&b, "    #%-2d %-28s %s %-18s %-22s %6s", ex.Seq, trim(visible.String(method), 28), status, trim(visible.String(ct), 18), ex.Result.Outcome, ex.Total.Round(time.Millisecond))
 		if ex.Origin != OriginNone && ex.Origin != "" {
 			fmt.Fprintf(&b, "  (%s)", ex.Origin)
 		}
@@ -176,13 +178,13 @@ func (call *Call) WriteReport(w io.Writer) error {
 		}
 		for _, wn := range ex.Result.Warnings {
 			if ex.Method == "tools/list" {
-				fmt.Fprintf(&b, "  warning:   #%d %s: %s: %s\n", ex.Seq, ex.Method, wn.Code, wn.Message)
+				fmt.Fprintf(&b, "  warning:   #%d %s: %s: %s\n", ex.Seq, ex.Method, wn.Code, visible.String(wn.Message))
 			}
 		}
 	}
 	if call.Final != nil {
 		for _, wn := range call.Final.Warnings {
-			fmt.Fprintf(&b, "  warning:   %s: %s\n", wn.Code, wn.Message)
+			fmt.Fprintf(&b, "  warning:   %s: %s\n", wn.Code, visible.String(wn.Message))
 		}
 	}
 	if text := resultText(call.Result); text != "" && (call.Outcome == classify.ToolSuccess || call.Outcome == classify.ToolError) {
@@ -191,15 +193,21 @@ func (call *Call) WriteReport(w io.Writer) error {
 		// and the caller's scrub of the whole report could not tell it;
 		// and before it is cut, so that no part of a credential is kept.
 		text = record.Scrub(text)
-		fmt.Fprintf(&b, "  result:    %s\n", trim(strings.ReplaceAll(text, "\n", " "), 200))
+		fmt.Fprintf(&b, "  result:    %s\n", trim(visible.String(strings.ReplaceAll(text, "\n", " ")), 200))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// trim cuts s to n bytes, the last of them "…", at a character's start:
+// never inside a UTF-8 sequence, which would print a stray byte.
 func trim(s string, n int) string {
 	if len(s) > n {
-		return s[:n-1] + "…"
+		i := n - 1
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i] + "…"
 	}
 	return s
 }

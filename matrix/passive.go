@@ -18,6 +18,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -287,10 +288,12 @@ func use(l *serverLine, safety map[string]retry.Safety, bodies, lists *bool, pro
 }
 
 // WriteTable writes the passive verdicts: a line per trace, then each
-// failed verdict with its evidence.
+// failed verdict with its evidence. A trace's name (a client's name and
+// version from its initialize), the notes and the evidence come from the
+// records: they are rendered with visible.String.
 func (p *Passive) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcpdiag matrix --from-records %s: %d lines, %d requests judged in %d trace(s)", p.Source, p.Lines, p.Used, len(p.Traces))
+	fmt.Fprintf(&b, "mcpdiag matrix --from-records %s: %d lines, %d requests judged in %d trace(s)", visible.String(p.Source), p.Lines, p.Used, len(p.Traces))
 	if p.Skipped > 0 {
 		fmt.Fprintf(&b, ", %d line(s) skipped", p.Skipped)
 	}
@@ -300,7 +303,7 @@ func (p *Passive) WriteTable(w io.Writer) error {
 	// (the session or connection).
 	width := 44
 	for _, t := range p.Traces {
-		width = max(width, utf8.RuneCountInString(t.Trace.Name))
+		width = max(width, utf8.RuneCountInString(visible.String(t.Trace.Name)))
 	}
 	width = min(width, maxTraceColumn)
 	fmt.Fprintf(&b, "%-*s %5s %5s %4s %s\n", width, "TRACE (CLIENT, SESSION)", "POSTS", "PASS", "N/A", "VERDICT")
@@ -321,10 +324,10 @@ func (p *Passive) WriteTable(w io.Writer) error {
 		if len(failed) > 0 {
 			v = "FAIL " + strings.Join(failed, ", ")
 		}
-		fmt.Fprintf(&b, "%s %5d %5d %4d %s\n", fitMiddle(t.Trace.Name, width), len(t.Trace.Exchanges), pass, na, v)
+		fmt.Fprintf(&b, "%s %5d %5d %4d %s\n", fitMiddle(visible.String(t.Trace.Name), width), len(t.Trace.Exchanges), pass, na, v)
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintf(&b, "\nnote: %s", n)
+		fmt.Fprintf(&b, "\nnote: %s", visible.String(n))
 	}
 	if len(p.Notes) > 0 {
 		b.WriteString("\n")
@@ -335,7 +338,7 @@ func (p *Passive) WriteTable(w io.Writer) error {
 				continue
 			}
 			rule, _ := judge.RuleByID(c.Rule)
-			fmt.Fprintf(&b, "\nFAIL %s: %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", t.Trace.Name, c.Rule, c.Evidence, rule.Title, rule.Cite)
+			fmt.Fprintf(&b, "\nFAIL %s: %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", visible.String(t.Trace.Name), c.Rule, visible.String(c.Evidence), rule.Title, rule.Cite)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 )
 
@@ -155,7 +156,7 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	var b strings.Builder
 	who := "the built-in client (mcpdiag)"
 	if len(r.Command) > 0 {
-		who = strings.Join(r.Command, " ")
+		who = visible.String(strings.Join(r.Command, " "))
 	}
 	runs := 0
 	for _, c := range r.Cases {
@@ -230,7 +231,7 @@ func narrowRow(row Row, underScenario bool) string {
 			verdict = fmt.Sprintf("FAIL %d/%d", row.Failures, row.Runs)
 		}
 	}
-	return fmt.Sprintf("%s %s %s %5d %s %s\n", fit(name, 30), fit(string(row.Expected), 13), fit(obs, 13), row.Posts, fit(retries, 7), verdict)
+	return fmt.Sprintf("%s %s %s %5d %s %s\n", fit(visible.String(name), 30), fit(string(row.Expected), 13), fit(visible.String(obs), 13), row.Posts, fit(visible.String(retries), 7), verdict)
 }
 
 func wideRow(row Row) string {
@@ -254,7 +255,7 @@ func wideRow(row Row) string {
 	if row.Want != "" && row.Want != row.Expected && row.Verdict == judge.Pass {
 		obs += " (recovered)"
 	}
-	return fmt.Sprintf("%-42s %-10s %-11s %-23s %-23s %5d %6d %-50s %7s %s\n", name, row.Era, layer, row.Expected, obs, row.Posts, row.Rounds, fit(retries, 50), ms(row.Duration), verdict)
+	return fmt.Sprintf("%-42s %-10s %-11s %-23s %-23s %5d %6d %-50s %7s %s\n", visible.String(name), row.Era, layer, row.Expected, visible.String(obs), row.Posts, row.Rounds, fit(visible.String(retries), 50), ms(row.Duration), verdict)
 }
 
 // fit pads or cuts s to n columns (runes), marking a cut with "…".
@@ -321,9 +322,9 @@ func (r *Report) writeSummary(b *strings.Builder, verbose bool) {
 				continue
 			}
 			rule, _ := judge.RuleByID(ch.Rule)
-			fmt.Fprintf(b, "\nFAIL %s (%s): %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", c.Case.Name, c.Case.Era(), ch.Rule, ch.Evidence, rule.Title, rule.Cite)
+			fmt.Fprintf(b, "\nFAIL %s (%s): %s\n  evidence: %s\n  rule:     %s\n  cites:    %s\n", visible.String(c.Case.Name), c.Case.Era(), ch.Rule, visible.String(ch.Evidence), rule.Title, rule.Cite)
 			if run := c.Runs[0]; !run.Client.Builtin && run.Client.Error != "" {
-				fmt.Fprintf(b, "  client:   %s\n", run.Client.Error)
+				fmt.Fprintf(b, "  client:   %s\n", visible.String(run.Client.Error))
 			}
 		}
 	}
@@ -376,9 +377,9 @@ func (r *Report) writeRuleSummary(b *strings.Builder) {
 		f := byRule[id]
 		rule, _ := judge.RuleByID(id)
 		fmt.Fprintf(b, "\nFAIL %s in %d %s: %s\n  first:    %s\n  rule:     %s\n  cites:    %s\n",
-			id, f.runs, plural(f.runs, "run", "runs"), names(f.cases, 3), f.first, rule.Title, rule.Cite)
+			id, f.runs, plural(f.runs, "run", "runs"), visible.String(names(f.cases, 3)), visible.String(f.first), rule.Title, rule.Cite)
 		if f.err != "" {
-			fmt.Fprintf(b, "  client:   %s\n", f.err)
+			fmt.Fprintf(b, "  client:   %s\n", visible.String(f.err))
 		}
 	}
 }
@@ -569,10 +570,19 @@ type (
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
-// suite builds one testsuite: a test case per rule.
+// suite builds one testsuite: a test case per rule. What a peer wrote (the
+// case's name from records, the properties, the evidence; the client's
+// stdout and stderr, kept as lines) is rendered with the visible package:
+// XML would carry a bidi override as it is, and a control character as
+// U+FFFD, losing what was sent.
 func suite(name string, props []junitProperty, checks []judge.Check, d time.Duration, stdout, stderr string) junitSuite {
-	s := junitSuite{Name: name, Time: secs(d), Properties: props, SystemOut: stdout, SystemErr: stderr}
+	name = visible.String(name)
+	for i := range props {
+		props[i].Value = visible.String(props[i].Value)
+	}
+	s := junitSuite{Name: name, Time: secs(d), Properties: props, SystemOut: visible.Lines(stdout), SystemErr: visible.Lines(stderr)}
 	for _, ch := range checks {
+		ch.Evidence = visible.String(ch.Evidence)
 		r, _ := judge.RuleByID(ch.Rule)
 		tc := junitCase{Name: ch.Rule, Classname: "mcpdiag.matrix." + name, Time: "0.000"}
 		switch ch.Verdict {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 )
 
@@ -61,7 +62,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	for _, c := range r.Checks {
 		by[c.Rule] = c
 	}
-	all := junitSuites{Name: "mcpdiag probe " + r.URL}
+	all := junitSuites{Name: "mcpdiag probe " + visible.String(r.URL)}
 	add := func(s junitSuite) {
 		all.Suites = append(all.Suites, s)
 		all.Tests, all.Failures, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Skipped+s.Skipped
@@ -79,9 +80,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if len(t.Checks) == 0 {
 			continue
 		}
-		s := junitSuite{Name: "probe.tool " + t.Name}
+		name := visible.String(t.Name)
+		s := junitSuite{Name: "probe.tool " + name}
 		for _, c := range t.Checks {
-			s.add(junitCheck(c, t.Name+" "+c.Rule, "probe.tool."+t.Name), c, string(r.FailOn))
+			s.add(junitCheck(c, name+" "+c.Rule, "probe.tool."+name), c, string(r.FailOn))
 		}
 		add(s)
 	}
@@ -114,8 +116,12 @@ func (s *junitSuite) add(tc junitCase, c judge.Check, failOn string) {
 	s.Tests++
 }
 
+// junitCheck is a check's test case. Its evidence, which quotes the
+// server, is rendered with visible.String: XML would carry a bidi override
+// as it is, and a control character as U+FFFD, losing what was sent.
 func junitCheck(c judge.Check, name, class string) junitCase {
 	tc := junitCase{Name: name, Classname: class}
+	c.Evidence = visible.String(c.Evidence)
 	switch c.Verdict {
 	case judge.Fail:
 		tc.Failure = &junitMessage{Message: firstOf(c.Evidence), Type: string(c.Severity), Text: c.Evidence}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -129,7 +130,7 @@ func Main(ctx context.Context, opts Options, out Output) error {
 				// Redacted as JSON, not scrubbed as text: the text has
 				// "&" as \u0026 and a string's quotes escaped, where the
 				// text patterns see no query name and no member name.
-				text = string(red.RedactJSON([]byte(text)))
+				text = string(visible.JSON(red.RedactJSON([]byte(text))))
 			} else {
 				text = red.Scrub(text)
 			}
@@ -142,7 +143,7 @@ func Main(ctx context.Context, opts Options, out Output) error {
 			b.Reset()
 			err := rep.WriteJUnit(&b)
 			if err == nil {
-				err = atomicfile.WriteFile(out.JUnit, []byte(red.Scrub(b.String())), 0o644)
+				err = atomicfile.WriteFile(out.JUnit, []byte(red.Scrub(b.String())), 0o600)
 			}
 			if err != nil {
 				lost = append(lost, fmt.Sprintf("--junit: %v", err))

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 )
 
@@ -17,10 +19,10 @@ import (
 // through the records' redactor.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "probe %s: era %s (%s), seed %d, %d probes\n", r.URL, r.Protocol, r.EraReason, r.Seed, len(r.Probes))
+	fmt.Fprintf(&b, "probe %s: era %s (%s), seed %d, %d probes\n", r.URL, r.Protocol, visible.String(r.EraReason), r.Seed, len(r.Probes))
 	if r.Interrupted != "" {
 		fmt.Fprintf(&b, "  interrupted: %s; the verdicts judge only the %d %s answered before, and a rule whose probes were not is n/a\n",
-			r.Interrupted, len(r.Probes), plural(len(r.Probes), "probe", "probes"))
+			visible.String(r.Interrupted), len(r.Probes), plural(len(r.Probes), "probe", "probes"))
 	}
 	var skipped, unread []string
 	var probed []*ToolPlan
@@ -36,7 +38,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			// The counts are of the argument probes alone, as
 			// probe.invalid-arguments counts them; arguments-not-object
 			// is probe.malformed-call's.
-			line := fmt.Sprintf("  tool %s: ", t.Name)
+			line := fmt.Sprintf("  tool %s: ", visible.String(t.Name))
 			if sent := t.Arguments + t.NotObject; sent < t.Probes {
 				// The run was interrupted first: a planned probe that was
 				// not sent (or not judged) is not "no argument probe".
@@ -61,19 +63,19 @@ func (r *Report) WriteText(w io.Writer) error {
 				line += fmt.Sprintf("; %d arguments-not-object %s (probe.malformed-call)", t.NotObject, plural(t.NotObject, "probe", "probes"))
 			}
 			if t.Why != "" {
-				line += "; " + t.Why
+				line += "; " + visible.String(t.Why)
 			}
 			fmt.Fprintln(&b, line)
 		}
 	}
 	if len(unread) > 0 {
-		fmt.Fprintf(&b, "  no argument probe (inputSchema unreadable, or anyOf/oneOf/allOf/$ref): %s\n", strings.Join(unread, ", "))
+		fmt.Fprintf(&b, "  no argument probe (inputSchema unreadable, or anyOf/oneOf/allOf/$ref): %s\n", visible.String(strings.Join(unread, ", ")))
 	}
 	if len(skipped) > 0 {
-		fmt.Fprintf(&b, "  not probed, not annotated readOnlyHint true (--allow TOOL to probe one): %s\n", strings.Join(skipped, ", "))
+		fmt.Fprintf(&b, "  not probed, not annotated readOnlyHint true (--allow TOOL to probe one): %s\n", visible.String(strings.Join(skipped, ", ")))
 	}
 	for _, w := range r.ListingWarnings {
-		fmt.Fprintf(&b, "  warning: tools/list: %s\n", w)
+		fmt.Fprintf(&b, "  warning: tools/list: %s\n", visible.String(w))
 	}
 	for _, a := range r.UnknownAllow {
 		fmt.Fprintf(&b, "  warning: --allow %s: no listed tool has that name, nothing was probed for it\n", a)
@@ -84,7 +86,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	n := map[judge.Verdict]int{}
 	for _, c := range r.Checks {
 		n[c.Verdict]++
-		fmt.Fprintf(&b, "%-4s %s: %s\n", strings.ToUpper(string(c.Verdict)), ruleAndSeverity(c), c.Evidence)
+		fmt.Fprintf(&b, "%-4s %s: %s\n", strings.ToUpper(string(c.Verdict)), ruleAndSeverity(c), visible.String(c.Evidence))
 	}
 	width := 0
 	for _, g := range r.Grades {
@@ -94,7 +96,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "grade %-*s  %-4s  %s\n", width, g.Family, g.Verdict, r.gradeDetail(g))
 	}
 	if r.Stopped != "" {
-		fmt.Fprintf(&b, "stdio server %s: %s\n", strings.Join(r.Command, " "), r.Stopped)
+		fmt.Fprintf(&b, "stdio server %s: %s\n", visible.String(strings.Join(r.Command, " ")), visible.String(r.Stopped))
 	}
 	summary := r.failOnSummary()
 	if r.Interrupted != "" {
@@ -110,7 +112,7 @@ func (r *Report) WriteText(w io.Writer) error {
 func writeToolTable(b *strings.Builder, tools []*ToolPlan) {
 	name := len("tool")
 	for _, t := range tools {
-		name = max(name, len(t.Name))
+		name = max(name, utf8.RuneCountInString(visible.String(t.Name)))
 	}
 	b.WriteString("  per tool, the rules about its probes judged on them alone (n/a: no probe of the rule's kind):\n")
 	head := fmt.Sprintf("  %-*s", name, "tool")
@@ -124,13 +126,13 @@ func writeToolTable(b *strings.Builder, tools []*ToolPlan) {
 		for _, c := range t.Checks {
 			by[c.Rule] = c
 		}
-		row := fmt.Sprintf("  %-*s", name, t.Name)
+		row := fmt.Sprintf("  %-*s", name, visible.String(t.Name))
 		for _, tr := range ToolRules {
 			v := "n/a"
 			if c, ok := by[tr.Rule]; ok {
 				v = verdictWord(c.Verdict)
 				if c.Verdict == judge.Fail {
-					fails = append(fails, fmt.Sprintf("  FAIL %s %s: %s", t.Name, ruleAndSeverity(c), c.Evidence))
+					fails = append(fails, fmt.Sprintf("  FAIL %s %s: %s", visible.String(t.Name), ruleAndSeverity(c), visible.String(c.Evidence)))
 				}
 			}
 			row += fmt.Sprintf("  %-*s", max(4, len(tr.Label)), v)

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 )
 
 // Reporter renders a summary to w.
@@ -54,7 +57,19 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+// printf writes the format with its arguments; an argument of a string
+// kind, which may come from a record file (a tool name, an outcome, a
+// scenario, a gate's message quoting them), is rendered with
+// visible.String: a record file is input, and a control or bidi character
+// in it is shown, never sent to the terminal. The format is mcpdiag's own.
+func (e *errWriter) printf(format string, args ...any) {
+	for i, a := range args {
+		if v := reflect.ValueOf(a); v.Kind() == reflect.String {
+			args[i] = visible.String(v.String())
+		}
+	}
+	fmt.Fprintf(e, format, args...)
+}
 
 // layerOrder lists the layers from the wire up, then "none" (NOT_CLASSIFIED:
 // no layer judged), then the others.
@@ -212,12 +227,14 @@ func writeSection(w *errWriter, sec *Section) {
 
 // table writes rows indented by four spaces, columns two spaces apart,
 // aligned left or right as align says ("l" or "r" per column). The last
-// column is not padded when it is aligned left.
+// column is not padded when it is aligned left. Each cell is rendered with
+// visible.String (and measured so).
 func table(w *errWriter, rows [][]string, align string) {
 	width := make([]int, len(align))
 	for _, r := range rows {
 		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
+			r[i] = visible.String(c)
+			width[i] = max(width[i], utf8.RuneCountInString(r[i]))
 		}
 	}
 	var b strings.Builder
@@ -238,7 +255,8 @@ func table(w *errWriter, rows [][]string, align string) {
 				b.WriteString(c + pad)
 			}
 		}
-		w.printf("%s\n", b.String())
+		b.WriteString("\n")
+		_, _ = io.WriteString(w, b.String())
 	}
 }
 

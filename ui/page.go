@@ -14,6 +14,7 @@ import (
 	_ "embed"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 )
@@ -102,13 +103,15 @@ func contentSecurityPolicy(live bool) string {
 
 // scriptJSON marshals v for a <script> element of a JSON type: no "<" is
 // left, so no "</script" or "<!--" can end or change the element early
-// (inside JSON a "<" can only be in a string, where \u003c means the same).
+// (inside JSON a "<" can only be in a string, where \u003c means the same),
+// and no bidi or other control character is left raw in the page's source
+// (visible.JSON: the same value, as \u escapes).
 func scriptJSON(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return bytes.ReplaceAll(b, []byte("<"), []byte(`\u003c`)), nil
+	return visible.JSON(bytes.ReplaceAll(b, []byte("<"), []byte(`\u003c`))), nil
 }
 
 // writeHead writes the page up to the opening tag of the records element.
@@ -161,7 +164,7 @@ func writeTail(w io.Writer, matrix []byte, fallbacks []string) error {
 		return fmt.Errorf("ui: era fallbacks: %w", err)
 	}
 	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
-		MatrixElementID, bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`)), EraFallbacksElementID, fb, appJS)
+		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, appJS)
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -188,7 +189,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		if err != nil {
 			return usageError("--fsync: %v", err)
 		}
-		file, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: stdout, Sync: sync, Encoder: enc,
+		file, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: visible.JSONWriter{W: stdout}, Sync: sync, Encoder: enc,
 			OnLoss: record.PrintLosses(stderr, "mcpdiag call: --record: ")})
 		if err != nil {
 			return usageError("--record: %v", err)
@@ -222,7 +223,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		lost = append(lost, writeAll(file, lines, stderr, "--record")...)
 	}
 	if o.json {
-		w, err := record.OpenSink("-", record.SinkOptions{Stdout: stdout, Encoder: enc, OnLoss: record.PrintLosses(stderr, "mcpdiag call: --json: ")})
+		w, err := record.OpenSink("-", record.SinkOptions{Stdout: visible.JSONWriter{W: stdout}, Encoder: enc, OnLoss: record.PrintLosses(stderr, "mcpdiag call: --json: ")})
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -126,11 +127,11 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	if o.text {
 		b.WriteString(classify.Explain(r))
 		for _, n := range resp.Notes {
-			fmt.Fprintf(&b, "  note:   %s\n", n)
+			fmt.Fprintf(&b, "  note:   %s\n", visible.String(n))
 		}
 		_, err = io.WriteString(out, red.Scrub(b.String()))
 	} else if err = writeResultJSON(&b, r, resp.Notes); err == nil {
-		_, err = out.Write(red.RedactJSON(b.Bytes()))
+		_, err = out.Write(visible.JSON(red.RedactJSON(b.Bytes())))
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/conformance"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/spf13/cobra"
 )
 
@@ -68,20 +69,20 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	listing := c.ListTools(ctx)
 	for _, ex := range listing.Excluded {
 		// The spec's SHOULD: warn with the tool's name and the reason.
-		fmt.Fprintf(stderr, "warning: tool %q excluded from tools/list: %s\n", ex.Name, strings.Join(ex.Reasons, "; "))
+		fmt.Fprintf(stderr, "warning: tool %q excluded from tools/list: %s\n", ex.Name, visible.String(strings.Join(ex.Reasons, "; ")))
 	}
 	names := make([]string, 0, len(listing.Tools))
 	for _, t := range listing.Tools {
-		names = append(names, t.Name)
+		names = append(names, visible.String(t.Name))
 	}
 	if !listing.OK {
 		what := "the listing failed"
 		if listing.Final != nil {
 			what = fmt.Sprintf("%s (%s layer): %s", listing.Final.Outcome, listing.Final.Layer(), listing.Final.Reason)
 		}
-		fmt.Fprintf(stdout, "tools/list: %s; decision %s: %s\n", what, listing.Decision.Action, listing.Decision.Reason)
+		fmt.Fprintf(stdout, "tools/list: %s; decision %s: %s\n", visible.String(what), listing.Decision.Action, visible.String(listing.Decision.Reason))
 		if listing.Auth != nil {
-			fmt.Fprintf(stdout, "authorization failed at step %s: %s\n  rule: %s\n", listing.Auth.Step, listing.Auth.Reason, listing.Auth.Rule)
+			fmt.Fprintf(stdout, "authorization failed at step %s: %s\n  rule: %s\n", listing.Auth.Step, visible.String(listing.Auth.Reason), visible.String(listing.Auth.Rule))
 		}
 		client.WriteAuthChain(stderr, listing.Exchanges)
 		return &exitError{code: 1, err: errSilent}
@@ -93,11 +94,11 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	for _, s := range steps {
 		call, err := c.CallTool(ctx, s.Tool, s.Args)
 		if err != nil {
-			fmt.Fprintf(stdout, "tools/call %s: not sent: %v\n", s.Tool, err)
+			fmt.Fprintf(stdout, "tools/call %s: not sent: %s\n", visible.String(s.Tool), visible.String(err.Error()))
 			failed++
 			continue
 		}
-		fmt.Fprintf(stdout, "tools/call %s: %s (%s layer), %d exchange(s), %d round(s), %d retr(ies)\n", s.Tool, call.Outcome, call.Layer(), len(call.Exchanges), call.Rounds, call.Retries)
+		fmt.Fprintf(stdout, "tools/call %s: %s (%s layer), %d exchange(s), %d round(s), %d retr(ies)\n", visible.String(s.Tool), call.Outcome, call.Layer(), len(call.Exchanges), call.Rounds, call.Retries)
 		_ = call.WriteReport(stderr)
 		switch call.Layer() {
 		case classify.LayerTransport, classify.LayerProtocol:

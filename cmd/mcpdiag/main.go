@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/spf13/cobra"
 )
 
@@ -80,11 +82,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// oneLine returns the first line of s (an error's text, which may quote a
+// peer), rendered with visible.String so that a control or bidi character
+// in it is shown, never obeyed.
 func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
 	}
-	return s
+	return visible.String(s)
 }

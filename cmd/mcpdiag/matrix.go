@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -167,13 +168,13 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	var junit *atomicfile.File
 	if o.junit != "" {
 		// Written whole at the end: until then the old file stays.
-		if junit, err = atomicfile.Create(o.junit, 0o644); err != nil {
+		if junit, err = atomicfile.Create(o.junit, 0o600); err != nil {
 			return usageError("--junit: %v", err)
 		}
 		defer junit.Abort()
 	}
 	if o.record != "" {
-		w, err := record.OpenSink(o.record, record.SinkOptions{Stdout: stdout})
+		w, err := record.OpenSink(o.record, record.SinkOptions{Stdout: visible.JSONWriter{W: stdout}})
 		if err != nil {
 			return usageError("--record: %v", err)
 		}
@@ -234,7 +235,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 			return usageError("--html %s is also the --junit or --record file", o.html)
 		}
 		// Written whole at the end, like --junit.
-		if pageFile, err = atomicfile.Create(o.html, 0o644); err != nil {
+		if pageFile, err = atomicfile.Create(o.html, 0o600); err != nil {
 			return usageError("--html: %v", err)
 		}
 		defer pageFile.Abort()
@@ -259,7 +260,7 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	}
 	switch {
 	case o.json:
-		err = rep.WriteJSON(out)
+		err = rep.WriteJSON(visible.JSONWriter{W: out})
 		if err == nil && rep.LateLines > 0 && o.stderr != nil {
 			// The objects are per case; the late lines are no case's.
 			fmt.Fprintf(o.stderr, "mcpdiag matrix: %d server log line(s) came after their run was judged: in no verdict; written to --record (when set) with the warning %s\n", rep.LateLines, matrix.LateWarning)
@@ -372,7 +373,7 @@ func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matri
 		return usageError("--from-records %s: no exchange or server records (%d lines read)", name, p.Lines)
 	}
 	if o.json {
-		err = p.WriteJSON(stdout)
+		err = p.WriteJSON(visible.JSONWriter{W: stdout})
 	} else {
 		err = p.WriteTable(stdout)
 	}
@@ -380,7 +381,7 @@ func runPassive(stdin io.Reader, stdout io.Writer, o matrixOptions, limits matri
 		return err
 	}
 	if o.junit != "" {
-		f, err := atomicfile.Create(o.junit, 0o644)
+		f, err := atomicfile.Create(o.junit, 0o600)
 		if err != nil {
 			return usageError("--junit: %v", err)
 		}
@@ -414,7 +415,7 @@ func progressLine(w io.Writer, total int) func(*matrix.CaseResult, *matrix.RunRe
 		if r.Verdict() == judge.Fail {
 			failed++
 		}
-		fmt.Fprintf(w, "\r\033[Kmatrix: %d/%d runs done, %d failed (last: %s)", done, total, failed, fit(c.Case.Name, 40))
+		fmt.Fprintf(w, "\r\033[Kmatrix: %d/%d runs done, %d failed (last: %s)", done, total, failed, fit(visible.String(c.Case.Name), 40))
 	}
 }
 

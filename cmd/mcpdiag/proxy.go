@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/proxy/metrics"
 	"github.com/mcpdiag/mcpdiag/proxy/tracing"
@@ -215,7 +216,7 @@ func runProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	var sink *record.Sink
 	var pageLive atomic.Pointer[ui.Server] // --ui with --record: fed by the sink's Tee
 	if o.recordFile != "" {
-		so := record.SinkOptions{Stdout: stdout, Sync: syncPolicy, Encoder: enc,
+		so := record.SinkOptions{Stdout: visible.JSONWriter{W: stdout}, Sync: syncPolicy, Encoder: enc,
 			Async: true, QueueSize: o.queue, Policy: policy, OnLoss: record.PrintLosses(stderr, "mcpdiag proxy: ")}
 		if o.uiAddr != "" {
 			// The live page gets the lines the file got, from the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
@@ -249,11 +250,11 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 			return usageError("--baseline %s: %v", o.baseline, err)
 		}
 	}
-	render := report.NewTextReporter(s)
+	render, out := report.NewTextReporter(s), stdout
 	if o.json {
-		render = report.NewJSONReporter(s)
+		render, out = report.NewJSONReporter(s), visible.JSONWriter{W: stdout}
 	}
-	if err := render.Report(stdout); err != nil {
+	if err := render.Report(out); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("writing the report: %w", err)}
 	}
 	if s.Gates != nil && !s.Gates.Passed {

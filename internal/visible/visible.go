@@ -21,6 +21,7 @@
 package visible
 
 import (
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,4 +153,77 @@ func writeHex(b *strings.Builder, prefix string, v uint32, digits int) {
 	for k := digits - 1; k >= 0; k-- {
 		b.WriteByte(hexDigits[(v>>(4*k))&0xf])
 	}
+}
+
+// JSON returns the JSON text b with every character from DEL on that
+// String escapes (DEL, C1 controls, format and bidi characters, U+2028 and
+// U+2029, which encoding/json writes as they are) written
+// as a \u escape (a surrogate pair past U+FFFF), and each byte of invalid
+// UTF-8 as \ufffd, as encoding/json reads it. Outside its strings, JSON
+// text holds only printable ASCII and whitespace, so the value is the same: a reader decodes what
+// the writer meant, a terminal shows the escape. It returns b itself when
+// nothing needs escaping. A JSON text split across calls must be split
+// between characters.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	var out []byte
+	copied := 0
+	for i < len(b) {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		invalid := r == utf8.RuneError && n == 1
+		if !invalid && !Escaped(r) {
+			i += n
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b)+16)
+		}
+		out = append(out, b[copied:i]...)
+		switch {
+		case invalid:
+			out = append(out, `\ufffd`...)
+		case r > 0xffff:
+			r -= 0x10000
+			out = appendU(out, 0xd800+(r>>10))
+			out = appendU(out, 0xdc00+(r&0x3ff))
+		default:
+			out = appendU(out, r)
+		}
+		i += n
+		copied = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[copied:]...)
+}
+
+func appendU(out []byte, r rune) []byte {
+	out = append(out, '\\', 'u')
+	for k := 3; k >= 0; k-- {
+		out = append(out, hexDigits[(r>>(4*k))&0xf])
+	}
+	return out
+}
+
+// JSONWriter writes JSON text to W rendered with JSON. Each Write must end
+// between characters (a record line, a whole document).
+type JSONWriter struct{ W io.Writer }
+
+// Write writes JSON(p) to W and reports p's length on success.
+func (w JSONWriter) Write(p []byte) (int, error) {
+	if _, err := w.W.Write(JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -1,6 +1,8 @@
 package visible
 
 import (
+	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,6 +137,50 @@ func FuzzString(f *testing.F) {
 			back, err := unescape(out)
 			if err != nil || back != in {
 				t.Fatalf("render(%q, %v) = %q reads back as %q (%v)", in, lines, out, back, err)
+			}
+		}
+	})
+}
+
+func TestJSON(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":"plain"}`, `{"a":"plain"}`},
+		{"{\"a\":\"café 東京 🙂\"}", "{\"a\":\"café 東京 🙂\"}"},
+		{"{\"a\":\"\u202eLIAF\u009b\u2028\"}", `{"a":"\u202eLIAF\u009b\u2028"}`},
+		{"{\"a\":\"\U000E0041\"}", `{"a":"\udb40\udc41"}`},
+		{"{\"a\":\"\xff\"}", `{"a":"\ufffd"}`},
+		{"{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}"},
+		{"{\"a\":\"\x7f\"}", `{"a":"\u007f"}`},
+	} {
+		if got := string(JSON([]byte(c.in))); got != c.want {
+			t.Errorf("JSON(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzJSON: JSON keeps the value of any JSON text encoding/json writes and
+// leaves no character String escapes but the ASCII whitespace between
+// tokens.
+func FuzzJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "\u202e\u009b\x1b", "\U000E0041", "\xff\xfe", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		b, err := json.MarshalIndent(map[string]any{"k" + in: []string{in}}, "", "\t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := JSON(b)
+		var before, after any
+		if err := json.Unmarshal(b, &before); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &after); err != nil || !reflect.DeepEqual(before, after) {
+			t.Fatalf("JSON(%q) = %q reads as %v (%v), not %v", b, out, after, err, before)
+		}
+		for _, r := range string(out) {
+			if Escaped(r) && r != '\n' && r != '\t' {
+				t.Fatalf("JSON(%q) = %q holds %U", b, out, r)
 			}
 		}
 	})

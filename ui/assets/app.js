@@ -13,17 +13,50 @@ const SVG = 'http://www.w3.org/2000/svg';
 
 // ---- helpers ---------------------------------------------------------------
 
+// visible is Go's internal/visible Lines for the page: every text the page
+// shows (and every title) is rendered with it, so that a bidi override, a
+// zero-width or a control character a peer sent is shown as an escape
+// (\u202e, \x1b, \r) rather than reordering or hiding the text around it.
+// Newlines and tabs stay (bodies are shown as lines); a backslash is
+// doubled where it would read as an escape, so no two texts look the same.
+const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const NEEDS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/u;
+function escapedChar(c) { return c !== '\n' && c !== '\t' && ESCAPED.test(c); }
+export function visible(v) {
+  const str = String(v);
+  if (!NEEDS.test(str)) return str;
+  const cs = Array.from(str);
+  let out = '';
+  for (let i = 0; i < cs.length; i++) {
+    const c = cs[i];
+    if (c === '\\') {
+      const n = cs[i + 1];
+      out += n !== undefined && ('\\tnrxuU'.includes(n) || escapedChar(n)) ? '\\\\' : '\\';
+    } else if (escapedChar(c)) {
+      const cp = c.codePointAt(0);
+      if (c === '\r') out += '\\r';
+      else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
+      else if (cp <= 0xffff) out += '\\u' + cp.toString(16).padStart(4, '0');
+      else out += '\\U' + cp.toString(16).padStart(8, '0');
+    } else out += c;
+  }
+  return out;
+}
+
+// shownAttr: attributes a person reads (a tooltip, a label).
+const shownAttr = new Set(['title', 'aria-label', 'alt', 'placeholder']);
+
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
+    else if (k === 'text') el.textContent = visible(v);
+    else el.setAttribute(k, v === true ? '' : shownAttr.has(k) ? visible(v) : String(v));
   }
   for (const k of kids.flat()) {
     if (k === undefined || k === null || k === false) continue;
-    el.append(k instanceof Node ? k : String(k));
+    el.append(k instanceof Node ? k : visible(k));
   }
   return el;
 }
@@ -32,8 +65,8 @@ function s(tag, attrs, ...kids) {
   const el = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null) continue;
-    if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, String(v));
+    if (k === 'text') el.textContent = visible(v);
+    else el.setAttribute(k, shownAttr.has(k) ? visible(v) : String(v));
   }
   for (const k of kids.flat()) if (k) el.append(k);
   return el;
