@@ -206,7 +206,7 @@ the client goes away.
   ` + "`Host`" + `, an allowed ` + "`Origin`" + `, and no ` + "`Forwarded`" + `, ` + "`X-Forwarded-*`" + ` or ` + "`Via`" + ` header (a proxy on the same host
   must not hand the API to its clients; ` + "`mcpdiag proxy`" + ` does not forward ` + "`/admin/`" + ` without ` + "`--forward-admin`" + `). With
   the token every admin request must carry ` + "`Authorization: Bearer <token>`" + `. The server binds 127.0.0.1 unless
-  ` + "`--addr`" + ` says otherwise. See docs/security.md.
+  ` + "`--listen`" + ` says otherwise. See docs/security.md.
 
 `
 

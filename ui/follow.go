@@ -200,7 +200,7 @@ func Follow(ctx context.Context, o FollowOptions) error {
 	}
 	ln, err := Listen(o.Addr)
 	if err != nil {
-		return inputErrorf("--addr %v", err)
+		return inputErrorf("--listen %v", err)
 	}
 	title := "mcpdiag ui"
 	if len(o.Files) == 1 {

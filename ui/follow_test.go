@@ -26,7 +26,7 @@ func TestFollowRefusesBadInput(t *testing.T) {
 		{"missing file", FollowOptions{Files: []string{filepath.Join(dir, "nope")}}, "cannot open"},
 		{"directory", FollowOptions{Files: []string{dir}}, "is a directory"},
 		{"foreign address", FollowOptions{Files: []string{file}, Addr: "0.0.0.0:0"}, "loopback only"},
-		{"bad address", FollowOptions{Files: []string{file}, Addr: "127.0.0.1"}, "--addr"},
+		{"bad address", FollowOptions{Files: []string{file}, Addr: "127.0.0.1"}, "--listen"},
 		{"negative poll", FollowOptions{Files: []string{file}, Poll: -1}, "--poll"},
 	} {
 		err := Follow(context.Background(), c.o)

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/serve"
 	"github.com/mcpdiag/mcpdiag/ui"
@@ -43,6 +44,7 @@ type serveOptions struct {
 
 func newServeCmd() *cobra.Command {
 	var o serveOptions
+	var listen listenFlag
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run an MCP server that fails on purpose (fault scenarios over a healthy fixture server)",
@@ -59,18 +61,22 @@ Stops cleanly on SIGINT or SIGTERM.`,
 		Example: `  mcpdiag serve
   mcpdiag serve --scenario errors.http_status_sequence --params '{"statusCodes":[503,503,200]}'
   mcpdiag serve --scenario 'baseline+errors.tool_error' --params '[{"delay":{"ms":200}},{"schedule":{"every":2}}]'
-  mcpdiag serve --addr 127.0.0.1:0 --seed 42 --log server.jsonl
+  mcpdiag serve --listen 127.0.0.1:0 --seed 42 --log server.jsonl
   mcpdiag serve --auth --scenario errors.tool_error
   mcpdiag call 'http://127.0.0.1:8080/s/sse.truncated/mcp?midEvent=true' echo --args '{"text":"hi"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.addr, err = listen.value(cmd.Flags()); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), o, cmd.Flags().Changed("seed"))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", serve.DefaultAddr, "listen address (loopback by default; port 0 picks a free port)")
+	listen.add(f, serve.DefaultAddr, "listen address (loopback by default; port 0 picks a free port; --addr is its older name)")
 	f.StringVar(&o.scenario, "scenario", "", "scenario id(s) for /mcp, composed with + (see mcpdiag scenarios)")
 	f.StringVar(&o.params, "params", "", "scenario params: a JSON object (an array or an object keyed by id for a+b), or @FILE")
 	f.StringVar(&o.config, "config", "", `JSON file: {"scenario": "a+b" or [{"id":…,"params":{…}}], "params": …, "seed": N}`)
@@ -135,7 +141,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	opts.OnLogLoss = record.PrintLosses(stderr, "mcpdiag serve: --log: ")
 	var logFile *record.Sink
 	if o.logFile != "" {
-		w, err := record.OpenSink(o.logFile, record.SinkOptions{Stdout: out})
+		w, err := record.OpenSink(o.logFile, record.SinkOptions{Stdout: visible.JSONWriter{W: out}})
 		if err != nil {
 			return usageError("--log: %v", err)
 		}
@@ -166,7 +172,7 @@ func runServe(ctx context.Context, out, stderr io.Writer, o serveOptions, seedSe
 	// interface takes an explicit "0.0.0.0:PORT".
 	addr, err := loopback.DefaultHost(o.addr)
 	if err != nil {
-		return usageError("--addr %q: %v", o.addr, err)
+		return usageError("--listen %q: %v", o.addr, err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -152,6 +152,12 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"serve", "--config", filepath.Join(dir, "missing.json")}, 2, "--config"},
 		{[]string{"serve", "--scenario", "errors.http_status_sequence", "--params", "@" + filepath.Join(dir, "missing.json")}, 2, "--params"},
 		{[]string{"serve", "--addr", ln.Addr().String()}, 1, "listen on"},
+		// --listen is the name serve shares with proxy and ui; --addr is
+		// kept as its alias (term15).
+		{[]string{"serve", "--listen", ln.Addr().String()}, 1, "listen on"},
+		{[]string{"serve", "--listen", ln.Addr().String(), "--addr", ln.Addr().String()}, 1, "listen on"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--addr", ln.Addr().String()}, 2, "--addr is an alias of --listen"},
+		{[]string{"serve", "--listen", "no-port"}, 2, `--listen "no-port"`},
 		{[]string{"serve", "extra"}, 2, "unknown command"},
 	}
 	for _, tt := range tests {

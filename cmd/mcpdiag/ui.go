@@ -24,6 +24,7 @@ type uiOptions struct {
 
 func newUICmd() *cobra.Command {
 	var o uiOptions
+	var listen listenFlag
 	cmd := &cobra.Command{
 		Use:   "ui FILE…",
 		Short: "Serve a live page over record files as they grow: every exchange with its layer, SSE timeline, retry decision and fault",
@@ -39,13 +40,17 @@ unreadable, 2 usage error.`,
 		Example: `  mcpdiag proxy --upstream http://127.0.0.1:8080/mcp --record proxy.jsonl --record-bodies full &
   mcpdiag ui proxy.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.addr, err = listen.value(cmd.Flags()); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runUI(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address, loopback only (port 0 picks a free port)")
+	listen.add(f, "127.0.0.1:0", "listen address, loopback only (port 0 picks a free port; --addr is its older name)")
 	f.DurationVar(&o.poll, "poll", 50*time.Millisecond, "how often each file is checked for new lines")
 	return cmd
 }

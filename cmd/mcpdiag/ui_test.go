@@ -32,7 +32,10 @@ func TestUICommandUsage(t *testing.T) {
 		{"no file", []string{"ui"}, "mcpdiag: ui: name at least one record file"},
 		{"missing file", []string{"ui", filepath.Join(dir, "nope.jsonl")}, "mcpdiag: cannot open "},
 		{"directory", []string{"ui", dir}, "mcpdiag: " + dir + " is a directory"},
-		{"not loopback", []string{"ui", "--addr", "0.0.0.0:0", file}, "mcpdiag: --addr 0.0.0.0:0: the page is served on loopback only"},
+		{"not loopback", []string{"ui", "--listen", "0.0.0.0:0", file}, "mcpdiag: --listen 0.0.0.0:0: the page is served on loopback only"},
+		// --addr, the older name, is an alias of --listen (term15).
+		{"not loopback, --addr", []string{"ui", "--addr", "0.0.0.0:0", file}, "mcpdiag: --listen 0.0.0.0:0: the page is served on loopback only"},
+		{"--listen and --addr differ", []string{"ui", "--listen", "127.0.0.1:0", "--addr", "127.0.0.1:1", file}, `mcpdiag: --listen "127.0.0.1:0" and --addr "127.0.0.1:1": --addr is an alias of --listen`},
 		{"bad poll", []string{"ui", "--poll", "0s", file}, "mcpdiag: --poll must be positive"},
 	}
 	for _, c := range cases {
