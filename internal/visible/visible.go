@@ -92,7 +92,7 @@ func render(s string, lines bool) string {
 			b.WriteString(`\t`)
 		case c == '\n':
 			b.WriteString(`\n`)
-		case c == '\r':
+		case c == 0x0d: // a carriage return
 			b.WriteString(`\r`)
 		case r < 0x80:
 			writeHex(&b, `\x`, uint32(r), 2)
