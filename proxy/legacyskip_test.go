@@ -63,14 +63,36 @@ func TestLegacySSEAnswerOverTheLimit(t *testing.T) {
 // record whose wait runs out while its answer is being judged is written
 // once, with the answer (the timeout leaves it to the judging). Before, the
 // classifier ran under the lock every stream's pairing shares.
+//
+// Both answers must reach the proxy within its wait (LegacyAnswerWait),
+// the first one's judging held past it. On a loaded machine an answer may
+// come after a short wait (the first one did, in a fresh clone at load 30:
+// its judging never started and the test waited for it until go test's
+// limit): such an attempt says so, and the next one waits four times as
+// long.
 func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 	t.Parallel()
+	for wait := 100 * time.Millisecond; !legacyJudgedOutsideTheLock(t, wait); wait *= 4 {
+		if wait >= 6400*time.Millisecond {
+			t.Fatalf("an answer came after the proxy's wait in every attempt (up to %v)", wait)
+		}
+		t.Logf("an answer came after the proxy's wait of %v; again with a longer one", wait)
+	}
+}
+
+// legacyJudgedOutsideTheLock is one attempt of
+// TestLegacySSEJudgedOutsideTheLock with the proxy's answer wait; false
+// when an answer came after it (the attempt tells nothing).
+func legacyJudgedOutsideTheLock(t *testing.T, wait time.Duration) bool {
 	srv := newPairingServer()
 	up := serve(t, srv)
-	purl, p, sink, stop := startProxy(t, strings.TrimSuffix(up, "/mcp")+"/sse", proxy.Options{LegacyAnswerWait: 100 * time.Millisecond})
+	purl, p, sink, stop := startProxy(t, strings.TrimSuffix(up, "/mcp")+"/sse", proxy.Options{LegacyAnswerWait: wait})
+	defer stop()
 	var mu sync.Mutex
 	calls := 0
 	blocked, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
 	proxy.SetLegacyClassifying(p, func() {
 		mu.Lock()
 		calls++
@@ -81,9 +103,19 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 			<-release
 		}
 	})
+	timedOut := func(recs []*record.Record) bool {
+		for _, r := range recs {
+			if r.StreamAnswer != nil && r.StreamAnswer.NotSeen == record.AnswerTimeout {
+				return true
+			}
+		}
+		return false
+	}
 	c := &http.Client{Timeout: 30 * time.Second}
 	endA, brA, respA := legacySession(t, c, purl)
+	defer respA.Body.Close()
 	endB, brB, respB := legacySession(t, c, purl)
+	defer respB.Body.Close()
 	// A's answer comes once its record is held; its judging is held back
 	// past the wait.
 	postAll(t, c, endA, call(`1`, "hold"))
@@ -96,10 +128,22 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 	}
 	close(srv.release)
 	readAnswers(t, brA, 1)
-	<-blocked
+	for judging := false; !judging; {
+		select {
+		case <-blocked:
+			judging = true
+		case <-time.After(5 * time.Millisecond):
+			if timedOut(sink.exchanges(t)) {
+				return false
+			}
+			if time.Now().After(deadline.Add(30 * time.Second)) {
+				t.Fatal("the first answer was neither judged nor its record written without it")
+			}
+		}
+	}
 	postAll(t, c, endB, call(`2`, "echo"))
 	readAnswers(t, brB, 1)
-	waitFor(t, sink, "the second stream's paired record", func(recs []*record.Record) bool {
+	waitFor(t, sink, "the second stream's record", func(recs []*record.Record) bool {
 		for _, r := range recs {
 			if r.Tool == "echo" && r.StreamAnswer != nil {
 				return true
@@ -107,8 +151,11 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(200 * time.Millisecond) // past the first request's wait
-	close(release)
+	if timedOut(sink.exchanges(t)) {
+		return false // the second answer came after the wait
+	}
+	time.Sleep(2 * wait) // past the first request's wait
+	releaseOnce.Do(func() { close(release) })
 	waitFor(t, sink, "the first stream's record", func(recs []*record.Record) bool {
 		for _, r := range recs {
 			if r.Tool == "hold" {
@@ -126,6 +173,7 @@ func TestLegacySSEJudgedOutsideTheLock(t *testing.T) {
 	}
 	checkPost(t, posts, `1`, answerWant{outcome: classify.ToolSuccess, tool: "hold", seen: true})
 	checkPost(t, posts, `2`, answerWant{outcome: classify.ToolSuccess, tool: "echo", seen: true})
+	return true
 }
 
 // TestLegacySSESharedEndpoint: two open streams that name the same
