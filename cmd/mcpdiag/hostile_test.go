@@ -242,6 +242,39 @@ func checkHostileJSON(t *testing.T, u, rec, precs string) {
 	}
 	hostileRun(t, 1, "probe", u, "--json")
 	hostileRun(t, -1, "matrix", "--from-records", precs)
+
+	// A record file is input: a recorded client's name (what a client
+	// says in its initialize) names its trace in matrix --from-records.
+	raw, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["client"] = hostile("client")
+		b, _ := json.Marshal(m)
+		lines = append(lines, string(b))
+	}
+	named := filepath.Join(filepath.Dir(rec), "named.jsonl")
+	if err := os.WriteFile(named, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(filepath.Dir(rec), "passive.xml")
+	out, _ = hostileRun(t, -1, "matrix", "--from-records", named, "--junit", junit)
+	if !strings.Contains(out, `client<\x1b]52;c;ZXZpbA==\x07`) {
+		t.Errorf("matrix --from-records does not name the client escaped:\n%s", out)
+	}
+	if b, err := os.ReadFile(junit); err != nil {
+		t.Fatal(err)
+	} else {
+		checkVisibleOutput(t, "matrix --from-records --junit", b)
+	}
+	hostileRun(t, -1, "matrix", "--from-records", named, "--json")
+	hostileRun(t, -1, "report", named)
 }
 
 // TestHostileMatrixClient (term15): a client under test whose stderr, and
