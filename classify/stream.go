@@ -219,13 +219,13 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 		// No verdict can come from here on; server requests are still
 		// handed on (a client must answer them), and the stream is
 		// read to its end, or to the response for a client.
-		if c.afterUnread(ex, data, sse) {
+		if c.afterUnread(ex, typ, data, sse) {
 			sse.End = "stopped-at-terminal"
 			return true, c.notClassified(r, st.unread)
 		}
 		return false, nil
 	}
-	if typ != "" && typ != "message" {
+	if !wire.EventCarriesMessage(typ) {
 		if !st.warnedType {
 			st.warnedType = true
 			r.warnText(WarnUnknownEventType, fmt.Sprintf("event %d has type %q and was ignored", sse.Events, typ))
@@ -279,7 +279,7 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 		if !env.hasJSONRPC || !wire.StringIs(env.jsonrpc, "2.0") {
 			return true, stopEvent(r, InvalidEnvelope, "event %d carries a message without jsonrpc \"2.0\"", sse)
 		}
-		if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
+		if wire.IsRequestMembers(env.method, env.result, env.err, env.jsonrpc, env.id) {
 			sse.Requests++
 			if c.OnServerRequest != nil {
 				c.OnServerRequest(data)
@@ -441,24 +441,29 @@ func skippedDetails(sk *wire.SkippedEventError, event int) *NotClassifiedDetails
 	return d
 }
 
-// afterUnread handles an event after an unread one: a server request is
-// handed on, and it reports whether the event is the response that a
-// client stops at.
-func (c *Classifier) afterUnread(ex *Exchange, data []byte, sse *SSEDetails) (stop bool) {
-	if !wire.Valid(data) || wire.Kind(data) != '{' {
+// afterUnread handles an event (of type typ) after an unread one: a
+// server request is handed on, as before the unread event (an event of
+// another type, or a request without jsonrpc "2.0", is none), and it
+// reports whether the event is the response that a client stops at.
+func (c *Classifier) afterUnread(ex *Exchange, typ string, data []byte, sse *SSEDetails) (stop bool) {
+	if !wire.EventCarriesMessage(typ) || !wire.Valid(data) || wire.Kind(data) != '{' {
 		return false
 	}
 	env := scanEnvelope(data)
 	switch {
 	case env.hasMethod && !env.hasResult && !env.hasError:
-		if env.hasID && !wire.IDFromRaw(env.id).IsNull() {
+		if wire.IsRequestMembers(env.method, env.result, env.err, env.jsonrpc, env.id) {
 			sse.Requests++
 			if c.OnServerRequest != nil {
 				c.OnServerRequest(data)
 			}
 			return false
 		}
-		sse.Notifications++
+		if wire.StringIs(env.jsonrpc, "2.0") {
+			// (Without it, no message: before the unread event, the
+			// classification would have stopped there.)
+			sse.Notifications++
+		}
 		return false
 	case env.hasResult || env.hasError:
 		return c.StopAtTerminal && answers(ex, &env)

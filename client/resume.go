@@ -187,12 +187,9 @@ func (c *Client) standalone(ctx, actx context.Context, ready chan<- struct{}) {
 		if err != nil {
 			return
 		}
-		if ev.Type != "" && ev.Type != "message" || wire.Kind(ev.Data) != '{' {
-			continue
-		}
-		method, hasMethod := wire.Field(ev.Data, "method")
-		id, hasID := wire.Field(ev.Data, "id")
-		if hasMethod && hasID && !wire.IDFromRaw(id).IsNull() && wire.Kind(method) == '"' {
+		// What the classifier hands on from a POST's stream, the one
+		// rule: the client answers the same requests on either stream.
+		if wire.IsServerRequest(ev.Type, ev.Data) {
 			c.answerServerRequest(ctx, actx, append([]byte(nil), ev.Data...))
 		}
 	}

@@ -26,17 +26,11 @@ func serverRequestKey(session string, id wire.ID) string {
 	return session + "\x00" + string(id.Raw())
 }
 
-// saw notes a server request seen on a stream of session.
+// saw notes msg, the data of an event of a stream of session that is a
+// server request (wire.IsServerRequest said so, or the classifier, which
+// asks the same), by its id.
 func (s *serverRequests) saw(session string, msg []byte) {
 	m := wire.ParseMessage(msg)
-	s.note(session, &m)
-}
-
-// note notes m, when it is a server request, seen on a stream of session.
-func (s *serverRequests) note(session string, m *wire.Message) {
-	if m.Kind != wire.MessageRequest || m.ID.IsZero() {
-		return
-	}
 	k := serverRequestKey(session, m.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,12 +98,10 @@ type requestWatch struct {
 	data  []byte
 	lines int  // data lines of the event so far
 	over  bool // the event's data is over maxWatchedEvent
-	// typ is the event's type, as far as it tells: "message" or a few
-	// bytes of another (the classifier reads an event of another type as
-	// no message, and so does the watch).
-	typ     [8]byte
-	typLen  int
-	typLong bool
+	// typ is the event's type, its first bytes: a longer type is none
+	// of "" and "message" either (wire.EventCarriesMessage).
+	typ    [8]byte
+	typLen int
 }
 
 // requestWatches holds the watches of streams that ended.
@@ -143,11 +135,9 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 		case wire.SSEField:
 			if t.Field == wire.FieldEvent {
 				if t.First {
-					w.typLen, w.typLong = 0, false
+					w.typLen = 0
 				}
-				n := copy(w.typ[w.typLen:], t.Value)
-				w.typLen += n
-				w.typLong = w.typLong || n < len(t.Value)
+				w.typLen += copy(w.typ[w.typLen:], t.Value)
 				continue
 			}
 			if t.Field != wire.FieldData || w.over {
@@ -177,14 +167,13 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 			}
 			w.data = append(w.data, t.Value...)
 		case wire.SSEEnd:
-			typ := string(w.typ[:w.typLen]) // no allocation: compared only
-			message := !w.typLong && (typ == "" || typ == "message")
-			if t.HasData && !w.over && message && mayBeRequest(w.data) {
-				m := wire.ParseMessage(w.data)
-				s.note(session, &m)
+			// The one rule the classifier asks too; string(typ) does not
+			// escape, and is not allocated.
+			if t.HasData && !w.over && wire.IsServerRequest(string(w.typ[:w.typLen]), w.data) {
+				s.saw(session, w.data)
 			}
 			w.lines, w.over = 0, false
-			w.typLen, w.typLong = 0, false
+			w.typLen = 0
 			w.data = w.data[:0]
 			if cap(w.data) > keptWatchData {
 				putChunk(w.data)
@@ -192,26 +181,4 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 			}
 		}
 	}
-}
-
-// mayBeRequest reports whether data, an event's, may be a JSON-RPC
-// request, for the one parse that tells (wire.ParseMessage): an object
-// with a method member, an id that is not null and jsonrpc "2.0", as
-// ParseMessage reads its members and as the classifier passes a request
-// on. A tool's result and a notification are not parsed again.
-func mayBeRequest(data []byte) bool {
-	method, id, version := false, false, false
-	_ = wire.EachField(data, func(k, v []byte) bool {
-		switch {
-		case wire.KeyIs(k, "method"):
-			method = true
-		case wire.KeyIs(k, "id"):
-			id = !wire.IDFromRaw(v).IsNull()
-		case wire.KeyIs(k, "jsonrpc"):
-			// As the classifier, which passes on no request without it.
-			version = wire.StringIs(v, "2.0")
-		}
-		return true
-	})
-	return method && id && version
 }

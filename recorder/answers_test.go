@@ -109,13 +109,10 @@ func readRequests(stream []byte) []string {
 		if len(ev.Data) > maxWatchedEvent {
 			continue
 		}
-		if ev.Type != "" && ev.Type != "message" {
-			continue // the classifier reads no message in an event of another type
-		}
-		if v, ok := wire.Field(ev.Data, "jsonrpc"); !ok || !wire.StringIs(v, "2.0") {
-			continue // nor a request without jsonrpc "2.0"
-		}
-		if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest && !m.ID.IsZero() {
+		// The classifier's rule (classify's FuzzIsServerRequest holds
+		// that it is).
+		if wire.IsServerRequest(ev.Type, ev.Data) {
+			m := wire.ParseMessage(ev.Data)
 			got = append(got, m.Method+" "+string(m.ID.Raw()))
 		}
 	}
@@ -157,6 +154,16 @@ func TestRequestWatch(t *testing.T) {
 			"event: ping\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"roots/list\"}\n\n" +
 			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"roots/list\"}\n\n",
 			[]string{"roots/list 16", "roots/list 17"}},
+		// A method with a result or an error is a response to the
+		// classifier: before, the watch noted both (ids 18, 19), and a
+		// later answer of their id named a method no request had.
+		// Data that is not one JSON object is no message.
+		{"responses and no JSON", "data: {\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"roots/list\",\"result\":{}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"roots/list\",\"error\":{\"code\":1,\"message\":\"x\"}}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"roots/list\"} {}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"roots/list\",\"params\":[1,]}\n\n" +
+			"data: {\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"roots/list\"}\n\n",
+			[]string{"roots/list 22"}},
 		{"over the bound, then one", "data: " + big + "\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"roots/list\"}\n\n",
 			[]string{"roots/list 10"}},
 	}

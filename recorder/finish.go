@@ -374,13 +374,15 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 				break
 			}
 			sse.Events++
-			if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageRequest {
+			if wire.IsServerRequest(ev.Type, ev.Data) {
+				// The classifier's rule (an event of another type, or a
+				// request without jsonrpc "2.0", is none).
 				sse.Requests++
 				if len(ev.Data) > maxWatchedEvent {
 					// (A smaller one the writer noted: requestWatch.)
 					rc.srvReqs.saw(ex.session, ev.Data)
 				}
-			} else if m.Kind == wire.MessageNotification {
+			} else if m := wire.ParseMessage(ev.Data); m.Kind == wire.MessageNotification {
 				sse.Notifications++
 			} else if m.Kind == wire.MessageResponse && ex.pipe != nil && ex.pipe.eager {
 				rc.opts.StreamMessage(ex, ev.Data, &m)
