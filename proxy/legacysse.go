@@ -346,7 +346,7 @@ func (l *legacyStreams) answered(ex *recorder.Exchange, data []byte, m *wire.Mes
 	if !ok {
 		return
 	}
-	lp, at := l.take(s, idKey(m.ID))
+	lp, at := l.take(s, m.ID)
 	if lp == nil {
 		return
 	}
@@ -389,7 +389,7 @@ func (l *legacyStreams) skipped(ex *recorder.Exchange, sk *wire.SkippedEventErro
 		l.mu.Unlock()
 		return
 	}
-	lp, at := l.take(s, idKey(rid))
+	lp, at := l.take(s, rid)
 	if lp == nil {
 		return
 	}
@@ -416,16 +416,17 @@ func (l *legacyStreams) keepsBody(res *classify.Result) bool {
 	return l.bodies == BodiesAll || l.bodies == BodiesFull || l.bodies == BodiesErrors && !res.Outcome.Success()
 }
 
-// take finds, for a response of idKey key on the stream s, the request
+// take finds, for a response of id on the stream s, the request
 // waiting for it, and takes it out of the table, marked answering (its
 // record waits for settle, whatever else ends); at is when the answer was
 // read. A response no waiting request has is counted, late or unpaired,
 // and take returns nil.
-func (l *legacyStreams) take(s *legacyStream, key string) (lp *legacyPending, at time.Time) {
+func (l *legacyStreams) take(s *legacyStream, id wire.ID) (lp *legacyPending, at time.Time) {
 	at = time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s.answers.Responses++
+	key, _ := answeredKey(s.tab.pending, id)
 	lp = s.tab.pending[key]
 	if lp == nil {
 		if s.tab.late[key] {

@@ -16,24 +16,45 @@ func keep(m wire.Message) wire.Message {
 	return m
 }
 
-// idKey is a map key for a JSON-RPC id: numbers by their float64 value,
-// strings after unescaping. It is looser than wire.ID.Equal (exact values):
-// an answer whose id a server rounded through a float64 is still paired with
-// its request, and the record's classification then names the mismatch.
-func idKey(id wire.ID) string {
-	switch {
-	case id.IsString():
-		s, _ := wire.StringValue(id.Raw())
-		return "s" + s
-	case id.IsNumber():
-		if f, err := strconv.ParseFloat(string(id.Raw()), 64); err == nil {
-			if f == 0 {
-				// -0 and 0 are one id (wire.ID.Equal, and float64 ==),
-				// but FormatFloat writes -0 as "-0".
-				return "n0"
+// idKey is the key of a JSON-RPC id in the proxy's tables of requests
+// waiting for their answers: its value (wire.ID.Key), so that ids pair as
+// wire.ID.Equal pairs them: a string by its decoded value, a number by its
+// exact value (1 and 1.0 one id; 9007199254740993 and 9007199254740992
+// two, where a float64 made them one and a second request took the
+// first's place).
+func idKey(id wire.ID) string { return id.Key() }
+
+// answeredKey returns the key in pending of the request an answer of id
+// answers: the one of the same id (idKey), else, for a number, the one
+// request only whose id reads as the same float64: a server (or client)
+// that reads ids into a float64 answers 9007199254740993 as
+// 9007199254740992, and the record's classification then names the
+// mismatch. ok is false (and key id's own) when no request, or more
+// than one so rounded, waits.
+func answeredKey[V any](pending map[string]V, id wire.ID) (key string, ok bool) {
+	key = idKey(id)
+	if _, ok := pending[key]; ok || !id.IsNumber() {
+		return key, ok
+	}
+	f, err := strconv.ParseFloat(string(id.Raw()), 64)
+	if err != nil {
+		return key, false
+	}
+	found := ""
+	for k := range pending {
+		// A number's key is "n" and a number's text (wire.ID.Key).
+		if len(k) < 2 || k[0] != 'n' {
+			continue
+		}
+		if g, err := strconv.ParseFloat(k[1:], 64); err == nil && g == f {
+			if found != "" {
+				return key, false
 			}
-			return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+			found = k
 		}
 	}
-	return "r" + string(id.Raw())
+	if found == "" {
+		return key, false
+	}
+	return found, true
 }

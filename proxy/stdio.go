@@ -872,8 +872,9 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 			}
 		}
 	case wire.MessageResponse:
-		if p := s.srvReqs[idKey(m.ID)]; p != nil {
-			delete(s.srvReqs, idKey(m.ID))
+		if k, ok := answeredKey(s.srvReqs, m.ID); ok {
+			p := s.srvReqs[k]
+			delete(s.srvReqs, k)
 			answered = p
 			if batch != nil {
 				answered.answerNote = batchNote(batch, "the client's answer was", answered.protocol, answered.batch == nil)
@@ -1022,8 +1023,9 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 	switch m.Kind {
 	case wire.MessageResponse:
 		s.mu.Lock()
-		p := s.pending[idKey(m.ID)]
-		delete(s.pending, idKey(m.ID))
+		k, _ := answeredKey(s.pending, m.ID)
+		p := s.pending[k]
+		delete(s.pending, k)
 		if p != nil && p.msg.Method == "initialize" {
 			if r, ok := wire.Field(trimmed, "result"); ok {
 				if v, ok := wire.Field(r, "protocolVersion"); ok {
@@ -1523,7 +1525,8 @@ func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, fired st
 		return nil, "", true
 	}
 	s.mu.Lock()
-	p := s.pending[idKey(m.ID)]
+	k, _ := answeredKey(s.pending, m.ID)
+	p := s.pending[k]
 	var d *faults.LineDecision
 	if p != nil {
 		d = p.fault
@@ -1535,8 +1538,8 @@ func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, fired st
 	out, err := d.Response(s.ctx, trimmed)
 	if err != nil {
 		s.mu.Lock()
-		if s.pending[idKey(m.ID)] == p {
-			delete(s.pending, idKey(m.ID))
+		if s.pending[k] == p {
+			delete(s.pending, k)
 		}
 		s.mu.Unlock()
 		s.finish(p, nil, time.Now(), err, false)

@@ -102,3 +102,34 @@ func TestStdioNegativeZeroID(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioIDsPairByValue: the stdio proxy pairs an answer with its
+// request by the id's value (wire.ID.Key): two requests waiting at once
+// with ids 9007199254740993 and 9007199254740992 are two requests, each
+// paired with its own answer (before, keyed by a float64, the second took
+// the first's place, and the first's answer was judged as the second's);
+// a string id answered spelled with escapes ("\u0061…") is its request's.
+func TestStdioIDsPairByValue(t *testing.T) {
+	t.Parallel()
+	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
+	if _, err := io.WriteString(run.in, scriptedCall("9007199254740993", "echo")+"\n"+scriptedCall("9007199254740992", "echo")+"\n"+scriptedCall(`"a-1"`, "escaped-id")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(conversation(t, run.in, run.out, []string{scriptedCall("8", "echo")}), "")
+	if want := scriptedAnswer("9007199254740993", "echo") + scriptedAnswer("9007199254740992", "echo") + scriptedAnswer(`"a-1"`, "escaped-id") + scriptedAnswer("8", "echo"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	for _, id := range []string{"9007199254740993", "9007199254740992", `"a-1"`, "8"} {
+		r := waitRecord(t, run.sink, "for id "+id, func(r *record.Record) bool { return r.JSONRPC.ID.String() == id })
+		if r.Method != "tools/call" || r.Outcome != classify.ToolSuccess || !r.JSONRPC.ResponseID.IsZero() {
+			t.Errorf("id %s: %s %s (responseId %s): %s; want tools/call TOOL_SUCCESS", id, r.Method, r.Outcome, r.JSONRPC.ResponseID.String(), r.Reason)
+		}
+	}
+	run.in.Close()
+	run.wait(t)
+	for _, r := range run.sink.records(t) {
+		if r.Outcome != classify.ToolSuccess {
+			t.Errorf("record %s %s id %s: %s (%s) %s", r.Method, r.Tool, r.JSONRPC.ID.String(), r.Outcome, r.Reason, r.Note)
+		}
+	}
+}

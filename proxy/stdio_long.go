@@ -50,8 +50,9 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 	if idRaw != nil {
 		id := wire.IDFromRaw(bytes.Clone(idRaw))
 		s.mu.Lock()
-		p := s.pending[idKey(id)]
-		delete(s.pending, idKey(id))
+		k, _ := answeredKey(s.pending, id)
+		p := s.pending[k]
+		delete(s.pending, k)
 		s.mu.Unlock()
 		if p != nil {
 			res := &classify.Result{

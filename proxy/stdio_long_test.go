@@ -113,6 +113,18 @@ func scriptedAnswer(id, tool string) string {
 			return strings.Replace(small, `"id":`+id, `"id":`+strconv.FormatFloat(f, 'f', -1, 64), 1)
 		}
 		return small
+	case "escaped-id": // a string id spelled with every character escaped ("1" as "\u0031")
+		var v string
+		if json.Unmarshal([]byte(id), &v) == nil && strings.HasPrefix(id, `"`) {
+			var b strings.Builder
+			b.WriteByte('"')
+			for _, r := range v {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+			b.WriteByte('"')
+			return strings.Replace(small, `"id":`+id, `"id":`+b.String(), 1)
+		}
+		return small
 	case "malformed": // a line that starts like JSON and is not, then the answer
 		return `{"jsonrpc":"2.0","id":` + "\n" + small
 	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer

@@ -22,8 +22,14 @@ type serverRequests struct {
 	order []string
 }
 
+// serverRequestKey is the key of the server request of id on a stream of
+// session: the id by its value (wire.ID.Key), so that an answer of the
+// same id spelled otherwise ("\u0031" for "1", 1.0 for 1) names the
+// request it answers, as the server pairs it.
 func serverRequestKey(session string, id wire.ID) string {
-	return session + "\x00" + string(id.Raw())
+	var b [128]byte
+	k := append(append(b[:0], session...), 0)
+	return string(id.AppendKey(k))
 }
 
 // saw notes msg, the data of an event of a stream of session that is a

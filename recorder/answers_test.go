@@ -28,6 +28,17 @@ func TestServerRequestsByKey(t *testing.T) {
 			[]ans{{"s1", `0`, "roots/list"}, {"s1", `0`, ""}}},
 		{"JSON type", []saw{{"s1", `{"jsonrpc":"2.0","id":"0","method":"roots/list"}`}},
 			[]ans{{"s1", `0`, ""}, {"s1", `"0"`, "roots/list"}}},
+		// An answer's id spelled otherwise is the same id, as the server
+		// pairs it (ids15): before, keyed by the id's bytes, the answer
+		// named no method.
+		{"escaped string", []saw{{"s1", `{"jsonrpc":"2.0","id":"1","method":"roots/list"}`}},
+			[]ans{{"s1", `"\u0031"`, "roots/list"}}},
+		{"number spelled 1.0", []saw{{"s1", `{"jsonrpc":"2.0","id":1,"method":"roots/list"}`}},
+			[]ans{{"s1", `1.0`, "roots/list"}}},
+		{"number spelled 1e0", []saw{{"s1", `{"jsonrpc":"2.0","id":1e0,"method":"roots/list"}`}},
+			[]ans{{"s1", `1`, "roots/list"}}},
+		{"numbers past float64", []saw{{"s1", `{"jsonrpc":"2.0","id":9007199254740993,"method":"roots/list"}`}},
+			[]ans{{"s1", `9007199254740992`, ""}, {"s1", `9007199254740993`, "roots/list"}}},
 		{"two sessions", []saw{{"s1", `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`}, {"s2", `{"jsonrpc":"2.0","id":0,"method":"elicitation/create"}`}},
 			[]ans{{"s1", `0`, "roots/list"}, {"s2", `0`, "elicitation/create"}}},
 		{"no session, two clients", []saw{{"", `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`}, {"", `{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage"}`}},
@@ -113,7 +124,7 @@ func readRequests(stream []byte) []string {
 		// that it is).
 		if wire.IsServerRequest(ev.Type, ev.Data) {
 			m := wire.ParseMessage(ev.Data)
-			got = append(got, m.Method+" "+string(m.ID.Raw()))
+			got = append(got, m.Method+" "+m.ID.Key())
 		}
 	}
 }
@@ -168,6 +179,11 @@ func TestRequestWatch(t *testing.T) {
 			[]string{"roots/list 10"}},
 	}
 	for _, c := range cases {
+		// As the table keys them: "method id" with the id's key.
+		for i, w := range c.want {
+			method, id, _ := strings.Cut(w, " ")
+			c.want[i] = method + " " + wire.IDFromRaw([]byte(id)).Key()
+		}
 		t.Run(c.name, func(t *testing.T) {
 			stream := []byte(c.stream)
 			if got := readRequests(stream); !slices.Equal(got, c.want) {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ID is a JSON-RPC request id kept as its raw JSON text, so that its type
@@ -78,43 +79,170 @@ func (id ID) IsInteger() bool {
 }
 
 // Equal reports whether two ids are the same JSON-RPC id: same JSON type and
-// same value. Strings compare after decoding escapes; numbers compare by value.
+// same value. Strings compare by their decoded value, exactly (see Key);
+// numbers by their exact value (1, 1.0 and 1e0 are one id). Equal holds
+// exactly when the two Keys are equal.
 func (id ID) Equal(other ID) bool {
 	if bytes.Equal(id.raw, other.raw) {
 		return true
 	}
+	var a, b [64]byte
+	return bytes.Equal(id.AppendKey(a[:0]), other.AppendKey(b[:0]))
+}
+
+// Key returns the id's canonical form, for pairing ids by value (a map of
+// requests waiting for their answers, by id): two ids have the same Key
+// exactly when Equal says they are the same id. The JSON types never share
+// a key. A string's key is its decoded value, exactly: escapes are decoded
+// ("\u0031" is "1"), a lone surrogate escape and a byte that is not UTF-8
+// each keep a form of their own (neither becomes U+FFFD, which would make
+// two different ids one). A number's key is its exact decimal value as
+// appendDecimal reads it, never a float64's (9007199254740993 and
+// 9007199254740992 differ; -0 is 0). Any other JSON text (true, an object:
+// not an id JSON-RPC allows), and text that does not read as its type, is
+// keyed by its bytes. The absent id's key is "".
+func (id ID) Key() string {
+	var b [64]byte
+	return string(id.AppendKey(b[:0]))
+}
+
+// AppendKey appends the bytes of id's Key to dst.
+func (id ID) AppendKey(dst []byte) []byte {
 	switch {
-	case id.IsString() && other.IsString():
-		var a, b string
-		if json.Unmarshal(id.raw, &a) != nil || json.Unmarshal(other.raw, &b) != nil {
-			return false
+	case len(id.raw) == 0:
+		return dst
+	case id.IsString():
+		if out, ok := appendStringKey(append(dst, 's'), id.raw); ok {
+			return out
 		}
-		return a == b
-	case id.IsNumber() && other.IsNumber():
-		x, ok1 := parseDecimal(id.raw)
-		y, ok2 := parseDecimal(other.raw)
-		return ok1 && ok2 && x == y
+	case id.IsNumber():
+		// The sign first, taken back for zero (-0 is 0).
+		mark := len(dst)
+		dst = append(dst, 'n', '-')
+		if digits, neg, exp, ok := appendDecimal(dst, id.raw); ok {
+			if len(digits) == len(dst) {
+				return append(dst[:mark], 'n', '0')
+			}
+			if !neg {
+				copy(digits[mark+1:], digits[mark+2:])
+				digits = digits[:len(digits)-1]
+			}
+			digits = append(digits, 'e')
+			return strconv.AppendInt(digits, exp, 10)
+		}
+		dst = dst[:mark]
 	}
-	return false
+	return append(append(dst, 'r'), id.raw...)
 }
 
-// decimal is a JSON number's exact value: sign, significant digits without
-// leading or trailing zeros, and the power of ten of the last digit. Zero is
-// the zero decimal (so -0 equals 0).
-type decimal struct {
-	neg    bool
-	digits string
-	exp    int64
+// keyMark starts, in a string id's key, a byte the key cannot hold as it
+// is (0xFF is in no UTF-8 encoding): keyMark 0 b for a byte b of the id's
+// text that is not UTF-8, keyMark 1 h l for the escape of a lone surrogate
+// h<<8|l. Every other character is its UTF-8 bytes, so that no two
+// different values share a key.
+const keyMark = 0xFF
+
+// appendStringKey appends the key of the JSON string raw (quotes
+// included): its decoded value, with keyMark for what has no UTF-8
+// encoding. ok is false when raw is not a whole JSON string.
+func appendStringKey(dst, raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return dst, false
+	}
+	in := raw[1 : len(raw)-1]
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return dst, false
+		case c == '\\':
+			if i+1 >= len(in) {
+				return dst, false
+			}
+			switch e := in[i+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := hex4(in, i+2)
+				if !ok {
+					return dst, false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r < 0xDC00 && i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' {
+						if lo, ok := hex4(in, i+2); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+							dst = utf8.AppendRune(dst, utf16.DecodeRune(r, lo))
+							i += 6
+							continue
+						}
+					}
+					dst = append(dst, keyMark, 1, byte(r>>8), byte(r))
+					continue
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default:
+				return dst, false
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, keyMark, 0, c)
+				i++
+				continue
+			}
+			dst = append(dst, in[i:i+n]...)
+			i += n
+		}
+	}
+	return dst, true
 }
 
-// parseDecimal reads JSON number text exactly (no float64 rounding: the ids
-// 9007199254740993 and 9007199254740992 differ). It reports false for text
-// that is not a JSON number or whose exponent is beyond ±10^15.
-func parseDecimal(n []byte) (decimal, bool) {
-	var d decimal
+// hex4 reads the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// appendDecimal reads the JSON number n exactly (no float64 rounding: the
+// ids 9007199254740993 and 9007199254740992 differ): it appends to dst its
+// significant digits, without leading or trailing zeros (none for zero, so
+// that -0 is 0), and returns with them its sign and the power of ten of its
+// last digit. ok is false for text that is not a JSON number or whose
+// exponent is beyond ±10^15.
+func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
 	i := 0
 	if i < len(n) && n[i] == '-' {
-		d.neg = true
+		neg = true
 		i++
 	}
 	start := i
@@ -123,7 +251,7 @@ func parseDecimal(n []byte) (decimal, bool) {
 	}
 	intPart := n[start:i]
 	if len(intPart) == 0 || (len(intPart) > 1 && intPart[0] == '0') {
-		return decimal{}, false
+		return dst, false, 0, false
 	}
 	var frac []byte
 	if i < len(n) && n[i] == '.' {
@@ -134,10 +262,9 @@ func parseDecimal(n []byte) (decimal, bool) {
 		}
 		frac = n[fs:i]
 		if len(frac) == 0 {
-			return decimal{}, false
+			return dst, false, 0, false
 		}
 	}
-	var exp int64
 	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
 		i++
 		eneg := false
@@ -148,32 +275,41 @@ func parseDecimal(n []byte) (decimal, bool) {
 		es := i
 		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
 			if exp > 1e15 {
-				return decimal{}, false
+				return dst, false, 0, false
 			}
 			exp = exp*10 + int64(n[i]-'0')
 			i++
 		}
 		if i == es {
-			return decimal{}, false
+			return dst, false, 0, false
 		}
 		if eneg {
 			exp = -exp
 		}
 	}
 	if i != len(n) {
-		return decimal{}, false
+		return dst, false, 0, false
 	}
-	digits := string(intPart) + string(frac)
 	exp -= int64(len(frac))
-	digits = strings.TrimLeft(digits, "0")
-	trimmed := strings.TrimRight(digits, "0")
-	exp += int64(len(digits) - len(trimmed))
-	if trimmed == "" {
-		return decimal{}, true
+	// The digits of intPart then frac, without leading zeros, then
+	// without trailing ones (each a power of ten more).
+	mark := len(dst)
+	for _, part := range [2][]byte{intPart, frac} {
+		for _, c := range part {
+			if c == '0' && len(dst) == mark {
+				continue
+			}
+			dst = append(dst, c)
+		}
 	}
-	d.digits = trimmed
-	d.exp = exp
-	return d, true
+	for len(dst) > mark && dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
+		exp++
+	}
+	if len(dst) == mark {
+		return dst, false, 0, true
+	}
+	return dst, neg, exp, true
 }
 
 // MarshalJSON writes the id's JSON text, or null when absent.
