@@ -81,7 +81,11 @@ type legacyStream struct {
 type legacyTable struct {
 	pending map[string]*legacyPending // requests waiting for their answer, by idKey
 	late    map[string]bool           // ids whose records were written without their answer (at most legacyLateMemory)
-	streams []*legacyStream           // its streams still open: the requests wait for an answer while one is
+	// ambiguous holds the ids two requests waited under at once, each
+	// with the answers still due under it, which pair with neither (at
+	// most legacyLateMemory ids; past it, such an answer counts unpaired).
+	ambiguous map[string]int
+	streams   []*legacyStream // its streams still open: the requests wait for an answer while one is
 }
 
 // legacyPendingMax bounds the requests, over every legacy stream, that wait
@@ -263,9 +267,12 @@ func (l *legacyStreams) annotate(ex *recorder.Exchange, rec *record.Record) {
 // null) POSTed to an open legacy stream's endpoint waits for its answer on
 // that stream, from before it is forwarded (the answer may come before its
 // POST's response). It returns the pending request, which the exchange's
-// Tag then holds (nil when the request is not one). An id already waiting
-// on the same stream is not paired a second time: the server cannot tell
-// the two answers apart either.
+// Tag then holds (nil when the request is not one). A request of an id
+// another waits under on the same stream (or did, its answer not come yet:
+// ambiguous) pairs with no answer, nor does that other: an answer of that
+// id cannot tell which it answers (the server's answers may come in any
+// order). Both records say so (NotSeen "ambiguous"), and their answers
+// are counted ambiguous on the stream's record.
 func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *legacyPending {
 	id := ex.ID()
 	if id.IsZero() || id.IsNull() {
@@ -279,9 +286,32 @@ func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *leg
 		protocol: ex.Protocol(), start: ex.Start(), listing: listing}
 	var evicted *legacyPending
 	l.mu.Lock()
-	if s.ended || s.tab.pending[lp.key] != nil {
+	if s.ended {
 		l.mu.Unlock()
 		return nil
+	}
+	if old := s.tab.pending[lp.key]; old != nil || s.tab.ambiguous[lp.key] > 0 {
+		var due *legacyPending
+		if old != nil {
+			due = l.drop(old, record.AnswerAmbiguous)
+		}
+		if s.tab.ambiguous == nil {
+			s.tab.ambiguous = make(map[string]int)
+		}
+		if n, ok := s.tab.ambiguous[lp.key]; ok || len(s.tab.ambiguous) < legacyLateMemory {
+			s.tab.ambiguous[lp.key] = n + 1
+			if old != nil {
+				s.tab.ambiguous[lp.key]++
+			}
+		}
+		// Out of the table from the start: its record is written with
+		// why, as one whose answer can come no more.
+		lp.notSeen = record.AnswerAmbiguous
+		l.mu.Unlock()
+		if due != nil {
+			l.emit(due)
+		}
+		return lp
 	}
 	if l.queue.Len() >= l.max {
 		evicted = l.drop(l.queue.Front().Value.(*legacyPending), record.AnswerEvicted)
@@ -305,7 +335,7 @@ func (l *legacyStreams) begin(ex *recorder.Exchange, listing *listingToken) *leg
 func (l *legacyStreams) drop(lp *legacyPending, why string) *legacyPending {
 	l.unlink(lp)
 	lp.notSeen = why
-	if why != record.AnswerStreamEnded && len(lp.s.tab.late) < legacyLateMemory {
+	if why != record.AnswerStreamEnded && why != record.AnswerAmbiguous && len(lp.s.tab.late) < legacyLateMemory {
 		// Its answer may still come on the stream: counted late then.
 		if lp.s.tab.late == nil {
 			lp.s.tab.late = make(map[string]bool)
@@ -429,7 +459,14 @@ func (l *legacyStreams) take(s *legacyStream, id wire.ID) (lp *legacyPending, at
 	key, _ := answeredKey(s.tab.pending, id)
 	lp = s.tab.pending[key]
 	if lp == nil {
-		if s.tab.late[key] {
+		if n := s.tab.ambiguous[key]; n > 0 {
+			if n == 1 {
+				delete(s.tab.ambiguous, key)
+			} else {
+				s.tab.ambiguous[key] = n - 1
+			}
+			s.answers.Ambiguous++
+		} else if s.tab.late[key] {
 			delete(s.tab.late, key)
 			s.answers.Late++
 		} else {
@@ -584,6 +621,8 @@ func (l *legacyStreams) apply(lp *legacyPending, rec *record.Record) {
 			rec.Reason += fmt.Sprintf("; its answer was not waited for: more than %d requests waited for theirs", l.max)
 		case record.AnswerShutdown:
 			rec.Reason += "; its answer was not seen: the proxy shut down first"
+		case record.AnswerAmbiguous:
+			rec.Reason += "; its answer cannot be told apart: another request of the same id waited for its answer on the stream at the same time (the server cannot tell them apart either)"
 		}
 		return
 	}

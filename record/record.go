@@ -77,6 +77,10 @@ const (
 	AnswerEvicted = "evicted"
 	// AnswerShutdown: the proxy shut down before the answer came.
 	AnswerShutdown = "shutdown"
+	// AnswerAmbiguous: another request of the same id waited for its
+	// answer on the stream at the same time, so an answer of that id
+	// cannot tell which of them it answers, and pairs with neither.
+	AnswerAmbiguous = "ambiguous"
 )
 
 // StreamAnswer is, on the record of a request POSTed over the 2024-11-05
@@ -88,8 +92,8 @@ type StreamAnswer struct {
 	// outcome is the answer's.
 	Seen bool `json:"seen"`
 	// NotSeen says why the answer was not seen (AnswerStreamEnded,
-	// AnswerTimeout, AnswerEvicted, AnswerShutdown); the record is then
-	// REQUEST_ACCEPTED.
+	// AnswerTimeout, AnswerEvicted, AnswerShutdown, AnswerAmbiguous); the
+	// record is then REQUEST_ACCEPTED.
 	NotSeen string `json:"notSeen,omitempty"`
 	// After is when the answer's event was read, since the request
 	// started.
@@ -112,6 +116,10 @@ type StreamAnswers struct {
 	// Unpaired counts those that answered no request the proxy saw POSTed
 	// to this stream's endpoint.
 	Unpaired int `json:"unpaired"`
+	// Ambiguous counts those whose id two requests POSTed to the endpoint
+	// waited under at once (StreamAnswer.NotSeen AnswerAmbiguous): an
+	// answer of theirs pairs with neither.
+	Ambiguous int `json:"ambiguous,omitempty"`
 	// Unread counts the events read through without being kept (over the
 	// classifier's event size or memory budget) that may be responses but
 	// whose id did not show in their first bytes: a POST they answered is
