@@ -553,7 +553,8 @@ func (r *Redactor) maskFieldLines(s string) string {
 			}
 		}
 		v := s[start:end]
-		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) || onlyMasks(strings.TrimRight(v, " \t")) {
+		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) || onlyMasks(strings.TrimRight(v, " \t")) ||
+			maskThenPluses(strings.TrimRight(v, " \t")) { // "[redacted…]+": the escaped pass's blank kept after its mask
 			continue
 		}
 		b.WriteString(s[last:start])

@@ -118,6 +118,10 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	// separator's blank, a second as the value's first byte, and masked
 	// the mask again.
 	f.Add("0", "0", "DPoP", []byte("000000A"), uint8(0x90), uint8(0), uint8('"'), "!", uint16(0))
+	// And a field line's value masked in its quotes with "+" after it: the
+	// escaped pass masked it to the "+" (a blank, the text holding a
+	// "%"), a second maskFieldLines read "[redacted…]+" as a value.
+	f.Add("A", "0+", "0", []byte("778"), uint8(0x0f), uint8(0), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
@@ -332,6 +336,7 @@ func TestEscapedPairShapes(t *testing.T) {
 		// the separator's blank to a first Scrub, the value's first byte
 		// to a second, which masked the mask again (the lead, 2026-12-07).
 		"0\\x44\\x50\\x6F\\x50\\x20\\x3D+PlAnTeD%210123456789-vAlUeZq0",
+		"Aac%63es%73_t%6Fke%6E:'PlAnTeD00123456789-vAlUeZq'0+",
 	} {
 		out := red.Scrub(in)
 		ex, _ := red.Body([]byte(in), 0)
