@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -727,6 +728,15 @@ type arrivals struct {
 	// count under one lock, so it is never counted by neither (between
 	// wrap and the server's own in-flight count there was a gap).
 	handling map[string]int
+	// accepted counts the connections the kernel's accept handed over that
+	// Accept has not put in waiting yet: taken from the accept queue and
+	// counted under one lock (acceptCounted), so that a connection is never
+	// in neither (a goroutine that waits for a CPU between the two let the
+	// run's wait see nothing on its way).
+	accepted int
+	// afterAccept and afterRead, when set (tests), run between the
+	// kernel's accept or read and its note, as a stalled goroutine waits.
+	afterAccept, afterRead func()
 }
 
 // arrival is one run's first request: ch is closed when it arrived, at t.
@@ -754,18 +764,39 @@ func (a *arrivals) listen(ln net.Listener) net.Listener {
 type headListener struct {
 	net.Listener
 	a *arrivals
+	// dup is the duplicate of the listener's descriptor that
+	// acceptCounted accepts on (Linux), raw its RawConn; closed with the
+	// listener.
+	dupOnce sync.Once
+	dup     *os.File
+	raw     syscall.RawConn
+}
+
+// Close closes the listener and the duplicate of its descriptor (a
+// pending Accept on it returns).
+func (l *headListener) Close() error {
+	err := l.Listener.Close()
+	l.dupOnce.Do(func() {}) // no duplicate is made after this
+	if l.dup != nil {
+		_ = l.dup.Close()
+	}
+	return err
 }
 
 func (l *headListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
+	c, err := acceptCounted(l)
 	if err != nil {
 		return nil, err
+	}
+	if h := l.a.afterAccept; h != nil {
+		h()
 	}
 	hc := &headConn{Conn: c, a: l.a}
 	// Waiting from the moment it leaves the accept queue, not only from
 	// the server's StateNew a moment later.
 	l.a.mu.Lock()
 	l.a.waiting[hc] = false
+	l.a.accepted--
 	l.a.mu.Unlock()
 	return hc, nil
 }
@@ -773,18 +804,37 @@ func (l *headListener) Accept() (net.Conn, error) {
 type headConn struct {
 	net.Conn
 	a *arrivals
+	// noted counts the bytes Read returned and noted (under a.mu): the
+	// kernel's count of bytes received past it is a request's bytes on
+	// their way, in the socket or taken by a read not noted yet.
+	noted int64
 }
 
 func (c *headConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if h := c.a.afterRead; h != nil {
+		h()
+	}
 	if n > 0 {
 		c.a.mu.Lock()
+		c.noted += int64(n)
 		if started, ok := c.a.waiting[c]; ok && !started {
 			c.a.waiting[c] = true
 		}
 		c.a.mu.Unlock()
 	}
 	return n, err
+}
+
+// pending reports whether bytes reached c's socket that its reads have not
+// noted: waiting in the socket, or taken by a read that has not noted them
+// yet (the kernel's count of bytes received, where it is known; else the
+// bytes waiting in the socket). Called under a.mu.
+func (c *headConn) pending() bool {
+	if got, ok := receivedBytes(c.Conn); ok {
+		return got > c.noted
+	}
+	return queuedBytes(c.Conn) > 0
 }
 
 // connState is the server's http.Server.ConnState: a new or idle
@@ -823,17 +873,20 @@ func (a *arrivals) serving() int {
 }
 
 // unread counts the requests on their way that no handler has started:
-// connections in the listener's accept queue, connections with bytes of a
-// request's head read or waiting unread in their socket, and requests read
-// whose handler has not started. A client that writes its request and
-// exits leaves it in the kernel's queues; on a loaded machine the server
-// may not have accepted or read it when the run's wait looks.
+// connections in the listener's accept queue or accepted and not noted
+// yet, connections with bytes of a request's head read, or received and
+// not noted (in their socket, or taken by a read that has not noted them),
+// and requests read whose handler has not started. A client that writes
+// its request and exits leaves it in the kernel's queues; on a loaded
+// machine the server may not have accepted or read it when the run's wait
+// looks, or its goroutine may wait for a CPU between the kernel's accept
+// or read and its note.
 func (a *arrivals) unread() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := len(a.heads)
+	n := len(a.heads) + a.accepted
 	for c, started := range a.waiting {
-		if hc, ok := c.(*headConn); started || ok && queuedBytes(hc.Conn) > 0 {
+		if hc, ok := c.(*headConn); started || ok && hc.pending() {
 			n++
 		}
 	}
@@ -1217,3 +1270,16 @@ func writeRecords(w record.LineWriter, rr *RunResult) error {
 // RedactArgs returns a client's command line as outputs show it (the
 // table, --json, JUnit): record.Default's Args (issue 11).
 func RedactArgs(args []string) []string { return record.Default.Args(args) }
+
+// acceptThenCount accepts from ln and counts the connection in a.accepted
+// after (the caller notes it and takes it off).
+func acceptThenCount(ln net.Listener, a *arrivals) (net.Conn, error) {
+	c, err := ln.Accept()
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.accepted++
+	a.mu.Unlock()
+	return c, nil
+}
