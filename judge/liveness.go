@@ -33,6 +33,9 @@ var livenessRules = []Rule{
 			if c.Killed {
 				return false, ev + "; the matrix killed it: " + c.Error
 			}
+			if c.OutOfTime && t.Case != nil {
+				ev += fmt.Sprintf("; its call's own time limit (%s) ran out before the call ended", FormatDuration(t.Case.Timeout))
+			}
 			return c.Active <= bound, ev
 		},
 	},

@@ -117,6 +117,11 @@ type ClientRun struct {
 	Rounds     int      `json:"rounds,omitempty"`
 	Recoveries []string `json:"recoveries,omitempty"`
 	Decision   string   `json:"decision,omitempty"`
+	// OutOfTime reports a built-in client's call whose own time limit (the
+	// case's Timeout) had passed when the call returned: what it printed
+	// may be its deadline's (a read cut, a retry or an authorization step
+	// not made), not a reading of the server's answer.
+	OutOfTime bool `json:"outOfTime,omitempty"`
 }
 
 // Trace is what the rules judge: the POSTs one client sent, as the fault

@@ -19,7 +19,19 @@ var authRules = []string{"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-s
 // exercised (pass, not n/a) where the chain meets its situation.
 func TestAuthRulesPassTheBuiltinClient(t *testing.T) {
 	t.Parallel()
-	rep := run(t, matrix.Options{Cases: selectCases(t, "", "auth.*")})
+	// The chain is a dozen exchanges: under -race on a loaded machine
+	// (load 18, 2 CPUs) it took more than the call's 10s, and the rules
+	// here are about the chain, not that limit (whose report
+	// TestBuiltinClientOutOfTimeSaysSo holds). No auth.* case holds its
+	// answer.
+	cases := selectCases(t, "", "auth.*")
+	for i := range cases {
+		if cases[i].Holds {
+			t.Fatalf("%s holds its answer: its limit is part of the case", cases[i].Name)
+		}
+		cases[i].Timeout = 40 * time.Second
+	}
+	rep := run(t, matrix.Options{Cases: cases})
 	for rule, where := range failedRules(rep) {
 		t.Errorf("%s failed in %v", rule, where)
 	}

@@ -641,8 +641,18 @@ func runBuiltin(ctx context.Context, c *Case, u string, seed, stream uint64) (ju
 		return cr, nil
 	}
 	start := time.Now()
-	call, err := cl.CallTool(ctx, c.Tool, c.Args)
+	// The call's own limit, on a context of the matrix's (the client's
+	// own, made a moment later, ends no sooner): its cause says afterwards
+	// whether the limit passed before the call returned.
+	limit := c.Timeout
+	if limit <= 0 {
+		limit = client.DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, errCallLimit)
+	call, err := cl.CallTool(cctx, c.Tool, c.Args)
 	cr.Duration = time.Since(start)
+	cr.OutOfTime = context.Cause(cctx) == errCallLimit
+	cancel()
 	if err != nil {
 		cr.Error = err.Error()
 		return cr, nil
@@ -966,6 +976,9 @@ func (ar *arrival) at() (time.Time, bool) {
 var (
 	errStartLimit = errors.New("start-up limit")
 	errRunLimit   = errors.New("run limit")
+	// errCallLimit is the cause of the built-in client's call context
+	// when the case's timeout passed.
+	errCallLimit = errors.New("the call's time limit")
 )
 
 // runCommand runs the client program once, with the endpoint as its last

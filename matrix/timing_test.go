@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
@@ -135,5 +136,44 @@ func TestClientThatExitsUnreadJudgedAlike(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBuiltinClientOutOfTimeSaysSo: the built-in client whose call's own
+// time limit runs out before the server's answer, on a case that does not
+// hold its answer (on a loaded machine, a chain of slow exchanges: seen in
+// TestAuthRulesPassTheBuiltinClient at load 18 under -race, "printed
+// NETWORK_ERROR; expected TOOL_SUCCESS" and "it exited with code 4, but
+// the server answered"). Made here without load: timeout.late_response
+// holds its answer 3 s and the case's limit is 1 s. The client printed its
+// own limit, truthfully; the verdict must say the limit ran out, not that
+// the client misclassified or exited wrongly.
+func TestBuiltinClientOutOfTimeSaysSo(t *testing.T) {
+	t.Parallel()
+	cs := selectCases(t, matrix.Era2026, "timeout.late_response")
+	cs[0].Params = []byte(`{"delayMs":3000}`)
+	cs[0].Timeout = time.Second
+	rep := run(t, matrix.Options{Cases: cs})
+	r := rep.Cases[0].Runs[0]
+	if !r.Client.OutOfTime {
+		t.Errorf("OutOfTime false; the client's decision: %s", r.Client.Decision)
+	}
+	for _, ch := range r.Checks {
+		if ch.Verdict == judge.Fail {
+			t.Errorf("%s failed: %s", ch.Rule, ch.Evidence)
+		}
+		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotApplicable || !strings.Contains(ch.Evidence, "time limit (1s) ran out before it ended: it printed "+string(r.Client.Outcome))) {
+			t.Errorf("client.classification %s %q, want n/a naming the 1s limit", ch.Verdict, ch.Evidence)
+		}
+		if ch.Rule == "live.finish" && !strings.Contains(ch.Evidence, "its call's own time limit (1s) ran out") {
+			t.Errorf("live.finish does not say the limit ran out: %s", ch.Evidence)
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"outOfTime":true`) {
+		t.Errorf("--json does not say the call ran out of time:\n%s", js.String())
 	}
 }
