@@ -15,7 +15,9 @@ import (
 
 // WriteReport prints the short human report of a call: the layer that
 // failed (or the success), the evidence exchange by exchange, and the
-// decision, in one screen.
+// decision, in one screen. What the server sent (reasons quoting it, the
+// result's text, content types, tool names) is rendered with
+// visible.String: a control or bidi character is shown as an escape.
 func (call *Call) WriteReport(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s layer) — tool %q", visible.String(string(call.Outcome)), call.Layer(), call.Tool)

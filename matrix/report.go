@@ -150,7 +150,9 @@ type TextOptions struct {
 	Verbose bool
 }
 
-// WriteText renders the table and its summary.
+// WriteText renders the table and its summary. What the client wrote (its
+// printed outcome, its stderr in evidence) and names from records are
+// rendered with visible.String.
 func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	wide := o.Wide
 	var b strings.Builder

@@ -16,7 +16,8 @@ import (
 // severity and evidence, which names the probes by index: the seed is on
 // the first line), one grade line per rule family, and a summary that says
 // what --fail-on made of the failures. The text quotes the server: pass it
-// through the records' redactor.
+// through the records' redactor. What the server sent (tool names, the
+// evidence quoting it) is rendered with visible.String.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "probe %s: era %s (%s), seed %d, %d probes\n", r.URL, r.Protocol, visible.String(r.EraReason), r.Seed, len(r.Probes))

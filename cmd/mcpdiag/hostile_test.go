@@ -320,3 +320,32 @@ func TestHostileMatrixClient(t *testing.T) {
 		t.Errorf("the page does not show the client's stderr escaped (%s):\n%s", want, shown)
 	}
 }
+
+// TestHostileServerThroughTheProxy (term15): the proxy in front of the
+// hostile server, then call through it: the proxy's own lines on stderr,
+// and report, matrix --from-records and report --html over its records,
+// hold no raw control, bidi or invalid byte.
+func TestHostileServerThroughTheProxy(t *testing.T) {
+	u := hostileServer(t)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "proxy.jsonl")
+	p := runHTTPProxyForTest(t, proxyOptions{upstream: u, recordFile: rec, recordBodies: "all"})
+	via := p.base + "/mcp"
+	hostileRun(t, 0, "call", via, "echo")
+	hostileRun(t, 3, "call", via, "fail", "--retries", "0")
+	hostileRun(t, 1, "call", via, hostile("tool"))
+	hostileRun(t, 1, "probe", via)
+	p.stop()
+	checkVisibleOutput(t, "proxy stderr", []byte(p.stderr.String()))
+	out, _ := hostileRun(t, -1, "report", rec)
+	wantShown(t, "report of the proxy's records", out, hostile("tool"))
+	hostileRun(t, -1, "report", rec, "--json")
+	hostileRun(t, -1, "matrix", "--from-records", rec)
+	page := filepath.Join(dir, "proxy.html")
+	hostileRun(t, -1, "report", rec, "--html", page)
+	if b, err := os.ReadFile(page); err != nil {
+		t.Fatal(err)
+	} else {
+		checkVisibleOutput(t, "report --html of the proxy's records", b)
+	}
+}
