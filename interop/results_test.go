@@ -39,6 +39,7 @@ var sections = []struct{ label, test, note string }{
 	{"I5", "TestInspectorCLI", ""},
 	{"I6", "TestProbePeers", ""},
 	{"I7", "TestProbeGoPeers", ""},
+	{"I8", "TestTypeScriptSDKHangsUnderMatrix", ""},
 }
 
 type resultSet struct {
