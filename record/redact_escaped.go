@@ -288,8 +288,12 @@ func escapedQuoted(s string) (int, string) {
 	}
 	head := s[:min(len(s), 64)]
 	// "+" is a blank in percent-encoded text (":+%22v w%22"), as
-	// maskEscapedText reads it.
-	plus := strings.IndexByte(head, '%') >= 0
+	// maskEscapedText reads it, which looks for a "%" in the whole text:
+	// where that "%" is before s (in an escaped name:
+	// "\"acc%65ss_token\" :+\u0022v w\u0022"), "+" opening s is still a
+	// blank before a quote. Read as a bare value, "+\u0022v" was masked to
+	// the blank and " w" kept.
+	plus := s[0] == '+' || strings.IndexByte(head, '%') >= 0
 	d, u, _ := decodeEscapes(head, plus)
 	if d2, u2, any2 := decodeEscapes(string(d), plus); any2 {
 		for i := range u2 { // escaped twice: compose the places
