@@ -104,6 +104,9 @@ type requestWatch struct {
 	data  []byte
 	lines int  // data lines of the event so far
 	over  bool // the event's data is over maxWatchedEvent
+	// none: the event's first data bytes show it is no request (a result
+	// or an error: wire.HeadRulesOutRequest); its data is not kept.
+	none bool
 	// typ is the event's type, its first bytes: a longer type is none
 	// of "" and "message" either (wire.EventCarriesMessage).
 	typ    [8]byte
@@ -132,6 +135,17 @@ func (w *requestWatch) release() {
 // stream holds little.
 const keptWatchData = 4 << 10
 
+// maxWatchHead is how much of an event's data the watch reads for a
+// member that shows it is no request (wire.HeadRulesOutRequest): a
+// response's result or error, which a server writes after no more than
+// the jsonrpc and id members (the TypeScript SDK first). It reads them
+// once the data reaches minWatchHead bytes: a smaller event is kept and
+// read whole at its end, which costs no more than its head would.
+const (
+	maxWatchHead = 128
+	minWatchHead = 1 << 10
+)
+
 // feed scans b, the next bytes of the stream, and notes in s (under
 // session) each server request whose event b completes.
 func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
@@ -146,7 +160,7 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 				w.typLen += copy(w.typ[w.typLen:], t.Value)
 				continue
 			}
-			if t.Field != wire.FieldData || w.over {
+			if t.Field != wire.FieldData || w.over || w.none {
 				continue
 			}
 			sep := t.First && w.lines > 0
@@ -161,6 +175,15 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 				w.over, w.data = true, w.data[:0]
 				continue
 			}
+			prev := len(w.data)
+			head := prev < minWatchHead && n >= minWatchHead
+			if head && prev == 0 && wire.HeadRulesOutRequest(t.Value[:maxWatchHead]) {
+				// A response shows its result or error member in its
+				// first bytes, whatever the order of its members: its
+				// data is neither kept nor read again.
+				w.none = true
+				continue
+			}
 			if cap(w.data) < n {
 				// From the chunk pools (n is at most maxPooledChunk):
 				// a stream of large events grows no buffer per event.
@@ -172,13 +195,17 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 				w.data = append(w.data, '\n')
 			}
 			w.data = append(w.data, t.Value...)
+			if head && prev > 0 && wire.HeadRulesOutRequest(w.data[:maxWatchHead]) {
+				// (The data came in more than one piece.)
+				w.none, w.data = true, w.data[:0]
+			}
 		case wire.SSEEnd:
 			// The one rule the classifier asks too; string(typ) does not
 			// escape, and is not allocated.
-			if t.HasData && !w.over && wire.IsServerRequest(string(w.typ[:w.typLen]), w.data) {
+			if t.HasData && !w.over && !w.none && wire.IsServerRequest(string(w.typ[:w.typLen]), w.data) {
 				s.saw(session, w.data)
 			}
-			w.lines, w.over = 0, false
+			w.lines, w.over, w.none = 0, false, false
 			w.typLen = 0
 			w.data = w.data[:0]
 			if cap(w.data) > keptWatchData {

@@ -65,3 +65,16 @@ func IsServerRequest(eventType string, data []byte) bool {
 	}
 	return IsRequestMembers(method, result, errv, jsonrpc, id) && Valid(obj)
 }
+
+// HeadRulesOutRequest reports whether head, the first bytes of an event's
+// data (cut anywhere), shows that IsServerRequest is false for the whole
+// data, whatever follows: a top-level result or error member begins in it
+// (read as ScanHead reads the members before the cut). Whole data that is
+// valid JSON has that member, and a member result or error makes no
+// request (IsRequestMembers); whole data that is not valid JSON is no
+// request either. A reader of a stream as it arrives can stop keeping
+// such an event's data there.
+func HeadRulesOutRequest(head []byte) bool {
+	_, _, response := ScanHead(head)
+	return response
+}
