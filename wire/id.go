@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -119,7 +120,7 @@ func (id ID) AppendKey(dst []byte) []byte {
 		// The sign first, taken back for zero (-0 is 0).
 		mark := len(dst)
 		dst = append(dst, 'n', '-')
-		if digits, neg, exp, ok := appendDecimal(dst, id.raw); ok {
+		if digits, neg, exp, bigExp, ok := appendDecimal(dst, id.raw); ok {
 			if len(digits) == len(dst) {
 				return append(dst[:mark], 'n', '0')
 			}
@@ -128,6 +129,9 @@ func (id ID) AppendKey(dst []byte) []byte {
 				digits = digits[:len(digits)-1]
 			}
 			digits = append(digits, 'e')
+			if bigExp != nil {
+				return bigExp.Append(digits, 10)
+			}
 			return strconv.AppendInt(digits, exp, 10)
 		}
 		dst = dst[:mark]
@@ -237,9 +241,10 @@ func hex4(b []byte, i int) (rune, bool) {
 // ids 9007199254740993 and 9007199254740992 differ): it appends to dst its
 // significant digits, without leading or trailing zeros (none for zero, so
 // that -0 is 0), and returns with them its sign and the power of ten of its
-// last digit. ok is false for text that is not a JSON number or whose
-// exponent is beyond ±10^15.
-func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
+// last digit: exp, or bigExp when the exponent written has more than 15
+// digits (1e100000000000000000 and 10e99999999999999999 are one value).
+// ok is false for text that is not a JSON number.
+func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, bigExp *big.Int, ok bool) {
 	i := 0
 	if i < len(n) && n[i] == '-' {
 		neg = true
@@ -251,7 +256,7 @@ func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
 	}
 	intPart := n[start:i]
 	if len(intPart) == 0 || (len(intPart) > 1 && intPart[0] == '0') {
-		return dst, false, 0, false
+		return dst, false, 0, nil, false
 	}
 	var frac []byte
 	if i < len(n) && n[i] == '.' {
@@ -262,7 +267,7 @@ func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
 		}
 		frac = n[fs:i]
 		if len(frac) == 0 {
-			return dst, false, 0, false
+			return dst, false, 0, nil, false
 		}
 	}
 	if i < len(n) && (n[i] == 'e' || n[i] == 'E') {
@@ -274,23 +279,29 @@ func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
 		}
 		es := i
 		for i < len(n) && n[i] >= '0' && n[i] <= '9' {
-			if exp > 1e15 {
-				return dst, false, 0, false
+			if exp < 1e15 {
+				exp = exp*10 + int64(n[i]-'0')
 			}
-			exp = exp*10 + int64(n[i]-'0')
 			i++
 		}
 		if i == es {
-			return dst, false, 0, false
+			return dst, false, 0, nil, false
+		}
+		if exp >= 1e15 {
+			// Too long for int64 arithmetic: read exactly.
+			bigExp, _ = new(big.Int).SetString(string(n[es:i]), 10)
+			if eneg {
+				bigExp.Neg(bigExp)
+			}
 		}
 		if eneg {
 			exp = -exp
 		}
 	}
 	if i != len(n) {
-		return dst, false, 0, false
+		return dst, false, 0, nil, false
 	}
-	exp -= int64(len(frac))
+	adj := -int64(len(frac))
 	// The digits of intPart then frac, without leading zeros, then
 	// without trailing ones (each a power of ten more).
 	mark := len(dst)
@@ -304,12 +315,16 @@ func appendDecimal(dst, n []byte) (out []byte, neg bool, exp int64, ok bool) {
 	}
 	for len(dst) > mark && dst[len(dst)-1] == '0' {
 		dst = dst[:len(dst)-1]
-		exp++
+		adj++
 	}
 	if len(dst) == mark {
-		return dst, false, 0, true
+		return dst, false, 0, nil, true
 	}
-	return dst, neg, exp, true
+	if bigExp != nil {
+		// The exponent written is too long for int64: adjust it exactly.
+		return dst, neg, 0, bigExp.Add(bigExp, big.NewInt(adj)), true
+	}
+	return dst, neg, exp + adj, nil, true
 }
 
 // MarshalJSON writes the id's JSON text, or null when absent.

@@ -43,6 +43,18 @@ func TestIDKey(t *testing.T) {
 		{`true`, `"true"`, false},
 		{`null`, `"null"`, false},
 		{`{}`, `{}`, true},
+		// Exponents past int64 arithmetic, read exactly (review15: each
+		// was its raw text's key, so one value had two keys).
+		{`1e100000000000000000`, `10e99999999999999999`, true},
+		{`1e100000000000000000`, `1.0e100000000000000000`, true},
+		{`-25e-100000000000000001`, `-2.5e-100000000000000000`, true},
+		{`1e1000000000000000`, `10e999999999999999`, true},
+		{`0e100000000000000000`, `0`, true},
+		{`-0.0E-100000000000000000`, `0`, true},
+		{`1e100000000000000000`, `1e100000000000000001`, false},
+		{`1e100000000000000000`, `-1e100000000000000000`, false},
+		{`1e-100000000000000000`, `1e100000000000000000`, false},
+		{`1e100000000000000000`, `"1e100000000000000000"`, false},
 	}
 	for _, c := range cases {
 		a, b := IDFromRaw([]byte(c.a)), IDFromRaw([]byte(c.b))
