@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 )
 
 // SinkOptions configure OpenSink.
@@ -182,7 +184,8 @@ const MaxNamedLosses = 20
 // PrintLosses returns an OnLoss that names each lost record on w, in one
 // line after prefix ("mcpdiag proxy: "): the first MaxNamedLosses, then one
 // line saying that later ones are counted, not named (the sink's Stats
-// count them all). It is safe for concurrent use.
+// count them all). The line is rendered with visible.String: a record's
+// method and tool are a peer's text. It is safe for concurrent use.
 func PrintLosses(w io.Writer, prefix string) func(Loss) {
 	var mu sync.Mutex
 	n := 0
@@ -192,7 +195,7 @@ func PrintLosses(w io.Writer, prefix string) func(Loss) {
 		n++
 		switch {
 		case n <= MaxNamedLosses:
-			fmt.Fprintf(w, "%s%s\n", prefix, l)
+			fmt.Fprintf(w, "%s%s\n", prefix, visible.String(l.String()))
 		case n == MaxNamedLosses+1:
 			fmt.Fprintf(w, "%smore than %d records lost; later losses are counted, not named\n", prefix, MaxNamedLosses)
 		}
