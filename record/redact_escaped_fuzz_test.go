@@ -125,6 +125,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	// A value in \u-escaped quotes after ":+", the text's "%" in the
 	// escaped name only: a bare pattern masked "+\u0022v" to the blank.
 	f.Add("0", "0", "0", []byte("7077A$"), uint8('('), uint8(0), uint8(0), " ", uint16(0))
+	// The same after a single credential word ("Acookie:"), masked as one
+	// word shaped like a credential.
+	f.Add("A", "0+", "0", []byte("778"), uint8(0x0f), uint8('F'), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
@@ -340,6 +343,7 @@ func TestEscapedPairShapes(t *testing.T) {
 		// to a second, which masked the mask again (the lead, 2026-12-07).
 		"0\\x44\\x50\\x6F\\x50\\x20\\x3D+PlAnTeD%210123456789-vAlUeZq0",
 		"Aac%63es%73_t%6Fke%6E:'PlAnTeD00123456789-vAlUeZq'0+",
+		"Aco%6Fki%65:'PlAnTeD00123456789-vAlUeZq'0+",
 		"0\"\\x61cc%65\\u0073s\\x5Fto%6B\\u0065n\" :+\\u0022PlAnTeD 0123456789-vAlUeZq\\u00220",
 	} {
 		out := red.Scrub(in)
