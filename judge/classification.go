@@ -33,6 +33,10 @@ var classificationRules = []Rule{
 			}
 			var bad []string
 			switch {
+			case n == 0 && len(t.Exchanges) == 0 && c.Unsettled > 0:
+				// Not "saw nothing": the server had the request, and the
+				// matrix's wait for it ran out.
+				bad = append(bad, fmt.Sprintf("the server was still serving %d request(s) of the client when the matrix's wait for the run's requests ended at its limit: none was judged (their lines are written late, with the warning matrix-line-late)", c.Unsettled))
 			case n == 0 && len(t.Exchanges) == 0:
 				bad = append(bad, "the client sent no request: the server saw nothing at its endpoint")
 			case n == 0:

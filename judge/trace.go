@@ -122,6 +122,10 @@ type ClientRun struct {
 	// may be its deadline's (a read cut, a retry or an authorization step
 	// not made), not a reading of the server's answer.
 	OutOfTime bool `json:"outOfTime,omitempty"`
+	// Unsettled counts the client's requests the server was still
+	// serving when the matrix's wait for the run's requests ended at its
+	// limit: in no verdict (their lines are written late).
+	Unsettled int `json:"unsettled,omitempty"`
 }
 
 // Trace is what the rules judge: the POSTs one client sent, as the fault

@@ -479,6 +479,9 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// holding its connection) later still. Wait until the endpoint is idle
 	// and no connection is waiting for a request's head, twice in a row.
 	settle(lateWait, func() bool { return srv.InFlight(key) == 0 && arr.handled(runTag(c, n)) == 0 && arr.unread() == 0 })
+	// A request of the run still served when the wait ended at its limit
+	// is in no verdict: the run says so, not that the server saw nothing.
+	rr.Client.Unsettled = max(srv.InFlight(key), arr.handled(runTag(c, n)))
 	// The first request as the server saw it arrive, once every request
 	// is in: one that came after the client exited is still its request
 	// (read before the wait, it was "no request" or "did not start" in

@@ -177,3 +177,28 @@ func TestBuiltinClientOutOfTimeSaysSo(t *testing.T) {
 		t.Errorf("--json does not say the call ran out of time:\n%s", js.String())
 	}
 }
+
+// TestRequestStillServedWhenTheWaitEndsSaysSo: a client whose request's
+// head reaches the server (its handler starts) and whose body comes 3.5 s
+// later, after the matrix's wait for the run (3 s) ended. At load 19 the
+// child of exit-mid-request started that late, and the run was judged
+// "the client sent no request: the server saw nothing at its endpoint"
+// while the server was serving it. The run must say what happened: the
+// wait ended with the request still being served.
+func TestRequestStillServedWhenTheWaitEndsSaysSo(t *testing.T) {
+	t.Parallel()
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "baseline"),
+		Command: []string{badClient(t), "-bad", "exit-late-body"}})
+	r := rep.Cases[0].Runs[0]
+	if r.Client.NoRequest || r.Client.Unsettled != 1 || r.Trace.Posts() != 0 {
+		t.Errorf("no request %v, unsettled %d, %d POST(s); want the request seen, still served, not judged", r.Client.NoRequest, r.Client.Unsettled, r.Trace.Posts())
+	}
+	for _, ch := range r.Checks {
+		if ch.Rule == "client.ran" && (strings.Contains(ch.Evidence, "saw nothing") || !strings.Contains(ch.Evidence, "still serving 1 request(s) of the client when the matrix's wait")) {
+			t.Errorf("client.ran %s: %s", ch.Verdict, ch.Evidence)
+		}
+	}
+	if rep.LateLines != 1 {
+		t.Errorf("LateLines %d, want 1", rep.LateLines)
+	}
+}

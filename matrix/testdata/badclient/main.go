@@ -24,6 +24,9 @@
 //	exit-late-request   exit-mid-request with the rest sent 3.5 s later: the
 //	                    request reaches the server after the matrix's wait for
 //	                    its run (3 s) ended
+//	exit-late-body      the whole head at once (the server's handler starts),
+//	                    the body 3.5 s later from the child: the request is
+//	                    still being served when the matrix's wait ends
 //
 // Behind an OAuth authorization server (a 401 with a Bearer challenge) it
 // runs a small OAuth 2.1 chain first (auth.go, which lists the OAuth
@@ -49,7 +52,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -93,7 +96,7 @@ func main() {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if c.mode == "exit-mid-request" || c.mode == "exit-late-request" {
+	if c.mode == "exit-mid-request" || c.mode == "exit-late-request" || c.mode == "exit-late-body" {
 		exitMidRequest(c)
 		return
 	}

@@ -21,6 +21,13 @@ func exitMidRequest(c *mini) {
 	line := fmt.Sprintf("POST %s HTTP/1.1\r\n", u.RequestURI())
 	rest := fmt.Sprintf("Host: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
 		"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n%s", u.Host, c.tool, len(body), body)
+	if c.mode == "exit-late-body" {
+		// The whole head now (the server's handler starts and waits for
+		// the body), the body 3.5 s later.
+		line += fmt.Sprintf("Host: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: %s\r\nContent-Length: %d\r\n\r\n", u.Host, c.tool, len(body))
+		rest = string(body)
+	}
 	if _, err := io.WriteString(conn, line); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -33,7 +40,7 @@ func exitMidRequest(c *mini) {
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
 	delay := "200ms"
-	if c.mode == "exit-late-request" {
+	if c.mode == "exit-late-request" || c.mode == "exit-late-body" {
 		delay = "3500ms"
 	}
 	cmd.Env = append(os.Environ(), "BADCLIENT_TAIL="+rest, "BADCLIENT_DELAY="+delay)
