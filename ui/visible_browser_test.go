@@ -20,7 +20,7 @@ func TestPageShowsTextAsVisibleLines(t *testing.T) {
 	texts := []string{
 		"plain", "café 東京 🙂", "\x1b]52;c;ZXZpbA==\x07", "FAIL\rPASS", "a\u202eb\u2066c\u200ed", "\u009b2J\x7f",
 		"\u2028\u2029", "\ufeff\u200b", "\U000E0041", `C:\Program Files\`, `\x1b`, `\u202e`, "\\\x1b", `\\`, `\q`,
-		"tab\there", "a\\\nb", "\x00\x01\x1f",
+		"tab\there", "a\\\nb", "\x00\x01\x1f", "a\ufffeb\uffff",
 	}
 	var recs []*record.Record
 	for i, s := range texts {

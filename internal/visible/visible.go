@@ -9,7 +9,8 @@
 // Escaped: the control characters (Unicode Cc: C0, DEL and C1), the format
 // characters (Cf: the bidi embeddings, overrides, isolates and marks, the
 // zero-width characters, the tag characters), the line and paragraph
-// separators (U+2028, U+2029) and each byte of invalid UTF-8. The escapes
+// separators (U+2028, U+2029), U+FFFE and U+FFFF (XML has no place for
+// them) and each byte of invalid UTF-8. The escapes
 // are Go's: \t \n \r, \xHH for another C0 character, DEL or a byte that is
 // not UTF-8 (below 80 a character, from 80 on a raw byte), \uHHHH and
 // \UHHHHHHHH for a rune. A backslash is written \\ when what follows it
@@ -127,9 +128,11 @@ func next(s string, i int, lines bool) (n int, escaped bool) {
 }
 
 // Escaped reports whether String writes r as an escape: a control (Cc), a
-// format character (Cf) or a line or paragraph separator.
+// format character (Cf), a line or paragraph separator, or U+FFFE or
+// U+FFFF (noncharacters that XML refuses: encoding/xml writes each as
+// U+FFFD, so a JUnit file would show two different names alike).
 func Escaped(r rune) bool {
-	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	return r == 0xFFFE || r == 0xFFFF || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // backslashEscaped reports whether a backslash followed by s[j:] is

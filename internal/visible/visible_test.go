@@ -28,6 +28,7 @@ func TestString(t *testing.T) {
 		{"tag characters", "\U000E0041\U000E0042", `\U000e0041\U000e0042`, ""},
 		{"invalid UTF-8", "a\xff\xe2\x80b", `a\xff\xe2\x80b`, ""},
 		{"U+FFFD as sent stays", "a\ufffdb", "a\ufffdb", ""},
+		{"U+FFFE and U+FFFF, which XML writes as U+FFFD (review15)", "a\ufffeb\uffff", `a\ufffeb\uffff`, ""},
 		{"a lone backslash stays", `C:\Program Files\`, `C:\Program Files\`, ""},
 		{"JSON escapes of a quote stay", `{"a":"say \"hi\""}`, `{"a":"say \"hi\""}`, ""},
 		{"a backslash before an escape letter is doubled", `\x1b \n \u202e \\`, `\\x1b \\n \\u202e \\\`, ""},

@@ -19,8 +19,8 @@ const SVG = 'http://www.w3.org/2000/svg';
 // (\u202e, \x1b, \r) rather than reordering or hiding the text around it.
 // Newlines and tabs stay (bodies are shown as lines); a backslash is
 // doubled where it would read as an escape, so no two texts look the same.
-const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
-const NEEDS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/u;
+const ESCAPED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\uFFFE\uFFFF]/u;
+const NEEDS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\uFFFE\uFFFF\\]/u;
 function escapedChar(c) { return c !== '\n' && c !== '\t' && ESCAPED.test(c); }
 export function visible(v) {
   const str = String(v);
