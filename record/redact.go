@@ -139,7 +139,10 @@ func (r *Redactor) Mask(v string) string {
 	if r == nil {
 		r = Default
 	}
-	if isMask(v) {
+	if isMask(v) || maskThenPluses(v) {
+		// A mask already; one with the "+" an escaped pass read as a
+		// blank beside it ("[redacted…]+", maskThenPluses) too, in
+		// whichever pass reads it as a value.
 		return v
 	}
 	m := hmac.New(sha256.New, r.hashKey())
