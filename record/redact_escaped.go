@@ -560,7 +560,30 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 // value it was in: after it ("p\x61ssword: \x27v%21w\x27+") or before
 // it ("DPoP\x20\x3D+v%21w", the separator's blank). A second pass,
 // reading "+" as itself, must leave the mask as it is.
+//
+// A percent-escaped blank ("%20") beside the "+" counts as one too
+// ("p%61ssword:%20'v'0+" is masked to "%20[redacted…]+", which a second
+// pass reads whole as a value).
 func maskThenPluses(v string) bool {
-	t := strings.Trim(v, "+")
+	t := trimEscapedBlanks(v)
 	return len(t) < len(v) && t != "" && (IsRedacted(strings.Trim(t, `"'`)) || onlyMasks(t))
+}
+
+// trimEscapedBlanks returns v without the blanks a percent-encoded text
+// writes ("+", "%20") and plain ones at either end.
+func trimEscapedBlanks(v string) string {
+	for {
+		switch {
+		case strings.HasPrefix(v, "+") || strings.HasPrefix(v, " "):
+			v = v[1:]
+		case strings.HasPrefix(v, "%20"):
+			v = v[3:]
+		case strings.HasSuffix(v, "+") || strings.HasSuffix(v, " "):
+			v = v[:len(v)-1]
+		case strings.HasSuffix(v, "%20"):
+			v = v[:len(v)-3]
+		default:
+			return v
+		}
+	}
 }
