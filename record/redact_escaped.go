@@ -555,35 +555,17 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 }
 
 // maskThenPluses reports whether v is a mask (in quotes or not) between
-// "+" only: the blanks a first pass read as blanks while the text held a
-// "%" (maskEscapedText's plus), which the mask then took away with the
-// value it was in: after it ("p\x61ssword: \x27v%21w\x27+") or before
-// it ("DPoP\x20\x3D+v%21w", the separator's blank). A second pass,
-// reading "+" as itself, must leave the mask as it is.
-//
-// A percent-escaped blank ("%20") beside the "+" counts as one too
-// ("p%61ssword:%20'v'0+" is masked to "%20[redacted…]+", which a second
-// pass reads whole as a value).
+// blanks only, escaped ones included: the blanks a first pass read as
+// blanks while the text held a "%" (maskEscapedText's plus: "+", "%20",
+// "%09", "\x20", "&#32;"), which the mask then left beside it, after it
+// ("p\x61ssword: \x27v%21w\x27+") or before it ("DPoP\x20\x3D+v%21w",
+// "p%61ssword:%09'v'0+" masked to "%09[redacted…]+"). A second pass,
+// reading them as part of a value, must leave the mask as it is.
 func maskThenPluses(v string) bool {
-	t := trimEscapedBlanks(v)
-	return len(t) < len(v) && t != "" && (IsRedacted(strings.Trim(t, `"'`)) || onlyMasks(t))
-}
-
-// trimEscapedBlanks returns v without the blanks a percent-encoded text
-// writes ("+", "%20") and plain ones at either end.
-func trimEscapedBlanks(v string) string {
-	for {
-		switch {
-		case strings.HasPrefix(v, "+") || strings.HasPrefix(v, " "):
-			v = v[1:]
-		case strings.HasPrefix(v, "%20"):
-			v = v[3:]
-		case strings.HasSuffix(v, "+") || strings.HasSuffix(v, " "):
-			v = v[:len(v)-1]
-		case strings.HasSuffix(v, "%20"):
-			v = v[:len(v)-3]
-		default:
-			return v
-		}
+	if !strings.Contains(v, "[redacted") {
+		return false
 	}
+	d, _, _ := decodeEscapes(v, true)
+	t := strings.Trim(string(d), " \t")
+	return len(t) < len(d) && t != "" && (IsRedacted(strings.Trim(t, `"'`)) || onlyMasks(t))
 }

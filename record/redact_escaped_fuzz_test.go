@@ -133,6 +133,8 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("0", "0+", "0", []byte("778"), uint8(0x03), uint8('F'), uint8(0), "0", uint16(15))
 	// And with "%20" before the mask ("p%72ivateKey:%20'v'0+").
 	f.Add("A", "0+", "0", []byte("78"), uint8('!'), uint8(0x06), uint8(0), "0", uint16(0))
+	// And "%09" ("p%72ivateKey:%09'v'0+").
+	f.Add("A", "0+", "0", []byte("78"), uint8('<'), uint8(0x06), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
@@ -351,6 +353,9 @@ func TestEscapedPairShapes(t *testing.T) {
 		"Aco%6Fki%65:'PlAnTeD00123456789-vAlUeZq'0+",
 		"0co%6Fki%65=\"PlAnTeD00123456789-vAlUeZq\"0+",
 		"Ap%72i%76a%74e%4Be%79:%20'PlAnTeD00123456789-vAlUeZq'0+",
+		"Ap%72i%76a%74e%4Be%79:%09'PlAnTeD00123456789-vAlUeZq'0+",
+		"Ap%72i%76a%74e%4Be%79:\\x20'PlAnTeD00123456789-vAlUeZq'0+",
+		"Ap%72i%76a%74e%4Be%79:&#32;'PlAnTeD00123456789-vAlUeZq'0+",
 		"0\"\\x61cc%65\\u0073s\\x5Fto%6B\\u0065n\" :+\\u0022PlAnTeD 0123456789-vAlUeZq\\u00220",
 	} {
 		out := red.Scrub(in)
