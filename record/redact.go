@@ -139,10 +139,10 @@ func (r *Redactor) Mask(v string) string {
 	if r == nil {
 		r = Default
 	}
-	if isMask(v) || maskThenPluses(v) {
-		// A mask already; one with the "+" an escaped pass read as a
-		// blank beside it ("[redacted…]+", maskThenPluses) too, in
-		// whichever pass reads it as a value.
+	if isMask(v) || maskAmidBlanks(v) {
+		// A mask already; one with the blanks an escaped pass read
+		// beside it ("[redacted…]+", maskAmidBlanks) too, in whichever
+		// pass reads it as a value.
 		return v
 	}
 	m := hmac.New(sha256.New, r.hashKey())
@@ -526,8 +526,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// ("%22[redacted…]%22", as maskEscapedText writes one) is
 			// masked already: not one word to mask again.
 			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w], s[start:], s) && !escapedQuotedMask(s[start:]) &&
-				!maskThenPluses(s[start:start+w]) && // "[redacted…]+", as below
-
+				!maskAmidBlanks(s[start:start+w]) && // "[redacted…]+", as below
 				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
@@ -559,7 +558,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 		}
 		v := s[start:end]
 		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) || onlyMasks(strings.TrimRight(v, " \t")) ||
-			maskThenPluses(strings.TrimRight(v, " \t")) { // "[redacted…]+": the escaped pass's blank kept after its mask
+			maskAmidBlanks(strings.TrimRight(v, " \t")) { // "[redacted…]+": the escaped pass's blank kept after its mask
 			continue
 		}
 		b.WriteString(s[last:start])

@@ -516,7 +516,7 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 			n--
 		}
 		v := text[vs : vs+n]
-		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) || maskThenPluses(v) {
+		if n == 0 || IsRedacted(strings.Trim(v, `"'`)) || onlyMasks(v) || maskAmidBlanks(v) {
 			continue // a mask alone; one with more after it is masked whole
 		}
 		name := text[m[4]:m[5]]
@@ -554,14 +554,14 @@ func (r *Redactor) maskEscapedText(s string, ctx nameContext) string {
 	return b.String()
 }
 
-// maskThenPluses reports whether v is a mask (in quotes or not) between
+// maskAmidBlanks reports whether v is a mask (in quotes or not) between
 // blanks only, escaped ones included: the blanks a first pass read as
 // blanks while the text held a "%" (maskEscapedText's plus: "+", "%20",
 // "%09", "\x20", "&#32;"), which the mask then left beside it, after it
 // ("p\x61ssword: \x27v%21w\x27+") or before it ("DPoP\x20\x3D+v%21w",
 // "p%61ssword:%09'v'0+" masked to "%09[redacted…]+"). A second pass,
 // reading them as part of a value, must leave the mask as it is.
-func maskThenPluses(v string) bool {
+func maskAmidBlanks(v string) bool {
 	if !strings.Contains(v, "[redacted") {
 		return false
 	}
