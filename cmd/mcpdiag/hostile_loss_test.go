@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestLossReportShowsPeerTextEscaped (review15): serve --log names each
@@ -18,21 +17,7 @@ import (
 // line of its stderr holds no raw control, bidi or invalid byte, and the
 // loss still names what was sent, escaped.
 func TestLossReportShowsPeerTextEscaped(t *testing.T) {
-	bin := testBinary(t)
-	var stdout syncBuffer
-	p := startProcess(t, &stdout, bin, "serve", "--listen", "127.0.0.1:0", "--log", "/dev/full")
-	var u string
-	deadline := time.Now().Add(30 * time.Second)
-	for u == "" && time.Now().Before(deadline) {
-		if first, _, ok := strings.Cut(stdout.String(), "\n"); ok {
-			u = strings.TrimPrefix(first, "mcpdiag serve: ")
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	if !strings.HasPrefix(u, "http://127.0.0.1:") {
-		t.Fatalf("no URL: %q", stdout.String())
-	}
+	p, u := startServeLoggingToFull(t, "--listen")
 	method, tool := "tools/call"+hostile("method"), hostile("tool")
 	for i, body := range []map[string]any{
 		{"jsonrpc": "2.0", "id": 1, "method": method, "params": map[string]any{}},

@@ -265,12 +265,14 @@ func TestNoSilentLossProxyBinary(t *testing.T) {
 	})
 }
 
-// serve --log on a full device: every request still answered, every lost
-// log line named, exit 1.
-func TestNoSilentLossServeBinary(t *testing.T) {
+// startServeLoggingToFull starts the real binary's serve on 127.0.0.1,
+// its address given under addrFlag (--listen, or its alias --addr), with
+// --log on a full device, and returns the process and the URL it prints.
+func startServeLoggingToFull(t *testing.T, addrFlag string) (*process, string) {
+	t.Helper()
 	bin := testBinary(t)
 	var stdout syncBuffer
-	p := startProcess(t, &stdout, bin, "serve", "--addr", "127.0.0.1:0", "--log", "/dev/full")
+	p := startProcess(t, &stdout, bin, "serve", addrFlag, "127.0.0.1:0", "--log", "/dev/full")
 	var u string
 	deadline := time.Now().Add(30 * time.Second)
 	for u == "" && time.Now().Before(deadline) {
@@ -283,6 +285,13 @@ func TestNoSilentLossServeBinary(t *testing.T) {
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
 		t.Fatalf("no URL: %q", stdout.String())
 	}
+	return p, u
+}
+
+// serve --log on a full device: every request still answered, every lost
+// log line named, exit 1.
+func TestNoSilentLossServeBinary(t *testing.T) {
+	p, u := startServeLoggingToFull(t, "--addr")
 	n := callsSucceed(t, u, 3)
 	if code := p.stop(t, syscall.SIGTERM); code != 1 {
 		t.Errorf("exit %d, want 1", code)
