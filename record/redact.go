@@ -526,7 +526,6 @@ func (r *Redactor) maskFieldLines(s string) string {
 			// ("%22[redacted…]%22", as maskEscapedText writes one) is
 			// masked already: not one word to mask again.
 			if w := credentialWord(s, start); w > 0 && sensitiveName(name, ctxJSON) && !escapedBlanksOnly(s[start:start+w], s[start:], s) && !escapedQuotedMask(s[start:]) &&
-				!maskAmidBlanks(s[start:start+w]) && // "[redacted…]+", as below
 				!(onlyDigits(s[start:start+w]) && countName(name) == countAlways) { // "Tokens: 1500"
 				b.WriteString(s[last:start])
 				b.WriteString(r.Mask(s[start : start+w]))
