@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // gatedSink is a slow LineWriter: each WriteLine waits for the gate to open.
@@ -74,7 +76,7 @@ func TestAsyncBlockLosesNothing(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(sink.gate)
-	<-done
+	testwait.Recv(t, done, "the 200 writes to end once the sink took lines")
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +280,7 @@ func TestAsyncConcurrentWriteClose(t *testing.T) {
 			if err := a.Close(); err != nil && !errors.As(err, &lost) {
 				t.Fatal(err)
 			}
-			wg.Wait()
+			testwait.Wait(t, &wg, "the writers to end after Close")
 			st := a.Stats()
 			if int(st.Written+st.Dropped) != accepted {
 				t.Errorf("accepted %d, written %d + dropped %d", accepted, st.Written, st.Dropped)

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // nopSink takes lines and keeps none.
@@ -88,7 +90,7 @@ func testEncodeStackDepth(t *testing.T, stop chan struct{}, withSession, withAut
 			<-stop
 		}()
 	}
-	done.Wait()
+	testwait.Wait(t, &done, "the 1000 records to be written")
 	runtime.ReadMemStats(&after)
 	per := (int64(after.StackInuse) - int64(before.StackInuse)) / n
 	t.Logf("%d bytes of stack per goroutine", per)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 func readAll(t *testing.T, path string) (recs []*Record, lineErrs []*LineError) {
@@ -209,7 +211,7 @@ func TestFileWriterConcurrent(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the writers' 800 records")
 	for _, w := range ws {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -255,7 +257,7 @@ func TestStreamWriter(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the 50 writes")
 	// Flushed after every line: nothing is left in the bufio.Writer.
 	if bw.Buffered() != 0 {
 		t.Errorf("%d bytes not flushed", bw.Buffered())

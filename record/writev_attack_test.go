@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // attackLines returns n distinct lines, the i-th of size 40+i%97 bytes.
@@ -104,7 +106,7 @@ func TestFileWriterWriteLinesErrors(t *testing.T) {
 		close(done)
 	}()
 	n, err = w.writeLines(lines)
-	<-done
+	testwait.Recv(t, done, "the pipe's reader to take its 10,000 bytes")
 	if !errors.Is(err, syscall.EPIPE) {
 		t.Fatalf("closed pipe: writeLines = %d, %v; want EPIPE", n, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -293,7 +294,7 @@ func attackProxy(t *testing.T, upstream string, all []*streamPlan, mode proxy.Bo
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the clients' streams through the proxy")
 	pts.Close()
 	if err := p.Close(t.Context()); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -52,7 +53,7 @@ func TestPassedOnContext(t *testing.T) {
 				inner, stop := context.WithCancel(ctx)
 				defer stop()
 				cancel()
-				<-inner.Done()
+				testwait.Recv(t, inner.Done(), "the passed-on context to end after the request's was cancelled")
 				if ctx.Err() != context.Canceled {
 					t.Errorf("the passed-on context's Err %v after the request's was cancelled", ctx.Err())
 				}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // forwardBody copies src to the client as the proxy's forwarding body
@@ -285,8 +286,8 @@ func TestFlushDuringWriteDoesNotWait(t *testing.T) {
 				}
 			}))
 		}()
-		rw := <-rws
-		<-w.entered
+		rw := testwait.Recv(t, rws, "the server's handler to start")
+		testwait.Recv(t, w.entered, "the server's Write to start")
 		flushed := make(chan error, 1)
 		go func() { flushed <- http.NewResponseController(rw).Flush() }()
 		select {

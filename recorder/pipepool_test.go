@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestPipeReusedAllocs: a pipe's whole life as a 64 KiB event stream of
@@ -163,7 +164,7 @@ func testPooledPipes(t *testing.T, mode BodyMode) {
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the clients' calls through the recorder")
 	if err := rc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -169,7 +170,7 @@ func testNoLeak(t *testing.T, sink Sink, finish func(*Finished) []*record.Record
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the clients' calls through the recorder")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestWaitNothingInFlightAfterDeadline: a Wait called when its context is
@@ -47,12 +49,12 @@ func TestWaitNamesWhatIsInFlight(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	<-entered
+	testwait.Recv(t, entered, "the request to reach the handler")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = rc.Wait(ctx)
 	close(release)
-	<-done
+	testwait.Recv(t, done, "the client's call to end after the handler was released")
 	if err == nil || !strings.Contains(err.Error(), "1 exchanges still in flight") {
 		t.Fatalf("Wait with one exchange in its handler = %v, want it named", err)
 	}
