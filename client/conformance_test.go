@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -383,5 +384,5 @@ func TestStandaloneStreamRequestAnswered(t *testing.T) {
 	if !answer.ID.Equal(wire.StringID("srv-1")) || answer.Result.Outcome != classify.ResultSuccess {
 		t.Errorf("the answer's exchange: id %s, %s (%s); want \"srv-1\", RESULT_SUCCESS", answer.ID.Raw(), answer.Result.Outcome, answer.Result.Reason)
 	}
-	getDone.Wait() // the stream was closed when the call ended
+	testwait.Wait(t, &getDone, "the standalone GET stream's handler to end (the call's end closes the stream)")
 }

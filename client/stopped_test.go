@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -115,7 +116,7 @@ func TestStoppedDuringBackoffRetriesNothing(t *testing.T) {
 		Sleep: func(done <-chan struct{}, d time.Duration) bool {
 			// The interrupt comes while the call waits to retry.
 			cancel(errors.New("interrupt signal received"))
-			<-done
+			testwait.Recv(t, done, "the backoff's done channel to close after the interrupt")
 			return false
 		}})
 	call, _ := c.CallTool(ctx, "t", nil)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestUnreadCountsRequestsTheServerHasNotSeen: a client that writes its
@@ -119,7 +121,7 @@ func TestHandledCoversTheGapBeforeInFlight(t *testing.T) {
 			res.Body.Close()
 		}
 	}()
-	<-stall
+	testwait.Recv(t, stall, "the request to reach the handler")
 	if n := a.unread(); n != 0 {
 		t.Errorf("unread %d while the handler runs, want 0 (the head was taken)", n)
 	}
@@ -130,7 +132,7 @@ func TestHandledCoversTheGapBeforeInFlight(t *testing.T) {
 		t.Errorf("another run's handled %d, want 0", n)
 	}
 	close(release)
-	<-done
+	testwait.Recv(t, done, "the client's POST to end after the handler was released")
 	deadline := time.Now().Add(10 * time.Second)
 	for a.handled("baseline#1") != 0 {
 		if time.Now().After(deadline) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
@@ -67,7 +68,7 @@ func TestClassifyMemoryBudget(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the 12 clients' events through the proxy")
 	close(errs)
 	for e := range errs {
 		t.Error(e)

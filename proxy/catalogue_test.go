@@ -23,6 +23,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -165,8 +166,9 @@ func (d *drainTransport) drain(s *seen, resp *http.Response, pw *io.PipeWriter, 
 	}()
 }
 
-func (d *drainTransport) exchanges() []*seen {
-	d.wg.Wait()
+func (d *drainTransport) exchanges(t *testing.T) []*seen {
+	t.Helper()
+	testwait.Wait(t, &d.wg, "the upstream bodies to be drained")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.seen)
@@ -249,7 +251,7 @@ func TestTransparencyCatalogue(t *testing.T) {
 			viaT := &drainTransport{rt: &http.Transport{DisableCompression: true}, deadline: drain, upstream: strings.Split(up, "/")[2]}
 			viaCall, viaClient := callEntry(t, purl, e, timeout, viaT)
 
-			direct, via := directT.exchanges(), viaT.exchanges()
+			direct, via := directT.exchanges(t), viaT.exchanges(t)
 			if len(direct) != len(via) {
 				t.Fatalf("%d exchanges direct, %d through the proxy", len(direct), len(via))
 			}
@@ -344,7 +346,7 @@ func TestStdioCatalogue(t *testing.T) {
 			took := time.Since(sent)
 			run.in.Close()
 			run.wait(t)
-			<-drained
+			testwait.Recv(t, drained, "the proxy's output to end after it stopped")
 
 			recs := run.sink.records(t) // in the order they were written
 			var first *record.Record

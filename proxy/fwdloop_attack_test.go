@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
@@ -98,7 +99,7 @@ func TestForwardLoopNoCrosstalk(t *testing.T) {
 					}
 				}()
 			}
-			wg.Wait()
+			testwait.Wait(t, &wg, "the 16 clients' calls through the proxy")
 			close(errs)
 			for err := range errs {
 				t.Error(err)

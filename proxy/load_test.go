@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -130,7 +131,7 @@ func TestOneRecordPerExchangeUnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the clients' calls through the proxy")
 	waitExchanges(t, p, sent.Load())
 	stop()
 	if err := async.Close(); err != nil {

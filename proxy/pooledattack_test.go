@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -205,7 +206,7 @@ func attackPooled(t *testing.T, withFaults, withObserver bool, kinds []int, clie
 			}
 		})
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the clients' calls through the proxy")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

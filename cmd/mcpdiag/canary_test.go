@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // The canary test's helper processes are this test binary, re-executed with
@@ -91,7 +92,7 @@ func startRelay(t *testing.T, target string) *relay {
 	}
 	r := &relay{ln: ln}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	t.Cleanup(func() { ln.Close(); testwait.Wait(t, &wg, "the relay's connections to end") })
 	go func() {
 		for {
 			c, err := ln.Accept()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // closedAfter waits on an open connection until the server closes it and
@@ -101,7 +102,7 @@ func checkTimeouts(t *testing.T, base string, idle time.Duration) {
 	if d := time.Since(start); d < 2*idle {
 		t.Errorf("the stream took %s; it must outlast the idle timeout several times for the test to mean anything", d)
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the 20 connections to be closed by the idle and header timeouts")
 }
 
 func TestIdleConnectionsClosedServeBinary(t *testing.T) {

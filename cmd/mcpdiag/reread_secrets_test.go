@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/ui"
 )
 
@@ -135,6 +136,8 @@ func TestUIRedactsOldRecords(t *testing.T) {
 	case u = <-urls:
 	case err := <-done:
 		t.Fatalf("Follow ended before serving: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("Follow neither served nor ended within %s", testwait.Bound)
 	}
 	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer rcancel()
@@ -166,5 +169,5 @@ func TestUIRedactsOldRecords(t *testing.T) {
 		}
 	}
 	cancel()
-	<-done
+	testwait.Recv(t, done, "Follow to end after its context was cancelled")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -273,10 +274,14 @@ func TestServeBinarySignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// A serve that does not start or does not stop is killed at the bound
+	// (its stdout ends), and fails.
+	hung := time.AfterFunc(testwait.Bound, func() { _ = cmd.Process.Kill() })
+	defer hung.Stop()
 	br := bufio.NewReader(stdout)
 	first, err := br.ReadString('\n')
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("serve printed no first line: %v (killed at the %s bound: %v)", err, testwait.Bound, !hung.Stop())
 	}
 	u := strings.TrimSpace(strings.TrimPrefix(first, "mcpdiag serve: "))
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
@@ -294,7 +299,11 @@ func TestServeBinarySignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest, _ := io.ReadAll(br)
-	if err := cmd.Wait(); err != nil {
+	err = cmd.Wait()
+	if !hung.Stop() {
+		t.Fatalf("serve did not start and stop within %s (killed); output after SIGTERM %q", testwait.Bound, rest)
+	}
+	if err != nil {
 		t.Errorf("exit: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

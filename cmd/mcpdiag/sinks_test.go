@@ -23,6 +23,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/testbin"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -92,7 +93,7 @@ func startProcess(t *testing.T, stdout io.Writer, argv ...string) *process {
 		case <-p.done:
 		default:
 			_ = p.cmd.Process.Kill()
-			<-p.done
+			testwait.Recv(t, p.done, "the killed process's stderr to end")
 		}
 	})
 	return p
