@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // The environment every interop test shares: the repository root, one
@@ -126,6 +128,11 @@ func start(name string, cmd *exec.Cmd, ready *regexp.Regexp) (*proc, string, err
 	p := &proc{name: name, cmd: cmd, out: newWatcher(ready), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.WaitDelay == 0 {
+		// Once the process has exited, a descendant outside its group that
+		// holds its output open does not keep Wait (and stop) waiting.
+		cmd.WaitDelay = 10 * time.Second
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
@@ -141,9 +148,11 @@ func start(name string, cmd *exec.Cmd, ready *regexp.Regexp) (*proc, string, err
 		return p, m, nil
 	case <-p.done:
 		return nil, "", fmt.Errorf("%s exited before it was ready (%v):\n%s", name, p.err, p.out.String())
-	case <-time.After(20 * time.Second):
+	case <-time.After(testwait.Bound):
+		// A bound against a hang: a peer's start on a loaded machine takes
+		// seconds, and the wait ends as soon as the address is printed.
 		p.stop()
-		return nil, "", fmt.Errorf("%s printed no address within 20 s:\n%s", name, p.out.String())
+		return nil, "", fmt.Errorf("%s printed no address within %s:\n%s", name, testwait.Bound, p.out.String())
 	}
 }
 
