@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -122,7 +123,7 @@ func TestProxyNotesHTTPCancel(t *testing.T) {
 				t.Fatalf("%s: cancel: %d %v", tc.session, status, err)
 			}
 		}
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "the cancelled call to end"); err != nil {
 			t.Fatalf("%s: call: %v", tc.session, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -215,7 +216,7 @@ func TestServeReportsAFailingSink(t *testing.T) {
 		}
 	}
 	cancel()
-	err = <-done
+	err = testwait.Recv(t, done, "Serve to end after its context was cancelled")
 	var se *proxy.ServeError
 	if !errors.As(err, &se) || se.Records == nil || se.Serve != nil || se.Drain != nil {
 		t.Fatalf("Serve: %#v, want a *ServeError with only Records set", err)

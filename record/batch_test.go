@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestFileWriterWriteLines: several lines in one write, all whole in the
@@ -174,7 +176,7 @@ func TestFileWriterWriteLinesToSlowPipe(t *testing.T) {
 		}
 	}
 	w.Close()
-	if b := <-got; !bytes.Equal(b, want) {
+	if b := testwait.Recv(t, got, "the pipe's reader to reach the end"); !bytes.Equal(b, want) {
 		t.Errorf("the pipe's reader got %d bytes, not the %d written in order", len(b), len(want))
 	}
 }

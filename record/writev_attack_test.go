@@ -67,7 +67,7 @@ func TestFileWriterWriteLinesPastIOVMax(t *testing.T) {
 		t.Fatalf("pipe: writeLines = %d, %v", n, err)
 	}
 	w.Close()
-	if b := <-got; !bytes.Equal(b, want) {
+	if b := testwait.Recv(t, got, "the pipe's reader to reach the end"); !bytes.Equal(b, want) {
 		t.Errorf("pipe: the reader got %d bytes, not the %d written in order", len(b), len(want))
 	}
 }

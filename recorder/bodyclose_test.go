@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestRequestBodyClosedOnceRead: a request body the recorder read to its
@@ -64,7 +66,7 @@ func TestRequestBodyClosedOnceRead(t *testing.T) {
 			}
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			s := <-got
+			s := testwait.Recv(t, got, "the handler's report of what it forwarded")
 			if s.fwd != tc.body || s.fwdErr != nil {
 				t.Errorf("the body passed on: %d bytes, %v; want the %d bytes sent", len(s.fwd), s.fwdErr, len(tc.body))
 			}

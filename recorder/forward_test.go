@@ -134,7 +134,7 @@ func TestForwardBodyKeepsChunks(t *testing.T) {
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("the client got %d bytes (%v), want the %d sent", len(got), err, len(want))
 			}
-			if c, w := <-copied, tc.wantCopied(len(want)); c != int64(w) {
+			if c, w := testwait.Recv(t, copied, "the classifier's copy count"), tc.wantCopied(len(want)); c != int64(w) {
 				t.Errorf("%d of %d bytes copied for the classifier, want %d", c, len(want), w)
 			}
 			if err := rc.Wait(t.Context()); err != nil {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestPipeWakesReaderByBatch: a stream flushed in small pieces wakes the
@@ -54,7 +56,7 @@ func TestPipeWakesReaderByBatch(t *testing.T) {
 			}
 			waitAsleep(t, p)
 			p.closeWithError(io.EOF)
-			if b := <-got; !bytes.Equal(b, want.Bytes()) {
+			if b := testwait.Recv(t, got, "the pipe's reader to reach the end"); !bytes.Equal(b, want.Bytes()) {
 				t.Errorf("reader got %d bytes, not the %d written", len(b), want.Len())
 			}
 			if p.wakes > tc.maxWakes {

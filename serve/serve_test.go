@@ -20,6 +20,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
 	"github.com/mcpdiag/mcpdiag/serve"
@@ -413,7 +414,7 @@ func TestShutdownEndsHangs(t *testing.T) {
 	done := make(chan error, 1)
 	urls := make(chan string, 1)
 	go func() { done <- s.Serve(ctx, ln, func(u string) { urls <- u }) }()
-	u := <-urls
+	u := testwait.Recv(t, urls, "Serve's URL")
 	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.HasSuffix(u, "/mcp") {
 		t.Errorf("url %s", u)
 	}
@@ -428,7 +429,7 @@ func TestShutdownEndsHangs(t *testing.T) {
 	}
 	startStop := time.Now()
 	cancel()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "Serve to end after its context was cancelled"); err != nil {
 		t.Errorf("serve: %v", err)
 	}
 	if d := time.Since(startStop); d > 3*time.Second {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestFollowRefusesBadInput: what the caller got wrong is an *InputError
@@ -53,12 +56,14 @@ func TestFollowServesUntilCancelled(t *testing.T) {
 	case u = <-urls:
 	case err := <-done:
 		t.Fatalf("Follow ended before serving: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("Follow neither gave its URL nor ended within %s", testwait.Bound)
 	}
 	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/u/") {
 		t.Errorf("Ready got %q, want a loopback URL with the token path", u)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "Follow to end after its context was cancelled"); err != nil {
 		t.Errorf("Follow after cancel = %v, want nil", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -50,7 +51,7 @@ func TestTailTruncatedReplacedMalformed(t *testing.T) {
 	go func() { done <- s.Tail(ctx, path, 5*time.Millisecond) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != context.Canceled {
+		if err := testwait.Recv(t, done, "Tail to end after its context was cancelled"); err != context.Canceled {
 			t.Errorf("Tail: %v", err)
 		}
 	}()

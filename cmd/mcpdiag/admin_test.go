@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // startHTTPProxy runs `mcpdiag proxy` in-process in front of upstream and
@@ -51,6 +53,8 @@ func runHTTPProxyForTest(t *testing.T, o proxyOptions) *testProxy {
 	case urls = <-ready:
 	case err := <-done:
 		t.Fatalf("the proxy ended: %v\n%s", err, stderr.String())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the proxy neither gave its URLs nor ended within %s", testwait.Bound)
 	}
 	var once sync.Once
 	stop := func() {

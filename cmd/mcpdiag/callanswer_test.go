@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -88,10 +89,12 @@ func recordingProxy(t *testing.T, upstream string) (url string, stop func() []*r
 	case url = <-ready:
 	case err := <-done:
 		t.Fatalf("the proxy ended: %v: %s", err, stderr.String())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the proxy neither gave its URL nor ended within %s", testwait.Bound)
 	}
 	return strings.TrimSuffix(url, "/"), func() []*record.Record {
 		sigs <- syscall.SIGTERM
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "the proxy to end after SIGTERM"); err != nil {
 			t.Fatalf("runProxy: %v: %s", err, stderr.String())
 		}
 		return recordtest.ReadFile(t, path)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/browser"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/ui"
 )
@@ -167,6 +168,8 @@ func TestMatrixUILive(t *testing.T) {
 	case pageURL = <-pageReady:
 	case err := <-done:
 		t.Fatalf("matrix ended: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the matrix neither gave its page's URL nor ended within %s", testwait.Bound)
 	}
 	p := browser.Open(t, pageURL)
 	// Every case has a cell from the start (running, or judged already).
@@ -197,7 +200,7 @@ func TestMatrixUILive(t *testing.T) {
 		t.Errorf("console: %q", c)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "the matrix to end"); err != nil {
 		t.Errorf("matrix after Ctrl-C: %v (want the verdicts' status, 0)", err)
 	}
 }
@@ -247,6 +250,8 @@ func TestMatrixUILiveInterrupted(t *testing.T) {
 	case pageURL = <-pageReady:
 	case err := <-done:
 		t.Fatalf("matrix ended: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the matrix neither gave its page's URL nor ended within %s", testwait.Bound)
 	}
 	p := browser.Open(t, pageURL)
 	browser.WaitFor(t, p, "two running cells", `document.querySelectorAll('#matrix-grid button.cell.v-run').length === 2`)
@@ -259,7 +264,7 @@ func TestMatrixUILiveInterrupted(t *testing.T) {
 		}
 	}
 	cancel()
-	err := <-done
+	err := testwait.Recv(t, done, "the matrix to end after its context was cancelled")
 	if err == nil || !strings.Contains(err.Error(), "incomplete") {
 		t.Errorf("matrix after the stop: %v, want incomplete", err)
 	}

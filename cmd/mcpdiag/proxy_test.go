@@ -20,6 +20,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -108,6 +109,8 @@ func TestProxyHTTPCommand(t *testing.T) {
 	case urls = <-ready:
 	case err := <-done:
 		t.Fatalf("the proxy ended: %v", err)
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the proxy neither gave its URLs nor ended within %s", testwait.Bound)
 	}
 	c, err := client.New(client.Options{URL: urls[0], Timeout: 10 * time.Second})
 	if err != nil {

@@ -38,7 +38,7 @@ func startServe(t *testing.T, o serveOptions) (string, *syncBuffer) {
 	go func() { done <- runServe(ctx, out, out, o, o.seed != 0) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "serve to end after its context was cancelled"); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		if !strings.Contains(out.String(), "mcpdiag serve: stopped") {

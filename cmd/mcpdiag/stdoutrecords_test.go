@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // onlyRecords fails unless every line of out is a JSON object (a record):
@@ -81,7 +83,7 @@ func TestRecordsOnStdoutAreRecordsOnly(t *testing.T) {
 			resp.Body.Close()
 		}
 		cancel()
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "serve to end after its context was cancelled"); err != nil {
 			t.Fatalf("serve: %v", err)
 		}
 		onlyRecords(t, "serve --log -", stdout.String())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -311,6 +312,8 @@ func TestThreeViewsAgree(t *testing.T) {
 		case proxyURL = <-ready:
 		case err := <-done:
 			t.Fatalf("the proxy ended: %v", err)
+		case <-time.After(testwait.Bound):
+			t.Fatalf("the proxy neither gave its URL nor ended within %s", testwait.Bound)
 		}
 		proxyBase := strings.TrimSuffix(proxyURL, "/")
 
@@ -325,7 +328,7 @@ func TestThreeViewsAgree(t *testing.T) {
 			}
 		}
 		sigs <- syscall.SIGTERM
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "the proxy to end after SIGTERM"); err != nil {
 			t.Fatalf("runProxy: %v\n%s", err, stderr.String())
 		}
 

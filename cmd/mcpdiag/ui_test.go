@@ -19,6 +19,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/browser"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 func TestUICommandUsage(t *testing.T) {
@@ -155,10 +156,12 @@ func startUI(t *testing.T, file string) (string, func()) {
 	case err := <-done:
 		cancel()
 		t.Fatalf("ui ended: %v: %s", err, stderr.String())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("ui neither gave its URL nor ended within %s", testwait.Bound)
 	}
 	return u, func() {
 		cancel()
-		if err := <-done; err != nil {
+		if err := testwait.Recv(t, done, "ui to end after its context was cancelled"); err != nil {
 			t.Errorf("ui after cancel: %v", err)
 		}
 	}
@@ -191,6 +194,8 @@ func startProxyUI(t *testing.T, upstream string) *uiProxy {
 		case px.page = <-pageReady:
 		case err := <-px.done:
 			t.Fatalf("the proxy ended: %v: %s", err, px.stderr.String())
+		case <-time.After(testwait.Bound):
+			t.Fatalf("the proxy neither gave its URL and its page's nor ended within %s", testwait.Bound)
 		}
 	}
 	return px
@@ -200,7 +205,7 @@ func startProxyUI(t *testing.T, upstream string) *uiProxy {
 func (px *uiProxy) stop(t *testing.T) {
 	t.Helper()
 	px.sigs <- syscall.SIGTERM
-	if err := <-px.done; err != nil {
+	if err := testwait.Recv(t, px.done, "the proxy to end after SIGTERM"); err != nil {
 		t.Fatalf("runProxy: %v", err)
 	}
 }
@@ -210,7 +215,7 @@ func (px *uiProxy) stop(t *testing.T) {
 func TestServeUILive(t *testing.T) {
 	pageReady := make(chan string, 1)
 	serveURL, out := startServe(t, serveOptions{scenario: "errors.tool_error", uiAddr: "127.0.0.1:0", uiReady: func(u string) { pageReady <- u }})
-	pageURL := <-pageReady // called before serve's banner is printed
+	pageURL := testwait.Recv(t, pageReady, "serve's live page URL") // called before serve's banner is printed
 	p := browser.Open(t, pageURL)
 	c, err := client.New(client.Options{URL: serveURL, Timeout: 10 * time.Second})
 	if err != nil {
