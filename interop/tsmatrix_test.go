@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,8 +109,8 @@ func TestTypeScriptSDKHangsUnderMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-		if !nodeStopped(pid) {
-			bad = append(bad, "node (pid "+p+") still runs after the matrix ended")
+		if killed, state := nodeKilled(pid); !killed {
+			bad = append(bad, "node (pid "+p+") still runs after the matrix ended: "+state)
 		}
 	}
 	r.Want = "each hang killed at 5s and failing live.finish only, baseline after them passing, the report failing, no node left"
@@ -121,21 +122,64 @@ func TestTypeScriptSDKHangsUnderMatrix(t *testing.T) {
 	results.add(t, r)
 }
 
-// nodeStopped waits (bounded) until process pid no longer runs: absent, or
-// a zombie (killed; its new parent reaps it in its own time).
-func nodeStopped(pid int) bool {
-	for range 100 {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return true
-		}
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if errors.Is(err, os.ErrNotExist) {
-			return true
-		}
-		if i := strings.LastIndexByte(string(stat), ')'); err == nil && i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
+// nodeKilled reports whether process pid can no longer run, at once: it
+// is gone, a zombie (its new parent reaps it in its own time), or has
+// SIGKILL pending (the kill of its group was delivered; the kernel is
+// tearing it down). A node the matrix did not kill runs with no SIGKILL
+// pending and is reported with its state, with no wait: it used to be
+// given 5 s to disappear, a fixed time a loaded machine could outlast, and
+// one in which a node left running could have exited by itself. state
+// says what was seen.
+func nodeKilled(pid int) (killed bool, state string) {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true, "gone"
 	}
-	return false
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if errors.Is(err, os.ErrNotExist) {
+		return true, "gone"
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	state = "State " + fields["State"] + ", SigPnd " + fields["SigPnd"] + ", ShdPnd " + fields["ShdPnd"]
+	if strings.HasPrefix(fields["State"], "Z") || strings.HasPrefix(fields["State"], "X") {
+		return true, state
+	}
+	const sigkill = 1 << (syscall.SIGKILL - 1)
+	for _, k := range []string{"SigPnd", "ShdPnd"} {
+		if mask, err := strconv.ParseUint(fields[k], 16, 64); err == nil && mask&sigkill != 0 {
+			return true, state
+		}
+	}
+	return false, state
+}
+
+// TestNodeKilledTellsRunningFromKilled: a running process (sleep, started
+// or sleeping) is reported as running, with its state; the same process once SIGKILLed (not yet
+// reaped: a zombie, or SIGKILL pending) and once reaped (gone) is killed.
+func TestNodeKilledTellsRunningFromKilled(t *testing.T) {
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if killed, state := nodeKilled(pid); killed || !strings.HasPrefix(state, "State ") {
+		t.Errorf("a running process: killed %v (%s), want running, with its state", killed, state)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if killed, state := nodeKilled(pid); !killed {
+		t.Errorf("a SIGKILLed process not yet reaped: killed %v (%s)", killed, state)
+	}
+	_ = cmd.Wait()
+	if killed, state := nodeKilled(pid); !killed || state != "gone" {
+		t.Errorf("a reaped process: killed %v (%s), want gone", killed, state)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +19,19 @@ import (
 // conformanceCallTimeout bounds each step; the suite kills the client after
 // 30 s by default.
 const conformanceCallTimeout = 20 * time.Second
+
+// conformanceTransport opens a connection per request. The suite's mock
+// servers are Node HTTP servers in the suite's own process: when that
+// process's event loop is blocked for Node's 5 s keep-alive after a
+// response (a loaded machine), the keep-alive timer fires before the next
+// request on the connection is read and Node destroys the connection with
+// the request unread, a NETWORK_ERROR about 6 s after the call that no
+// client idle timeout avoids (docs/decisions.md, flake16).
+var conformanceTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableKeepAlives = true
+	return t
+}()
 
 func newConformanceClientCmd() *cobra.Command {
 	return &cobra.Command{
@@ -61,7 +75,8 @@ func runConformanceClient(ctx context.Context, getenv func(string) string, stdou
 	if err != nil {
 		return usageError("%v", err)
 	}
-	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: client.CooperativeInputs{SamplingText: conformance.SamplingText}, Timeout: conformanceCallTimeout, Auth: auth})
+	c, err := client.New(client.Options{URL: url, Protocol: protocol, Inputs: client.CooperativeInputs{SamplingText: conformance.SamplingText}, Timeout: conformanceCallTimeout, Auth: auth,
+		HTTPClient: &http.Client{Transport: conformanceTransport}})
 	if err != nil {
 		return usageError("%v", err)
 	}
