@@ -14,6 +14,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -36,7 +37,7 @@ func (s *served) observations() []*faults.Observation {
 // ends after its client may have left), then returns the observed POSTs.
 func (s *served) posts(t *testing.T) []*faults.Observation {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		var out []*faults.Observation
 		for _, o := range s.observations() {

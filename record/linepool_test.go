@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 func init() { poisonLines = true }
@@ -47,7 +49,7 @@ func TestAsyncReusesLines(t *testing.T) {
 		if err := a.Write(&Record{Kind: KindExchange, Method: "tools/call", ID: "r" + string(rune('a'+i%26)), Reason: "ok"}); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testwait.Bound)
 		for sink.count() < i+1 {
 			if time.Now().After(deadline) {
 				t.Fatal("the record was not written")

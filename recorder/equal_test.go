@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/serve"
@@ -98,7 +99,7 @@ func TestServeAndProxyRecordTheSame(t *testing.T) {
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
 			send(t, ts.URL+serve.MainPath)
-			for deadline := time.Now().Add(5 * time.Second); srv.InFlight(serve.MainPath) > 0 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(testwait.Bound); srv.InFlight(serve.MainPath) > 0 && time.Now().Before(deadline); {
 				time.Sleep(5 * time.Millisecond)
 			}
 			var direct []*record.Record

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -75,7 +76,7 @@ func finishingGoroutines(t *testing.T, n int, body string, h http.Handler) map[i
 		resp.Body.Close()
 		// The next request once this record is written: one finisher
 		// is idle again.
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(testwait.Bound)
 		for rc.Stats().InFlight != 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}

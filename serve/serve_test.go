@@ -80,7 +80,7 @@ func readLog(t *testing.T, base, endpoint string) []logLine {
 // returns them.
 func postsLogged(t *testing.T, base, endpoint string, want int) []logLine {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		var posts []logLine
 		for _, l := range readLog(t, base, endpoint) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestOTLPExportErrorsMaskTheKey (attack8): a collector that refuses the
@@ -49,7 +51,7 @@ func TestOTLPExportErrorsMaskTheKey(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no export reached the collector in 10s")
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for time.Now().Before(deadline) && !strings.Contains(p.stderr.String(), "401") {
 		time.Sleep(20 * time.Millisecond)
 	}

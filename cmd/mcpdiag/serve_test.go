@@ -45,7 +45,7 @@ func startServe(t *testing.T, o serveOptions) (string, *syncBuffer) {
 			t.Errorf("no clean stop in %q", out.String())
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for time.Now().Before(deadline) {
 		if first, _, ok := strings.Cut(out.String(), "\n"); ok {
 			u := strings.TrimPrefix(first, "mcpdiag serve: ")
@@ -60,7 +60,7 @@ func startServe(t *testing.T, o serveOptions) (string, *syncBuffer) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	t.Fatalf("no URL printed: %q", out.String())
+	t.Fatalf("no URL printed within %s: %q", testwait.Bound, out.String())
 	return "", nil
 }
 
@@ -192,7 +192,7 @@ func TestServeMainEndpointAndLog(t *testing.T) {
 	if code := run([]string{"call", u, "echo", "--args", `{"text":"x"}`, "--retries", "0"}, strings.NewReader(""), &stdout, &stderr); code != 3 {
 		t.Errorf("exit %d: %s %s", code, stdout.String(), stderr.String())
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	var lines []string
 	for time.Now().Before(deadline) {
 		b, _ := os.ReadFile(logFile)
