@@ -60,7 +60,12 @@ func TestProbeStdioPeers(t *testing.T) {
 	argv := []string{"env", "-i", "PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), nt.node,
 		filepath.Join(nt.prefix, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	rep, err := probe.Run(ctx, probe.Options{Command: argv, Timeout: 10 * time.Second})
+	// 30 s per exchange: the first one waits for node to start
+	// server-everything, which took more than 10 s at load 28 (the
+	// discover timed out, and its late answer was read as initialize's:
+	// "the response id 1 does not match the request id 2"). Each wait ends
+	// when its answer comes.
+	rep, err := probe.Run(ctx, probe.Options{Command: argv, Timeout: 30 * time.Second})
 	cancel()
 	if err != nil {
 		t.Fatalf("probe.Run %s: %v", strings.Join(argv, " "), err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/retry"
 )
 
@@ -100,7 +101,7 @@ func TestBudgetConcurrent(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the budget's concurrent takers and depositors")
 	if limit := 10 + float64(deposits.Load())*0.25; float64(taken.Load()) > limit {
 		t.Errorf("%d retries granted, more than %v", taken.Load(), limit)
 	}
@@ -166,7 +167,7 @@ func TestBudgetSharedAcrossCalls(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the concurrent deciders")
 	if got := retries.Load(); got != retry.DefaultBudgetCapacity {
 		t.Errorf("%d retries across 50 failing calls, want %d", got, retry.DefaultBudgetCapacity)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/internal/syncbuf"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestBufferConcurrent: writes from many goroutines, read while they
@@ -23,7 +24,7 @@ func TestBufferConcurrent(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	testwait.Wait(t, &wg, "the concurrent writers")
 	if got := b.String(); len(got) != 8*100*3 || strings.Count(got, "ab\n") != 800 {
 		t.Fatalf("%d bytes, %d whole writes", len(got), strings.Count(got, "ab\n"))
 	}
