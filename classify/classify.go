@@ -224,8 +224,10 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 // backing array is reused, JSONRPC and IsError point into r, and the
 // details of a JSON-RPC error (JSONRPC.Error) are reused for the next
 // verdict in r when it is an error with the same reason (code and message),
-// so a caller that keeps an earlier verdict must deep-copy it first. The
-// strings of an earlier verdict never change.
+// so a caller that keeps an earlier verdict must deep-copy it first (a
+// shallow copy of a Result shares all of these with it, and so does a copy
+// passed to ClassifyInto with the Result it was copied from). The strings of
+// an earlier verdict never change.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
 	// The store of r's previous JSON-RPC error, if any, stays for
 	// response to reuse when the next error's reason is the same (see
