@@ -127,7 +127,8 @@ func serverResponse(next http.Handler, r *http.Request, env *Env) []byte {
 	return resultMessage(req.ID, textResult("ok", false, false))
 }
 
-// wrongID returns an id that differs from id.
+// wrongID returns an id that differs from id by value (wire.ID.Equal), of
+// the same JSON type when id is a string or a number.
 func wrongID(id wire.ID) wire.ID {
 	switch {
 	case id.IsString():
@@ -138,7 +139,12 @@ func wrongID(id wire.ID) wire.ID {
 			return wire.IntID(n + 1000)
 		}
 	}
-	return wire.IntID(99999)
+	// A number not in plain digits (99999.0 is 99999) or out of int64's
+	// range, or no string or number at all.
+	if w := wire.IntID(99999); !w.Equal(id) {
+		return w
+	}
+	return wire.IntID(99998)
 }
 
 // withID returns msg with its id member replaced.

@@ -131,7 +131,8 @@ func (s *NoResultType) Wrap(next http.Handler, env *Env) http.Handler {
 	})
 }
 
-// IDAsString answers a request whose id is a number of at least MinID with
+// IDAsString answers a request whose id is a number of at least MinID, in
+// plain digits (1000007.0 passes, and its note says why), with
 // the server's response under the same number as a string (1000007 as
 // "1000007"): the value is right, the JSON type is not. Smaller ids pass,
 // so a client's ordinary ids still work.
@@ -155,7 +156,7 @@ func (s *IDAsString) Wrap(next http.Handler, env *Env) http.Handler {
 		req := RequestOf(r)
 		n, err := strconv.ParseInt(req.ID.String(), 10, 64)
 		if !req.ID.IsNumber() || err != nil || n < s.MinID {
-			env.Note(r, "the id is not a number of at least %d; passed through unchanged", s.MinID)
+			env.Note(r, "the id is not a number of at least %d in plain digits; passed through unchanged", s.MinID)
 			next.ServeHTTP(w, r)
 			return
 		}
