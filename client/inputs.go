@@ -21,9 +21,15 @@ import (
 // InputRequest is one entry of an InputRequiredResult's inputRequests (or,
 // on 2025-11-25, a server request on the stream, keyed by its method).
 type InputRequest struct {
+	// Key is the inputRequests member's name; a server request's Key is
+	// its Method: its id is the server's choice, not a name an --input
+	// file can give (ids 1 and "1" are two requests, docs/decisions.md).
 	Key    string
 	Method string
 	Params json.RawMessage
+	// ID is a server request's id, with its JSON type; zero for an
+	// inputRequests entry.
+	ID wire.ID
 }
 
 // ErrNoAnswer is returned by an InputProvider that has no answer for a key.
@@ -151,7 +157,11 @@ func (p *PromptInputs) Answer(_ context.Context, req InputRequest) (json.RawMess
 	if err := json.Unmarshal(req.Params, &params); err != nil {
 		return nil, fmt.Errorf("elicitation params: %w", err)
 	}
-	fmt.Fprintf(p.Out, "\nThe server asks (%s): %s\n", visible.String(req.Key), visible.String(params.Message))
+	asks := req.Key
+	if !req.ID.IsZero() {
+		asks = "request id " + req.ID.String()
+	}
+	fmt.Fprintf(p.Out, "\nThe server asks (%s): %s\n", visible.String(asks), visible.String(params.Message))
 	if params.Mode == "url" {
 		fmt.Fprintf(p.Out, "  open: %s\n", visible.String(params.URL))
 	}
@@ -283,13 +293,13 @@ func (c *Client) answerServerRequest(ctx, sendCtx context.Context, msg []byte) {
 	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 {
 		return
 	}
-	key := strings.Trim(string(req.ID), `"`)
 	body := []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"mcpdiag has no answer for this request"}}`)
 	// One question at a time: the standalone stream's goroutine and the
 	// response stream may both ask, and a provider (a terminal prompt) need
 	// not be safe for concurrent use.
 	c.answerMu.Lock()
-	ans, err := c.opts.Inputs.Answer(ctx, InputRequest{Key: key, Method: req.Method, Params: req.Params})
+	ans, err := c.opts.Inputs.Answer(ctx, InputRequest{Key: req.Method, Method: req.Method, Params: req.Params,
+		ID: wire.IDFromRaw(bytes.TrimSpace(req.ID))})
 	c.answerMu.Unlock()
 	if err == nil {
 		body = []byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + string(ans) + `}`)
