@@ -93,8 +93,9 @@ type Exchange struct {
 	// Probe says which probe of mcpdiag probe sent the request (nil for
 	// any other request): the probe rules judge only these.
 	Probe *record.Probe `json:"-"`
-	// ResponseID is the answer's id when it differs from ID (its text or
-	// its JSON type); zero when it is the same or there was none.
+	// ResponseID is the answer's id when it differs from ID by value or
+	// JSON type (wire.ID.Equal: 1.0 answering 1 is the same); zero when it
+	// is the same or there was none.
 	ResponseID wire.ID `json:"-"`
 	// ErrorCode is the JSON-RPC error code of the answer (nil: none);
 	// IsError its tool result's isError member (nil: absent).

@@ -225,9 +225,14 @@ func (p *Proxy) WaitInFlight(cond func(int) bool, limit time.Duration) (int, err
 // Lines is a JSONL file read back: its complete lines decoded, and what
 // was wrong with it.
 type Lines struct {
-	Records  []*record.Record
-	Bad      int  // complete lines that do not decode
-	Partial  bool // the file ends in a line without its newline
+	Records []*record.Record
+	Bad     int  // complete lines that do not decode
+	Partial bool // the file ends in a line without its newline
+	// ByID holds the records by their id's JSON text, not by its value
+	// (wire.ID.Key): the experiments send integer ids written as
+	// strconv.Itoa writes them, and a record must carry each as it was
+	// sent, so an id the proxy or serve wrote another way (1.0, "1") is
+	// a record of no call here and fails the check that looks for it.
 	ByID     map[string][]*record.Record
 	Complete int // lines that end in "\n"
 }

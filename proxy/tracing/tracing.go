@@ -172,6 +172,9 @@ func Attributes(o *proxy.Observation) []attribute.KeyValue {
 		attrs = append(attrs, attribute.String(AttrProtocolVersion, r.ProtocolVersion))
 	}
 	if id := r.JSONRPC.ID; !id.IsZero() && !id.IsNull() {
+		// The semantic conventions' jsonrpc.request.id is the id as a
+		// string: 1 and "1" read alike here. A span names its request;
+		// nothing pairs by this attribute (ids pair by wire.ID.Key).
 		s := id.String()
 		if v, ok := unquote(s); ok {
 			s = v
