@@ -16,12 +16,14 @@
 // \UHHHHHHHH for a rune. A backslash is written \\ when what follows it
 // would read as an escape, so that no two inputs print the same.
 //
-// It is applied once, at the output edge (text reports, log lines, JUnit,
-// the HTML page's text), never to records: records keep the bytes as data,
-// escaped by their JSON.
+// String and Lines are applied once, at the output edge (text reports, log
+// lines, JUnit, the HTML page's text), never to records: records keep the
+// text as data. JSON keeps the data too, and is applied to every record
+// line, to JSON on stdout and to HAR files.
 package visible
 
 import (
+	"encoding/binary"
 	"io"
 	"strings"
 	"unicode"
@@ -132,8 +134,29 @@ func next(s string, i int, lines bool) (n int, escaped bool) {
 // U+FFFF (noncharacters that XML refuses: encoding/xml writes each as
 // U+FFFD, so a JUnit file would show two different names alike).
 func Escaped(r rune) bool {
-	return r == 0xFFFE || r == 0xFFFF || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
+	if uint32(r) < 0x10000 {
+		return escapedBMP[r>>6]&(1<<(r&63)) != 0
+	}
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp)
 }
+
+// escapedBMP holds Escaped's answer for each rune below U+10000, a bit per
+// rune (8 KiB), set from the range tables once: the record encoder asks for
+// every non-ASCII rune of a line (a body in Chinese is thousands), and a
+// table search per rune cost more than the encoding.
+var escapedBMP = func() (set [0x10000 / 64]uint64) {
+	mark := func(r rune) { set[r>>6] |= 1 << (r & 63) }
+	for _, t := range []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp} {
+		for _, rg := range t.R16 {
+			for r := rune(rg.Lo); r <= rune(rg.Hi); r += rune(rg.Stride) {
+				mark(r)
+			}
+		}
+	}
+	mark(0xFFFE)
+	mark(0xFFFF)
+	return set
+}()
 
 // backslashEscaped reports whether a backslash followed by s[j:] is
 // written \\: when what follows would otherwise read as an escape (a
@@ -168,10 +191,7 @@ func writeHex(b *strings.Builder, prefix string, v uint32, digits int) {
 // nothing needs escaping. A JSON text split across calls must be split
 // between characters.
 func JSON(b []byte) []byte {
-	i := 0
-	for i < len(b) && b[i] < 0x7f {
-		i++
-	}
+	i := asciiPrefix(b)
 	if i == len(b) {
 		return b
 	}
@@ -179,7 +199,7 @@ func JSON(b []byte) []byte {
 	copied := 0
 	for i < len(b) {
 		if b[i] < 0x7f {
-			i++
+			i += asciiPrefix(b[i:])
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
@@ -209,6 +229,33 @@ func JSON(b []byte) []byte {
 		return b
 	}
 	return append(out, b[copied:]...)
+}
+
+// asciiPrefix returns the length of b's prefix of bytes below DEL (0x7f),
+// sixteen bytes at a time: JSON's scan of a line with nothing to escape
+// (the common case) costs a fraction of a byte-wise loop's.
+func asciiPrefix(b []byte) int {
+	// A byte's high bit is set in x (a byte from 0x80) or in its low seven
+	// bits plus one (0x7f alone; no carry leaves a byte).
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+16 <= len(b); i += 16 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y := binary.LittleEndian.Uint64(b[i+8:])
+		if (x|y|((x&^high)+ones)|((y&^high)+ones))&high != 0 {
+			break
+		}
+	}
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if (x|((x&^high)+ones))&high != 0 {
+			break
+		}
+	}
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	return i
 }
 
 func appendU(out []byte, r rune) []byte {
