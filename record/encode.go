@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -128,6 +129,10 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A peer's invisible characters as \u escapes: the same JSON value, and
+	// a file that cat, less or grep shows as it is (visible.JSON; nothing
+	// is copied when no byte is DEL or from 0x80 on).
+	line = visible.JSON(line)
 	if len(line) > e.maxLine() {
 		for _, b := range []**Body{&c.RequestBody, &c.ResponseBody} {
 			if *b != nil {
@@ -140,6 +145,7 @@ func (e *Encoder) encodeInto(dst []byte, rec *Record) ([]byte, error) {
 		if line, err = encodeRecord(line, c, &st.h); err != nil {
 			return nil, err
 		}
+		line = visible.JSON(line)
 		if len(line) > e.maxLine() {
 			return nil, fmt.Errorf("%w: %d bytes without bodies, limit %d", ErrRecordTooLarge, len(line), e.maxLine())
 		}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
@@ -176,6 +177,9 @@ func (r *Redactor) AddSecret(sec string) error {
 	var b bytes.Buffer
 	writeJSONString(&b, sec)
 	variants = append(variants, b.String()[1:b.Len()-1])
+	// A line escapes a bidi, C1 or other invisible character as \u (the
+	// encoder's visible.JSON): checkLine reads the line so written.
+	variants = append(variants, string(visible.JSON([]byte(variants[len(variants)-1]))))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	list := slices.Clone(r.secretList())

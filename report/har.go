@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -193,7 +194,9 @@ func NewHARWriter(w io.Writer, opts HAROptions) *HARWriter {
 		opts.Version = "dev"
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
+	// Each entry in one Write: a peer's bidi, C1 and other invisible
+	// characters as \u escapes (visible.JSON), the same JSON value.
+	enc := json.NewEncoder(visible.JSONWriter{W: bw})
 	enc.SetEscapeHTML(false)
 	return &HARWriter{bw: bw, enc: enc, opts: opts}
 }

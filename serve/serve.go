@@ -79,6 +79,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/fixture"
 	"github.com/mcpdiag/mcpdiag/internal/loopback"
+	"github.com/mcpdiag/mcpdiag/internal/visible"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
@@ -252,7 +253,7 @@ func (s *Server) InFlight(key string) int {
 func fallbackLine(t time.Time, scenario string, err error) []byte {
 	b, _ := json.Marshal(map[string]any{"v": record.SchemaVersion, "kind": record.KindServer, "time": t.UTC(),
 		"scenario": scenario, "note": "the log line could not be encoded: " + err.Error()})
-	return append(b, '\n')
+	return append(visible.JSON(b), '\n')
 }
 
 // append keeps a log line in memory and writes it to the log file. A failed
