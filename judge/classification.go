@@ -64,6 +64,9 @@ var classificationRules = []Rule{
 				if c.ExitCode != 0 && outOfTime(t) != "" {
 					// The exit code reports the call's own limit, as
 					// the printed classification does.
+					if !c.Builtin {
+						return true, fmt.Sprintf("%d request(s); exit code %d, at or after the time limit it was given (MCP_TIMEOUT_MS, %s)", n, c.ExitCode, FormatDuration(t.Case.Timeout))
+					}
 					return true, fmt.Sprintf("%d request(s); exit code %d, for the call's own time limit (%s), which ran out before it ended", n, c.ExitCode, FormatDuration(t.Case.Timeout))
 				}
 				return true, fmt.Sprintf("%d request(s); exit code %d", n, c.ExitCode)
@@ -287,11 +290,13 @@ func (t *Trace) lastRequest() *Exchange {
 }
 
 // outOfTime says why a classification is not compared with the server's
-// answer: the built-in client's call ran out of its own time limit on a
-// case that does not hold its answer (on a loaded machine, the chain of a
-// slow server and client), and what it printed differs from the server's
-// answer, so it reports the limit, not the answer. "" when it is compared.
-// A case that holds its answer is about that limit and is compared.
+// answer: the built-in client's call ran out of its own time limit, or a
+// client program ran at least the limit it was given, on a case that does
+// not hold its answer (on a loaded machine, the chain of a slow server and
+// client), and what it printed differs from the server's answer, so it
+// reports the limit, not the answer. "" when it is compared: a program
+// that exits before its limit is compared, whatever it says of time. A
+// case that holds its answer is about that limit and is compared.
 func outOfTime(t *Trace) string {
 	c := t.Client
 	if c == nil || !c.OutOfTime || t.Case == nil || t.Case.Holds {
@@ -300,6 +305,12 @@ func outOfTime(t *Trace) string {
 	want := t.Want()
 	if c.Outcome == want {
 		return ""
+	}
+	if !c.Builtin {
+		// A program's own deadline cannot be seen from outside: what is
+		// known is that it ran at least the limit it was given.
+		return fmt.Sprintf("the client ran %s, at least the time limit it was given (MCP_TIMEOUT_MS, %s): it printed %s at or after that limit, as a client that honours it reports it, not a reading of the server's answer (%s); the run did not finish within its time, so there is no classification to compare",
+			FormatDuration(c.Duration), FormatDuration(t.Case.Timeout), c.Outcome, want)
 	}
 	return fmt.Sprintf("the call's own time limit (%s) ran out before it ended: it printed %s for that limit, not for the server's answer (%s); the run did not finish within its time, so there is no classification to compare",
 		FormatDuration(t.Case.Timeout), c.Outcome, want)

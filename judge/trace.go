@@ -118,9 +118,11 @@ type ClientRun struct {
 	Recoveries []string `json:"recoveries,omitempty"`
 	Decision   string   `json:"decision,omitempty"`
 	// OutOfTime reports a built-in client's call whose own time limit (the
-	// case's Timeout) had passed when the call returned: what it printed
-	// may be its deadline's (a read cut, a retry or an authorization step
-	// not made), not a reading of the server's answer.
+	// case's Timeout) had passed when the call returned, or a client
+	// program that exited by itself at or after the limit it was given
+	// (MCP_TIMEOUT_MS, counted from its start): what it printed may be its
+	// deadline's (a read cut, a retry or an authorization step not made),
+	// not a reading of the server's answer.
 	OutOfTime bool `json:"outOfTime,omitempty"`
 	// Unsettled counts the client's requests the server was still
 	// serving when the matrix's wait for the run's requests ended at its

@@ -1073,6 +1073,12 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 		cr.Error = fmt.Sprintf("killed %s after its first request (the run's limit)", ms(limit))
 	}
 	cr.Outcome = PrintedOutcome(cr.Stdout)
+	// The limit the client was given (MCP_TIMEOUT_MS) had passed when it
+	// exited by itself: a client that honours it may have printed that
+	// limit's report. Its clock starts no sooner than its process, so a
+	// client that exits before start+Timeout did not run out of it (a
+	// timeout reported then is its own mistake).
+	cr.OutOfTime = cr.Exited && c.Timeout > 0 && cr.Duration >= c.Timeout
 	return cr
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/matrix"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -200,5 +201,61 @@ func TestRequestStillServedWhenTheWaitEndsSaysSo(t *testing.T) {
 	}
 	if rep.LateLines != 1 {
 		t.Errorf("LateLines %d, want 1", rep.LateLines)
+	}
+}
+
+// TestCommandClientOutOfTimeSaysSo (truth16): a client program that honours
+// MCP_TIMEOUT_MS and gives up at it, on a case whose server answers later
+// (a loaded machine, made here without load: timeout.late_response holds
+// its answer 3 s, the case's limit is 1 s), was judged "printed
+// NETWORK_ERROR; expected TOOL_SUCCESS" and "it exited … but the server
+// answered": a misclassification it did not make. The run lasted at least
+// the limit the matrix gave it, so the verdict says the limit ran out, as
+// for the built-in client.
+func TestCommandClientOutOfTimeSaysSo(t *testing.T) {
+	t.Parallel()
+	cs := selectCases(t, matrix.Era2026, "timeout.late_response")
+	cs[0].Params = []byte(`{"delayMs":3000}`)
+	cs[0].Timeout = time.Second
+	rep := run(t, matrix.Options{Cases: cs, Command: []string{badClient(t)}})
+	r := rep.Cases[0].Runs[0]
+	if !r.Client.OutOfTime || r.Client.Outcome != classify.NetworkError {
+		t.Errorf("OutOfTime %v, printed %s after %s; want the 1s limit's NETWORK_ERROR, out of time", r.Client.OutOfTime, r.Client.Outcome, r.Client.Duration)
+	}
+	for _, ch := range r.Checks {
+		if ch.Verdict == judge.Fail {
+			t.Errorf("%s failed: %s", ch.Rule, ch.Evidence)
+		}
+		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotApplicable || !strings.Contains(ch.Evidence, "MCP_TIMEOUT_MS, 1s") || !strings.Contains(ch.Evidence, "printed NETWORK_ERROR")) {
+			t.Errorf("client.classification %s %q, want n/a naming the 1s limit it was given", ch.Verdict, ch.Evidence)
+		}
+	}
+}
+
+// TestCommandClientEarlyTimeoutIsWrong (truth16): a client program that
+// reports a timeout long before the limit the matrix gave it (500 ms of
+// 60 s), on a case whose server answered (3 s later), misclassified: it is
+// not out of time, and client.classification fails.
+func TestCommandClientEarlyTimeoutIsWrong(t *testing.T) {
+	t.Parallel()
+	cs := selectCases(t, matrix.Era2026, "timeout.late_response")
+	cs[0].Params = []byte(`{"delayMs":3000}`)
+	cs[0].Timeout = time.Minute
+	rep := run(t, matrix.Options{Cases: cs, Command: []string{badClient(t), "-bad", "early-timeout"}})
+	r := rep.Cases[0].Runs[0]
+	if r.Client.OutOfTime || r.Client.Outcome != classify.NetworkError {
+		t.Errorf("OutOfTime %v, printed %s after %s; want NETWORK_ERROR, not out of time", r.Client.OutOfTime, r.Client.Outcome, r.Client.Duration)
+	}
+	found := false
+	for _, ch := range r.Checks {
+		if ch.Rule == "client.classification" {
+			found = true
+			if ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "printed NETWORK_ERROR; expected TOOL_SUCCESS") {
+				t.Errorf("client.classification %s %q, want FAIL: printed NETWORK_ERROR; expected TOOL_SUCCESS", ch.Verdict, ch.Evidence)
+			}
+		}
+	}
+	if !found {
+		t.Error("no client.classification check")
 	}
 }

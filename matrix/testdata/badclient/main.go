@@ -17,6 +17,8 @@
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
+//	early-timeout       give up the call 500 ms after starting it, whatever
+//	                    MCP_TIMEOUT_MS says, and print the timeout (NETWORK_ERROR)
 //	exit-mid-request    send its tools/call's request line and exit at once; a
 //	                    child in its own session (out of the matrix's reach)
 //	                    sends the rest 200 ms later and reads the answer: the
@@ -52,7 +54,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -91,6 +93,9 @@ func main() {
 		timeout = time.Duration(ms) * time.Millisecond
 	}
 	ctx := context.Background()
+	if c.mode == "early-timeout" {
+		timeout = 500 * time.Millisecond
+	}
 	if c.mode != "hang" {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
