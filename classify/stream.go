@@ -1,9 +1,11 @@
 package classify
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -71,6 +73,9 @@ type streamState struct {
 	// then unknown, whatever follows.
 	unread                                                                         *NotClassifiedDetails
 	warnedAfter, warnedEmpty, warnedType, warnedRequest, warnedOther, warnedUnread bool
+	// namedAfter: a server request after the response has been named in
+	// a message-after-terminal warning.
+	namedAfter bool
 }
 
 // streamDone notes what the reader counted, and recycles a reader stream
@@ -209,8 +214,17 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 	sse.Events++
 	if st.terminal {
 		sse.AfterTerminal++
-		if !st.warnedAfter {
-			st.warnedAfter = true
+		first := !st.warnedAfter
+		st.warnedAfter = true
+		if !st.namedAfter && wire.IsServerRequest(typ, data) {
+			// Named, not counted in Requests (those came before the
+			// answer, as part of the exchange): a reader learns that a
+			// request came, and that it was no part of this answer.
+			st.namedAfter = true
+			afterRequest(r, data, sse.Events, first)
+			return false, nil
+		}
+		if first {
 			warnEvent(r, WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
 		}
 		return false, nil
@@ -400,7 +414,27 @@ func stopEvent(r *Result, o Outcome, format string, sse *SSEDetails) error {
 
 // warnEvent adds a warning whose message names an event by its number.
 //
+// afterRequest warns of a server request in event n, after the response
+// (first: the first event after it): no part of the exchange's answer,
+// and one that a client reading the stream on may answer (the recorder's
+// request watch noted it, so such an answer is recorded as its answer).
+//
 //go:noinline
+//go:noinline
+func afterRequest(r *Result, data []byte, n int, first bool) {
+	// Read with the navigator, not wire.ParseMessage (which counts the
+	// parses of requests).
+	method, _ := wire.Field(data, "method")
+	name, _ := wire.StringValue(method)
+	id, _ := wire.Field(data, "id")
+	what := fmt.Sprintf("a server request (%s, id %s), which is no part of this answer; a client reading on may still answer it", strconv.Quote(name), bytes.TrimSpace(id))
+	if first {
+		r.warnText(WarnMessageAfterTerminal, fmt.Sprintf("event %d arrived after the response: %s", n, what))
+		return
+	}
+	r.warnText(WarnMessageAfterTerminal, fmt.Sprintf("event %d, after the response, is %s", n, what))
+}
+
 func warnEvent(r *Result, code, format string, event int) {
 	r.warnText(code, fmt.Sprintf(format, event))
 }
