@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 // TestEscapedIsTheSet: the table behind Escaped answers as its definition
@@ -50,4 +51,57 @@ func TestASCIIPrefixEveryByte(t *testing.T) {
 			}
 		}
 	}
+}
+
+// naiveJSON is JSON without its fast paths: each character decoded, and
+// escaped when Escaped says so (a byte that is not UTF-8 as \ufffd).
+func naiveJSON(b []byte) string {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...)
+		case b[i] < 0x7f || !Escaped(r):
+			out = append(out, b[i:i+n]...)
+		case r > 0xffff:
+			out = appendU(appendU(out, 0xd800+((r-0x10000)>>10)), 0xdc00+((r-0x10000)&0x3ff))
+		default:
+			out = appendU(out, r)
+		}
+		i += n
+	}
+	return string(out)
+}
+
+// TestJSONEveryRune: JSON writes every rune (and every lead byte cut
+// short) as the decoding loop does: the ranges plainMultibyte skips hold
+// no escaped character.
+func TestJSONEveryRune(t *testing.T) {
+	var buf [8]byte
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		n := utf8.EncodeRune(buf[:], r)
+		in := append(append([]byte(`"a`), buf[:n]...), `b"`...)
+		if got, want := string(JSON(in)), naiveJSON(in); got != want {
+			t.Fatalf("JSON(%q) = %q, want %q", in, got, want)
+		}
+		for cut := 1; cut < n; cut++ {
+			in := append(append([]byte(`"a`), buf[:cut]...), `b"`...)
+			if got, want := string(JSON(in)), naiveJSON(in); got != want {
+				t.Fatalf("JSON(%q) = %q, want %q", in, got, want)
+			}
+		}
+	}
+}
+
+// FuzzJSONNaive: JSON equals the decoding loop on any bytes.
+func FuzzJSONNaive(f *testing.F) {
+	for _, s := range []string{"", "é東\u202e\x7f\xc3", "\xe3\x81", "\xed\xa0\x80", "\xc2\xad", "\xee\x80\x80\xef\xbb\xbf"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := string(JSON(b)), naiveJSON(b); got != want {
+			t.Fatalf("JSON(%q) = %q, want %q", b, got, want)
+		}
+	})
 }

@@ -202,6 +202,10 @@ func JSON(b []byte) []byte {
 			i += asciiPrefix(b[i:])
 			continue
 		}
+		if n := plainMultibyte(b[i:]); n > 0 {
+			i += n
+			continue
+		}
 		r, n := utf8.DecodeRune(b[i:])
 		invalid := r == utf8.RuneError && n == 1
 		if !invalid && !Escaped(r) {
@@ -229,6 +233,27 @@ func JSON(b []byte) []byte {
 		return b
 	}
 	return append(out, b[copied:]...)
+}
+
+// plainMultibyte returns the length of the character at the start of b
+// when it is well-formed UTF-8 in a range that holds no character Escaped
+// names, without decoding it: U+00C0–U+05FF (lead bytes C3–D7: Latin,
+// Greek, Cyrillic, Hebrew) and U+3000–U+CFFF, U+E000–U+EFFF (E3–EC, EE: CJK,
+// kana, Hangul, private use); 0 for any other (DecodeRune and Escaped then
+// read it). Most text that is not ASCII is in these ranges.
+func plainMultibyte(b []byte) int {
+	c := b[0]
+	switch {
+	case c >= 0xC3 && c <= 0xD7:
+		if len(b) >= 2 && b[1]&0xC0 == 0x80 {
+			return 2
+		}
+	case c >= 0xE3 && c <= 0xEC || c == 0xEE:
+		if len(b) >= 3 && b[1]&0xC0 == 0x80 && b[2]&0xC0 == 0x80 {
+			return 3
+		}
+	}
+	return 0
 }
 
 // asciiPrefix returns the length of b's prefix of bytes below DEL (0x7f),
