@@ -28,18 +28,24 @@ func inputErrorf(format string, args ...any) error {
 
 // Listen opens a listener on addr for a page, refusing any address that is
 // not loopback (the page is served on loopback only, whatever the name
-// resolves to) with an *InputError.
+// resolves to) or whose port no listener can have with an *InputError; a
+// failed listen (a port in use) is another error.
 func Listen(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, inputErrorf("%q: %v", addr, err)
 	}
 	if !loopback.IsHost(host) {
 		return nil, inputErrorf("%s: the page is served on loopback only (127.0.0.1, ::1 or localhost)", addr)
 	}
+	if err := loopback.CheckPort(port); err != nil {
+		return nil, inputErrorf("%s: %v", addr, err)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, inputErrorf("%s: %v", addr, err)
+		// Not the caller's request: the address is good, and another
+		// listener holds it (or the system refused it).
+		return nil, fmt.Errorf("%s: %w", addr, err)
 	}
 	if !loopback.Listener(ln.Addr()) {
 		ln.Close()
@@ -199,8 +205,12 @@ func Follow(ctx context.Context, o FollowOptions) error {
 		f.Close()
 	}
 	ln, err := Listen(o.Addr)
-	if err != nil {
+	var ie *InputError
+	switch {
+	case errors.As(err, &ie):
 		return inputErrorf("--listen %v", err)
+	case err != nil:
+		return fmt.Errorf("--listen %w", err)
 	}
 	title := "mcpdiag ui"
 	if len(o.Files) == 1 {

@@ -155,14 +155,33 @@ func GuardLoopback(what string, next http.Handler) http.Handler {
 
 // DefaultHost returns addr with 127.0.0.1 as its host when it has none
 // (":8080" binds loopback, not every interface; that takes an explicit
-// "0.0.0.0:8080"). addr must be HOST:PORT or :PORT.
+// "0.0.0.0:8080"). addr must be HOST:PORT or :PORT, PORT a port a
+// listener can have (CheckPort).
 func DefaultHost(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
+		return "", err
+	}
+	if err := CheckPort(port); err != nil {
 		return "", err
 	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// CheckPort refuses a listen address's port that no listener can have (a
+// number outside 0-65535, a name /etc/services does not know) with net's
+// "address 99999: invalid port", so that a command says so as bad input
+// (exit 2) before it listens, rather than as a failed listen (exit 1, which
+// a port in use is). An empty port, which picks a free one, is accepted.
+func CheckPort(port string) error {
+	if port == "" {
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return err
+	}
+	return nil
 }

@@ -71,6 +71,13 @@ func TestDefaultHost(t *testing.T) {
 		{"example.com:80", "example.com:80"},
 		{"8080", ""},
 		{"", ""},
+		// A port no listener can have is bad input, refused here (a usage
+		// error, exit 2), not at the listen (exit 1, as for a port in use).
+		{"127.0.0.1:99999", ""},
+		{":65536", ""},
+		{"127.0.0.1:-1", ""},
+		{"127.0.0.1:65535", "127.0.0.1:65535"},
+		{"127.0.0.1:http", "127.0.0.1:http"},
 	} {
 		got, err := DefaultHost(tc.in)
 		if got != tc.want || (tc.want == "") != (err != nil) {
