@@ -158,10 +158,11 @@ type stdioProxy struct {
 	clientOwed    int64                      // … of them no id-null error of the server answered yet
 	clientNullIDs int64                      // requests of id null the client wrote (among clientBad)
 	records       int64
-	lost          int64 // records the sink refused
-	killAfter     bool  // kill the server once the current request line reached it
-	killed        bool  // a fault killed the server: its output is dropped
-	clientEOF     bool  // the client closed its stdin (so the proxy closed the server's): it ended the session
+	lost          int64     // records the sink refused
+	killAfter     bool      // kill the server once the current request line reached it
+	forwarded     os.Signal // the first signal the proxy received and passed on to the server (Signals)
+	killed        bool      // a fault killed the server: its output is dropped
+	clientEOF     bool      // the client closed its stdin (so the proxy closed the server's): it ended the session
 	exited        chan struct{}
 	cmd           *exec.Cmd
 
@@ -267,7 +268,10 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
-	why := describeExit(cmd.ProcessState, werr)
+	s.mu.Lock()
+	fwd := s.forwarded
+	s.mu.Unlock()
+	why := describeExit(cmd.ProcessState, werr, fwd)
 	s.endClient(why)
 	s.cutLine(why)
 	// The server's end closed the session (io.EOF, NetClosed) unless the
@@ -435,15 +439,23 @@ func (s *stdioProxy) writeSummary(outcome classify.Outcome, layer classify.Layer
 }
 
 // describeExit says how the server ended, for the records of the requests
-// it left unanswered.
-func describeExit(ps *os.ProcessState, err error) string {
+// it left unanswered; fwd, when not nil, is the signal the proxy received
+// and passed on to it (a Ctrl-C, a SIGTERM), named so that a server that
+// ends on it, with status 0 as Node servers do on SIGINT, is not read as
+// one that ended by itself.
+func describeExit(ps *os.ProcessState, err error, fwd os.Signal) string {
+	var why string
 	if ps == nil {
-		return fmt.Sprintf("the server ended: %v", err)
+		why = fmt.Sprintf("the server ended: %v", err)
+	} else if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		why = fmt.Sprintf("the server process was killed by signal %s before responding", ws.Signal())
+	} else {
+		why = fmt.Sprintf("the server process exited (exit status %d) before responding", ps.ExitCode())
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("the server process was killed by signal %s before responding", ws.Signal())
+	if fwd != nil {
+		why += fmt.Sprintf(", after the proxy received the signal %s and passed it on to the server", fwd)
 	}
-	return fmt.Sprintf("the server process exited (exit status %d) before responding", ps.ExitCode())
+	return why
 }
 
 func (s *stdioProxy) forwardSignals(stop <-chan struct{}) {
@@ -453,6 +465,11 @@ func (s *stdioProxy) forwardSignals(stop <-chan struct{}) {
 	for {
 		select {
 		case sig := <-s.opts.Signals:
+			s.mu.Lock()
+			if s.forwarded == nil {
+				s.forwarded = sig
+			}
+			s.mu.Unlock()
 			_ = s.cmd.Process.Signal(sig)
 		case <-stop:
 			return

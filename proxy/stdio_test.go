@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -49,7 +50,20 @@ func TestMain(m *testing.M) {
 // server (the proxy registers a request before it forwards it).
 const stdioMarkEnv = "MCPDIAG_TEST_STDIO_MARK"
 
+// stdioExitOnIntEnv makes the fixture server end with status 0 on SIGINT,
+// as a Node server does (server-everything over stdio), instead of dying of
+// it.
+const stdioExitOnIntEnv = "MCPDIAG_TEST_STDIO_EXIT_ON_INT"
+
 func runStdioServer() {
+	if os.Getenv(stdioExitOnIntEnv) == "1" {
+		ints := make(chan os.Signal, 1)
+		signal.Notify(ints, os.Interrupt)
+		go func() {
+			<-ints
+			os.Exit(0)
+		}()
+	}
 	s := mcpServer()
 	if path := os.Getenv(stdioMarkEnv); path != "" {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -331,6 +345,52 @@ func TestStdioSignalPropagates(t *testing.T) {
 	last := recs[len(recs)-1]
 	if last.Tool != "hang" || last.Outcome != classify.NetworkError || !strings.Contains(last.Reason, "signal") {
 		t.Errorf("hang record: %s %s %q", last.Tool, last.Outcome, last.Reason)
+	}
+}
+
+// A Ctrl-C the proxy passes on to a server that ends on it with status 0
+// (server-everything over stdio does) is named on the records of the
+// requests it left unanswered: before outsider16 they said only "the server
+// process exited (exit status 0) before responding", as for a server that
+// ended by itself.
+func TestStdioForwardedSignalNamed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		env    []string
+		sig    os.Signal
+		reason string
+	}{
+		{"exits 0 on SIGINT", []string{stdioExitOnIntEnv + "=1"}, syscall.SIGINT,
+			"the server process exited (exit status 0) before responding, after the proxy received the signal interrupt and passed it on to the server"},
+		{"dies of SIGTERM", nil, syscall.SIGTERM,
+			"the server process was killed by signal terminated before responding, after the proxy received the signal terminated and passed it on to the server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sigs := make(chan os.Signal, 1)
+			mark := filepath.Join(t.TempDir(), "methods")
+			run := startStdio(t, proxy.StdioOptions{Signals: sigs,
+				Env: append(append(os.Environ(), stdioServerEnv+"=1", stdioMarkEnv+"="+mark), tc.env...)})
+			conversation(t, run.in, run.out, []string{initLine, readyLine})
+			go func() { _, _ = io.Copy(io.Discard, run.out) }()
+			io.WriteString(run.in, toolLine(2, "hang")+"\n")
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+				if b, _ := os.ReadFile(mark); strings.Contains(string(b), "tools/call") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the hang call did not reach the server within a minute")
+				}
+			}
+			sigs <- tc.sig
+			run.wait(t)
+			recs := run.sink.exchanges(t)
+			last := recs[len(recs)-1]
+			if last.Tool != "hang" || last.Outcome != classify.NetworkError || last.Reason != "no response line from the server after the request was sent (the server may have processed it): "+tc.reason {
+				t.Errorf("hang record: %s %s %q; want NETWORK_ERROR with %q", last.Tool, last.Outcome, last.Reason, tc.reason)
+			}
+		})
 	}
 }
 
