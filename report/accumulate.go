@@ -359,9 +359,12 @@ type obs struct {
 // POST, or to a POST without a JSON-RPC method that is not a client's
 // answer (clientAnswer, written since 2026-12-06, is RESULT_SUCCESS when
 // the server accepted an answer that returned a result; its method is
-// empty when the recorder did not see the server request it answers).
+// empty when the recorder did not see the server request it answers). An
+// OAuth chain's step (auth: a metadata GET, a registration or token POST)
+// is none of them: the client records a step that succeeded RESULT_SUCCESS,
+// this version as the ones before it.
 func olderHTTPSuccess(r *record.Record) bool {
-	if r.Kind != record.KindExchange || r.Outcome != classify.ResultSuccess {
+	if r.Kind != record.KindExchange || r.Outcome != classify.ResultSuccess || r.Auth != nil {
 		return false
 	}
 	switch r.HTTPMethod {

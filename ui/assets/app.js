@@ -196,11 +196,12 @@ function groupKey(r) {
 // olderHTTPSuccess is mcpdiag report's (report/accumulate.go): an exchange
 // record of an mcpdiag before 2026-12-06 said RESULT_SUCCESS (application
 // layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a
-// POST without a JSON-RPC method that is not a client's answer); report
+// POST without a JSON-RPC method that is not a client's answer, nor an
+// OAuth chain's step, which the client records RESULT_SUCCESS); report
 // counts it HTTP_SUCCESS in the transport layer, as this version records
 // it, and so does the page.
 function olderHTTPSuccess(r) {
-  if (r.kind !== 'exchange' || r.outcome !== 'RESULT_SUCCESS' || !r.httpMethod) return false;
+  if (r.kind !== 'exchange' || r.outcome !== 'RESULT_SUCCESS' || !r.httpMethod || r.auth) return false;
   return r.httpMethod !== 'POST' || (!r.method && !r.clientAnswer);
 }
 
