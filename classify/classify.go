@@ -221,20 +221,10 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 // ClassifyInto is Classify writing into a Result the caller owns, so that a
 // loop over many exchanges (a proxy, a benchmark) allocates nothing for
 // small responses. Everything r held before is overwritten; its Warnings
-// backing array is reused, JSONRPC and IsError point into r, and the
-// details of a JSON-RPC error (JSONRPC.Error) are reused for the next
-// verdict in r when it is an error with the same reason (code and message),
-// so a caller that keeps an earlier verdict must deep-copy it first (a
-// shallow copy of a Result shares all of these with it, and so does a copy
-// passed to ClassifyInto with the Result it was copied from). The strings of
-// an earlier verdict never change.
+// backing array is reused, and JSONRPC and IsError point into r, so a caller
+// that keeps an earlier verdict must deep-copy it first.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
-	// The store of r's previous JSON-RPC error, if any, stays for
-	// response to reuse when the next error's reason is the same (see
-	// errorStore.same).
-	room := r.jsonrpc.Error
 	*r = Result{Warnings: r.Warnings[:0]}
-	r.jsonrpc.Error = room
 	return c.into(ex, r)
 }
 
@@ -819,10 +809,6 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 		return
 	}
 	d := &r.jsonrpc
-	// What ClassifyInto left of the previous verdict's error (an
-	// errorStore's e), for reuse below; this verdict starts without one.
-	room := d.Error
-	d.Error = nil
 	if env.hasID {
 		d.ID = r.ownID(env.id)
 	}
@@ -845,31 +831,19 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 		if env.errParsed {
 			// The message is the tail of the reason, and the reason's
 			// text is stored with the error: one allocation for all.
-			var name, start string // the code's name, the reason's text before the message
-			if k := codeIndex(env.errCode); k >= 0 {
-				name, start = codeNames[k].name, codeReasons[k]
-			}
 			st := env.store
-			if st == nil && room != nil {
-				// ClassifyInto's: the previous verdict's store, whole,
-				// when its reason is this one's; nothing is written
-				// into its text.
-				if old, ok := storeOf(room).same(start, env.errCode, name, env.errMsg); ok {
-					st, reason = storeOf(room), old
-				}
-			}
 			if st == nil {
 				st = new(errorStore)
-			}
-			if reason == "" {
-				reason = errorReasonIn(st.text[:0], start, env.errCode, name, env.errMsg)
 			}
 			e := &st.e
 			e.code = env.errCode
 			e.Code = &e.code
-			e.CodeName = name
+			var start string // the reason's text before the message
+			if k := codeIndex(env.errCode); k >= 0 {
+				e.CodeName, start = codeNames[k].name, codeReasons[k]
+			}
+			reason = errorReasonIn(st.text[:0], start, *e.Code, e.CodeName, env.errMsg)
 			e.Message = reason[len(reason)-len(env.errMsg):]
-			e.Data = nil
 			if env.errData != nil {
 				e.Data = bytes.Clone(env.errData)
 			}
@@ -878,21 +852,14 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 			r.Outcome = InvalidEnvelope
 			r.Reason = "the error member is not an object with an integer code and a string message"
 			return
-		} else if e := &new(errorStore).e; !errorObject(env.err, e) {
+		} else if e := new(ErrorObject); !errorObject(env.err, e) {
 			d.Error = e
 			r.Outcome = InvalidEnvelope
 			r.Reason = "the error member is not an object with an integer code and a string message"
 			return
 		} else {
-			// The reason in the store's text when it fits, as above,
-			// and the message its tail.
 			d.Error = e
-			var start string
-			if k := codeIndex(*e.Code); k >= 0 {
-				start = codeReasons[k]
-			}
-			reason = errorReasonIn(storeOf(e).text[:0], start, *e.Code, e.CodeName, unsafe.Slice(unsafe.StringData(e.Message), len(e.Message)))
-			e.Message = reason[len(reason)-len(e.Message):]
+			reason = jsonrpcErrorReason(*e.Code, e.CodeName, e.Message)
 		}
 		r.Outcome = JSONRPCError
 		r.Reason = reason
@@ -916,42 +883,10 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 // errorStore is an ErrorObject with room for the text of its verdict's
 // reason (which ends with the message), so that a JSON-RPC error whose
 // reason fits costs one allocation beside the Result. 144 bytes: a size
-// class. Every ErrorObject response stores in Result.jsonrpc is the e of
-// an errorStore (storeOf relies on it). Its text is written once, when the
-// store is new: strings share it, and a string must not change.
+// class.
 type errorStore struct {
 	e    ErrorObject
 	text [72]byte
-}
-
-// storeOf returns the errorStore whose e is e (see errorStore).
-func storeOf(e *ErrorObject) *errorStore { return (*errorStore)(unsafe.Pointer(e)) }
-
-// same returns the reason st's text holds and true when it is the reason
-// of an error with this code, name and message (start as errorReasonIn
-// takes it): the reason of the verdict st was made for, read back through
-// its Message, which ends it. False when the text holds no reason (a
-// reason that did not fit, the general path's error, an empty message).
-func (st *errorStore) same(start string, code int64, name string, message []byte) (string, bool) {
-	m := st.e.Message
-	if len(m) == 0 {
-		return "", false
-	}
-	base := uintptr(unsafe.Pointer(&st.text))
-	p := uintptr(unsafe.Pointer(unsafe.StringData(m)))
-	if p < base || p-base+uintptr(len(m)) > uintptr(len(st.text)) {
-		return "", false
-	}
-	old := unsafe.String(&st.text[0], int(p-base)+len(m))
-	var buf [64]byte
-	if start == "" {
-		b := appendErrorReason(buf[:0], code, name, "")
-		start = unsafe.String(unsafe.SliceData(b), len(b))
-	}
-	if len(old) != len(start)+len(message) || old[:len(start)] != start || old[len(start):] != string(message) {
-		return "", false
-	}
-	return old, true
 }
 
 // jsonrpcErrorReason returns "JSON-RPC error <code>[ <name>]: <message>".

@@ -73,7 +73,7 @@ func TestSmallResponseAllocs(t *testing.T) {
 		bytes      float64 // Classify's: its objects' size classes (an id past seven bytes: 16 more at most)
 	}{
 		{"success", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 1, 0, 208},
-		{"jsonrpc_error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`, wire.IntID(1), JSONRPCError, 1, 0, 352},
+		{"jsonrpc_error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`, wire.IntID(1), JSONRPCError, 1, 1, 352},
 		{"tool_error", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"failed"}],"isError":true}}`, wire.IntID(1), ToolError, 1, 0, 208},
 		{"input_required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`, wire.IntID(1), InputRequired, 1, 1, 320},
 		{"legacy", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 1, 0, 256},
