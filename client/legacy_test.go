@@ -121,6 +121,18 @@ func TestLegacyTransportNamed(t *testing.T) {
 				if named != (tt.endpoint != "") {
 					t.Errorf("run %d: decision %q, era %q; want the older transport named: %v", run, call.Decision.Reason, call.EraReason, tt.endpoint != "")
 				}
+				// The report's first line names no era when the era line
+				// says none (outsider16: it read `— tool "echo" on
+				// 2025-11-25` above `era: none: the server speaks the
+				// 2024-11-05 HTTP+SSE transport`).
+				var rep strings.Builder
+				if err := call.WriteReport(&rep); err != nil {
+					t.Fatal(err)
+				}
+				head, _, _ := strings.Cut(rep.String(), "\n")
+				if wantHead := `HTTP_ERROR (transport layer) — tool "echo"`; tt.endpoint != "" && head != wantHead || tt.endpoint == "" && head != wantHead+" on 2025-11-25" {
+					t.Errorf("run %d: report head %q; want %q and the era only for a Streamable HTTP server", run, head, wantHead)
+				}
 				if strings.Contains(call.Decision.Reason, "essionId=") || strings.Contains(call.Decision.Reason, "essionid=") {
 					t.Errorf("run %d: the decision carries the session id: %q", run, call.Decision.Reason)
 				}

@@ -21,7 +21,10 @@ import (
 func (call *Call) WriteReport(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s layer) — tool %q", visible.String(string(call.Outcome)), call.Layer(), call.Tool)
-	if call.Protocol != "" {
+	if call.Protocol != "" && call.LegacyTransport == "" {
+		// A server of the 2024-11-05 HTTP+SSE transport speaks no era
+		// the call tried (the era line says "none: …"): the header names
+		// none either.
 		fmt.Fprintf(&b, " on %s", call.Protocol)
 	}
 	b.WriteString("\n")
