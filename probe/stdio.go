@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -51,6 +52,11 @@ type stdioServer struct {
 	// listing ended (no probe waited for them), and keeps the first few.
 	early      int
 	earlyLines [][]byte
+	// unanswered holds the requests whose wait ended at the limit with no
+	// answer (by id key, their method): a line that answers one later is
+	// that request's late answer, not the answer of the request then
+	// waited for.
+	unanswered map[string]string
 }
 
 // StdoutNoise is the code of the listing warning for stdout lines that are
@@ -173,6 +179,7 @@ type stdioAnswer struct {
 	asked   []string // methods of the server requests answered while waiting
 	refused []string // methods of the server requests not answered (2026-07-28 forbids them on stdio)
 	stray   [][]byte // responses read while waiting for another id (want)
+	late    []string // earlier requests answered while waiting, after their own wait ended ("id 3 (tools/call)")
 	elapsed time.Duration
 }
 
@@ -182,8 +189,10 @@ type stdioAnswer struct {
 // notifications are skipped; a line that is not JSON-RPC is kept as noise.
 // The first response is the answer whatever its id (a wrong id is the
 // classifier's finding), unless want is set: then only a response with
-// that id ends the wait, and the others are kept as stray.
-func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification bool, timeout time.Duration, want wire.ID) stdioAnswer {
+// that id ends the wait, and the others are kept as stray. A response to
+// an earlier request whose wait ended unanswered (own is this one's id) is
+// that request's late answer: it is noted in late, and the wait goes on.
+func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification bool, timeout time.Duration, own, want wire.ID) stdioAnswer {
 	start := time.Now()
 	var a stdioAnswer
 	if _, err := s.in.Write(append(bytes.Clone(line), '\n')); err != nil {
@@ -222,6 +231,11 @@ func (s *stdioServer) roundTrip(ctx context.Context, line []byte, notification b
 			m := wire.ParseMessage(l)
 			switch m.Kind {
 			case wire.MessageResponse:
+				if method, ok := s.unanswered[m.ID.Key()]; ok && !m.ID.Equal(own) && !m.ID.Equal(want) {
+					delete(s.unanswered, m.ID.Key())
+					a.late = append(a.late, fmt.Sprintf("id %s (%s)", record.Scrub(m.ID.String()), method))
+					continue
+				}
 				if !want.IsZero() && !m.ID.Equal(want) {
 					a.stray = append(a.stray, l)
 					continue
@@ -296,8 +310,22 @@ func (s *stdioServer) exchange(ctx context.Context, url string, r client.Request
 	}
 	line, id := s.request(r)
 	start := time.Now()
-	a := s.roundTrip(ctx, line, r.Notification, timeout, wire.ID{})
+	a := s.roundTrip(ctx, line, r.Notification, timeout, id, wire.ID{})
+	s.noteUnanswered(r, id, a)
 	return s.records(url, start, r, line, id, a, member), a
+}
+
+// noteUnanswered keeps request r (its id) when its wait ended at the limit
+// with no answer, so that a later line answering it is read as its late
+// answer (roundTrip).
+func (s *stdioServer) noteUnanswered(r client.Request, id wire.ID, a stdioAnswer) {
+	if r.Notification || a.line != nil || !errors.Is(a.err, context.DeadlineExceeded) {
+		return
+	}
+	if s.unanswered == nil {
+		s.unanswered = map[string]string{}
+	}
+	s.unanswered[id.Key()] = r.Method
 }
 
 // base is a record of this transport, without its request or answer.
@@ -346,6 +374,9 @@ func (s *stdioServer) records(url string, start time.Time, r client.Request, lin
 		rec.ResponseBody = &record.Body{Text: excerpt(a.line)}
 	}
 	var notes []string
+	if len(a.late) > 0 {
+		notes = append(notes, fmt.Sprintf("a late answer to %s came first while waiting for this one's: that request's answer after its wait ended, not this one's", strings.Join(a.late, ", ")))
+	}
 	if len(a.asked) > 0 {
 		notes = append(notes, fmt.Sprintf("the server asked %d question(s) first (%s), answered the least committal way", len(a.asked), strings.Join(a.asked, ", ")))
 	}
@@ -395,7 +426,8 @@ func (s *stdioServer) notification(ctx context.Context, url string, r client.Req
 	_, werr := s.in.Write(append(bytes.Clone(line), '\n'))
 	if werr == nil {
 		fstart := time.Now()
-		a = s.roundTrip(ctx, fline, false, timeout, fid)
+		a = s.roundTrip(ctx, fline, false, timeout, fid, fid)
+		s.noteUnanswered(follow, fid, a)
 		recs = s.records(url, fstart, follow, fline, fid, a, nil)
 		for _, rec := range recs[:len(recs)-1] {
 			// Noise read while the probe waited is the probe's finding.

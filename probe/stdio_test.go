@@ -408,3 +408,53 @@ func TestProbeStdioBanner(t *testing.T) {
 		t.Fatalf("err %v, want the failure to quote the banner", err)
 	}
 }
+
+// TestProbeStdioLateAnswer: the server answers the first lookup only after
+// the probe's limit, so that request is recorded unanswered, and its
+// answer comes while the probe waits for the next request's. That late
+// line is the earlier request's answer, not a wrong id in the next one's:
+// the next request is judged on its own answer, and the late one is said.
+// (It was taken as the next request's answer: "INVALID_ENVELOPE: the
+// response id 3 does not match the request id 4".)
+func TestProbeStdioLateAnswer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-late", "1500ms"}, Protocol: "2025-11-25", Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("probe.Run: %v", err)
+	}
+	late, timedOut := 0, 0
+	for i, r := range rep.Records {
+		t.Logf("record %d: %s %s id %s: %s %s | %s", i, r.Method, r.Tool, r.JSONRPC.ID, r.Outcome, r.Reason, r.Note)
+		if r.Outcome == classify.InvalidEnvelope && strings.Contains(r.Reason, "does not match the request id") {
+			t.Errorf("record %d (%s, id %s) took another request's late answer as its own: %s", i, r.Method, r.JSONRPC.ID, r.Reason)
+		}
+		if r.Network != nil && strings.Contains(r.Reason, "no answer line") {
+			timedOut++
+		}
+		if strings.Contains(r.Note, "a late answer") {
+			late++
+		}
+	}
+	if timedOut != 1 || late != 1 {
+		t.Errorf("%d request(s) unanswered within the limit and %d late answer(s) said, want 1 and 1", timedOut, late)
+	}
+	// Every other record is what a server that answers in time gets:
+	// the same method, id (with its JSON type) and outcome.
+	ontime, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t)}, Protocol: "2025-11-25", Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("probe.Run: %v", err)
+	}
+	if len(ontime.Records) != len(rep.Records) {
+		t.Fatalf("%d records on time, %d with the late answer", len(ontime.Records), len(rep.Records))
+	}
+	for i, r := range rep.Records {
+		o := ontime.Records[i]
+		if r.Network != nil {
+			continue
+		}
+		if r.Method != o.Method || r.JSONRPC.ID.String() != o.JSONRPC.ID.String() || r.Outcome != o.Outcome {
+			t.Errorf("record %d: %s id %s %s with the late answer, %s id %s %s on time", i, r.Method, r.JSONRPC.ID, r.Outcome, o.Method, o.JSONRPC.ID, o.Outcome)
+		}
+	}
+}

@@ -37,6 +37,7 @@ func main() {
 	notification := flag.String("notification", "", "answer: answer notifications/cancelled with an error line; hang: read nothing after one; exit: exit")
 	notificationLine := flag.String("notification-line", `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"stdioserver: no such request to cancel"}}`, "the line -notification answer writes")
 	banner := flag.String("banner", "", "write this line on stdout before anything else, as servers that print a banner there do")
+	late := flag.Duration("late", 0, "write the answer to the first probe (the third message) this long after it, the later answers in their time")
 	flag.Parse()
 	if *banner != "" {
 		fmt.Println(*banner)
@@ -77,6 +78,8 @@ func main() {
 	switch {
 	case *noise:
 		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &noisy{w: os.Stdout, line: *noiseLine}}
+	case *late > 0:
+		t = &mcp.IOTransport{Reader: os.Stdin, Writer: &tardy{w: os.Stdout, after: *late}}
 	case *notification != "" || *ask != "":
 		out := &locked{w: os.Stdout}
 		t = &mcp.IOTransport{Reader: intercept(*notification, *notificationLine, *ask, out), Writer: out}
@@ -103,6 +106,44 @@ func (n *noisy) Write(p []byte) (int, error) {
 }
 
 func (n *noisy) Close() error { return n.w.Close() }
+
+// tardy writes the third message (the answer to the first probe, after
+// initialize's and tools/list's) after a delay, and holds the messages
+// written meanwhile until it did, in their order: an answer that comes
+// after the client stopped waiting for it, first in line when the client
+// waits for the next one's.
+type tardy struct {
+	w     io.WriteCloser
+	after time.Duration
+	mu    sync.Mutex
+	n     int
+	held  [][]byte // written while the third message waits (nil: none waits)
+}
+
+func (t *tardy) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n++
+	switch {
+	case t.n == 3:
+		t.held = [][]byte{bytes.Clone(p)}
+		time.AfterFunc(t.after, func() {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			for _, m := range t.held {
+				t.w.Write(m)
+			}
+			t.held = nil
+		})
+		return len(p), nil
+	case t.held != nil:
+		t.held = append(t.held, bytes.Clone(p))
+		return len(p), nil
+	}
+	return t.w.Write(p)
+}
+
+func (t *tardy) Close() error { return t.w.Close() }
 
 // locked serializes the writes of the server and of onNotification.
 type locked struct {
