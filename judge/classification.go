@@ -87,7 +87,7 @@ var classificationRules = []Rule{
 		},
 	},
 	{
-		ID: "client.classification", Title: "the classification the client prints is what the server answered to its last tools/call (the scenario's expected outcome, or TOOL_SUCCESS when the call was answered)",
+		ID: "client.classification", Title: "the classification the client prints is what the server answered to its last tools/call (the scenario's expected outcome; TOOL_ERROR when the server's tool answered isError on a call no scenario fired on; else TOOL_SUCCESS when the call was answered)",
 		Cite:   `docs/outcomes.md (the outcome names) and docs/scenarios.md (the outcome each scenario produces); the server's log, not the client's word, says how the last tools/call ended: a retry that recovers, or a fault on another request, ends in TOOL_SUCCESS`,
 		Active: true,
 		Applies: func(t *Trace) (bool, string) {
@@ -113,6 +113,8 @@ var classificationRules = []Rule{
 			why := "expected " + string(want)
 			switch {
 			case want == t.Case.Expected:
+			case want == classify.ToolError && last.Fired == "":
+				why = fmt.Sprintf("expected %s: the server's tool answered the last tools/call, %s, with isError true, and no scenario fired on it (the scenario's %s needs a call the tool accepts)", want, last.Label(), t.Case.Expected)
 			case len(t.Retries()) > 0:
 				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s (%s answered)", want, t.Case.Expected, last.Label())
 			default:

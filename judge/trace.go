@@ -261,17 +261,23 @@ func (t *Trace) Recovered() bool {
 // server answered to the client's last tools/call (not from what the client
 // says): when that answer finished the call (2xx, no fault that breaks the
 // body), the answer's outcome: the scenario's expected one if its fault
-// fired on that call and makes an answer (TOOL_ERROR, input_required), else
-// TOOL_SUCCESS, also when the fault hit another request or a retry
-// recovered. When there was no tools/call, or its answer failed, the case's
-// expected outcome.
+// fired on that call and makes an answer (TOOL_ERROR, input_required);
+// TOOL_ERROR when no fault fired on it and the server's own answer was a
+// tool error (its record says so: the server's tool refused the call, as a
+// server answers a client that declared no elicitation capability to a tool
+// that needs one); else TOOL_SUCCESS, also when the fault hit another
+// request or a retry recovered. When there was no tools/call, or its answer
+// failed, the case's expected outcome.
 func (t *Trace) Want() classify.Outcome {
 	if t.Case == nil {
 		return ""
 	}
 	if last := t.lastCall(); answered(last) {
-		if last.Fired != "" && healthy(t.Case.Expected) {
+		switch {
+		case last.Fired != "" && healthy(t.Case.Expected):
 			return t.Case.Expected
+		case last.Fired == "" && last.Outcome == classify.ToolError:
+			return classify.ToolError
 		}
 		return classify.ToolSuccess
 	}
