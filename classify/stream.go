@@ -412,14 +412,11 @@ func stopEvent(r *Result, o Outcome, format string, sse *SSEDetails) error {
 	return nil
 }
 
-// warnEvent adds a warning whose message names an event by its number.
-//
 // afterRequest warns of a server request in event n, after the response
 // (first: the first event after it): no part of the exchange's answer,
 // and one that a client reading the stream on may answer (the recorder's
 // request watch noted it, so such an answer is recorded as its answer).
 //
-//go:noinline
 //go:noinline
 func afterRequest(r *Result, data []byte, n int, first bool) {
 	// Read with the navigator, not wire.ParseMessage (which counts the
@@ -435,6 +432,9 @@ func afterRequest(r *Result, data []byte, n int, first bool) {
 	r.warnText(WarnMessageAfterTerminal, fmt.Sprintf("event %d, after the response, is %s", n, what))
 }
 
+// warnEvent adds a warning whose message names an event by its number.
+//
+//go:noinline
 func warnEvent(r *Result, code, format string, event int) {
 	r.warnText(code, fmt.Sprintf(format, event))
 }

@@ -180,8 +180,6 @@ func CheckPort(port string) error {
 	if port == "" {
 		return nil
 	}
-	if _, err := net.LookupPort("tcp", port); err != nil {
-		return err
-	}
-	return nil
+	_, err := net.LookupPort("tcp", port)
+	return err
 }
