@@ -262,10 +262,17 @@ func TestScenariosCmd(t *testing.T) {
 }
 
 // TestServeBinarySignal runs the real binary and stops it with SIGTERM
-// while a request hangs in a scenario: it must exit 0, promptly.
+// while a request hangs in a scenario. "In flight" is what serve's admin API
+// says (/admin/counters: inFlight 1 on /mcp), not a sleep; an orderly stop
+// is what can be seen of it: the client's request ends, the exchange's line
+// is in the log, flagged SD (cut by the shutdown) with the request's id and
+// method, serve says it stopped and exits 0. A serve that does not stop is
+// killed at testwait.Bound and fails: the bound is against a hang, not a
+// time the stop must take.
 func TestServeBinarySignal(t *testing.T) {
 	bin := testBinary(t)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--scenario", "timeout.uncooperative_hang", "--params", `{"match":{}}`)
+	logPath := filepath.Join(t.TempDir(), "serve.log")
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--scenario", "timeout.uncooperative_hang", "--params", `{"match":{}}`, "--log", logPath)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -284,17 +291,27 @@ func TestServeBinarySignal(t *testing.T) {
 		t.Fatalf("serve printed no first line: %v (killed at the %s bound: %v)", err, testwait.Bound, !hung.Stop())
 	}
 	u := strings.TrimSpace(strings.TrimPrefix(first, "mcpdiag serve: "))
-	if !strings.HasPrefix(u, "http://127.0.0.1:") {
+	if !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.HasSuffix(u, "/mcp") {
 		t.Fatalf("first line %q", first)
 	}
+	posted := make(chan error, 1)
 	go func() {
 		resp, err := http.Post(u, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+		posted <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
-	start := time.Now()
+	counters := strings.TrimSuffix(u, "/mcp") + "/admin/counters"
+	testwait.Until(t, "serve to have the request in flight (/admin/counters: /mcp inFlight 1)", func() bool {
+		select {
+		case err := <-posted:
+			t.Fatalf("the request ended before the signal (the scenario should hold it): %v", err)
+		default:
+		}
+		return inFlight(t, counters, "/mcp") == 1
+	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -304,12 +321,57 @@ func TestServeBinarySignal(t *testing.T) {
 		t.Fatalf("serve did not start and stop within %s (killed); output after SIGTERM %q", testwait.Bound, rest)
 	}
 	if err != nil {
-		t.Errorf("exit: %v", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("stopping took %s", d)
+		t.Errorf("exit: %v, want 0", err)
 	}
 	if !strings.Contains(string(rest), "mcpdiag serve: stopped") {
-		t.Errorf("output %q", rest)
+		t.Errorf("no shutdown line in the output after SIGTERM %q", rest)
 	}
+	// The client's request ended with the server (an error or a cut
+	// answer, either is the shutdown's): it is not left hanging.
+	testwait.Recv(t, posted, "the in-flight request to end once serve stopped")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatalf("log: %v", err)
+	}
+	var cut []*record.Record
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		r, err := record.Decode(line)
+		if err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if r.Method == "tools/list" {
+			cut = append(cut, r)
+		}
+	}
+	if len(cut) != 1 {
+		t.Fatalf("%d tools/list lines in the log, want 1 (the request in flight at the signal):\n%s", len(cut), data)
+	}
+	if r := cut[0]; r.JSONRPC.ID.String() != "1" || !r.Flags.Has(record.FlagSD) {
+		t.Errorf("the in-flight request's line: id %s flags %v, want id 1 flagged SD:\n%s", r.JSONRPC.ID, r.Flags, data)
+	}
+}
+
+// inFlight returns what serve's /admin/counters says is in flight on the
+// endpoint named path.
+func inFlight(t *testing.T, counters, path string) int {
+	t.Helper()
+	resp, err := http.Get(counters)
+	if err != nil {
+		t.Fatalf("GET %s: %v", counters, err)
+	}
+	defer resp.Body.Close()
+	var got map[string]struct {
+		InFlight *int `json:"inFlight"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", counters, resp.StatusCode, err)
+	}
+	ep, ok := got[path]
+	if !ok {
+		return 0 // the endpoint is made on its first request
+	}
+	if ep.InFlight == nil {
+		t.Fatalf("GET %s: %s has no inFlight", counters, path)
+	}
+	return *ep.InFlight
 }
