@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,21 @@ func (s *gatedSink) Close() error {
 	return nil
 }
 
+// blockedOnSend reports whether a goroutine whose stack holds caller is
+// parked on a channel send in fn (both as runtime.Stack names functions).
+func blockedOnSend(t *testing.T, fn, caller string) bool {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		head, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(head, "[chan send") && strings.Contains(g, fn) && strings.Contains(g, caller) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *gatedSink) records(t *testing.T) []*Record {
 	t.Helper()
 	s.mu.Lock()
@@ -70,11 +86,16 @@ func TestAsyncBlockLosesNothing(t *testing.T) {
 			}
 		}
 	}()
-	select {
-	case <-done:
-		t.Fatal("200 writes into a queue of 4 did not block on a stalled sink")
-	case <-time.After(50 * time.Millisecond):
-	}
+	// Blocked is a fact the test sees, not a time it waits: the writing
+	// goroutine parked on the full queue's send in Async.enqueue.
+	testwait.Until(t, "the writer to block on the full queue of a stalled sink", func() bool {
+		select {
+		case <-done:
+			t.Fatal("200 writes into a queue of 4 did not block on a stalled sink")
+		default:
+		}
+		return blockedOnSend(t, "record.(*Async).enqueue", "record.TestAsyncBlockLosesNothing.func")
+	})
 	close(sink.gate)
 	testwait.Recv(t, done, "the 200 writes to end once the sink took lines")
 	if err := a.Close(); err != nil {
@@ -102,15 +123,18 @@ func TestAsyncDropCountsAndReports(t *testing.T) {
 	sink := newGatedSink()
 	const queue, n = 4, 100
 	a := NewAsync(sink, AsyncOptions{QueueSize: queue, Policy: QueueDrop})
-	start := time.Now()
-	for i := range n {
-		if err := a.Write(&Record{Kind: KindExchange, Seq: i + 1}); err != nil {
-			t.Fatal(err)
+	// The sink stays stalled until the writes are done: a drop policy that
+	// blocked would never get there (the wait's bound fails it).
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if err := a.Write(&Record{Kind: KindExchange, Seq: i + 1}); err != nil {
+				t.Error(err)
+			}
 		}
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("drop policy blocked for %v", d)
-	}
+	}()
+	testwait.Recv(t, done, "100 writes with the drop policy to end while the sink is stalled")
 	dropped := a.Dropped()
 	// The queue holds 4 and the goroutine may hold one more in WriteLine.
 	if dropped < n-queue-1 || dropped > n-queue {

@@ -102,7 +102,7 @@ func startProcess(t *testing.T, stdout io.Writer, argv ...string) *process {
 // waitLine returns the first stderr line that matches re.
 func (p *process) waitLine(t *testing.T, re *regexp.Regexp) []string {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(testwait.Bound)
 	for {
 		select {
 		case l := <-p.lines:
@@ -112,7 +112,7 @@ func (p *process) waitLine(t *testing.T, re *regexp.Regexp) []string {
 		case <-p.done:
 			t.Fatalf("the process ended (%v) before printing %s; stderr:\n%s", p.err, re, p.stderr.String())
 		case <-timeout:
-			t.Fatalf("no line %s in 30s; stderr:\n%s", re, p.stderr.String())
+			t.Fatalf("no line %s within %s (a bound against a hang); stderr:\n%s", re, testwait.Bound, p.stderr.String())
 		}
 	}
 }
@@ -125,8 +125,8 @@ func (p *process) stop(t *testing.T, sig os.Signal) int {
 	}
 	select {
 	case <-p.done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the process did not stop; stderr:\n%s", p.stderr.String())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the process did not stop within %s (a bound against a hang); stderr:\n%s", testwait.Bound, p.stderr.String())
 	}
 	var ee *exec.ExitError
 	if errors.As(p.err, &ee) {
