@@ -534,7 +534,7 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 
 // InterruptedWarning is the warning code on each record of a run the
 // matrix's stop cut short: written, not judged.
-const InterruptedWarning = "matrix-run-interrupted"
+const InterruptedWarning = record.WarnRunInterrupted
 
 func interruptedWarning(cause error) record.Warning {
 	return record.Warning{Code: InterruptedWarning, Message: fmt.Sprintf("the matrix was stopped (%v) while this run was in flight: the run was not judged", cause)}
@@ -543,7 +543,7 @@ func interruptedWarning(cause error) record.Warning {
 // LateWarning is the warning code on a server log line logged after its
 // run was judged: the request reached the server after the run's wait
 // (its verdicts do not include it).
-const LateWarning = "matrix-line-late"
+const LateWarning = record.WarnLineLate
 
 // lateWait bounds each wait for requests still coming: a run's, and each
 // of lateLines'.
