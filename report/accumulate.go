@@ -146,6 +146,7 @@ type openCall struct {
 	start, end  time.Time
 	sumMs       float64
 	timed, span bool
+	interrupted bool // an exchange of it is of an interrupted matrix run
 	elem        *list.Element
 }
 
@@ -269,6 +270,9 @@ func (a *Accumulator) track(r *record.Record) {
 	if oc.tool == "" {
 		oc.tool = r.Tool
 	}
+	if r.RunInterrupted() {
+		oc.interrupted = true
+	}
 	if r.Seq >= oc.seq {
 		oc.seq, oc.outcome, oc.layer = r.Seq, r.Outcome, r.Layer
 	}
@@ -293,7 +297,7 @@ func (a *Accumulator) track(r *record.Record) {
 func (a *Accumulator) orphan(oc *openCall) {
 	a.order.Remove(oc.elem)
 	delete(a.open, oc.id)
-	o := obs{id: oc.id, method: oc.method, tool: oc.tool, outcome: oc.outcome, layer: oc.layer}
+	o := obs{id: oc.id, method: oc.method, tool: oc.tool, outcome: oc.outcome, layer: oc.layer, interrupted: oc.interrupted}
 	switch {
 	case oc.span && oc.end.After(oc.start):
 		o.ms = durationMs(record.Duration(oc.end.Sub(oc.start)))
@@ -332,6 +336,7 @@ func (a *Accumulator) Summary() *Summary {
 		Server:     a.server.summary(),
 	}
 	s.Calls.Open = int64(len(a.open))
+	s.Interrupted = a.calls.interrupted + a.exchanges.interrupted + a.server.interrupted
 	return s
 }
 
@@ -346,6 +351,39 @@ type obs struct {
 	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
 	errorAnswer  bool // a client's answer that was its JSON-RPC error (record.ClientAnswer)
 	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
+	interrupted  bool // a record of a matrix run the matrix's stop cut short (record.WarnRunInterrupted)
+}
+
+// apart says why a record is counted apart from the records that can fail,
+// if it is: the one place the report decides it (Section.judged and
+// OutcomeCount.judged subtract the same counts; ui/assets/app.js's
+// apartOf is its copy for the page). The reasons are exclusive, in this
+// order, so that each record is counted once.
+type apart int
+
+const (
+	// notApart: the record can fail (Failure decides).
+	notApart apart = iota
+	// apartProbe: a probe mcpdiag probe sent on purpose.
+	apartProbe
+	// apartFallback: the era probe a 2025-11-25 server refused, after
+	// which the client fell back to initialize.
+	apartFallback
+	// apartInterrupted: a record of a matrix run the stop cut short: not
+	// judged, and what failed in it may be the stop's doing.
+	apartInterrupted
+)
+
+func (o obs) apart() apart {
+	switch {
+	case o.probe:
+		return apartProbe
+	case o.fallback:
+		return apartFallback
+	case o.interrupted:
+		return apartInterrupted
+	}
+	return notApart
 }
 
 // olderHTTPSuccess reports an exchange record of an mcpdiag before
@@ -380,7 +418,8 @@ func observe(r *record.Record) obs {
 	return obs{id: r.ID, callID: r.CallID, method: r.Method, tool: r.Tool, outcome: r.Outcome, layer: r.Layer, ms: durationMs(r.Timings.Total), probe: r.Probe != nil,
 		fallback:    r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate",
 		errorAnswer: r.ClientAnswer && !r.AnswerRefused && r.Outcome == classify.JSONRPCError,
-		refused:     r.ClientAnswer && r.AnswerRefused}
+		refused:     r.ClientAnswer && r.AnswerRefused,
+		interrupted: r.RunInterrupted()}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -396,10 +435,11 @@ type offKey struct {
 
 // counted is a count with the ids of its first records.
 type counted struct {
-	n        int64
-	probes   int64 // of n, probe records (outcomes only)
-	fallback int64 // of n, era fallbacks (outcomes only)
-	examples []string
+	n           int64
+	probes      int64 // of n, probe records (outcomes only)
+	fallback    int64 // of n, era fallbacks (outcomes only)
+	interrupted int64 // of n, records of interrupted matrix runs (outcomes only)
+	examples    []string
 }
 
 func (c *counted) add(id string, keep int) {
@@ -423,7 +463,9 @@ type section struct {
 	failures  int64
 	probes    int64
 	fallbacks int64
-	orphans   int64
+	// interrupted counts the records of matrix runs the stop cut short.
+	interrupted int64
+	orphans     int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -518,16 +560,21 @@ func (s *section) add(o obs) {
 	s.total++
 	// A probe's answer is what the probe asked for (a deliberate bad call
 	// answered with an error is the server doing right): mcpdiag probe's
-	// rules judge it, and it is never a failure here.
-	fail := Failure(s.kind, o.outcome) && !o.probe && !o.fallback
-	if o.probe {
+	// rules judge it, and it is never a failure here. The era probe a
+	// 2025-11-25 server refused, answered by falling back to initialize,
+	// is a negotiation step the spec designs, not a failure: counted
+	// apart, as a probe is. A record of a matrix run the stop cut short is
+	// not judged (the matrix's own verdicts leave it out): a NETWORK_ERROR
+	// there is the stop cutting the connection, not the server failing.
+	ap := o.apart()
+	fail := ap == notApart && Failure(s.kind, o.outcome)
+	switch ap {
+	case apartProbe:
 		s.probes++
-	}
-	// The era probe a 2025-11-25 server refused, answered by falling back
-	// to initialize, is a negotiation step the spec designs, not a
-	// failure: counted apart, as a probe is.
-	if o.fallback {
+	case apartFallback:
 		s.fallbacks++
+	case apartInterrupted:
+		s.interrupted++
 	}
 	if fail {
 		s.failures++
@@ -550,12 +597,15 @@ func (s *section) add(o obs) {
 		oc = &counted{}
 		s.outcomes[out] = oc
 	}
-	switch {
-	case o.probe:
+	switch ap {
+	case apartProbe:
 		oc.probes++
 		oc.n++ // no example: the examples are of records that can fail
-	case o.fallback:
+	case apartFallback:
 		oc.fallback++
+		oc.n++
+	case apartInterrupted:
+		oc.interrupted++
 		oc.n++
 	default:
 		oc.add(o.id, s.opts.Examples)
@@ -636,9 +686,10 @@ func (s *section) summary() *Section {
 		Kind:           string(s.kind),
 		Total:          s.total,
 		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks),
+		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted),
 		Probes:         s.probes,
 		EraFallbacks:   s.fallbacks,
+		Interrupted:    s.interrupted,
 		Orphans:        s.orphans,
 		ErrorAnswers:   s.errAnswers,
 		RefusedAnswers: s.refused,
@@ -655,7 +706,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

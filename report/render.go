@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpdiag/mcpdiag/internal/visible"
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // Reporter renders a summary to w.
@@ -94,6 +95,9 @@ func writeText(w *errWriter, s *Summary) {
 	if s.Dropped > 0 {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}
+	if s.Interrupted > 0 {
+		w.printf("  incomplete: %d %s of matrix runs that were interrupted (warning %s): not judged, counted apart as interrupted, not as failures\n", s.Interrupted, plural(s.Interrupted, "record is", "records are"), record.WarnRunInterrupted)
+	}
 	if s.Rejudged > 0 {
 		w.printf("  %d exchange %s of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a batch): counted as HTTP_SUCCESS (transport layer), as this version records them\n", s.Rejudged, plural(s.Rejudged, "record", "records"))
 	}
@@ -140,6 +144,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.EraFallbacks > 0 {
 		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", sec.EraFallbacks, plural(sec.EraFallbacks, "era probe", "era probes"))
 	}
+	if sec.Interrupted > 0 {
+		w.printf(", %d interrupted (of matrix runs the stop cut short: not failures; the rate is of the others)", sec.Interrupted)
+	}
 	if sec.ErrorAnswers > 0 {
 		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
 	}
@@ -176,7 +183,11 @@ func writeSection(w *errWriter, sec *Section) {
 	w.printf("  by layer:    %s\n", strings.Join(layers, ", "))
 	var outcomes []string
 	for _, c := range sec.ByOutcome {
-		outcomes = append(outcomes, fmt.Sprintf("%s %d", c.Outcome, c.Count))
+		o := fmt.Sprintf("%s %d", c.Outcome, c.Count)
+		if c.Interrupted > 0 {
+			o += fmt.Sprintf(" (%d interrupted)", c.Interrupted)
+		}
+		outcomes = append(outcomes, o)
 	}
 	w.printf("  by outcome:  %s\n", strings.Join(outcomes, ", "))
 	w.printf("  latency:     %s\n", latencyText(sec.Latency))

@@ -42,6 +42,13 @@ type Summary struct {
 	// because its queue was full, so every count below is short by up to
 	// this many.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Interrupted counts the records, of every kind, of matrix runs that
+	// the matrix's stop (an interrupt, a limit) cut short: each carries the
+	// warning record.WarnRunInterrupted. The run they came from was
+	// incomplete; they are counted apart in their sections
+	// (Section.Interrupted), never as failures, and `mcpdiag report` exits
+	// 3 when there are any (and no gate failed).
+	Interrupted int64 `json:"interrupted,omitempty"`
 	// OtherKinds counts records of a kind this version does not know.
 	OtherKinds int64 `json:"otherKinds,omitempty"`
 	// Rejudged counts the exchange records of an mcpdiag before 15d740b
@@ -81,7 +88,8 @@ type Section struct {
 	// Failures counts the records whose outcome is a failure (see
 	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
-	// FailureRate is Failures / (Total − Probes − EraFallbacks).
+	// FailureRate is Failures / (Total − Probes − EraFallbacks −
+	// Interrupted).
 	FailureRate float64 `json:"failureRate"`
 	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
 	// purpose (records with a probe member): their answers, errors to
@@ -97,6 +105,13 @@ type Section struct {
 	// outcome is the server's answer, HTTP_ERROR say) but never in
 	// Failures, WorstOffenders or the gates.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
+	// Interrupted counts the records of matrix runs the matrix's stop cut
+	// short (the warning record.WarnRunInterrupted; a call rebuilt from
+	// exchanges of which one carries it): what went over the wire, but
+	// the run was not judged, and a failure in it may be the stop's doing
+	// (a killed client, a cut connection). As Probes, in Total, ByOutcome
+	// and ByTool but never in Failures, WorstOffenders or the gates.
+	Interrupted int64 `json:"interrupted,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
 	// JSONRPC_ERROR, no answerRefused): counted in Failures under their
@@ -170,6 +185,9 @@ type OutcomeCount struct {
 	// EraFallbacks counts, of Count, the era probes the client fell back
 	// from (see Section.EraFallbacks): the gates leave them out.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
+	// Interrupted counts, of Count, the records of interrupted matrix runs
+	// (see Section.Interrupted): the gates leave them out.
+	Interrupted int64 `json:"interrupted,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among
@@ -346,9 +364,12 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 }
 
 // judged is how many of the section's records can fail: all but the
-// probes of mcpdiag probe and the era fallbacks.
-func (s *Section) judged() int64 { return s.Total - s.Probes - s.EraFallbacks }
+// probes of mcpdiag probe, the era fallbacks and the records of
+// interrupted matrix runs.
+func (s *Section) judged() int64 { return s.Total - s.Probes - s.EraFallbacks - s.Interrupted }
 
 // judged is how many of the outcome's records can fail: all but the
-// probes and the era fallbacks.
-func (c *OutcomeCount) judged() int64 { return c.Count - c.Probes - c.EraFallbacks }
+// probes, the era fallbacks and the records of interrupted matrix runs.
+func (c *OutcomeCount) judged() int64 {
+	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted
+}

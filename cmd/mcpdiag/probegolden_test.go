@@ -16,7 +16,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
-var updateProbe = flag.Bool("update", false, "rewrite cmd/mcpdiag/testdata/probe/*.txtar from this run's probe outputs")
+var updateProbe = flag.Bool("update", false, "rewrite the golden txtar files under cmd/mcpdiag/testdata (probe/*.txtar, report/*.txtar) from this run's outputs")
 
 // probeLabel matches a probe named in the evidence ("probe 3 wrong-type
 // echo.text (id 5)", "probe 9 unknown-tool NAME (id 11): HTTP 400 …"):
