@@ -24,6 +24,9 @@ func TestPageFailuresAreReportsOverCorpora(t *testing.T) {
 	corpora := map[string][]*record.Record{
 		"records.jsonl":     recordtest.ReadFile(t, "testdata/records.jsonl"),
 		"probe-serve.jsonl": recordtest.ReadFile(t, "../report/testdata/probe-serve.jsonl"),
+		// A real matrix interrupted with a run in flight: its records
+		// carry matrix-run-interrupted, counted apart, not failed.
+		"matrix-interrupted.jsonl": recordtest.ReadFile(t, "../report/testdata/matrix-interrupted.jsonl"),
 	}
 	// The small files on one page, as mcpdiag report reads several.
 	small := era

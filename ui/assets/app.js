@@ -94,11 +94,21 @@ export function isFailure(r) {
   // records (a proxy's records carry no eraFallback): the page is told
   // which (markEraFallback).
   if (r._eraFallback) return false;
+  // A record of a matrix run the stop cut short (the warning
+  // matrix-run-interrupted): not judged, counted apart by mcpdiag report
+  // as interrupted, not a failure (its NETWORK_ERROR is the stop's cut).
+  if (isInterrupted(r)) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
   if (r.outcome === 'INPUT_REQUIRED') return r.kind === 'call';
   return true;
+}
+
+// isInterrupted is report's obs.interrupted: the record carries the warning
+// record.WarnRunInterrupted (META.runInterrupted), a typed fact.
+export function isInterrupted(r) {
+  return (r.warnings || []).some((w) => w.code === META.runInterrupted);
 }
 
 function fmtTime(t) {
@@ -186,6 +196,7 @@ const model = {
   facets: { layer: new Set(), outcome: new Set(), tool: new Set(), method: new Set(), kind: new Set() },
   dropped: 0,
   late: 0,               // records marked matrix-line-late (isLate)
+  interrupted: 0,        // records of interrupted matrix runs (isInterrupted)
 };
 
 function groupKey(r) {
@@ -242,6 +253,7 @@ function addRecord(r) {
   if (r.kind) f.kind.add(r.kind);
   if (r.kind === 'dropped') model.dropped += r.dropped || 0;
   if (isLate(r)) model.late++;
+  if (isInterrupted(r)) model.interrupted++;
 }
 
 // Era fallbacks mcpdiag report linked (see isFailure), by record id: a
@@ -263,6 +275,7 @@ function clearModel() {
   model.order = [];
   model.dropped = 0;
   model.late = 0;
+  model.interrupted = 0;
   for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
 }
 
@@ -346,6 +359,7 @@ function rowFor(v, index) {
   if (v.child) cls.push('child');
   if (isFailure(r)) cls.push('fail');
   if (isLate(r)) cls.push('late');
+  if (isInterrupted(r)) cls.push('interrupted');
   if (selected === r) cls.push('selected');
   const outcome = r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown'), title: r.reason || undefined }, r.outcome) : '';
   const tr = h('tr', {
@@ -362,8 +376,9 @@ function rowFor(v, index) {
   cell('c-layer', layer),
   cell('c-dur', fmtMs(r.timings && r.timings.totalMs)),
   cell('c-size', fmtBytes(r.responseBytes)),
-  cell('c-flags', [...(isLate(r) ? ['LATE'] : []), ...(r.flags || [])].join(' '),
-    [...(isLate(r) ? [`LATE: ${lateWords}`] : []), ...(r.flags || []).map((f) => `${f}: ${META.flagDocs[f] || ''}`)].join('\n')));
+  cell('c-flags', [...(isLate(r) ? ['LATE'] : []), ...(isInterrupted(r) ? ['INTERRUPTED'] : []), ...(r.flags || [])].join(' '),
+    [...(isLate(r) ? [`LATE: ${lateWords}`] : []), ...(isInterrupted(r) ? [`INTERRUPTED: ${interruptedWords}`] : []),
+      ...(r.flags || []).map((f) => `${f}: ${META.flagDocs[f] || ''}`)].join('\n')));
   return tr;
 }
 
@@ -371,6 +386,7 @@ function rowFor(v, index) {
 // and --html write it with the warning matrix-line-late): shown, marked
 // LATE, and under its run in the case's pane; it is in no verdict.
 const lateWords = 'the server logged this request after its run was judged: in no verdict';
+const interruptedWords = 'of a matrix run the stop cut short (matrix-run-interrupted): not judged, not a failure';
 function isLate(r) {
   return (r.warnings || []).some((w) => w.code === 'matrix-line-late');
 }
@@ -389,7 +405,8 @@ function render() {
     viewDirty = false;
     const shown = view.filter((v) => v.rec).length;
     $('count').textContent = `${shown} of ${model.records.length} records` +
-      (model.dropped ? ` · the producer dropped ${model.dropped}` : '');
+      (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
+      (model.interrupted ? ` · ${model.interrupted} of interrupted matrix runs (incomplete; not failures)` : '');
   }
   if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
