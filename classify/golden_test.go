@@ -188,6 +188,9 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 	if !slices.Equal(wantWarn, gotWarn) {
 		t.Errorf("warnings %v, want %v (%+v)", gotWarn, wantWarn, r.Warnings)
 	}
+	if v := w["responseId"]; v != "" && (r.JSONRPC == nil || string(r.JSONRPC.ID.Raw()) != v) {
+		t.Errorf("jsonrpc details %+v, want the response's id as spelled, %s", r.JSONRPC, v)
+	}
 	if v := w["code"]; v != "" {
 		if code, ok := r.JSONRPC.ErrorCode(); !ok || strconv.FormatInt(code, 10) != v {
 			t.Errorf("jsonrpc details %+v, want code %s", r.JSONRPC, v)

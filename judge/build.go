@@ -56,7 +56,12 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.Method = ""
 	}
 	x.Legacy = r.AnsweredOn == record.AnsweredOnStream
-	x.Probe, x.ResponseID, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ResponseID, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
+	x.Probe, x.ErrorCode, x.IsError, x.ResponseBytes = r.Probe, r.JSONRPC.ErrorCode, r.IsError, r.ResponseBytes
+	if !r.JSONRPC.ResponseID.Equal(r.JSONRPC.ID) {
+		// The record keeps a response id spelled otherwise too (1.0 for
+		// 1); to a rule it is the same id.
+		x.ResponseID = r.JSONRPC.ResponseID
+	}
 	if r.Probe != nil && r.Probe.Answer == "" {
 		// A probe record written before the probe said what came back
 		// (record.Probe.Answer) was an HTTP one: its status says it.

@@ -355,7 +355,11 @@ type JSONRPC struct {
 	ErrorCode *int64 `json:"errorCode"`
 	// ErrorName is the schema name of ErrorCode (classify.CodeName).
 	ErrorName string `json:"errorName,omitempty"`
-	// ResponseID is the response's id when it differs from ID.
+	// ResponseID is the response's id, as the response spelled it, when its
+	// text differs from ID's: another id (99 answering 1, "7" answering 7),
+	// or the same id spelled otherwise (1.0 or 1e0 answering 1, "\u0061"
+	// answering "a": equal by wire.ID.Equal, so not a mismatch, kept so that
+	// a reader sees what was on the wire). Zero when the texts are the same.
 	ResponseID wire.ID `json:"responseId,omitzero"`
 }
 
@@ -606,8 +610,9 @@ func NewBody(b []byte) *Body {
 // outcome, reason, status, content type, result type, JSON-RPC error, SSE
 // counts, network failure, MRTR and task details, why it was not
 // classified, Retry-After, warnings and the body size. Method and ProtocolVersion are set only when r has none,
-// and JSONRPC.ID only when the request id is unknown; a response id that
-// differs from the request id goes to JSONRPC.ResponseID.
+// and JSONRPC.ID only when the request id is unknown; a response id whose
+// text differs from the request id's (another id, or the same one spelled
+// otherwise) goes to JSONRPC.ResponseID.
 func (r *Record) SetResult(res *classify.Result) {
 	if res == nil {
 		return
@@ -632,11 +637,15 @@ func (r *Record) SetResult(res *classify.Result) {
 	}
 	if d := res.JSONRPC; d != nil {
 		// The response's id is copied only when the record keeps it: most
-		// responses answer with the request's id, which SetMessage set.
+		// responses answer with the request's id, byte for byte, which
+		// SetMessage set. One that differs only in its spelling (1.0 for
+		// 1) is the same id, and still kept: the record says what was on
+		// the wire, and whether it is a mismatch is wire.ID.Equal's answer
+		// for whoever reads it.
 		switch {
 		case r.JSONRPC.ID.IsZero():
 			r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
-		case !d.ID.IsZero() && !d.ID.Equal(r.JSONRPC.ID):
+		case !d.ID.IsZero() && !bytes.Equal(d.ID.Raw(), r.JSONRPC.ID.Raw()):
 			r.JSONRPC.ResponseID = wire.IDFromRaw(bytes.Clone(d.ID.Raw()))
 		}
 		if e := d.Error; e != nil {
