@@ -108,7 +108,8 @@ func TestStdioNegativeZeroID(t *testing.T) {
 // with ids 9007199254740993 and 9007199254740992 are two requests, each
 // paired with its own answer (before, keyed by a float64, the second took
 // the first's place, and the first's answer was judged as the second's);
-// a string id answered spelled with escapes ("\u0061…") is its request's.
+// a string id answered spelled with escapes ("\u0061…") is its request's,
+// and its record keeps that spelling in responseId.
 func TestStdioIDsPairByValue(t *testing.T) {
 	t.Parallel()
 	run := startStdio(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptEnv+"=1")})
@@ -119,10 +120,12 @@ func TestStdioIDsPairByValue(t *testing.T) {
 	if want := scriptedAnswer("9007199254740993", "echo") + scriptedAnswer("9007199254740992", "echo") + scriptedAnswer(`"a-1"`, "escaped-id") + scriptedAnswer("8", "echo"); got != want {
 		t.Fatalf("the client received %q, want %q", got, want)
 	}
+	// The answer's id as it was spelled, when that is not the request's.
+	respelled := map[string]string{`"a-1"`: `"\u0061\u002d\u0031"`}
 	for _, id := range []string{"9007199254740993", "9007199254740992", `"a-1"`, "8"} {
 		r := waitRecord(t, run.sink, "for id "+id, func(r *record.Record) bool { return r.JSONRPC.ID.String() == id })
-		if r.Method != "tools/call" || r.Outcome != classify.ToolSuccess || !r.JSONRPC.ResponseID.IsZero() {
-			t.Errorf("id %s: %s %s (responseId %s): %s; want tools/call TOOL_SUCCESS", id, r.Method, r.Outcome, r.JSONRPC.ResponseID.String(), r.Reason)
+		if r.Method != "tools/call" || r.Outcome != classify.ToolSuccess || string(r.JSONRPC.ResponseID.Raw()) != respelled[id] {
+			t.Errorf("id %s: %s %s (responseId %s): %s; want tools/call TOOL_SUCCESS (responseId %s)", id, r.Method, r.Outcome, r.JSONRPC.ResponseID.String(), r.Reason, respelled[id])
 		}
 	}
 	run.in.Close()
