@@ -22,9 +22,10 @@ import (
 // recorder) or a fault server's line of kind server. It reads typed fields
 // only: the request's facts, the answer's status and outcome, the flags
 // (HJ, AB, and Flags.Pending), the fault decision (what fired, the POST
-// count, the requestState issued) and the params facts (_meta,
-// requestState, inputResponses); where a record has no params facts, the
-// captured request body when it is whole.
+// count, the requestState issued), the capability names the request
+// declared (clientCapabilities) and the params facts (_meta, requestState,
+// inputResponses); where a record has no params facts or capability names,
+// the captured request body when it is whole.
 //
 // expected is the case's expected outcome ("" for records judged without a
 // case): a 2xx answer the record does not classify (a fault server's line),
@@ -104,6 +105,12 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 		x.State, x.StateKnown, x.Inputs = p.RequestState, true, p.InputResponses
 	} else if b := r.RequestBody; b != nil && !b.Truncated {
 		readRequestBody(x, []byte(b.Text))
+	}
+	x.ClientCapabilities = r.ClientCapabilities
+	if b := r.RequestBody; x.ClientCapabilities == nil && b != nil && !b.Truncated {
+		// A record written before clientCapabilities, with its body.
+		m := wire.ParseMessage([]byte(b.Text))
+		x.ClientCapabilities = m.Capabilities()
 	}
 	if r.Input != nil && r.Input.HasRequestState {
 		x.IssuedAny = true

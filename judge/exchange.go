@@ -49,8 +49,18 @@ type Exchange struct {
 	// whether the request's _meta could be read at all.
 	MetaProtocol string `json:"-"`
 	MetaKnown    bool   `json:"-"`
-	// Capabilities identifies the declared client capabilities.
+	// Capabilities identifies the declared client capabilities (a hash of
+	// _meta's clientCapabilities, or its canonical JSON from a captured
+	// body): equal declarations give equal values.
 	Capabilities string `json:"-"`
+	// ClientCapabilities are the top-level names of the capabilities the
+	// request declared, sorted (record.Record's ClientCapabilities): from
+	// _meta's clientCapabilities (2026-07-28) or initialize's capabilities
+	// (2025-11-25). nil when the request declared none this way, or the
+	// record does not say (a 2025-11-25 request after initialize, a record
+	// of an older mcpdiag without a whole request body); empty, not nil, for
+	// a declaration of no capability.
+	ClientCapabilities []string `json:"-"`
 	// State is the StateHash of the requestState sent ("" when none);
 	// StateKnown says whether the request's params could be read.
 	State      string   `json:"-"`

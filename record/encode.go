@@ -237,6 +237,7 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	c.RetryOrigin = RetryOrigin(s(string(c.RetryOrigin)))
 	c.Layer = classify.Layer(s(string(c.Layer)))
 	c.Reason, c.Tool, c.ArgsHash = s(c.Reason), s(c.Tool), s(c.ArgsHash)
+	c.ClientCapabilities = scrubShared(s, c.ClientCapabilities)
 	c.Conn, c.AnsweredOn = s(c.Conn), s(c.AnsweredOn)
 	c.Session = HashSession(c.Session)
 	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
@@ -455,6 +456,18 @@ func sanitizeFault(red *Redactor, f *Fault) *Fault {
 		v.Counters = &c
 	}
 	return &v
+}
+
+// scrubShared returns ss scrubbed: ss itself when no string changes (the
+// capability names of every 2026-07-28 record, copied for none), else a
+// scrubbed copy (nil for nil, empty for empty).
+func scrubShared(s func(string) string, ss []string) []string {
+	for _, x := range ss {
+		if s(x) != x {
+			return scrubAll(s, ss)
+		}
+	}
+	return ss
 }
 
 // scrubAll returns the scrubbed copy of ss (nil for nil).

@@ -93,6 +93,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	b = appendOmitString(b, `,"reason":`, r.Reason)
 	b = appendOmitString(b, `,"tool":`, r.Tool)
 	b = appendOmitString(b, `,"argsHash":`, r.ArgsHash)
+	if r.ClientCapabilities != nil {
+		b = appendStrings(b, `,"clientCapabilities":`, r.ClientCapabilities)
+	}
 	b = appendOmitString(b, `,"session":`, r.Session)
 	b = appendOmitString(b, `,"conn":`, r.Conn)
 	b = appendOmitString(b, `,"httpMethod":`, r.HTTPMethod)
@@ -449,6 +452,21 @@ func appendBody(b []byte, key string, body *Body) []byte {
 func appendKeyString(b []byte, key, s string) []byte {
 	b = append(b, key...)
 	return appendString(b, s, false)
+}
+
+// appendStrings appends key and ss as a JSON array of strings.
+//
+//go:noinline
+func appendStrings(b []byte, key string, ss []string) []byte {
+	b = append(b, key...)
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s, false)
+	}
+	return append(b, ']')
 }
 
 //go:noinline

@@ -203,6 +203,14 @@ type Record struct {
 	Tool string `json:"tool,omitempty"`
 	// ArgsHash identifies the call's arguments (see ArgsHash).
 	ArgsHash string `json:"argsHash,omitempty"`
+	// ClientCapabilities are the top-level names of the capabilities the
+	// client declared on this request (names only, never their values),
+	// sorted and without repeats: the keys of _meta's clientCapabilities
+	// (2026-07-28) or of initialize's params.capabilities (2025-11-25 and
+	// earlier; wire.Message.Capabilities()). Absent when the request declares
+	// none this way (a 2025-11-25 request after initialize: its session's
+	// initialize carries them); [] when it declares an empty object.
+	ClientCapabilities []string `json:"clientCapabilities,omitzero"`
 	// Session is the hashed Mcp-Session-Id ("sha256:" and 16 hex digits).
 	// A raw value is hashed by the encoder.
 	Session string `json:"session,omitempty"`
@@ -701,7 +709,8 @@ func (r *Record) SetRequest(body []byte) {
 }
 
 // SetMessage reads the facts of a client's JSON-RPC message into r: Method,
-// JSONRPC.ID, Tool, ArgsHash and RequestBytes (the length of m.Body). For
+// JSONRPC.ID, Tool, ArgsHash, ClientCapabilities (m.Capabilities()) and
+// RequestBytes (the length of m.Body). For
 // tools/call and prompts/get the tool is params.name and the hashed
 // arguments are params.arguments; for other methods the tool is empty and
 // the hashed arguments are params without its "_meta" member (which carries
@@ -724,4 +733,5 @@ func (r *Record) SetMessage(m *wire.Message) {
 		r.Tool, args, skipMeta = m.Tool, m.Arguments, false
 	}
 	r.ArgsHash = argsHash(r.Method, r.Tool, args, skipMeta, true)
+	r.ClientCapabilities = m.Capabilities()
 }

@@ -258,6 +258,73 @@ func ParseMessage(body []byte) Message {
 	return m
 }
 
+// Capabilities returns the top-level names of the capabilities the client
+// declared ("elicitation", "roots", "sampling", "tasks", …; names only,
+// never their values), sorted and without repeats: the keys of _meta's
+// clientCapabilities (2026-07-28) when it is an object, else of
+// initialize's params.capabilities (2025-11-25 and earlier) when that is
+// one; a repeated member is read as its last. nil when the message
+// declares none this way (the member is absent or no object: a 2025-11-25
+// tools/call, whose capabilities its session's initialize declared);
+// empty, not nil, for an empty object (a client that declares no
+// capability). It reads the message's params again (no parse of the body:
+// a field of Message would make the recorder's Exchange, which holds one,
+// outgrow its size class), so a caller calls it once.
+func (m *Message) Capabilities() []string {
+	if m.Kind != MessageRequest && m.Kind != MessageNotification {
+		return nil
+	}
+	if v, ok := m.MetaField(MetaClientCapabilities); ok && Kind(v) == '{' {
+		return capabilityNames(v)
+	}
+	if m.Method == "initialize" && Kind(m.Params) == '{' {
+		if v, ok := Field(m.Params, "capabilities"); ok {
+			return capabilityNames(v)
+		}
+	}
+	return nil
+}
+
+// capabilityNames returns the keys of the capabilities object v, sorted and
+// without repeats (the well-known names without allocating); nil when v is
+// no object, empty (not nil, and no allocation) for an empty one.
+func capabilityNames(v []byte) []string {
+	if Kind(v) != '{' {
+		return nil
+	}
+	names := []string{}
+	_ = EachField(v, func(k, _ []byte) bool {
+		if s, ok := capabilityName(k); ok && !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+		return true
+	})
+	slices.Sort(names)
+	return names
+}
+
+// capabilityName returns the capability name k (raw, quoted) as a string,
+// the names the MCP schema's ClientCapabilities defines without allocating.
+func capabilityName(k []byte) (string, bool) {
+	if len(k) >= 2 && k[0] == '"' {
+		switch inner := k[1 : len(k)-1]; string(inner) {
+		case "elicitation":
+			return "elicitation", true
+		case "sampling":
+			return "sampling", true
+		case "roots":
+			return "roots", true
+		case "tasks":
+			return "tasks", true
+		case "experimental":
+			return "experimental", true
+		case "extensions":
+			return "extensions", true
+		}
+	}
+	return StringValue(k)
+}
+
 // eachMemberValid calls fn with each member of the object obj (trimmed of
 // whitespace, obj[0] == '{'), raw key and raw value, and reports whether
 // obj is valid JSON, as Valid(obj) would: the object is validated in the

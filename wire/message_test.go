@@ -21,6 +21,10 @@ func TestParseMessage(t *testing.T) {
 		meta       []string
 		ext        []string
 		cancelled  string
+		// caps are the declared capability names; declared says they
+		// are declared at all (caps not nil).
+		caps     []string
+		declared bool
 	}{
 		{name: "empty", body: "", kind: MessageEmpty},
 		{name: "whitespace", body: " \r\n\t", kind: MessageEmpty},
@@ -40,6 +44,45 @@ func TestParseMessage(t *testing.T) {
 			name: "tools/call 2026", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo", protocol: Protocol2026, client: "c@1.0",
 			body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":1},"_meta":{"` + MetaProtocolVersion + `":"` + Protocol2026 + `","` + MetaClientInfo + `":{"name":"c","version":"1.0"},"` + MetaClientCapabilities + `":{"extensions":{"x/a":{},"x/b":{}}},"progressToken":1}}}`,
 			meta: []string{MetaClientCapabilities, MetaClientInfo, MetaProtocolVersion, "progressToken"}, ext: []string{"x/a", "x/b"},
+			caps: []string{"extensions"}, declared: true,
+		},
+		{
+			name: "_meta capabilities sorted, repeats once, escaped names read", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
+			body: `{"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":{"sampling":{},"roots":{"listChanged":true},"elicit\u0061tion":{"form":{}},"sampling":{"x":1},"x-vendor":null}}}}`,
+			meta: []string{MetaClientCapabilities}, caps: []string{"elicitation", "roots", "sampling", "x-vendor"}, declared: true,
+		},
+		{
+			name: "_meta capabilities empty: declared, none", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
+			body: `{"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":{}}}}`,
+			meta: []string{MetaClientCapabilities}, declared: true,
+		},
+		{
+			name: "_meta capabilities no object: none declared", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
+			body: `{"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":["elicitation"]}}}`,
+			meta: []string{MetaClientCapabilities},
+		},
+		{
+			name: "_meta capabilities: the last duplicate wins", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
+			body: `{"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":{"roots":{}},"` + MetaClientCapabilities + `":{"tasks":{}}}}}`,
+			meta: []string{MetaClientCapabilities}, caps: []string{"tasks"}, declared: true,
+		},
+		{
+			name: "initialize capabilities", kind: MessageRequest, method: "initialize", id: "0", protocol: Protocol2025,
+			body: `{"id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}}}}`,
+			caps: []string{"elicitation", "roots"}, declared: true,
+		},
+		{
+			name: "initialize capabilities empty", kind: MessageRequest, method: "initialize", id: "0",
+			body: `{"id":0,"method":"initialize","params":{"capabilities":{}}}`, declared: true,
+		},
+		{
+			name: "_meta capabilities over initialize's", kind: MessageRequest, method: "initialize", id: "0",
+			body: `{"id":0,"method":"initialize","params":{"capabilities":{"roots":{}},"_meta":{"` + MetaClientCapabilities + `":{"sampling":{}}}}}`,
+			meta: []string{MetaClientCapabilities}, caps: []string{"sampling"}, declared: true,
+		},
+		{
+			name: "capabilities of another method are not read", kind: MessageRequest, method: "tools/list", id: "1",
+			body: `{"id":1,"method":"tools/list","params":{"capabilities":{"roots":{}}}}`,
 		},
 		{name: "keys are case-sensitive", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"other"},"Method":"ping"}`, kind: MessageRequest, method: "tools/call", id: "1", tool: "echo"},
 		{name: "the last duplicate wins", body: `{"jsonrpc":"2.0","id":1,"id":"2","method":"a","method":"b"}`, kind: MessageRequest, method: "b", id: `"2"`},
@@ -63,9 +106,9 @@ func TestParseMessage(t *testing.T) {
 			m := ParseMessage([]byte(tt.body))
 			if m.Kind != tt.kind || m.Method != tt.method || m.ID.String() != tt.id || m.Tool != tt.tool || m.URI != tt.uri ||
 				m.Protocol != tt.protocol || m.Client != tt.client || !slices.Equal(m.MetaKeys, tt.meta) || !slices.Equal(m.Extensions, tt.ext) ||
-				m.Cancelled.String() != tt.cancelled {
-				t.Errorf("ParseMessage(%s) = kind %s method %q id %s tool %q uri %q protocol %q client %q meta %q ext %q cancelled %s",
-					tt.body, m.Kind, m.Method, m.ID, m.Tool, m.URI, m.Protocol, m.Client, m.MetaKeys, m.Extensions, m.Cancelled)
+				m.Cancelled.String() != tt.cancelled || !slices.Equal(m.Capabilities(), tt.caps) || (m.Capabilities() != nil) != tt.declared {
+				t.Errorf("ParseMessage(%s) = kind %s method %q id %s tool %q uri %q protocol %q client %q meta %q ext %q cancelled %s capabilities %q (declared %v)",
+					tt.body, m.Kind, m.Method, m.ID, m.Tool, m.URI, m.Protocol, m.Client, m.MetaKeys, m.Extensions, m.Cancelled, m.Capabilities(), m.Capabilities() != nil)
 			}
 		})
 	}
@@ -106,6 +149,8 @@ func FuzzParseMessage(f *testing.F) {
 		`{"method":"tools/call","params":{"name":"a","name":"b","Name":"c"}}`, `{"m\u0065thod":"x","id":"\u0031"}`,
 		`{"method":"initialize","id":1,"params":{"protocolVersion":"2025-11-25","_meta":{"` + MetaProtocolVersion + `":"2026-07-28"}}}`,
 		"{\"method\":\"\xff\",\"id\":1}", "\f{}", `{"method":"x","params":{"_meta":{"a":1,"a":2,"b":3}}}`,
+		`{"method":"initialize","id":0,"params":{"capabilities":{"roots":{},"elicit\u0061tion":{},"roots":1}}}`,
+		`{"method":"tools/call","id":1,"params":{"_meta":{"` + MetaClientCapabilities + `":{"b":{},"a":{}},"` + MetaClientCapabilities + `":null}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -215,7 +260,35 @@ func FuzzParseMessage(f *testing.F) {
 		if m.Client != client {
 			t.Fatalf("ParseMessage(%q) client %q, encoding/json %q", body, m.Client, client)
 		}
+		// The declared capabilities: the keys of _meta's clientCapabilities
+		// when it is an object, else of initialize's capabilities, sorted
+		// and once each; nil when neither is an object.
+		var caps []string
+		if method == "initialize" {
+			caps = jsonKeys(params["capabilities"])
+		}
+		if c := jsonKeys(meta[MetaClientCapabilities]); c != nil {
+			caps = c
+		}
+		if got := m.Capabilities(); !slices.Equal(got, caps) || (got == nil) != (caps == nil) {
+			t.Fatalf("ParseMessage(%q) capabilities %q (nil %v), encoding/json %q (nil %v)", body, got, got == nil, caps, caps == nil)
+		}
 	})
+}
+
+// jsonKeys returns the keys of the object raw by encoding/json, sorted
+// (each once: a map has no repeats); nil when raw is no object.
+func jsonKeys(raw json.RawMessage) []string {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(raw, &o) != nil || o == nil {
+		return nil
+	}
+	keys := []string{}
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // jsonImplementation is implementation by encoding/json.
