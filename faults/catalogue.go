@@ -286,7 +286,7 @@ func Catalogue() []Entry {
 			Example: json.RawMessage(`{"requireReason":false,"promptMessage":"Deploy to production?"}`),
 			Tool:    "approve", Args: json.RawMessage(`{"change":"rename the report"}`),
 			Input:           json.RawMessage(`{"approval":{"action":"accept","content":{"reason":"looks right"}}}`),
-			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3, NeedsCapability: "elicitation",
 			Why: "tools/list, the call (input_required), the MRTR round with the answer and the echoed state (success).",
 		},
 		{
@@ -299,7 +299,7 @@ func Catalogue() []Entry {
 			Example: json.RawMessage(`{"expect":"cancel"}`),
 			Tool:    "delete_item", Args: json.RawMessage(`{"id":"*"}`),
 			Input:           json.RawMessage(`{"confirm":{"action":"decline"}}`),
-			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3, NeedsCapability: "elicitation",
 			Why: "the client declines, as expected: a complete result that says so.",
 		},
 		{
@@ -312,7 +312,7 @@ func Catalogue() []Entry {
 			Example: json.RawMessage(`{"pendingRounds":2,"url":"https://auth.example.com/consent?x=1"}`),
 			Tool:    "approve", Args: json.RawMessage(`{"change":"connect the account"}`),
 			Input:           json.RawMessage(`{"authorize":{"action":"accept"}}`),
-			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3,
+			ExpectedOutcome: classify.ToolSuccess, ExpectedPosts: 3, NeedsCapability: "elicitation",
 			Why: "tools/list, the call (input_required, URL mode), the round after consent (success).",
 		},
 		{

@@ -95,6 +95,9 @@ func writeEntry(b *bytes.Buffer, e Entry) {
 		if e.AuthStep != "" {
 			fmt.Fprintf(b, " The step the outcome names: `%s`.", e.AuthStep)
 		}
+		if e.NeedsCapability != "" {
+			fmt.Fprintf(b, " The interaction needs the client capability `%s`: a client that does not declare it gets the answer a server must give it instead (no interaction), and the matrix judges its run not tested.", e.NeedsCapability)
+		}
 		b.WriteString("\n\n")
 	}
 	if len(e.QuickParams) > 0 {

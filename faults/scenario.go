@@ -192,6 +192,14 @@ type Entry struct {
 	// ExpectedPosts is the number of POSTs the server log shows for that
 	// call.
 	ExpectedPosts int `json:"expectedPosts"`
+	// NeedsCapability, when set, is the client capability the scenario's
+	// interaction needs (a top-level ClientCapabilities name, such as
+	// "elicitation"): a client that does not declare it cannot take part,
+	// and the server must answer its call without the interaction (a tool
+	// error over 2025-11-25, a 400 -32021 over 2026-07-28). The outcome
+	// above is that of a client that declares it; the matrix judges a run
+	// whose client declared no such capability "not tested".
+	NeedsCapability string `json:"needsCapability,omitempty"`
 	// Why explains the expected outcome (the path the call takes).
 	Why string `json:"why"`
 	// NoAuth makes the entry's call run with --no-auth: set on the entries

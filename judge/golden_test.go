@@ -53,6 +53,9 @@ type traceInput struct {
 		Expected  classify.Outcome `json:"expected"`
 		TimeoutMs int64            `json:"timeoutMs"`
 		Holds     bool             `json:"holds"`
+		// NeedsCapability is the capability the scenario's interaction
+		// needs (judge.Case's).
+		NeedsCapability string `json:"needsCapability"`
 	} `json:"case"`
 	// Client is the client run (active), with the times the matrix
 	// measured in milliseconds.
@@ -154,7 +157,8 @@ func judgeTrace(t *testing.T, g golden, name string) []judge.Check {
 	}
 	var c *judge.Case
 	if in.Case != nil {
-		c = &judge.Case{Name: in.Case.Name, Expected: in.Case.Expected, Timeout: time.Duration(in.Case.TimeoutMs) * time.Millisecond, Holds: in.Case.Holds}
+		c = &judge.Case{Name: in.Case.Name, Expected: in.Case.Expected, Timeout: time.Duration(in.Case.TimeoutMs) * time.Millisecond, Holds: in.Case.Holds,
+			NeedsCapability: in.Case.NeedsCapability}
 	}
 	tr := judge.NewTrace(name, recs, c)
 	tr.Safety = map[string]retry.Safety{}
@@ -244,8 +248,9 @@ func TestGolden(t *testing.T) {
 }
 
 // TestGoldenEveryRule: every rule has its golden file, testdata/ID.txtar,
-// with a trace it passes and a trace it fails; every golden file is named
-// after a rule.
+// with a trace it passes and a trace it fails (a rule that says a run did
+// not test its case, Rule.Untested: a trace it passes and one not tested);
+// every golden file is named after a rule.
 func TestGoldenEveryRule(t *testing.T) {
 	ids := map[string]bool{}
 	for _, r := range judge.Rules() {
@@ -265,7 +270,11 @@ func TestGoldenEveryRule(t *testing.T) {
 				}
 			}
 		}
-		for _, v := range []judge.Verdict{judge.Pass, judge.Fail} {
+		want := []judge.Verdict{judge.Pass, judge.Fail}
+		if r.Untested != nil {
+			want = []judge.Verdict{judge.Pass, judge.NotTested}
+		}
+		for _, v := range want {
 			if !slices.Contains(seen, v) {
 				t.Errorf("%s: no trace where %s is %s (verdicts seen: %v)", p, r.ID, v, seen)
 			}

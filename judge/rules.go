@@ -16,6 +16,11 @@ const (
 	Fail Verdict = "fail"
 	// NotApplicable: the trace never met the situation the rule is about.
 	NotApplicable Verdict = "n/a"
+	// NotTested: the run did not exercise what its case is about (the
+	// client did not declare the capability the scenario's interaction
+	// needs, and the server answered without it): neither a pass nor a
+	// failure. A run with such a check and no failed one is not tested.
+	NotTested Verdict = "not tested"
 )
 
 // Rule is one thing a client must (or must not) do, checked from the
@@ -44,6 +49,10 @@ type Rule struct {
 	// Applies reports whether the trace met the rule's situation; when it
 	// did not, the reason is the evidence of NotApplicable.
 	Applies func(*Trace) (bool, string) `json:"-"`
+	// Untested, when set, says why a trace the rule applies to did not
+	// exercise what the rule is about ("" when it did): the verdict is then
+	// NotTested with that evidence, and Check is not asked.
+	Untested func(*Trace) string `json:"-"`
 	// Check judges a trace the rule applies to: pass or not, with the
 	// evidence (POST numbers, ids, headers).
 	Check func(*Trace) (bool, string) `json:"-"`
@@ -91,6 +100,11 @@ func judgeOne(r Rule, t *Trace) Check {
 	if ok, why := r.Applies(t); !ok {
 		return Check{Rule: r.ID, Verdict: NotApplicable, Severity: r.Severity, Evidence: why}
 	}
+	if r.Untested != nil {
+		if why := r.Untested(t); why != "" {
+			return Check{Rule: r.ID, Verdict: NotTested, Severity: r.Severity, Evidence: why}
+		}
+	}
 	ok, ev := r.Check(t)
 	if ok {
 		return Check{Rule: r.ID, Verdict: Pass, Severity: r.Severity, Evidence: ev}
@@ -130,14 +144,19 @@ func RuleByID(id string) (Rule, bool) {
 	return Rule{}, false
 }
 
-// Worst returns Fail when a check failed, else Pass.
+// Worst returns Fail when a check failed, else NotTested when a check
+// says the run did not test its case, else Pass.
 func Worst(cs []Check) Verdict {
+	v := Pass
 	for _, c := range cs {
-		if c.Verdict == Fail {
+		switch c.Verdict {
+		case Fail:
 			return Fail
+		case NotTested:
+			v = NotTested
 		}
 	}
-	return Pass
+	return v
 }
 
 // order is the order verdicts are reported in (tables, JSON, JUnit): the
@@ -146,7 +165,7 @@ var order = []string{
 	"spec.accept", "spec.protocol-header", "spec.method-headers", "spec.mrtr-new-id", "spec.mrtr-same-call",
 	"spec.mrtr-echo-state", "spec.mrtr-no-invented-state", "spec.reissue-new-id", "spec.era-fallback",
 	"safety.unsafe-repeat", "safety.retry-bound", "safety.retry-after", "safety.backoff", "safety.4xx-unchanged",
-	"live.finish", "client.ran", "client.classification", "loop.identical-calls", "live.pending",
+	"live.finish", "client.ran", "client.classification", "client.capability", "loop.identical-calls", "live.pending",
 	"auth.no-token-elsewhere", "auth.pkce", "auth.bounded-step-up", "auth.no-token-in-url",
 	"probe.answered", "probe.answer-shape", "probe.result-type", "probe.invalid-arguments", "probe.is-error-missing", "probe.unknown-tool",
 	"probe.malformed-call", "probe.id-type", "probe.origin", "probe.protocol-version", "probe.protocol-version-missing", "probe.accept",
@@ -154,7 +173,7 @@ var order = []string{
 }
 
 // rules are the families' rules in report order.
-var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules, authRules, probeRules)
+var rules = inOrder(order, specRules, safetyRules, livenessRules, classificationRules, capabilityRules, authRules, probeRules)
 
 // inOrder returns the rules of the families in the order of ids; it panics
 // when a rule is missing from ids or an id names no rule (a programming

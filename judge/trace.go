@@ -267,12 +267,23 @@ func (t *Trace) Recovered() bool {
 // server answers a client that declared no elicitation capability to a tool
 // that needs one); else TOOL_SUCCESS, also when the fault hit another
 // request or a retry recovered. When there was no tools/call, or its answer
-// failed, the case's expected outcome.
+// failed, the case's expected outcome. A run that did not test its case
+// (NotTested: the client declared no capability the scenario's interaction
+// needs) must print what the server answered its last tools/call without
+// the interaction, its record's outcome, whether that answer finished the
+// call (a tool error) or not (a 400 -32021).
 func (t *Trace) Want() classify.Outcome {
 	if t.Case == nil {
 		return ""
 	}
-	if last := t.lastCall(); answered(last) {
+	last := t.lastCall()
+	if last != nil && last.Outcome != "" && t.NotTested() != "" {
+		// The client could not take part in the interaction, and the
+		// server answered its call without it, as a server must (a tool
+		// error, a 400 -32021): that answer is what it must print.
+		return last.Outcome
+	}
+	if answered(last) {
 		switch {
 		case last.Fired != "" && healthy(t.Case.Expected):
 			return t.Case.Expected
@@ -333,4 +344,10 @@ type Case struct {
 	// arguments the client was told in MCP_ARGS; docs/records.md); ""
 	// when the case names no tool.
 	ArgsHash string `json:"argsHash,omitempty"`
+	// NeedsCapability is the client capability the scenario's interaction
+	// needs (the catalogue's, a top-level ClientCapabilities name such as
+	// "elicitation"); "" when it needs none. A run whose client did not
+	// declare it, and in which the interaction did not take place, is
+	// NotTested (client.capability).
+	NeedsCapability string `json:"needsCapability,omitempty"`
 }

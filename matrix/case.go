@@ -219,7 +219,8 @@ func matchAny(globs []string, c Case) bool {
 
 // facts returns what the judge knows of the case.
 func (c *Case) facts() *judge.Case {
-	f := &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol, Tool: c.Tool}
+	f := &judge.Case{Name: c.Name, Expected: c.Expected, Timeout: c.Timeout, Holds: c.Holds, Protocol: c.Protocol, Tool: c.Tool,
+		NeedsCapability: c.Entry.NeedsCapability}
 	if c.Tool != "" {
 		args := c.Args
 		if len(args) == 0 {

@@ -60,16 +60,21 @@ type Row struct {
 	Observed string `json:"observed"`
 	// Posts and Retries are the first run's; Why says why it retried;
 	// Rounds counts its MRTR rounds.
-	Posts     int           `json:"posts"`
-	Retries   int           `json:"retries"`
-	RetryTag  string        `json:"-"`
-	Why       string        `json:"why,omitempty"`
-	Rounds    int           `json:"rounds"`
-	Duration  time.Duration `json:"-"`
-	Verdict   judge.Verdict `json:"verdict"`
-	Failures  int           `json:"failedRuns"`
-	Runs      int           `json:"runCount"`
-	FailRules []string      `json:"failedRules,omitempty"`
+	Posts    int           `json:"posts"`
+	Retries  int           `json:"retries"`
+	RetryTag string        `json:"-"`
+	Why      string        `json:"why,omitempty"`
+	Rounds   int           `json:"rounds"`
+	Duration time.Duration `json:"-"`
+	Verdict  judge.Verdict `json:"verdict"`
+	Failures int           `json:"failedRuns"`
+	// NotTested counts the runs that did not test the case (verdict "not
+	// tested": the client did not declare the capability the scenario's
+	// interaction needs); NotTestedWhy is the first one's evidence.
+	NotTested    int      `json:"notTestedRuns"`
+	NotTestedWhy string   `json:"notTested,omitempty"`
+	Runs         int      `json:"runCount"`
+	FailRules    []string `json:"failedRules,omitempty"`
 }
 
 // Row returns the table row of a case.
@@ -83,7 +88,7 @@ func (c *CaseResult) Row() Row {
 		probe = p
 	}
 	row := Row{Case: cs.Name, Scenario: cs.Scenario(), Probe: probe, Era: cs.Era(), Layer: cs.Layer(), Expected: cs.Expected,
-		Verdict: c.Verdict(), Failures: c.Failures(), Runs: len(c.Runs)}
+		Verdict: c.Verdict(), Failures: c.Failures(), NotTested: c.NotTested(), Runs: len(c.Runs)}
 	seen := map[string]bool{}
 	var obs []string
 	for _, r := range c.Runs {
@@ -108,7 +113,23 @@ func (c *CaseResult) Row() Row {
 			row.FailRules = append(row.FailRules, ch.Rule)
 		}
 	}
+	if row.NotTested > 0 {
+		row.NotTestedWhy = c.notTestedWhy()
+	}
 	return row
+}
+
+// notTestedWhy is the evidence of the first run that did not test the
+// case.
+func (c *CaseResult) notTestedWhy() string {
+	for _, r := range c.Runs {
+		for _, ch := range r.Checks {
+			if ch.Verdict == judge.NotTested {
+				return ch.Evidence
+			}
+		}
+	}
+	return ""
 }
 
 // retrySummary counts the repeats after failures and says why, in a word
@@ -227,11 +248,14 @@ func narrowRow(row Row, underScenario bool) string {
 		retries += " " + row.RetryTag
 	}
 	verdict := string(row.Verdict)
-	if row.Verdict == judge.Fail {
+	switch {
+	case row.Verdict == judge.Fail:
 		verdict = "FAIL"
 		if row.Runs > 1 {
 			verdict = fmt.Sprintf("FAIL %d/%d", row.Failures, row.Runs)
 		}
+	case row.Verdict == judge.NotTested && row.Runs > 1:
+		verdict = fmt.Sprintf("not tested %d/%d", row.NotTested, row.Runs)
 	}
 	return fmt.Sprintf("%s %s %s %5d %s %s\n", fit(visible.String(name), 30), fit(string(row.Expected), 13), fit(visible.String(obs), 13), row.Posts, fit(visible.String(retries), 7), verdict)
 }
@@ -250,8 +274,11 @@ func wideRow(row Row) string {
 		retries += " " + row.Why
 	}
 	verdict := string(row.Verdict)
-	if row.Verdict == judge.Fail {
+	switch row.Verdict {
+	case judge.Fail:
 		verdict = fmt.Sprintf("FAIL (%d/%d runs): %s", row.Failures, row.Runs, strings.Join(row.FailRules, ", "))
+	case judge.NotTested:
+		verdict = fmt.Sprintf("not tested (%d/%d runs): %s", row.NotTested, row.Runs, visible.String(row.NotTestedWhy))
 	}
 	obs := row.Observed
 	if row.Want != "" && row.Want != row.Expected && row.Verdict == judge.Pass {
@@ -269,11 +296,16 @@ func fit(s string, n int) string {
 	return string(rs[:n-1]) + "…"
 }
 
-// Totals counts the runs and the checks by verdict.
+// Totals counts the runs and the checks by verdict. NotTestedRuns are the
+// runs that did not test their case (neither passed nor failed: not in
+// FailedRuns, not counted passed); NotTested the checks that said so.
 type Totals struct {
-	Cases, Runs, FailedRuns   int
-	Pass, Fail, NotApplicable int
+	Cases, Runs, FailedRuns, NotTestedRuns int
+	Pass, Fail, NotApplicable, NotTested   int
 }
+
+// PassedRuns counts the runs that passed: neither failed nor not tested.
+func (t Totals) PassedRuns() int { return t.Runs - t.FailedRuns - t.NotTestedRuns }
 
 // Totals counts the report's runs and checks.
 func (r *Report) Totals() Totals {
@@ -282,8 +314,11 @@ func (r *Report) Totals() Totals {
 		t.Cases++
 		for _, run := range c.Runs {
 			t.Runs++
-			if run.Verdict() == judge.Fail {
+			switch run.Verdict() {
+			case judge.Fail:
 				t.FailedRuns++
+			case judge.NotTested:
+				t.NotTestedRuns++
 			}
 			for _, ch := range run.Checks {
 				switch ch.Verdict {
@@ -291,6 +326,8 @@ func (r *Report) Totals() Totals {
 					t.Pass++
 				case judge.Fail:
 					t.Fail++
+				case judge.NotTested:
+					t.NotTested++
 				default:
 					t.NotApplicable++
 				}
@@ -302,10 +339,13 @@ func (r *Report) Totals() Totals {
 
 func (r *Report) writeSummary(b *strings.Builder, verbose bool) {
 	t := r.Totals()
-	fmt.Fprintf(b, "%d runs: %d passed, %d failed. Checks of %d rules: %d pass, %d fail, %d n/a.\n",
-		t.Runs, t.Runs-t.FailedRuns, t.FailedRuns, len(activeRules()), t.Pass, t.Fail, t.NotApplicable)
+	fmt.Fprintf(b, "%d runs: %d passed, %d not tested, %d failed.\nChecks of %d rules: %d pass, %d fail, %d n/a, %d not tested.\n",
+		t.Runs, t.PassedRuns(), t.NotTestedRuns, t.FailedRuns, len(activeRules()), t.Pass, t.Fail, t.NotApplicable, t.NotTested)
 	if in := r.Incomplete; in != nil {
 		fmt.Fprintf(b, "INCOMPLETE: stopped (%s); %d not judged: %s.\n", in, in.Planned-in.Finished, names(in.NotRun, 5))
+	}
+	if t.NotTestedRuns > 0 {
+		r.writeNotTested(b)
 	}
 	if t.Fail == 0 {
 		b.WriteString("OBSERVED \"=\" is the expected outcome; TOOL_SUCCESS after a retry is a recovery.\n" +
@@ -330,6 +370,28 @@ func (r *Report) writeSummary(b *strings.Builder, verbose bool) {
 			}
 		}
 	}
+}
+
+// writeNotTested names the cases a run did not test, and why (the first
+// one's evidence): neither passed nor failed, and no failure of the exit
+// status (docs/decisions.md, capab17).
+func (r *Report) writeNotTested(b *strings.Builder) {
+	var where []string
+	first, runs := "", 0
+	for _, c := range r.Cases {
+		n := c.NotTested()
+		if n == 0 {
+			continue
+		}
+		runs += n
+		where = append(where, fmt.Sprintf("%s (%s)", c.Case.Name, c.Case.Era()))
+		if first == "" {
+			first = where[len(where)-1] + ": " + c.notTestedWhy()
+		}
+	}
+	fmt.Fprintf(b, "NOT TESTED in %d %s: %s\n  neither passed nor failed (no failure of the exit status): the client declared no capability\n"+
+		"  the scenario's interaction needs, and the server answered it without the interaction.\n  first:    %s\n",
+		runs, plural(runs, "run", "runs"), visible.String(names(where, 3)), visible.String(first))
 }
 
 // ruleFailures is one failed rule across the report.
@@ -425,8 +487,12 @@ type CaseJSON struct {
 	Tool       string          `json:"tool"`
 	Args       json.RawMessage `json:"args"`
 	Params     json.RawMessage `json:"params,omitempty"`
-	Checks     []CheckJSON     `json:"checks"`
-	Runs       []RunJSON       `json:"runs"`
+	// NeedsCapability is the client capability the scenario's interaction
+	// needs (the catalogue's): a run whose client did not declare it is
+	// not tested.
+	NeedsCapability string      `json:"needsCapability,omitempty"`
+	Checks          []CheckJSON `json:"checks"`
+	Runs            []RunJSON   `json:"runs"`
 }
 
 // CheckJSON is a check with its rule's citation.
@@ -474,7 +540,8 @@ func msf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // JSON returns the --json object of the case.
 func (c *CaseResult) JSON() CaseJSON {
 	row := c.Row()
-	out := CaseJSON{Row: row, DurationMs: msf(row.Duration), Protocol: c.Case.Protocol, Tool: c.Case.Tool, Args: c.Case.Args, Params: c.Case.Params}
+	out := CaseJSON{Row: row, DurationMs: msf(row.Duration), Protocol: c.Case.Protocol, Tool: c.Case.Tool, Args: c.Case.Args, Params: c.Case.Params,
+		NeedsCapability: c.Case.Entry.NeedsCapability}
 	for _, ch := range c.Checks() {
 		r, _ := judge.RuleByID(ch.Rule)
 		out.Checks = append(out.Checks, CheckJSON{Check: ch, Title: r.Title, Cite: r.Cite})
@@ -593,6 +660,9 @@ func suite(name string, props []junitProperty, checks []judge.Check, d time.Dura
 			s.Failures++
 		case judge.NotApplicable:
 			tc.Skipped = &junitSkipped{Message: "n/a: " + ch.Evidence}
+			s.Skipped++
+		case judge.NotTested:
+			tc.Skipped = &junitSkipped{Message: "not tested: " + ch.Evidence}
 			s.Skipped++
 		}
 		s.Tests++

@@ -163,17 +163,34 @@ type RunResult struct {
 	Interrupted bool `json:"-"`
 }
 
-// Verdict is Fail when a check failed, else Pass.
+// Verdict is Fail when a check failed, else NotTested when the run did not
+// exercise its case (client.capability), else Pass.
 func (r *RunResult) Verdict() judge.Verdict { return judge.Worst(r.Checks) }
 
-// Verdict is Fail when any run failed.
+// Verdict is Fail when any run failed, else NotTested when any run did not
+// test the case, else Pass.
 func (c *CaseResult) Verdict() judge.Verdict {
+	v := judge.Pass
 	for _, r := range c.Runs {
-		if r.Verdict() == judge.Fail {
+		switch r.Verdict() {
+		case judge.Fail:
 			return judge.Fail
+		case judge.NotTested:
+			v = judge.NotTested
 		}
 	}
-	return judge.Pass
+	return v
+}
+
+// NotTested counts the runs that did not test the case.
+func (c *CaseResult) NotTested() int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Verdict() == judge.NotTested {
+			n++
+		}
+	}
+	return n
 }
 
 // Failures counts the runs that failed.

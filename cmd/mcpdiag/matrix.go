@@ -79,8 +79,13 @@ and --junit are written with the runs that finished, marked incomplete; a
 second signal stops at once. --junit and other whole files are written to a
 temporary file renamed into place: an interrupted run never truncates them.
 
-Exit status: 0 every verdict passed, 1 some verdict failed, 2 usage error,
-128+N stopped by signal N (130 for SIGINT) with the output marked incomplete.`,
+A run whose client did not declare the capability the scenario's
+interaction needs (elicitation.* needs elicitation) is "not tested":
+neither passed nor failed, counted apart in the summary.
+
+Exit status: 0 no verdict failed (not tested is no failure), 1 some verdict
+failed, 2 usage error, 128+N stopped by signal N (130 for SIGINT) with the
+output marked incomplete.`,
 		Example: `  mcpdiag matrix
   mcpdiag matrix --wide --scenarios 'sse.*,errors.rate_limited'
   mcpdiag matrix --junit matrix.xml --record matrix.jsonl -- node my-client.js

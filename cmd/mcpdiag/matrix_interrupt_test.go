@@ -63,7 +63,7 @@ func TestMatrixInterruptBinary(t *testing.T) {
 			}
 			switch mode {
 			case "table":
-				for _, want := range []string{"INCOMPLETE: stopped (interrupt after 1 of 4 runs, 3 interrupted)", "4 runs planned: 1 done, 3 interrupted, 0 not started;", "baseline ", "1 runs: 1 passed, 0 failed",
+				for _, want := range []string{"INCOMPLETE: stopped (interrupt after 1 of 4 runs, 3 interrupted)", "4 runs planned: 1 done, 3 interrupted, 0 not started;", "baseline ", "1 runs: 1 passed, 0 not tested, 0 failed",
 					"3 not judged: errors.tool_error, sse.truncated, sse.truncated/delete_item.", "Stopped after"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("stdout lacks %q:\n%s", want, out)

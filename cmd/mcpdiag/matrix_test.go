@@ -27,7 +27,7 @@ func TestMatrixCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"SCENARIO", "baseline", "errors.rate_limited", "  └ delete_item", "TOOL_SUCCESS", "1 429", "pass", "3 runs: 3 passed, 0 failed", "Finished in",
+	for _, want := range []string{"SCENARIO", "baseline", "errors.rate_limited", "  └ delete_item", "TOOL_SUCCESS", "1 429", "pass", "3 runs: 3 passed, 0 not tested, 0 failed", "Finished in",
 		fmt.Sprintf(", 3 runs, %d at a time, seed 1\n", matrix.DefaultParallel(false))} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())

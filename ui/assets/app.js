@@ -918,7 +918,7 @@ function jsonValue(id) {
 }
 
 function verdictClass(v) {
-  return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : v === 'running' ? 'v-run' : 'v-na';
+  return v === 'pass' ? 'v-pass' : v === 'fail' ? 'v-fail' : v === 'not tested' ? 'v-nt' : v === 'running' ? 'v-run' : 'v-na';
 }
 
 function showCase(c) {
@@ -940,7 +940,8 @@ function showCase(c) {
     h('header', { class: 'detail-head' }, h('h2', {}, h('span', { class: 'badge ' + (c.verdict === 'fail' ? 'layer-transport' : c.verdict === 'pass' ? 'layer-application' : 'layer-none') }, c.verdict), ' ', c.case, ` (${c.era})`)),
     section('Case', kv([['scenario', c.scenario], ['probe', c.probe], ['era', c.era], ['layer', c.layer], ['expected', c.expected], ['observed', c.observed || '(nothing printed)'],
       ['POSTs', c.posts], ['retries', c.retries ? `${c.retries}${c.why ? ' (' + c.why + ')' : ''}` : 0], ['MRTR rounds', c.rounds],
-      ['failed runs', `${c.failedRuns} of ${c.runCount}`], ['tool', c.tool], ['incomplete', c.incomplete]])),
+      ['failed runs', `${c.failedRuns} of ${c.runCount}`], ['not tested', c.notTestedRuns ? `${c.notTestedRuns} of ${c.runCount}: ${c.notTested || ''}` : undefined],
+      ['tool', c.tool], ['incomplete', c.incomplete]])),
     failed.length ? section('Failed rules', h('ul', { class: 'warnings' }, failed.map((ch) => h('li', { class: 'failed-rule', 'data-rule': ch.rule },
       h('strong', {}, ch.rule), ': ', ch.evidence || '', h('div', { class: 'rule' }, ch.title || ''), h('div', { class: 'rule' }, 'cites: ', ch.cite || ''))))) : null,
     section('Checks', checks),
@@ -984,7 +985,7 @@ function drawMatrixSummary() {
   if (cases.length === 0) return;
   const count = (v) => cases.filter((c) => c.verdict === v).length;
   $('matrix-summary').textContent = `${cases.length} cases, ${count('fail')} failed` +
-    ['running', 'interrupted', 'not run'].map((v) => [v, count(v)]).filter(([, n]) => n).map(([v, n]) => `, ${n} ${v}`).join('') +
+    ['not tested', 'running', 'interrupted', 'not run'].map((v) => [v, count(v)]).filter(([, n]) => n).map(([v, n]) => `, ${n} ${v}`).join('') +
     (model.late ? `; LATE: ${model.late} server log line(s) came after their run was judged, in no verdict` : '');
 }
 
@@ -1005,10 +1006,11 @@ function drawMatrix(cases) {
       const c = byEra.get(e);
       if (!c) return h('td', {});
       const label = c.verdict === 'fail' ? (c.runCount > 1 ? `FAIL ${c.failedRuns}/${c.runCount}` : 'FAIL') : c.verdict === 'running' ? 'running…' : c.verdict;
+      const title = c.verdict === 'not tested' ? `not tested: ${c.notTested || ''}` : (c.failedRules || []).join(', ') || c.verdict;
       const pressed = grid.querySelector(`button.cell[aria-pressed="true"][data-case="${CSS.escape(c.case)}"][data-era="${CSS.escape(c.era)}"]`) !== null;
       return h('td', {}, h('button', {
         type: 'button', class: 'cell ' + verdictClass(c.verdict), 'data-case': c.case, 'data-era': c.era, 'aria-pressed': String(pressed),
-        title: (c.failedRules || []).join(', ') || c.verdict, 'aria-label': `${c.case} ${c.era}: ${c.verdict}`,
+        title, 'aria-label': `${c.case} ${c.era}: ${c.verdict}`,
       }, label));
     }))));
 }

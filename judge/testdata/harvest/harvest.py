@@ -35,12 +35,18 @@ def active(src, case, label):
     assert recs, (src, case)
     safety={'echo':'read-only','delete_item':'unsafe','approve':'idempotent'}
     client=dict(run['client'])
-    if client.get('command'):
+    if client.get('command') and src.startswith('ts-'):
+        client['command']=['node','interop/node/ts-matrix-client.mjs']
+    elif client.get('command'):
         # The client's path and the run's port say nothing the rules read.
         client['command']=['badclient']+[a for a in client['command'][1:] if not a.startswith('http://')]
-    inp={'mode':'active','case':{'name':case,'expected':c['expected'],'timeoutMs':2000 if c['scenario'] in HOLDS else 10000,'holds':c['scenario'] in HOLDS},
+    kase={'name':case,'expected':c['expected'],'timeoutMs':2000 if c['scenario'] in HOLDS else 10000,'holds':c['scenario'] in HOLDS}
+    if c.get('needsCapability'): kase['needsCapability']=c['needsCapability']
+    inp={'mode':'active','case':kase,
          'client':dict(client,durationMs=run['durationMs'],startupMs=run['startupMs'],activeMs=run['activeMs']),'safety':safety}
     cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s%s' % (c['scenario'], '' if src.startswith('builtin') else ' -- badclient -bad='+src[4:])
+    if src.startswith('ts-'):
+        cmd='mcpdiag matrix --protocol 2026-07-28 --scenarios %s -- node interop/node/ts-matrix-client.mjs (the TypeScript SDK v2 client, no elicitation capability: it falls back to 2025-11-25)' % c['scenario']
     return label, dump(recs), json.dumps(inp,indent=1,ensure_ascii=False)+'\n', checks_text(run['checks']), cmd
 def passive(path, label, endpoint_run=None, note=''):
     label+=SUFFIX
@@ -105,6 +111,8 @@ spec=[
  ('live.finish', [active('builtin','timeout.uncooperative_hang','builtin-hang'), active('bad-hang','timeout.uncooperative_hang','badclient-hang')]),
  ('client.ran', [active('builtin','baseline','builtin-baseline'), active('bad-crash','baseline','badclient-crash')]),
  ('client.classification', [active('builtin','errors.http_status_sequence','builtin-503'), active('bad-lie','baseline','badclient-lie')]),
+ ('client.capability', [active('builtin','elicitation.approval','builtin-approval'), active('bad-no-elicitation','elicitation.approval','badclient-no-elicitation')]
+   + ([active('ts-elicitation','elicitation.approval','ts-client-approval')] if os.path.exists(os.path.join(J,'ts-elicitation.json')) else [])),
  ('loop.identical-calls', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-loop','curl-loop')]),
  ('live.pending', [passive(J+'/proxy2.jsonl','proxy-answered'), passive(J+'/proxy.jsonl','proxy-shutdown')]),
  ('auth.no-token-elsewhere', [active('builtin-auth','auth.oauth','builtin-oauth'), active('bad-no-resource','auth.oauth','badclient-no-resource'),

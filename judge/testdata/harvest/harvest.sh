@@ -15,7 +15,8 @@ cd "$WORK"
 ./mcpdiag matrix --protocol 2026-07-28 --json --record builtin.jsonl \
   --scenarios 'baseline,elicitation.approval,errors.rate_limited,errors.unsupported_version,sse.truncated,errors.connection_close,errors.http_status_sequence,timeout.uncooperative_hang,mrtr.load_shedding' > builtin.json
 for spec in reuse-id:elicitation.approval ignore-retry-after:errors.rate_limited retry-destructive:sse.truncated \
-    lie:baseline fallback:errors.http_status_sequence crash:baseline hang:timeout.uncooperative_hang; do
+    lie:baseline fallback:errors.http_status_sequence crash:baseline hang:timeout.uncooperative_hang \
+    no-elicitation:elicitation.approval; do
   mode=${spec%%:*}
   # Exit 1: the bad client fails the rules it is made to fail.
   ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true
@@ -28,5 +29,12 @@ for spec in no-resource:auth.oauth token-elsewhere:auth.oauth pkce-plain:auth.oa
   mode=${spec%%:*}
   ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true
 done
+# The TypeScript SDK's matrix client (no elicitation capability; it falls
+# back to 2025-11-25), when the interop suite's Node tools are installed.
+root=$(cd "$here/../../.." && pwd)
+if [ -x "$root/.tools/node/node_modules/.bin/node" ]; then
+  MCPDIAG_NODE_PREFIX="$root/.tools/node" ./mcpdiag matrix --protocol 2026-07-28 --json --record ts-elicitation.jsonl \
+    --scenarios elicitation.approval -- "$root/.tools/node/node_modules/.bin/node" "$root/interop/node/ts-matrix-client.mjs" > ts-elicitation.json
+fi
 "$here/curl.sh"
 python3 "$here/harvest.py"

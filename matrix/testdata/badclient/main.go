@@ -14,6 +14,9 @@
 //	hang                no timeout; wait forever for an answer that does not come
 //	lie                 leave clientCapabilities out of _meta (the server answers
 //	                    400 -32602) and print "outcome: TOOL_SUCCESS" whatever came
+//	no-elicitation      declare no capability ({}), even with MCP_INPUT: the
+//	                    server answers an elicitation scenario's call 400
+//	                    -32021, and it prints what it got (HTTP_ERROR)
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
@@ -54,7 +57,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -248,7 +251,7 @@ func (c *mini) call(ctx context.Context) classify.Outcome {
 // post sends one tools/call and classifies the answer.
 func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classify.Result {
 	caps := json.RawMessage(`{}`)
-	if c.inputs != nil {
+	if c.inputs != nil && c.mode != "no-elicitation" {
 		caps = json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`)
 	}
 	params := map[string]any{

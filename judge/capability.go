@@ -1,0 +1,123 @@
+package judge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+)
+
+// capabilityRules are the rules about what a case could test: a scenario
+// whose interaction needs a client capability tests only a client that
+// declared it.
+var capabilityRules = []Rule{
+	{
+		ID: "client.capability", Title: "the client declared the capability the scenario's interaction needs, so the interaction was exercised (a client that did not declare it is not tested on the case: neither passed nor failed)",
+		Cite:   `MCP Lifecycle › Capability Negotiation: the client declares its capabilities (initialize's capabilities over 2025-11-25, _meta's clientCapabilities over 2026-07-28), and only negotiated capabilities are used: a server does not elicit from a client that declared no elicitation, and answers its call without it (a tool error, or -32021 MissingRequiredClientCapability); docs/scenarios.md names the capability each scenario's interaction needs`,
+		Active: true,
+		Applies: func(t *Trace) (bool, string) {
+			if t.Case == nil || t.Case.NeedsCapability == "" {
+				return false, "the scenario's interaction needs no client capability"
+			}
+			last := t.lastCall()
+			if last == nil {
+				return false, "no tools/call reached the server"
+			}
+			if names, _ := t.declared(last); names == nil {
+				return false, fmt.Sprintf("no request up to the last tools/call, %s, says which capabilities the client declared (records of an older mcpdiag, or no initialize and no _meta clientCapabilities)", last.Label())
+			}
+			return true, ""
+		},
+		Untested: func(t *Trace) string { return t.NotTested() },
+		Check: func(t *Trace) (bool, string) {
+			need, last := t.Case.NeedsCapability, t.lastCall()
+			names, decl := t.declared(last)
+			if slices.Contains(names, need) {
+				ev := fmt.Sprintf("declared %s on %s (%s)", need, decl.Label(), capabilityList(names))
+				if x := t.interaction(); x != nil {
+					ev += "; the interaction took place from " + x.Label()
+				}
+				return true, ev
+			}
+			x := t.interaction()
+			return true, fmt.Sprintf("declared no %s on %s (%s), yet the interaction took place (%s): exercised", need, decl.Label(), capabilityList(names), x.Label())
+		},
+	},
+}
+
+// declared returns the capability names in force for x: its own
+// declaration, else the last one before it in the trace (a 2025-11-25
+// session's initialize), with the exchange that carried them; nil, nil when
+// no request up to x says.
+func (t *Trace) declared(x *Exchange) ([]string, *Exchange) {
+	at := slices.Index(t.Exchanges, x)
+	for i := at; i >= 0; i-- {
+		if y := t.Exchanges[i]; y.IsRequest() && y.ClientCapabilities != nil {
+			return y.ClientCapabilities, y
+		}
+	}
+	return nil, nil
+}
+
+// interaction returns the first exchange that shows a scenario's
+// interaction taking place: an answer that asked for input
+// (input_required, a requestState issued), a server request on an
+// answer's stream, a client's answer to one, or an MRTR round; nil when
+// none does.
+func (t *Trace) interaction() *Exchange {
+	for _, x := range t.Exchanges {
+		if x.IssuedAny || x.Outcome == classify.InputRequired || x.ServerRequests > 0 || x.ClientAnswer || x.IsRequest() && x.Round() {
+			return x
+		}
+	}
+	return nil
+}
+
+// NotTested says why the run did not test its case, "" when it did (or
+// the records cannot say): the case's interaction needs a client capability
+// (Case.NeedsCapability) that the declaration in force for the last
+// tools/call lacks, and no exchange shows the interaction. The server then
+// answered without it, as a server must answer a client that cannot take
+// part; the client's reading of that answer is still judged
+// (client.classification), but the scenario was not exercised.
+func (t *Trace) NotTested() string {
+	if t.Case == nil || t.Case.NeedsCapability == "" {
+		return ""
+	}
+	last := t.lastCall()
+	if last == nil {
+		return ""
+	}
+	need := t.Case.NeedsCapability
+	names, decl := t.declared(last)
+	if names == nil || slices.Contains(names, need) || t.interaction() != nil {
+		return ""
+	}
+	return fmt.Sprintf("the client declared no %s capability (%s declared %s); the server answered the last tools/call, %s, %s, as a server must answer a client that cannot take part; the interaction was not exercised",
+		need, decl.Label(), capabilityList(names), last.Label(), answerWords(last))
+}
+
+// capabilityList names declared capabilities for evidence: "none" for an
+// empty declaration.
+func capabilityList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// answerWords says what the server answered x, for evidence.
+func answerWords(x *Exchange) string {
+	switch {
+	case answered(x) && x.Outcome == classify.ToolError:
+		return "with a tool error (isError: true)"
+	case x.Failed && x.ErrorCode != nil:
+		return fmt.Sprintf("with %s (JSON-RPC error %d)", x.What, *x.ErrorCode)
+	case x.Failed:
+		return "with " + x.What
+	case x.Outcome != "":
+		return fmt.Sprintf("with HTTP %d, %s", x.Status, x.Outcome)
+	}
+	return fmt.Sprintf("with HTTP %d", x.Status)
+}

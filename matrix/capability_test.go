@@ -1,0 +1,128 @@
+package matrix_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/judge"
+	"github.com/mcpdiag/mcpdiag/matrix"
+)
+
+// TestClientWithoutCapabilityNotTested: a client that declares no
+// elicitation capability (badclient -bad no-elicitation: clientCapabilities
+// {} on its call) gets 400 -32021 on each elicitation scenario, as a server
+// must answer it, and prints HTTP_ERROR. Its runs are "not tested" (the
+// interaction was never exercised), neither passed nor failed, in the
+// table, the summary, the JSON and JUnit, and the matrix does not fail on
+// them; its baseline run still passes. Before, those rows failed
+// client.classification ("printed HTTP_ERROR; expected TOOL_SUCCESS"),
+// and over 2025-11-25 (the TypeScript SDK's client, interop) they passed.
+// The same client declaring elicitation passes them, and one that
+// declares it and breaks the round (reuse-id) still fails.
+func TestClientWithoutCapabilityNotTested(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	cases := selectCases(t, matrix.Era2026, "elicitation.*", "baseline")
+	if len(cases) != 4 {
+		t.Fatalf("%d cases, want elicitation.approval, .decline, .url_mode and baseline", len(cases))
+	}
+	rep := run(t, matrix.Options{Cases: cases, Command: []string{bin, "-bad=no-elicitation"}})
+	for _, c := range rep.Cases {
+		name := c.Case.Name
+		capCheck := checkOf(t, rep, name, "client.capability")
+		class := checkOf(t, rep, name, "client.classification")
+		if name == "baseline" {
+			if c.Verdict() != judge.Pass || capCheck.Verdict != judge.NotApplicable {
+				t.Errorf("baseline: verdict %s, client.capability %s (%s); want pass, n/a", c.Verdict(), capCheck.Verdict, capCheck.Evidence)
+			}
+			continue
+		}
+		if c.Verdict() != judge.NotTested || c.Runs[0].Verdict() != judge.NotTested {
+			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
+		}
+		for _, w := range []string{"the client declared no elicitation capability", "POST 1 (tools/call", "declared none",
+			"HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised"} {
+			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
+				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
+			}
+		}
+		if class.Verdict != judge.Pass || !strings.Contains(class.Evidence, "printed HTTP_ERROR; expected HTTP_ERROR: the client declared no elicitation capability") {
+			t.Errorf("%s: client.classification %s: %s", name, class.Verdict, class.Evidence)
+		}
+		for _, ch := range c.Checks() {
+			if ch.Verdict == judge.Fail {
+				t.Errorf("%s: %s failed: %s", name, ch.Rule, ch.Evidence)
+			}
+		}
+	}
+	if rep.Failed() {
+		t.Errorf("the matrix failed on runs that were not tested: %+v", rep.Totals())
+	}
+	if tot := rep.Totals(); tot.NotTestedRuns != 3 || tot.FailedRuns != 0 || tot.PassedRuns() != 1 || tot.NotTested != 3 {
+		t.Errorf("totals %+v, want 1 passed, 3 not tested, 0 failed", tot)
+	}
+
+	var text bytes.Buffer
+	if err := rep.WriteText(&text, matrix.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"4 runs: 1 passed, 3 not tested, 0 failed.", ", 3 not tested.\n", "elicitation.approval           TOOL_SUCCESS  HTTP_ERROR        1 0       not tested\n",
+		"NOT TESTED in 3 runs: elicitation.approval (2026-07-28), elicitation.decline (2026-07-28), elicitation.url_mode (2026-07-28)\n",
+		"first:    elicitation.approval (2026-07-28): the client declared no elicitation capability"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("the table does not say %q:\n%s", w, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	notTested := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(js.Bytes()), []byte("\n")) {
+		var c struct {
+			Case      string `json:"case"`
+			Verdict   string `json:"verdict"`
+			NotTested int    `json:"notTestedRuns"`
+			Why       string `json:"notTested"`
+			Runs      []struct {
+				Verdict string `json:"verdict"`
+			} `json:"runs"`
+		}
+		if err := json.Unmarshal(line, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Verdict == "not tested" {
+			notTested++
+			if c.NotTested != 1 || c.Runs[0].Verdict != "not tested" || !strings.Contains(c.Why, "declared no elicitation") {
+				t.Errorf("JSON %s", line)
+			}
+		}
+	}
+	if notTested != 3 {
+		t.Errorf("the JSON says %d cases not tested, want 3:\n%s", notTested, js.String())
+	}
+	var junit bytes.Buffer
+	if err := rep.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(junit.String(), `<skipped message="not tested: the client declared no elicitation capability`); n != 3 {
+		t.Errorf("JUnit has %d skipped not-tested checks, want 3:\n%s", n, junit.String())
+	}
+
+	// Declared: tested, and passed.
+	good := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin}})
+	for _, c := range good.Cases {
+		ch := checkOf(t, good, c.Case.Name, "client.capability")
+		if c.Verdict() != judge.Pass || ch.Verdict != judge.Pass || !strings.Contains(ch.Evidence, "declared elicitation on POST 2 (tools/call") ||
+			!strings.Contains(ch.Evidence, "the interaction took place from POST 1 (tools/call") {
+			t.Errorf("%s (declared): verdict %s, client.capability %s: %s", c.Case.Name, c.Verdict(), ch.Verdict, ch.Evidence)
+		}
+	}
+	// Declared, and the round broken: still a failure.
+	bad := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.approval"), Command: []string{bin, "-bad=reuse-id"}})
+	if v := bad.Cases[0].Verdict(); v != judge.Fail || !bad.Failed() {
+		t.Errorf("reuse-id on elicitation.approval: %s, want fail", v)
+	}
+}
