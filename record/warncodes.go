@@ -10,11 +10,19 @@ const (
 	// failure in it may be the stop's doing (a killed client, a cut
 	// connection), not the client's or the server's.
 	WarnRunInterrupted = "matrix-run-interrupted"
+	// WarnCallInterrupted marks each record of a call that `mcpdiag call`
+	// was stopped in (Ctrl-C): its verdict is the stop's cut, not the
+	// server's answer.
+	WarnCallInterrupted = "call-interrupted"
 	// WarnLineLate marks a matrix server log line logged after its run was
 	// judged (the request reached the server after the run's wait): in no
 	// verdict.
 	WarnLineLate = "matrix-line-late"
 )
+
+// InterruptedWarnings are the codes that mark a record of a run or call
+// an interrupt cut short (Record.Interrupted).
+var InterruptedWarnings = []string{WarnRunInterrupted, WarnCallInterrupted}
 
 // HasWarning reports whether r carries a warning with the code.
 func (r *Record) HasWarning(code string) bool {
@@ -29,3 +37,15 @@ func (r *Record) HasWarning(code string) bool {
 // RunInterrupted reports whether r is a record of a matrix run that the
 // matrix's stop cut short (it carries WarnRunInterrupted).
 func (r *Record) RunInterrupted() bool { return r.HasWarning(WarnRunInterrupted) }
+
+// Interrupted reports whether r is a record of a matrix run or of a call
+// that an interrupt cut short (it carries one of InterruptedWarnings): what
+// went over the wire, in no verdict.
+func (r *Record) Interrupted() bool {
+	for _, c := range InterruptedWarnings {
+		if r.HasWarning(c) {
+			return true
+		}
+	}
+	return false
+}

@@ -106,16 +106,19 @@ func Failure(k record.Kind, o classify.Outcome) bool {
 // slowest records, each per kind of record. It is not safe for concurrent
 // use.
 type Accumulator struct {
-	opts      Options
-	records   int64
-	bad       int64
-	badLines  []BadLine
-	dropped   int64
-	other     int64
-	rejudged  int64
-	calls     *section
-	exchanges *section
-	server    *section
+	opts     Options
+	records  int64
+	bad      int64
+	badLines []BadLine
+	dropped  int64
+	other    int64
+	rejudged int64
+	// interruptedBy lists the codes of record.InterruptedWarnings seen,
+	// sorted.
+	interruptedBy []string
+	calls         *section
+	exchanges     *section
+	server        *section
 
 	// Exchanges whose call line has not been seen, by callId, oldest
 	// first in order.
@@ -174,12 +177,14 @@ func (a *Accumulator) Add(r *record.Record) {
 	a.records++
 	switch r.Kind {
 	case record.KindCall:
+		a.noteInterrupted(r)
 		a.calls.add(observe(r))
 		if oc, ok := a.open[r.ID]; ok && r.ID != "" {
 			a.order.Remove(oc.elem)
 			delete(a.open, r.ID)
 		}
 	case record.KindExchange:
+		a.noteInterrupted(r)
 		o := observe(r)
 		if olderHTTPSuccess(r) {
 			// Judged as this version records it (see olderHTTPSuccess).
@@ -208,11 +213,23 @@ func (a *Accumulator) Add(r *record.Record) {
 			a.exchanges.faults(r.ID, decisions(r.Fault))
 		}
 	case record.KindServer:
+		a.noteInterrupted(r)
 		a.server.add(observe(r))
 	case record.KindDropped:
 		a.dropped += max(r.Dropped, 0)
 	default:
 		a.other++
+	}
+}
+
+// noteInterrupted remembers which of record.InterruptedWarnings r
+// carries (Summary.InterruptedWarnings).
+func (a *Accumulator) noteInterrupted(r *record.Record) {
+	for _, c := range record.InterruptedWarnings {
+		if r.HasWarning(c) && !slices.Contains(a.interruptedBy, c) {
+			a.interruptedBy = append(a.interruptedBy, c)
+			slices.Sort(a.interruptedBy)
+		}
 	}
 }
 
@@ -270,7 +287,7 @@ func (a *Accumulator) track(r *record.Record) {
 	if oc.tool == "" {
 		oc.tool = r.Tool
 	}
-	if r.RunInterrupted() {
+	if r.Interrupted() {
 		oc.interrupted = true
 	}
 	if r.Seq >= oc.seq {
@@ -337,6 +354,7 @@ func (a *Accumulator) Summary() *Summary {
 	}
 	s.Calls.Open = int64(len(a.open))
 	s.Interrupted = a.calls.interrupted + a.exchanges.interrupted + a.server.interrupted
+	s.InterruptedWarnings = slices.Clone(a.interruptedBy)
 	return s
 }
 
@@ -351,7 +369,7 @@ type obs struct {
 	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
 	errorAnswer  bool // a client's answer that was its JSON-RPC error (record.ClientAnswer)
 	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
-	interrupted  bool // a record of a matrix run the matrix's stop cut short (record.WarnRunInterrupted)
+	interrupted  bool // a record of a matrix run or a call an interrupt cut short (record.Record.Interrupted)
 }
 
 // apart says why a record is counted apart from the records that can fail,
@@ -369,8 +387,9 @@ const (
 	// apartFallback: the era probe a 2025-11-25 server refused, after
 	// which the client fell back to initialize.
 	apartFallback
-	// apartInterrupted: a record of a matrix run the stop cut short: not
-	// judged, and what failed in it may be the stop's doing.
+	// apartInterrupted: a record of a matrix run or a call an interrupt
+	// cut short: not judged, and what failed in it may be the stop's
+	// doing.
 	apartInterrupted
 )
 
@@ -419,7 +438,7 @@ func observe(r *record.Record) obs {
 		fallback:    r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate",
 		errorAnswer: r.ClientAnswer && !r.AnswerRefused && r.Outcome == classify.JSONRPCError,
 		refused:     r.ClientAnswer && r.AnswerRefused,
-		interrupted: r.RunInterrupted()}
+		interrupted: r.Interrupted()}
 }
 
 func durationMs(d record.Duration) float64 {

@@ -96,7 +96,8 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}
 	if s.Interrupted > 0 {
-		w.printf("  incomplete: %d %s of matrix runs that were interrupted (warning %s): not judged, counted apart as interrupted, not as failures\n", s.Interrupted, plural(s.Interrupted, "record is", "records are"), record.WarnRunInterrupted)
+		w.printf("  incomplete: %d %s of runs an interrupt cut short (%s): not judged, counted apart as interrupted, not as failures\n",
+			s.Interrupted, plural(s.Interrupted, "record is", "records are"), InterruptedWords(s.InterruptedWarnings))
 	}
 	if s.Rejudged > 0 {
 		w.printf("  %d exchange %s of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a batch): counted as HTTP_SUCCESS (transport layer), as this version records them\n", s.Rejudged, plural(s.Rejudged, "record", "records"))
@@ -145,7 +146,7 @@ func writeSection(w *errWriter, sec *Section) {
 		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", sec.EraFallbacks, plural(sec.EraFallbacks, "era probe", "era probes"))
 	}
 	if sec.Interrupted > 0 {
-		w.printf(", %d interrupted (of matrix runs the stop cut short: not failures; the rate is of the others)", sec.Interrupted)
+		w.printf(", %d interrupted (cut short by an interrupt: not failures; the rate is of the others)", sec.Interrupted)
 	}
 	if sec.ErrorAnswers > 0 {
 		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
@@ -234,6 +235,15 @@ func writeSection(w *errWriter, sec *Section) {
 		}
 		table(w, rows, "rlll")
 	}
+}
+
+// InterruptedWords names the interrupted warnings' codes: "warning
+// matrix-run-interrupted", "warnings call-interrupted, matrix-run-interrupted".
+func InterruptedWords(codes []string) string {
+	if len(codes) == 0 {
+		codes = record.InterruptedWarnings // a summary read from an older --json
+	}
+	return plural(int64(len(codes)), "warning ", "warnings ") + strings.Join(codes, ", ")
 }
 
 // table writes rows indented by four spaces, columns two spaces apart,

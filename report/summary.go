@@ -43,12 +43,16 @@ type Summary struct {
 	// this many.
 	Dropped int64 `json:"dropped,omitempty"`
 	// Interrupted counts the records, of every kind, of matrix runs that
-	// the matrix's stop (an interrupt, a limit) cut short: each carries the
-	// warning record.WarnRunInterrupted. The run they came from was
-	// incomplete; they are counted apart in their sections
-	// (Section.Interrupted), never as failures, and `mcpdiag report` exits
-	// 3 when there are any (and no gate failed).
+	// the matrix's stop (an interrupt, a limit) cut short and of calls
+	// `mcpdiag call` was stopped in: each carries one of
+	// record.InterruptedWarnings. The run they came from was incomplete;
+	// they are counted apart in their sections (Section.Interrupted),
+	// never as failures, and `mcpdiag report` exits 3 when there are any
+	// (and no gate failed).
 	Interrupted int64 `json:"interrupted,omitempty"`
+	// InterruptedWarnings names the codes of those warnings the records
+	// carry, sorted.
+	InterruptedWarnings []string `json:"interruptedWarnings,omitempty"`
 	// OtherKinds counts records of a kind this version does not know.
 	OtherKinds int64 `json:"otherKinds,omitempty"`
 	// Rejudged counts the exchange records of an mcpdiag before 15d740b
@@ -106,11 +110,12 @@ type Section struct {
 	// Failures, WorstOffenders or the gates.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
 	// Interrupted counts the records of matrix runs the matrix's stop cut
-	// short (the warning record.WarnRunInterrupted; a call rebuilt from
-	// exchanges of which one carries it): what went over the wire, but
-	// the run was not judged, and a failure in it may be the stop's doing
-	// (a killed client, a cut connection). As Probes, in Total, ByOutcome
-	// and ByTool but never in Failures, WorstOffenders or the gates.
+	// short and of calls `mcpdiag call` was stopped in (one of the
+	// warnings record.InterruptedWarnings; a call rebuilt from exchanges
+	// of which one carries it): what went over the wire, but not judged,
+	// and a failure in it may be the stop's doing (a killed client, a cut
+	// connection). As Probes, in Total, ByOutcome and ByTool but never in
+	// Failures, WorstOffenders or the gates.
 	Interrupted int64 `json:"interrupted,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
@@ -185,8 +190,8 @@ type OutcomeCount struct {
 	// EraFallbacks counts, of Count, the era probes the client fell back
 	// from (see Section.EraFallbacks): the gates leave them out.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
-	// Interrupted counts, of Count, the records of interrupted matrix runs
-	// (see Section.Interrupted): the gates leave them out.
+	// Interrupted counts, of Count, the records of interrupted runs and
+	// calls (see Section.Interrupted): the gates leave them out.
 	Interrupted int64 `json:"interrupted,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
@@ -365,11 +370,11 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 
 // judged is how many of the section's records can fail: all but the
 // probes of mcpdiag probe, the era fallbacks and the records of
-// interrupted matrix runs.
+// interrupted runs and calls.
 func (s *Section) judged() int64 { return s.Total - s.Probes - s.EraFallbacks - s.Interrupted }
 
 // judged is how many of the outcome's records can fail: all but the
-// probes, the era fallbacks and the records of interrupted matrix runs.
+// probes, the era fallbacks and the records of interrupted runs and calls.
 func (c *OutcomeCount) judged() int64 {
 	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted
 }

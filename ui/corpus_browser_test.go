@@ -33,6 +33,9 @@ func TestPageFailuresAreReportsOverCorpora(t *testing.T) {
 	for _, path := range []string{
 		"testdata/ids.jsonl", "testdata/older-get.jsonl", "../report/testdata/pre-15d740b.jsonl",
 		"../matrix/testdata/serve-e244dc8-retries.jsonl", "../matrix/testdata/serve-two-clients-503.jsonl",
+		// mcpdiag call stopped by SIGINT in a held tools/call
+		// (call-interrupted on each record).
+		"../report/testdata/call-interrupted.jsonl",
 	} {
 		small = append(small, recordtest.ReadFile(t, path)...)
 	}

@@ -44,7 +44,7 @@ func TestInterruptedRowsAgreeWithReport(t *testing.T) {
 		if !ok {
 			t.Fatalf("no row for %s", r.ID)
 		}
-		if st.Interrupted != r.RunInterrupted() {
+		if st.Interrupted != r.Interrupted() {
 			t.Errorf("%s %s: row interrupted %v, the record's warnings %v", r.Kind, r.ID, st.Interrupted, r.Warnings)
 		}
 		if st.Interrupted && (st.Fail || st.Flags == "" || st.Flags[:len("INTERRUPTED")] != "INTERRUPTED") {
@@ -63,7 +63,7 @@ func TestInterruptedRowsAgreeWithReport(t *testing.T) {
 			t.Errorf("%s: the page %d failed, %d interrupted; report %d failures, %d interrupted", k, failed[k], interrupted[k], sec.Failures, sec.Interrupted)
 		}
 	}
-	want := fmt.Sprintf("%d of %d records · %d of interrupted matrix runs (incomplete; not failures)", len(recs), len(recs), s.Interrupted)
+	want := fmt.Sprintf("%d of %d records · %d of interrupted runs (incomplete; not failures)", len(recs), len(recs), s.Interrupted)
 	if got := browser.Eval[string](t, p, `document.getElementById('count').textContent`); got != want {
 		t.Errorf("count line %q, want %q", got, want)
 	}

@@ -41,10 +41,10 @@ type meta struct {
 	FlagDocs     map[string]string `json:"flagDocs"`
 	Outcomes     []outcomeMeta     `json:"outcomes"`
 	Layers       []string          `json:"layers"`
-	// RunInterrupted is the warning code of a record of a matrix run the
-	// stop cut short (record.WarnRunInterrupted): not a failure, as in
-	// mcpdiag report.
-	RunInterrupted string `json:"runInterrupted"`
+	// Interrupted are the warning codes of a record of a matrix run or a
+	// call an interrupt cut short (record.InterruptedWarnings): not a
+	// failure, as in mcpdiag report.
+	Interrupted []string `json:"interrupted"`
 }
 
 type outcomeMeta struct {
@@ -57,8 +57,8 @@ type outcomeMeta struct {
 
 func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
-		Layers:         []string{"transport", "protocol", "interaction", "application", "none"},
-		RunInterrupted: record.WarnRunInterrupted}
+		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
+		Interrupted: record.InterruptedWarnings}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)
 	}

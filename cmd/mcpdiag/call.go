@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -210,11 +211,21 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if err != nil {
 		return usageError("%v", err)
 	}
+	// Read at once: an interrupt after the call ended stops nothing of it.
+	interrupted := ctx.Err() != nil
 	if err := c.StoreError(); err != nil {
 		fmt.Fprintf(stderr, "mcpdiag call: --token-cache: %v\n", err)
 	}
 	exchanges, summary := call.Records(record.Record{Client: client.DefaultClientInfo.Name + "@" + client.DefaultClientInfo.Version, Scenario: o.scenario, AttemptOf: o.attemptOf}, url)
 	lines := append(exchanges, summary)
+	if interrupted {
+		// The call was stopped in flight: its records say so, so that
+		// report counts them apart, not as the server's failures.
+		w := record.Warning{Code: record.WarnCallInterrupted, Message: fmt.Sprintf("mcpdiag call was stopped (%v) while this call was in flight: its verdict is the stop's, not the server's answer", context.Cause(ctx))}
+		for _, r := range lines {
+			r.Warnings = append(slices.Clip(r.Warnings), w)
+		}
+	}
 	// A record that cannot be written (a full disk, a closed pipe, one the
 	// encoder refuses) does not stop the others nor the report: each is
 	// named on stderr and counted, and the call exits ExitRecordsLost.

@@ -13,7 +13,6 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/internal/visible"
-	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
@@ -55,12 +54,13 @@ When stdin is a pipe (proxy --record - | mcpdiag report), the first Ctrl-C,
 which stops the writer too, does not stop report: it summarises what the
 writer wrote before it closed the pipe. A second Ctrl-C stops it at once.
 
-Records of matrix runs that an interrupt (or a limit) cut short carry the
-warning matrix-run-interrupted: they are counted apart as interrupted, never
-as failures, and the report says the run was incomplete.
+Records of matrix runs that an interrupt (or a limit) cut short, and of
+calls mcpdiag call was stopped in, carry the warning matrix-run-interrupted
+or call-interrupted: they are counted apart as interrupted, never as
+failures, and the report says the run was incomplete.
 
 Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input, 3 no
-gate failed but records of interrupted matrix runs were read (the run they
+gate failed but records of interrupted runs or calls were read (the run they
 came from was incomplete).`,
 		Example: `  mcpdiag report calls.jsonl
   mcpdiag call http://127.0.0.1:8080/mcp echo --json | mcpdiag report
@@ -273,16 +273,16 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 	if s.Interrupted > 0 {
 		// The records are true, but the run they came from is not
 		// whole: a CI step must not read a green report of it.
-		return &exitError{code: ExitReportIncomplete, err: fmt.Errorf("%d record(s) of matrix runs that were interrupted (warning %s): the run was incomplete; they are counted apart, not as failures",
-			s.Interrupted, record.WarnRunInterrupted)}
+		return &exitError{code: ExitReportIncomplete, err: fmt.Errorf("%d record(s) of runs an interrupt cut short (%s): the run was incomplete; they are counted apart, not as failures",
+			s.Interrupted, report.InterruptedWords(s.InterruptedWarnings))}
 	}
 	return nil
 }
 
 // ExitReportIncomplete is the exit status of `mcpdiag report` when no gate
-// failed but the records include ones of matrix runs the matrix's stop cut
-// short (record.WarnRunInterrupted): the report is printed, and the run it
-// describes was incomplete. A failed gate (exit 1) takes precedence: the
+// failed but the records include ones of matrix runs or calls an interrupt
+// cut short (record.InterruptedWarnings): the report is printed, and the
+// run it describes was incomplete. A failed gate (exit 1) takes precedence: the
 // failures it found are in the records that were judged.
 const ExitReportIncomplete = 3
 

@@ -71,12 +71,12 @@ func TestReportInterruptedMatrixGolden(t *testing.T) {
 		if got[mode+" exit"] != "3\n" {
 			t.Errorf("%s: exit %s, want 3 (the run was incomplete)", mode, got[mode+" exit"])
 		}
-		if want := "mcpdiag: 5 record(s) of matrix runs that were interrupted (warning matrix-run-interrupted): the run was incomplete; they are counted apart, not as failures\n"; got[mode+" stderr"] != want {
+		if want := "mcpdiag: 5 record(s) of runs an interrupt cut short (warning matrix-run-interrupted): the run was incomplete; they are counted apart, not as failures\n"; got[mode+" stderr"] != want {
 			t.Errorf("%s: stderr %q, want %q", mode, got[mode+" stderr"], want)
 		}
 	}
 	for _, line := range []string{
-		"  incomplete: 5 records are of matrix runs that were interrupted (warning matrix-run-interrupted): not judged, counted apart as interrupted, not as failures\n",
+		"  incomplete: 5 records are of runs an interrupt cut short (warning matrix-run-interrupted): not judged, counted apart as interrupted, not as failures\n",
 		"calls: 3, 1 failed (50.0%), 1 interrupted (",
 		"exchanges: 12, 2 failed (25.0%), 4 interrupted (",
 		"  by outcome:  NETWORK_ERROR 1 (1 interrupted), JSONRPC_ERROR 1, TOOL_SUCCESS 1\n",
@@ -90,7 +90,8 @@ func TestReportInterruptedMatrixGolden(t *testing.T) {
 
 // checkAccounted holds a report --json against the records it read: every
 // record counted once in its section, the ones that carry
-// matrix-run-interrupted as interrupted, the failures those of the others.
+// matrix-run-interrupted or call-interrupted as interrupted, the failures
+// those of the others.
 func checkAccounted(t *testing.T, js []byte, recs []*record.Record) {
 	t.Helper()
 	var s report.Summary
@@ -102,7 +103,7 @@ func checkAccounted(t *testing.T, js []byte, recs []*record.Record) {
 	for _, r := range recs {
 		total[r.Kind]++
 		switch {
-		case r.RunInterrupted():
+		case r.Interrupted():
 			cut[r.Kind]++
 			allCut++
 		case r.Probe == nil && report.Failure(r.Kind, r.Outcome):
@@ -183,7 +184,48 @@ func TestReportOfInterruptedMatrixBinary(t *testing.T) {
 	if code := text.stop(t, nil); code != ExitReportIncomplete {
 		t.Errorf("report: exit %d, want %d", code, ExitReportIncomplete)
 	}
-	if !strings.Contains(text.stdout.String(), "interrupted (of matrix runs the stop cut short") {
+	if !strings.Contains(text.stdout.String(), "interrupted (cut short by an interrupt: not failures") {
 		t.Errorf("the text report does not count the interrupted records:\n%s", text.stdout.String())
+	}
+}
+
+// TestReportOfInterruptedCallBinary: SIGINT to a real `mcpdiag call
+// --record` whose tools/call the server holds: call exits 130 as before,
+// and each of its records carries the warning call-interrupted, so that
+// `mcpdiag report` counts the call and its cut exchange as interrupted, not
+// as failures, and exits 3. Before, report said "calls: 1, 1 failed
+// (100.0%)" of a call nobody but the user ended, and exited 0.
+func TestReportOfInterruptedCallBinary(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses SIGINT")
+	}
+	bin := testBinary(t)
+	url, hung := hangingServer(t, `[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]`,
+		func(method string) bool { return method == "tools/call" })
+	recs := filepath.Join(t.TempDir(), "call.jsonl")
+	p := startProcess(t, nil, bin, "call", url+"/mcp", "t", "--protocol", "2026-07-28", "--record", recs)
+	if code := interruptWhenHung(t, p, hung, "tools/call"); code != 130 {
+		t.Errorf("call: exit %d, want 130\nstderr:\n%s", code, p.stderr.String())
+	}
+	all := recordtest.ReadFile(t, recs)
+	for _, r := range all {
+		if !r.HasWarning(record.WarnCallInterrupted) {
+			t.Errorf("%s %s (%s) lacks the warning %s: %v", r.Kind, r.Method, r.Outcome, record.WarnCallInterrupted, r.Warnings)
+		}
+	}
+	r := startProcess(t, nil, bin, "report", "--json", recs)
+	if code := r.stop(t, nil); code != ExitReportIncomplete {
+		t.Errorf("report: exit %d, want %d\nstderr:\n%s", code, ExitReportIncomplete, r.stderr.String())
+	}
+	if want := "mcpdiag: 3 record(s) of runs an interrupt cut short (warning call-interrupted): the run was incomplete; they are counted apart, not as failures\n"; r.stderr.String() != want {
+		t.Errorf("report's stderr %q, want %q", r.stderr.String(), want)
+	}
+	checkAccounted(t, []byte(r.stdout.String()), all)
+	var s report.Summary
+	if err := json.Unmarshal([]byte(r.stdout.String()), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Calls.Total != 1 || s.Calls.Interrupted != 1 || s.Calls.Failures != 0 || len(all) != 3 {
+		t.Errorf("calls: %d, %d interrupted, %d failed (of %d records); want 1, 1, 0 (of 3)", s.Calls.Total, s.Calls.Interrupted, s.Calls.Failures, len(all))
 	}
 }

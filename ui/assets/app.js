@@ -94,9 +94,10 @@ export function isFailure(r) {
   // records (a proxy's records carry no eraFallback): the page is told
   // which (markEraFallback).
   if (r._eraFallback) return false;
-  // A record of a matrix run the stop cut short (the warning
-  // matrix-run-interrupted): not judged, counted apart by mcpdiag report
-  // as interrupted, not a failure (its NETWORK_ERROR is the stop's cut).
+  // A record of a matrix run or a call an interrupt cut short (the warning
+  // matrix-run-interrupted or call-interrupted): not judged, counted apart
+  // by mcpdiag report as interrupted, not a failure (its NETWORK_ERROR is
+  // the stop's cut).
   if (isInterrupted(r)) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
@@ -105,10 +106,10 @@ export function isFailure(r) {
   return true;
 }
 
-// isInterrupted is report's obs.interrupted: the record carries the warning
-// record.WarnRunInterrupted (META.runInterrupted), a typed fact.
+// isInterrupted is report's obs.interrupted: the record carries one of the
+// warnings record.InterruptedWarnings (META.interrupted), a typed fact.
 export function isInterrupted(r) {
-  return (r.warnings || []).some((w) => w.code === META.runInterrupted);
+  return (r.warnings || []).some((w) => META.interrupted.includes(w.code));
 }
 
 function fmtTime(t) {
@@ -196,7 +197,7 @@ const model = {
   facets: { layer: new Set(), outcome: new Set(), tool: new Set(), method: new Set(), kind: new Set() },
   dropped: 0,
   late: 0,               // records marked matrix-line-late (isLate)
-  interrupted: 0,        // records of interrupted matrix runs (isInterrupted)
+  interrupted: 0,        // records of interrupted runs and calls (isInterrupted)
 };
 
 function groupKey(r) {
@@ -386,7 +387,7 @@ function rowFor(v, index) {
 // and --html write it with the warning matrix-line-late): shown, marked
 // LATE, and under its run in the case's pane; it is in no verdict.
 const lateWords = 'the server logged this request after its run was judged: in no verdict';
-const interruptedWords = 'of a matrix run the stop cut short (matrix-run-interrupted): not judged, not a failure';
+const interruptedWords = 'of a run or call an interrupt cut short (matrix-run-interrupted, call-interrupted): not judged, not a failure';
 function isLate(r) {
   return (r.warnings || []).some((w) => w.code === 'matrix-line-late');
 }
@@ -406,7 +407,7 @@ function render() {
     const shown = view.filter((v) => v.rec).length;
     $('count').textContent = `${shown} of ${model.records.length} records` +
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
-      (model.interrupted ? ` · ${model.interrupted} of interrupted matrix runs (incomplete; not failures)` : '');
+      (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '');
   }
   if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
