@@ -25,6 +25,14 @@ const InputRoundsExceeded = classify.InputRoundsExceeded
 // arguments that are not a JSON object).
 var ErrUsage = errors.New("usage")
 
+// ErrInterrupted is the cause a program gives the context of a call it
+// stops because its user interrupted it (Ctrl-C), with
+// context.WithCancelCause (wrapped to say more: mcpdiag call gives
+// "interrupted by the user (SIGINT)"). The call's decision then says that
+// the user interrupted the call and that no retry was made, rather than
+// naming the request the interrupt cut as a failure a retry would be for.
+var ErrInterrupted = errors.New("interrupted by the user")
+
 // IdleConnTimeout is how long the client keeps an idle connection for the
 // next request: less than the 5 s keep-alive of Node's HTTP server, the
 // shortest common one (the TypeScript SDK's servers, server-everything),
@@ -392,6 +400,8 @@ func (c *Client) decide(ctx context.Context, pol retry.Policy, ex *Exchange, f *
 	switch {
 	case ex.outOfTime:
 		d = retry.Decision{Action: retry.Fail, Reason: outOfTimeHead(c.opts.timeout()) + "; no retry or resume (the call has no time left); a longer --timeout lets it finish"}
+	case ex.cutByStop:
+		d = stoppedDuring(ctx, ex)
 	case ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume):
 		d = stoppedBefore(ctx, d)
 	}
@@ -422,14 +432,50 @@ func stoppedBefore(ctx context.Context, d retry.Decision) retry.Decision {
 	if d.Action == retry.Resume {
 		what = "resume"
 	}
-	why := "the call's time ran out"
-	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		why = "the call was stopped"
-		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
-			why += " (" + cause.Error() + ")"
-		}
+	if interrupted(ctx) {
+		return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " before the " + what + ", so no " + what + " was made (it was to be: " + d.Reason + ")"}
 	}
-	return retry.Decision{Action: retry.Fail, Reason: why + " before the " + what + ": " + d.Reason}
+	return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " before the " + what + ": " + d.Reason}
+}
+
+// stoppedDuring is the decision on an exchange that the end of the call's
+// context cut while it waited for the answer (ex.cutByStop): an interrupt,
+// or the program stopping the call. The failure is the stop's, not the
+// server's: nothing is retried, and the policy's reading of the cut (a
+// network failure it might retry) is not given as the reason.
+func stoppedDuring(ctx context.Context, ex *Exchange) retry.Decision {
+	what := "the answer"
+	if ex.Method != "" {
+		what += " to " + ex.Method
+	}
+	cut := "the stop"
+	if interrupted(ctx) {
+		cut = "the interrupt"
+	}
+	return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " while it waited for " + what + "; no retry was made (" + cut + " cut the request, not the server)"}
+}
+
+// stopWhy says what ended the call's context: its time limit, the user's
+// interrupt (ErrInterrupted), or another stop, with its cause.
+func stopWhy(ctx context.Context) string {
+	err := ctx.Err()
+	switch {
+	case err == nil || errors.Is(err, context.DeadlineExceeded):
+		return "the call's time ran out"
+	case interrupted(ctx):
+		return "the user interrupted the call"
+	}
+	why := "the call was stopped"
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+		why += " (" + cause.Error() + ")"
+	}
+	return why
+}
+
+// interrupted reports a context its program ended because the user
+// interrupted the call (ErrInterrupted).
+func interrupted(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrInterrupted)
 }
 
 // emit and record may run on the 2025-11-25 standalone stream's goroutine

@@ -94,6 +94,12 @@ type Exchange struct {
 	// a response whose headers had come: the server was still answering,
 	// nothing broke (the reason and the decision say so).
 	outOfTime bool
+	// cutByStop is set when the call's context was cancelled (an
+	// interrupt, the program stopping the call; not its deadline) while
+	// the exchange waited for or read its answer: the cut is the stop's,
+	// and the decision says so (stoppedDuring) instead of the policy's
+	// reading of a network failure.
+	cutByStop bool
 
 	// answerAck is, on the POST of a client's answer, the whole 2xx JSON
 	// body the server answered it with (nil when none, or over
@@ -387,6 +393,9 @@ func (c *Client) sendTo(ctx context.Context, rq *request, target string) *Exchan
 		// blame the server for the client's limit.
 		ex.outOfTime = true
 		res.Reason = outOfTimeReason(c.opts.timeout(), ex.Start, res.Reason)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) && (res.Outcome == classify.StreamIncomplete || res.Outcome == classify.NetworkError) {
+		ex.cutByStop = true
 	}
 	ex.Result = res
 	ex.Total = time.Since(ex.Start)

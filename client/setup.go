@@ -309,7 +309,10 @@ func (c *Client) decideSetup(ctx context.Context, ex *Exchange, f retry.Facts) {
 	if alt, ok := authStopped(ex); ok {
 		d = alt
 	}
-	if ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume) {
+	switch {
+	case ex.cutByStop:
+		d = stoppedDuring(ctx, ex)
+	case ctx.Err() != nil && (d.Action == retry.Retry || d.Action == retry.Resume):
 		d = stoppedBefore(ctx, d)
 	}
 	ex.Decision = &d

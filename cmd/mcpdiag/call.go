@@ -205,7 +205,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if err != nil {
 		return usageError("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	call, err := c.CallTool(ctx, tool, args)
 	if err != nil {
@@ -263,12 +263,39 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		// Only the interrupt ends this context (the call's --timeout is
 		// the client's own): the outcome's status would blame the
 		// server's transport for what the user stopped.
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("call stopped (%v): the report and records above are what it had (its own exit status would be %d)", context.Cause(ctx), call.ExitCode())}
+		what := fmt.Sprintf("stopped (%v)", context.Cause(ctx))
+		if errors.Is(context.Cause(ctx), client.ErrInterrupted) {
+			what = context.Cause(ctx).Error()
+		}
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("call %s: no retry was made; the report and records above are what it had (its own exit status would be %d)", what, call.ExitCode())}
 	}
 	if code := call.ExitCode(); code != 0 {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
+}
+
+// interruptible returns ctx ended by the first SIGINT (Ctrl-C) with the
+// cause client.ErrInterrupted, so that the call's decision says the user
+// interrupted it; stop ends the watch (a later SIGINT then stops the
+// program as by default).
+func interruptible(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel(fmt.Errorf("%w (SIGINT)", client.ErrInterrupted))
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // ExitInterrupted is the exit status of `mcpdiag call` stopped by SIGINT

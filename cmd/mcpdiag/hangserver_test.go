@@ -9,12 +9,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // hangingServer is a 2026-07-28 MCP server on 127.0.0.1 that answers
 // tools/list with the tools of toolsJSON (a JSON array), leaves every
 // request whose method hang names unanswered until its client leaves or
-// the test ends (at most 30 s), and answers the rest 400. Each request it
+// the test ends, and answers the rest 400. Each request it
 // leaves so sends on hung.
 func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool) (url string, hung <-chan struct{}) {
 	t.Helper()
@@ -36,10 +38,9 @@ func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool
 			case got <- struct{}{}:
 			default:
 			}
-			select { // bounded: the client leaving or the test's end releases it
+			select { // the client leaving (its interrupt) or the test's end releases it
 			case <-r.Context().Done():
 			case <-release:
-			case <-time.After(30 * time.Second):
 			}
 		default:
 			w.WriteHeader(http.StatusBadRequest)
@@ -50,15 +51,15 @@ func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool
 	return ts.URL, got
 }
 
-// interruptWhenHung waits (30 s at most) until the hanging server holds
-// the request (what names it in the failure) and then stops p with SIGINT,
-// returning its exit code.
+// interruptWhenHung waits until the hanging server holds the request (what
+// names it in the failure; bounded by testwait.Bound) and then stops p with
+// SIGINT, returning its exit code.
 func interruptWhenHung(t *testing.T, p *process, hung <-chan struct{}, what string) int {
 	t.Helper()
 	select {
 	case <-hung:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the server got no %s; stderr:\n%s", what, p.stderr.String())
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the server got no %s within %s (a bound against a hang); stderr:\n%s", what, testwait.Bound, p.stderr.String())
 	}
 	return p.stop(t, syscall.SIGINT)
 }
