@@ -47,7 +47,7 @@ func TestServerRequestAfterResponseNamed(t *testing.T) {
 				t.Errorf("%s, sse %+v, %d handed on; want TOOL_SUCCESS, the response in event 1, no request before it, %d after, none handed on", r.Outcome, r.SSE(), handed, c.after)
 			}
 			var got []string
-			for _, w := range r.Warnings {
+			for _, w := range r.Warnings() {
 				if w.Code == WarnMessageAfterTerminal {
 					got = append(got, w.Message)
 				}

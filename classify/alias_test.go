@@ -55,11 +55,11 @@ func TestVerdictOwnsItsBytes(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if r.JSONRPC == nil || string(r.JSONRPC.ID.Raw()) != term.id {
-						t.Fatalf("response id %v, want %s (the request's, with its type)", r.JSONRPC, term.id)
+					if r.JSONRPC() == nil || string(r.JSONRPC().ID.Raw()) != term.id {
+						t.Fatalf("response id %v, want %s (the request's, with its type)", r.JSONRPC(), term.id)
 					}
-					if term.data != "" && (r.JSONRPC.Error == nil || string(r.JSONRPC.Error.Data) != term.data) {
-						t.Errorf("error details %+v, want data %s", r.JSONRPC.Error, term.data)
+					if term.data != "" && (r.JSONRPC().Error == nil || string(r.JSONRPC().Error.Data) != term.data) {
+						t.Errorf("error details %+v, want data %s", r.JSONRPC().Error, term.data)
 					}
 					out, err := json.Marshal(r)
 					if err != nil {

@@ -81,7 +81,7 @@ func JudgeClientAnswer(a *ClientAnswer, res *Result, refused bool) (out *Result,
 		if j, ok := judgeAnswer(a); ok {
 			// The content type is the response's (none on a bare 202),
 			// not the one the answer was judged under (Carries).
-			j.ContentType = r.ContentType
+			j.setContentType(r.ContentType())
 			j.Reason = fmt.Sprintf("the server accepted the client's answer (HTTP %d); as an answer: %s", a.Status, j.Reason)
 			return j, true
 		}

@@ -66,7 +66,7 @@ func FuzzJudgeClientAnswer(f *testing.F) {
 		if res2.Outcome != res.Outcome || out2.Outcome != out.Outcome || out2.Reason != out.Reason || refused2 != refused || answered2 != answered {
 			t.Fatalf("two judgments differ: %s %q, %s %q", out.Outcome, out.Reason, out2.Outcome, out2.Reason)
 		}
-		if res.Outcome != before.Outcome || res.Reason != before.Reason || res.Method != before.Method {
+		if res.Outcome != before.Outcome || res.Reason != before.Reason || res.Method() != before.Method() {
 			t.Fatalf("the response's verdict was changed: %s %q", res.Outcome, res.Reason)
 		}
 		accepted := status == http.StatusAccepted || status >= 200 && status <= 299 && len(ack) == 0
@@ -83,11 +83,11 @@ func FuzzJudgeClientAnswer(f *testing.F) {
 			if wantMethod == "" {
 				wantMethod = classify.UnseenServerRequest
 			}
-			if out.Method != wantMethod {
-				t.Fatalf("method %q, want %q", out.Method, wantMethod)
+			if out.Method() != wantMethod {
+				t.Fatalf("method %q, want %q", out.Method(), wantMethod)
 			}
-			if out.JSONRPC != nil && !out.JSONRPC.ID.IsZero() && !bytes.Equal(out.JSONRPC.ID.Raw(), m.ID.Raw()) {
-				t.Fatalf("the verdict's id %s, the answer's %s", out.JSONRPC.ID.Raw(), m.ID.Raw())
+			if out.JSONRPC() != nil && !out.JSONRPC().ID.IsZero() && !bytes.Equal(out.JSONRPC().ID.Raw(), m.ID.Raw()) {
+				t.Fatalf("the verdict's id %s, the answer's %s", out.JSONRPC().ID.Raw(), m.ID.Raw())
 			}
 			if !strings.HasPrefix(out.Reason, "the server accepted the client's answer") {
 				t.Fatalf("an accepted answer's reason %q", out.Reason)
@@ -99,8 +99,8 @@ func FuzzJudgeClientAnswer(f *testing.F) {
 				t.Fatalf("the answer (error member %v) judged %s", isErr, out.Outcome)
 			}
 		default:
-			if out.Outcome != res.Outcome || out.Method != res.Method {
-				t.Fatalf("neither refused nor answered, but the verdict is %s %q, not the response's %s %q", out.Outcome, out.Method, res.Outcome, res.Method)
+			if out.Outcome != res.Outcome || out.Method() != res.Method() {
+				t.Fatalf("neither refused nor answered, but the verdict is %s %q, not the response's %s %q", out.Outcome, out.Method(), res.Outcome, res.Method())
 			}
 		}
 		// What the record says, through its line: answerRefused exactly

@@ -41,11 +41,11 @@ func TestJudgeClientAnswer(t *testing.T) {
 			if got.Outcome != tc.want || answered != tc.answered || !strings.Contains(got.Reason, tc.reasonHas) {
 				t.Errorf("got %s answered %v %q, want %s answered %v, a reason with %q", got.Outcome, answered, got.Reason, tc.want, tc.answered, tc.reasonHas)
 			}
-			if answered && (got.Method != "elicitation/create" || got.JSONRPC == nil || !got.JSONRPC.ID.Equal(wire.StringID("e1"))) {
-				t.Errorf("judged under %q id %v, want elicitation/create \"e1\"", got.Method, got.JSONRPC)
+			if answered && (got.Method() != "elicitation/create" || got.JSONRPC() == nil || !got.JSONRPC().ID.Equal(wire.StringID("e1"))) {
+				t.Errorf("judged under %q id %v, want elicitation/create \"e1\"", got.Method(), got.JSONRPC())
 			}
-			if got.ContentType != accepted.ContentType {
-				t.Errorf("content type %q, want the response's %q", got.ContentType, accepted.ContentType)
+			if got.ContentType() != accepted.ContentType() {
+				t.Errorf("content type %q, want the response's %q", got.ContentType(), accepted.ContentType())
 			}
 			if accepted.Reason != before.Reason || accepted.Outcome != before.Outcome {
 				t.Errorf("res changed: %+v", accepted)

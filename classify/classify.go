@@ -132,20 +132,22 @@ func (c *Classifier) shaped(ex *Exchange) (string, bool) {
 
 // start writes what into writes first: the request's facts and the status.
 func (r *Result) start(ex *Exchange) {
-	r.Method, r.Protocol, r.Status = ex.Method, ex.ProtocolVersion, ex.Status
-	if r.Method == "" {
-		r.Method = "tools/call"
+	r.Status = ex.Status
+	if ex.Method == "" {
+		r.codes |= methodToolsCall << codeMethodShift
+	} else {
+		r.setMethod(ex.Method)
 	}
-	if r.Protocol == "" {
-		r.Protocol = Protocol2026
+	if ex.ProtocolVersion == "" {
+		r.codes |= protoIndex2026 << codeProtoShift
+	} else {
+		r.setProtocol(ex.ProtocolVersion)
 	}
 }
 
 // end writes what into writes last.
 func (r *Result) end() {
-	if r.Warnings == nil {
-		r.Warnings = []Warning{}
-	}
+
 }
 
 // readShaped is classifyShaped for a body to read (jsonReader's reading,
@@ -158,7 +160,7 @@ func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
 	}
 	r := new(Result)
 	r.start(ex)
-	r.ContentType = ct
+	r.setContentType(ct)
 	err = c.jsonRead(r, ex, ex.Body, data, err)
 	r.end()
 	return r, err
@@ -168,6 +170,7 @@ func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
 type (
 	resultWarned struct { // a legacy result's missing-resultType warning
 		r    Result
+		e    extra
 		warn [1]Warning
 	}
 	resultError struct { // a JSON-RPC error: its details and reason
@@ -176,6 +179,7 @@ type (
 	}
 	resultInput struct { // an input_required result with one request
 		r  Result
+		e  extra
 		in inputStore
 	}
 )
@@ -192,7 +196,8 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 	if !c.fastScan(ex, data, false, "tools/call", protocol, &f) {
 		r = new(Result)
 		r.start(ex)
-		r.ContentType, r.BodyBytes = ct, int64(len(data))
+		r.setContentType(ct)
+		r.BodyBytes = int64(len(data))
 		c.general(r, ex, data)
 		r.end()
 		return r
@@ -204,15 +209,18 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 	case f.kind == fastInput && f.inputs.n <= 1:
 		s := new(resultInput)
 		r, f.inStore = &s.r, &s.in
+		r.extra, s.e.inStore = &s.e, &s.in
 	case f.kind == fastTool && !f.hasResultType && protocol == Protocol2026:
 		s := new(resultWarned)
 		r = &s.r
-		r.Warnings = s.warn[:0:1]
+		r.extra = &s.e
+		s.e.warnings = s.warn[:0:1]
 	default:
 		r = new(Result)
 	}
 	r.start(ex)
-	r.ContentType, r.BodyBytes = ct, int64(len(data))
+	r.setContentType(ct)
+	r.BodyBytes = int64(len(data))
 	c.fastApply(r, ex, data, false, &f)
 	r.end()
 	return r
@@ -220,11 +228,18 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 
 // ClassifyInto is Classify writing into a Result the caller owns, so that a
 // loop over many exchanges (a proxy, a benchmark) allocates nothing for
-// small responses. Everything r held before is overwritten; its Warnings
-// backing array is reused, and JSONRPC and IsError point into r, so a caller
-// that keeps an earlier verdict must deep-copy it first.
+// small responses. Everything r held before is overwritten, and so is what
+// its methods returned: the storage of its evidence (the warnings' array,
+// one input request's details, the JSON-RPC details) is reused, also by a
+// copy of r made before. A caller that keeps an earlier verdict must
+// deep-copy it first.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
-	*r = Result{Warnings: r.Warnings[:0]}
+	e := r.extra
+	*r = Result{}
+	if e != nil {
+		*e = extra{warnings: e.warnings[:0], inStore: e.inStore}
+		r.extra = e
+	}
 	return c.into(ex, r)
 }
 
@@ -271,9 +286,9 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 	}
 	if ex.Header != nil {
 		if v := ex.Header["Content-Type"]; len(v) > 0 {
-			r.ContentType = v[0]
+			r.setContentType(v[0])
 		} else {
-			r.ContentType = ex.Header.Get("Content-Type")
+			r.setContentType(ex.Header.Get("Content-Type"))
 		}
 	}
 	if ex.Status < 200 || ex.Status > 299 {
@@ -284,7 +299,7 @@ func (c *Classifier) classify(r *Result, ex *Exchange) error {
 		r.warn(WarnIDNotChecked, "no request id was given, so the response id was not checked")
 	}
 
-	mt := mediaType(r.ContentType)
+	mt := mediaType(r.ContentType())
 	var body io.Reader
 	data := ex.BodyBytes
 	if ex.Body != nil {
@@ -381,7 +396,7 @@ func (c *Classifier) body(r *Result, ex *Exchange, mt string, body io.Reader, da
 		}
 	}
 	r.Outcome = UnexpectedContentType
-	r.Reason = fmt.Sprintf("HTTP %d with Content-Type %q: a response to a request must be application/json or text/event-stream", ex.Status, r.ContentType)
+	r.Reason = fmt.Sprintf("HTTP %d with Content-Type %q: a response to a request must be application/json or text/event-stream", ex.Status, r.ContentType())
 	return nil
 }
 
@@ -550,7 +565,7 @@ func readBounded(body io.Reader, max int, sizeHint int64, b *wire.Budget) (data 
 // returns its error.
 func (c *Classifier) notClassified(r *Result, d *NotClassifiedDetails) error {
 	r.Outcome = NotClassified
-	r.more().notClassified = d
+	r.moreRare().notClassified = d
 	what := "the JSON body"
 	if d.Event > 0 {
 		what = fmt.Sprintf("event %d of the stream, which may hold the response,", d.Event)
@@ -571,7 +586,7 @@ func networkError(r *Result, err error, phase string, sent bool) {
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
 		nd.Timeout = true
 	}
-	r.more().network = nd
+	r.moreRare().network = nd
 	switch {
 	case phase == "body":
 		r.Reason = "the response body was cut after the headers: " + err.Error()
@@ -608,11 +623,11 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if ex.Header != nil {
 		if v := ex.Header.Get("Retry-After"); v != "" {
 			ra := ParseRetryAfter(v, ex.Header.Get("Date"), c.now())
-			r.more().http = &HTTPDetails{RetryAfter: &ra}
+			r.moreRare().http = &HTTPDetails{RetryAfter: &ra}
 		}
 		if v := ex.Header.Get("WWW-Authenticate"); v != "" {
 			if r.HTTP() == nil {
-				r.more().http = &HTTPDetails{}
+				r.moreRare().http = &HTTPDetails{}
 			}
 			r.HTTP().WWWAuthenticate = ParseWWWAuthenticate(v)
 		}
@@ -638,8 +653,9 @@ func (c *Classifier) httpError(r *Result, ex *Exchange) {
 	if !errorObject(env.err, e) {
 		return
 	}
-	d := &JSONRPCDetails{ID: r.ownID(env.id), Error: e}
-	r.JSONRPC = d
+	d := &r.jsonrpc
+	*d = JSONRPCDetails{ID: r.ownID(env.id), Error: e}
+	r.codes |= codeJSONRPC
 	if e.Code != nil {
 		r.Reason += ", " + jsonrpcErrorReason(*e.Code, e.CodeName, e.Message)
 	}
@@ -774,7 +790,7 @@ func (c *Classifier) general(r *Result, ex *Exchange, data []byte) {
 	}
 	c.response(r, ex, &env)
 	if c.KeepResponse {
-		r.more().response = c.ownBody(ex, data)
+		r.moreRare().response = c.ownBody(ex, data)
 	}
 }
 
@@ -812,7 +828,7 @@ func (c *Classifier) response(r *Result, ex *Exchange, env *envelope) {
 	if env.hasID {
 		d.ID = r.ownID(env.id)
 	}
-	r.JSONRPC = d
+	r.codes |= codeJSONRPC
 	idAbsent := !env.hasID || d.ID.IsNull()
 	if !idAbsent {
 		if !d.ID.IsString() && !d.ID.IsNumber() {
@@ -927,16 +943,16 @@ func appendErrorReason[S string | []byte](b []byte, code int64, name string, mes
 }
 
 func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
-	if r.Protocol == Protocol2025 {
+	if r.Protocol() == Protocol2025 {
 		// The legacy, reserved and retired ranges are 2026-07-28 rules:
 		// -32002 and -32042 are current codes on a 2025-11-25 exchange.
 		switch code {
 		case -32002:
-			r.JSONRPC.Error.CodeName = "ResourceNotFound"
+			r.jsonrpc.Error.CodeName = "ResourceNotFound"
 		case -32042:
-			r.JSONRPC.Error.CodeName = "URLElicitationRequired"
+			r.jsonrpc.Error.CodeName = "URLElicitationRequired"
 		case -32001, -32003, -32004:
-			r.JSONRPC.Error.CodeName = ""
+			r.jsonrpc.Error.CodeName = ""
 		}
 		return
 	}
@@ -950,7 +966,7 @@ func (c *Classifier) codeWarnings(r *Result, code int64, ex *Exchange) {
 	case code >= -32099 && code <= -32023:
 		r.warn(WarnReservedErrorCode, "error code %d is in the reserved range -32020..-32099 but undefined", code)
 	}
-	if r.Protocol == Protocol2026 && !ex.Stdio && ex.Status >= 200 && ex.Status <= 299 {
+	if r.Protocol() == Protocol2026 && !ex.Stdio && ex.Status >= 200 && ex.Status <= 299 {
 		switch code {
 		case -32020, -32021, -32022:
 			r.warn(WarnStatusMismatch, "error %d came with HTTP %d; the spec requires 400", code, ex.Status)

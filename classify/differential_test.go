@@ -322,7 +322,7 @@ func (d *differential) run(protocol string, c corpusCase) {
 	if got {
 		for _, i := range e.applied {
 			if w := d.rows[i].warning; w != "" && !r.HasWarning(w) {
-				d.fail("%s under %s: row %q applied but warning %s is missing: %+v\n  result: %s", origin, protocol, d.rows[i].name, w, r.Warnings, body)
+				d.fail("%s under %s: row %q applied but warning %s is missing: %+v\n  result: %s", origin, protocol, d.rows[i].name, w, r.Warnings(), body)
 			}
 		}
 		if d.check != nil {
@@ -502,8 +502,8 @@ func checkIsError(doc any, r *classify.Result) string {
 	if (r.Outcome == classify.ToolError) != wantErr {
 		return fmt.Sprintf("outcome %s but isError is %v", r.Outcome, v)
 	}
-	if has != (r.IsError != nil) || r.IsError != nil && *r.IsError != wantErr {
-		return fmt.Sprintf("Result.IsError %s, document isError %v (present %v)", boolPtrString(r.IsError), v, has)
+	if isErr, ok := r.IsError(); has != ok || ok && isErr != wantErr {
+		return fmt.Sprintf("Result.IsError %s, document isError %v (present %v)", boolPtrString(isErrorOf(r)), v, has)
 	}
 	return ""
 }
@@ -539,7 +539,7 @@ func TestDifferentialInputRequiredResult(t *testing.T) {
 // checkInputDetails asserts that an accepted InputRequiredResult reports the
 // document's input request keys and methods and whether it has requestState.
 func checkInputDetails(doc any, r *classify.Result) string {
-	if r.Input == nil {
+	if r.Input() == nil {
 		return "INPUT_REQUIRED without input details"
 	}
 	want := map[string]string{}
@@ -549,14 +549,14 @@ func checkInputDetails(doc any, r *classify.Result) string {
 		}
 	}
 	got := map[string]string{}
-	for _, ir := range r.Input.Requests {
+	for _, ir := range r.Input().Requests {
 		got[ir.Key] = ir.Method
 	}
 	if !maps.Equal(got, want) {
 		return fmt.Sprintf("input requests %v, want %v", got, want)
 	}
-	if _, has := jsonMember(doc, "requestState"); has != r.Input.HasRequestState {
-		return fmt.Sprintf("hasRequestState %v, want %v", r.Input.HasRequestState, has)
+	if _, has := jsonMember(doc, "requestState"); has != r.Input().HasRequestState {
+		return fmt.Sprintf("hasRequestState %v, want %v", r.Input().HasRequestState, has)
 	}
 	return ""
 }
@@ -627,7 +627,7 @@ func TestResultTypeOtherThanComplete(t *testing.T) {
 			}
 			for _, w := range tt.warnings {
 				if !r.HasWarning(w) {
-					t.Errorf("warning %s missing: %+v", w, r.Warnings)
+					t.Errorf("warning %s missing: %+v", w, r.Warnings())
 				}
 			}
 		})

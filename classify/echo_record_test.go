@@ -67,8 +67,8 @@ func TestRecordEchoesGolden(t *testing.T) {
 			// responseId is the response's id as spelled, whenever its text
 			// is not the request id's: the same id spelled otherwise (1.0
 			// answering 1) included.
-			if res.JSONRPC != nil && !res.JSONRPC.ID.IsZero() && !bytes.Equal(res.JSONRPC.ID.Raw(), reqID.Raw()) {
-				wantResp, _ = json.Marshal(res.JSONRPC.ID)
+			if res.JSONRPC() != nil && !res.JSONRPC().ID.IsZero() && !bytes.Equal(res.JSONRPC().ID.Raw(), reqID.Raw()) {
+				wantResp, _ = json.Marshal(res.JSONRPC().ID)
 			}
 			if got := back.JSONRPC.ResponseID.Raw(); string(got) != string(wantResp) {
 				t.Errorf("responseId %s, want %s", got, wantResp)

@@ -26,7 +26,7 @@ func TestErrorWithoutIDWords(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, w := range res.Warnings {
+			for _, w := range res.Warnings() {
 				if w.Code == classify.WarnErrorWithoutID {
 					got = append(got, w.Message)
 				}

@@ -120,8 +120,8 @@ func Explain(r *Result) string {
 	if r.Status != 0 {
 		fmt.Fprintf(&b, " — HTTP %d", r.Status)
 	}
-	if r.ContentType != "" {
-		fmt.Fprintf(&b, ", %s", visible.String(r.ContentType))
+	if r.ContentType() != "" {
+		fmt.Fprintf(&b, ", %s", visible.String(r.ContentType()))
 	}
 	b.WriteString("\n")
 	if r.Reason != "" {
@@ -155,7 +155,7 @@ func Explain(r *Result) string {
 	if g.Meaning != "" {
 		fmt.Fprintf(&b, "  means:  %s\n  spec:   %s\n  do:     %s\n", g.Meaning, g.Spec, g.Action)
 	}
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		fmt.Fprintf(&b, "  warning %s: %s\n    rule: %s\n", w.Code, visible.String(w.Message), w.Rule)
 	}
 	return b.String()

@@ -41,7 +41,7 @@ func fastScanValue(data []byte, i int) int {
 // it) and copies the response it keeps.
 func (c *Classifier) fastToolCall(r *Result, ex *Exchange, data []byte, event bool) bool {
 	var f fastFacts
-	if !c.fastScan(ex, data, event, r.Method, r.Protocol, &f) {
+	if !c.fastScan(ex, data, event, r.Method(), r.Protocol(), &f) {
 		return false
 	}
 	c.fastApply(r, ex, data, event, &f)
@@ -314,27 +314,37 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		}
 		c.response(r, ex, &env)
 		if c.KeepResponse {
-			r.more().response = c.ownBody(ex, data)
+			r.moreRare().response = c.ownBody(ex, data)
 		}
 		return
 	case fastInput:
 		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
-		r.JSONRPC = &r.jsonrpc
-		r.ResultType = "input_required"
-		r.Input = f.inputs.details(data, f.hasRequestState, f.inStore)
+		r.codes |= codeJSONRPC
+		r.codes |= rtypeInputRequired << codeRTShift
+		st := f.inStore
+		if st == nil && f.inputs.n <= 1 {
+			// ClassifyInto: the room of r's previous input request.
+			e := r.more()
+			if e.inStore == nil {
+				e.inStore = new(inputStore)
+			}
+			st = e.inStore
+		}
+		in := f.inputs.details(data, f.hasRequestState, st)
+		r.more().input = in
 		r.Outcome = InputRequired
-		r.Reason = inputReason(len(r.Input.Requests), f.hasRequestState)
+		r.Reason = inputReason(len(in.Requests), f.hasRequestState)
 	default:
 		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
-		r.JSONRPC = &r.jsonrpc
+		r.codes |= codeJSONRPC
 		if f.hasResultType {
-			r.ResultType = "complete"
-		} else if r.Protocol == Protocol2026 {
-			r.Warnings = append(r.Warnings, warnNoResultType)
+			r.codes |= rtypeComplete << codeRTShift
+		} else if r.codes>>codeProtoShift&15 == protoIndex2026 {
+			e := r.more()
+			e.warnings = append(e.warnings, warnNoResultType)
 		}
 		if f.hasIsError {
-			r.isError = f.isErr
-			r.IsError = &r.isError
+			r.SetIsError(f.isErr)
 		}
 		if f.isErr {
 			r.Outcome = ToolError
@@ -346,9 +356,9 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 	}
 	if c.KeepResponse {
 		if event {
-			r.more().response = bytes.Clone(data)
+			r.moreRare().response = bytes.Clone(data)
 		} else {
-			r.more().response = c.ownBody(ex, data)
+			r.moreRare().response = c.ownBody(ex, data)
 		}
 	}
 }

@@ -59,9 +59,10 @@ func TestFastInputRequiredMatchesGeneral(t *testing.T) {
 				t.Errorf("%s (%q): fast and general paths differ:\nfast    %s\ngeneral %s", tc.name, proto, a, b)
 			}
 			var r Result
-			r.Method, r.Protocol = "tools/call", Protocol2026
+			r.SetMethod("tools/call")
+			r.SetProtocol(Protocol2026)
 			if proto != "" {
-				r.Protocol = proto
+				r.SetProtocol(proto)
 			}
 			took := (&Classifier{}).fastToolCall(&r, ex(), []byte(body), false)
 			if want := tc.fast && proto == ""; took != want {
@@ -87,8 +88,8 @@ func TestJSONRPCErrorMessageIsItsOwn(t *testing.T) {
 	for i := range body {
 		body[i] = 'x'
 	}
-	if r.JSONRPC.Error == nil || r.JSONRPC.Error.Message != "synthetic invalid params" || r.Reason != "JSON-RPC error -32602 InvalidParams: synthetic invalid params" {
-		t.Errorf("error %+v, reason %q", r.JSONRPC.Error, r.Reason)
+	if r.JSONRPC().Error == nil || r.JSONRPC().Error.Message != "synthetic invalid params" || r.Reason != "JSON-RPC error -32602 InvalidParams: synthetic invalid params" {
+		t.Errorf("error %+v, reason %q", r.JSONRPC().Error, r.Reason)
 	}
 }
 
@@ -130,7 +131,8 @@ func TestFastPathLargeBodies(t *testing.T) {
 			}
 		}
 		var r Result
-		r.Method, r.Protocol = "tools/call", Protocol2026
+		r.SetMethod("tools/call")
+		r.SetProtocol(Protocol2026)
 		if took := (&Classifier{}).fastToolCall(&r, &Exchange{ID: wire.IntID(1)}, []byte(tc.body), false); took != tc.fast {
 			t.Errorf("%s: fast path answered %v, want %v", tc.name, took, tc.fast)
 		}

@@ -175,7 +175,7 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 		wantWarn = strings.Split(w["warnings"], ",")
 	}
 	var gotWarn []string
-	for _, x := range r.Warnings {
+	for _, x := range r.Warnings() {
 		if !slices.Contains(gotWarn, x.Code) {
 			gotWarn = append(gotWarn, x.Code)
 		}
@@ -186,14 +186,14 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 	sort.Strings(wantWarn)
 	sort.Strings(gotWarn)
 	if !slices.Equal(wantWarn, gotWarn) {
-		t.Errorf("warnings %v, want %v (%+v)", gotWarn, wantWarn, r.Warnings)
+		t.Errorf("warnings %v, want %v (%+v)", gotWarn, wantWarn, r.Warnings())
 	}
-	if v := w["responseId"]; v != "" && (r.JSONRPC == nil || string(r.JSONRPC.ID.Raw()) != v) {
-		t.Errorf("jsonrpc details %+v, want the response's id as spelled, %s", r.JSONRPC, v)
+	if v := w["responseId"]; v != "" && (r.JSONRPC() == nil || string(r.JSONRPC().ID.Raw()) != v) {
+		t.Errorf("jsonrpc details %+v, want the response's id as spelled, %s", r.JSONRPC(), v)
 	}
 	if v := w["code"]; v != "" {
-		if code, ok := r.JSONRPC.ErrorCode(); !ok || strconv.FormatInt(code, 10) != v {
-			t.Errorf("jsonrpc details %+v, want code %s", r.JSONRPC, v)
+		if code, ok := r.JSONRPC().ErrorCode(); !ok || strconv.FormatInt(code, 10) != v {
+			t.Errorf("jsonrpc details %+v, want code %s", r.JSONRPC(), v)
 		}
 	}
 	if v := w["sse"]; v != "" {
@@ -236,12 +236,12 @@ func check(t *testing.T, gc goldenCase, r *Result) {
 	}
 	if v := w["input"]; v != "" {
 		got := "<none>"
-		if r.Input != nil {
+		if r.Input() != nil {
 			var parts []string
-			for _, q := range r.Input.Requests {
+			for _, q := range r.Input().Requests {
 				parts = append(parts, q.Key+"="+q.Method)
 			}
-			parts = append(parts, "state="+strconv.FormatBool(r.Input.HasRequestState))
+			parts = append(parts, "state="+strconv.FormatBool(r.Input().HasRequestState))
 			got = strings.Join(parts, " ")
 		}
 		if got != v {
@@ -399,7 +399,8 @@ func TestGoldenBothPaths(t *testing.T) {
 		}
 		body := gc.response[bytes.Index(gc.response, []byte("\n\n"))+2:]
 		var r Result
-		r.Method, r.Protocol = "tools/call", Protocol2026
+		r.SetMethod("tools/call")
+		r.SetProtocol(Protocol2026)
 		if (&Classifier{}).fastToolCall(&r, exchangeFor(t, gc), bytes.TrimSpace(body), false) {
 			fastTaken++
 		}

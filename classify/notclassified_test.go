@@ -63,7 +63,7 @@ func TestNotClassifiedIsNoVerdict(t *testing.T) {
 						t.Fatalf("err %v, notClassified %+v on a verdict", err, r.NotClassified())
 					}
 					if tt.warning != "" && !r.HasWarning(tt.warning) {
-						t.Errorf("warnings %+v lack %s", r.Warnings, tt.warning)
+						t.Errorf("warnings %+v lack %s", r.Warnings(), tt.warning)
 					}
 					return
 				}
@@ -75,8 +75,8 @@ func TestNotClassifiedIsNoVerdict(t *testing.T) {
 				if d == nil || d.Cause != tt.cause || d.Size != tt.size || d.Limit != 256 || r.Layer() != LayerNone {
 					t.Fatalf("notClassified %+v layer %s, want %s size %d limit 256 layer none", d, r.Layer(), tt.cause, tt.size)
 				}
-				if r.JSONRPC != nil || r.IsError != nil || r.SSE() != nil && r.SSE().Terminal {
-					t.Errorf("a verdict's details on NOT_CLASSIFIED: %+v %v %+v", r.JSONRPC, r.IsError, r.SSE())
+				if _, hasIsError := r.IsError(); r.JSONRPC() != nil || hasIsError || r.SSE() != nil && r.SSE().Terminal {
+					t.Errorf("a verdict's details on NOT_CLASSIFIED: %+v %v %+v", r.JSONRPC(), hasIsError, r.SSE())
 				}
 			})
 		}

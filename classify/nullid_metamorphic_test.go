@@ -26,7 +26,7 @@ type streamVerdict struct {
 
 func verdictOf(r *Result) streamVerdict {
 	v := streamVerdict{Outcome: r.Outcome, Layer: r.Layer(), Reason: r.Reason}
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		if w.Code != WarnRequestIDNull {
 			v.Warnings = append(v.Warnings, w.Code)
 		}
@@ -116,7 +116,7 @@ func TestNullIDStreamMetamorphic(t *testing.T) {
 				one := verdictOf(classifyStreamFor(t, "1", "text/event-stream", body("1"), stop))
 				null := classifyStreamFor(t, "null", "text/event-stream", body("null"), stop)
 				if !null.HasWarning(WarnRequestIDNull) {
-					t.Errorf("%s: id null: no %s warning: %v", name, WarnRequestIDNull, null.Warnings)
+					t.Errorf("%s: id null: no %s warning: %v", name, WarnRequestIDNull, null.Warnings())
 				}
 				nv := verdictOf(null)
 				want := one

@@ -34,7 +34,7 @@ func TestNullIDRequestStreamAsJSON(t *testing.T) {
 		}
 		j, s := got[0], got[1]
 		if j.Outcome != s.Outcome || j.Reason != s.Reason || s.HasWarning(WarnResponseForOtherID) || !s.HasWarning(WarnRequestIDNull) {
-			t.Errorf("%s:\njson: %s %q %v\nsse:  %s %q %v", msg, j.Outcome, j.Reason, j.Warnings, s.Outcome, s.Reason, s.Warnings)
+			t.Errorf("%s:\njson: %s %q %v\nsse:  %s %q %v", msg, j.Outcome, j.Reason, j.Warnings(), s.Outcome, s.Reason, s.Warnings())
 		}
 	}
 }

@@ -26,6 +26,7 @@ func BenchmarkClassifyProper(b *testing.B) {
 			var s resultError
 			var in inputStore
 			var w [1]Warning
+			var e extra
 			b.ReportAllocs()
 			for b.Loop() {
 				ct, ok := c.shaped(ex)
@@ -33,10 +34,12 @@ func BenchmarkClassifyProper(b *testing.B) {
 				if !ok || !c.fastScan(ex, ex.BodyBytes, false, "tools/call", Protocol2026, &f) {
 					b.Fatal("not the fast path")
 				}
-				s.r = Result{Warnings: w[:0:1]}
+				e = extra{warnings: w[:0:1]}
+				s.r = Result{extra: &e}
 				f.errStore, f.inStore = &s.st, &in
 				s.r.start(ex)
-				s.r.ContentType, s.r.BodyBytes = ct, int64(len(ex.BodyBytes))
+				s.r.setContentType(ct)
+				s.r.BodyBytes = int64(len(ex.BodyBytes))
 				c.fastApply(&s.r, ex, ex.BodyBytes, false, &f)
 			}
 		})

@@ -90,7 +90,7 @@ var afterTerminal = []string{
 // may change: warnings and the counters of events, comments and bytes.
 func withoutCounters(r *Result) string {
 	c := *r
-	c.Warnings = nil
+	c.SetWarnings(nil)
 	c.BodyBytes = 0
 	if r.SSE() != nil {
 		s := *r.SSE()
@@ -113,19 +113,19 @@ func checkEcho(t *testing.T, ex *Exchange, body []byte, r *Result) {
 	if wantProto == "" {
 		wantProto = Protocol2026
 	}
-	if r.Method != wantMethod || r.Protocol != wantProto {
-		t.Errorf("method %q protocol %q, want %q %q", r.Method, r.Protocol, wantMethod, wantProto)
+	if r.Method() != wantMethod || r.Protocol() != wantProto {
+		t.Errorf("method %q protocol %q, want %q %q", r.Method(), r.Protocol(), wantMethod, wantProto)
 	}
 	if ex.Err == nil && r.Status != ex.Status {
 		t.Errorf("status %d, want %d", r.Status, ex.Status)
 	}
-	if ct := ex.Header.Get("Content-Type"); ex.Err == nil && r.ContentType != ct {
-		t.Errorf("content type %q, want %q", r.ContentType, ct)
+	if ct := ex.Header.Get("Content-Type"); ex.Err == nil && r.ContentType() != ct {
+		t.Errorf("content type %q, want %q", r.ContentType(), ct)
 	}
 	if r.Layer() != r.Outcome.Layer() || r.Layer() == "" {
 		t.Errorf("outcome %s in layer %q", r.Outcome, r.Layer())
 	}
-	if r.JSONRPC == nil {
+	if r.JSONRPC() == nil {
 		return
 	}
 	msg := bytes.TrimSpace(body)
@@ -148,11 +148,11 @@ func checkEcho(t *testing.T, ex *Exchange, body []byte, r *Result) {
 	if want == "" {
 		want = "null"
 	}
-	got, _ := json.Marshal(r.JSONRPC.ID)
+	got, _ := json.Marshal(r.JSONRPC().ID)
 	if string(got) != want {
 		t.Errorf("jsonrpc.id %s, want %s (the response's id, with its type)", got, want)
 	}
-	if r.JSONRPC.ID.IsString() != (len(env.ID) > 0 && env.ID[0] == '"') {
+	if r.JSONRPC().ID.IsString() != (len(env.ID) > 0 && env.ID[0] == '"') {
 		t.Errorf("jsonrpc.id %s lost its JSON type (%s)", got, env.ID)
 	}
 }

@@ -67,51 +67,130 @@ func (ex *Exchange) Carries(msg []byte) {
 var jsonBodyHeader = http.Header{"Content-Type": {"application/json"}}
 
 // Result is the classifier's verdict with the evidence behind it. Its
-// layer is its outcome's (Layer). The evidence that few verdicts carry (an
-// event stream's counts, HTTP headers, a network failure, a task, why there
-// is no verdict, the response kept) is read and set through methods (SSE,
-// SetSSE, …), behind one pointer, so that the Result of a common verdict is
-// small: allocating it is most of what the allocating Classify of a small
-// response costs. A setter changes only the Result it is called on, not a
-// copy made before. A Result encodes to JSON (MarshalJSON) with every member
-// at the top level, as one struct with all of them would.
+// layer is its outcome's (Layer). Only the outcome, the reason, the status
+// and the body's size are fields; the rest is read and set through methods
+// (ContentType, SetContentType, JSONRPC, Warnings, SSE, …), so that the
+// Result of a common verdict is 96 bytes: allocating it is most of what
+// the allocating Classify of a small response costs. The content type,
+// method, protocol version and result type are kept as indexes into tables
+// of the usual values (any other value is kept as it is, behind one
+// pointer with the evidence few verdicts carry). A setter changes only the
+// Result it is called on, not a copy made before. A Result encodes to JSON
+// (MarshalJSON) with every member at the top level, as one struct with all
+// of them would.
 type Result struct {
-	Outcome     Outcome
-	Status      int
-	ContentType string
-	Method      string
-	Protocol    string
-	Reason      string
-	Warnings    []Warning
-
-	JSONRPC    *JSONRPCDetails
-	ResultType string
-	IsError    *bool
-	Input      *InputDetails
+	Outcome Outcome
+	Reason  string
 	// BodyBytes counts the response body bytes the classifier read.
 	BodyBytes int64
+	// Status is the HTTP status of the response (0 when none arrived).
+	Status int
 
 	// extra is the evidence that few verdicts carry; nil when none does.
 	extra *extra
 
-	// Storage for the details above, so that classifying a small response
-	// allocates the Result and nothing else. idBuf holds an id of up to
-	// seven bytes (a number below 10^7, as SDKs count requests): with
-	// isError it fills the eight bytes after jsonrpc, in the 208-byte size
-	// class. A longer id is copied on its own.
+	// jsonrpc is what JSONRPC returns when codeJSONRPC is set.
 	jsonrpc JSONRPCDetails
-	isError bool
-	idBuf   [7]byte
+	// codes holds the table indexes of the strings above and three flags
+	// (the code* constants).
+	codes uint16
+	// idBuf holds an id of up to six bytes (a number below 10^6, as SDKs
+	// count requests); a longer id is copied on its own.
+	idBuf [6]byte
 }
 
-// extra holds the evidence of the few verdicts that have it (see Result).
+// The layout of Result.codes: four table indexes (a field's all-ones
+// value means "the string is in extra") and three flags.
+const (
+	codeMethodShift = 0  // 4 bits: methodNames
+	codeProtoShift  = 4  // 4 bits: protoNames
+	codeCTShift     = 8  // 3 bits: ctNames
+	codeRTShift     = 11 // 2 bits: rtypeNames
+
+	codeJSONRPC    = 1 << 13 // JSONRPC is set
+	codeHasIsError = 1 << 14 // result.isError was a boolean
+	codeIsError    = 1 << 15 // ... and true
+)
+
+// The tables of the usual strings, index 0 being "". A table has at most
+// its field's all-ones value minus one entries.
+var (
+	methodNames = [...]string{"", "tools/call", "initialize", "tools/list", "resources/read", "prompts/get",
+		"resources/list", "resources/templates/list", "prompts/list", "ping", "completion/complete",
+		"logging/setLevel", AnswerAckMethod}
+	protoNames = [...]string{"", Protocol2026, Protocol2025, "2025-06-18", "2025-03-26", "2024-11-05"}
+	ctNames    = [...]string{"", "application/json", "text/event-stream", "application/json; charset=utf-8",
+		"text/event-stream; charset=utf-8"}
+	rtypeNames = [...]string{"", "complete", "input_required"}
+)
+
+// The indexes the classifier writes without looking them up.
+const (
+	methodToolsCall    = 1
+	protoIndex2026     = 1
+	rtypeComplete      = 1
+	rtypeInputRequired = 2
+)
+
+// stringField is one of the strings Result keeps as a table index.
+type stringField struct {
+	shift, mask uint16
+	names       []string
+}
+
+var (
+	fieldMethod = stringField{codeMethodShift, 15, methodNames[:]}
+	fieldProto  = stringField{codeProtoShift, 15, protoNames[:]}
+	fieldCT     = stringField{codeCTShift, 7, ctNames[:]}
+	fieldRT     = stringField{codeRTShift, 3, rtypeNames[:]}
+)
+
+// get returns the field's string in r (in is the string when it is kept
+// in extra).
+func (f *stringField) get(r *Result, in func(*rare) string) string {
+	i := r.codes >> f.shift & f.mask
+	if i == f.mask {
+		return in(r.rare())
+	}
+	return f.names[i]
+}
+
+// put stores s as the field's index in r and reports whether s is in no
+// table (the caller then keeps it in extra).
+func (f *stringField) put(r *Result, s string) (outside bool) {
+	i := f.mask
+	for k, t := range f.names {
+		if t == s {
+			i = uint16(k)
+			break
+		}
+	}
+	r.codes = r.codes&^(f.mask<<f.shift) | i<<f.shift
+	return i == f.mask
+}
+
+// extra holds the evidence of the verdicts that have it (see Result): the
+// warnings and input requests of some common verdicts, and the rest that
+// few have behind one more pointer.
 type extra struct {
+	warnings []Warning
+	input    *InputDetails
+	rare     *rare
+	// inStore is the room of one input request's details that the fast
+	// path wrote input into, kept for ClassifyInto to write the next one.
+	inStore *inputStore
+}
+
+// rare holds what few verdicts carry.
+type rare struct {
 	sse           *SSEDetails
 	http          *HTTPDetails
 	network       *NetworkDetails
 	task          *TaskDetails
 	notClassified *NotClassifiedDetails
 	response      []byte
+	// The strings that are in no table of Result.codes.
+	contentType, method, protocol, resultType string
 }
 
 // more returns r's extra evidence, allocated on first use. Only the
@@ -122,6 +201,24 @@ func (r *Result) more() *extra {
 		r.extra = new(extra)
 	}
 	return r.extra
+}
+
+// moreRare is more for the rare evidence: allocated with the extra
+// evidence when there is none yet (an event stream's counts come first).
+func (r *Result) moreRare() *rare {
+	if r.extra == nil {
+		both := new(struct {
+			e extra
+			x rare
+		})
+		both.e.rare = &both.x
+		r.extra = &both.e
+		return &both.x
+	}
+	if r.extra.rare == nil {
+		r.extra.rare = new(rare)
+	}
+	return r.extra.rare
 }
 
 // set returns a copy of r's extra evidence for a setter to change and
@@ -136,85 +233,245 @@ func (r *Result) set() *extra {
 	return e
 }
 
+// setRare is set for the rare evidence (both levels copied).
+func (r *Result) setRare() *rare {
+	e := r.set()
+	x := new(rare)
+	if e.rare != nil {
+		*x = *e.rare
+	}
+	e.rare = x
+	return x
+}
+
+// rare returns r's rare evidence, nil when there is none.
+func (r *Result) rare() *rare {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.rare
+}
+
+// setString stores s in field f of r, and in the rare evidence (through
+// keep) when no table has it; write is moreRare for the classifier and
+// setRare for the exported setters. (A string kept before is not cleared:
+// the index says it is not the field's.)
+func (r *Result) setString(f *stringField, s string, write func(*Result) *rare, keep func(*rare, string)) {
+	if f.put(r, s) {
+		keep(write(r), s)
+	}
+}
+
+func rareMethod(x *rare) string      { return x.method }
+func rareProtocol(x *rare) string    { return x.protocol }
+func rareContentType(x *rare) string { return x.contentType }
+func rareResultType(x *rare) string  { return x.resultType }
+
+func keepMethod(x *rare, s string)      { x.method = s }
+func keepProtocol(x *rare, s string)    { x.protocol = s }
+func keepContentType(x *rare, s string) { x.contentType = s }
+func keepResultType(x *rare, s string)  { x.resultType = s }
+
+// ContentType returns the Content-Type of the response ("" when it had
+// none).
+func (r *Result) ContentType() string { return fieldCT.get(r, rareContentType) }
+
+// SetContentType sets what ContentType returns.
+func (r *Result) SetContentType(s string) {
+	r.setString(&fieldCT, s, (*Result).setRare, keepContentType)
+}
+
+// setContentType is SetContentType for the classifier (see more).
+func (r *Result) setContentType(s string) {
+	r.setString(&fieldCT, s, (*Result).moreRare, keepContentType)
+}
+
+// Method returns the JSON-RPC method of the request (tools/call when the
+// Exchange named none).
+func (r *Result) Method() string { return fieldMethod.get(r, rareMethod) }
+
+// SetMethod sets what Method returns.
+func (r *Result) SetMethod(s string) {
+	r.setString(&fieldMethod, s, (*Result).setRare, keepMethod)
+}
+
+// setMethod is SetMethod for the classifier (see more).
+func (r *Result) setMethod(s string) {
+	r.setString(&fieldMethod, s, (*Result).moreRare, keepMethod)
+}
+
+// Protocol returns the protocol revision of the request (2026-07-28 when
+// the Exchange named none).
+func (r *Result) Protocol() string { return fieldProto.get(r, rareProtocol) }
+
+// SetProtocol sets what Protocol returns.
+func (r *Result) SetProtocol(s string) {
+	r.setString(&fieldProto, s, (*Result).setRare, keepProtocol)
+}
+
+// setProtocol is SetProtocol for the classifier (see more).
+func (r *Result) setProtocol(s string) {
+	r.setString(&fieldProto, s, (*Result).moreRare, keepProtocol)
+}
+
+// ResultType returns the result's resultType member ("" when it had none,
+// or was no string).
+func (r *Result) ResultType() string { return fieldRT.get(r, rareResultType) }
+
+// SetResultType sets what ResultType returns.
+func (r *Result) SetResultType(s string) {
+	r.setString(&fieldRT, s, (*Result).setRare, keepResultType)
+}
+
+// setResultType is SetResultType for the classifier (see more).
+func (r *Result) setResultType(s string) {
+	r.setString(&fieldRT, s, (*Result).moreRare, keepResultType)
+}
+
+// JSONRPC returns the JSON-RPC facts of the response (its id, its error
+// object's members), nil when it was no JSON-RPC response. They are r's
+// own: changing them changes r.
+func (r *Result) JSONRPC() *JSONRPCDetails {
+	if r.codes&codeJSONRPC == 0 {
+		return nil
+	}
+	return &r.jsonrpc
+}
+
+// SetJSONRPC sets what JSONRPC returns to a copy of *d (nil: none).
+func (r *Result) SetJSONRPC(d *JSONRPCDetails) {
+	if d == nil {
+		r.jsonrpc, r.codes = JSONRPCDetails{}, r.codes&^codeJSONRPC
+		return
+	}
+	r.jsonrpc, r.codes = *d, r.codes|codeJSONRPC
+}
+
+// IsError returns the result's isError member and true, or false when the
+// result had none that is a boolean (or was no result).
+func (r *Result) IsError() (isError, ok bool) {
+	return r.codes&codeIsError != 0, r.codes&codeHasIsError != 0
+}
+
+// SetIsError sets what IsError returns: v and true.
+func (r *Result) SetIsError(v bool) {
+	r.codes = r.codes&^codeIsError | codeHasIsError
+	if v {
+		r.codes |= codeIsError
+	}
+}
+
+// Warnings returns the spec violations and oddities that do not change the
+// outcome, in the order they were found (nil or empty when none).
+func (r *Result) Warnings() []Warning {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.warnings
+}
+
+// SetWarnings sets what Warnings returns.
+func (r *Result) SetWarnings(w []Warning) {
+	if w != nil || r.extra != nil {
+		r.set().warnings = w
+	}
+}
+
+// Input returns the input requests of an INPUT_REQUIRED verdict, nil for
+// any other.
+func (r *Result) Input() *InputDetails {
+	if r.extra == nil {
+		return nil
+	}
+	return r.extra.input
+}
+
+// SetInput sets what Input returns.
+func (r *Result) SetInput(d *InputDetails) {
+	if d != nil || r.extra != nil {
+		r.set().input = d
+	}
+}
+
 // Layer returns the layer of the result's outcome (Outcome.Layer): "" for
 // an outcome it does not know, LayerNone for NOT_CLASSIFIED.
 func (r *Result) Layer() Layer { return r.Outcome.Layer() }
 
 // SSE returns the counts of an event-stream response, nil for any other.
 func (r *Result) SSE() *SSEDetails {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.sse
 	}
-	return r.extra.sse
+	return nil
 }
 
 // SetSSE sets the counts SSE returns.
 func (r *Result) SetSSE(d *SSEDetails) {
 	if d != nil || r.extra != nil {
-		r.set().sse = d
+		r.setRare().sse = d
 	}
 }
 
 // HTTP returns the evidence parsed from an HTTP error's headers
 // (Retry-After, WWW-Authenticate), nil when there is none.
 func (r *Result) HTTP() *HTTPDetails {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.http
 	}
-	return r.extra.http
+	return nil
 }
 
 // SetHTTP sets the evidence HTTP returns.
 func (r *Result) SetHTTP(d *HTTPDetails) {
 	if d != nil || r.extra != nil {
-		r.set().http = d
+		r.setRare().http = d
 	}
 }
 
 // Network returns the failure of a NETWORK_ERROR (or of a body cut after
 // its headers), nil for any other verdict.
 func (r *Result) Network() *NetworkDetails {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.network
 	}
-	return r.extra.network
+	return nil
 }
 
 // SetNetwork sets the failure Network returns.
 func (r *Result) SetNetwork(d *NetworkDetails) {
 	if d != nil || r.extra != nil {
-		r.set().network = d
+		r.setRare().network = d
 	}
 }
 
 // Task returns the task of a TASK_CREATED verdict, nil for any other.
 func (r *Result) Task() *TaskDetails {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.task
 	}
-	return r.extra.task
+	return nil
 }
 
 // SetTask sets the task Task returns.
 func (r *Result) SetTask(d *TaskDetails) {
 	if d != nil || r.extra != nil {
-		r.set().task = d
+		r.setRare().task = d
 	}
 }
 
 // NotClassified says why there is no verdict (outcome NOT_CLASSIFIED); nil
 // for a verdict.
 func (r *Result) NotClassified() *NotClassifiedDetails {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.notClassified
 	}
-	return r.extra.notClassified
+	return nil
 }
 
 // SetNotClassified sets the details NotClassified returns.
 func (r *Result) SetNotClassified(d *NotClassifiedDetails) {
 	if d != nil || r.extra != nil {
-		r.set().notClassified = d
+		r.setRare().notClassified = d
 	}
 }
 
@@ -222,16 +479,16 @@ func (r *Result) SetNotClassified(d *NotClassifiedDetails) {
 // classifier's KeepResponse is set (nil otherwise). It is not part of the
 // Result's JSON.
 func (r *Result) Response() []byte {
-	if r.extra == nil {
-		return nil
+	if x := r.rare(); x != nil {
+		return x.response
 	}
-	return r.extra.response
+	return nil
 }
 
 // SetResponse sets the message Response returns.
 func (r *Result) SetResponse(b []byte) {
 	if b != nil || r.extra != nil {
-		r.set().response = b
+		r.setRare().response = b
 	}
 }
 
@@ -261,10 +518,18 @@ type resultJSON struct {
 // MarshalJSON encodes the result with its layer and every detail as
 // top-level members (the response kept is not encoded).
 func (r Result) MarshalJSON() ([]byte, error) {
+	var isErr *bool
+	if v, ok := r.IsError(); ok {
+		isErr = &v
+	}
+	warnings := r.Warnings()
+	if warnings == nil {
+		warnings = []Warning{}
+	}
 	return json.Marshal(resultJSON{
-		Layer: r.Layer(), Outcome: r.Outcome, Status: r.Status, ContentType: r.ContentType, Method: r.Method,
-		Protocol: r.Protocol, Reason: r.Reason, Warnings: r.Warnings, JSONRPC: r.JSONRPC, ResultType: r.ResultType,
-		IsError: r.IsError, SSE: r.SSE(), HTTP: r.HTTP(), Network: r.Network(), Input: r.Input, Task: r.Task(),
+		Layer: r.Layer(), Outcome: r.Outcome, Status: r.Status, ContentType: r.ContentType(), Method: r.Method(),
+		Protocol: r.Protocol(), Reason: r.Reason, Warnings: warnings, JSONRPC: r.JSONRPC(), ResultType: r.ResultType(),
+		IsError: isErr, SSE: r.SSE(), HTTP: r.HTTP(), Network: r.Network(), Input: r.Input(), Task: r.Task(),
 		NotClassified: r.NotClassified(), BodyBytes: r.BodyBytes,
 	})
 }
@@ -457,7 +722,7 @@ type Warning struct {
 
 // HasWarning reports whether the result carries a warning with code.
 func (r *Result) HasWarning(code string) bool {
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		if w.Code == code {
 			return true
 		}

@@ -135,13 +135,13 @@ func TestSeedArticle(t *testing.T) {
 					t.Errorf("POST %d: status %d, want %d", i+1, r.Status, want.status)
 				}
 				if want.code != 0 {
-					if code, ok := r.JSONRPC.ErrorCode(); !ok || code != want.code {
-						t.Errorf("POST %d: JSON-RPC details %+v, want code %d", i+1, r.JSONRPC, want.code)
+					if code, ok := r.JSONRPC().ErrorCode(); !ok || code != want.code {
+						t.Errorf("POST %d: JSON-RPC details %+v, want code %d", i+1, r.JSONRPC(), want.code)
 					}
 				}
 				for _, w := range want.warnings {
 					if !r.HasWarning(w) {
-						t.Errorf("POST %d: warning %q missing; warnings: %+v", i+1, w, r.Warnings)
+						t.Errorf("POST %d: warning %q missing; warnings: %+v", i+1, w, r.Warnings())
 					}
 				}
 			}

@@ -34,7 +34,7 @@ func TestInputValidationTextByRevision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		warned := slices.ContainsFunc(r.Warnings, func(w classify.Warning) bool { return w.Code == classify.WarnProtocolErrorAsTool })
+		warned := slices.ContainsFunc(r.Warnings(), func(w classify.Warning) bool { return w.Code == classify.WarnProtocolErrorAsTool })
 		if r.Outcome != classify.ToolError || warned != tt.warned {
 			t.Errorf("%s: %s, warned %v; want TOOL_ERROR, warned %v", tt.protocol, r.Outcome, warned, tt.warned)
 		}

@@ -316,7 +316,7 @@ func checkErrorExample(t *testing.T, r *classify.Result, ex specExample, status 
 	if r.Outcome != wantOutcome || r.Layer() != wantOutcome.Layer() {
 		t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer(), r.Outcome, r.Reason, wantOutcome.Layer(), wantOutcome)
 	}
-	d := r.JSONRPC
+	d := r.JSONRPC()
 	if d == nil || d.Error == nil || d.Error.Code == nil {
 		t.Fatalf("no JSON-RPC error details in %+v", r)
 	}
@@ -354,11 +354,11 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 	if res.ResultType == nil {
 		t.Fatalf("the example has no resultType; every 2026-07-28 example should carry one")
 	}
-	if r.JSONRPC == nil || !r.JSONRPC.ID.Equal(ex.id) {
-		t.Errorf("JSON-RPC details %+v, want id %s", r.JSONRPC, ex.id)
+	if r.JSONRPC() == nil || !r.JSONRPC().ID.Equal(ex.id) {
+		t.Errorf("JSON-RPC details %+v, want id %s", r.JSONRPC(), ex.id)
 	}
-	if r.ResultType != *res.ResultType {
-		t.Errorf("resultType %q, want %q", r.ResultType, *res.ResultType)
+	if r.ResultType() != *res.ResultType {
+		t.Errorf("resultType %q, want %q", r.ResultType(), *res.ResultType)
 	}
 	checkWarningCodes(t, r, []string{})
 	switch *res.ResultType {
@@ -370,8 +370,8 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 		if r.Outcome != want || r.Layer() != want.Layer() {
 			t.Fatalf("got %s/%s (%s), want %s/%s", r.Layer(), r.Outcome, r.Reason, want.Layer(), want)
 		}
-		if !reflect.DeepEqual(r.IsError, res.IsError) {
-			t.Errorf("isError %v, want %v", boolPtrString(r.IsError), boolPtrString(res.IsError))
+		if !reflect.DeepEqual(isErrorOf(r), res.IsError) {
+			t.Errorf("isError %v, want %v", boolPtrString(isErrorOf(r)), boolPtrString(res.IsError))
 		}
 	case "input_required":
 		if ex.kind == kindCallToolResult {
@@ -391,15 +391,15 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 			}
 			want = append(want, ir)
 		}
-		got := slices.Clone(r.Input.Requests)
+		got := slices.Clone(r.Input().Requests)
 		byKey := func(a, b classify.InputRequest) int { return strings.Compare(a.Key, b.Key) }
 		slices.SortFunc(got, byKey)
 		slices.SortFunc(want, byKey)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("input requests %+v, want %+v", got, want)
 		}
-		if r.Input.HasRequestState != (res.RequestState != nil) {
-			t.Errorf("hasRequestState %v, want %v", r.Input.HasRequestState, res.RequestState != nil)
+		if r.Input().HasRequestState != (res.RequestState != nil) {
+			t.Errorf("hasRequestState %v, want %v", r.Input().HasRequestState, res.RequestState != nil)
 		}
 	default:
 		t.Fatalf("resultType %q: this test does not know what the spec says it means; extend it", *res.ResultType)
@@ -411,13 +411,13 @@ func checkResultExample(t *testing.T, r *classify.Result, ex specExample) {
 func checkWarningCodes(t *testing.T, r *classify.Result, want []string) {
 	t.Helper()
 	got := []string{}
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		got = append(got, w.Code)
 	}
 	slices.Sort(got)
 	want = slices.Sorted(slices.Values(want))
 	if !slices.Equal(got, want) {
-		t.Errorf("warnings %v, want %v: %+v", got, want, r.Warnings)
+		t.Errorf("warnings %v, want %v: %+v", got, want, r.Warnings())
 	}
 }
 
@@ -435,6 +435,14 @@ func jsonEqual(a, b []byte) bool {
 }
 
 // ptrString renders an optional bool for messages.
+// isErrorOf returns r.IsError as a pointer, nil when absent.
+func isErrorOf(r *classify.Result) *bool {
+	if v, ok := r.IsError(); ok {
+		return &v
+	}
+	return nil
+}
+
 func boolPtrString(b *bool) string {
 	if b == nil {
 		return "absent"

@@ -21,7 +21,7 @@ import (
 // deeper than it copies the stack on every exchange.
 func (c *Classifier) stream(r *Result, ex *Exchange, body io.Reader) error {
 	st := streamState{sse: &SSEDetails{}}
-	r.more().sse = st.sse
+	r.moreRare().sse = st.sse
 	// Nothing of an event is kept past its use (the result copies what it
 	// keeps), so the reader's buffers can come from and go back to wire's
 	// pools.
@@ -113,10 +113,10 @@ func (c *Classifier) streamError(r *Result, ex *Exchange, rd *wire.SSEReader, st
 	if st.otherID != "" {
 		r.Outcome = InvalidEnvelope
 		r.Reason = fmt.Sprintf("the stream ended without a response for id %s; it carried a response for id %s instead", ex.ID.String(), st.otherID)
-		if r.JSONRPC == nil {
+		if r.JSONRPC() == nil {
 			// The other id as a fact (a record's responseId), as
 			// for a JSON body answering with another id.
-			r.JSONRPC = &JSONRPCDetails{ID: wire.IDFromRaw([]byte(st.otherID))}
+			r.SetJSONRPC(&JSONRPCDetails{ID: wire.IDFromRaw([]byte(st.otherID))})
 		}
 		return true, nil
 	}
@@ -247,7 +247,7 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 		return false, nil
 	}
 	if len(data) == 0 {
-		if r.Protocol == Protocol2026 && !st.warnedEmpty {
+		if r.Protocol() == Protocol2026 && !st.warnedEmpty {
 			st.warnedEmpty = true
 			warnEvent(r, WarnEmptyEvent, "event %d has empty data", sse.Events)
 		}
@@ -298,7 +298,7 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 			if c.OnServerRequest != nil {
 				c.OnServerRequest(data)
 			}
-			if r.Protocol == Protocol2026 && !st.warnedRequest {
+			if r.Protocol() == Protocol2026 && !st.warnedRequest {
 				st.warnedRequest = true
 				m, _ := wire.StringValue(env.method)
 				r.warnText(WarnServerRequestOnStream, fmt.Sprintf("event %d is a server request (%s)", sse.Events, m))
@@ -334,7 +334,7 @@ func (c *Classifier) streamMessage(r *Result, ex *Exchange, st *streamState, dat
 		sse.TerminalEvent = sse.Events
 		c.response(r, ex, &env)
 		if c.KeepResponse {
-			r.more().response = append([]byte(nil), data...)
+			r.moreRare().response = append([]byte(nil), data...)
 		}
 		if c.StopAtTerminal {
 			sse.End = "stopped-at-terminal"

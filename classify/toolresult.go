@@ -20,7 +20,7 @@ func mrtrMethod(m string) bool {
 
 // result judges the result member of a response with the right id.
 func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
-	toolCall := r.Method == "tools/call"
+	toolCall := r.Method() == "tools/call"
 	invalid := InvalidResult
 	if toolCall {
 		invalid = InvalidToolResult
@@ -41,16 +41,17 @@ func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
 			return
 		}
 		resultType = s
-		r.ResultType = s
-	} else if r.Protocol == Protocol2026 {
-		r.Warnings = append(r.Warnings, warnNoResultType)
+		r.setResultType(s)
+	} else if r.Protocol() == Protocol2026 {
+		e := r.more()
+		e.warnings = append(e.warnings, warnNoResultType)
 	}
 	switch resultType {
 	case "complete":
 	case "input_required":
-		if !mrtrMethod(r.Method) {
+		if !mrtrMethod(r.Method()) {
 			r.Outcome = invalid
-			r.Reason = fmt.Sprintf("resultType input_required is not allowed for %s (only tools/call, prompts/get, resources/read)", r.Method)
+			r.Reason = fmt.Sprintf("resultType input_required is not allowed for %s (only tools/call, prompts/get, resources/read)", r.Method())
 			return
 		}
 		c.inputRequired(r, &f, invalid)
@@ -64,7 +65,7 @@ func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
 		if toolCall {
 			r.Reason = "resultType \"task\" without the tasks extension declared for this request is unknown to the client"
 		} else {
-			r.Reason = fmt.Sprintf("resultType \"task\" is only defined for tools/call, not %s", r.Method)
+			r.Reason = fmt.Sprintf("resultType \"task\" is only defined for tools/call, not %s", r.Method())
 		}
 		return
 	default:
@@ -74,7 +75,7 @@ func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
 	}
 	if !toolCall {
 		r.Outcome = ResultSuccess
-		r.Reason = fmt.Sprintf("%s returned a result", r.Method)
+		r.Reason = fmt.Sprintf("%s returned a result", r.Method())
 		return
 	}
 	c.callToolResult(r, &f)
@@ -122,7 +123,7 @@ func (f *resultFields) scan(obj []byte) {
 }
 
 func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) {
-	if r.Protocol == Protocol2025 {
+	if r.Protocol() == Protocol2025 {
 		r.warn(WarnInputRequired2025, "an input_required result on a 2025-11-25 exchange")
 	}
 	if !f.hasInputRequests && !f.hasRequestState {
@@ -204,7 +205,7 @@ func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) 
 			return
 		}
 	}
-	r.Input = in
+	r.more().input = in
 	r.Outcome = InputRequired
 	state := "absent"
 	if in.HasRequestState {
@@ -221,7 +222,7 @@ func (c *Classifier) task(r *Result, f *resultFields) {
 		r.Reason = "a task result needs a string taskId and a string status"
 		return
 	}
-	r.more().task = &TaskDetails{TaskID: id, Status: st}
+	r.moreRare().task = &TaskDetails{TaskID: id, Status: st}
 	r.Outcome = TaskCreated
 	r.Reason = fmt.Sprintf("the server created task %s (status %s); poll it with tasks/get", id, st)
 }
@@ -277,7 +278,7 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		r.Reason = fmt.Sprintf("isError is %s, not a boolean", abbreviate(f.isError))
 		return
 	}
-	if f.hasStructured && r.Protocol == Protocol2025 && wire.Kind(f.structured) != '{' {
+	if f.hasStructured && r.Protocol() == Protocol2025 && wire.Kind(f.structured) != '{' {
 		r.Outcome = InvalidToolResult
 		r.Reason = "structuredContent is not an object (required by 2025-11-25)"
 		return
@@ -306,7 +307,7 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		if isErr && typ == "text" && !protocolText {
 			if t, ok := wire.Field(block, "text"); ok && bytes.Contains(t, []byte("MCP error -32")) {
 				s, _ := wire.StringValue(t)
-				if code, ok := protocolErrorText(s, r.Protocol); ok {
+				if code, ok := protocolErrorText(s, r.Protocol()); ok {
 					protocolText = true
 					r.warn(WarnProtocolErrorAsTool, "the tool error text carries %q: a protocol failure dressed as a tool error", code)
 				}
@@ -320,8 +321,7 @@ func (c *Classifier) callToolResult(r *Result, f *resultFields) {
 		return
 	}
 	if f.hasIsError {
-		r.isError = isErr
-		r.IsError = &r.isError
+		r.SetIsError(isErr)
 	}
 	if isErr {
 		r.Outcome = ToolError

@@ -81,7 +81,8 @@ func (r *Result) warn(code, format string, args ...any) {
 
 // warnText adds a warning whose message is msg.
 func (r *Result) warnText(code, msg string) {
-	r.Warnings = append(r.Warnings, Warning{Code: code, Message: msg, Rule: rules[code]})
+	e := r.more()
+	e.warnings = append(e.warnings, Warning{Code: code, Message: msg, Rule: rules[code]})
 }
 
 // CodeName returns the schema name of a JSON-RPC error code, or "".

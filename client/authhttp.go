@@ -61,7 +61,8 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ex.Status, ex.ResponseHeader = resp.StatusCode, resp.Header.Clone()
-	ex.Result = &classify.Result{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type")}
+	ex.Result = &classify.Result{Status: resp.StatusCode}
+	ex.Result.SetContentType(resp.Header.Get("Content-Type"))
 	resp.Body = &peekBody{r: resp.Body, ex: ex}
 	return resp, nil
 }

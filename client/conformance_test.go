@@ -113,7 +113,7 @@ func TestInvalidHeaderToolsExcluded(t *testing.T) {
 		t.Errorf("excluded %q", dropped)
 	}
 	var warned []string
-	for _, w := range l.Final.Warnings {
+	for _, w := range l.Final.Warnings() {
 		if w.Code == client.WarnToolExcluded {
 			warned = append(warned, w.Message)
 		}

@@ -30,7 +30,7 @@ func (c *Client) legacyHint(ctx context.Context, st *callState) {
 	if r == nil || r.Outcome != classify.HTTPError || !legacyStatus(r.Status) {
 		return
 	}
-	if r.JSONRPC != nil && r.JSONRPC.Error != nil {
+	if r.JSONRPC() != nil && r.JSONRPC().Error != nil {
 		// A JSON-RPC error in the 4xx's body (go-sdk's 400 -32022 to a
 		// protocol version it does not speak): the server reads JSON-RPC
 		// POSTs at this URL, so it is no 2024-11-05 event stream, and the

@@ -170,8 +170,8 @@ func TestNoLegacyCheckAfterJSONRPCRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, ok := call.Final.JSONRPC.ErrorCode(); call.Outcome != classify.HTTPError || call.Final.Status != http.StatusBadRequest || !ok || code != -32022 {
-		t.Fatalf("%s %d %v, want HTTP_ERROR 400 with -32022", call.Outcome, call.Final.Status, call.Final.JSONRPC)
+	if code, ok := call.Final.JSONRPC().ErrorCode(); call.Outcome != classify.HTTPError || call.Final.Status != http.StatusBadRequest || !ok || code != -32022 {
+		t.Fatalf("%s %d %v, want HTTP_ERROR 400 with -32022", call.Outcome, call.Final.Status, call.Final.JSONRPC())
 	}
 	if got := wl.requests(); strings.Join(got, ",") != "POST /mcp" || call.LegacyTransport != "" {
 		t.Errorf("the server got %v (LegacyTransport %q), want the one POST", got, call.LegacyTransport)

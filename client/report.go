@@ -150,8 +150,8 @@ func (call *Call) WriteReport(w io.Writer) error {
 			status = fmt.Sprint(ex.Status)
 		}
 		ct := ""
-		if ex.Result.ContentType != "" {
-			ct = strings.SplitN(ex.Result.ContentType, ";", 2)[0]
+		if ex.Result.ContentType() != "" {
+			ct = strings.SplitN(ex.Result.ContentType(), ";", 2)[0]
 		}
 		method := ex.Method
 		if ex.ClientAnswer {
@@ -181,14 +181,14 @@ func (call *Call) WriteReport(w io.Writer) error {
 		if ex.Result == nil || ex.Result == call.Final {
 			continue
 		}
-		for _, wn := range ex.Result.Warnings {
+		for _, wn := range ex.Result.Warnings() {
 			if ex.Method == "tools/list" {
 				fmt.Fprintf(&b, "  warning:   #%d %s: %s: %s\n", ex.Seq, ex.Method, wn.Code, visible.String(wn.Message))
 			}
 		}
 	}
 	if call.Final != nil {
-		for _, wn := range call.Final.Warnings {
+		for _, wn := range call.Final.Warnings() {
 			fmt.Fprintf(&b, "  warning:   %s: %s\n", wn.Code, visible.String(wn.Message))
 		}
 	}

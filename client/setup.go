@@ -251,7 +251,7 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 		}
 		if err := json.Unmarshal(ex.Result.Response(), &res); err != nil {
 			complete = false
-			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"})
+			ex.Result.SetWarnings(append(ex.Result.Warnings(), classify.Warning{Code: "tools-list-unreadable", Message: err.Error(), Rule: "MCP tools §Listing Tools: ListToolsResult"}))
 		}
 		for _, t := range res.Result.Tools {
 			if _, dup := tools[t.Name]; dup {
@@ -266,11 +266,11 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 			if c.protocol == Protocol2026 {
 				if problems := headerAnnotationProblems(t.InputSchema); len(problems) > 0 {
 					excluded[t.Name] = problems
-					ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{
+					ex.Result.SetWarnings(append(ex.Result.Warnings(), classify.Warning{
 						Code:    WarnToolExcluded,
 						Message: fmt.Sprintf("tool %q excluded: %s", t.Name, strings.Join(problems, "; ")),
 						Rule:    headerRule,
-					})
+					}))
 					continue
 				}
 			}
@@ -282,14 +282,14 @@ func (c *Client) listTools(ctx context.Context, st *callState) bool {
 		}
 		if seen[*res.Result.NextCursor] {
 			complete = false
-			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "cursor-loop", Message: fmt.Sprintf("nextCursor %q was already followed; pagination stopped", *res.Result.NextCursor), Rule: "MCP pagination: cursors are opaque; a repeated cursor means the list never ends"})
+			ex.Result.SetWarnings(append(ex.Result.Warnings(), classify.Warning{Code: "cursor-loop", Message: fmt.Sprintf("nextCursor %q was already followed; pagination stopped", *res.Result.NextCursor), Rule: "MCP pagination: cursors are opaque; a repeated cursor means the list never ends"}))
 			break
 		}
 		seen[*res.Result.NextCursor] = true
 		cursor = res.Result.NextCursor
 		if page == DefaultMaxPages-1 {
 			complete = false
-			ex.Result.Warnings = append(ex.Result.Warnings, classify.Warning{Code: "pagination-cut", Message: fmt.Sprintf("tools/list still had a nextCursor after %d pages; the rest of the list was not read", DefaultMaxPages), Rule: "mcpdiag bounds tools/list pagination (client.DefaultMaxPages); a tool on a later page is treated as not listed"})
+			ex.Result.SetWarnings(append(ex.Result.Warnings(), classify.Warning{Code: "pagination-cut", Message: fmt.Sprintf("tools/list still had a nextCursor after %d pages; the rest of the list was not read", DefaultMaxPages), Rule: "mcpdiag bounds tools/list pagination (client.DefaultMaxPages); a tool on a later page is treated as not listed"}))
 		}
 	}
 	c.tools, c.toolOrder, c.excluded, c.listed, c.listComplete = tools, order, excluded, true, complete
@@ -329,7 +329,7 @@ func versionListedAnyway(pol retry.Policy, ex *Exchange, d retry.Decision, f ret
 	if d.Action != retry.Fail || ex.Protocol == "" || r == nil {
 		return d, false
 	}
-	if code, ok := r.JSONRPC.ErrorCode(); !ok || code != -32022 {
+	if code, ok := r.JSONRPC().ErrorCode(); !ok || code != -32022 {
 		return d, false
 	}
 	supported, _, ok := retry.UnsupportedVersion(r)
@@ -359,7 +359,7 @@ func eraFromProbe(r *classify.Result) (era, why string) {
 		return "", fmt.Sprintf("the server supports only %v; this client speaks 2026-07-28 and 2025-11-25", supported)
 	}
 	if r.Outcome == classify.HTTPError && r.Status >= 400 && r.Status < 500 {
-		if code, ok := r.JSONRPC.ErrorCode(); ok {
+		if code, ok := r.JSONRPC().ErrorCode(); ok {
 			switch code {
 			case -32020, -32021, -32602, -32601:
 				return Protocol2026, fmt.Sprintf("HTTP %d with the modern error %d: the server speaks 2026-07-28", r.Status, code)
@@ -401,7 +401,7 @@ func (c *Client) fixedEraRefused(ex *Exchange, d retry.Decision) (retry.Decision
 			return d, false
 		}
 		what := r.Reason
-		if j := r.JSONRPC; j != nil && j.Error != nil {
+		if j := r.JSONRPC(); j != nil && j.Error != nil {
 			if j.Error.Code != nil {
 				switch *j.Error.Code {
 				case -32020, -32021, -32601, -32602:

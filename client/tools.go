@@ -134,15 +134,15 @@ func (c *Client) warnUnknownTool(tool string, ex *Exchange) {
 	if _, ok := c.excluded[tool]; ok {
 		return
 	}
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		if w.Code == classify.WarnProtocolErrorAsTool {
 			return
 		}
 	}
-	r.Warnings = append(r.Warnings, classify.Warning{
+	r.SetWarnings(append(r.Warnings(), classify.Warning{
 		Code: classify.WarnProtocolErrorAsTool,
 		Message: fmt.Sprintf("tool %q is not in the server's tools/list (%d tools, every page read), yet the server answered with a tool result (isError) instead of a JSON-RPC error: an unknown tool is a protocol error (-32602 Invalid params)",
 			tool, len(c.tools)),
 		Rule: classify.Rule(classify.WarnProtocolErrorAsTool),
-	})
+	}))
 }

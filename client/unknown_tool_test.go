@@ -22,7 +22,7 @@ func hasWarning(ws []record.Warning, code string) bool {
 }
 
 func warningsOf(r *classify.Result) (codes []string, text string) {
-	for _, w := range r.Warnings {
+	for _, w := range r.Warnings() {
 		codes = append(codes, w.Code)
 		text += w.Message + "\n"
 	}

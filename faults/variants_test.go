@@ -102,11 +102,11 @@ func TestVariants(t *testing.T) {
 			}
 			if tt.warning != "" {
 				found := false
-				for _, w := range call.Final.Warnings {
+				for _, w := range call.Final.Warnings() {
 					found = found || w.Code == tt.warning
 				}
 				if !found {
-					t.Errorf("no warning %s in %+v", tt.warning, call.Final.Warnings)
+					t.Errorf("no warning %s in %+v", tt.warning, call.Final.Warnings())
 				}
 			}
 		})

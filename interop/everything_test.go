@@ -302,7 +302,7 @@ func callWarnings(call *client.Call) []string {
 		if ex.Result == nil {
 			continue
 		}
-		for _, w := range ex.Result.Warnings {
+		for _, w := range ex.Result.Warnings() {
 			seen[w.Code] = true
 		}
 	}

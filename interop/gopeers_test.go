@@ -198,7 +198,7 @@ func judgeCall(c goPeerCase, call *client.Call) (string, bool) {
 	got := string(call.Outcome)
 	code, status := 0, http.StatusOK
 	if call.Final != nil {
-		if n, ok := call.Final.JSONRPC.ErrorCode(); ok {
+		if n, ok := call.Final.JSONRPC().ErrorCode(); ok {
 			code = int(n)
 			got += fmt.Sprintf(" %d", code)
 		}

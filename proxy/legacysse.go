@@ -424,7 +424,8 @@ func (l *legacyStreams) skipped(ex *recorder.Exchange, sk *wire.SkippedEventErro
 		return
 	}
 	d := &classify.NotClassifiedDetails{Cause: classify.CauseEventTooLarge, Size: sk.Length, Limit: sk.Limit, Event: event}
-	res := &classify.Result{Outcome: classify.NotClassified, Status: http.StatusOK, ContentType: "text/event-stream", Warnings: []classify.Warning{}}
+	res := &classify.Result{Outcome: classify.NotClassified, Status: http.StatusOK}
+	res.SetContentType("text/event-stream")
 	if errors.Is(sk, wire.ErrBudgetExhausted) {
 		d.Cause, d.InUse = classify.CauseMemoryBudget, sk.InUse
 		res.Reason = fmt.Sprintf("not classified: its answer, event %d of the stream, is %d bytes, and holding it would take classification past its memory budget of %d bytes (%d in use; --classify-memory)", event, d.Size, d.Limit, d.InUse)

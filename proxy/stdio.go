@@ -1429,7 +1429,9 @@ func isListen(p *stdioPending) bool {
 // stream its HTTP client closed (a success, no claim above the transport).
 func (s *stdioProxy) listenEnded(p *stdioPending, end time.Time, reason string) {
 	p.subEnded = true
-	res := &classify.Result{Outcome: classify.HTTPSuccess, Method: p.msg.Method, Protocol: p.protocol, Reason: reason}
+	res := &classify.Result{Outcome: classify.HTTPSuccess, Reason: reason}
+	res.SetMethod(p.msg.Method)
+	res.SetProtocol(p.protocol)
 	s.finishResult(p, res, nil, nil, end, false, "")
 }
 
@@ -1441,8 +1443,10 @@ func (s *stdioProxy) listenEnded(p *stdioPending, end time.Time, reason string) 
 // failed (no NETWORK_ERROR: no transport failed) and nothing is to be
 // retried. The note and the DC flag say the client left without answering.
 func (s *stdioProxy) serverRequestLeft(p *stdioPending, end time.Time) {
-	res := &classify.Result{Outcome: classify.HTTPSuccess, Method: p.msg.Method, Protocol: p.protocol,
+	res := &classify.Result{Outcome: classify.HTTPSuccess,
 		Reason: "the client ended the session (it closed the server's stdin) without answering this server request: the session's end ends the requests outstanding in it (MCP Lifecycle › Shutdown), so no answer is due; no transport failed and nothing is to be retried"}
+	res.SetMethod(p.msg.Method)
+	res.SetProtocol(p.protocol)
 	s.finishResult(p, res, nil, nil, end, false, "")
 }
 

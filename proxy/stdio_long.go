@@ -56,11 +56,12 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 		s.mu.Unlock()
 		if p != nil {
 			res := &classify.Result{
-				Outcome: classify.NotClassified, Method: p.msg.Method, Protocol: p.protocol,
+				Outcome:   classify.NotClassified,
 				Reason:    fmt.Sprintf("not classified: the response line is %d bytes, %s", size, limit),
-				Warnings:  []classify.Warning{},
 				BodyBytes: size,
 			}
+			res.SetMethod(p.msg.Method)
+			res.SetProtocol(p.protocol)
 			res.SetNotClassified(details)
 			s.finishResult(p, res, nil, nil, now, clientGone, fmt.Sprintf("the response (%d bytes) was forwarded to the client untouched; only its classification was given up", size))
 			return
@@ -78,7 +79,7 @@ func (s *stdioProxy) orphanLong(head []byte, size int64, d *classify.NotClassifi
 		return
 	}
 	rec.ResponseBytes = size
-	res := &classify.Result{Outcome: classify.NotClassified, Reason: reason, Warnings: []classify.Warning{}}
+	res := &classify.Result{Outcome: classify.NotClassified, Reason: reason}
 	res.SetNotClassified(d)
 	rec.SetResult(res)
 	s.writeOrphan(rec)

@@ -89,7 +89,8 @@ func TestStdioServerRequestEnd(t *testing.T) {
 				if want := "the client ended the session (it closed the server's stdin) without answering this server request: the session's end ends the requests outstanding in it (MCP Lifecycle › Shutdown), so no answer is due; no transport failed and nothing is to be retried"; roots.Reason != want {
 					t.Errorf("reason %q, want %q", roots.Reason, want)
 				}
-				res := &classify.Result{Outcome: roots.Outcome, Method: roots.Method, Reason: roots.Reason}
+				res := &classify.Result{Outcome: roots.Outcome, Reason: roots.Reason}
+				res.SetMethod(roots.Method)
 				if d := retry.DefaultPolicy().Decide(res, retry.Facts{}); !roots.Outcome.Success() || d.Action != retry.Done {
 					t.Errorf("a session's normal end: success %v, retry advice %s", roots.Outcome.Success(), d)
 				}

@@ -50,7 +50,7 @@ func TestProxyUnknownToolAsToolError(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, w := range call.Final.Warnings {
+				for _, w := range call.Final.Warnings() {
 					clientSaw[tool] = clientSaw[tool] || w.Code == classify.WarnProtocolErrorAsTool
 				}
 			}

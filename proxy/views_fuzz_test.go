@@ -203,8 +203,8 @@ func FuzzProxyViewsAgree(f *testing.F) {
 		if rec.Outcome != res.Outcome || rec.Layer != res.Layer() {
 			t.Fatalf("record %s/%s (%s), classify %s/%s (%s)", rec.Layer, rec.Outcome, rec.Reason, res.Layer(), res.Outcome, res.Reason)
 		}
-		if res.JSONRPC != nil && !res.JSONRPC.ID.IsZero() && !res.JSONRPC.ID.Equal(id) && !rec.JSONRPC.ResponseID.Equal(res.JSONRPC.ID) {
-			t.Fatalf("record responseId %s, classify's response id %s", rec.JSONRPC.ResponseID, res.JSONRPC.ID)
+		if res.JSONRPC() != nil && !res.JSONRPC().ID.IsZero() && !res.JSONRPC().ID.Equal(id) && !rec.JSONRPC.ResponseID.Equal(res.JSONRPC().ID) {
+			t.Fatalf("record responseId %s, classify's response id %s", rec.JSONRPC.ResponseID, res.JSONRPC().ID)
 		}
 	})
 }

@@ -336,7 +336,7 @@ func TestSetResultCopiesOnlyAnIDItKeeps(t *testing.T) {
 		res, err := classify.Classify(&classify.Exchange{
 			ID: wire.IntID(7), Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(other),
 		})
-		if err != nil || res.JSONRPC == nil {
+		if err != nil || res.JSONRPC() == nil {
 			t.Fatal(err)
 		}
 		rec = Record{}
@@ -346,7 +346,7 @@ func TestSetResultCopiesOnlyAnIDItKeeps(t *testing.T) {
 		if start.IsZero() {
 			kept = rec.JSONRPC.ID
 		}
-		raw := res.JSONRPC.ID.Raw()
+		raw := res.JSONRPC().ID.Raw()
 		for i := range raw {
 			raw[i] = 'x' // the classifier's bytes, overwritten: the record's copy stays
 		}

@@ -629,21 +629,20 @@ func (r *Record) SetResult(res *classify.Result) {
 	if res.Status != 0 {
 		r.Status = res.Status
 	}
-	if res.ContentType != "" {
-		r.ContentType = res.ContentType
+	if res.ContentType() != "" {
+		r.ContentType = res.ContentType()
 	}
 	if r.Method == "" {
-		r.Method = res.Method
+		r.Method = res.Method()
 	}
 	if r.ProtocolVersion == "" {
-		r.ProtocolVersion = res.Protocol
+		r.ProtocolVersion = res.Protocol()
 	}
-	r.ResultType = ResultType(res.ResultType)
-	if res.IsError != nil {
-		b := *res.IsError
-		r.IsError = &b
+	r.ResultType = ResultType(res.ResultType())
+	if v, ok := res.IsError(); ok {
+		r.IsError = &v
 	}
-	if d := res.JSONRPC; d != nil {
+	if d := res.JSONRPC(); d != nil {
 		// The response's id is copied only when the record keeps it: most
 		// responses answer with the request's id, byte for byte, which
 		// SetMessage set. One that differs only in its spelling (1.0 for
@@ -681,7 +680,7 @@ func (r *Record) SetResult(res *classify.Result) {
 	if n := res.Network(); n != nil {
 		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout, Cause: n.Cause}
 	}
-	if in := res.Input; in != nil {
+	if in := res.Input(); in != nil {
 		r.Input = &Input{HasRequestState: in.HasRequestState, Requests: make([]InputRequest, len(in.Requests))}
 		for i, q := range in.Requests {
 			r.Input.Requests[i] = InputRequest(q)
@@ -694,7 +693,7 @@ func (r *Record) SetResult(res *classify.Result) {
 		r.RetryAfter = res.HTTP().RetryAfter.Raw
 	}
 	r.Warnings = nil
-	for _, w := range res.Warnings {
+	for _, w := range res.Warnings() {
 		r.Warnings = append(r.Warnings, Warning{Code: w.Code, Message: w.Message})
 	}
 	r.ResponseBytes = res.BodyBytes

@@ -100,9 +100,9 @@ func FuzzResponseIDAsSpelled(f *testing.F) {
 		if len(got) > 0 && !bytes.Equal(got, respTok) {
 			t.Fatalf("responseId %s, the response's id token %s", got, respTok)
 		}
-		if res.JSONRPC != nil && !res.JSONRPC.ID.IsZero() {
-			if !bytes.Equal(res.JSONRPC.ID.Raw(), respTok) {
-				t.Fatalf("the classifier read the response id %s from the token %s", res.JSONRPC.ID, respTok)
+		if res.JSONRPC() != nil && !res.JSONRPC().ID.IsZero() {
+			if !bytes.Equal(res.JSONRPC().ID.Raw(), respTok) {
+				t.Fatalf("the classifier read the response id %s from the token %s", res.JSONRPC().ID, respTok)
 			}
 			if differs := !bytes.Equal(reqTok, respTok); differs != (len(got) > 0) {
 				t.Fatalf("request id %s, response id %s: responseId %q", reqTok, respTok, got)

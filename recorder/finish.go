@@ -344,10 +344,11 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 		_, _ = io.Copy(io.Discard, body)
 		return res
 	}
-	res := &classify.Result{Status: ex.status, ContentType: ex.respHeader.Get("Content-Type"), Warnings: []classify.Warning{}}
+	res := &classify.Result{Status: ex.status}
+	res.SetContentType(ex.respHeader.Get("Content-Type"))
 	what := fmt.Sprintf("HTTP %d to %s", ex.status, ex.in.Method)
 	var err error
-	if isEventStream(res.ContentType) {
+	if isEventStream(res.ContentType()) {
 		sse := &classify.SSEDetails{}
 		rd := events
 		if rd == nil {

@@ -106,7 +106,7 @@ func (p Policy) decide(res *classify.Result, f *Facts) Decision {
 			"mcpdiag has no verdict on it, so it decides nothing; the call may have completed, and sending it again is not indicated by anything mcpdiag saw"}
 	case classify.UnexpectedContentType:
 		return Decision{Action: Fail, Reason: fmt.Sprintf("HTTP %d with Content-Type %q is not an MCP answer (often a proxy, a login page or a wrong URL): "+
-			"the same request would get the same page, and it is unknown whether the request reached the server", res.Status, res.ContentType)}
+			"the same request would get the same page, and it is unknown whether the request reached the server", res.Status, res.ContentType())}
 	}
 	return Decision{Action: Fail, Reason: fmt.Sprintf("outcome %q is unknown to the retry policy", res.Outcome)}
 }
@@ -118,18 +118,18 @@ const (
 )
 
 func resultName(res *classify.Result) string {
-	if res.Method == "" || res.Method == "tools/call" {
+	if res.Method() == "" || res.Method() == "tools/call" {
 		return "CallToolResult"
 	}
-	return res.Method + " result"
+	return res.Method() + " result"
 }
 
 func protocol(res *classify.Result, f *Facts) string {
 	switch {
 	case f.Protocol != "":
 		return f.Protocol
-	case res.Protocol != "":
-		return res.Protocol
+	case res.Protocol() != "":
+		return res.Protocol()
 	}
 	return classify.Protocol2026
 }
@@ -148,8 +148,8 @@ func (p Policy) retry(res *classify.Result, f *Facts, ran bool, cause string, re
 	safety := f.Safety.orUnknown()
 	if ran && !safety.Safe() {
 		what := "the tool ran"
-		if res.Method != "" && res.Method != "tools/call" {
-			what = "the server acted on " + res.Method
+		if res.Method() != "" && res.Method() != "tools/call" {
+			what = "the server acted on " + res.Method()
 		}
 		why := "nothing says the call is safe to repeat (not known to be read-only or idempotent, and no idempotency key)"
 		if safety == Unsafe {
@@ -306,7 +306,7 @@ func (p Policy) input(res *classify.Result, f *Facts) Decision {
 		return Decision{Action: Fail, Reason: "the server answered input_required, which 2025-11-25 does not define (MRTR starts with 2026-07-28)"}
 	}
 	what := "the server needs input"
-	if in := res.Input; in != nil {
+	if in := res.Input(); in != nil {
 		var methods []string
 		for _, r := range in.Requests {
 			methods = append(methods, r.Method)
@@ -417,7 +417,7 @@ func quoteOr(s, alt string) string {
 // 2026-07-28 server would send (mcp-spec-notes §1.8: a recognised modern
 // error means a modern server; an empty or unrecognised body means legacy).
 func modernError(res *classify.Result) bool {
-	code, ok := res.JSONRPC.ErrorCode()
+	code, ok := res.JSONRPC().ErrorCode()
 	if !ok {
 		return false
 	}
@@ -444,18 +444,18 @@ func (p Policy) jsonrpcError(res *classify.Result, f *Facts) Decision {
 }
 
 func codeOf(res *classify.Result) (code int64, name, msg string) {
-	code, ok := res.JSONRPC.ErrorCode()
+	code, ok := res.JSONRPC().ErrorCode()
 	if !ok {
 		return 0, "", ""
 	}
-	return code, res.JSONRPC.Error.CodeName, res.JSONRPC.Error.Message
+	return code, res.JSONRPC().Error.CodeName, res.JSONRPC().Error.Message
 }
 
 // code decides the JSON-RPC error codes whose meaning settles the action,
 // inside HTTP 200 or an HTTP error. ok is false for -32603 and for codes
 // without a defined meaning, which the caller decides by status.
 func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool) {
-	if _, ok := res.JSONRPC.ErrorCode(); !ok {
+	if _, ok := res.JSONRPC().ErrorCode(); !ok {
 		return Decision{}, false
 	}
 	code, _, msg := codeOf(res)
@@ -467,7 +467,7 @@ func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool
 			return p.renegotiate(res, f, "-32004 (early-draft number of UnsupportedProtocolVersion)"), true
 		}
 	case -32020:
-		lower := strings.ToLower(msg + " " + string(res.JSONRPC.Error.Data))
+		lower := strings.ToLower(msg + " " + string(res.JSONRPC().Error.Data))
 		switch {
 		case strings.Contains(lower, "mcp-param-"):
 			return recoverWith(RefreshAndRetry, f.Refreshes, p.MaxRecoveries, fmt.Sprintf("-32020 HeaderMismatch about an Mcp-Param-* header (%s): "+
@@ -479,14 +479,14 @@ func (p Policy) code(res *classify.Result, f *Facts, status int) (Decision, bool
 		return Decision{Action: Fail, Reason: fmt.Sprintf("-32020 HeaderMismatch (%s): the request's headers do not match its body, a client bug; a retry unchanged would be rejected again", msg)}, true
 	case -32021, -32003:
 		caps := ""
-		if len(res.JSONRPC.Error.Data) > 0 {
-			caps = "; data " + string(bytes.TrimSpace(res.JSONRPC.Error.Data))
+		if len(res.JSONRPC().Error.Data) > 0 {
+			caps = "; data " + string(bytes.TrimSpace(res.JSONRPC().Error.Data))
 		}
 		return Decision{Action: Fail, Reason: fmt.Sprintf("%d MissingRequiredClientCapability (%s%s): declare the capabilities if the client supports them; a retry unchanged would be rejected again", code, msg, caps)}, true
 	case -32601:
 		return Decision{Action: Fail, Reason: fmt.Sprintf("-32601 MethodNotFound (%s): the method, or the capability behind it, is absent; not retryable", msg)}, true
 	case -32602:
-		if protocol(res, f) == classify.Protocol2025 && res.Method == "initialize" {
+		if protocol(res, f) == classify.Protocol2025 && res.Method() == "initialize" {
 			if _, _, ok := UnsupportedVersion(res); ok {
 				return p.renegotiate(res, f, "-32602 on initialize with data.supported (the 2025-11-25 version error)"), true
 			}

@@ -24,11 +24,14 @@ func int64p(n int64) *int64 { return &n }
 // result builders: each returns a fresh value so rows cannot share state.
 
 func res(o classify.Outcome) *classify.Result {
-	return &classify.Result{Outcome: o, Method: "tools/call", Protocol: classify.Protocol2026, Status: 200}
+	r := &classify.Result{Outcome: o, Status: 200}
+	r.SetMethod("tools/call")
+	r.SetProtocol(classify.Protocol2026)
+	return r
 }
 
 func era(r *classify.Result, protocol string) *classify.Result {
-	r.Protocol = protocol
+	r.SetProtocol(protocol)
 	return r
 }
 
@@ -39,9 +42,9 @@ func httpErr(status int) *classify.Result {
 }
 
 func withRPC(r *classify.Result, code int64, msg, data string) *classify.Result {
-	r.JSONRPC = &classify.JSONRPCDetails{Error: &classify.ErrorObject{Code: int64p(code), CodeName: classify.CodeName(code), Message: msg}}
+	r.SetJSONRPC(&classify.JSONRPCDetails{Error: &classify.ErrorObject{Code: int64p(code), CodeName: classify.CodeName(code), Message: msg}})
 	if data != "" {
-		r.JSONRPC.Error.Data = json.RawMessage(data)
+		r.JSONRPC().Error.Data = json.RawMessage(data)
 	}
 	return r
 }
@@ -70,7 +73,7 @@ func network(sent bool, phase string, timeout bool) *classify.Result {
 }
 
 func method(r *classify.Result, m string) *classify.Result {
-	r.Method = m
+	r.SetMethod(m)
 	return r
 }
 
@@ -143,12 +146,12 @@ var table = []row{
 	{"tool error", func() *classify.Result { return res(classify.ToolError) }, nil, all(want{action: retry.SurfaceToModel, reason: "show it to the model"})},
 	{"input required", func() *classify.Result {
 		r := res(classify.InputRequired)
-		r.Input = &classify.InputDetails{Requests: []classify.InputRequest{{Key: "k", Method: "elicitation/create"}}, HasRequestState: true}
+		r.SetInput(&classify.InputDetails{Requests: []classify.InputRequest{{Key: "k", Method: "elicitation/create"}}, HasRequestState: true})
 		return r
 	}, nil, firstPast(want{action: retry.ContinueInput, reason: "(elicitation/create)"}, want{action: retry.Fail, reason: "gave up after 10 input rounds"})},
 	{"input required, requestState only", func() *classify.Result {
 		r := res(classify.InputRequired)
-		r.Input = &classify.InputDetails{Requests: []classify.InputRequest{}, HasRequestState: true}
+		r.SetInput(&classify.InputDetails{Requests: []classify.InputRequest{}, HasRequestState: true})
 		return r
 	}, nil, firstPast(want{action: retry.ContinueInput, reason: "only requestState"}, want{action: retry.Fail, reason: "input rounds"})},
 	{"input required on 2025-11-25", func() *classify.Result { return era(res(classify.InputRequired), classify.Protocol2025) }, nil, fail("2025-11-25 does not define")},
@@ -251,7 +254,7 @@ var table = []row{
 	{"empty response", func() *classify.Result { r := res(classify.EmptyResponse); r.Status = 202; return r }, nil, retrySafe(firstDelay)},
 	{"unexpected content type", func() *classify.Result {
 		r := res(classify.UnexpectedContentType)
-		r.ContentType = "text/html"
+		r.SetContentType("text/html")
 		return r
 	}, nil,
 		fail(`Content-Type "text/html" is not an MCP answer`)},
@@ -492,7 +495,7 @@ func TestProtocolFromResult(t *testing.T) {
 	if d := p.Decide(r, retry.Facts{SessionHeld: true, Protocol: classify.Protocol2026}); d.Action != retry.Renegotiate {
 		t.Errorf("2026 from the facts: %s", d)
 	}
-	r.Protocol = ""
+	r.SetProtocol("")
 	if d := p.Decide(r, retry.Facts{}); d.Action != retry.Renegotiate {
 		t.Errorf("no protocol anywhere is 2026-07-28: %s", d)
 	}

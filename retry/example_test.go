@@ -15,7 +15,8 @@ import (
 // may have run.
 func ExamplePolicy_Decide() {
 	p := retry.DefaultPolicy()
-	res := &classify.Result{Outcome: classify.HTTPError, Status: http.StatusBadGateway, Method: "tools/call"}
+	res := &classify.Result{Outcome: classify.HTTPError, Status: http.StatusBadGateway}
+	res.SetMethod("tools/call")
 
 	d := p.Decide(res, retry.Facts{Safety: retry.ReadOnly, Rand: rand.New(rand.NewPCG(1, 2))})
 	fmt.Println(d.Action, d.Delay)

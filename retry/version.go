@@ -32,14 +32,14 @@ func PickVersion(supported, client []string) (string, bool) {
 // data with a non-empty supported list. Entries that are not strings are
 // skipped.
 func UnsupportedVersion(res *classify.Result) (supported []string, requested string, ok bool) {
-	if res == nil || res.JSONRPC == nil || res.JSONRPC.Error == nil || len(res.JSONRPC.Error.Data) == 0 {
+	if res == nil || res.JSONRPC() == nil || res.JSONRPC().Error == nil || len(res.JSONRPC().Error.Data) == 0 {
 		return nil, "", false
 	}
 	var data struct {
 		Supported []json.RawMessage `json:"supported"`
 		Requested json.RawMessage   `json:"requested"`
 	}
-	if json.Unmarshal(res.JSONRPC.Error.Data, &data) != nil {
+	if json.Unmarshal(res.JSONRPC().Error.Data, &data) != nil {
 		return nil, "", false
 	}
 	for _, raw := range data.Supported {

@@ -1,0 +1,167 @@
+package classify
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/wire"
+)
+
+// TestResultStrings: the strings Result keeps as table indexes read back
+// exactly as set, whether the table has them or not, in any order; a copy
+// made before a setter keeps its own.
+func TestResultStrings(t *testing.T) {
+	for _, f := range []struct {
+		name   string
+		get    func(*Result) string
+		set    func(*Result, string)
+		values []string
+	}{
+		{"ContentType", (*Result).ContentType, (*Result).SetContentType,
+			[]string{"application/json", "text/event-stream; charset=utf-8", "Application/JSON", "", "text/html", "text/event-stream"}},
+		{"Method", (*Result).Method, (*Result).SetMethod,
+			[]string{"tools/call", "x/custom", AnswerAckMethod, "", "ping", "resources/subscribe"}},
+		{"Protocol", (*Result).Protocol, (*Result).SetProtocol,
+			[]string{Protocol2026, "2099-01-01", Protocol2025, "", "2024-11-05", "draft"}},
+		{"ResultType", (*Result).ResultType, (*Result).SetResultType,
+			[]string{"complete", "task", "input_required", "", "later", "complete"}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			var r Result
+			if got := f.get(&r); got != "" {
+				t.Fatalf("zero Result: %q", got)
+			}
+			for i, v := range f.values {
+				before := r
+				prev := f.get(&before)
+				f.set(&r, v)
+				if got := f.get(&r); got != v {
+					t.Errorf("set %q: got %q", v, got)
+				}
+				if got := f.get(&before); got != prev {
+					t.Errorf("set %q on a copy: the original's %q became %q", v, prev, got)
+				}
+				// The other strings are untouched.
+				if i > 0 && r.Outcome != "" {
+					t.Fatal("a string setter wrote the outcome")
+				}
+			}
+		})
+	}
+	var r Result
+	r.SetMethod("x/custom")
+	r.SetProtocol("2099-01-01")
+	r.SetContentType("text/html")
+	r.SetResultType("later")
+	if r.Method() != "x/custom" || r.Protocol() != "2099-01-01" || r.ContentType() != "text/html" || r.ResultType() != "later" {
+		t.Errorf("four strings outside the tables: %q %q %q %q", r.Method(), r.Protocol(), r.ContentType(), r.ResultType())
+	}
+}
+
+// TestResultSetters: JSONRPC, IsError, Warnings and Input read back as set;
+// SetJSONRPC copies; a setter on a copy leaves the original as it was.
+func TestResultSetters(t *testing.T) {
+	var r Result
+	if r.JSONRPC() != nil || r.Warnings() != nil || r.Input() != nil {
+		t.Fatal("a zero Result has details")
+	}
+	if v, ok := r.IsError(); v || ok {
+		t.Fatal("a zero Result has isError")
+	}
+	d := &JSONRPCDetails{ID: wire.StringID("a")}
+	r.SetJSONRPC(d)
+	d.ID = wire.IntID(2)
+	if got := r.JSONRPC().ID.String(); got != `"a"` {
+		t.Errorf("JSONRPC after its argument changed: id %s, want \"a\"", got)
+	}
+	for _, v := range []bool{true, false, true} {
+		r.SetIsError(v)
+		if got, ok := r.IsError(); got != v || !ok {
+			t.Errorf("SetIsError(%v): %v %v", v, got, ok)
+		}
+	}
+	w := []Warning{{Code: "c", Message: "m", Rule: "r"}}
+	r.SetWarnings(w)
+	in := &InputDetails{HasRequestState: true}
+	r.SetInput(in)
+	cp := r
+	cp.SetWarnings(nil)
+	cp.SetInput(nil)
+	cp.SetJSONRPC(nil)
+	if len(r.Warnings()) != 1 || r.Input() != in || r.JSONRPC() == nil {
+		t.Errorf("the original changed with its copy: %v %v %v", r.Warnings(), r.Input(), r.JSONRPC())
+	}
+	if cp.Warnings() != nil || cp.Input() != nil || cp.JSONRPC() != nil {
+		t.Errorf("the copy lost its setters: %v %v %v", cp.Warnings(), cp.Input(), cp.JSONRPC())
+	}
+	b, _ := json.Marshal(cp)
+	if !bytes.Contains(b, []byte(`"warnings":[]`)) {
+		t.Errorf("no warnings encode as []: %s", b)
+	}
+}
+
+// TestClassifyIntoSequence: ClassifyInto writes each verdict into a Result
+// that held another (its extra evidence, warnings' array and input
+// request's room reused) exactly as Classify writes it into a new one, for
+// every ordered pair of these responses.
+func TestClassifyIntoSequence(t *testing.T) {
+	type resp struct {
+		name   string
+		ex     Exchange
+		header string
+		body   string
+	}
+	rs := []resp{
+		{"success", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[0]},
+		{"jsonrpc_error", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[1]},
+		{"tool_error", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[2]},
+		{"input_required", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[3]},
+		{"input_required_other", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"sampling/createMessage","params":{}}},"requestState":"s"}}`},
+		{"input_required_two", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list","params":{}},"b":{"method":"elicitation/create","params":{"mode":"url","message":"m"}}}}}`},
+		{"legacy", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[4]},
+		{"sse", Exchange{ID: wire.IntID(1)}, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: " + benchBodies[4] + "\n\n"},
+		{"http_error", Exchange{ID: wire.IntID(1)}, "text/plain", "busy"},
+		{"strings_outside_tables", Exchange{Method: "x/custom", ProtocolVersion: "2099-01-01", ID: wire.IntID(1234567)}, "application/json; charset=UTF-8", `{"jsonrpc":"2.0","id":1234567,"result":{"resultType":"later"}}`},
+	}
+	exOf := func(p resp) *Exchange {
+		ex := p.ex
+		ex.Status, ex.Header, ex.BodyBytes = 200, http.Header{"Content-Type": {p.header}}, []byte(p.body)
+		if p.name == "http_error" {
+			ex.Status = 503
+			ex.Header.Set("Retry-After", "5")
+		}
+		return &ex
+	}
+	c := &Classifier{}
+	for _, a := range rs {
+		for _, b := range rs {
+			want, _ := c.Classify(exOf(b))
+			wantJSON, _ := json.Marshal(want)
+			var r Result
+			_ = c.ClassifyInto(exOf(a), &r)
+			_ = c.ClassifyInto(exOf(b), &r)
+			got, _ := json.Marshal(&r)
+			if !bytes.Equal(got, wantJSON) {
+				t.Errorf("%s then %s:\n got %s\nwant %s", a.name, b.name, got, wantJSON)
+			}
+			// And into a Result that Classify allocated for a.
+			first, _ := c.Classify(exOf(a))
+			_ = c.ClassifyInto(exOf(b), first)
+			if got, _ := json.Marshal(first); !bytes.Equal(got, wantJSON) {
+				t.Errorf("%s (Classify's) then %s:\n got %s\nwant %s", a.name, b.name, got, wantJSON)
+			}
+		}
+	}
+}
+
+// benchBodies are the article's five small responses (bench_test.go's
+// benchSeedSmall, which is in the external test package).
+var benchBodies = [...]string{
+	`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"failed"}],"isError":true}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":false}}`,
+}
