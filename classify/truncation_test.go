@@ -200,6 +200,18 @@ func FuzzFastPath(f *testing.F) {
 		if c, _ := json.Marshal(in); string(c) != string(a) || string(in.Response()) != string(fast.Response()) {
 			t.Fatalf("Classify and ClassifyInto differ on %q:\n%s\n%s", body, a, c)
 		}
+		// And into a Result that held another verdict: its extra evidence,
+		// warnings' array and input request's room are reused (result17).
+		for _, prev := range benchBodies[1:] {
+			pex := &Exchange{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, BodyBytes: []byte(prev), ID: wire.IntID(1)}
+			var re Result
+			c := &Classifier{KeepResponse: true}
+			_ = c.ClassifyInto(pex, &re)
+			_ = c.ClassifyInto(ex(), &re)
+			if got, _ := json.Marshal(&re); string(got) != string(a) || string(re.Response()) != string(fast.Response()) {
+				t.Fatalf("ClassifyInto after %s differs on %q:\n%s\n%s", prev, body, a, got)
+			}
+		}
 		// The echoed fields equal their input, and the same body read in
 		// 1-byte reads is judged the same.
 		checkEcho(t, fex, []byte(body), fast)
