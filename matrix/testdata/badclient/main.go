@@ -231,9 +231,9 @@ func (c *mini) call(ctx context.Context) classify.Outcome {
 					state = json.RawMessage(bytes.Clone(st))
 				}
 			}
-			if res.Input != nil && len(res.Input.Requests) > 0 {
+			if res.Input() != nil && len(res.Input().Requests) > 0 {
 				m := map[string]json.RawMessage{}
-				for _, q := range res.Input.Requests {
+				for _, q := range res.Input().Requests {
 					if a, ok := c.inputs[q.Key]; ok {
 						m[q.Key] = a
 					}
