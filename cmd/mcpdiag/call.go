@@ -221,7 +221,7 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if interrupted {
 		// The call was stopped in flight: its records say so, so that
 		// report counts them apart, not as the server's failures.
-		w := record.Warning{Code: record.WarnCallInterrupted, Message: fmt.Sprintf("mcpdiag call was stopped (%v) while this call was in flight: its verdict is the stop's, not the server's answer", context.Cause(ctx))}
+		w := record.Warning{Code: record.WarnCallInterrupted, Message: fmt.Sprintf("mcpdiag call was %s while this call was in flight: its verdict is the stop's, not the server's answer", stopWords(ctx))}
 		for _, r := range lines {
 			r.Warnings = append(slices.Clip(r.Warnings), w)
 		}
@@ -263,16 +263,21 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		// Only the interrupt ends this context (the call's --timeout is
 		// the client's own): the outcome's status would blame the
 		// server's transport for what the user stopped.
-		what := fmt.Sprintf("stopped (%v)", context.Cause(ctx))
-		if errors.Is(context.Cause(ctx), client.ErrInterrupted) {
-			what = context.Cause(ctx).Error()
-		}
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("call %s: no retry was made; the report and records above are what it had (its own exit status would be %d)", what, call.ExitCode())}
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("call %s: no retry was made; the report and records above are what it had (its own exit status would be %d)", stopWords(ctx), call.ExitCode())}
 	}
 	if code := call.ExitCode(); code != 0 {
 		return &exitError{code: code, err: errSilent}
 	}
 	return nil
+}
+
+// stopWords says what ended the call's context ctx: "interrupted by the
+// user (SIGINT)" for the user's interrupt, else "stopped (CAUSE)".
+func stopWords(ctx context.Context) string {
+	if cause := context.Cause(ctx); errors.Is(cause, client.ErrInterrupted) {
+		return cause.Error()
+	}
+	return fmt.Sprintf("stopped (%v)", context.Cause(ctx))
 }
 
 // interruptible returns ctx ended by the first SIGINT (Ctrl-C) with the

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/record"
 )
 
 // TestCallInterruptBinary: SIGINT to a real `mcpdiag call` whose read-only
@@ -52,6 +54,7 @@ func TestCallInterruptBinary(t *testing.T) {
 		var r struct {
 			Kind, Outcome, Method string
 			Decision              struct{ Action, Reason string }
+			Warnings              []struct{ Code, Message string }
 		}
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("record %q: %v", line, err)
@@ -59,6 +62,10 @@ func TestCallInterruptBinary(t *testing.T) {
 		kinds, outcomes, actions = append(kinds, r.Kind), append(outcomes, r.Outcome), append(actions, r.Decision.Action)
 		if r.Method == "tools/call" && r.Decision.Reason != decision {
 			t.Errorf("the %s record's decision %q, want the report's %q", r.Kind, r.Decision.Reason, decision)
+		}
+		const warn = "mcpdiag call was interrupted by the user (SIGINT) while this call was in flight: its verdict is the stop's, not the server's answer"
+		if n := len(r.Warnings); n == 0 || r.Warnings[n-1].Code != record.WarnCallInterrupted || r.Warnings[n-1].Message != warn {
+			t.Errorf("the %s record's warnings %+v, want the last %s: %q", r.Kind, r.Warnings, record.WarnCallInterrupted, warn)
 		}
 	}
 	if got, want := fmt.Sprint(kinds, outcomes, actions), "[exchange exchange call] [RESULT_SUCCESS NETWORK_ERROR NETWORK_ERROR] [done fail fail]"; got != want {
