@@ -116,7 +116,7 @@ var classificationRules = []Rule{
 			case t.NotTested() != "":
 				why = fmt.Sprintf("expected %s: the client declared no %s capability, and the server answered the last tools/call, %s, %s (the scenario's %s needs the interaction)", want, t.Case.NeedsCapability, last.Label(), answerWords(last), t.Case.Expected)
 			case want == classify.ToolError && last.Fired == "":
-				why = fmt.Sprintf("expected %s: the server's tool answered the last tools/call, %s, with isError true, and no scenario fired on it (the scenario's %s needs a call the tool accepts)", want, last.Label(), t.Case.Expected)
+				why = fmt.Sprintf("expected %s: the server's tool answered the last tools/call, %s, with isError true, and no scenario fired on it (the scenario expects %s only when its tool accepts the call)", want, last.Label(), t.Case.Expected)
 			case len(t.Retries()) > 0:
 				why = fmt.Sprintf("expected %s: a retry recovered the scenario's %s (%s answered)", want, t.Case.Expected, last.Label())
 			default:
