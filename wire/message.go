@@ -295,6 +295,11 @@ func capabilityNames(v []byte) []string {
 	names := []string{}
 	_ = EachField(v, func(k, _ []byte) bool {
 		if s, ok := capabilityName(k); ok && !slices.Contains(names, s) {
+			if cap(names) == 0 {
+				// Room for the schema's usual few at once: one allocation
+				// where appending one by one made three for three names.
+				names = make([]string, 0, 4)
+			}
 			names = append(names, s)
 		}
 		return true

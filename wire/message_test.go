@@ -324,3 +324,16 @@ func TestParseMessageAllocations(t *testing.T) {
 		t.Errorf("%v allocations per parse, want 3", n)
 	}
 }
+
+// Capabilities allocates nothing for an empty declaration (the one every
+// mcpdiag client and most others send) and one slice for a few names, the
+// schema's names themselves without allocating.
+func TestCapabilitiesAllocations(t *testing.T) {
+	for caps, want := range map[string]float64{`{}`: 0, `{"elicitation":{"form":{}}}`: 1, `{"elicitation":{},"roots":{"listChanged":true},"sampling":{}}`: 1} {
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":` + caps + `}}}`)
+		m := ParseMessage(body)
+		if n := testing.AllocsPerRun(100, func() { _ = m.Capabilities() }); n != want {
+			t.Errorf("%s: %v allocations, want %v", caps, n, want)
+		}
+	}
+}
