@@ -644,7 +644,14 @@ func (s *section) add(o obs) {
 	}
 	ts.total++
 	ts.outcomes[label(ts.outcomes, string(o.outcome), s.opts.MaxOutcomes)]++
-	ts.lat.add(o.ms)
+	// A record of a run an interrupt cut short has the stop's time, not a
+	// latency (the cut tools/call lasted until the user's Ctrl-C): not a
+	// sample, nor among the slowest, so that no p95 gate fails on it.
+	ms := o.ms
+	if ap == apartInterrupted {
+		ms = 0
+	}
+	ts.lat.add(ms)
 	if fail {
 		ts.failures++
 		k := offKey{key, out}
@@ -656,9 +663,9 @@ func (s *section) add(o obs) {
 		c.add(o.id, s.opts.Examples)
 	}
 
-	s.lat.add(o.ms)
-	if o.ms > 0 {
-		s.slow.push(Slow{ID: o.id, CallID: o.callID, Method: o.method, Tool: o.tool, Outcome: string(o.outcome), TotalMs: o.ms, seq: s.total}, s.opts.Top)
+	s.lat.add(ms)
+	if ms > 0 {
+		s.slow.push(Slow{ID: o.id, CallID: o.callID, Method: o.method, Tool: o.tool, Outcome: string(o.outcome), TotalMs: ms, seq: s.total}, s.opts.Top)
 	}
 }
 

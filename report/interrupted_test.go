@@ -147,7 +147,8 @@ func TestInterruptedRunCountedApart(t *testing.T) {
 
 // TestInterruptedRecordsMoveNoFailure is the metamorphic side: leaving the
 // interrupted run's records out changes no failure count, no failure rate,
-// no worst offender and no gate's verdict; keeping them but without the
+// no worst offender, no latency (a cut exchange's time is the stop's), no
+// slowest record and no gate's verdict; keeping them but without the
 // warning makes exactly their failing ones failures again (the count the
 // report gave before).
 func TestInterruptedRecordsMoveNoFailure(t *testing.T) {
@@ -169,26 +170,40 @@ func TestInterruptedRecordsMoveNoFailure(t *testing.T) {
 		}
 	}
 	without, unmarked := summarise(kept), summarise(stripped)
-	gates := Gates{FailOn: []classify.Outcome{classify.NetworkError, classify.JSONRPCError}}
+	gates := Gates{FailOn: []classify.Outcome{classify.NetworkError, classify.JSONRPCError}, Baseline: without}
 	for _, k := range []string{"call", "exchange", "server"} {
 		a, w, u := all.Section(k), without.Section(k), unmarked.Section(k)
 		if a.Failures != w.Failures || a.FailureRate != w.FailureRate {
 			t.Errorf("%s: %d failures (%v) with the interrupted run's records, %d (%v) without", k, a.Failures, a.FailureRate, w.Failures, w.FailureRate)
 		}
-		ao, _ := json.Marshal(a.WorstOffenders)
-		wo, _ := json.Marshal(w.WorstOffenders)
-		if string(ao) != string(wo) {
-			t.Errorf("%s: worst offenders\n%s\nwith the interrupted run's records, without:\n%s", k, ao, wo)
+		for _, part := range []struct {
+			name string
+			a, w any
+		}{{"worst offenders", a.WorstOffenders, w.WorstOffenders}, {"latency", a.Latency, w.Latency}, {"slowest", a.Slowest, w.Slowest}} {
+			if ja, jw := mustJSON(t, part.a), mustJSON(t, part.w); ja != jw {
+				t.Errorf("%s: %s\n%s\nwith the interrupted run's records, without:\n%s", k, part.name, ja, jw)
+			}
+		}
+		for i, tl := range a.ByTool {
+			if tw := w.ByTool[slices.IndexFunc(w.ByTool, func(x ToolStats) bool { return x.Method == tl.Method && x.Tool == tl.Tool })]; mustJSON(t, tl.Latency) != mustJSON(t, tw.Latency) {
+				t.Errorf("%s: tool %d %s's latency %+v with the interrupted run's records, %+v without", k, i, tl.Name(), tl.Latency, tw.Latency)
+			}
 		}
 		if u.Interrupted != 0 || u.Total != a.Total || u.Failures != a.Failures+failing[record.Kind(k)] {
 			t.Errorf("%s: unmarked, %d interrupted, total %d, %d failures; want 0, %d, %d", k, u.Interrupted, u.Total, u.Failures, a.Total, a.Failures+failing[record.Kind(k)])
 		}
-		gates.On = k
-		ga, err := gates.Check(all)
+		// The baseline (the run without the interrupted records) has no
+		// server lines to compare with.
+		g := gates
+		g.On = k
+		if w.Total == 0 {
+			g.Baseline = nil
+		}
+		ga, err := g.Check(all)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gw, err := gates.Check(without)
+		gw, err := g.Check(without)
 		if err != nil {
 			t.Fatal(err)
 		}

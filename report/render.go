@@ -96,7 +96,7 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}
 	if s.Interrupted > 0 {
-		w.printf("  incomplete: %d %s of runs an interrupt cut short (%s): not judged, counted apart as interrupted, not as failures\n",
+		w.printf("  incomplete: %d %s of runs an interrupt cut short (%s): not judged, counted apart as interrupted, not as failures nor latency samples\n",
 			s.Interrupted, plural(s.Interrupted, "record is", "records are"), InterruptedWords(s.InterruptedWarnings))
 	}
 	if s.Rejudged > 0 {

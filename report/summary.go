@@ -115,7 +115,8 @@ type Section struct {
 	// of which one carries it): what went over the wire, but not judged,
 	// and a failure in it may be the stop's doing (a killed client, a cut
 	// connection). As Probes, in Total, ByOutcome and ByTool but never in
-	// Failures, WorstOffenders or the gates.
+	// Failures, WorstOffenders or the gates; nor, unlike Probes, in Latency
+	// or Slowest (a cut exchange's time is the stop's, not a latency).
 	Interrupted int64 `json:"interrupted,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
@@ -221,7 +222,8 @@ type ToolStats struct {
 func (t *ToolStats) Name() string { return target(t.Method, t.Tool) }
 
 // Latency summarises durations, in milliseconds. Records without
-// timings.totalMs (not measured) are not samples.
+// timings.totalMs (not measured) are not samples, nor are the records of
+// runs an interrupt cut short (Section.Interrupted).
 type Latency struct {
 	// Samples counts the measured records.
 	Samples int64 `json:"samples"`

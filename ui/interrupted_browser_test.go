@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/internal/browser"
@@ -62,6 +64,13 @@ func TestInterruptedRowsAgreeWithReport(t *testing.T) {
 		if failed[k] != sec.Failures || interrupted[k] != sec.Interrupted {
 			t.Errorf("%s: the page %d failed, %d interrupted; report %d failures, %d interrupted", k, failed[k], interrupted[k], sec.Failures, sec.Interrupted)
 		}
+	}
+	// The latency chart (of the calls) leaves the cut call out, as the
+	// report's percentiles do: its time is the stop's.
+	browser.WaitFor(t, p, "the latency chart", `document.querySelector('#chart-latency svg') !== null`)
+	labels := browser.Eval[[]string](t, p, `[...document.querySelectorAll('#chart-latency svg text')].map((x) => x.textContent)`)
+	if !slices.Contains(labels, "JSONRPC_ERROR (1)") || slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, "NETWORK_ERROR") }) {
+		t.Errorf("latency chart labels %q: want JSONRPC_ERROR (1) and no NETWORK_ERROR (the interrupted call's)", labels)
 	}
 	want := fmt.Sprintf("%d of %d records · %d of interrupted runs (incomplete; not failures)", len(recs), len(recs), s.Interrupted)
 	if got := browser.Eval[string](t, p, `document.getElementById('count').textContent`); got != want {

@@ -76,7 +76,7 @@ func TestReportInterruptedMatrixGolden(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		"  incomplete: 5 records are of runs an interrupt cut short (warning matrix-run-interrupted): not judged, counted apart as interrupted, not as failures\n",
+		"  incomplete: 5 records are of runs an interrupt cut short (warning matrix-run-interrupted): not judged, counted apart as interrupted, not as failures nor latency samples\n",
 		"calls: 3, 1 failed (50.0%), 1 interrupted (",
 		"exchanges: 12, 2 failed (25.0%), 4 interrupted (",
 		"  by outcome:  NETWORK_ERROR 1 (1 interrupted), JSONRPC_ERROR 1, TOOL_SUCCESS 1\n",

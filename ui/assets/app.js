@@ -768,7 +768,9 @@ function chartLatency(rs) {
   const by = new Map();
   for (const r of rs) {
     const ms = r.timings && r.timings.totalMs;
-    if (ms === undefined || !r.outcome) continue;
+    // A record of an interrupted run has the stop's time, not a latency
+    // (report leaves it out of its percentiles too).
+    if (ms === undefined || !r.outcome || isInterrupted(r)) continue;
     if (!by.has(r.outcome)) by.set(r.outcome, new Array(EDGES.length).fill(0));
     by.get(r.outcome)[EDGES.findIndex((e) => ms < e)]++;
   }
