@@ -461,13 +461,8 @@ func canaryStdioServer() {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	stray := false
 	for sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+		m, ok := parseRPCRequest(sc.Bytes())
+		if !ok || m.ID == nil {
 			continue
 		}
 		if !stray {

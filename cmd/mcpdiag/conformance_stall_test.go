@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -57,15 +55,7 @@ func TestConformanceClientSurvivesAStalledNodeServer(t *testing.T) {
 			}
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &m)
+		m, _ := readRPCRequest(r)
 		w.Header().Set("Content-Type", "application/json")
 		switch m.Method {
 		case "tools/list":

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"syscall"
@@ -23,12 +21,7 @@ func hangingServer(t *testing.T, toolsJSON string, hang func(method string) bool
 	got := make(chan struct{}, 64)
 	release := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
+		m, _ := readRPCRequest(r)
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case m.Method == "tools/list":

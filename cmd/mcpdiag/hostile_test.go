@@ -46,15 +46,7 @@ func hostileServer(t *testing.T) string {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &m)
+		m, _ := readRPCRequest(r)
 		if len(m.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return

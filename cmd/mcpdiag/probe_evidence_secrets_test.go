@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,12 +21,7 @@ import (
 func errorDressedServer(t *testing.T, text, cookie string) string {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &m)
+		m, _ := readRPCRequest(r)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Set-Cookie", "sid="+cookie+"; HttpOnly")
 		t, _ := json.Marshal(text)

@@ -39,14 +39,8 @@ func init() {
 func lineServer() {
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+		m, ok := parseRPCRequest(sc.Bytes())
+		if !ok || m.ID == nil {
 			continue
 		}
 		if m.Params.Name == "crash" {
