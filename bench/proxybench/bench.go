@@ -342,7 +342,11 @@ func writeSamples(file string, started time.Time, sets []sampleSet, upTimes map[
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# proxybench -samples: times in µs since the run's start, Unix time %d ns\n", started.UnixNano())
 	b.WriteString("# req\tWORKLOAD\tTARGET\tROUND\tSTART\tTTFE\tEND\tUPSTART\tUPBODY\tUPFIRST\tSEQ\n# gc\tPROCESS\tN\tSTART\tEND\n")
-	at := func(t time.Time) float64 { return float64(t.Sub(started).Nanoseconds()) / 1e3 }
+	// Every time on the wall clock, the one the upstream's process shares:
+	// the client's times carry a monotonic reading and the upstream's
+	// (Unix nanoseconds) do not, and the two clocks drift apart by up to
+	// 500 ppm while NTP slews, milliseconds over a run.
+	at := func(t time.Time) float64 { return float64(t.Round(0).Sub(started.Round(0)).Nanoseconds()) / 1e3 }
 	for _, set := range sets {
 		ss := slices.Clone(set.samples)
 		slices.SortFunc(ss, func(a, b sample) int { return a.start.Compare(b.start) })
@@ -463,7 +467,7 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 					seq = seqs.Add(1)
 				}
 				t0 := time.Now()
-				ttfe, err := oneRequest(wctx, client, url, want, sse, buf, seq)
+				sent, ttfe, err := oneRequest(wctx, client, url, want, sse, buf, seq)
 				d := time.Since(t0)
 				if err != nil {
 					l.errors++
@@ -475,7 +479,11 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 				l.lat = append(l.lat, d)
 				if sse {
 					l.ttfe = append(l.ttfe, ttfe)
-					l.samples = append(l.samples, sample{seq, t0, ttfe, d})
+					// The sample starts where ttfe does (when the request
+					// was sent), not at t0: under load the request's
+					// building can be preempted, and a start before the
+					// send would put the first event before it arrived.
+					l.samples = append(l.samples, sample{seq, sent, ttfe, t0.Add(d).Sub(sent)})
 				}
 			}
 		})
@@ -514,12 +522,13 @@ func runWorkload(ctx context.Context, cfg *config, t *target, up *server, w stri
 }
 
 // oneRequest posts the tools/call and reads the whole response, checking
-// its status and length; for a stream it returns the time to the end of
-// the first event. A seq other than 0 goes in its seqHeader.
-func oneRequest(ctx context.Context, client *http.Client, url string, want int, sse bool, buf []byte, seq int64) (time.Duration, error) {
+// its status and length; it returns when the request was sent and, for a
+// stream, the time from then to the end of the first event. A seq other
+// than 0 goes in its seqHeader.
+func oneRequest(ctx context.Context, client *http.Client, url string, want int, sse bool, buf []byte, seq int64) (time.Time, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(reqBody))
 	if err != nil {
-		return 0, err
+		return time.Time{}, 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -529,11 +538,11 @@ func oneRequest(ctx context.Context, client *http.Client, url string, want int, 
 	t0 := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return time.Time{}, 0, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d", resp.StatusCode)
+		return time.Time{}, 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	var ttfe time.Duration
 	total := 0
@@ -547,13 +556,13 @@ func oneRequest(ctx context.Context, client *http.Client, url string, want int, 
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("after %d body bytes: %w", total, err)
+			return time.Time{}, 0, fmt.Errorf("after %d body bytes: %w", total, err)
 		}
 	}
 	if total != want {
-		return 0, fmt.Errorf("body of %d bytes, want %d", total, want)
+		return time.Time{}, 0, fmt.Errorf("body of %d bytes, want %d", total, want)
 	}
-	return ttfe, nil
+	return t0, ttfe, nil
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
