@@ -60,6 +60,47 @@ func TestResultStrings(t *testing.T) {
 	}
 }
 
+// TestResultTables: each table of Result.codes fits its field (its
+// all-ones value is "in extra"), has no duplicate (a value must read back
+// from one index), and the classifier's own indexes name what they say.
+func TestResultTables(t *testing.T) {
+	for _, f := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
+		if len(f.names) > int(f.mask) {
+			t.Errorf("table %q…: %d entries for a field of mask %d", f.names[1], len(f.names), f.mask)
+		}
+		seen := map[string]bool{}
+		for _, n := range f.names {
+			if seen[n] {
+				t.Errorf("table %q…: %q twice", f.names[1], n)
+			}
+			seen[n] = true
+		}
+		// The fields do not overlap each other or the flags.
+		for _, g := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
+			if f != g && (f.mask<<f.shift)&(g.mask<<g.shift) != 0 {
+				t.Errorf("fields at %d and %d overlap", f.shift, g.shift)
+			}
+		}
+		if (f.mask<<f.shift)&(codeJSONRPC|codeHasIsError|codeIsError) != 0 {
+			t.Errorf("field at %d overlaps the flags", f.shift)
+		}
+	}
+	// A string in a table costs a Result nothing beside itself.
+	for _, f := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
+		for _, n := range f.names {
+			var r Result
+			r.setString(f, n, (*Result).setRare, func(x *rare, s string) { x.method = s })
+			if r.extra != nil || f.get(&r, rareMethod) != n {
+				t.Errorf("%q: extra %v, reads back %q", n, r.extra, f.get(&r, rareMethod))
+			}
+		}
+	}
+	if methodNames[methodToolsCall] != "tools/call" || protoNames[protoIndex2026] != Protocol2026 ||
+		rtypeNames[rtypeComplete] != "complete" || rtypeNames[rtypeInputRequired] != "input_required" {
+		t.Error("a fixed index names another string")
+	}
+}
+
 // TestResultSetters: JSONRPC, IsError, Warnings and Input read back as set;
 // SetJSONRPC copies; a setter on a copy leaves the original as it was.
 func TestResultSetters(t *testing.T) {

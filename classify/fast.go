@@ -339,7 +339,7 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		r.codes |= codeJSONRPC
 		if f.hasResultType {
 			r.codes |= rtypeComplete << codeRTShift
-		} else if r.codes>>codeProtoShift&15 == protoIndex2026 {
+		} else if r.codes>>codeProtoShift&codeProtoMask == protoIndex2026 {
 			e := r.more()
 			e.warnings = append(e.warnings, warnNoResultType)
 		}

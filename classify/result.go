@@ -102,22 +102,33 @@ type Result struct {
 // The layout of Result.codes: four table indexes (a field's all-ones
 // value means "the string is in extra") and three flags.
 const (
-	codeMethodShift = 0  // 4 bits: methodNames
-	codeProtoShift  = 4  // 4 bits: protoNames
+	codeMethodShift = 0  // 5 bits: methodNames
+	codeProtoShift  = 5  // 3 bits: protoNames
 	codeCTShift     = 8  // 3 bits: ctNames
 	codeRTShift     = 11 // 2 bits: rtypeNames
+
+	codeMethodMask = 31
+	codeProtoMask  = 7
+	codeCTMask     = 7
+	codeRTMask     = 3
 
 	codeJSONRPC    = 1 << 13 // JSONRPC is set
 	codeHasIsError = 1 << 14 // result.isError was a boolean
 	codeIsError    = 1 << 15 // ... and true
 )
 
-// The tables of the usual strings, index 0 being "". A table has at most
-// its field's all-ones value minus one entries.
+// The tables of the usual strings, index 0 being "": a table has at most
+// as many entries as its field's all-ones value (TestResultTables). The
+// methods are those of the requests and notifications a client sends and
+// of the requests a server sends (a proxy records both), so that a Result
+// of any of them costs no allocation beside its own.
 var (
 	methodNames = [...]string{"", "tools/call", "initialize", "tools/list", "resources/read", "prompts/get",
 		"resources/list", "resources/templates/list", "prompts/list", "ping", "completion/complete",
-		"logging/setLevel", AnswerAckMethod}
+		"logging/setLevel", AnswerAckMethod, "notifications/initialized", "notifications/cancelled",
+		"notifications/progress", "notifications/message", "notifications/roots/list_changed",
+		"resources/subscribe", "resources/unsubscribe", "roots/list", "elicitation/create",
+		"sampling/createMessage", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
 	protoNames = [...]string{"", Protocol2026, Protocol2025, "2025-06-18", "2025-03-26", "2024-11-05"}
 	ctNames    = [...]string{"", "application/json", "text/event-stream", "application/json; charset=utf-8",
 		"text/event-stream; charset=utf-8"}
@@ -139,10 +150,10 @@ type stringField struct {
 }
 
 var (
-	fieldMethod = stringField{codeMethodShift, 15, methodNames[:]}
-	fieldProto  = stringField{codeProtoShift, 15, protoNames[:]}
-	fieldCT     = stringField{codeCTShift, 7, ctNames[:]}
-	fieldRT     = stringField{codeRTShift, 3, rtypeNames[:]}
+	fieldMethod = stringField{codeMethodShift, codeMethodMask, methodNames[:]}
+	fieldProto  = stringField{codeProtoShift, codeProtoMask, protoNames[:]}
+	fieldCT     = stringField{codeCTShift, codeCTMask, ctNames[:]}
+	fieldRT     = stringField{codeRTShift, codeRTMask, rtypeNames[:]}
 )
 
 // get returns the field's string in r (in is the string when it is kept
