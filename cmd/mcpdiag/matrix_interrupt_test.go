@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"encoding/xml"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestMatrixInterruptBinary (issue 10 defect 10): SIGINT to a real
@@ -128,20 +132,29 @@ func TestMatrixInterruptWritesRunsInFlight(t *testing.T) {
 	bin := testBinary(t)
 	dir := t.TempDir()
 	recs := filepath.Join(dir, "m.jsonl")
-	// Each client notes that it started its call; the server holds it.
+	// Each client notes the URL it calls, then the test waits until the
+	// server has both calls (its /admin/counters), which it holds for 15 s.
 	mark := filepath.Join(dir, "started")
-	client := []string{"--", "sh", "-c", `"$0" call "$1" "$MCP_TOOL" --args "$MCP_ARGS" & touch "` + mark + `.$$"; wait`, bin}
+	client := []string{"--", "sh", "-c", `"$0" call "$1" "$MCP_TOOL" --args "$MCP_ARGS" & printf %s "$1" >"` + mark + `.$$"; wait`, bin}
 	args := []string{bin, "matrix", "--scenarios", "timeout.uncooperative_hang", "--protocol", "2026-07-28", "--repeat", "2", "--parallel", "4", "--record", recs}
 	p := startProcess(t, nil, append(args, client...)...)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "started.*")); len(m) == 2 {
-			break
+	var counters string
+	testwait.Until(t, "the clients to start (their marker files)", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "started.*"))
+		if len(m) != 2 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the clients did not start in 30s; stderr:\n%s", p.stderr.String())
+		b, _ := os.ReadFile(m[0])
+		u, err := url.Parse(string(b))
+		if err != nil || u.Host == "" {
+			return false // written but not yet flushed
 		}
-	}
-	time.Sleep(3 * time.Second) // the calls reach the server, which holds them for 15 s
+		counters = "http://" + u.Host + "/admin/counters"
+		return true
+	})
+	testwait.Until(t, "the server to hold both tools/call requests (/admin/counters)", func() bool {
+		return heldCalls(t, counters) == 2
+	})
 	code := p.stop(t, syscall.SIGINT)
 	out := p.stdout.String()
 	if code != 130 {
@@ -176,4 +189,28 @@ func TestMatrixInterruptWritesRunsInFlight(t *testing.T) {
 	if calls["timeout.uncooperative_hang"] != 2 {
 		t.Errorf("tools/call records by scenario %v, want 2 of timeout.uncooperative_hang; records:\n%s", calls, b)
 	}
+}
+
+// heldCalls returns the tools/call requests the server at counters (its
+// /admin/counters) has received, summed over its endpoints.
+func heldCalls(t *testing.T, counters string) int {
+	t.Helper()
+	resp, err := http.Get(counters)
+	if err != nil {
+		t.Fatalf("GET %s: %v", counters, err)
+	}
+	defer resp.Body.Close()
+	var got map[string]struct {
+		Counters struct {
+			Methods map[string]int `json:"methods"`
+		} `json:"counters"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", counters, resp.StatusCode, err)
+	}
+	n := 0
+	for _, ep := range got {
+		n += ep.Counters.Methods["tools/call"]
+	}
+	return n
 }
