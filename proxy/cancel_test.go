@@ -23,10 +23,23 @@ import (
 // with a progress event, and, when its client cancels the request with a
 // notifications/cancelled POST in the same session, the stream's end
 // without a response (MCP 2025-11-25 cancellation: the receiver SHOULD NOT
-// respond). A request nobody cancels ends the same way after a second.
+// respond). A request nobody cancels ends the same way when the test says
+// so (end): a condition, not a timer (a second's timer ended a stream
+// before its cancel came on a loaded machine, and the note was missing).
 type cancellingServer struct {
 	mu      sync.Mutex
 	waiting map[string]chan struct{} // by session and raw id
+}
+
+// end ends the stream of the call key (session and raw id), as its cancel
+// does; a key the server does not hold is ignored.
+func (s *cancellingServer) end(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch := s.waiting[key]; ch != nil {
+		close(ch)
+		delete(s.waiting, key)
+	}
 }
 
 // holds reports whether the server has the call key (session and raw id)
@@ -53,12 +66,7 @@ func (s *cancellingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	session := r.Header.Get("Mcp-Session-Id")
 	switch m.Method {
 	case "notifications/cancelled":
-		s.mu.Lock()
-		if ch := s.waiting[session+" "+string(m.Params.RequestID)]; ch != nil {
-			close(ch)
-			delete(s.waiting, session+" "+string(m.Params.RequestID))
-		}
-		s.mu.Unlock()
+		s.end(session + " " + string(m.Params.RequestID))
 		w.WriteHeader(http.StatusAccepted)
 	case "tools/call":
 		ch := make(chan struct{})
@@ -71,7 +79,7 @@ func (s *cancellingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 		select {
 		case <-ch:
-		case <-time.After(time.Second):
+		case <-r.Context().Done(): // the proxy's shutdown
 		}
 	default:
 		http.Error(w, "unexpected "+m.Method, http.StatusBadRequest)
@@ -109,20 +117,20 @@ func TestProxyNotesHTTPCancel(t *testing.T) {
 			_, _, _, err := post(t, c, purl, `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":5},"_meta":{"progressToken":1}}}`, hdr)
 			done <- err
 		}()
+		// The call is under way once the server holds it: a cancel
+		// sent after a fixed sleep arrived first on a slow start (the
+		// fresh-clone run at 19:14 UTC: no note on session-a).
+		key := tc.session + " " + tc.id
+		testwait.Until(t, tc.session+": the server to hold the call", func() bool { return srv.holds(key) })
 		if tc.cancel != "" {
-			// The call is under way once the server holds it: a cancel
-			// sent after a fixed sleep arrived first on a slow start
-			// (the fresh-clone run at 19:14 UTC: no note on session-a).
-			for deadline := time.Now().Add(10 * time.Second); !srv.holds(tc.session + " " + tc.id); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the server never got the call", tc.session)
-				}
-			}
 			status, _, _, err := post(t, c, purl, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+tc.cancel+`,"reason":"user cancelled"}}`, hdr)
 			if err != nil || status != http.StatusAccepted {
 				t.Fatalf("%s: cancel: %d %v", tc.session, status, err)
 			}
 		}
+		// A stream its cancel did not end (none sent, or one naming
+		// another id, already through the proxy) the server ends itself.
+		srv.end(key)
 		if err := testwait.Recv(t, done, "the cancelled call to end"); err != nil {
 			t.Fatalf("%s: call: %v", tc.session, err)
 		}
