@@ -95,7 +95,9 @@ func TestIdleStreamStack(t *testing.T) {
 	// so the minimum is the stream's own cost (one round each failed
 	// land at load 18: 34.9 against 32.3 KiB).
 	plainPer, recPer := math.Inf(1), math.Inf(1)
-	for range 3 {
+	// Five rounds: at load ~19 the minimum of three was still 1.2 KiB over
+	// the bound (31.4 against 30.2, mend17) where the test alone passes.
+	for range 5 {
 		plainPer = min(plainPer, perStream(t, plain.URL+"/mcp", streams))
 		recPer = min(recPer, perStream(t, recording, streams))
 	}
@@ -165,6 +167,10 @@ func perStream(t *testing.T, base string, n int) float64 {
 			}
 		}
 	}
+	// The last streams' proxy goroutines may still be on their way back
+	// from the flush to their wait (deeper than where they rest): measure
+	// once the count has settled, as before.
+	quietGoroutines()
 	after := stackInuse()
 	return (float64(after) - float64(before)) / float64(n)
 }
