@@ -91,8 +91,19 @@ func (t *Trace) NotTested() string {
 	}
 	need := t.Case.NeedsCapability
 	names, decl := t.declared(last)
-	if names == nil || slices.Contains(names, need) || t.interaction() != nil {
+	if names == nil || t.interaction() != nil {
 		return ""
+	}
+	if slices.Contains(names, need) {
+		if !missingCapability(last) {
+			return ""
+		}
+		// The name alone does not say which of its modes the client can
+		// take part in ({"elicitation":{}} is form only): the scenario's
+		// server, which reads the whole declaration, refused the call
+		// with -32021, so what the interaction needs was not declared.
+		return fmt.Sprintf("the client declared %s (%s declared %s), but not what the scenario's interaction needs of it: the server answered the last tools/call, %s, %s, MissingRequiredClientCapability, as a server must answer a client that cannot take part; the interaction was not exercised",
+			need, decl.Label(), capabilityList(names), last.Label(), answerWords(last))
 	}
 	return fmt.Sprintf("the client declared no %s capability (%s declared %s); the server answered the last tools/call, %s, %s, as a server must answer a client that cannot take part; the interaction was not exercised",
 		need, decl.Label(), capabilityList(names), last.Label(), answerWords(last))
@@ -120,4 +131,17 @@ func answerWords(x *Exchange) string {
 		return fmt.Sprintf("with HTTP %d, %s", x.Status, x.Outcome)
 	}
 	return fmt.Sprintf("with HTTP %d", x.Status)
+}
+
+// missingCapability reports whether the server answered x with JSON-RPC
+// error -32021 MissingRequiredClientCapability.
+func missingCapability(x *Exchange) bool {
+	return x.ErrorCode != nil && *x.ErrorCode == -32021
+}
+
+// clientNames returns the capability names in force for the last
+// tools/call (nil when no request says).
+func (t *Trace) clientNames() []string {
+	names, _ := t.declared(t.lastCall())
+	return names
 }

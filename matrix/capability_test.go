@@ -126,3 +126,42 @@ func TestClientWithoutCapabilityNotTested(t *testing.T) {
 		t.Errorf("reuse-id on elicitation.approval: %s, want fail", v)
 	}
 }
+
+// TestClientWithoutModeNotTested: a client that declares elicitation as {}
+// (form mode only; badclient -bad form-only) gets 400 -32021 on
+// elicitation.url_mode, as a server must answer it, and prints
+// HTTP_ERROR: that run is not tested, not failed, and the form scenarios
+// it can take part in pass. Before, client.capability saw the name
+// "elicitation" declared and client.classification failed the run
+// ("printed HTTP_ERROR; expected TOOL_SUCCESS"), exit 1.
+func TestClientWithoutModeNotTested(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=form-only"}})
+	for _, c := range rep.Cases {
+		name := c.Case.Name
+		capCheck := checkOf(t, rep, name, "client.capability")
+		class := checkOf(t, rep, name, "client.classification")
+		if name != "elicitation.url_mode" {
+			if c.Verdict() != judge.Pass || capCheck.Verdict != judge.Pass || !strings.Contains(capCheck.Evidence, "declared elicitation on POST ") {
+				t.Errorf("%s: verdict %s, client.capability %s (%s); want pass", name, c.Verdict(), capCheck.Verdict, capCheck.Evidence)
+			}
+			continue
+		}
+		if c.Verdict() != judge.NotTested {
+			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
+		}
+		for _, w := range []string{"the client declared elicitation (POST 1 (tools/call", "declared elicitation), but not what the scenario's interaction needs",
+			"JSON-RPC error -32021", "the interaction was not exercised"} {
+			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
+				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
+			}
+		}
+		if class.Verdict != judge.Pass || !strings.Contains(class.Evidence, "printed HTTP_ERROR; expected HTTP_ERROR: the client declared elicitation but not what the scenario's interaction needs of it") {
+			t.Errorf("%s: client.classification %s: %s", name, class.Verdict, class.Evidence)
+		}
+	}
+	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 1 || tot.FailedRuns != 0 || tot.PassedRuns() != 2 {
+		t.Errorf("totals %+v, want 2 passed, 1 not tested, 0 failed", tot)
+	}
+}

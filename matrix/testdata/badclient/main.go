@@ -17,6 +17,9 @@
 //	no-elicitation      declare no capability ({}), even with MCP_INPUT: the
 //	                    server answers an elicitation scenario's call 400
 //	                    -32021, and it prints what it got (HTTP_ERROR)
+//	form-only           declare elicitation as {} (form mode only, as the
+//	                    schema reads it), even with MCP_INPUT: a URL-mode
+//	                    scenario's call gets 400 -32021, and it prints HTTP_ERROR
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
@@ -57,7 +60,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -253,6 +256,9 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 	caps := json.RawMessage(`{}`)
 	if c.inputs != nil && c.mode != "no-elicitation" {
 		caps = json.RawMessage(`{"elicitation":{"form":{},"url":{}}}`)
+	}
+	if c.inputs != nil && c.mode == "form-only" {
+		caps = json.RawMessage(`{"elicitation":{}}`)
 	}
 	params := map[string]any{
 		"name": c.tool, "arguments": c.args,
