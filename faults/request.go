@@ -334,3 +334,18 @@ func setBody(r *http.Request, body []byte) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 }
+
+// ErrShutdown is the cause a server gives the requests its shutdown
+// cancels (context.WithCancelCause on its base context), so that a
+// scenario's note names who ended a request: a request cancelled by it was
+// not left by its client.
+var ErrShutdown = errors.New("the server shut down")
+
+// gone names who ended r's context: "the server shut down" when its cause
+// is ErrShutdown, else "the client left".
+func gone(r *http.Request) string {
+	if errors.Is(context.Cause(r.Context()), ErrShutdown) {
+		return "the server shut down"
+	}
+	return "the client left"
+}

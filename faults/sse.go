@@ -135,7 +135,7 @@ func (s *SSENotificationsThenResult) Wrap(next http.Handler, env *Env) http.Hand
 		startSSE(w, http.StatusOK)
 		for i, m := range progressEvents(req, s.Notifications) {
 			if i > 0 && !sleep(r.Context(), ms(s.IntervalMs)) {
-				env.Note(r, "the client left after %d notifications", i)
+				env.Note(r, "%s after %d notifications", gone(r), i)
 				return
 			}
 			_, _ = w.Write(sseEvent(m))
@@ -253,7 +253,7 @@ func (s *SSEKeepaliveThenHang) Wrap(_ http.Handler, env *Env) http.Handler {
 				return
 			}
 			if !sleep(r.Context(), min(left, ms(s.IntervalMs))) {
-				env.Note(r, "%d keep-alives; the client left", sent)
+				env.Note(r, "%d keep-alives; %s", sent, gone(r))
 				return
 			}
 		}
@@ -284,7 +284,7 @@ func (s *SSESlowDrip) Wrap(next http.Handler, env *Env) http.Handler {
 		chunks := 0
 		for len(body) > 0 {
 			if chunks > 0 && !sleep(r.Context(), ms(s.IntervalMs)) {
-				env.Note(r, "the client left after %d chunks", chunks)
+				env.Note(r, "%s after %d chunks", gone(r), chunks)
 				return
 			}
 			n := min(s.BytesPerChunk, len(body))

@@ -24,7 +24,7 @@ func checkMs(param string, v int) error {
 // anyway, as on a server that ignores cancellation.
 func runDetached(next http.Handler, r *http.Request, env *Env) {
 	c := capture(next, r.WithContext(context.WithoutCancel(r.Context())))
-	env.Note(r, "the tool ran anyway after the client left (cancellation ignored): HTTP %d, %d bytes discarded", c.status, c.body.Len())
+	env.Note(r, "the tool ran anyway after %s (cancellation ignored): HTTP %d, %d bytes discarded", gone(r), c.status, c.body.Len())
 }
 
 // UncooperativeHang holds the request for HangMs before the server sees it,
@@ -44,7 +44,7 @@ func (s *UncooperativeHang) Wrap(next http.Handler, env *Env) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if !sleep(r.Context(), ms(s.HangMs)) {
-			env.Note(r, "the client left after %s", time.Since(start).Round(time.Millisecond))
+			env.Note(r, "%s after %s", gone(r), time.Since(start).Round(time.Millisecond))
 			runDetached(next, r, env)
 			return
 		}
@@ -97,7 +97,7 @@ func (s *LateResponse) Wrap(next http.Handler, env *Env) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := capture(next, r.WithContext(context.WithoutCancel(r.Context())))
 		if !sleep(r.Context(), ms(s.DelayMs)) {
-			env.Note(r, "the tool had run (HTTP %d); the client left before the late answer", c.status)
+			env.Note(r, "the tool had run (HTTP %d); %s before the late answer", c.status, gone(r))
 			return
 		}
 		c.replay(w)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -292,7 +293,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	// The fault server, behind a handler that notes when each run's first
 	// request arrives: the time bounds count from there.
 	arr := newArrivals()
-	hctx, cancelHandlers := context.WithCancel(context.Background())
+	hctx, cancelCause := context.WithCancelCause(context.Background())
+	// Hangs and slow streams the end of the run cuts note the shutdown as
+	// their cause, not a client that left.
+	cancelHandlers := func() { cancelCause(faults.ErrShutdown) }
 	hs := &http.Server{
 		Handler:           arr.wrap(srv),
 		ConnState:         arr.connState,

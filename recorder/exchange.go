@@ -478,7 +478,12 @@ func (rw *responseWriter) served(v any) {
 		// the end of the body.
 		rw.flushHead()
 	}
-	rw.end(v, inCtx)
+	if rw.end(v, inCtx) && v == nil {
+		// The owner's shutdown cut a response that had no head yet: the
+		// record says no response reached the client, so none must.
+		// Returning would let net/http answer 200 with an empty body.
+		v = http.ErrAbortHandler
+	}
 	if ex.rc.opts.Sync {
 		<-ex.rare.done
 	}
@@ -662,8 +667,9 @@ func (b *requestBody) Close() error { return b.r.Close() }
 // end is called once, when the handler returns (or panics): it hands the
 // last bytes to the classifier, says how the response ended, and lets the
 // finishing goroutine write the record. inCtx is the request context's
-// error as the handler returned.
-func (rw *responseWriter) end(panicked any, inCtx error) {
+// error as the handler returned. It reports whether the owner's shutdown
+// cut the exchange before a response head was written.
+func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 	ex := rw.ex
 	rw.mu.Lock()
 	rw.handoff()
@@ -696,6 +702,7 @@ func (rw *responseWriter) end(panicked any, inCtx error) {
 	if ex.clientGone && ex.rc.closing.Load() {
 		ex.shutdown = true
 		ex.closeErr = ex.rc.shutErr
+		shutNoHead = ex.status == 0
 	}
 	if ex.pipe != nil {
 		ex.pipe.closeWithError(ex.closeErr)
@@ -722,6 +729,7 @@ func (rw *responseWriter) end(panicked any, inCtx error) {
 			ex.rc.fin.dispatch(ex)
 		}
 	}
+	return shutNoHead
 }
 
 // startEarly starts the finishing goroutine while the handler still runs

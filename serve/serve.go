@@ -641,8 +641,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(url
 
 // Serve is ListenAndServe on an open listener.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url string)) error {
-	base, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	base, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: timeoutOr(s.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
@@ -660,8 +660,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, ready func(url stri
 		return err
 	case <-ctx.Done():
 	}
-	s.rec.BeginShutdown() // what the cancel cuts is recorded as cut by the shutdown (SD)
-	cancel()              // ends hangs and slow streams
+	s.rec.BeginShutdown()      // what the cancel cuts is recorded as cut by the shutdown (SD)
+	cancel(faults.ErrShutdown) // ends hangs and slow streams, which note the shutdown as their cause
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
 	err := srv.Shutdown(sctx)

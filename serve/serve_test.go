@@ -402,9 +402,13 @@ func TestAdminAccess(t *testing.T) {
 // a scenario at once, not after the hang, nor by closing its connection when
 // the drain's budget runs out. What shows it is what the client and the log
 // get, not a time: the hanging request, in flight at the cancel (the
-// endpoint says so), gets its HTTP response over a connection the drain
-// left alone (a drain that ran out closes the connection under the handler:
-// the client sees it cut), and its log line is flagged SD.
+// endpoint says so), is noted as ended by the server's shutdown (a drain
+// that ran out closes the connection under the handler, which the scenario
+// then notes as a client that left), its log line is flagged SD and says
+// no HTTP response was sent, and the client indeed gets none: the
+// connection is cut with no head. Before, net/http answered the handler
+// that returned 200 with an empty body, while the line said no response
+// (and the note said "the client left").
 func TestShutdownEndsHangs(t *testing.T) {
 	sel, err := faults.Select("timeout.uncooperative_hang", json.RawMessage(`{"hangMs":600000,"match":{}}`))
 	if err != nil {
@@ -440,8 +444,8 @@ func TestShutdownEndsHangs(t *testing.T) {
 	if err := testwait.Recv(t, done, "Serve to end after its context was cancelled"); err != nil {
 		t.Errorf("serve: %v", err)
 	}
-	if err := testwait.Recv(t, answered, "the hanging request to end"); err != nil {
-		t.Errorf("the hanging request's connection was cut (the drain ran out instead of the shutdown ending the hang): %v", err)
+	if err := testwait.Recv(t, answered, "the hanging request to end"); err == nil {
+		t.Errorf("the hanging request got an HTTP response, where its log line says none was sent")
 	}
 	var lines []*record.Record
 	for _, line := range s.Log() {
@@ -455,5 +459,14 @@ func TestShutdownEndsHangs(t *testing.T) {
 	}
 	if len(lines) != 1 || lines[0].JSONRPC.ID.String() != "1" || lines[0].Method != "tools/list" || !lines[0].Flags.Has(record.FlagSD) {
 		t.Errorf("want one exchange line, id 1 tools/list flagged SD; log:\n%s", bytes.Join(s.Log(), []byte("\n")))
+	}
+	log := bytes.Join(s.Log(), []byte("\n"))
+	for _, want := range []string{`"httpStatuses":[0]`, `"the server shut down after `, `the tool ran anyway after the server shut down`} {
+		if !bytes.Contains(log, []byte(want)) {
+			t.Errorf("the log lacks %s:\n%s", want, log)
+		}
+	}
+	if bytes.Contains(log, []byte("the client left")) {
+		t.Errorf("the log says the client left, where the server's shutdown ended the request:\n%s", log)
 	}
 }
