@@ -117,6 +117,8 @@ var classificationRules = []Rule{
 				why = fmt.Sprintf("expected %s: the client declared %s but not what the scenario's interaction needs of it, and the server answered the last tools/call, %s, %s (the scenario's %s needs the interaction)", want, t.Case.NeedsCapability, last.Label(), answerWords(last), t.Case.Expected)
 			case t.NotTested() != "":
 				why = fmt.Sprintf("expected %s: the client declared no %s capability, and the server answered the last tools/call, %s, %s (the scenario's %s needs the interaction)", want, t.Case.NeedsCapability, last.Label(), answerWords(last), t.Case.Expected)
+			case want == classify.InputRequired && answered(last) && last.Outcome == classify.InputRequired:
+				why = fmt.Sprintf("expected %s: the server answered the last tools/call, %s, with input_required, and no round answered it (the scenario's %s needs the rounds)", want, last.Label(), t.Case.Expected)
 			case want == classify.ToolError && last.Fired == "":
 				why = fmt.Sprintf("expected %s: the server's tool answered the last tools/call, %s, with isError true, and no scenario fired on it (the scenario expects %s only when its tool accepts the call)", want, last.Label(), t.Case.Expected)
 			case len(t.Retries()) > 0:

@@ -267,7 +267,8 @@ func (t *Trace) Recovered() bool {
 // server answers a client that declared no elicitation capability to a tool
 // that needs one); else TOOL_SUCCESS, also when the fault hit another
 // request or a retry recovered. When there was no tools/call, or its answer
-// failed, the case's expected outcome. A run that did not test its case
+// failed, the case's expected outcome. INPUT_REQUIRED when that answer
+// asked for input (no round answered it). A run that did not test its case
 // (NotTested: the client declared no capability the scenario's interaction
 // needs) must print what the server answered its last tools/call without
 // the interaction, its record's outcome, whether that answer finished the
@@ -285,6 +286,11 @@ func (t *Trace) Want() classify.Outcome {
 	}
 	if answered(last) {
 		switch {
+		case last.Outcome == classify.InputRequired:
+			// The server asked for input on the last tools/call, and no
+			// round answered it: the call did not complete, whatever the
+			// scenario's outcome after its rounds.
+			return classify.InputRequired
 		case last.Fired != "" && healthy(t.Case.Expected):
 			return t.Case.Expected
 		case last.Fired == "" && last.Outcome == classify.ToolError:

@@ -165,3 +165,26 @@ func TestClientWithoutModeNotTested(t *testing.T) {
 		t.Errorf("totals %+v, want 2 passed, 1 not tested, 0 failed", tot)
 	}
 }
+
+// TestClientSkippingTheRoundFails: a client that declares elicitation, gets
+// input_required on its tools/call and prints TOOL_SUCCESS without
+// answering (badclient -bad skip-round: no MRTR round) fails
+// client.classification on every elicitation scenario: the server's
+// answer to its last tools/call asked for input, so the truth is
+// INPUT_REQUIRED. Before, Want was the scenario's TOOL_SUCCESS (its fault
+// fired on that call) and the runs passed.
+func TestClientSkippingTheRoundFails(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=skip-round"}})
+	if len(rep.Cases) != 3 {
+		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
+	}
+	for _, c := range rep.Cases {
+		class := checkOf(t, rep, c.Case.Name, "client.classification")
+		if c.Verdict() != judge.Fail || class.Verdict != judge.Fail || !strings.HasPrefix(class.Evidence, "printed TOOL_SUCCESS; expected INPUT_REQUIRED: the server answered the last tools/call, POST 1 (tools/call ") ||
+			!strings.HasSuffix(class.Evidence, "with input_required, and no round answered it (the scenario's TOOL_SUCCESS needs the rounds)") {
+			t.Errorf("%s: verdict %s, client.classification %s: %s; want a failure expecting INPUT_REQUIRED", c.Case.Name, c.Verdict(), class.Verdict, class.Evidence)
+		}
+	}
+}

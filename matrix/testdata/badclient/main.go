@@ -17,6 +17,8 @@
 //	no-elicitation      declare no capability ({}), even with MCP_INPUT: the
 //	                    server answers an elicitation scenario's call 400
 //	                    -32021, and it prints what it got (HTTP_ERROR)
+//	skip-round          on input_required, print TOOL_SUCCESS without
+//	                    answering it (no MRTR round)
 //	form-only           declare elicitation as {} (form mode only, as the
 //	                    schema reads it), even with MCP_INPUT: a URL-mode
 //	                    scenario's call gets 400 -32021, and it prints HTTP_ERROR
@@ -60,7 +62,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, skip-round, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -228,6 +230,11 @@ func (c *mini) call(ctx context.Context) classify.Outcome {
 			}
 			state, answers = nil, nil
 		case retry.ContinueInput:
+			if c.mode == "skip-round" {
+				// The server asked for input: print success without
+				// answering it.
+				return classify.ToolSuccess
+			}
 			state, answers = nil, nil
 			if r, ok := wire.Field(res.Response(), "result"); ok {
 				if st, ok := wire.Field(r, "requestState"); ok {
