@@ -424,7 +424,7 @@ func (c *Client) stoppedWaiting(ctx context.Context, call *Call, ex *Exchange, d
 
 // stoppedBefore is the decision of a call whose context ended (its
 // --timeout, or an interrupt) before the retry or resume d could happen:
-// fail, saying which of the two stopped it. The exchange that asked for d
+// fail, saying which stopped it and that no retry was made. The exchange that asked for d
 // carries this decision too, so that its record does not announce a retry
 // that was never sent.
 func stoppedBefore(ctx context.Context, d retry.Decision) retry.Decision {
@@ -432,10 +432,10 @@ func stoppedBefore(ctx context.Context, d retry.Decision) retry.Decision {
 	if d.Action == retry.Resume {
 		what = "resume"
 	}
-	if interrupted(ctx) {
-		return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " before the " + what + ", so no " + what + " was made (it was to be: " + d.Reason + ")"}
-	}
-	return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " before the " + what + ": " + d.Reason}
+	// Every stop in one form: "before the retry: retry 1 of 2 …: the
+	// connection failed (a timeout passed)" read as a second failure
+	// (mend17).
+	return retry.Decision{Action: retry.Fail, Reason: stopWhy(ctx) + " before the " + what + ", so no " + what + " was made (it was to be: " + d.Reason + ")"}
 }
 
 // stoppedDuring is the decision on an exchange that the end of the call's

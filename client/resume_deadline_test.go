@@ -91,7 +91,7 @@ func TestResumeWaitInterrupted(t *testing.T) {
 	if len(waits) != 1 || waits[0] < 300*time.Millisecond {
 		t.Fatalf("waits %v, want one of at least the retry field's 300ms", waits)
 	}
-	if call.Decision.Action != retry.Fail || !strings.HasPrefix(call.Decision.Reason, "the call's time ran out before the resume: ") {
+	if call.Decision.Action != retry.Fail || !strings.HasPrefix(call.Decision.Reason, "the call's time ran out before the resume, so no resume was made (it was to be: ") {
 		t.Errorf("decision %s: %s", call.Decision.Action, call.Decision.Reason)
 	}
 	if n := gets.Load(); n != 0 {

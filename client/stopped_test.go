@@ -54,7 +54,7 @@ func TestStoppedCallRetriesNothing(t *testing.T) {
 			"the call was stopped (interrupt signal received) while it waited for the answer to tools/call; no retry was made (the stop cut the request, not the server)"},
 		{"timeout", func(<-chan struct{}) (context.Context, time.Duration, func()) {
 			return context.Background(), 300 * time.Millisecond, func() {}
-		}, "the call's time ran out before the retry: retry 1 of 2 after "},
+		}, "the call's time ran out before the retry, so no retry was made (it was to be: retry 1 of 2 after "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestStoppedDuringBackoffRetriesNothing(t *testing.T) {
 		cause error
 		want  string
 	}{
-		{errors.New("interrupt signal received"), "the call was stopped (interrupt signal received) before the retry: retry 1 of 2 after 2s"},
+		{errors.New("interrupt signal received"), "the call was stopped (interrupt signal received) before the retry, so no retry was made (it was to be: retry 1 of 2 after 2s"},
 		{fmt.Errorf("%w (SIGINT)", client.ErrInterrupted), "the user interrupted the call before the retry, so no retry was made (it was to be: retry 1 of 2 after 2s"},
 	} {
 		t.Run(tt.cause.Error(), func(t *testing.T) {
