@@ -116,9 +116,13 @@ type Accumulator struct {
 	// interruptedBy lists the codes of record.InterruptedWarnings seen,
 	// sorted.
 	interruptedBy []string
-	calls         *section
-	exchanges     *section
-	server        *section
+	// interrupted counts the records that carry one of them, of every
+	// kind (Summary.Interrupted): a probe or an era fallback of a cut run
+	// too, which its section counts as such.
+	interrupted int64
+	calls       *section
+	exchanges   *section
+	server      *section
 
 	// Exchanges whose call line has not been seen, by callId, oldest
 	// first in order.
@@ -222,9 +226,13 @@ func (a *Accumulator) Add(r *record.Record) {
 	}
 }
 
-// noteInterrupted remembers which of record.InterruptedWarnings r
-// carries (Summary.InterruptedWarnings).
+// noteInterrupted counts r when it carries one of
+// record.InterruptedWarnings, and remembers which (Summary.Interrupted,
+// InterruptedWarnings).
 func (a *Accumulator) noteInterrupted(r *record.Record) {
+	if r.Interrupted() {
+		a.interrupted++
+	}
 	for _, c := range record.InterruptedWarnings {
 		if r.HasWarning(c) && !slices.Contains(a.interruptedBy, c) {
 			a.interruptedBy = append(a.interruptedBy, c)
@@ -353,7 +361,7 @@ func (a *Accumulator) Summary() *Summary {
 		Server:     a.server.summary(),
 	}
 	s.Calls.Open = int64(len(a.open))
-	s.Interrupted = a.calls.interrupted + a.exchanges.interrupted + a.server.interrupted
+	s.Interrupted = a.interrupted
 	s.InterruptedWarnings = slices.Clone(a.interruptedBy)
 	return s
 }

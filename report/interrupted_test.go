@@ -245,3 +245,39 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestInterruptedProbeCountedInTheSummary: a record of a cut run that is
+// also a probe is counted by its section as a probe (a probe's answer is
+// never a failure) and by the summary as a record of the cut run, as the
+// page's count line counts it (app.js model.interrupted): the summary's
+// "incomplete: N records" names every record that carries the warning.
+// Before, the summary summed the sections' interrupted counts, one short of
+// the page's for each such record (review17).
+func TestInterruptedProbeCountedInTheSummary(t *testing.T) {
+	recs := recordtest.ReadFile(t, interruptedFile)
+	before := summarise(recs)
+	var marked int64
+	probed := false
+	for _, r := range recs {
+		if !r.Interrupted() {
+			continue
+		}
+		marked++
+		if !probed && r.Kind == record.KindExchange {
+			r.Probe = &record.Probe{Kind: "unknown-tool", Seed: "1", Index: 0}
+			probed = true
+		}
+	}
+	if !probed {
+		t.Fatalf("%s has no interrupted exchange to make a probe of", interruptedFile)
+	}
+	after := summarise(recs)
+	if before.Interrupted != marked || after.Interrupted != marked {
+		t.Errorf("summary: %d interrupted before, %d with a probe among them; the file marks %d", before.Interrupted, after.Interrupted, marked)
+	}
+	b, a := before.Section(string(record.KindExchange)), after.Section(string(record.KindExchange))
+	if a.Interrupted != b.Interrupted-1 || a.Probes != b.Probes+1 || a.Failures != b.Failures {
+		t.Errorf("exchanges: interrupted %d → %d, probes %d → %d, failures %d → %d; want one interrupted counted as a probe, no failure added",
+			b.Interrupted, a.Interrupted, b.Probes, a.Probes, b.Failures, a.Failures)
+	}
+}
