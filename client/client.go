@@ -424,9 +424,9 @@ func (c *Client) stoppedWaiting(ctx context.Context, call *Call, ex *Exchange, d
 
 // stoppedBefore is the decision of a call whose context ended (its
 // --timeout, or an interrupt) before the retry or resume d could happen:
-// fail, saying which stopped it and that no retry was made. The exchange that asked for d
-// carries this decision too, so that its record does not announce a retry
-// that was never sent.
+// fail, saying what stopped it and that d was not made. The exchange that
+// asked for d carries this decision too, so that its record does not
+// announce a retry that was never sent.
 func stoppedBefore(ctx context.Context, d retry.Decision) retry.Decision {
 	what := "retry"
 	if d.Action == retry.Resume {
