@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
@@ -92,7 +93,7 @@ func TestExpectContinueRequestSent(t *testing.T) {
 			var n int
 			select {
 			case n = <-got:
-			case <-time.After(10 * time.Second):
+			case <-time.After(testwait.Bound):
 				t.Fatal("the upstream got no request")
 			}
 			stop()

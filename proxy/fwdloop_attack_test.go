@@ -204,7 +204,7 @@ func TestForwardLoopClientGoesAway(t *testing.T) {
 		conn.Close()
 		select {
 		case <-cancelled:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Bound):
 			t.Fatal("the upstream's request was not cancelled")
 		}
 		waitRecords(t, sink, 1)

@@ -295,7 +295,7 @@ func TestFlushDuringWriteDoesNotWait(t *testing.T) {
 			if err != nil {
 				t.Errorf("forward=%v: the flush during the write: %v", forward, err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Bound):
 			t.Fatalf("forward=%v: a flush waited for the server's Write", forward)
 		}
 		close(w.release)
@@ -304,7 +304,7 @@ func TestFlushDuringWriteDoesNotWait(t *testing.T) {
 			if v != http.ErrAbortHandler {
 				t.Fatalf("forward=%v: the handler ended with %v, want the server's Write's panic", forward, v)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Bound):
 			t.Fatalf("forward=%v: the exchange did not end after the server's Write panicked", forward)
 		}
 		if w.flushesInWrite != 0 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // panickyWriter is a server's ResponseWriter whose Write panics.
@@ -45,7 +47,7 @@ func TestWritePanicUnlocks(t *testing.T) {
 			if v != http.ErrAbortHandler {
 				t.Fatalf("front=%v: the handler ended with %v, want the server's Write's panic", front, v)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Bound):
 			t.Fatalf("front=%v: the exchange did not end after the server's Write panicked", front)
 		}
 		if n := sink.n(); n != 1 {
@@ -103,7 +105,7 @@ func TestWritePanicRecovered(t *testing.T) {
 			if v != nil {
 				t.Fatalf("again=%v: the handler ended with %v", again, v)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testwait.Bound):
 			t.Fatalf("again=%v: the exchange did not end after a handler recovered the server's Write's panic", again)
 		}
 		if n := sink.n(); n != 1 {

@@ -48,8 +48,8 @@ func TestOTLPExportErrorsMaskTheKey(t *testing.T) {
 		if h != key {
 			t.Fatalf("the collector got header %q, want the key: the test proves nothing", h)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no export reached the collector in 10s")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("no export reached the collector in %s", testwait.Bound)
 	}
 	deadline := time.Now().Add(testwait.Bound)
 	for time.Now().Before(deadline) && !strings.Contains(p.stderr.String(), "401") {

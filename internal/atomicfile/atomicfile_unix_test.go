@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestNotARegularFileIsWrittenInPlace: a target that is no regular file
@@ -49,8 +50,8 @@ func TestNotARegularFileIsWrittenInPlace(t *testing.T) {
 		if s != "<testsuites/>\n" {
 			t.Errorf("the pipe's reader got %q, want %q", s, "<testsuites/>\n")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the pipe's reader got nothing in 10 s")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the pipe's reader got nothing in %s", testwait.Bound)
 	}
 	st, err := os.Lstat(p)
 	if err != nil {
