@@ -230,14 +230,19 @@ func (a *Accumulator) Add(r *record.Record) {
 // record.InterruptedWarnings, and remembers which (Summary.Interrupted,
 // InterruptedWarnings).
 func (a *Accumulator) noteInterrupted(r *record.Record) {
-	if r.Interrupted() {
-		a.interrupted++
-	}
+	cut := false
 	for _, c := range record.InterruptedWarnings {
-		if r.HasWarning(c) && !slices.Contains(a.interruptedBy, c) {
+		if !r.HasWarning(c) {
+			continue
+		}
+		cut = true
+		if !slices.Contains(a.interruptedBy, c) {
 			a.interruptedBy = append(a.interruptedBy, c)
 			slices.Sort(a.interruptedBy)
 		}
+	}
+	if cut {
+		a.interrupted++
 	}
 }
 
