@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +104,7 @@ func FromRecord(r *record.Record, expected classify.Outcome) *Exchange {
 	if p := r.Params; p != nil {
 		x.MetaProtocol, x.MetaKnown, x.Capabilities = p.MetaProtocolVersion, true, p.Capabilities
 		x.State, x.StateKnown, x.Inputs = p.RequestState, true, p.InputResponses
+		x.NoCapabilities = !slices.Contains(p.Meta, wire.MetaClientCapabilities)
 	} else if b := r.RequestBody; b != nil && !b.Truncated {
 		readRequestBody(x, []byte(b.Text))
 	}
@@ -264,6 +266,8 @@ func readRequestBody(x *Exchange, body []byte) {
 		if c, err := record.CanonicalJSON(v); err == nil {
 			x.Capabilities = string(c)
 		}
+	} else {
+		x.NoCapabilities = true
 	}
 }
 

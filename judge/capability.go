@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // capabilityRules are the rules about what a case could test: a scenario
@@ -25,7 +26,7 @@ var capabilityRules = []Rule{
 				return false, "no tools/call reached the server"
 			}
 			if names, _ := t.declared(last); names == nil {
-				return false, fmt.Sprintf("no request up to the last tools/call, %s, says which capabilities the client declared (records of an older mcpdiag, or no initialize and no _meta clientCapabilities)", last.Label())
+				return false, fmt.Sprintf("the records do not say which capabilities were declared for the last tools/call, %s: over 2026-07-28 its own _meta's clientCapabilities, over 2025-11-25 its session's initialize (records of an older mcpdiag, or no initialize)", last.Label())
 			}
 			return true, ""
 		},
@@ -34,30 +35,76 @@ var capabilityRules = []Rule{
 			need, last := t.Case.NeedsCapability, t.lastCall()
 			names, decl := t.declared(last)
 			if slices.Contains(names, need) {
-				ev := fmt.Sprintf("declared %s on %s (%s)", need, decl.Label(), capabilityList(names))
+				ev := fmt.Sprintf("declared %s on %s (%s)", need, decl.Label(), declaredWords(decl, names))
 				if x := t.interaction(); x != nil {
 					ev += "; the interaction took place from " + x.Label()
 				}
 				return true, ev
 			}
 			x := t.interaction()
-			return true, fmt.Sprintf("declared no %s on %s (%s), yet the interaction took place (%s): exercised", need, decl.Label(), capabilityList(names), x.Label())
+			return true, fmt.Sprintf("declared no %s on %s (%s), yet the interaction took place (%s): exercised", need, decl.Label(), declaredWords(decl, names), x.Label())
 		},
 	},
 }
 
-// declared returns the capability names in force for x: its own
-// declaration, else the last one before it in the trace (a 2025-11-25
-// session's initialize), with the exchange that carried them; nil, nil when
-// no request up to x says.
+// declared returns the capability names in force for x, with the
+// exchange that carried them; nil, nil when the records cannot say.
+//
+// Over 2026-07-28 a request declares for itself alone: the schema makes
+// _meta's clientCapabilities required on every request, and a server must
+// not infer capabilities from prior requests, so x's own declaration is
+// the one in force, never an earlier request's (a tools/list's). A request
+// whose recorded _meta has no clientCapabilities declared none (an empty
+// slice, x itself); one whose record does not show its _meta is unknown.
+// Over 2025-11-25 and earlier the session's initialize declares: the
+// latest initialize up to x, in x's session when both name one.
 func (t *Trace) declared(x *Exchange) ([]string, *Exchange) {
-	at := slices.Index(t.Exchanges, x)
-	for i := at; i >= 0; i-- {
-		if y := t.Exchanges[i]; y.IsRequest() && y.ClientCapabilities != nil {
-			return y.ClientCapabilities, y
+	if modern(x) || x.Protocol >= wire.Protocol2026 {
+		switch {
+		case x.ClientCapabilities != nil:
+			return x.ClientCapabilities, x
+		case x.NoCapabilities:
+			return []string{}, x
 		}
+		return nil, nil
+	}
+	if x.ClientCapabilities != nil && (x.Method == "initialize" || x.MetaProtocol == "" && x.Protocol == "") {
+		// An initialize declares for its session; a request of an
+		// unknown revision that declares names them for itself.
+		return x.ClientCapabilities, x
+	}
+	at := slices.Index(t.Exchanges, x)
+	for i := at - 1; i >= 0; i-- {
+		y := t.Exchanges[i]
+		if y.Method != "initialize" || !y.IsRequest() || y.ClientCapabilities == nil {
+			continue
+		}
+		if x.Session != "" && y.Session != "" && y.Session != x.Session {
+			continue
+		}
+		return y.ClientCapabilities, y
 	}
 	return nil, nil
+}
+
+// declaration says what decl declared, for evidence: "POST 2 (…)
+// declared elicitation", "… declared none", or "… carried no
+// clientCapabilities in its _meta".
+func declaration(decl *Exchange, names []string) string {
+	if decl.ClientCapabilities == nil && decl.NoCapabilities {
+		return decl.Label() + " carried no clientCapabilities in its _meta"
+	}
+	return decl.Label() + " declared " + capabilityList(names)
+}
+
+// declaredWords names what decl declared, for evidence: the names, "none"
+// for an empty declaration, or that its _meta carried no
+// clientCapabilities.
+func declaredWords(decl *Exchange, names []string) string {
+	if decl.ClientCapabilities == nil && decl.NoCapabilities {
+		return "no clientCapabilities in its _meta"
+	}
+	return capabilityList(names)
 }
 
 // interaction returns the first exchange that shows a scenario's
@@ -102,11 +149,11 @@ func (t *Trace) NotTested() string {
 		// take part in ({"elicitation":{}} is form only): the scenario's
 		// server, which reads the whole declaration, refused the call
 		// with -32021, so what the interaction needs was not declared.
-		return fmt.Sprintf("the client declared %s (%s declared %s), but not what the scenario's interaction needs of it: the server answered the last tools/call, %s, %s, MissingRequiredClientCapability, as a server must answer a client that cannot take part; the interaction was not exercised",
-			need, decl.Label(), capabilityList(names), last.Label(), answerWords(last))
+		return fmt.Sprintf("the client declared %s (%s), but not what the scenario's interaction needs of it: the server answered the last tools/call, %s, %s, MissingRequiredClientCapability, as a server must answer a client that cannot take part; the interaction was not exercised",
+			need, declaration(decl, names), last.Label(), answerWords(last))
 	}
-	return fmt.Sprintf("the client declared no %s capability (%s declared %s); the server answered the last tools/call, %s, %s, as a server must answer a client that cannot take part; the interaction was not exercised",
-		need, decl.Label(), capabilityList(names), last.Label(), answerWords(last))
+	return fmt.Sprintf("the client declared no %s capability (%s); the server answered the last tools/call, %s, %s, as a server must answer a client that cannot take part; the interaction was not exercised",
+		need, declaration(decl, names), last.Label(), answerWords(last))
 }
 
 // capabilityList names declared capabilities for evidence: "none" for an

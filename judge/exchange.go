@@ -61,6 +61,11 @@ type Exchange struct {
 	// of an older mcpdiag without a whole request body); empty, not nil, for
 	// a declaration of no capability.
 	ClientCapabilities []string `json:"-"`
+	// NoCapabilities reports a request whose _meta the record shows (the
+	// fault server's params facts, or a whole captured body) without
+	// clientCapabilities: over 2026-07-28 it declared none. False when
+	// the record does not show the _meta.
+	NoCapabilities bool `json:"-"`
 	// State is the StateHash of the requestState sent ("" when none);
 	// StateKnown says whether the request's params could be read.
 	State      string   `json:"-"`

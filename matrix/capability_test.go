@@ -166,6 +166,47 @@ func TestClientWithoutModeNotTested(t *testing.T) {
 	}
 }
 
+// TestDeclarationOnTheListIsNotTheCalls: a 2026-07-28 client that declares
+// elicitation on its tools/list and carries no clientCapabilities in its
+// tools/call's _meta (badclient -bad list-declares) gets 400 -32021 on each
+// elicitation scenario: the server reads the call's own declaration, as
+// it must (no capability is inferred from a prior request). The run is
+// not tested, and the evidence names the tools/call, not the tools/list.
+// Before, the judge took the tools/list's declaration for the call's:
+// "the client declared elicitation (POST 1 (tools/list, id 1) declared
+// elicitation), but not what the scenario's interaction needs of it".
+func TestDeclarationOnTheListIsNotTheCalls(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=list-declares"}})
+	if len(rep.Cases) != 3 {
+		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
+	}
+	for _, c := range rep.Cases {
+		name := c.Case.Name
+		capCheck := checkOf(t, rep, name, "client.capability")
+		class := checkOf(t, rep, name, "client.classification")
+		if c.Verdict() != judge.NotTested {
+			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
+		}
+		for _, w := range []string{"the client declared no elicitation capability (POST 2 (tools/call ", ") carried no clientCapabilities in its _meta); the server answered the last tools/call, POST 2 (tools/call ",
+			"HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised"} {
+			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
+				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
+			}
+		}
+		if strings.Contains(capCheck.Evidence, "tools/list") {
+			t.Errorf("%s: the evidence names the tools/list: %s", name, capCheck.Evidence)
+		}
+		if class.Verdict != judge.Pass || !strings.Contains(class.Evidence, "printed HTTP_ERROR; expected HTTP_ERROR: the client declared no elicitation capability") {
+			t.Errorf("%s: client.classification %s: %s", name, class.Verdict, class.Evidence)
+		}
+	}
+	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 3 || tot.FailedRuns != 0 {
+		t.Errorf("totals %+v, want 3 not tested, 0 failed", tot)
+	}
+}
+
 // TestClientSkippingTheRoundFails: a client that declares elicitation, gets
 // input_required on its tools/call and prints TOOL_SUCCESS without
 // answering (badclient -bad skip-round: no MRTR round) fails

@@ -111,7 +111,8 @@ spec=[
  ('live.finish', [active('builtin','timeout.uncooperative_hang','builtin-hang'), active('bad-hang','timeout.uncooperative_hang','badclient-hang')]),
  ('client.ran', [active('builtin','baseline','builtin-baseline'), active('bad-crash','baseline','badclient-crash')]),
  ('client.classification', [active('builtin','errors.http_status_sequence','builtin-503'), active('bad-lie','baseline','badclient-lie')]),
- ('client.capability', [active('builtin','elicitation.approval','builtin-approval'), active('bad-no-elicitation','elicitation.approval','badclient-no-elicitation')]
+ ('client.capability', [active('builtin','elicitation.approval','builtin-approval'), active('bad-no-elicitation','elicitation.approval','badclient-no-elicitation'),
+   active('bad-list-declares','elicitation.approval','badclient-list-declares')]
    + ([active('ts-elicitation','elicitation.approval','ts-client-approval')] if os.path.exists(os.path.join(J,'ts-elicitation.json')) else [])),
  ('loop.identical-calls', [active('builtin','baseline','builtin-baseline'), passive(S,'curl-loop','curl-loop')]),
  ('live.pending', [passive(J+'/proxy2.jsonl','proxy-answered'), passive(J+'/proxy.jsonl','proxy-shutdown')]),

@@ -16,7 +16,7 @@ cd "$WORK"
   --scenarios 'baseline,elicitation.approval,errors.rate_limited,errors.unsupported_version,sse.truncated,errors.connection_close,errors.http_status_sequence,timeout.uncooperative_hang,mrtr.load_shedding' > builtin.json
 for spec in reuse-id:elicitation.approval ignore-retry-after:errors.rate_limited retry-destructive:sse.truncated \
     lie:baseline fallback:errors.http_status_sequence crash:baseline hang:timeout.uncooperative_hang \
-    no-elicitation:elicitation.approval; do
+    no-elicitation:elicitation.approval list-declares:elicitation.approval; do
   mode=${spec%%:*}
   # Exit 1: the bad client fails the rules it is made to fail.
   ./mcpdiag matrix --protocol 2026-07-28 --json --record "bad-$mode.jsonl" --scenarios "${spec#*:}" -- ./badclient "-bad=$mode" > "bad-$mode.json" || true

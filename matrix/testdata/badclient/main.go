@@ -22,6 +22,11 @@
 //	form-only           declare elicitation as {} (form mode only, as the
 //	                    schema reads it), even with MCP_INPUT: a URL-mode
 //	                    scenario's call gets 400 -32021, and it prints HTTP_ERROR
+//	list-declares       declare elicitation (with MCP_INPUT) on a tools/list
+//	                    first, and no clientCapabilities at all in its
+//	                    tools/call's _meta: the server reads only the call's
+//	                    own (2026-07-28), so an elicitation scenario's call
+//	                    gets 400 -32021, and it prints HTTP_ERROR
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
@@ -62,7 +67,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, skip-round, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, list-declares, skip-round, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -127,10 +132,11 @@ func main() {
 	if c.mode == "fallback" {
 		out = c.probeThenCall(ctx)
 	} else {
-		if c.mode == "step-up-loop" {
-			// It lists the tools first, so that the first 401 (and its
-			// re-authorization) falls on tools/list: its tools/call is
-			// repeated after 403s only.
+		if c.mode == "step-up-loop" || c.mode == "list-declares" {
+			// It lists the tools first: in step-up-loop so that the
+			// first 401 (and its re-authorization) falls on tools/list
+			// (its tools/call is repeated after 403s only); in
+			// list-declares to declare elicitation there alone.
 			c.listTools(ctx)
 		}
 		out = c.call(ctx)
@@ -175,6 +181,9 @@ func (c *mini) listTools(ctx context.Context) {
 		"io.modelcontextprotocol/protocolVersion":    classify.Protocol2026,
 		"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "badclient", "version": "0"},
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	if c.mode == "list-declares" && c.inputs != nil {
+		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}}
 	}
 	for range 3 {
 		c.id++
@@ -275,7 +284,7 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 			"io.modelcontextprotocol/clientCapabilities": caps,
 		},
 	}
-	if c.mode == "lie" {
+	if c.mode == "lie" || c.mode == "list-declares" {
 		delete(params["_meta"].(map[string]any), "io.modelcontextprotocol/clientCapabilities")
 	}
 	if state != nil {
