@@ -274,10 +274,13 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 // because a diagnosis needs their values: MCP's progressToken (it ties
 // progress notifications to their request), token counts, idempotency keys
 // (they decide whether a retry is safe), and descriptors such as
-// token_endpoint or authorization_servers.
+// token_endpoint or authorization_servers; and a challenge under its
+// header's name (wwwAuthenticate, a HAR pair's "WWW-Authenticate"), kept as
+// the header itself is (classifyHeaderName): the evidence for a 401 or 403.
 func exemptName(norm string, words []string) bool {
 	switch {
-	case norm == "progresstoken", strings.HasSuffix(norm, "idempotencykey"), strings.Contains(norm, "token") && tokenCountRE.get().MatchString(norm):
+	case norm == "progresstoken", strings.HasSuffix(norm, "idempotencykey"), strings.Contains(norm, "token") && tokenCountRE.get().MatchString(norm),
+		strings.HasSuffix(norm, "wwwauthenticate"), strings.HasSuffix(norm, "proxyauthenticate"):
 		return true
 	}
 	if len(words) > 1 || len(norm) > 8 {

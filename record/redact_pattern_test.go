@@ -144,6 +144,11 @@ func TestRedactKeepsDiagnosis(t *testing.T) {
 		`{"method":"sampling/createMessage","params":{"maxTokens":100},"usage":{"input_tokens":5,"output_tokens":9,"total_tokens":14}}`,
 		`{"isError":false,"authenticated":true,"session":null}`,
 		`{"idempotencyKey":"k-1","requestState":"opaque-state"}`,
+		// A WWW-Authenticate challenge under its own name, as classify's
+		// verdict (http.wwwAuthenticate) and a HAR's header pair carry it:
+		// kept as the header is (outsider18).
+		`{"http":{"wwwAuthenticate":{"raw":"Bearer scope=\"files:read\"","scheme":"Bearer","resourceMetadata":"https://rs/.well-known/oauth-protected-resource","scope":"files:read","error":"insufficient_scope"}}}`,
+		`{"headers":[{"name":"WWW-Authenticate","value":"Bearer error=\"invalid_token\""},{"name":"Proxy-Authenticate","value":"Basic realm=\"x\""}],"www_authenticate":"Bearer realm=\"mcp\""}`,
 	}
 	for _, in := range keep {
 		got, _ := red.Body([]byte(in), 0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,47 @@ func TestClassifyMasksWhatItReads(t *testing.T) {
 				t.Errorf("classify %v prints %s:\n%s", mode, sec, stdout.String())
 			}
 		}
+	}
+}
+
+// TestClassifyKeepsTheChallenge (outsider18): the JSON verdict's
+// http.wwwAuthenticate is the evidence for a 401 or 403 (where the
+// protected resource metadata is, the scope to ask for, the error); it
+// held "[redacted:len=279:…]" in place of the whole object, because the
+// verdict is redacted as JSON and "wwwAuthenticate" read as a credential
+// name, while records keep the header it is parsed from.
+func TestClassifyKeepsTheChallenge(t *testing.T) {
+	const meta = "https://mcp.example.com/.well-known/oauth-protected-resource"
+	cases := []struct{ name, header, scope, errCode string }{
+		{"401 with metadata and scope", `Bearer resource_metadata="` + meta + `", scope="files:read"`, "files:read", ""},
+		{"403 insufficient_scope", `Bearer error="insufficient_scope", scope="files:write", resource_metadata="` + meta + `"`, "files:write", "insufficient_scope"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: " + c.header + "\r\nContent-Length: 0\r\n\r\n"
+			file := filepath.Join(t.TempDir(), "resp.http")
+			if err := os.WriteFile(file, []byte(resp), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"classify", "--id", "1", file}, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("classify: exit %d: %s", code, stderr.String())
+			}
+			var v struct {
+				HTTP struct {
+					WWWAuthenticate struct {
+						Raw, Scheme, ResourceMetadata, Scope, Error string
+					}
+				}
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+				t.Fatalf("the verdict does not read back (%v):\n%s", err, stdout.String())
+			}
+			got := v.HTTP.WWWAuthenticate
+			if got.Raw != c.header || got.Scheme != "Bearer" || got.ResourceMetadata != meta || got.Scope != c.scope || got.Error != c.errCode {
+				t.Errorf("http.wwwAuthenticate = %+v; want raw %q, scheme Bearer, resourceMetadata %q, scope %q, error %q\n%s",
+					got, c.header, meta, c.scope, c.errCode, stdout.String())
+			}
+		})
 	}
 }
