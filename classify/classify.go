@@ -139,7 +139,7 @@ func (r *Result) start(ex *Exchange) {
 		r.setMethod(ex.Method)
 	}
 	if ex.ProtocolVersion == "" {
-		r.codes |= protoIndex2026 << codeProtoShift
+		fieldProto.setIndex(r, protoIndex2026)
 	} else {
 		r.setProtocol(ex.ProtocolVersion)
 	}
@@ -168,11 +168,6 @@ func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
 
 // The Results of the fast path's verdicts with the room they need.
 type (
-	resultWarned struct { // a legacy result's missing-resultType warning
-		r    Result
-		e    extra
-		warn [1]Warning
-	}
 	resultError struct { // a JSON-RPC error: its details and reason
 		r  Result
 		st errorStore
@@ -210,11 +205,6 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 		s := new(resultInput)
 		r, f.inStore = &s.r, &s.in
 		r.extra, s.e.inStore = &s.e, &s.in
-	case f.kind == fastTool && !f.hasResultType && protocol == Protocol2026:
-		s := new(resultWarned)
-		r = &s.r
-		r.extra = &s.e
-		s.e.warnings = s.warn[:0:1]
 	default:
 		r = new(Result)
 	}

@@ -61,12 +61,12 @@ func TestResultStrings(t *testing.T) {
 }
 
 // TestResultTables: each table of Result.codes fits its field (its
-// all-ones value is "in extra"), has no duplicate (a value must read back
+// highest value is "in extra"), has no duplicate (a value must read back
 // from one index), and the classifier's own indexes name what they say.
 func TestResultTables(t *testing.T) {
 	for _, f := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
-		if len(f.names) > int(f.mask) {
-			t.Errorf("table %q…: %d entries for a field of mask %d", f.names[1], len(f.names), f.mask)
+		if len(f.names) > int(f.radix)-1 {
+			t.Errorf("table %q…: %d entries for a field of %d values", f.names[1], len(f.names), f.radix)
 		}
 		seen := map[string]bool{}
 		for _, n := range f.names {
@@ -75,15 +75,22 @@ func TestResultTables(t *testing.T) {
 			}
 			seen[n] = true
 		}
-		// The fields do not overlap each other or the flags.
-		for _, g := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
-			if f != g && (f.mask<<f.shift)&(g.mask<<g.shift) != 0 {
-				t.Errorf("fields at %d and %d overlap", f.shift, g.shift)
-			}
+	}
+	// The fields of codeGroup fit its bits; the other fields and the flags
+	// overlap nothing.
+	if n := fieldProto.radix * fieldCT.radix * fieldIsError.radix; n > codeGroupMask+1 ||
+		fieldCT.stride != fieldProto.radix || fieldIsError.stride != fieldProto.radix*fieldCT.radix {
+		t.Errorf("codeGroup: %d values in %d", n, codeGroupMask+1)
+	}
+	var used uint16
+	for _, m := range []uint16{codeMethodMask << codeMethodShift, codeGroupMask << codeGroupShift, codeRTMask << codeRTShift, codeJSONRPC, codeWarnNoRT} {
+		if used&m != 0 {
+			t.Errorf("bits %#x overlap %#x", m, used)
 		}
-		if (f.mask<<f.shift)&(codeJSONRPC|codeHasIsError|codeIsError) != 0 {
-			t.Errorf("field at %d overlaps the flags", f.shift)
-		}
+		used |= m
+	}
+	if used != 0xffff {
+		t.Errorf("codes uses %#x of its bits", used)
 	}
 	// A string in a table costs a Result nothing beside itself.
 	for _, f := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
@@ -98,6 +105,60 @@ func TestResultTables(t *testing.T) {
 	if methodNames[methodToolsCall] != "tools/call" || protoNames[protoIndex2026] != Protocol2026 ||
 		rtypeNames[rtypeComplete] != "complete" || rtypeNames[rtypeInputRequired] != "input_required" {
 		t.Error("a fixed index names another string")
+	}
+}
+
+// TestResultCodesIndependent: every value of every field of Result.codes
+// reads back as written whatever the others hold, and writing one field
+// leaves every other as it was (the three of codeGroup share their bits as
+// one number): every combination of the group's 126 values, with each
+// method, result type and flag written before and after.
+func TestResultCodesIndependent(t *testing.T) {
+	fields := []*codeField{&fieldMethod.codeField, &fieldProto.codeField, &fieldCT.codeField, &fieldRT.codeField, &fieldIsError}
+	flags := []uint16{0, codeJSONRPC, codeWarnNoRT, codeJSONRPC | codeWarnNoRT}
+	n := 0
+	for p := range fieldProto.radix {
+		for c := range fieldCT.radix {
+			for ie := range fieldIsError.radix {
+				for m := range fieldMethod.radix {
+					for rt := range fieldRT.radix {
+						want := []uint16{m, p, c, rt, ie}
+						fl := flags[n%len(flags)]
+						n++
+						var r Result
+						r.codes = fl
+						// Written in two orders, over a Result that held other values.
+						for k, f := range fields {
+							f.setIndex(&r, (want[k]+1)%f.radix)
+						}
+						for k := len(fields) - 1; k >= 0; k-- {
+							fields[k].setIndex(&r, want[k])
+						}
+						for k, f := range fields {
+							if got := f.index(&r); got != want[k] {
+								t.Fatalf("field %d: %d, want %d (codes %#x, want %v)", k, got, want[k], r.codes, want)
+							}
+						}
+						if r.codes&(codeJSONRPC|codeWarnNoRT) != fl {
+							t.Fatalf("flags %#x, want %#x (codes %#x, want %v)", r.codes&(codeJSONRPC|codeWarnNoRT), fl, r.codes, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Through the methods: IsError's three states and the strings beside them.
+	for _, v := range []int{0, 1, 2} {
+		var r Result
+		r.SetContentType("text/event-stream; charset=utf-8")
+		r.SetProtocol("2024-11-05")
+		if v > 0 {
+			r.SetIsError(v == 2)
+		}
+		r.SetContentType("text/event-stream")
+		if got, ok := r.IsError(); got != (v == 2) || ok != (v > 0) || r.ContentType() != "text/event-stream" || r.Protocol() != "2024-11-05" || r.extra != nil {
+			t.Errorf("isError state %d: IsError %v %v, content type %q, protocol %q, extra %v", v, got, ok, r.ContentType(), r.Protocol(), r.extra)
+		}
 	}
 }
 
@@ -162,6 +223,11 @@ func TestClassifyIntoSequence(t *testing.T) {
 		{"input_required_other", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"k":{"method":"sampling/createMessage","params":{}}},"requestState":"s"}}`},
 		{"input_required_two", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list","params":{}},"b":{"method":"elicitation/create","params":{"mode":"url","message":"m"}}}}}`},
 		{"legacy", Exchange{ID: wire.IntID(1)}, "application/json", benchBodies[4]},
+		// The missing-result-type warning before another, after another
+		// (kept in extra then, legacy18), and an error's warning.
+		{"legacy_unknown_block", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"hologram"}]}}`},
+		{"no_content_type_legacy", Exchange{ID: wire.IntID(1)}, "", benchBodies[4]},
+		{"legacy_error_code", Exchange{ID: wire.IntID(1)}, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"m"}}`},
 		{"sse", Exchange{ID: wire.IntID(1)}, "text/event-stream", "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\ndata: " + benchBodies[4] + "\n\n"},
 		{"http_error", Exchange{ID: wire.IntID(1)}, "text/plain", "busy"},
 		{"strings_outside_tables", Exchange{Method: "x/custom", ProtocolVersion: "2099-01-01", ID: wire.IntID(1234567)}, "application/json; charset=UTF-8", `{"jsonrpc":"2.0","id":1234567,"result":{"resultType":"later"}}`},
@@ -169,6 +235,9 @@ func TestClassifyIntoSequence(t *testing.T) {
 	exOf := func(p resp) *Exchange {
 		ex := p.ex
 		ex.Status, ex.Header, ex.BodyBytes = 200, http.Header{"Content-Type": {p.header}}, []byte(p.body)
+		if p.header == "" {
+			ex.Header = http.Header{}
+		}
 		if p.name == "http_error" {
 			ex.Status = 503
 			ex.Header.Set("Retry-After", "5")
@@ -187,6 +256,7 @@ func TestClassifyIntoSequence(t *testing.T) {
 			if !bytes.Equal(got, wantJSON) {
 				t.Errorf("%s then %s:\n got %s\nwant %s", a.name, b.name, got, wantJSON)
 			}
+			checkWarningReaders(t, &r)
 			// And into a Result that Classify allocated for a.
 			first, _ := c.Classify(exOf(a))
 			_ = c.ClassifyInto(exOf(b), first)

@@ -155,7 +155,8 @@ func Explain(r *Result) string {
 	if g.Meaning != "" {
 		fmt.Fprintf(&b, "  means:  %s\n  spec:   %s\n  do:     %s\n", g.Meaning, g.Spec, g.Action)
 	}
-	for _, w := range r.Warnings() {
+	for i := range r.NumWarnings() {
+		w := r.Warning(i)
 		fmt.Fprintf(&b, "  warning %s: %s\n    rule: %s\n", w.Code, visible.String(w.Message), w.Rule)
 	}
 	return b.String()

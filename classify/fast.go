@@ -339,9 +339,8 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		r.codes |= codeJSONRPC
 		if f.hasResultType {
 			r.codes |= rtypeComplete << codeRTShift
-		} else if r.codes>>codeProtoShift&codeProtoMask == protoIndex2026 {
-			e := r.more()
-			e.warnings = append(e.warnings, warnNoResultType)
+		} else if fieldProto.index(r) == protoIndex2026 {
+			r.addWarnNoResultType()
 		}
 		if f.hasIsError {
 			r.SetIsError(f.isErr)

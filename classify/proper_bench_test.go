@@ -52,7 +52,7 @@ var verdictAllocSink any
 
 // BenchmarkVerdictAlloc allocates the object Classify allocates for each of
 // the article's small responses, and nothing else: the Result (success,
-// tool_error), with a warning (legacy), with one input request
+// tool_error, legacy: its warning is a bit of the Result), with one input request
 // (input_required), with an error's details and reason (jsonrpc_error).
 // With BenchmarkClassifyProper it splits Classify's time into the
 // allocation and the classification proper.
@@ -61,12 +61,6 @@ func BenchmarkVerdictAlloc(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			verdictAllocSink = new(Result)
-		}
-	})
-	b.Run("warned", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			verdictAllocSink = new(resultWarned)
 		}
 	})
 	b.Run("input", func(b *testing.B) {

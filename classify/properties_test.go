@@ -125,6 +125,7 @@ func checkEcho(t *testing.T, ex *Exchange, body []byte, r *Result) {
 	if r.Layer() != r.Outcome.Layer() || r.Layer() == "" {
 		t.Errorf("outcome %s in layer %q", r.Outcome, r.Layer())
 	}
+	checkWarningReaders(t, r)
 	if r.JSONRPC() == nil {
 		return
 	}
@@ -243,5 +244,21 @@ func TestGoldenProperties(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkWarningReaders: NumWarnings and Warning read the warnings Warnings
+// returns, in its order, and HasWarning finds each of their codes (a
+// warning kept inside the Result, legacy18, and those in extra).
+func checkWarningReaders(t *testing.T, r *Result) {
+	t.Helper()
+	w := r.Warnings()
+	if r.NumWarnings() != len(w) {
+		t.Fatalf("NumWarnings %d, Warnings %d: %+v", r.NumWarnings(), len(w), w)
+	}
+	for i := range w {
+		if r.Warning(i) != w[i] || !r.HasWarning(w[i].Code) {
+			t.Fatalf("warning %d: Warning %+v, Warnings %+v (HasWarning %v)", i, r.Warning(i), w[i], r.HasWarning(w[i].Code))
+		}
 	}
 }

@@ -69,12 +69,14 @@ var jsonBodyHeader = http.Header{"Content-Type": {"application/json"}}
 // Result is the classifier's verdict with the evidence behind it. Its
 // layer is its outcome's (Layer). Only the outcome, the reason, the status
 // and the body's size are fields; the rest is read and set through methods
-// (ContentType, SetContentType, JSONRPC, Warnings, SSE, …), so that the
+// (ContentType, SetContentType, JSONRPC, Warning, SSE, …), so that the
 // Result of a common verdict is 96 bytes: allocating it is most of what
 // the allocating Classify of a small response costs. The content type,
 // method, protocol version and result type are kept as indexes into tables
 // of the usual values (any other value is kept as it is, behind one
-// pointer with the evidence few verdicts carry). A setter changes only the
+// pointer with the evidence few verdicts carry), and so is the warning of
+// a result without resultType (NumWarnings and Warning read the warnings
+// without an allocation). A setter changes only the
 // Result it is called on, not a copy made before. A Result encodes to JSON
 // (MarshalJSON) with every member at the top level, as one struct with all
 // of them would.
@@ -91,37 +93,56 @@ type Result struct {
 
 	// jsonrpc is what JSONRPC returns when codeJSONRPC is set.
 	jsonrpc JSONRPCDetails
-	// codes holds the table indexes of the strings above and three flags
-	// (the code* constants).
+	// codes holds the table indexes of the strings above, isError, and
+	// two flags: JSONRPC is set, and the first warning is a legacy
+	// result's (the code* constants).
 	codes uint16
 	// idBuf holds an id of up to six bytes (a number below 10^6, as SDKs
 	// count requests); a longer id is copied on its own.
 	idBuf [6]byte
 }
 
-// The layout of Result.codes: four table indexes (a field's all-ones
-// value means "the string is in extra") and three flags.
+// The layout of Result.codes: the method's and the result type's table
+// indexes, one number for three more fields (codeGroup), and two flags. A
+// field's highest value means "the string is in extra".
 const (
 	codeMethodShift = 0  // 5 bits: methodNames
-	codeProtoShift  = 5  // 3 bits: protoNames
-	codeCTShift     = 8  // 3 bits: ctNames
-	codeRTShift     = 11 // 2 bits: rtypeNames
+	codeGroupShift  = 5  // 7 bits: the protocol, the content type and isError (below)
+	codeRTShift     = 12 // 2 bits: rtypeNames
 
 	codeMethodMask = 31
-	codeProtoMask  = 7
-	codeCTMask     = 7
+	codeGroupMask  = 127
 	codeRTMask     = 3
 
-	codeJSONRPC    = 1 << 13 // JSONRPC is set
-	codeHasIsError = 1 << 14 // result.isError was a boolean
-	codeIsError    = 1 << 15 // ... and true
+	codeJSONRPC = 1 << 14 // JSONRPC is set
+	// codeWarnNoRT: the first warning is warnNoResultType, kept as this
+	// bit (the rest follow it in extra). It is the warning of every result
+	// without resultType on a 2026-07-28 exchange (a server of an earlier
+	// revision), whose text is a package constant.
+	codeWarnNoRT = 1 << 15
 )
 
-// The tables of the usual strings, index 0 being "": a table has at most
-// as many entries as its field's all-ones value (TestResultTables). The
-// methods are those of the requests and notifications a client sends and
-// of the requests a server sends (a proxy records both), so that a Result
-// of any of them costs no allocation beside its own.
+// codeGroup is one number in 7 bits for three fields: the protocol's index
+// (7 values: protoNames and "in extra"), the content type's (6: ctNames and
+// "in extra") and isError (3: none, false, true), as proto + 7*(ct + 6*ie).
+// 7*6*3 = 126 values fit in 7 bits where three fields of their own take 8:
+// the bit that keeps the first warning (codeWarnNoRT).
+const (
+	protoRadix    = 7
+	ctRadix       = 6
+	isErrorRadix  = 3
+	ctStride      = protoRadix
+	isErrorStride = protoRadix * ctRadix
+
+	isErrorNone, isErrorFalse, isErrorTrue = 0, 1, 2
+)
+
+// The tables of the usual strings, index 0 being "": a table has fewer
+// entries than its field's values (the highest is "in extra",
+// TestResultTables). The methods are those of the requests and
+// notifications a client sends and of the requests a server sends (a
+// proxy records both), so that a Result of any of them costs no allocation
+// beside its own.
 var (
 	methodNames = [...]string{"", "tools/call", "initialize", "tools/list", "resources/read", "prompts/get",
 		"resources/list", "resources/templates/list", "prompts/list", "ping", "completion/complete",
@@ -143,24 +164,44 @@ const (
 	rtypeInputRequired = 2
 )
 
+// codeField is one field of Result.codes: the value (codes>>shift&mask)
+// /stride%radix.
+type codeField struct {
+	shift, mask, stride, radix uint16
+}
+
+// index returns the field's value in r.
+func (f *codeField) index(r *Result) uint16 {
+	return (r.codes >> f.shift & f.mask) / f.stride % f.radix
+}
+
+// setIndex stores i (below radix) as the field's value in r, leaving the
+// other fields that share its bits as they were.
+func (f *codeField) setIndex(r *Result, i uint16) {
+	g := r.codes >> f.shift & f.mask
+	g = g - g/f.stride%f.radix*f.stride + i*f.stride
+	r.codes = r.codes&^(f.mask<<f.shift) | g<<f.shift
+}
+
 // stringField is one of the strings Result keeps as a table index.
 type stringField struct {
-	shift, mask uint16
-	names       []string
+	codeField
+	names []string
 }
 
 var (
-	fieldMethod = stringField{codeMethodShift, codeMethodMask, methodNames[:]}
-	fieldProto  = stringField{codeProtoShift, codeProtoMask, protoNames[:]}
-	fieldCT     = stringField{codeCTShift, codeCTMask, ctNames[:]}
-	fieldRT     = stringField{codeRTShift, codeRTMask, rtypeNames[:]}
+	fieldMethod  = stringField{codeField{codeMethodShift, codeMethodMask, 1, codeMethodMask + 1}, methodNames[:]}
+	fieldProto   = stringField{codeField{codeGroupShift, codeGroupMask, 1, protoRadix}, protoNames[:]}
+	fieldCT      = stringField{codeField{codeGroupShift, codeGroupMask, ctStride, ctRadix}, ctNames[:]}
+	fieldRT      = stringField{codeField{codeRTShift, codeRTMask, 1, codeRTMask + 1}, rtypeNames[:]}
+	fieldIsError = codeField{codeGroupShift, codeGroupMask, isErrorStride, isErrorRadix}
 )
 
 // get returns the field's string in r (in is the string when it is kept
 // in extra).
 func (f *stringField) get(r *Result, in func(*rare) string) string {
-	i := r.codes >> f.shift & f.mask
-	if i == f.mask {
+	i := f.index(r)
+	if i == f.radix-1 {
 		return in(r.rare())
 	}
 	return f.names[i]
@@ -169,15 +210,15 @@ func (f *stringField) get(r *Result, in func(*rare) string) string {
 // put stores s as the field's index in r and reports whether s is in no
 // table (the caller then keeps it in extra).
 func (f *stringField) put(r *Result, s string) (outside bool) {
-	i := f.mask
+	i := f.radix - 1
 	for k, t := range f.names {
 		if t == s {
 			i = uint16(k)
 			break
 		}
 	}
-	r.codes = r.codes&^(f.mask<<f.shift) | i<<f.shift
-	return i == f.mask
+	f.setIndex(r, i)
+	return i == f.radix-1
 }
 
 // extra holds the evidence of the verdicts that have it (see Result): the
@@ -361,28 +402,72 @@ func (r *Result) SetJSONRPC(d *JSONRPCDetails) {
 // IsError returns the result's isError member and true, or false when the
 // result had none that is a boolean (or was no result).
 func (r *Result) IsError() (isError, ok bool) {
-	return r.codes&codeIsError != 0, r.codes&codeHasIsError != 0
+	i := fieldIsError.index(r)
+	return i == isErrorTrue, i != isErrorNone
 }
 
 // SetIsError sets what IsError returns: v and true.
 func (r *Result) SetIsError(v bool) {
-	r.codes = r.codes&^codeIsError | codeHasIsError
 	if v {
-		r.codes |= codeIsError
+		fieldIsError.setIndex(r, isErrorTrue)
+	} else {
+		fieldIsError.setIndex(r, isErrorFalse)
 	}
 }
 
-// Warnings returns the spec violations and oddities that do not change the
-// outcome, in the order they were found (nil or empty when none).
-func (r *Result) Warnings() []Warning {
-	if r.extra == nil {
-		return nil
+// NumWarnings returns how many warnings r carries (Warning reads each).
+func (r *Result) NumWarnings() int {
+	n := 0
+	if r.extra != nil {
+		n = len(r.extra.warnings)
 	}
-	return r.extra.warnings
+	if r.codes&codeWarnNoRT != 0 {
+		n++
+	}
+	return n
+}
+
+// Warning returns r's warning i (0 ≤ i < NumWarnings, in the order
+// Warnings has them) by value, allocating nothing: the way to read a
+// verdict's warnings on a hot path. It panics when i is out of range, as
+// indexing a slice does.
+func (r *Result) Warning(i int) Warning {
+	if r.codes&codeWarnNoRT != 0 {
+		if i == 0 {
+			return warnNoResultType
+		}
+		i--
+	}
+	if r.extra == nil {
+		panic("classify: Result.Warning: index out of range")
+	}
+	return r.extra.warnings[i]
+}
+
+// Warnings returns the spec violations and oddities that do not change the
+// outcome, in the order they were found (nil or empty when none). When the
+// first is a warning kept inside the Result (a result without resultType,
+// codeWarnNoRT) it allocates a new slice; NumWarnings and Warning read the
+// same warnings without allocating. Change them with SetWarnings: changing
+// the slice returned may or may not change r.
+func (r *Result) Warnings() []Warning {
+	if r.codes&codeWarnNoRT == 0 {
+		if r.extra == nil {
+			return nil
+		}
+		return r.extra.warnings
+	}
+	w := make([]Warning, 0, r.NumWarnings())
+	w = append(w, warnNoResultType)
+	if r.extra != nil {
+		w = append(w, r.extra.warnings...)
+	}
+	return w
 }
 
 // SetWarnings sets what Warnings returns.
 func (r *Result) SetWarnings(w []Warning) {
+	r.codes &^= codeWarnNoRT
 	if w != nil || r.extra != nil {
 		r.set().warnings = w
 	}
@@ -733,8 +818,8 @@ type Warning struct {
 
 // HasWarning reports whether the result carries a warning with code.
 func (r *Result) HasWarning(code string) bool {
-	for _, w := range r.Warnings() {
-		if w.Code == code {
+	for i := range r.NumWarnings() {
+		if r.Warning(i).Code == code {
 			return true
 		}
 	}

@@ -43,8 +43,7 @@ func (c *Classifier) result(r *Result, ex *Exchange, res []byte) {
 		resultType = s
 		r.setResultType(s)
 	} else if r.Protocol() == Protocol2026 {
-		e := r.more()
-		e.warnings = append(e.warnings, warnNoResultType)
+		r.addWarnNoResultType()
 	}
 	switch resultType {
 	case "complete":

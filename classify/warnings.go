@@ -71,6 +71,18 @@ func WarningCodes() []string {
 var warnNoResultType = Warning{Code: WarnMissingResultType,
 	Message: "the result has no resultType; it was read as \"complete\"", Rule: rules[WarnMissingResultType]}
 
+// addWarnNoResultType adds warnNoResultType to r's warnings: as the bit
+// codeWarnNoRT when it is the first (no allocation), in extra after the
+// others when it is not.
+func (r *Result) addWarnNoResultType() {
+	if r.codes&codeWarnNoRT == 0 && (r.extra == nil || len(r.extra.warnings) == 0) {
+		r.codes |= codeWarnNoRT
+		return
+	}
+	e := r.more()
+	e.warnings = append(e.warnings, warnNoResultType)
+}
+
 func (r *Result) warn(code, format string, args ...any) {
 	msg := format
 	if len(args) > 0 {

@@ -181,14 +181,16 @@ func (call *Call) WriteReport(w io.Writer) error {
 		if ex.Result == nil || ex.Result == call.Final {
 			continue
 		}
-		for _, wn := range ex.Result.Warnings() {
+		for i := range ex.Result.NumWarnings() {
+			wn := ex.Result.Warning(i)
 			if ex.Method == "tools/list" {
 				fmt.Fprintf(&b, "  warning:   #%d %s: %s: %s\n", ex.Seq, ex.Method, wn.Code, visible.String(wn.Message))
 			}
 		}
 	}
 	if call.Final != nil {
-		for _, wn := range call.Final.Warnings() {
+		for i := range call.Final.NumWarnings() {
+			wn := call.Final.Warning(i)
 			fmt.Fprintf(&b, "  warning:   %s: %s\n", wn.Code, visible.String(wn.Message))
 		}
 	}

@@ -134,10 +134,8 @@ func (c *Client) warnUnknownTool(tool string, ex *Exchange) {
 	if _, ok := c.excluded[tool]; ok {
 		return
 	}
-	for _, w := range r.Warnings() {
-		if w.Code == classify.WarnProtocolErrorAsTool {
-			return
-		}
+	if r.HasWarning(classify.WarnProtocolErrorAsTool) {
+		return
 	}
 	r.SetWarnings(append(r.Warnings(), classify.Warning{
 		Code: classify.WarnProtocolErrorAsTool,

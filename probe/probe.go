@@ -395,7 +395,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	emit(l.Exchanges, nil)
 	for _, ex := range l.Exchanges {
 		if ex.Method == "tools/list" && ex.Result != nil {
-			for _, w := range ex.Result.Warnings() {
+			for i := range ex.Result.NumWarnings() {
+				w := ex.Result.Warning(i)
 				rep.ListingWarnings = append(rep.ListingWarnings, w.Code+": "+w.Message)
 			}
 		}

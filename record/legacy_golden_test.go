@@ -55,7 +55,7 @@ var legacyCases = []struct {
 			{Code: "pagination-cut", Message: "tools/list still had a nextCursor after 2 pages; the rest of the list was not read", Rule: "mcpdiag bounds tools/list pagination"},
 		}},
 	{name: "legacy_fast_then_appended", ex: classify.Exchange{ID: wire.IntID(10)}, header: "application/json",
-		body: `{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"legacy ok"}]}}`,
+		body:     `{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"legacy ok"}]}}`,
 		appended: []classify.Warning{{Code: "tools-list-unreadable", Message: "m", Rule: "MCP tools §Listing Tools: ListToolsResult"}}},
 }
 

@@ -692,9 +692,16 @@ func (r *Record) SetResult(res *classify.Result) {
 	if res.HTTP() != nil && res.HTTP().RetryAfter != nil {
 		r.RetryAfter = res.HTTP().RetryAfter.Raw
 	}
+	// Read by index: a warning the Result keeps inside itself (a legacy
+	// result's) is read without the slice Warnings would allocate, and the
+	// record's own slice is made once at its length.
 	r.Warnings = nil
-	for _, w := range res.Warnings() {
-		r.Warnings = append(r.Warnings, Warning{Code: w.Code, Message: w.Message})
+	if n := res.NumWarnings(); n > 0 {
+		r.Warnings = make([]Warning, n)
+		for i := range n {
+			w := res.Warning(i)
+			r.Warnings[i] = Warning{Code: w.Code, Message: w.Message}
+		}
 	}
 	r.ResponseBytes = res.BodyBytes
 }
