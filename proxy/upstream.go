@@ -71,6 +71,8 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	body := &upstreamBody{rc: resp.Body, up: up}
 	if t.forward {
 		body.ex = ex
+		body.stream = resp.ContentLength < 0
+		body.wait = body.stream
 	}
 	resp.Body = body
 	return resp, nil
@@ -93,6 +95,10 @@ type upstreamBody struct {
 	rc io.ReadCloser
 	up *recorder.Upstream
 	ex *recorder.Exchange // set: the first Read forwards the body (forward)
+	// stream: a forwarding body of unknown length (an event stream, or a
+	// chunked answer), whose reads may wait for the upstream (see Read).
+	stream bool
+	wait   bool // the next read may wait: hold no chunk until it returns
 }
 
 // Read reads the body; or, on the first call of a forwarding body, copies
@@ -113,6 +119,19 @@ type upstreamBody struct {
 // (ReverseProxy aborts the handler all the same; the recorder noted the
 // real error).
 //
+// A body of unknown length (stream) holds no chunk while its upstream sends
+// nothing: before its first read, and before any read that follows a short
+// one (the upstream had no more to give, so the next read is likely to
+// wait: an idle event stream), the loop gives its chunk back and waits in
+// a read of no bytes, then takes a chunk for the read of what arrived. On
+// a chunked HTTP/1.1 body the empty read returns once the next chunk's
+// header is in (it reads no byte of the chunk's data, and it is the read
+// the next one would have begun with: the reads return the same bytes as
+// before, with no other system call); on an HTTP/2 body, once data is
+// there; on other bodies (an HTTP/1.0 body read to the connection's end)
+// at once, and the read that follows then waits holding its chunk, as it
+// did before (docs/decisions.md, idle18).
+//
 // The loop is here, not in a function of its own: its frame and
 // ForwardChunk's lie under net/http's writing of the response head, where
 // ReverseProxy's copy has two frames of its own (see recorder.Recorder.Serve).
@@ -124,10 +143,7 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 	b.ex = nil // (ReverseProxy reads no more)
 	c := p
 	for {
-		if c == nil {
-			c = recorder.Chunk(CopyBufferSize)
-		}
-		n, rerr := b.read(c)
+		n, rerr := b.readChunk(&c)
 		var werr error
 		if n > 0 {
 			c, werr = ex.ForwardChunk(c, n)
@@ -143,6 +159,28 @@ func (b *upstreamBody) Read(p []byte) (int, error) {
 			return 0, rerr
 		}
 	}
+}
+
+// readChunk reads the upstream body into *c, a chunk, taking one when *c
+// is nil. When the read may wait (b.wait), it first gives *c back and
+// waits in a read of no bytes (see Read). Not in Read: its frame lies
+// under net/http's writing of the response head, this one does not.
+//
+//go:noinline
+func (b *upstreamBody) readChunk(c *[]byte) (int, error) {
+	if b.wait {
+		recorder.PutChunk(*c)
+		*c = nil
+		if _, err := b.read(nil); err != nil {
+			return 0, err
+		}
+	}
+	if *c == nil {
+		*c = recorder.Chunk(CopyBufferSize)
+	}
+	n, err := b.read(*c)
+	b.wait = b.stream && n < len(*c)
+	return n, err
 }
 
 // read reads the upstream body and notes how it ended.
