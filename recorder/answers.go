@@ -130,11 +130,6 @@ func (w *requestWatch) release() {
 	requestWatches.Put(w)
 }
 
-// keptWatchData is the data buffer a watch keeps between events (a larger
-// one, grown for a large event, goes back to the chunk pools): an idle
-// stream holds little.
-const keptWatchData = 4 << 10
-
 // maxWatchHead is how much of an event's data the watch reads for a
 // member that shows it is no request (wire.HeadRulesOutRequest): a
 // response's result or error, which a server writes after no more than
@@ -207,11 +202,12 @@ func (w *requestWatch) feed(b []byte, s *serverRequests, session string) {
 			}
 			w.lines, w.over, w.none = 0, false, false
 			w.typLen = 0
-			w.data = w.data[:0]
-			if cap(w.data) > keptWatchData {
-				putChunk(w.data)
-				w.data = nil
-			}
+			// The data buffer goes back to the chunk pools at every
+			// event's end: an idle stream holds none (it held a 1 KiB
+			// chunk, up to 4 KiB, before idle18), for a pool's get and put
+			// per event that had data kept.
+			putChunk(w.data)
+			w.data = nil
 		}
 	}
 }
