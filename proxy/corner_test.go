@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/fixture"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -120,15 +121,18 @@ func TestGETStreamLeftByClient(t *testing.T) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"?mode="+mode, nil)
 			req.Header.Set("Accept", "text/event-stream")
 			done := make(chan struct{})
+			first := make(chan error, 1) // sending: the client's read of the first event's first line
 			go func() {
 				defer close(done)
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
+					first <- err
 					return
 				}
 				defer resp.Body.Close()
 				if mode == "sending" {
-					_, _ = bufio.NewReader(resp.Body).ReadString('\n')
+					_, err := bufio.NewReader(resp.Body).ReadString('\n')
+					first <- err
 				}
 				<-ctx.Done()
 			}()
@@ -142,6 +146,15 @@ func TestGETStreamLeftByClient(t *testing.T) {
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("%s: the request never reached the proxy", mode)
+				}
+			}
+			if mode == "sending" {
+				// The client leaves once it has an event: the record's
+				// arrivals are of the events forwarded before it left, and
+				// on a loaded machine none may have been by then (0 SSE
+				// arrivals, seen once in idle18's run of the whole tree).
+				if err := testwait.Recv(t, first, "sending: the client's first event"); err != nil {
+					t.Fatalf("sending: the client's first event: %v", err)
 				}
 			}
 			cancel()
