@@ -43,8 +43,9 @@ const (
 	// FlagFI: a fault scenario fired on this request (the "fault" member
 	// says which).
 	FlagFI Flag = "FI"
-	// FlagSD: the proxy shut down with the exchange in flight; the request
-	// was still waiting for (the end of) its answer when the capture ended.
+	// FlagSD: the proxy (or serve: the recorder's owner) shut down with the
+	// exchange in flight; the request was still waiting for (the end of) its
+	// answer when the capture ended (Record.CutByShutdown).
 	FlagSD Flag = "SD"
 	// FlagUX: the stdio server process ended with this request unanswered
 	// (or, for a server request, the client had not answered it).

@@ -49,3 +49,10 @@ func (r *Record) Interrupted() bool {
 	}
 	return false
 }
+
+// CutByShutdown reports whether r is the record of an exchange that the
+// recording proxy's or server's own shutdown cut (the flag FlagSD): the
+// request was still waiting for (the end of) its answer when mcpdiag proxy
+// or mcpdiag serve was stopped, so what failed there is the stop's doing,
+// not the server's under diagnosis.
+func (r *Record) CutByShutdown() bool { return r.Flags.Has(FlagSD) }

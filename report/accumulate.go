@@ -120,9 +120,12 @@ type Accumulator struct {
 	// kind (Summary.Interrupted): a probe or an era fallback of a cut run
 	// too, which its section counts as such.
 	interrupted int64
-	calls       *section
-	exchanges   *section
-	server      *section
+	// cutByShutdown counts the records flagged SD that no interrupt's
+	// warning already counts (Summary.CutByShutdown).
+	cutByShutdown int64
+	calls         *section
+	exchanges     *section
+	server        *section
 
 	// Exchanges whose call line has not been seen, by callId, oldest
 	// first in order.
@@ -154,6 +157,7 @@ type openCall struct {
 	sumMs       float64
 	timed, span bool
 	interrupted bool // an exchange of it is of an interrupted matrix run
+	shutdown    bool // an exchange of it was cut by the proxy's or server's shutdown (record.Record.CutByShutdown)
 	elem        *list.Element
 }
 
@@ -228,7 +232,8 @@ func (a *Accumulator) Add(r *record.Record) {
 
 // noteInterrupted counts r when it carries one of
 // record.InterruptedWarnings, and remembers which (Summary.Interrupted,
-// InterruptedWarnings).
+// InterruptedWarnings); else when the shutdown of the proxy or server that
+// recorded it cut it (Summary.CutByShutdown).
 func (a *Accumulator) noteInterrupted(r *record.Record) {
 	cut := false
 	for _, c := range record.InterruptedWarnings {
@@ -241,8 +246,11 @@ func (a *Accumulator) noteInterrupted(r *record.Record) {
 			slices.Sort(a.interruptedBy)
 		}
 	}
-	if cut {
+	switch {
+	case cut:
 		a.interrupted++
+	case r.CutByShutdown():
+		a.cutByShutdown++
 	}
 }
 
@@ -303,6 +311,9 @@ func (a *Accumulator) track(r *record.Record) {
 	if r.Interrupted() {
 		oc.interrupted = true
 	}
+	if r.CutByShutdown() {
+		oc.shutdown = true
+	}
 	if r.Seq >= oc.seq {
 		oc.seq, oc.outcome, oc.layer = r.Seq, r.Outcome, r.Layer
 	}
@@ -327,7 +338,7 @@ func (a *Accumulator) track(r *record.Record) {
 func (a *Accumulator) orphan(oc *openCall) {
 	a.order.Remove(oc.elem)
 	delete(a.open, oc.id)
-	o := obs{id: oc.id, method: oc.method, tool: oc.tool, outcome: oc.outcome, layer: oc.layer, interrupted: oc.interrupted}
+	o := obs{id: oc.id, method: oc.method, tool: oc.tool, outcome: oc.outcome, layer: oc.layer, interrupted: oc.interrupted, shutdown: oc.shutdown}
 	switch {
 	case oc.span && oc.end.After(oc.start):
 		o.ms = durationMs(record.Duration(oc.end.Sub(oc.start)))
@@ -368,6 +379,7 @@ func (a *Accumulator) Summary() *Summary {
 	s.Calls.Open = int64(len(a.open))
 	s.Interrupted = a.interrupted
 	s.InterruptedWarnings = slices.Clone(a.interruptedBy)
+	s.CutByShutdown = a.cutByShutdown
 	return s
 }
 
@@ -383,6 +395,7 @@ type obs struct {
 	errorAnswer  bool // a client's answer that was its JSON-RPC error (record.ClientAnswer)
 	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
 	interrupted  bool // a record of a matrix run or a call an interrupt cut short (record.Record.Interrupted)
+	shutdown     bool // an exchange the recording proxy's or server's own shutdown cut (record.Record.CutByShutdown)
 }
 
 // apart says why a record is counted apart from the records that can fail,
@@ -404,6 +417,11 @@ const (
 	// cut short: not judged, and what failed in it may be the stop's
 	// doing.
 	apartInterrupted
+	// apartShutdown: an exchange the recording proxy's or server's own
+	// shutdown cut (flag SD), or a call rebuilt from exchanges of which
+	// one was: the user's stop, as an interrupt is, not the server's
+	// failure.
+	apartShutdown
 )
 
 func (o obs) apart() apart {
@@ -414,6 +432,8 @@ func (o obs) apart() apart {
 		return apartFallback
 	case o.interrupted:
 		return apartInterrupted
+	case o.shutdown:
+		return apartShutdown
 	}
 	return notApart
 }
@@ -451,7 +471,8 @@ func observe(r *record.Record) obs {
 		fallback:    r.EraFallback && r.Kind == record.KindExchange && r.Decision != nil && r.Decision.Action == "renegotiate",
 		errorAnswer: r.ClientAnswer && !r.AnswerRefused && r.Outcome == classify.JSONRPCError,
 		refused:     r.ClientAnswer && r.AnswerRefused,
-		interrupted: r.Interrupted()}
+		interrupted: r.Interrupted(),
+		shutdown:    r.CutByShutdown()}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -471,6 +492,7 @@ type counted struct {
 	probes      int64 // of n, probe records (outcomes only)
 	fallback    int64 // of n, era fallbacks (outcomes only)
 	interrupted int64 // of n, records of interrupted matrix runs (outcomes only)
+	shutdown    int64 // of n, records cut by the proxy's or server's shutdown (outcomes only)
 	examples    []string
 }
 
@@ -497,7 +519,10 @@ type section struct {
 	fallbacks int64
 	// interrupted counts the records of matrix runs the stop cut short.
 	interrupted int64
-	orphans     int64
+	// cutByShutdown counts the records the recording proxy's or server's
+	// own shutdown cut.
+	cutByShutdown int64
+	orphans       int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -607,6 +632,8 @@ func (s *section) add(o obs) {
 		s.fallbacks++
 	case apartInterrupted:
 		s.interrupted++
+	case apartShutdown:
+		s.cutByShutdown++
 	}
 	if fail {
 		s.failures++
@@ -639,6 +666,9 @@ func (s *section) add(o obs) {
 	case apartInterrupted:
 		oc.interrupted++
 		oc.n++
+	case apartShutdown:
+		oc.shutdown++
+		oc.n++
 	default:
 		oc.add(o.id, s.opts.Examples)
 	}
@@ -659,9 +689,11 @@ func (s *section) add(o obs) {
 	ts.outcomes[label(ts.outcomes, string(o.outcome), s.opts.MaxOutcomes)]++
 	// A record of a run an interrupt cut short has the stop's time, not a
 	// latency (the cut tools/call lasted until the user's Ctrl-C): not a
-	// sample, nor among the slowest, so that no p95 gate fails on it.
+	// sample, nor among the slowest, so that no p95 gate fails on it; nor
+	// is an exchange the proxy's or server's shutdown cut (its hang lasted
+	// until the stop).
 	ms := o.ms
-	if ap == apartInterrupted {
+	if ap == apartInterrupted || ap == apartShutdown {
 		ms = 0
 	}
 	ts.lat.add(ms)
@@ -725,10 +757,11 @@ func (s *section) summary() *Section {
 		Kind:           string(s.kind),
 		Total:          s.total,
 		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted),
+		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown),
 		Probes:         s.probes,
 		EraFallbacks:   s.fallbacks,
 		Interrupted:    s.interrupted,
+		CutByShutdown:  s.cutByShutdown,
 		Orphans:        s.orphans,
 		ErrorAnswers:   s.errAnswers,
 		RefusedAnswers: s.refused,
@@ -745,7 +778,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

@@ -99,6 +99,10 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf("  incomplete: %d %s of runs an interrupt cut short (%s): not judged, counted apart as interrupted, not as failures nor latency samples\n",
 			s.Interrupted, plural(s.Interrupted, "record is", "records are"), InterruptedWords(s.InterruptedWarnings))
 	}
+	if s.CutByShutdown > 0 {
+		w.printf("  incomplete: %d %s of exchanges the recording proxy's or server's own shutdown cut (flag SD): not judged, counted apart as cut by shutdown, not as failures nor latency samples\n",
+			s.CutByShutdown, plural(s.CutByShutdown, "record is", "records are"))
+	}
 	if s.Rejudged > 0 {
 		w.printf("  %d exchange %s of an older mcpdiag (before 2026-12-06) said RESULT_SUCCESS (application layer) for an exchange that is not a JSON-RPC request (a GET, a DELETE, a batch): counted as HTTP_SUCCESS (transport layer), as this version records them\n", s.Rejudged, plural(s.Rejudged, "record", "records"))
 	}
@@ -148,6 +152,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Interrupted > 0 {
 		w.printf(", %d interrupted (cut short by an interrupt: not failures; the rate is of the others)", sec.Interrupted)
 	}
+	if sec.CutByShutdown > 0 {
+		w.printf(", %d cut by shutdown (the recording proxy's or server's own, flag SD: not failures; the rate is of the others)", sec.CutByShutdown)
+	}
 	if sec.ErrorAnswers > 0 {
 		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
 	}
@@ -187,6 +194,9 @@ func writeSection(w *errWriter, sec *Section) {
 		o := fmt.Sprintf("%s %d", c.Outcome, c.Count)
 		if c.Interrupted > 0 {
 			o += fmt.Sprintf(" (%d interrupted)", c.Interrupted)
+		}
+		if c.CutByShutdown > 0 {
+			o += fmt.Sprintf(" (%d cut by shutdown)", c.CutByShutdown)
 		}
 		outcomes = append(outcomes, o)
 	}

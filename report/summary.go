@@ -53,6 +53,14 @@ type Summary struct {
 	// InterruptedWarnings names the codes of those warnings the records
 	// carry, sorted.
 	InterruptedWarnings []string `json:"interruptedWarnings,omitempty"`
+	// CutByShutdown counts the exchange records that the recording proxy's
+	// or server's own shutdown cut (the flag SD: mcpdiag proxy or mcpdiag
+	// serve was stopped with the exchange in flight) and that no
+	// interrupt's warning counts already: the user's stop, not a failure of
+	// the server under diagnosis. They are counted apart in their sections
+	// (Section.CutByShutdown), as Interrupted, and `mcpdiag report` exits 3
+	// when there are any (and no gate failed): the capture was incomplete.
+	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
 	// OtherKinds counts records of a kind this version does not know.
 	OtherKinds int64 `json:"otherKinds,omitempty"`
 	// Rejudged counts the exchange records of an mcpdiag before 15d740b
@@ -93,7 +101,7 @@ type Section struct {
 	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
 	// FailureRate is Failures / (Total − Probes − EraFallbacks −
-	// Interrupted).
+	// Interrupted − CutByShutdown).
 	FailureRate float64 `json:"failureRate"`
 	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
 	// purpose (records with a probe member): their answers, errors to
@@ -118,6 +126,13 @@ type Section struct {
 	// Failures, WorstOffenders or the gates; nor, unlike Probes, in Latency
 	// or Slowest (a cut exchange's time is the stop's, not a latency).
 	Interrupted int64 `json:"interrupted,omitempty"`
+	// CutByShutdown counts the exchanges the recording proxy's or server's
+	// own shutdown cut (flag SD; record.Record.CutByShutdown), and, in
+	// Calls, the calls rebuilt from exchanges of which one was, unless an
+	// interrupt's warning counts them as Interrupted. Like Interrupted,
+	// in Total, ByOutcome and ByTool but never in Failures,
+	// WorstOffenders, the gates, Latency or Slowest.
+	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
 	// JSONRPC_ERROR, no answerRefused): counted in Failures under their
@@ -194,6 +209,9 @@ type OutcomeCount struct {
 	// Interrupted counts, of Count, the records of interrupted runs and
 	// calls (see Section.Interrupted): the gates leave them out.
 	Interrupted int64 `json:"interrupted,omitempty"`
+	// CutByShutdown counts, of Count, the records the proxy's or server's
+	// shutdown cut (see Section.CutByShutdown): the gates leave them out.
+	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among
@@ -223,7 +241,8 @@ func (t *ToolStats) Name() string { return target(t.Method, t.Tool) }
 
 // Latency summarises durations, in milliseconds. Records without
 // timings.totalMs (not measured) are not samples, nor are the records of
-// runs an interrupt cut short (Section.Interrupted).
+// runs an interrupt cut short (Section.Interrupted) and of exchanges the
+// proxy's or server's shutdown cut (Section.CutByShutdown).
 type Latency struct {
 	// Samples counts the measured records.
 	Samples int64 `json:"samples"`
@@ -371,12 +390,15 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 }
 
 // judged is how many of the section's records can fail: all but the
-// probes of mcpdiag probe, the era fallbacks and the records of
-// interrupted runs and calls.
-func (s *Section) judged() int64 { return s.Total - s.Probes - s.EraFallbacks - s.Interrupted }
+// probes of mcpdiag probe, the era fallbacks, the records of interrupted
+// runs and calls and those the proxy's or server's shutdown cut.
+func (s *Section) judged() int64 {
+	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown
+}
 
 // judged is how many of the outcome's records can fail: all but the
-// probes, the era fallbacks and the records of interrupted runs and calls.
+// probes, the era fallbacks, the records of interrupted runs and calls and
+// those the proxy's or server's shutdown cut.
 func (c *OutcomeCount) judged() int64 {
-	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted
+	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted - c.CutByShutdown
 }

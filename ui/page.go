@@ -45,6 +45,10 @@ type meta struct {
 	// call an interrupt cut short (record.InterruptedWarnings): not a
 	// failure, as in mcpdiag report.
 	Interrupted []string `json:"interrupted"`
+	// CutByShutdown is the flag of an exchange the recording proxy's or
+	// server's own shutdown cut (record.FlagSD): not a failure, as in
+	// mcpdiag report.
+	CutByShutdown string `json:"cutByShutdown"`
 }
 
 type outcomeMeta struct {
@@ -58,7 +62,7 @@ type outcomeMeta struct {
 func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
 		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
-		Interrupted: record.InterruptedWarnings}
+		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD)}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)
 	}

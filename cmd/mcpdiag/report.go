@@ -57,11 +57,15 @@ writer wrote before it closed the pipe. A second Ctrl-C stops it at once.
 Records of matrix runs that an interrupt (or a limit) cut short, and of
 calls mcpdiag call was stopped in, carry the warning matrix-run-interrupted
 or call-interrupted: they are counted apart as interrupted, never as
-failures, and the report says the run was incomplete.
+failures, and the report says the run was incomplete. Exchanges that the
+recording proxy's or server's own shutdown cut (flag SD: mcpdiag proxy or
+serve stopped with them in flight) are counted apart the same way, as cut
+by shutdown.
 
 Exit status: 0 ok, 1 a gate failed, 2 usage error or unreadable input, 3 no
-gate failed but records of interrupted runs or calls were read (the run they
-came from was incomplete).`,
+gate failed but records of interrupted runs or calls, or of exchanges cut by
+the proxy's or server's shutdown, were read (the run or capture they came
+from was incomplete).`,
 		Example: `  mcpdiag report calls.jsonl
   mcpdiag call http://127.0.0.1:8080/mcp echo --json | mcpdiag report
   mcpdiag report --json proxy.jsonl > baseline.json
@@ -270,19 +274,28 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		}
 		return &exitError{code: 1, err: errSilent}
 	}
+	// The records are true, but the run or capture they came from is not
+	// whole: a CI step must not read a green report of it.
+	var incomplete []string
 	if s.Interrupted > 0 {
-		// The records are true, but the run they came from is not
-		// whole: a CI step must not read a green report of it.
-		return &exitError{code: ExitReportIncomplete, err: fmt.Errorf("%d record(s) of runs an interrupt cut short (%s): the run was incomplete; they are counted apart, not as failures",
-			s.Interrupted, report.InterruptedWords(s.InterruptedWarnings))}
+		incomplete = append(incomplete, fmt.Sprintf("%d record(s) of runs an interrupt cut short (%s): the run was incomplete; they are counted apart, not as failures",
+			s.Interrupted, report.InterruptedWords(s.InterruptedWarnings)))
+	}
+	if s.CutByShutdown > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("%d record(s) of exchanges the recording proxy's or server's own shutdown cut (flag SD): the capture was incomplete; they are counted apart, not as failures",
+			s.CutByShutdown))
+	}
+	if len(incomplete) > 0 {
+		return &exitError{code: ExitReportIncomplete, err: errors.New(strings.Join(incomplete, "; "))}
 	}
 	return nil
 }
 
 // ExitReportIncomplete is the exit status of `mcpdiag report` when no gate
 // failed but the records include ones of matrix runs or calls an interrupt
-// cut short (record.InterruptedWarnings): the report is printed, and the
-// run it describes was incomplete. A failed gate (exit 1) takes precedence: the
+// cut short (record.InterruptedWarnings) or of exchanges the recording
+// proxy's or server's own shutdown cut (record.FlagSD): the report is
+// printed, and the run or capture it describes was incomplete. A failed gate (exit 1) takes precedence: the
 // failures it found are in the records that were judged.
 const ExitReportIncomplete = 3
 

@@ -349,6 +349,9 @@ func TestServeBinarySignal(t *testing.T) {
 	if r := cut[0]; r.JSONRPC.ID.String() != "1" || !r.Flags.Has(record.FlagSD) {
 		t.Errorf("the in-flight request's line: id %s flags %v, want id 1 flagged SD:\n%s", r.JSONRPC.ID, r.Flags, data)
 	}
+	// The report of the log counts the cut exchange apart, as the
+	// user's stop, not the server's failure.
+	reportCutByShutdown(t, logPath, 1)
 }
 
 // inFlight returns what serve's /admin/counters says is in flight on the

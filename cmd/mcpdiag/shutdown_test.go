@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
+	"github.com/mcpdiag/mcpdiag/report"
 )
 
 // endless is an upstream that never finishes an answer; hung receives once
@@ -142,6 +145,69 @@ func TestProxyShutdownBinary(t *testing.T) {
 				t.Errorf("want one line saying what cut the open exchanges, got %q; stderr:\n%s", other, p.stderr.String())
 			}
 			shutdownRecords(t, path)
+			reportCutByShutdown(t, path, 2)
 		})
+	}
+}
+
+// reportCutByShutdown holds `mcpdiag report` and `report --json` of a
+// record file whose exchanges the recording proxy's or server's own
+// shutdown cut (n of them, flagged SD, nothing else failed): they are
+// counted apart as cut by shutdown, not as failures, the text says so on
+// the header and the section's line, and report exits 3 (the capture was
+// incomplete, as for an interrupted run) with one line on stderr saying
+// why. Before, report counted them failures ("2 failed (100.0%)") and
+// exited 0.
+func reportCutByShutdown(t *testing.T, path string, n int64) {
+	t.Helper()
+	recs := recordtest.ReadFile(t, path)
+	var sd int64
+	for _, r := range recs {
+		if r.Kind == record.KindExchange && r.Flags.Has(record.FlagSD) {
+			sd++
+		}
+	}
+	if sd != n {
+		t.Fatalf("%d exchanges flagged SD in %s, want %d: not the file this check is about", sd, path, n)
+	}
+	wantErr := fmt.Sprintf("mcpdiag: %d record(s) of exchanges the recording proxy's or server's own shutdown cut (flag SD): the capture was incomplete; they are counted apart, not as failures\n", n)
+	for _, mode := range []string{"text", "json"} {
+		args := []string{"report", path}
+		if mode == "json" {
+			args = []string{"report", "--json", path}
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(args, strings.NewReader(""), &stdout, &stderr); code != ExitReportIncomplete {
+			t.Errorf("report %s: exit %d, want %d; stderr:\n%s", mode, code, ExitReportIncomplete, stderr.String())
+		}
+		if stderr.String() != wantErr {
+			t.Errorf("report %s: stderr %q, want %q", mode, stderr.String(), wantErr)
+		}
+		if mode == "text" {
+			for _, line := range []string{
+				fmt.Sprintf("  incomplete: %d %s of exchanges the recording proxy's or server's own shutdown cut (flag SD): not judged", n, map[bool]string{true: "record is", false: "records are"}[n == 1]),
+				fmt.Sprintf(", 0 failed (0.0%%), %d cut by shutdown (", n),
+			} {
+				if !strings.Contains(stdout.String(), line) {
+					t.Errorf("the text report lacks %q:\n%s", line, stdout.String())
+				}
+			}
+			continue
+		}
+		var s report.Summary
+		if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+			t.Fatalf("report --json: %v\n%s", err, stdout.String())
+		}
+		if s.CutByShutdown != n || s.Exchanges.CutByShutdown != n || s.Exchanges.Failures != 0 || s.Exchanges.Latency.Samples != s.Exchanges.Total-n {
+			t.Errorf("report --json: cutByShutdown %d, exchanges: cutByShutdown %d, failures %d, latency samples %d of %d; want %d cut, 0 failures, the cut ones no samples\n%s",
+				s.CutByShutdown, s.Exchanges.CutByShutdown, s.Exchanges.Failures, s.Exchanges.Latency.Samples, s.Exchanges.Total, n, stdout.String())
+		}
+		var cut int64
+		for _, c := range s.Exchanges.ByOutcome {
+			cut += c.CutByShutdown
+		}
+		if cut != n {
+			t.Errorf("report --json: the outcomes count %d cut by shutdown, want %d", cut, n)
+		}
 	}
 }

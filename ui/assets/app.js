@@ -99,6 +99,10 @@ export function isFailure(r) {
   // by mcpdiag report as interrupted, not a failure (its NETWORK_ERROR is
   // the stop's cut).
   if (isInterrupted(r)) return false;
+  // An exchange the recording proxy's or server's own shutdown cut (the
+  // flag SD): the user's stop, counted apart by mcpdiag report as cut by
+  // shutdown, not a failure of the server.
+  if (isCutByShutdown(r)) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
@@ -110,6 +114,13 @@ export function isFailure(r) {
 // warnings record.InterruptedWarnings (META.interrupted), a typed fact.
 export function isInterrupted(r) {
   return (r.warnings || []).some((w) => META.interrupted.includes(w.code));
+}
+
+// isCutByShutdown is report's obs.shutdown: the record carries the flag
+// record.FlagSD (META.cutByShutdown), a typed fact; one an interrupt's
+// warning marks is counted as interrupted instead, as report does.
+export function isCutByShutdown(r) {
+  return (r.flags || []).includes(META.cutByShutdown) && !isInterrupted(r);
 }
 
 function fmtTime(t) {
@@ -198,6 +209,7 @@ const model = {
   dropped: 0,
   late: 0,               // records marked matrix-line-late (isLate)
   interrupted: 0,        // records of interrupted runs and calls (isInterrupted)
+  cutByShutdown: 0,      // exchanges the proxy's or server's shutdown cut (isCutByShutdown)
 };
 
 function groupKey(r) {
@@ -255,6 +267,7 @@ function addRecord(r) {
   if (r.kind === 'dropped') model.dropped += r.dropped || 0;
   if (isLate(r)) model.late++;
   if (isInterrupted(r)) model.interrupted++;
+  if (isCutByShutdown(r)) model.cutByShutdown++;
 }
 
 // Era fallbacks mcpdiag report linked (see isFailure), by record id: a
@@ -277,6 +290,7 @@ function clearModel() {
   model.dropped = 0;
   model.late = 0;
   model.interrupted = 0;
+  model.cutByShutdown = 0;
   for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
 }
 
@@ -360,7 +374,7 @@ function rowFor(v, index) {
   if (v.child) cls.push('child');
   if (isFailure(r)) cls.push('fail');
   if (isLate(r)) cls.push('late');
-  if (isInterrupted(r)) cls.push('interrupted');
+  if (isInterrupted(r) || isCutByShutdown(r)) cls.push('interrupted');
   if (selected === r) cls.push('selected');
   const outcome = r.outcome ? h('span', { class: 'badge layer-' + (layer || 'unknown'), title: r.reason || undefined }, r.outcome) : '';
   const tr = h('tr', {
@@ -407,7 +421,8 @@ function render() {
     const shown = view.filter((v) => v.rec).length;
     $('count').textContent = `${shown} of ${model.records.length} records` +
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
-      (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '');
+      (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '') +
+      (model.cutByShutdown ? ` · ${model.cutByShutdown} cut by shutdown (the proxy's or server's own; incomplete; not failures)` : '');
   }
   if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
@@ -768,9 +783,10 @@ function chartLatency(rs) {
   const by = new Map();
   for (const r of rs) {
     const ms = r.timings && r.timings.totalMs;
-    // A record of an interrupted run has the stop's time, not a latency
-    // (report leaves it out of its percentiles too).
-    if (ms === undefined || !r.outcome || isInterrupted(r)) continue;
+    // A record of an interrupted run, or of an exchange the shutdown cut,
+    // has the stop's time, not a latency (report leaves it out of its
+    // percentiles too).
+    if (ms === undefined || !r.outcome || isInterrupted(r) || isCutByShutdown(r)) continue;
     if (!by.has(r.outcome)) by.set(r.outcome, new Array(EDGES.length).fill(0));
     by.get(r.outcome)[EDGES.findIndex((e) => ms < e)]++;
   }
