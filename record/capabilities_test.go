@@ -3,8 +3,10 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -113,6 +115,7 @@ func FuzzClientCapabilities(f *testing.F) {
 				}
 			}
 		}
+		want, truncated := capped(want)
 		if want != nil {
 			for i, k := range want {
 				want[i] = Default.Scrub(k)
@@ -121,7 +124,120 @@ func FuzzClientCapabilities(f *testing.F) {
 		if !slices.Equal(back.ClientCapabilities, want) || (back.ClientCapabilities == nil) != (want == nil) {
 			t.Fatalf("body %q: clientCapabilities %q (nil %v), want %q (nil %v)\n%s", body, back.ClientCapabilities, back.ClientCapabilities == nil, want, want == nil, line)
 		}
+		if back.ClientCapabilitiesTruncated != truncated {
+			t.Fatalf("body %q: clientCapabilitiesTruncated %v, want %v\n%s", body, back.ClientCapabilitiesTruncated, truncated, line)
+		}
 	})
+}
+
+// capped is the cap wire.MaxCapabilityNames puts on sorted distinct names,
+// written out plainly: past it, the schema's names and then the smallest
+// others, sorted; and whether any were left out.
+func capped(names []string) ([]string, bool) {
+	if len(names) <= wire.MaxCapabilityNames {
+		return names, false
+	}
+	var keep, others []string
+	for _, n := range names {
+		if wire.IsSchemaCapability(n) {
+			keep = append(keep, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	keep = append(keep, others[:wire.MaxCapabilityNames-len(keep)]...)
+	sort.Strings(keep)
+	return keep, true
+}
+
+// TestClientCapabilitiesCapped: a declaration of 100,000 capability names
+// (in _meta's clientCapabilities, and in initialize's capabilities) gives a
+// record of wire.MaxCapabilityNames names, the schema's it declared among
+// them wherever they stood, the smallest others, and
+// clientCapabilitiesTruncated; the line stays small, and the names do not
+// depend on the members' order. 32 names are kept whole and unmarked, 33
+// are cut to 32 and marked. Before, the record carried all 100,000 names
+// (a line of 1.5 MB for one request), and reading them took time quadratic
+// in their number.
+func TestClientCapabilitiesCapped(t *testing.T) {
+	object := func(n int, reverse bool, extra ...string) string {
+		keys := make([]string, 0, n+len(extra))
+		for i := range n {
+			keys = append(keys, fmt.Sprintf("x%06d", i))
+		}
+		keys = append(keys, extra...)
+		if reverse {
+			slices.Reverse(keys)
+		}
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%q:{}", k)
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	meta := func(caps string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"approve","arguments":{},"_meta":{"` +
+			wire.MetaClientCapabilities + `":` + caps + `}}}`
+	}
+	initialize := func(caps string) string {
+		return `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`
+	}
+	others := func(n int) []string {
+		var o []string
+		for i := range n {
+			o = append(o, fmt.Sprintf("x%06d", i))
+		}
+		return o
+	}
+	huge := append([]string{"elicitation", "roots"}, others(wire.MaxCapabilityNames-2)...)
+	sort.Strings(huge)
+	tests := []struct {
+		name      string
+		body      string
+		want      []string
+		truncated bool
+	}{
+		{"_meta, 100000 names, the schema's last", meta(object(100000, false, "roots", "elicitation")), huge, true},
+		{"_meta, the same in reverse order", meta(object(100000, true, "roots", "elicitation")), huge, true},
+		{"initialize, 100000 names", initialize(object(100000, false, "elicitation", "roots")), huge, true},
+		{"exactly the cap", meta(object(wire.MaxCapabilityNames, false)), others(wire.MaxCapabilityNames), false},
+		{"one past the cap", meta(object(wire.MaxCapabilityNames+1, true)), others(wire.MaxCapabilityNames), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Record{Kind: KindExchange, HTTPMethod: "POST", Status: 200}
+			r.SetRequest([]byte(tt.body))
+			line, err := Marshal(r)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			if len(line) > 4096 {
+				t.Errorf("the line is %d bytes for a request of %d: not bounded by the cap", len(line), len(tt.body))
+			}
+			back, err := Decode(line)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !slices.Equal(back.ClientCapabilities, tt.want) || back.ClientCapabilitiesTruncated != tt.truncated {
+				t.Errorf("clientCapabilities %d names %q, truncated %v; want %q, %v", len(back.ClientCapabilities), trimList(back.ClientCapabilities), back.ClientCapabilitiesTruncated, tt.want, tt.truncated)
+			}
+			if has := contains(line, `"clientCapabilitiesTruncated":true`); has != tt.truncated {
+				t.Errorf("the line marks the truncation %v, want %v", has, tt.truncated)
+			}
+		})
+	}
+}
+
+func trimList(s []string) []string {
+	if len(s) > 40 {
+		return append(slices.Clip(s[:40]), "…")
+	}
+	return s
 }
 
 // keysOf is the sorted keys of a JSON object by encoding/json; nil when raw

@@ -96,6 +96,9 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 	if r.ClientCapabilities != nil {
 		b = appendStrings(b, `,"clientCapabilities":`, r.ClientCapabilities)
 	}
+	if r.ClientCapabilitiesTruncated {
+		b = append(b, `,"clientCapabilitiesTruncated":true`...)
+	}
 	b = appendOmitString(b, `,"session":`, r.Session)
 	b = appendOmitString(b, `,"conn":`, r.Conn)
 	b = appendOmitString(b, `,"httpMethod":`, r.HTTPMethod)

@@ -209,8 +209,17 @@ type Record struct {
 	// (2026-07-28) or of initialize's params.capabilities (2025-11-25 and
 	// earlier; wire.Message.Capabilities()). Absent when the request declares
 	// none this way (a 2025-11-25 request after initialize: its session's
-	// initialize carries them); [] when it declares an empty object.
+	// initialize carries them); [] when it declares an empty object. At
+	// most wire.MaxCapabilityNames: the schema's names, then the smallest
+	// others (ClientCapabilitiesTruncated says when some were left out).
 	ClientCapabilities []string `json:"clientCapabilities,omitzero"`
+	// ClientCapabilitiesTruncated marks a declaration of more than
+	// wire.MaxCapabilityNames distinct names: ClientCapabilities holds the
+	// schema's names (elicitation, sampling, roots, tasks, experimental,
+	// extensions) it declared and the smallest others, and left the rest
+	// out, so that a client declaring 10^5 keys does not make every
+	// record carry them.
+	ClientCapabilitiesTruncated bool `json:"clientCapabilitiesTruncated,omitempty"`
 	// Session is the hashed Mcp-Session-Id ("sha256:" and 16 hex digits).
 	// A raw value is hashed by the encoder.
 	Session string `json:"session,omitempty"`
@@ -715,7 +724,8 @@ func (r *Record) SetRequest(body []byte) {
 }
 
 // SetMessage reads the facts of a client's JSON-RPC message into r: Method,
-// JSONRPC.ID, Tool, ArgsHash, ClientCapabilities (m.Capabilities()) and
+// JSONRPC.ID, Tool, ArgsHash, ClientCapabilities and
+// ClientCapabilitiesTruncated (m.CapabilityNames()) and
 // RequestBytes (the length of m.Body). For
 // tools/call and prompts/get the tool is params.name and the hashed
 // arguments are params.arguments; for other methods the tool is empty and
@@ -739,5 +749,5 @@ func (r *Record) SetMessage(m *wire.Message) {
 		r.Tool, args, skipMeta = m.Tool, m.Arguments, false
 	}
 	r.ArgsHash = argsHash(r.Method, r.Tool, args, skipMeta, true)
-	r.ClientCapabilities = m.Capabilities()
+	r.ClientCapabilities, r.ClientCapabilitiesTruncated = m.CapabilityNames()
 }

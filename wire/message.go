@@ -258,6 +258,13 @@ func ParseMessage(body []byte) Message {
 	return m
 }
 
+// MaxCapabilityNames bounds the capability names Capabilities returns: a
+// client can declare any number of keys (10^5 in one request), and the
+// record of every request would carry them all. Past it the schema's names
+// (IsSchemaCapability) are kept, and of the others the smallest in byte
+// order, so that the names kept do not depend on the members' order.
+const MaxCapabilityNames = 32
+
 // Capabilities returns the top-level names of the capabilities the client
 // declared ("elicitation", "roots", "sampling", "tasks", …; names only,
 // never their values), sorted and without repeats: the keys of _meta's
@@ -267,12 +274,22 @@ func ParseMessage(body []byte) Message {
 // declares none this way (the member is absent or no object: a 2025-11-25
 // tools/call, whose capabilities its session's initialize declared);
 // empty, not nil, for an empty object (a client that declares no
-// capability). It reads the message's params again (no parse of the body:
-// a field of Message would make the recorder's Exchange, which holds one,
-// outgrow its size class), so a caller calls it once.
+// capability). At most MaxCapabilityNames: see CapabilityNames, which also
+// says whether names were left out. It reads the message's params again
+// (no parse of the body: a field of Message would make the recorder's
+// Exchange, which holds one, outgrow its size class), so a caller calls it
+// once.
 func (m *Message) Capabilities() []string {
+	names, _ := m.CapabilityNames()
+	return names
+}
+
+// CapabilityNames returns what Capabilities returns and whether the
+// declaration held more than MaxCapabilityNames distinct names, some of
+// which were left out (never one of the schema's: IsSchemaCapability).
+func (m *Message) CapabilityNames() (names []string, truncated bool) {
 	if m.Kind != MessageRequest && m.Kind != MessageNotification {
-		return nil
+		return nil, false
 	}
 	if v, ok := m.MetaField(MetaClientCapabilities); ok && Kind(v) == '{' {
 		return capabilityNames(v)
@@ -282,30 +299,61 @@ func (m *Message) Capabilities() []string {
 			return capabilityNames(v)
 		}
 	}
-	return nil
+	return nil, false
+}
+
+// IsSchemaCapability reports whether name is one of the top-level
+// capabilities the MCP schema's ClientCapabilities defines (elicitation,
+// sampling, roots, tasks, experimental, extensions): those a judge asks
+// about, which a capped declaration always keeps.
+func IsSchemaCapability(name string) bool {
+	switch name {
+	case "elicitation", "sampling", "roots", "tasks", "experimental", "extensions":
+		return true
+	}
+	return false
 }
 
 // capabilityNames returns the keys of the capabilities object v, sorted and
-// without repeats (the well-known names without allocating); nil when v is
-// no object, empty (not nil, and no allocation) for an empty one.
-func capabilityNames(v []byte) []string {
+// without repeats (the well-known names without allocating), at most
+// MaxCapabilityNames of them (the schema's, then the smallest others), and
+// whether any were left out; nil when v is no object, empty (not nil, and
+// no allocation) for an empty one.
+func capabilityNames(v []byte) ([]string, bool) {
 	if Kind(v) != '{' {
-		return nil
+		return nil, false
 	}
 	names := []string{}
+	truncated := false
 	_ = EachField(v, func(k, _ []byte) bool {
-		if s, ok := capabilityName(k); ok && !slices.Contains(names, s) {
+		s, ok := capabilityName(k)
+		if !ok || slices.Contains(names, s) {
+			return true
+		}
+		if len(names) < MaxCapabilityNames {
 			if cap(names) == 0 {
 				// Room for the schema's usual few at once: one allocation
 				// where appending one by one made three for three names.
 				names = make([]string, 0, 4)
 			}
 			names = append(names, s)
+			return true
+		}
+		// Full: s or the largest name that is not the schema's goes.
+		truncated = true
+		largest := -1
+		for i, n := range names {
+			if !IsSchemaCapability(n) && (largest < 0 || n > names[largest]) {
+				largest = i
+			}
+		}
+		if largest >= 0 && (IsSchemaCapability(s) || s < names[largest]) {
+			names[largest] = s
 		}
 		return true
 	})
 	slices.Sort(names)
-	return names
+	return names, truncated
 }
 
 // capabilityName returns the capability name k (raw, quoted) as a string,
