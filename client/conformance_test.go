@@ -342,7 +342,7 @@ func TestStandaloneStreamRequestAnswered(t *testing.T) {
 		var stream http.ResponseWriter
 		select {
 		case stream = <-opened:
-		case <-time.After(5 * time.Second):
+		case <-time.After(testwait.Bound):
 			http.Error(w, "no standalone stream", http.StatusInternalServerError)
 			return
 		}
@@ -351,7 +351,7 @@ func TestStandaloneStreamRequestAnswered(t *testing.T) {
 		var ans []byte
 		select {
 		case ans = <-answered:
-		case <-time.After(5 * time.Second):
+		case <-time.After(testwait.Bound):
 			http.Error(w, "no answer", http.StatusInternalServerError)
 			return
 		}

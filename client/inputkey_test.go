@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestServerRequestIDIsNoInputKey: a 2025-11-25 server request is answered
@@ -40,7 +41,7 @@ func TestServerRequestIDIsNoInputKey(t *testing.T) {
 			select {
 			case b := <-answered:
 				got = append(got, string(b))
-			case <-time.After(30 * time.Second): // a bound, not a measure: the answers come at once
+			case <-time.After(testwait.Bound): // a bound, not a measure: the answers come at once
 				http.Error(w, "no answer", http.StatusInternalServerError)
 				return
 			}

@@ -81,7 +81,7 @@ func TestUnreadCountsRequestsTheServerHasNotSeen(t *testing.T) {
 // filled by another side of the loopback a moment after Dial or Write.
 func waitUnread(t *testing.T, a *arrivals, want int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		n := a.unread()
 		if n == want {
@@ -133,7 +133,7 @@ func TestHandledCoversTheGapBeforeInFlight(t *testing.T) {
 	}
 	close(release)
 	testwait.Recv(t, done, "the client's POST to end after the handler was released")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for a.handled("baseline#1") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("handled stays 1 after the handler returned")

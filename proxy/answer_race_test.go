@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -86,7 +87,7 @@ func TestClientAnswerNamesItsRequest(t *testing.T) {
 			case <-sink.answered:
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(60 * time.Second):
+			case <-time.After(testwait.Bound):
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + res.Action}}}, nil
 		})

@@ -336,10 +336,10 @@ func TestStdioCatalogue(t *testing.T) {
 			// or dropped, or when the server is gone; only then does the
 			// client hang up (an earlier EOF would let the server end
 			// before it answered, whatever the fault).
-			deadline := time.Now().Add(15 * time.Second)
+			deadline := time.Now().Add(testwait.Bound)
 			for !slices.ContainsFunc(run.sink.records(t), func(r *record.Record) bool { return r.Method == "tools/call" }) {
 				if time.Now().After(deadline) {
-					t.Fatalf("no record of the call after 15 s")
+					t.Fatalf("no record of the call after %s", testwait.Bound)
 				}
 				time.Sleep(10 * time.Millisecond)
 			}

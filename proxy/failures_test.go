@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -245,7 +246,7 @@ func TestRedactionInRecordFile(t *testing.T) {
 // waitExchanges waits until the proxy finished n exchanges.
 func waitExchanges(t *testing.T, p *proxy.Proxy, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for p.Stats().Exchanges < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d of %d exchanges finished", p.Stats().Exchanges, n)

@@ -19,6 +19,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -363,7 +364,7 @@ func TestForwardLoopDifferential(t *testing.T) {
 
 // waitRecordsFor bounds waitRecords: long enough for a machine at load 22
 // (where 10 s once fell short of 192 records), short of the test timeout.
-const waitRecordsFor = 60 * time.Second
+const waitRecordsFor = testwait.Bound
 
 // waitRecords waits until sink holds n exchange records; its failure
 // names the count it judged (a count read again after the deadline could

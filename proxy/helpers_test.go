@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -222,7 +223,7 @@ func modernHeaders(tool string) map[string]string {
 // (plus slack), and fails with a dump when it is not.
 func settleGoroutines(t *testing.T, base, slack int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		n := runtime.NumGoroutine()
 		if n <= base+slack {

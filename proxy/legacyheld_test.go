@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -28,7 +29,7 @@ func TestLegacySSEHeldWrittenWhenWaitRunsOut(t *testing.T) {
 	c := &http.Client{Timeout: 30 * time.Second}
 	endpoint, _, resp := legacySession(t, c, purl)
 	postAll(t, c, endpoint, call(`20`, "hold"))
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for p.Stats().Exchanges < 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the POST's exchange did not finish")

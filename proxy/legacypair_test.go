@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -229,10 +230,10 @@ func seenAnswers(n int) func([]*record.Record) bool {
 
 func waitFor(t *testing.T, sink *memSink, what string, cond func([]*record.Record) bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for !cond(sink.exchanges(t)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %s after 60 s", what)
+			t.Fatalf("no %s after %s", what, testwait.Bound)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -119,7 +120,7 @@ func legacyJudgedOutsideTheLock(t *testing.T, wait time.Duration) bool {
 	// A's answer comes once its record is held; its judging is held back
 	// past the wait.
 	postAll(t, c, endA, call(`1`, "hold"))
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for p.Stats().Exchanges < 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the POST's exchange did not finish")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -136,10 +137,10 @@ func TestLegacySSEAccepted(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The stream's own endpoint, once its GET's record is written.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for !hasGET(sink.exchanges(t)) {
 		if time.Now().After(deadline) {
-			t.Fatal("no record of the GET stream after 60 s")
+			t.Fatalf("no record of the GET stream after %s", testwait.Bound)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -88,8 +88,8 @@ func openStream(t *testing.T, u string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the stream did not start")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the stream did not start within %s", testwait.Bound)
 	}
 }
 
@@ -153,8 +153,8 @@ func TestServeShutdownOrder(t *testing.T) {
 			var serveErr error
 			select {
 			case serveErr = <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("Serve did not return")
+			case <-time.After(testwait.Bound):
+				t.Fatalf("Serve did not return within %s", testwait.Bound)
 			}
 			if serveErr != nil {
 				t.Fatalf("Serve: %v", serveErr)

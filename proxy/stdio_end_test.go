@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 )
 
@@ -96,14 +97,14 @@ func TestStdioLineTakenAsTheRunEnds(t *testing.T) {
 	go func() { _, _ = io.WriteString(inW, init+"\n"+call+"\n") }()
 	select {
 	case <-held:
-	case <-time.After(time.Minute):
-		t.Fatal("the call line did not reach the proxy within a minute")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the call line did not reach the proxy within %s", testwait.Bound)
 	}
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("RunStdio did not return within a minute of its context's end")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("RunStdio did not return within %s of its context's end", testwait.Bound)
 	}
 	if !errors.Is(runErr, context.Canceled) {
 		t.Errorf("RunStdio: %v, want context.Canceled", runErr)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -147,11 +148,12 @@ func scriptedCall(id, tool string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, tool)
 }
 
-// waitRecord waits until the sink holds a record that ok accepts, up to a
-// minute: under -race at load 30-40 TestStdioUnsentRequestsCapped outwaited 20 s.
+// waitRecord waits until the sink holds a record that ok accepts, up to
+// testwait.Bound: under -race at load 30-40 TestStdioUnsentRequestsCapped
+// outwaited 20 s.
 func waitRecord(t *testing.T, sink *memSink, what string, ok func(*record.Record) bool) *record.Record {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		for _, r := range sink.records(t) {
 			if ok(r) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -163,8 +164,8 @@ func (run *stdioRun) waitStopped(t *testing.T) {
 	t.Helper()
 	select {
 	case <-run.done:
-	case <-time.After(time.Minute):
-		t.Fatal("RunStdio did not return within a minute of its context's end")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("RunStdio did not return within %s of its context's end", testwait.Bound)
 	}
 }
 
@@ -203,8 +204,8 @@ func startStdioContext(t *testing.T, parent context.Context, opts proxy.StdioOpt
 		inW.Close()
 		select {
 		case <-run.done:
-		case <-time.After(time.Minute):
-			t.Error("the stdio proxy did not end")
+		case <-time.After(testwait.Bound):
+			t.Errorf("the stdio proxy did not end within %s", testwait.Bound)
 		}
 	})
 	return run
@@ -214,8 +215,8 @@ func (r *stdioRun) wait(t *testing.T) {
 	t.Helper()
 	select {
 	case <-r.done:
-	case <-time.After(time.Minute):
-		t.Fatal("the stdio proxy did not end")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
 	}
 	if r.err != nil {
 		t.Fatalf("RunStdio: %v", r.err)

@@ -106,7 +106,7 @@ func TestFinishersEnd(t *testing.T) {
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testwait.Bound)
 		for !cond() {
 			if time.Now().After(deadline) {
 				t.Fatal(what)
@@ -217,7 +217,7 @@ func TestFinishersCountIdleOnly(t *testing.T) {
 	defer done() // (before srv.Close, which waits for the handler)
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testwait.Bound)
 		for !cond() {
 			if time.Now().After(deadline) {
 				t.Fatal(what)

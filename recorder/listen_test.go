@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
@@ -75,7 +76,7 @@ func TestListenClosedByClient(t *testing.T) {
 			}
 			resp.Body.Close() // the client closes its stream
 			http.DefaultClient.CloseIdleConnections()
-			deadline := time.Now().Add(20 * time.Second)
+			deadline := time.Now().Add(testwait.Bound)
 			for {
 				s.mu.Lock()
 				n := len(s.recs)

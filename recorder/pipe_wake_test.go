@@ -71,7 +71,7 @@ func TestPipeWakesReaderByBatch(t *testing.T) {
 // for more, or is asleep with bytes queued below wakeAt.
 func waitAsleep(t *testing.T, p *pipe) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		p.mu.Lock()
 		asleep := p.asleep

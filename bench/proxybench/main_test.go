@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/bench/proxybench/internal/plain"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 )
 
@@ -177,7 +178,7 @@ func TestStartCountsGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for !strings.Contains(s.tail.String(), "last line\n") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -212,8 +213,8 @@ func TestStartCountsGC(t *testing.T) {
 		if !s.cmd.ProcessState.Success() {
 			t.Errorf("gc child: %v", s.cmd.ProcessState)
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("gc child did not end with its stdin")
+	case <-time.After(testwait.Bound):
+		t.Errorf("gc child did not end with its stdin within %s", testwait.Bound)
 	}
 }
 

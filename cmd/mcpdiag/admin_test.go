@@ -65,8 +65,8 @@ func runHTTPProxyForTest(t *testing.T, o proxyOptions) *testProxy {
 				if err != nil {
 					t.Errorf("proxy: %v\n%s", err, stderr.String())
 				}
-			case <-time.After(15 * time.Second):
-				t.Error("the proxy did not stop")
+			case <-time.After(testwait.Bound):
+				t.Errorf("the proxy did not stop within %s", testwait.Bound)
 			}
 		})
 	}

@@ -112,7 +112,7 @@ func TestIdleConnectionsClosedServeBinary(t *testing.T) {
 	const idle = 400 * time.Millisecond
 	var stdout syncBuffer
 	p := startProcess(t, &stdout, bin, "serve", "--addr", "127.0.0.1:0", "--idle-timeout", idle.String(), "--read-header-timeout", idle.String())
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	var u string
 	for u == "" && time.Now().Before(deadline) {
 		if first, _, ok := strings.Cut(stdout.String(), "\n"); ok {

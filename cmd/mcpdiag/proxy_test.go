@@ -118,7 +118,7 @@ func TestProxyHTTPCommand(t *testing.T) {
 	// after the client has the response: scrape until they show.
 	const wantMetric = `mcpdiag_proxy_exchanges_total{layer="application",method="tools/call",outcome="TOOL_SUCCESS",tool="echo",transport="tcp"} 1`
 	var metricsText []byte
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(testwait.Bound); ; {
 		resp, err := http.Get(urls[1])
 		if err != nil {
 			t.Fatal(err)
@@ -136,8 +136,8 @@ func TestProxyHTTPCommand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("runProxy: %v", err)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the proxy did not stop")
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the proxy did not stop within %s", testwait.Bound)
 	}
 	recs := recordtest.ReadFile(t, path)
 	if len(recs) != len(c.Exchanges()) {

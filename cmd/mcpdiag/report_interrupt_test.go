@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestReportSurvivesInterruptOnPipe: in `mcpdiag proxy --record - |
@@ -81,9 +83,9 @@ func TestReportSurvivesInterruptOnPipe(t *testing.T) {
 		if want := "mcpdiag report: interrupt: summarising the records read when stdin ends (again to stop at once)\n"; l != want {
 			t.Errorf("stderr %q, want %q", l, want)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(testwait.Bound):
 		_ = cmd.Process.Kill()
-		t.Fatal("report said nothing for 30 s after the interrupt")
+		t.Fatalf("report said nothing for %s after the interrupt", testwait.Bound)
 	}
 	pw.Close()
 	done := make(chan error, 1)
@@ -94,9 +96,9 @@ func TestReportSurvivesInterruptOnPipe(t *testing.T) {
 	}()
 	select {
 	case err = <-done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(testwait.Bound):
 		_ = cmd.Process.Kill()
-		t.Fatalf("report did not end after its input did")
+		t.Fatalf("report did not end within %s after its input did", testwait.Bound)
 	}
 	if err != nil {
 		t.Fatalf("report: %v (want exit 0)\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())

@@ -275,7 +275,7 @@ func startServeLoggingToFull(t *testing.T, addrFlag string) (*process, string) {
 	var stdout syncBuffer
 	p := startProcess(t, &stdout, bin, "serve", addrFlag, "127.0.0.1:0", "--log", "/dev/full")
 	var u string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testwait.Bound)
 	for u == "" && time.Now().Before(deadline) {
 		if first, _, ok := strings.Cut(stdout.String(), "\n"); ok {
 			u = strings.TrimPrefix(first, "mcpdiag serve: ")
