@@ -56,3 +56,27 @@ func (r *Record) Interrupted() bool {
 // or mcpdiag serve was stopped, so what failed there is the stop's doing,
 // not the server's under diagnosis.
 func (r *Record) CutByShutdown() bool { return r.Flags.Has(FlagSD) }
+
+// The auth step and the decision action that mark a challenge the client
+// answered (Record.ChallengeAnswered): client.StepChallenge and
+// retry.Reauthorize, as the client writes them.
+const (
+	// AuthStepChallenge is Auth.Step on an MCP exchange answered 401 or
+	// 403 with a Bearer challenge.
+	AuthStepChallenge = "challenge"
+	// ActionReauthorize is Decision.Action when the client got a token
+	// for the challenge and re-sent the request with it.
+	ActionReauthorize = "reauthorize"
+)
+
+// ChallengeAnswered reports whether r is the record of an exchange the
+// server answered with an authorization challenge (401 or 403 with
+// WWW-Authenticate: Auth.Step "challenge") that the client answered: its
+// authorization chain got a token and the request was sent again with it
+// (Decision.Action "reauthorize"). The 401 is then a step of the
+// authorization flow the spec designs, not a failure; whether the re-sent
+// request succeeded is its own record's verdict.
+func (r *Record) ChallengeAnswered() bool {
+	return r.Kind == KindExchange && r.Auth != nil && r.Auth.Step == AuthStepChallenge &&
+		r.Decision != nil && r.Decision.Action == ActionReauthorize
+}

@@ -396,6 +396,7 @@ type obs struct {
 	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
 	interrupted  bool // a record of a matrix run or a call an interrupt cut short (record.Record.Interrupted)
 	shutdown     bool // an exchange the recording proxy's or server's own shutdown cut (record.Record.CutByShutdown)
+	challenge    bool // an authorization challenge the client answered with a token (record.Record.ChallengeAnswered)
 }
 
 // apart says why a record is counted apart from the records that can fail,
@@ -422,6 +423,10 @@ const (
 	// one was: the user's stop, as an interrupt is, not the server's
 	// failure.
 	apartShutdown
+	// apartChallenge: an authorization challenge (401 or 403 with
+	// WWW-Authenticate) the client answered: its chain got a token and it
+	// re-sent the request, a step of the flow the spec designs.
+	apartChallenge
 )
 
 func (o obs) apart() apart {
@@ -434,6 +439,8 @@ func (o obs) apart() apart {
 		return apartInterrupted
 	case o.shutdown:
 		return apartShutdown
+	case o.challenge:
+		return apartChallenge
 	}
 	return notApart
 }
@@ -472,7 +479,8 @@ func observe(r *record.Record) obs {
 		errorAnswer: r.ClientAnswer && !r.AnswerRefused && r.Outcome == classify.JSONRPCError,
 		refused:     r.ClientAnswer && r.AnswerRefused,
 		interrupted: r.Interrupted(),
-		shutdown:    r.CutByShutdown()}
+		shutdown:    r.CutByShutdown(),
+		challenge:   r.ChallengeAnswered()}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -493,6 +501,7 @@ type counted struct {
 	fallback    int64 // of n, era fallbacks (outcomes only)
 	interrupted int64 // of n, records of interrupted matrix runs (outcomes only)
 	shutdown    int64 // of n, records cut by the proxy's or server's shutdown (outcomes only)
+	challenges  int64 // of n, authorization challenges the client answered (outcomes only)
 	examples    []string
 }
 
@@ -522,7 +531,9 @@ type section struct {
 	// cutByShutdown counts the records the recording proxy's or server's
 	// own shutdown cut.
 	cutByShutdown int64
-	orphans       int64
+	// challenges counts the authorization challenges the client answered.
+	challenges int64
+	orphans    int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -634,6 +645,8 @@ func (s *section) add(o obs) {
 		s.interrupted++
 	case apartShutdown:
 		s.cutByShutdown++
+	case apartChallenge:
+		s.challenges++
 	}
 	if fail {
 		s.failures++
@@ -668,6 +681,9 @@ func (s *section) add(o obs) {
 		oc.n++
 	case apartShutdown:
 		oc.shutdown++
+		oc.n++
+	case apartChallenge:
+		oc.challenges++
 		oc.n++
 	default:
 		oc.add(o.id, s.opts.Examples)
@@ -757,11 +773,12 @@ func (s *section) summary() *Section {
 		Kind:           string(s.kind),
 		Total:          s.total,
 		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown),
+		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges),
 		Probes:         s.probes,
 		EraFallbacks:   s.fallbacks,
 		Interrupted:    s.interrupted,
 		CutByShutdown:  s.cutByShutdown,
+		AuthChallenges: s.challenges,
 		Orphans:        s.orphans,
 		ErrorAnswers:   s.errAnswers,
 		RefusedAnswers: s.refused,
@@ -778,7 +795,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, AuthChallenges: c.challenges, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

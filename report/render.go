@@ -155,6 +155,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.CutByShutdown > 0 {
 		w.printf(", %d cut by shutdown (the recording proxy's or server's own, flag SD: not failures; the rate is of the others)", sec.CutByShutdown)
 	}
+	if sec.AuthChallenges > 0 {
+		w.printf(", %d %s answered (401/403 with WWW-Authenticate; the client got a token and sent the request again: not failures, the spec's authorization flow; the rate is of the others)", sec.AuthChallenges, plural(sec.AuthChallenges, "auth challenge", "auth challenges"))
+	}
 	if sec.ErrorAnswers > 0 {
 		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
 	}
@@ -197,6 +200,9 @@ func writeSection(w *errWriter, sec *Section) {
 		}
 		if c.CutByShutdown > 0 {
 			o += fmt.Sprintf(" (%d cut by shutdown)", c.CutByShutdown)
+		}
+		if c.AuthChallenges > 0 {
+			o += fmt.Sprintf(" (%d %s answered)", c.AuthChallenges, plural(c.AuthChallenges, "auth challenge", "auth challenges"))
 		}
 		outcomes = append(outcomes, o)
 	}

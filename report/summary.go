@@ -101,7 +101,7 @@ type Section struct {
 	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
 	// FailureRate is Failures / (Total − Probes − EraFallbacks −
-	// Interrupted − CutByShutdown).
+	// Interrupted − CutByShutdown − AuthChallenges).
 	FailureRate float64 `json:"failureRate"`
 	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
 	// purpose (records with a probe member): their answers, errors to
@@ -133,6 +133,17 @@ type Section struct {
 	// in Total, ByOutcome and ByTool but never in Failures,
 	// WorstOffenders, the gates, Latency or Slowest.
 	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
+	// AuthChallenges counts, in Exchanges, the authorization challenges
+	// (an MCP request answered 401 or 403 with WWW-Authenticate) that the
+	// client answered: its authorization chain got a token and it sent
+	// the request again (record.Record.ChallengeAnswered: auth step
+	// challenge, decision reauthorize). A step of the authorization flow
+	// the spec designs, so, as EraFallbacks, in Total, ByOutcome, ByTool
+	// and Latency but never in Failures, WorstOffenders or the gates. A
+	// challenge the client did not answer (no token, the retry policy's
+	// limit) stays a failure, and so does every 401 in a proxy's records,
+	// which cannot say whether the client answered it.
+	AuthChallenges int64 `json:"authChallenges,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
 	// JSONRPC_ERROR, no answerRefused): counted in Failures under their
@@ -212,6 +223,10 @@ type OutcomeCount struct {
 	// CutByShutdown counts, of Count, the records the proxy's or server's
 	// shutdown cut (see Section.CutByShutdown): the gates leave them out.
 	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
+	// AuthChallenges counts, of Count, the authorization challenges the
+	// client answered (see Section.AuthChallenges): the gates leave them
+	// out.
+	AuthChallenges int64 `json:"authChallenges,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among
@@ -391,14 +406,16 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 
 // judged is how many of the section's records can fail: all but the
 // probes of mcpdiag probe, the era fallbacks, the records of interrupted
-// runs and calls and those the proxy's or server's shutdown cut.
+// runs and calls, those the proxy's or server's shutdown cut and the
+// authorization challenges the client answered.
 func (s *Section) judged() int64 {
-	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown
+	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown - s.AuthChallenges
 }
 
 // judged is how many of the outcome's records can fail: all but the
-// probes, the era fallbacks, the records of interrupted runs and calls and
-// those the proxy's or server's shutdown cut.
+// probes, the era fallbacks, the records of interrupted runs and calls,
+// those the proxy's or server's shutdown cut and the authorization
+// challenges the client answered.
 func (c *OutcomeCount) judged() int64 {
-	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted - c.CutByShutdown
+	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted - c.CutByShutdown - c.AuthChallenges
 }

@@ -49,6 +49,16 @@ type meta struct {
 	// server's own shutdown cut (record.FlagSD): not a failure, as in
 	// mcpdiag report.
 	CutByShutdown string `json:"cutByShutdown"`
+	// Challenge is the auth step and decision action of an authorization
+	// challenge the client answered (record.Record.ChallengeAnswered): not
+	// a failure, as in mcpdiag report.
+	Challenge challengeMeta `json:"challenge"`
+}
+
+// challengeMeta names the typed facts of an answered challenge.
+type challengeMeta struct {
+	Step   string `json:"step"`
+	Action string `json:"action"`
 }
 
 type outcomeMeta struct {
@@ -62,7 +72,8 @@ type outcomeMeta struct {
 func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
 		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
-		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD)}
+		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD),
+		Challenge: challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize}}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)
 	}

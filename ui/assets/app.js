@@ -103,6 +103,10 @@ export function isFailure(r) {
   // flag SD): the user's stop, counted apart by mcpdiag report as cut by
   // shutdown, not a failure of the server.
   if (isCutByShutdown(r)) return false;
+  // An authorization challenge (401/403) the client answered with a token
+  // and a re-sent request: a step of the spec's authorization flow,
+  // counted apart by mcpdiag report, not a failure.
+  if (isChallengeAnswered(r)) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
@@ -114,6 +118,14 @@ export function isFailure(r) {
 // warnings record.InterruptedWarnings (META.interrupted), a typed fact.
 export function isInterrupted(r) {
   return (r.warnings || []).some((w) => META.interrupted.includes(w.code));
+}
+
+// isChallengeAnswered is report's obs.challenge
+// (record.Record.ChallengeAnswered): typed facts, the auth step and the
+// decision's action (META.challenge).
+export function isChallengeAnswered(r) {
+  return r.kind === 'exchange' && Boolean(r.auth) && r.auth.step === META.challenge.step &&
+    Boolean(r.decision) && r.decision.action === META.challenge.action;
 }
 
 // isCutByShutdown is report's obs.shutdown: the record carries the flag
