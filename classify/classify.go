@@ -139,7 +139,7 @@ func (r *Result) start(ex *Exchange) {
 		r.setMethod(ex.Method)
 	}
 	if ex.ProtocolVersion == "" {
-		fieldProto.setIndex(r, protoIndex2026)
+		r.codes |= protoIndex2026 << codeGroupShift // codes is zero here; the protocol is codeGroup's units
 	} else {
 		r.setProtocol(ex.ProtocolVersion)
 	}

@@ -65,8 +65,8 @@ func TestResultStrings(t *testing.T) {
 // from one index), and the classifier's own indexes name what they say.
 func TestResultTables(t *testing.T) {
 	for _, f := range []*stringField{&fieldMethod, &fieldProto, &fieldCT, &fieldRT} {
-		if len(f.names) > int(f.radix)-1 {
-			t.Errorf("table %q…: %d entries for a field of %d values", f.names[1], len(f.names), f.radix)
+		if len(f.names) > int(f.radix())-1 {
+			t.Errorf("table %q…: %d entries for a field of %d values", f.names[1], len(f.names), f.radix())
 		}
 		seen := map[string]bool{}
 		for _, n := range f.names {
@@ -78,8 +78,8 @@ func TestResultTables(t *testing.T) {
 	}
 	// The fields of codeGroup fit its bits; the other fields and the flags
 	// overlap nothing.
-	if n := fieldProto.radix * fieldCT.radix * fieldIsError.radix; n > codeGroupMask+1 ||
-		fieldCT.stride != fieldProto.radix || fieldIsError.stride != fieldProto.radix*fieldCT.radix {
+	if n := codeFieldProto.radix() * codeFieldCT.radix() * codeFieldIsError.radix(); n > codeGroupMask+1 ||
+		ctStride != protoRadix || isErrorStride != protoRadix*ctRadix {
 		t.Errorf("codeGroup: %d values in %d", n, codeGroupMask+1)
 	}
 	var used uint16
@@ -114,14 +114,14 @@ func TestResultTables(t *testing.T) {
 // one number): every combination of the group's 126 values, with each
 // method, result type and flag written before and after.
 func TestResultCodesIndependent(t *testing.T) {
-	fields := []*codeField{&fieldMethod.codeField, &fieldProto.codeField, &fieldCT.codeField, &fieldRT.codeField, &fieldIsError}
+	fields := []codeField{codeFieldMethod, codeFieldProto, codeFieldCT, codeFieldRT, codeFieldIsError}
 	flags := []uint16{0, codeJSONRPC, codeWarnNoRT, codeJSONRPC | codeWarnNoRT}
 	n := 0
-	for p := range fieldProto.radix {
-		for c := range fieldCT.radix {
-			for ie := range fieldIsError.radix {
-				for m := range fieldMethod.radix {
-					for rt := range fieldRT.radix {
+	for p := range codeFieldProto.radix() {
+		for c := range codeFieldCT.radix() {
+			for ie := range codeFieldIsError.radix() {
+				for m := range codeFieldMethod.radix() {
+					for rt := range codeFieldRT.radix() {
 						want := []uint16{m, p, c, rt, ie}
 						fl := flags[n%len(flags)]
 						n++
@@ -129,7 +129,7 @@ func TestResultCodesIndependent(t *testing.T) {
 						r.codes = fl
 						// Written in two orders, over a Result that held other values.
 						for k, f := range fields {
-							f.setIndex(&r, (want[k]+1)%f.radix)
+							f.setIndex(&r, (want[k]+1)%f.radix())
 						}
 						for k := len(fields) - 1; k >= 0; k-- {
 							fields[k].setIndex(&r, want[k])

@@ -339,7 +339,7 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		r.codes |= codeJSONRPC
 		if f.hasResultType {
 			r.codes |= rtypeComplete << codeRTShift
-		} else if fieldProto.index(r) == protoIndex2026 {
+		} else if codeFieldProto.index(r) == protoIndex2026 {
 			r.addWarnNoResultType()
 		}
 		if f.hasIsError {
