@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,18 @@ func FuzzReport(f *testing.F) {
 		`{"kind":"dropped","dropped":-4}` + "\n" + `{"kind":"server","tool":"\u0000"}` + "\n" +
 		`{"kind":"server","serve":{"faults":[{"scenario":"a","fired":true},{"scenario":"a","fired":true},{"scenario":""}]}}`)
 	f.Add(`{"kind":"exchange","url":"http://x/?a=%zz&b","requestHeaders":{"A":["1","2"]},"status":999,"jsonrpc":{"id":"s"}}`)
+	// A cut exchange (SD), one also interrupted, an answered challenge, an
+	// unanswered one, and an orphan call of a cut exchange.
+	f.Add(`{"kind":"exchange","id":"a","outcome":"NETWORK_ERROR","flags":["SD"],"timings":{"totalMs":9}}` + "\n" +
+		`{"kind":"exchange","id":"b","outcome":"NETWORK_ERROR","flags":["SD"],"warnings":[{"code":"matrix-run-interrupted"}]}` + "\n" +
+		`{"kind":"exchange","id":"c","outcome":"HTTP_ERROR","status":401,"auth":{"step":"challenge"},"decision":{"action":"reauthorize"}}` + "\n" +
+		`{"kind":"exchange","id":"d","outcome":"HTTP_ERROR","status":401,"auth":{"step":"challenge"},"decision":{"action":"fail"}}` + "\n" +
+		`{"kind":"exchange","id":"e","callId":"k","seq":1,"outcome":"STREAM_INCOMPLETE","flags":["SD"]}`)
+	for _, s := range []string{shutdownFile, challengesFile} {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add(string(b))
+		}
+	}
 	f.Fuzz(func(t *testing.T, in string) {
 		acc := New(Options{Top: 3, Examples: 2, ExactSamples: 4, MaxTools: 3, MaxOutcomes: 3, MaxOpenCalls: 2})
 		var har bytes.Buffer
@@ -46,6 +59,26 @@ func FuzzReport(f *testing.F) {
 			}
 			if byOutcome != sec.Total || byLayer != sec.Total || byTool != sec.Total || failures != sec.Failures || sec.Failures > sec.Total {
 				t.Fatalf("%s: total %d, by outcome %d, by layer %d, by tool %d; failures %d vs %d", sec.Kind, sec.Total, byOutcome, byLayer, byTool, sec.Failures, failures)
+			}
+			// Each record counted apart once, for one reason: the
+			// outcomes' shares add up to the section's, and the records
+			// left to judge hold the failures.
+			var apart [5]int64
+			for _, c := range sec.ByOutcome {
+				apart[0] += c.Probes
+				apart[1] += c.EraFallbacks
+				apart[2] += c.Interrupted
+				apart[3] += c.CutByShutdown
+				apart[4] += c.AuthChallenges
+				if c.judged() < 0 {
+					t.Fatalf("%s: %s: count %d, %d judged", sec.Kind, c.Outcome, c.Count, c.judged())
+				}
+			}
+			if want := [5]int64{sec.Probes, sec.EraFallbacks, sec.Interrupted, sec.CutByShutdown, sec.AuthChallenges}; apart != want {
+				t.Fatalf("%s: the outcomes count apart %v (probes, era fallbacks, interrupted, cut by shutdown, auth challenges), the section %v", sec.Kind, apart, want)
+			}
+			if sec.judged() < sec.Failures {
+				t.Fatalf("%s: %d failures of %d judged (total %d)", sec.Kind, sec.Failures, sec.judged(), sec.Total)
 			}
 			if l := sec.Latency; l.Samples > 0 && !(l.MinMs <= l.P50Ms && l.P50Ms <= l.P95Ms && l.P95Ms <= l.P99Ms && l.P99Ms <= l.MaxMs) {
 				t.Fatalf("%s: latency out of order %+v", sec.Kind, l)
