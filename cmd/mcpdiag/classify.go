@@ -131,7 +131,7 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 		}
 		_, err = io.WriteString(out, red.Scrub(b.String()))
 	} else if err = writeResultJSON(&b, r, resp.Notes); err == nil {
-		_, err = out.Write(visible.JSON(red.RedactJSON(b.Bytes())))
+		_, err = out.Write(visible.JSON(keepInputKeys(red.RedactJSON(b.Bytes()), r, red)))
 	}
 	if err != nil {
 		return err
@@ -186,6 +186,33 @@ func writeResultJSON(out io.Writer, r *classify.Result, notes []string) error {
 	buf.WriteByte('\n')
 	_, err = out.Write(buf.Bytes())
 	return err
+}
+
+// keepInputKeys puts back in the redacted verdict b the MRTR input request
+// keys (input.requests[].key) that redacting it as JSON masked, "key" being
+// a credential name there: each is the server's name for one of its
+// requests, what an --input FILE answers, and records keep it scrubbed as
+// text, as it is here (a key that looks like a credential stays masked).
+// The mask is found by value under the member "key" of the indented JSON;
+// a verdict with input requests has no JSON-RPC error data, the one other
+// place a member of that name could hold it.
+func keepInputKeys(b []byte, r *classify.Result, red *record.Redactor) []byte {
+	in := r.Input()
+	if in == nil {
+		return b
+	}
+	for _, q := range in.Requests {
+		masked, err := json.Marshal(red.Mask(q.Key))
+		if err != nil {
+			continue
+		}
+		kept, err := json.Marshal(red.Scrub(q.Key))
+		if err != nil {
+			continue
+		}
+		b = bytes.ReplaceAll(b, append([]byte(`"key": `), masked...), append([]byte(`"key": `), kept...))
+	}
+	return b
 }
 
 // exitNotClassified is classify's exit status for a NOT_CLASSIFIED result.

@@ -80,3 +80,58 @@ func TestClassifyKeepsTheChallenge(t *testing.T) {
 		})
 	}
 }
+
+// TestClassifyKeepsTheInputKeys (outsider18): the JSON verdict's
+// input.requests[].key is the server's name for an MRTR input request, the
+// key an --input FILE answers; it was printed as a mask
+// ("[redacted:len=8:…]" for "approval"), because the verdict is redacted as
+// JSON and "key" is a credential name there, while records keep it
+// (scrubbed as text, as here: a key that is a credential stays masked).
+func TestClassifyKeepsTheInputKeys(t *testing.T) {
+	const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlc2lnbmF0dXJl"
+	req := func(method string) string {
+		return `{"method":"` + method + `","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}`
+	}
+	cases := []struct {
+		name, requests string
+		want           []string // the keys printed, in order
+	}{
+		{"one key", `{"approval":` + req("elicitation/create") + `}`, []string{"approval"}},
+		{"two keys", `{"key":` + req("elicitation/create") + `,"roots":{"method":"roots/list"}}`, []string{"key", "roots"}},
+		{"a key that is a JWT stays masked", `{"` + jwt + `":` + req("elicitation/create") + `}`, []string{"[redacted:len="}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":` + c.requests + `,"requestState":"c3RhdGU"}}`
+			resp := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n" + body
+			file := filepath.Join(t.TempDir(), "resp.http")
+			if err := os.WriteFile(file, []byte(resp), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"classify", "--id", "1", file}, nil, &stdout, &stderr); code != 0 {
+				t.Fatalf("classify: exit %d: %s", code, stderr.String())
+			}
+			var v struct {
+				Outcome string
+				Input   struct {
+					Requests []struct{ Key, Method string }
+				}
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+				t.Fatalf("the verdict does not read back (%v):\n%s", err, stdout.String())
+			}
+			if v.Outcome != "INPUT_REQUIRED" || len(v.Input.Requests) != len(c.want) {
+				t.Fatalf("outcome %s, %d input requests; want INPUT_REQUIRED, %d\n%s", v.Outcome, len(v.Input.Requests), len(c.want), stdout.String())
+			}
+			for i, w := range c.want {
+				if got := v.Input.Requests[i].Key; !strings.HasPrefix(got, w) {
+					t.Errorf("input.requests[%d].key = %q, want %q\n%s", i, got, w, stdout.String())
+				}
+			}
+			if strings.Contains(stdout.String(), "eyJzdWIi") {
+				t.Errorf("the JWT key is printed:\n%s", stdout.String())
+			}
+		})
+	}
+}
