@@ -32,8 +32,20 @@ import (
 // event larger than two chunks (read in several pieces, the last a short
 // read), a small one, and is idle again, holding nothing again; then its
 // upstream ends it, and the client has exactly the bytes the upstream sent
-// and the proxy wrote one record per stream.
+// and the proxy wrote one record per stream. The upstream speaks HTTP/1.1
+// (a chunked body: the empty read returns once the next chunk's header is
+// in) and, over TLS, HTTP/2 (once data is there).
 func TestIdleStreamHoldsNoChunk(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		name := "HTTP/1.1"
+		if h2 {
+			name = "HTTP/2"
+		}
+		t.Run(name, func(t *testing.T) { idleStreamHoldsNoChunk(t, h2) })
+	}
+}
+
+func idleStreamHoldsNoChunk(t *testing.T, h2 bool) {
 	const streams = 20
 	big := strings.Repeat("0123456789abcdef", (2*proxy.CopyBufferSize+5000)/16)
 	events := []string{
@@ -48,7 +60,7 @@ func TestIdleStreamHoldsNoChunk(t *testing.T) {
 	for i := range steps {
 		steps[i] = make(chan struct{})
 	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		i, err := strconv.Atoi(r.URL.Query().Get("s"))
 		if err != nil || i < 0 || i >= streams {
@@ -75,10 +87,18 @@ func TestIdleStreamHoldsNoChunk(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
+	var tr *http.Transport
+	if h2 {
+		up.EnableHTTP2 = true
+		up.StartTLS()
+		tr = up.Client().Transport.(*http.Transport).Clone() // trusts the server's certificate
+	} else {
+		up.Start()
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	}
 	defer up.Close()
 
 	held := &heldReads{}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DisableCompression = true
 	defer tr.CloseIdleConnections()
 	base, _, sink, stop := startProxy(t, up.URL+"/mcp", proxy.Options{Transport: heldTransport{tr, held}})
@@ -181,11 +201,17 @@ func TestIdleStreamHoldsNoChunk(t *testing.T) {
 	if recs := sink.exchanges(t); len(recs) != streams {
 		t.Errorf("%d exchange records for %d streams", len(recs), streams)
 	}
+	if want := map[bool]int{false: 1, true: 2}[h2]; held.proto.Load() != int32(want) {
+		t.Errorf("the upstream answered in HTTP/%d, want HTTP/%d", held.proto.Load(), want)
+	}
 }
 
 // heldReads counts the reads of response bodies in progress and the
 // capacity of their buffers.
-type heldReads struct{ reads, bytes atomic.Int64 }
+type heldReads struct {
+	reads, bytes atomic.Int64
+	proto        atomic.Int32 // the responses' HTTP major version
+}
 
 // heldTransport is an upstream transport whose response bodies count their
 // reads in progress in h.
@@ -197,6 +223,7 @@ type heldTransport struct {
 func (t heldTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(r)
 	if err == nil {
+		t.h.proto.Store(int32(resp.ProtoMajor))
 		resp.Body = &heldBody{ReadCloser: resp.Body, h: t.h}
 	}
 	return resp, err
