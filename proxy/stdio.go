@@ -126,6 +126,7 @@ type stdioPending struct {
 	cancelled  time.Duration
 	fault      *faults.LineDecision // the scenarios that fired on this request; nil when none did
 	ended      bool                 // the server ended with the request unanswered (UX)
+	stopped    bool                 // ... after the proxy passed on a signal it received (SD): the run's own stop
 	left       bool                 // a server request the client never answered: it closed the server's stdin first (DC)
 	subEnded   bool                 // a subscriptions/listen its client or server ended: no response was due
 	unsent     bool                 // the request never reached the server (it had stopped reading its stdin, or the run ended)
@@ -1203,6 +1204,9 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	if p.ended {
 		rec.Flags.Add(record.FlagUX)
 	}
+	if p.stopped {
+		rec.Flags.Add(record.FlagSD)
+	}
 	if p.left {
 		rec.Flags.Add(record.FlagDC)
 	}
@@ -1369,7 +1373,7 @@ func (s *stdioProxy) flushPending(why string, ended error) {
 		left = append(left, p)
 		delete(s.srvReqs, k)
 	}
-	clientEOF := s.clientEOF
+	clientEOF, stopped := s.clientEOF, s.forwarded != nil
 	s.mu.Unlock()
 	end := time.Now()
 	for _, p := range left {
@@ -1398,7 +1402,7 @@ func (s *stdioProxy) flushPending(why string, ended error) {
 			continue
 		case p.fromSrv:
 			reason = "the client had not answered this server request when the server ended"
-			p.ended = true
+			p.ended, p.stopped = true, stopped
 			cause = ended
 		case clientEOF:
 			// The client's own request, outstanding when it ended the
@@ -1409,7 +1413,11 @@ func (s *stdioProxy) flushPending(why string, ended error) {
 			p.left = true
 			cause = context.Canceled
 		default:
-			p.ended = true
+			// A server that ended on the signal the proxy passed on (the
+			// user's Ctrl-C, a host's SIGTERM) was stopped with the run:
+			// SD as well, counted apart by report as the HTTP proxy's
+			// shutdown cuts are, not as the server's failure.
+			p.ended, p.stopped = true, stopped
 			cause = ended
 		}
 		s.finish(p, nil, end, &classify.WordedError{Text: reason, Err: cause}, false)

@@ -391,6 +391,12 @@ func TestStdioForwardedSignalNamed(t *testing.T) {
 			if last.Tool != "hang" || last.Outcome != classify.NetworkError || last.Reason != "no response line from the server after the request was sent (the server may have processed it): "+tc.reason {
 				t.Errorf("hang record: %s %s %q; want NETWORK_ERROR with %q", last.Tool, last.Outcome, last.Reason, tc.reason)
 			}
+			// The run's own stop, as the HTTP proxy's shutdown cut
+			// (SD): report counts it apart, not as the server's failure
+			// (outsider18: it counted "2 failed (100.0%)", exit 0).
+			if !last.Flags.Has(record.FlagSD) || !last.Flags.Has(record.FlagUX) {
+				t.Errorf("hang record flags %v; want SD and UX", last.Flags)
+			}
 		})
 	}
 }
