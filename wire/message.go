@@ -224,10 +224,11 @@ func ParseMessage(body []byte) Message {
 	}
 	m.MetaKeys = make([]string, 0, 4) // a 2026-07-28 request's three keys, and one more
 	_ = EachField(m.Meta, func(k, v []byte) bool {
+		// Every key, sorted and made distinct once all are in: a check
+		// against the keys so far made the walk quadratic (30,000 keys,
+		// 3.4 s of one parse; docs/decisions.md).
 		key := metaKey(k)
-		if !slices.Contains(m.MetaKeys, key) {
-			m.MetaKeys = append(m.MetaKeys, key)
-		}
+		m.MetaKeys = append(m.MetaKeys, key)
 		switch key {
 		case MetaProtocolVersion:
 			if s, ok := StringValue(v); ok {
@@ -255,6 +256,7 @@ func ParseMessage(body []byte) Message {
 		return true
 	})
 	slices.Sort(m.MetaKeys)
+	m.MetaKeys = slices.Compact(m.MetaKeys)
 	return m
 }
 
