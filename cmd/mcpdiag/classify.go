@@ -20,6 +20,7 @@ import (
 
 type classifyOptions struct {
 	id           string
+	idSet        bool // --id was given, even as "" (which is no JSON id)
 	protocol     string
 	method       string
 	extensions   []string
@@ -51,6 +52,7 @@ with the size; raise --max-event-size).`,
   curl -si … | mcpdiag classify --id 1 --fail-on failure > verdict.json   # exit 1 on a failed call`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.idSet = cmd.Flags().Changed("id")
 			return runClassify(cmd.OutOrStdout(), cmd.InOrStdin(), args, o)
 		},
 	}
@@ -75,7 +77,9 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	default:
 		return usageError("--protocol %q: must be 2026-07-28 or 2025-11-25", o.protocol)
 	}
-	if o.id != "" {
+	if o.id != "" || o.idSet {
+		// An empty --id (a script's unset variable) is bad input, not
+		// "unchecked": the check the user asked for would be skipped.
 		id, err := wire.ParseID(o.id)
 		if err != nil {
 			return usageError("--id: %v", err)

@@ -30,6 +30,11 @@ func TestClassifyCommand(t *testing.T) {
 		{"id type matters", []string{"classify", "--id", "1"}, ok, 0, []string{`"outcome": "INVALID_ENVELOPE"`}, ""},
 		{"sample file", []string{"classify", "--id", "1", "../../testdata/sample-response.txt"}, "", 0, []string{`"outcome": "STREAM_INCOMPLETE"`, `"notifications": 2`}, ""},
 		{"bad id", []string{"classify", "--id", "abc"}, ok, 2, nil, "--id"},
+		// An empty --id (a script's unset variable) is no id: bad input,
+		// not a silently unchecked id (outsider18: it exited 0 with
+		// id-not-checked; '--id=' alike).
+		{"empty id", []string{"classify", "--id", ""}, ok, 2, nil, "--id: empty id"},
+		{"empty id, one word", []string{"classify", "--id="}, ok, 2, nil, "--id: empty id"},
 		{"bad protocol", []string{"classify", "--protocol", "2024-01-01"}, ok, 2, nil, "--protocol"},
 		{"not HTTP", []string{"classify"}, "{\"jsonrpc\":\"2.0\"}", 2, nil, "not a raw HTTP response"},
 		{"empty input", []string{"classify"}, "", 2, nil, "empty"},
