@@ -207,6 +207,39 @@ func TestDeclarationOnTheListIsNotTheCalls(t *testing.T) {
 	}
 }
 
+// TestMalformedDeclarationNotTested: a client whose tools/call carries
+// _meta clientCapabilities that is no object (null; badclient -bad
+// caps-null) declared no capability a server can read, and the server
+// answers -32021: not tested, as a client declaring none. Before, the
+// record left the names out as for a record that does not show them, the
+// judge read "the records do not say" and client.capability was n/a: the
+// three elicitation cases passed though the interaction never ran
+// (outsider18, with null, "elicitation" and [] from a Python client).
+func TestMalformedDeclarationNotTested(t *testing.T) {
+	t.Parallel()
+	bin := badClient(t)
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=caps-null"}})
+	if len(rep.Cases) != 3 {
+		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
+	}
+	for _, c := range rep.Cases {
+		name := c.Case.Name
+		capCheck := checkOf(t, rep, name, "client.capability")
+		if c.Verdict() != judge.NotTested {
+			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
+		}
+		for _, w := range []string{"the client declared no elicitation capability (POST 1 (tools/call ", ") declared none); the server answered the last tools/call, POST 1 (tools/call ",
+			"HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised"} {
+			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
+				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
+			}
+		}
+	}
+	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 3 || tot.FailedRuns != 0 {
+		t.Errorf("totals %+v, want 3 not tested, 0 failed", tot)
+	}
+}
+
 // TestClientSkippingTheRoundFails: a client that declares elicitation, gets
 // input_required on its tools/call and prints TOOL_SUCCESS without
 // answering (badclient -bad skip-round: no MRTR round) fails

@@ -87,6 +87,9 @@ func FuzzClientCapabilities(f *testing.F) {
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":{"Bearer abcdefghijklmnopqrstuvwxyz0123":{}}}}`,
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":[]}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"` + wire.MetaClientCapabilities + `":null}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"` + wire.MetaClientCapabilities + `":"elicitation"}}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"capabilities":null,"_meta":{"` + wire.MetaClientCapabilities + `":{"roots":{}}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -106,12 +109,19 @@ func FuzzClientCapabilities(f *testing.F) {
 		var method string
 		m := wire.ParseMessage(body)
 		if json.Unmarshal(body, &obj) == nil && m.IsRPC() && json.Unmarshal(obj["params"], &params) == nil {
+			// A member that is there but no object declares none ([]).
 			if json.Unmarshal(obj["method"], &method) == nil && method == "initialize" {
-				want = keysOf(params["capabilities"])
+				if v, ok := params["capabilities"]; ok {
+					want = keysOrNone(v)
+				}
 			}
 			if json.Unmarshal(params["_meta"], &meta) == nil {
-				if c := keysOf(meta[wire.MetaClientCapabilities]); c != nil {
-					want = c
+				if v, ok := meta[wire.MetaClientCapabilities]; ok {
+					if c := keysOf(v); c != nil {
+						want = c
+					} else if want == nil {
+						want = []string{}
+					}
 				}
 			}
 		}
@@ -238,6 +248,14 @@ func trimList(s []string) []string {
 		return append(slices.Clip(s[:40]), "…")
 	}
 	return s
+}
+
+// keysOrNone is keysOf, or none ([]) for a value that is no object.
+func keysOrNone(raw json.RawMessage) []string {
+	if k := keysOf(raw); k != nil {
+		return k
+	}
+	return []string{}
 }
 
 // keysOf is the sorted keys of a JSON object by encoding/json; nil when raw

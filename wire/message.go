@@ -273,10 +273,11 @@ const MaxCapabilityNames = 32
 // clientCapabilities (2026-07-28) when it is an object, else of
 // initialize's params.capabilities (2025-11-25 and earlier) when that is
 // one; a repeated member is read as its last. nil when the message
-// declares none this way (the member is absent or no object: a 2025-11-25
-// tools/call, whose capabilities its session's initialize declared);
-// empty, not nil, for an empty object (a client that declares no
-// capability). At most MaxCapabilityNames: see CapabilityNames, which also
+// declares none this way (the member is absent: a 2025-11-25 tools/call,
+// whose capabilities its session's initialize declared); empty, not nil,
+// for an empty object (a client that declares no capability) and for a
+// member that is there but no object (null, a string, an array: it
+// declares nothing a server can read; docs/decisions.md). At most MaxCapabilityNames: see CapabilityNames, which also
 // says whether names were left out. It reads the message's params again
 // (no parse of the body: a field of Message would make the recorder's
 // Exchange, which holds one, outgrow its size class), so a caller calls it
@@ -293,15 +294,32 @@ func (m *Message) CapabilityNames() (names []string, truncated bool) {
 	if m.Kind != MessageRequest && m.Kind != MessageNotification {
 		return nil, false
 	}
-	if v, ok := m.MetaField(MetaClientCapabilities); ok && Kind(v) == '{' {
-		return capabilityNames(v)
+	meta, inMeta := m.MetaField(MetaClientCapabilities)
+	if inMeta && Kind(meta) == '{' {
+		return capabilityNames(meta)
 	}
 	if m.Method == "initialize" && Kind(m.Params) == '{' {
 		if v, ok := Field(m.Params, "capabilities"); ok {
-			return capabilityNames(v)
+			return declaredNames(v)
 		}
 	}
+	if inMeta {
+		return []string{}, false
+	}
 	return nil, false
+}
+
+// declaredNames returns the names a capabilities member v declares: its
+// keys when it is an object, else none ([], not nil): a member that is
+// there but no object (null, a string, an array) declares no capability a
+// server can read, and a server answers as to a client that declared
+// none (the fault server's -32021), so the record says none, not "not
+// shown".
+func declaredNames(v []byte) ([]string, bool) {
+	if Kind(v) != '{' {
+		return []string{}, false
+	}
+	return capabilityNames(v)
 }
 
 // IsSchemaCapability reports whether name is one of the top-level

@@ -59,7 +59,7 @@ func TestParseMessage(t *testing.T) {
 		{
 			name: "_meta capabilities no object: none declared", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
 			body: `{"id":1,"method":"tools/call","params":{"name":"echo","_meta":{"` + MetaClientCapabilities + `":["elicitation"]}}}`,
-			meta: []string{MetaClientCapabilities},
+			meta: []string{MetaClientCapabilities}, caps: []string{}, declared: true,
 		},
 		{
 			name: "_meta capabilities: the last duplicate wins", kind: MessageRequest, method: "tools/call", id: "1", tool: "echo",
@@ -262,13 +262,20 @@ func FuzzParseMessage(f *testing.F) {
 		}
 		// The declared capabilities: the keys of _meta's clientCapabilities
 		// when it is an object, else of initialize's capabilities, sorted
-		// and once each; nil when neither is an object.
+		// and once each; none ([]) when a member is there but no object;
+		// nil when neither member is there.
 		var caps []string
-		if method == "initialize" {
-			caps = jsonKeys(params["capabilities"])
+		if v, ok := params["capabilities"]; ok && method == "initialize" {
+			if caps = jsonKeys(v); caps == nil {
+				caps = []string{}
+			}
 		}
-		if c := jsonKeys(meta[MetaClientCapabilities]); c != nil {
-			caps = c
+		if v, ok := meta[MetaClientCapabilities]; ok {
+			if c := jsonKeys(v); c != nil {
+				caps = c
+			} else if caps == nil {
+				caps = []string{}
+			}
 		}
 		if got := m.Capabilities(); !slices.Equal(got, caps) || (got == nil) != (caps == nil) {
 			t.Fatalf("ParseMessage(%q) capabilities %q (nil %v), encoding/json %q (nil %v)", body, got, got == nil, caps, caps == nil)

@@ -27,6 +27,10 @@
 //	                    tools/call's _meta: the server reads only the call's
 //	                    own (2026-07-28), so an elicitation scenario's call
 //	                    gets 400 -32021, and it prints HTTP_ERROR
+//	caps-null           declare clientCapabilities as null (no object) on its
+//	                    tools/call, even with MCP_INPUT: the server reads no
+//	                    capability, an elicitation scenario's call gets 400
+//	                    -32021, and it prints HTTP_ERROR
 //	fallback            probe with a 2026-07-28 server/discover and fall back to
 //	                    2025-11-25 (initialize, a session) on any failure, even a 503
 //	crash               make the call, print its outcome, then exit 1
@@ -67,7 +71,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, list-declares, skip-round, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
+	mode := flag.String("bad", "", "how to misbehave: retry-destructive, reuse-id, ignore-retry-after, hang, lie, no-elicitation, form-only, list-declares, caps-null, skip-round, fallback, crash, early-timeout, killed, list-only, other-tool, other-args, exit-mid-request, exit-late-request, exit-late-body, exit-unread, read-then-exit; "+
 		"OAuth: no-resource, token-elsewhere, pkce-plain, step-up-loop, token-in-url")
 	flag.Parse()
 	if os.Getenv("BADCLIENT_TAIL") != "" {
@@ -275,6 +279,9 @@ func (c *mini) post(ctx context.Context, state, answers json.RawMessage) *classi
 	}
 	if c.inputs != nil && c.mode == "form-only" {
 		caps = json.RawMessage(`{"elicitation":{}}`)
+	}
+	if c.mode == "caps-null" {
+		caps = json.RawMessage(`null`)
 	}
 	params := map[string]any{
 		"name": c.tool, "arguments": c.args,
