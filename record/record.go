@@ -209,7 +209,8 @@ type Record struct {
 	// (2026-07-28) or of initialize's params.capabilities (2025-11-25 and
 	// earlier; wire.Message.Capabilities()). Absent when the request declares
 	// none this way (a 2025-11-25 request after initialize: its session's
-	// initialize carries them); [] when it declares an empty object. At
+	// initialize carries them); [] when it declares an empty object, or a
+	// member that is no object (null, a string: it declares none). At
 	// most wire.MaxCapabilityNames: the schema's names, then the smallest
 	// others (ClientCapabilitiesTruncated says when some were left out).
 	ClientCapabilities []string `json:"clientCapabilities,omitzero"`
