@@ -197,7 +197,13 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	if wide {
 		fmt.Fprintf(&b, "%-42s %-10s %-11s %-23s %-23s %5s %6s %-50s %7s %s\n", "SCENARIO", "ERA", "LAYER", "EXPECTED", "OBSERVED", "POSTS", "ROUNDS", "RETRIES (WHY)", "TIME", "VERDICT")
 	} else {
-		fmt.Fprintf(&b, "%-30s %-13s %-13s %5s %-7s %s\n", "SCENARIO (2026-07-28)", "EXPECTED", "OBSERVED", "POSTS", "RETRIES", "VERDICT")
+		// The header names the era of the rows whose name names none: a
+		// run of 2025-11-25 alone (--protocol) has no such row.
+		scenario := "SCENARIO"
+		if r.anyEra(Era2026) {
+			scenario += " (" + Era2026 + ")"
+		}
+		fmt.Fprintf(&b, "%-30s %-13s %-13s %5s %-7s %s\n", scenario, "EXPECTED", "OBSERVED", "POSTS", "RETRIES", "VERDICT")
 	}
 	for _, sec := range r.sections() {
 		if !wide {
@@ -222,6 +228,16 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// anyEra reports whether a case of the report runs in era.
+func (r *Report) anyEra(era string) bool {
+	for _, c := range r.Cases {
+		if c.Case.Era() == era {
+			return true
+		}
+	}
+	return false
 }
 
 // narrowRow formats a row in 80 columns. A row runs in 2026-07-28 unless

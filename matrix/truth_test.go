@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os/exec"
 	"runtime"
@@ -318,5 +319,31 @@ func TestWrapperReportsClientCrash(t *testing.T) {
 	ch := checkOf(t, rep, "sse.truncated", "client.ran")
 	if ch.Verdict != judge.Pass || rep.Cases[0].Runs[0].Client.Signal != "" {
 		t.Errorf("sse.truncated, wrapper exiting 3: client.ran %s: %s; client %+v", ch.Verdict, ch.Evidence, rep.Cases[0].Runs[0].Client)
+	}
+}
+
+// TestHeaderNamesTheRowsEra: the narrow table's header names the era of
+// the rows whose name names none (2026-07-28), and names no era when every
+// row runs in 2025-11-25 (`--protocol 2025-11-25`), whose rows each say
+// so. Before, that header said "SCENARIO (2026-07-28)" over rows that all
+// ran in 2025-11-25 (outsider18).
+func TestHeaderNamesTheRowsEra(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		era, header, row string
+	}{
+		{matrix.Era2025, "SCENARIO                       EXPECTED", "baseline (2025-11-25)"},
+		{matrix.Era2026, "SCENARIO (2026-07-28)          EXPECTED", "baseline                       TOOL_SUCCESS"},
+	} {
+		rep := run(t, matrix.Options{Cases: selectCases(t, tt.era, "baseline", "errors.tool_error")})
+		var text bytes.Buffer
+		if err := rep.WriteText(&text, matrix.TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"\n" + tt.header, "\n" + tt.row} {
+			if !strings.Contains(text.String(), w) {
+				t.Errorf("--protocol %s: the table does not say %q:\n%s", tt.era, w, text.String())
+			}
+		}
 	}
 }
