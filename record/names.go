@@ -277,10 +277,12 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 // token_endpoint or authorization_servers; and a challenge under its
 // header's name (wwwAuthenticate, a HAR pair's "WWW-Authenticate"), kept as
 // the header itself is (classifyHeaderName): the evidence for a 401 or 403.
+// That name exactly: a longer one ending in it (x_www_authenticate,
+// X-Secret-WWW-Authenticate) is judged as any other name.
 func exemptName(norm string, words []string) bool {
 	switch {
 	case norm == "progresstoken", strings.HasSuffix(norm, "idempotencykey"), strings.Contains(norm, "token") && tokenCountRE.get().MatchString(norm),
-		strings.HasSuffix(norm, "wwwauthenticate"), strings.HasSuffix(norm, "proxyauthenticate"):
+		norm == "wwwauthenticate", norm == "proxyauthenticate":
 		return true
 	}
 	if len(words) > 1 || len(norm) > 8 {

@@ -181,6 +181,37 @@ func TestRedactKeepsDiagnosis(t *testing.T) {
 // TestMask: the mask names the length and a short keyed hash; equal values
 // give equal masks under one redactor, masks are idempotent, and another
 // redactor (another key) gives another hash.
+// TestChallengeExemptionIsExact: only a challenge under its header's own
+// name (WWW-Authenticate, Proxy-Authenticate, in any spelling) is kept; a
+// longer name that ends in it (x_www_authenticate, secretWwwAuthenticate,
+// an X-WWW-Authenticate header) is judged as any name, and its value is
+// masked as it was before 0d6b0dd. With the suffix exemption each of these
+// values was recorded as it was sent (review18).
+func TestChallengeExemptionIsExact(t *testing.T) {
+	t.Parallel()
+	red := NewRedactor()
+	const tok = "q8Zr3kLmN2pX7vTw9YbC4dFh6JsA1eGu"
+	for _, name := range []string{"x_www_authenticate", "secret_www_authenticate", "authorizationWwwAuthenticate", "apiKeyProxyAuthenticate", "x-proxy-authenticate"} {
+		in := `{"` + name + `":"` + tok + `","headers":[{"name":"` + name + `","value":"` + tok + `"}]}`
+		got, _ := red.Body([]byte(in), 0)
+		if strings.Contains(got, tok) || !json.Valid([]byte(got)) {
+			t.Errorf("Body kept the value under %s: %s", name, got)
+		}
+	}
+	for _, name := range []string{"X-Www-Authenticate", "X-Secret-Www-Authenticate", "X-Proxy-Authenticate"} {
+		if got := red.Headers(http.Header{name: {tok}}); strings.Contains(got[name][0], tok) {
+			t.Errorf("header %s kept %q", name, got[name][0])
+		}
+	}
+	// The challenge's own names keep the value (scrubbed as text).
+	for _, name := range []string{"wwwAuthenticate", "www_authenticate", "WWW-Authenticate", "proxyAuthenticate", "Proxy-Authenticate"} {
+		in := `{"` + name + `":"Bearer realm=\"mcp\", error=\"invalid_token\""}`
+		if got, _ := red.Body([]byte(in), 0); got != in {
+			t.Errorf("Body changed the challenge under %s: %s", name, got)
+		}
+	}
+}
+
 func TestMask(t *testing.T) {
 	t.Parallel()
 	a, b := NewRedactor(), NewRedactor()
