@@ -641,10 +641,15 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		notes = append(notes, fmt.Sprintf("%s reset after the response started (UR): %s; the client received the cut response (%d bytes)", rc.opts.Upstream, urlFree(up.BodyErr), ex.wrote))
 	}
 	// A client that stops reading once the response arrived (as the
-	// diagnostic client does) is not a failure.
+	// diagnostic client does) is not a failure; nor is an exchange whose
+	// response arrived whole before the shutdown closed the stream the
+	// server left open a cut one (SD): its record is the response's, and
+	// report judges it (a JSON-RPC error there is the server's failure).
 	afterResponse := ex.clientGone && res != nil && res.SSE() != nil && res.SSE().Terminal
 	if ex.clientGone {
 		switch {
+		case ex.shutdown && afterResponse:
+			notes = append(notes, fmt.Sprintf("the %s shut down after the response arrived whole (%d bytes): it closed the stream the %s had left open", rc.noun, ex.wrote, orWord(rc.opts.Upstream, "handler")))
 		case ex.shutdown:
 			rc.stats.cutByShutdown.Add(1)
 			rec.Flags.Add(record.FlagSD)
