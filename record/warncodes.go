@@ -1,5 +1,11 @@
 package record
 
+import (
+	"slices"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+)
+
 // Warning codes that a producer other than the classifier adds to a
 // record, defined here so that every reader (report, the page, judge) tests
 // the same typed fact, never a message's prose.
@@ -51,11 +57,20 @@ func (r *Record) Interrupted() bool {
 }
 
 // CutByShutdown reports whether r is the record of an exchange that the
-// recording proxy's or server's own shutdown cut (the flag FlagSD): the
-// request was still waiting for (the end of) its answer when mcpdiag proxy
-// or mcpdiag serve was stopped, so what failed there is the stop's doing,
-// not the server's under diagnosis.
-func (r *Record) CutByShutdown() bool { return r.Flags.Has(FlagSD) }
+// recording proxy's or server's own shutdown cut (the flag FlagSD) with an
+// outcome the cut made (CutOutcomes): the request was still waiting for
+// (the end of) its answer when mcpdiag proxy or mcpdiag serve was stopped,
+// so what failed there is the stop's doing, not the server's under
+// diagnosis. An SD record with another outcome holds what the server said
+// before the stop (a 500's head and part of its body, then a hang:
+// HTTP_ERROR), a failure of the server's own, judged as any other.
+func (r *Record) CutByShutdown() bool {
+	return r.Flags.Has(FlagSD) && slices.Contains(CutOutcomes, r.Outcome)
+}
+
+// CutOutcomes are the outcomes a shutdown's cut makes of an exchange:
+// no answer, or a body or stream cut before its end.
+var CutOutcomes = []classify.Outcome{classify.NetworkError, classify.StreamIncomplete}
 
 // The auth step and the decision action that mark a challenge the client
 // answered (Record.ChallengeAnswered): client.StepChallenge and

@@ -49,6 +49,10 @@ type meta struct {
 	// server's own shutdown cut (record.FlagSD): not a failure, as in
 	// mcpdiag report.
 	CutByShutdown string `json:"cutByShutdown"`
+	// CutOutcomes are the outcomes of an exchange the shutdown cut
+	// (record.CutOutcomes): an SD record with another outcome holds the
+	// server's own failure, judged, as in mcpdiag report.
+	CutOutcomes []classify.Outcome `json:"cutOutcomes"`
 	// Challenge is the auth step and decision action of an authorization
 	// challenge the client answered (record.Record.ChallengeAnswered): not
 	// a failure, as in mcpdiag report.
@@ -72,7 +76,7 @@ type outcomeMeta struct {
 func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
 		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
-		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD),
+		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD), CutOutcomes: record.CutOutcomes,
 		Challenge: challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize}}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/internal/browser"
 	"github.com/mcpdiag/mcpdiag/internal/recordtest"
 	"github.com/mcpdiag/mcpdiag/report"
@@ -21,6 +22,20 @@ import (
 // NETWORK_ERROR exchanges were red rows.
 func TestShutdownCutRowsAgreeWithReport(t *testing.T) {
 	recs := recordtest.ReadFile(t, "../report/testdata/shutdown-cut.jsonl")
+	// And an SD exchange with what the server said before the stop, a 500
+	// (review18's hang after a 500's head): the server's own failure, a
+	// failed row as report counts it, not a cut one.
+	for _, r := range recs {
+		if r.CutByShutdown() {
+			r500 := *r
+			r500.ID, r500.Outcome, r500.Status = r.ID+"-500", classify.HTTPError, 500
+			if r500.CutByShutdown() {
+				t.Fatal("an SD record with the server's 500 is cut by shutdown: not what this test is about")
+			}
+			recs = append(recs, &r500)
+			break
+		}
+	}
 	acc := report.New(report.Options{})
 	for _, r := range recs {
 		acc.Add(r)

@@ -129,10 +129,12 @@ export function isChallengeAnswered(r) {
 }
 
 // isCutByShutdown is report's obs.shutdown: the record carries the flag
-// record.FlagSD (META.cutByShutdown), a typed fact; one an interrupt's
-// warning marks is counted as interrupted instead, as report does.
+// record.FlagSD (META.cutByShutdown), a typed fact, and an outcome the cut
+// made (META.cutOutcomes; another is the server's own failure, judged);
+// one an interrupt's warning marks is counted as interrupted instead, as
+// report does.
 export function isCutByShutdown(r) {
-  return (r.flags || []).includes(META.cutByShutdown) && !isInterrupted(r);
+  return (r.flags || []).includes(META.cutByShutdown) && (META.cutOutcomes || []).includes(r.outcome) && !isInterrupted(r);
 }
 
 function fmtTime(t) {
