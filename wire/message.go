@@ -277,8 +277,9 @@ const MaxCapabilityNames = 32
 // whose capabilities its session's initialize declared); empty, not nil,
 // for an empty object (a client that declares no capability) and for a
 // member that is there but no object (null, a string, an array: it
-// declares nothing a server can read; docs/decisions.md). At most MaxCapabilityNames: see CapabilityNames, which also
-// says whether names were left out. It reads the message's params again
+// declares nothing a server can read; docs/decisions.md). At most
+// MaxCapabilityNames: see CapabilityNames, which also says whether names
+// were left out. It reads the message's params again
 // (no parse of the body: a field of Message would make the recorder's
 // Exchange, which holds one, outgrow its size class), so a caller calls it
 // once.
