@@ -166,6 +166,35 @@ func TestClientWithoutModeNotTested(t *testing.T) {
 	}
 }
 
+// elicitationNotTested runs badclient -bad mode on the three 2026-07-28
+// elicitation scenarios and holds that each run is not tested, its
+// client.capability naming each of evidence, and the totals 3 not tested,
+// 0 failed; it returns the report for a test's own checks.
+func elicitationNotTested(t *testing.T, mode string, evidence ...string) *matrix.Report {
+	t.Helper()
+	bin := badClient(t)
+	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=" + mode}})
+	if len(rep.Cases) != 3 {
+		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
+	}
+	for _, c := range rep.Cases {
+		name := c.Case.Name
+		capCheck := checkOf(t, rep, name, "client.capability")
+		if c.Verdict() != judge.NotTested {
+			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
+		}
+		for _, w := range append(evidence, "HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised") {
+			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
+				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
+			}
+		}
+	}
+	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 3 || tot.FailedRuns != 0 {
+		t.Errorf("totals %+v, want 3 not tested, 0 failed", tot)
+	}
+	return rep
+}
+
 // TestDeclarationOnTheListIsNotTheCalls: a 2026-07-28 client that declares
 // elicitation on its tools/list and carries no clientCapabilities in its
 // tools/call's _meta (badclient -bad list-declares) gets 400 -32021 on each
@@ -177,33 +206,18 @@ func TestClientWithoutModeNotTested(t *testing.T) {
 // elicitation), but not what the scenario's interaction needs of it".
 func TestDeclarationOnTheListIsNotTheCalls(t *testing.T) {
 	t.Parallel()
-	bin := badClient(t)
-	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=list-declares"}})
-	if len(rep.Cases) != 3 {
-		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
-	}
+	rep := elicitationNotTested(t, "list-declares",
+		"the client declared no elicitation capability (POST 2 (tools/call ", ") carried no clientCapabilities in its _meta); the server answered the last tools/call, POST 2 (tools/call ")
 	for _, c := range rep.Cases {
 		name := c.Case.Name
 		capCheck := checkOf(t, rep, name, "client.capability")
 		class := checkOf(t, rep, name, "client.classification")
-		if c.Verdict() != judge.NotTested {
-			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
-		}
-		for _, w := range []string{"the client declared no elicitation capability (POST 2 (tools/call ", ") carried no clientCapabilities in its _meta); the server answered the last tools/call, POST 2 (tools/call ",
-			"HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised"} {
-			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
-				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
-			}
-		}
 		if strings.Contains(capCheck.Evidence, "tools/list") {
 			t.Errorf("%s: the evidence names the tools/list: %s", name, capCheck.Evidence)
 		}
 		if class.Verdict != judge.Pass || !strings.Contains(class.Evidence, "printed HTTP_ERROR; expected HTTP_ERROR: the client declared no elicitation capability") {
 			t.Errorf("%s: client.classification %s: %s", name, class.Verdict, class.Evidence)
 		}
-	}
-	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 3 || tot.FailedRuns != 0 {
-		t.Errorf("totals %+v, want 3 not tested, 0 failed", tot)
 	}
 }
 
@@ -217,27 +231,8 @@ func TestDeclarationOnTheListIsNotTheCalls(t *testing.T) {
 // (outsider18, with null, "elicitation" and [] from a Python client).
 func TestMalformedDeclarationNotTested(t *testing.T) {
 	t.Parallel()
-	bin := badClient(t)
-	rep := run(t, matrix.Options{Cases: selectCases(t, matrix.Era2026, "elicitation.*"), Command: []string{bin, "-bad=caps-null"}})
-	if len(rep.Cases) != 3 {
-		t.Fatalf("%d cases, want the three elicitation scenarios", len(rep.Cases))
-	}
-	for _, c := range rep.Cases {
-		name := c.Case.Name
-		capCheck := checkOf(t, rep, name, "client.capability")
-		if c.Verdict() != judge.NotTested {
-			t.Errorf("%s: verdict %s, want not tested; checks %+v", name, c.Verdict(), c.Checks())
-		}
-		for _, w := range []string{"the client declared no elicitation capability (POST 1 (tools/call ", ") declared none); the server answered the last tools/call, POST 1 (tools/call ",
-			"HTTP 400", "JSON-RPC error -32021", "the interaction was not exercised"} {
-			if capCheck.Verdict != judge.NotTested || !strings.Contains(capCheck.Evidence, w) {
-				t.Errorf("%s: client.capability %s: %s; want not tested naming %q", name, capCheck.Verdict, capCheck.Evidence, w)
-			}
-		}
-	}
-	if tot := rep.Totals(); rep.Failed() || tot.NotTestedRuns != 3 || tot.FailedRuns != 0 {
-		t.Errorf("totals %+v, want 3 not tested, 0 failed", tot)
-	}
+	elicitationNotTested(t, "caps-null",
+		"the client declared no elicitation capability (POST 1 (tools/call ", ") declared none); the server answered the last tools/call, POST 1 (tools/call ")
 }
 
 // TestClientSkippingTheRoundFails: a client that declares elicitation, gets
