@@ -149,6 +149,19 @@ func bench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			if err == nil {
 				s.base = "http://" + s.base
 			}
+		case "floor":
+			bin := cfg.floorproxy
+			if bin == "" {
+				fmt.Fprintln(stderr, "proxybench: building ./bench/proxybench/floorproxy")
+				if bin, err = build(ctx, dir, "floorproxy", floorproxyPkg); err != nil {
+					return err
+				}
+			}
+			records[name] = filepath.Join(dir, "floor-records.jsonl")
+			s, err = start(ctx, "floor proxy", profEnv, listeningRE, false, bin, up.base, records[name])
+			if err == nil {
+				s.base = "http://" + s.base
+			}
 		case "plaininproc":
 			s, err = start(ctx, "plain proxy in proxybench", append([]string{roleEnv + "=plaininproc"}, profEnv...), listeningRE, false, self, up.base)
 			if err == nil {

@@ -80,6 +80,7 @@ type config struct {
 	timeout         time.Duration
 	mcpdiag         string
 	plainproxy      string
+	floorproxy      string
 	base            string
 	profile         string
 	memProfileRate  int
@@ -95,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	smoke := fs.Bool("smoke", false, "a run of seconds with small counts (proves the command works; its numbers mean nothing)")
 	clients := fs.String("clients", "64,8", "concurrent clients of the JSON and SSE workloads")
-	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain (the plain reverse proxy, its own binary built from ./bench/proxybench/plainproxy: standard library only), mcpdiag, lib (the library proxy, profiled), plaininproc (the same plain proxy run inside this binary, whose image carries mcpdiag's packages and the payloads: what that costs the baseline), plainlean and mcpdiaglean (the plain proxy and the library proxy over lean.go's prototype transport, which holds no goroutine per response, both inside this binary: for measuring the floor only)")
+	targets := fs.String("targets", "direct,plain,mcpdiag", "targets: direct, plain (the plain reverse proxy, its own binary built from ./bench/proxybench/plainproxy: standard library only), floor (the plain proxy plus only the work a recording proxy cannot skip, its own binary built from ./bench/proxybench/floorproxy), mcpdiag, lib (the library proxy, profiled), plaininproc (the same plain proxy run inside this binary, whose image carries mcpdiag's packages and the payloads: what that costs the baseline), plainlean and mcpdiaglean (the plain proxy and the library proxy over lean.go's prototype transport, which holds no goroutine per response, both inside this binary: for measuring the floor only)")
 	workloads := fs.String("workloads", "", "workloads to run (default: json/N and sse/N for each -clients N, and sse/1)")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds (each runs every target on every workload)")
 	fs.IntVar(&c.jsonRequests, "json-requests", 12000, "requests per JSON workload and target in a round")
@@ -106,8 +107,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "time limit of the whole run")
 	fs.StringVar(&c.mcpdiag, "mcpdiag", "", "the mcpdiag binary (default: built from ./cmd/mcpdiag)")
 	fs.StringVar(&c.plainproxy, "plainproxy", "", "the plain proxy's binary, the target plain (default: built from ./bench/proxybench/plainproxy; building needs this module as the working directory, as ./cmd/mcpdiag's does)")
+	fs.StringVar(&c.floorproxy, "floorproxy", "", "the floor proxy's binary, the target floor (default: built from ./bench/proxybench/floorproxy, as -plainproxy's)")
 	fs.StringVar(&c.base, "base", "", "another mcpdiag binary (an older commit) to run as the target \"base\", side by side with -mcpdiag (adds base to -targets)")
-	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof (plaininproc-… and plainlean-… of those targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the lib target's cpu.pprof and allocs.pprof (adds lib to -targets), the plain target's plain-cpu.pprof and plain-allocs.pprof, the floor target's floor-cpu.pprof and floor-allocs.pprof (plaininproc-… and plainlean-… of those targets), and for each child's heap profile, goroutines and memory statistics while the idle streams are held (ROLE-idle-*)")
 	fs.IntVar(&c.memProfileRate, "memprofilerate", 64<<10, "runtime.MemProfileRate of the child processes with -profile (1: every allocation)")
 	fs.StringVar(&c.samples, "samples", "", "file for every SSE request's times (its start, first event and end) and every collection of each child (its start and end), tab-separated, in µs since the run began: for finding what slow requests coincide with (see writeSamples)")
 	fs.IntVar(&c.leanReadBuffer, "lean-read-buffer", 4<<10, "the read buffer of each upstream connection of the lean targets (bytes)")
@@ -130,7 +132,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	for _, t := range strings.Split(*targets, ",") {
 		switch t = strings.TrimSpace(t); t {
-		case "direct", "plain", "mcpdiag", "base", "lib", "plaininproc", "plainlean", "mcpdiaglean":
+		case "direct", "plain", "floor", "mcpdiag", "base", "lib", "plaininproc", "plainlean", "mcpdiaglean":
 			c.targets = append(c.targets, t)
 		default:
 			return nil, fmt.Errorf("-targets: unknown target %q", t)
@@ -578,11 +580,13 @@ func build(ctx context.Context, dir, name, pkg string) (string, error) {
 	return bin, nil
 }
 
-// The packages proxybench builds: mcpdiag proxy as users run it, and the
-// plain proxy (standard library only) as the target "plain".
+// The packages proxybench builds: mcpdiag proxy as users run it, the
+// plain proxy (standard library only) as the target "plain", and the floor
+// proxy (the plain one plus the guarantees' work) as the target "floor".
 const (
 	mcpdiagPkg    = "github.com/mcpdiag/mcpdiag/cmd/mcpdiag"
 	plainproxyPkg = "github.com/mcpdiag/mcpdiag/bench/proxybench/plainproxy"
+	floorproxyPkg = "github.com/mcpdiag/mcpdiag/bench/proxybench/floorproxy"
 )
 
 var (

@@ -38,27 +38,29 @@ func TestMain(m *testing.M) {
 }
 
 // TestSmoke runs the command's short form end to end: real processes on
-// 127.0.0.1 (the upstream, the plain proxy and the mcpdiag binary built
-// from ./bench/proxybench/plainproxy and ./cmd/mcpdiag), every workload, the idle streams, one record per
-// exchange. It asserts that the run succeeds and reports every row, never
+// 127.0.0.1 (the upstream, the plain proxy, the floor proxy and the mcpdiag
+// binary built from ./bench/proxybench/plainproxy,
+// ./bench/proxybench/floorproxy and ./cmd/mcpdiag), every workload, the idle
+// streams, one record per exchange of the floor proxy and of mcpdiag. It asserts that the run succeeds and reports every row, never
 // a time.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds mcpdiag and runs three servers")
 	}
 	var out, errs bytes.Buffer
-	if code := run([]string{"-smoke"}, &out, &errs); code != 0 {
+	if code := run([]string{"-smoke", "-targets", "direct,plain,floor,mcpdiag"}, &out, &errs); code != 0 {
 		t.Fatalf("proxybench -smoke exited %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
 	}
 	report := out.String()
 	for _, w := range []string{"json/64", "json/8", "sse/64", "sse/8", "sse/1"} {
-		for _, target := range []string{"direct", "plain", "mcpdiag proxy"} {
+		for _, target := range []string{"direct", "plain", "floor", "mcpdiag proxy"} {
 			if !strings.Contains(report, "| "+w+" | "+target+" |") {
 				t.Errorf("report has no row for %s through %s:\n%s", w, target, report)
 			}
 		}
 	}
-	for _, want := range []string{"throughput ratio", "GC cycles/1,000 exchanges", "GC cycles ratio", "Idle SSE streams", "| mcpdiag | 20 |", "records written"} {
+	for _, want := range []string{"throughput ratio", "GC cycles/1,000 exchanges", "GC cycles ratio", "Idle SSE streams", "| mcpdiag | 20 |", "| floor | 20 |", "records written",
+		"the floor proxy (plain + the guarantees' work) against the plain reverse proxy", "mcpdiag proxy against the floor proxy"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

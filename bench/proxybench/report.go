@@ -95,12 +95,12 @@ func report(w io.Writer, cfg *config, order []*target, results map[string]map[st
 	has := func(name string) bool {
 		return slices.ContainsFunc(order, func(t *target) bool { return t.name == name })
 	}
-	for _, pair := range [][2]string{{"mcpdiag", "plain"}, {"base", "plain"}, {"lib", "plain"}, {"mcpdiag", "base"}, {"plaininproc", "plain"}, {"plainlean", "plain"}, {"mcpdiaglean", "plainlean"}} {
+	for _, pair := range [][2]string{{"mcpdiag", "plain"}, {"floor", "plain"}, {"mcpdiag", "floor"}, {"lib", "floor"}, {"base", "plain"}, {"lib", "plain"}, {"mcpdiag", "base"}, {"plaininproc", "plain"}, {"plainlean", "plain"}, {"mcpdiaglean", "plainlean"}} {
 		name, ref := pair[0], pair[1]
 		if !has(name) || !has(ref) {
 			continue
 		}
-		labels := map[string]string{"mcpdiag": "mcpdiag proxy", "base": "mcpdiag proxy (base, -base)", "lib": "library proxy (profiled)", "plain": "the plain reverse proxy", "plaininproc": "the plain proxy inside proxybench's image",
+		labels := map[string]string{"mcpdiag": "mcpdiag proxy", "base": "mcpdiag proxy (base, -base)", "lib": "library proxy (profiled)", "plain": "the plain reverse proxy", "floor": "the floor proxy (plain + the guarantees' work)", "plaininproc": "the plain proxy inside proxybench's image",
 			"plainlean": "the plain proxy over the lean prototype transport", "mcpdiaglean": "the library proxy over the lean prototype transport"}
 		fmt.Fprintf(w, "\n%s against %s, per round (median, range):\n\n", labels[name], labels[ref])
 		goals := ref == "plain" && name != "plainlean" && name != "plaininproc" // a proxy that records, against the plain one

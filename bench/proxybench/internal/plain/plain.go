@@ -61,3 +61,7 @@ var pool = sync.Pool{New: func() any { b := make([]byte, CopyBufferSize); return
 
 func (buffers) Get() []byte  { return *pool.Get().(*[]byte) }
 func (buffers) Put(b []byte) { pool.Put(&b) }
+
+// BufferPool returns the plain proxy's pool of copy buffers (the floor
+// proxy's ReverseProxy takes its buffer from it too).
+func BufferPool() httputil.BufferPool { return buffers{} }
