@@ -288,7 +288,10 @@ func (r *Redactor) replaceSecrets(s string) string {
 var (
 	// "Bearer <token68>", "Basic <token68>" and "DPoP <token68>", but not
 	// an auth-param such as `Bearer realm="x"` or `Bearer error=invalid_token`.
-	bearerRE = lazyRegexp(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/="]|$)`)
+	// A credential may end at a closing quote (`header "Bearer abc"`,
+	// `"Basic dXNlcg=="`); schemeCredential tells that quote from the one
+	// that opens an auth-param's quoted value.
+	bearerRE = lazyRegexp(`(?i)\b(bearer|basic|dpop)(\s+)([A-Za-z0-9\-._~+/]+=*)([^A-Za-z0-9\-._~+/=]|$)`)
 	// "name": in JSON text that could not be parsed (cut, or an SSE
 	// stream); the value may end at the cut.
 	jsonNameRE = lazyRegexp(`"((?:[^"\\\n]|\\.){1,200})"\s*:\s*`)
@@ -388,12 +391,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		s = r.maskPEM(s)
 	}
 	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") || strings.Contains(lower, "dpop") {
-		s = r.replaceMatches(s, bearerRE, func(m []string) string {
-			if IsRedacted(m[3]) {
-				return m[0]
-			}
-			return m[1] + m[2] + r.Mask(m[3]) + m[4]
-		})
+		s = r.maskSchemeCredentials(s)
 	}
 	hints := lower
 	if hasLetterEscape(s) {
@@ -1056,6 +1054,58 @@ func (r *Redactor) replaceMatches(s string, re *lazyRE, repl func([]string) stri
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// maskSchemeCredentials masks the credential of every "Bearer …",
+// "Basic …" and "DPoP …" in s (bearerRE), keeping the scheme. A match that
+// ends in `name="` (or `name=\"` in JSON text held in a string) followed by
+// more text is an auth-param with a quoted value (`Bearer realm="mcp"`,
+// `Bearer error="invalid_token"`: a challenge) and is kept; a token68 the
+// quote closes (`"Bearer abc"`, a base64 credential with its padding,
+// `"Basic dXNlcg=="`) is masked.
+func (r *Redactor) maskSchemeCredentials(s string) string {
+	idx := bearerRE.get().FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		tok, term, rest := s[m[6]:m[7]], s[m[8]:m[9]], s[m[1]:]
+		if term == `\` && strings.HasPrefix(rest, `"`) {
+			// An escaped quote, in JSON text held in a string.
+			term, rest = `"`, rest[1:]
+		}
+		if IsRedacted(tok) || term == `"` && authParamQuote(tok, rest) {
+			continue
+		}
+		b.WriteString(s[last:m[6]])
+		b.WriteString(r.Mask(tok))
+		last = m[7]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// authParamQuote reports whether tok, matched by bearerRE before a `"`
+// that rest follows, is an auth-param's name and `=` (`realm` in
+// `realm="mcp"`): tok ends in one `=` (two or more are base64 padding)
+// and the quote opens a value, so text other than a closing delimiter
+// follows it (`realm=""` too). A quote followed by the end of the text, a
+// blank or a closing delimiter closes a credential instead
+// (`"Basic dXNlcjE="`).
+func authParamQuote(tok, rest string) bool {
+	if !strings.HasSuffix(tok, "=") || strings.HasSuffix(tok, "==") {
+		return false
+	}
+	if rest == "" {
+		return false
+	}
+	switch rest[0] {
+	case ' ', '\t', '\r', '\n', ',', ';', ')', ']', '}', '>', '\\':
+		return false
+	}
+	return true
 }
 
 // maskPEM masks the body of every PEM block, keeping its BEGIN and END
