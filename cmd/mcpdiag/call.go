@@ -184,12 +184,13 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 		opts.Auth = auth
 	}
 	enc := record.Encoder{Redactor: red, BodyLimit: 16 << 10}
+	// A bad --fsync is refused with or without --record, as proxy does.
+	sync, err := record.ParseSyncPolicy(o.fsync)
+	if err != nil {
+		return usageError("--fsync: %v", err)
+	}
 	var file *record.Sink
 	if o.recordFile != "" {
-		sync, err := record.ParseSyncPolicy(o.fsync)
-		if err != nil {
-			return usageError("--fsync: %v", err)
-		}
 		file, err = record.OpenSink(o.recordFile, record.SinkOptions{Stdout: visible.JSONWriter{W: stdout}, Sync: sync, Encoder: enc,
 			OnLoss: record.PrintLosses(stderr, "mcpdiag call: --record: ")})
 		if err != nil {

@@ -178,6 +178,9 @@ func TestCallCommandUsage(t *testing.T) {
 		{"call", "http://127.0.0.1:1/mcp", "t", "--header", "MCP-Protocol-Version: 2025-06-18"},
 		{"call", "http://127.0.0.1:1/mcp", "t", "--header", "mcp-session-id: s1"},
 		{"probe", "http://127.0.0.1:1/mcp", "--header", "Last-Event-ID: 7"},
+		// A bad --fsync without --record was accepted and the call made
+		// (outsider19): proxy refuses it either way.
+		{"call", "http://127.0.0.1:1/mcp", "t", "--fsync", "sometimes"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 {
