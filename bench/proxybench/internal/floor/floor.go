@@ -96,7 +96,7 @@ type Proxy struct {
 func New(upstream *url.URL, rt http.RoundTripper, sink Writer) *Proxy {
 	p := &Proxy{sink: sink, budget: wire.NewBudget(ClassifyMemory), srvReqs: map[string]struct{}{}}
 	p.rp = &httputil.ReverseProxy{
-		Rewrite:        func(pr *httputil.ProxyRequest) { pr.SetURL(upstream); pr.Out.Host = "" },
+		Rewrite:        rewrite(upstream),
 		FlushInterval:  -1,
 		Transport:      rt,
 		BufferPool:     plain.BufferPool(),
@@ -104,6 +104,22 @@ func New(upstream *url.URL, rt http.RoundTripper, sink Writer) *Proxy {
 		ErrorHandler:   errorHandler,
 	}
 	return p
+}
+
+// rewrite is plain's Rewrite, and passes on the request body read whole as
+// the in-memory reader it is: ReverseProxy's outgoing request carries a
+// wrapper of it, for which net/http flushes the headers alone before the
+// body (golang/go#22088), one more write for the floor and one more read
+// for the upstream (mcpdiag proxy passes its in-memory body on the same
+// way: recorder.Exchange.InMemoryBody).
+func rewrite(upstream *url.URL) func(*httputil.ProxyRequest) {
+	return func(pr *httputil.ProxyRequest) {
+		pr.SetURL(upstream)
+		pr.Out.Host = ""
+		if ex, ok := pr.In.Context().Value(ctxKey{}).(*exchange); ok && ex.memBody != nil && pr.Out.Body != nil {
+			pr.Out.Body = ex.memBody
+		}
+	}
 }
 
 // Close waits for the records of the exchanges that ended and reports how
@@ -130,6 +146,8 @@ type exchange struct {
 	mu    sync.Mutex // orders ReverseProxy's timer flush with forward
 	start time.Time
 	msg   wire.Message
+	// memBody is the request body passed on when it was read whole.
+	memBody io.ReadCloser
 
 	status  int
 	header  http.Header
@@ -173,7 +191,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex.msg = wire.ParseMessage(body)
 	if whole {
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		ex.memBody = io.NopCloser(bytes.NewReader(body))
+		r.Body = ex.memBody
 	} else {
 		r.Body = struct {
 			io.Reader
