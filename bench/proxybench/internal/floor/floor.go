@@ -26,8 +26,9 @@
 //     redacted and encoded by the record package's Encoder and written by
 //     record.Async (one writer goroutine, group commit with one write(2) per
 //     batch, fsync on close): the CLI's default write path. The record is
-//     encoded on a goroutine of its own, so that the end of the response
-//     never waits for it.
+//     built and encoded by one of two long-lived goroutines the ended
+//     exchange is handed to, so that the end of the response never waits
+//     for it.
 //
 // Not done (what mcpdiag does beyond the guarantees above, or what the
 // benchmark's exchanges never need): the request and response headers, URL,
@@ -72,6 +73,14 @@ const (
 	minRead = 4 << 10
 	// maxServerRequests bounds the server requests remembered.
 	maxServerRequests = 4096
+	// recordWorkers is the number of goroutines that build and encode the
+	// records, long-lived so that their stacks, grown once by the encoder,
+	// stay grown (a goroutine per record cost its creation and a stack
+	// growth per exchange, ~5 µs: ssefloor19's second profile).
+	recordWorkers = 2
+	// recordQueue is how many ended exchanges wait for them at most; an
+	// exchange that finds the queue full waits (after its response ended).
+	recordQueue = 1024
 )
 
 // Writer takes one record per exchange (a *record.Async).
@@ -85,6 +94,8 @@ type Proxy struct {
 	sink    Writer
 	budget  *wire.Budget
 	records sync.WaitGroup // records being encoded and written
+	queue   chan *exchange // the ended exchanges, to the record goroutines
+	workers sync.WaitGroup
 
 	mu      sync.Mutex
 	srvReqs map[string]struct{} // ids of server requests seen on streams
@@ -94,7 +105,14 @@ type Proxy struct {
 // New returns the floor proxy to upstream over rt, writing a record per
 // exchange to sink.
 func New(upstream *url.URL, rt http.RoundTripper, sink Writer) *Proxy {
-	p := &Proxy{sink: sink, budget: wire.NewBudget(ClassifyMemory), srvReqs: map[string]struct{}{}}
+	p := &Proxy{sink: sink, budget: wire.NewBudget(ClassifyMemory), srvReqs: map[string]struct{}{}, queue: make(chan *exchange, recordQueue)}
+	for range recordWorkers {
+		p.workers.Go(func() {
+			for ex := range p.queue {
+				ex.record()
+			}
+		})
+	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        rewrite(upstream),
 		FlushInterval:  -1,
@@ -122,10 +140,13 @@ func rewrite(upstream *url.URL) func(*httputil.ProxyRequest) {
 	}
 }
 
-// Close waits for the records of the exchanges that ended and reports how
-// many the sink refused (an error naming them; nil when none).
+// Close waits for the records of the exchanges that ended, stops the
+// record goroutines, and reports how many records the sink refused (an
+// error naming them; nil when none). No request may be served after it.
 func (p *Proxy) Close() error {
 	p.records.Wait()
+	close(p.queue)
+	p.workers.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lost > 0 {
@@ -176,8 +197,8 @@ type exchange struct {
 }
 
 // ServeHTTP reads and parses the request body, forwards the request with
-// the reverse proxy, and, when the exchange has ended, hands its record to
-// a goroutine of its own.
+// the reverse proxy, and, when the exchange has ended, hands it to the
+// record goroutines.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{p: p, w: w, start: time.Now()}
 	body, whole, err := readBody(r)
@@ -493,8 +514,8 @@ func (p *Proxy) sawServerRequest(msg []byte) {
 }
 
 // end classifies an exchange that had no response body to forward (the
-// upstream failed, or the request was refused) and hands the record to a
-// goroutine of its own.
+// upstream failed, or the request was refused) and hands the record to the
+// record goroutines.
 func (ex *exchange) end() {
 	ex.total = time.Since(ex.start)
 	if !ex.classified {
@@ -506,7 +527,7 @@ func (ex *exchange) end() {
 		_ = (&classify.Classifier{}).ClassifyInto(cx, &ex.res)
 	}
 	ex.p.records.Add(1)
-	go ex.record()
+	ex.p.queue <- ex
 }
 
 // record builds the exchange's record, hands it to the sink and gives the
