@@ -166,18 +166,12 @@ func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
 	return r, err
 }
 
-// The Results of the fast path's verdicts with the room they need.
-type (
-	resultError struct { // a JSON-RPC error: its details and reason
-		r  Result
-		st errorStore
-	}
-	resultInput struct { // an input_required result with one request
-		r  Result
-		e  extra
-		in inputStore
-	}
-)
+// resultError is the Result of a JSON-RPC error of the fast path with its
+// details and reason (an input_required result's: newInputVerdict).
+type resultError struct {
+	r  Result
+	st errorStore
+}
 
 // classifyShaped classifies a shaped exchange (see shaped) whose JSON body
 // is data, as into would.
@@ -201,10 +195,8 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 	case f.kind == fastError:
 		s := new(resultError)
 		r, f.errStore = &s.r, &s.st
-	case f.kind == fastInput && f.inputs.n <= 1:
-		s := new(resultInput)
-		r, f.inStore = &s.r, &s.in
-		r.extra, s.e.inStore = &s.e, &s.in
+	case f.kind == fastInput:
+		r, f.inBuf = newInputVerdict(packedLen(f.inputs.packedRest()))
 	default:
 		r = new(Result)
 	}
@@ -220,14 +212,14 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 // loop over many exchanges (a proxy, a benchmark) allocates nothing for
 // small responses. Everything r held before is overwritten, and so is what
 // its methods returned: the storage of its evidence (the warnings' array,
-// one input request's details, the JSON-RPC details) is reused, also by a
+// the room of its input requests, the JSON-RPC details) is reused, also by a
 // copy of r made before. A caller that keeps an earlier verdict must
 // deep-copy it first.
 func (c *Classifier) ClassifyInto(ex *Exchange, r *Result) error {
 	e := r.extra
 	*r = Result{}
 	if e != nil {
-		*e = extra{warnings: e.warnings[:0], inStore: e.inStore}
+		*e = extra{warnings: e.warnings[:0], room: e.room}
 		r.extra = e
 	}
 	return c.into(ex, r)

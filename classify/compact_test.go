@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -192,7 +193,7 @@ func TestResultSetters(t *testing.T) {
 	cp.SetWarnings(nil)
 	cp.SetInput(nil)
 	cp.SetJSONRPC(nil)
-	if len(r.Warnings()) != 1 || r.Input() != in || r.JSONRPC() == nil {
+	if len(r.Warnings()) != 1 || !reflect.DeepEqual(r.Input(), in) || r.JSONRPC() == nil {
 		t.Errorf("the original changed with its copy: %v %v %v", r.Warnings(), r.Input(), r.JSONRPC())
 	}
 	if cp.Warnings() != nil || cp.Input() != nil || cp.JSONRPC() != nil {

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
@@ -73,11 +72,11 @@ type fastFacts struct {
 	msgStart, msgEnd   int
 	dataStart, dataEnd int
 	inputs             fastInputs
-	// errStore (fastError) and inStore (fastInput, one request or none),
-	// when set, are the room for the verdict's details in the Result's
-	// allocation.
+	// errStore (fastError) and inBuf (fastInput), when set, are the room
+	// for the verdict's details in the Result's allocation (inBuf: at
+	// least the bytes the input requests take packed).
 	errStore *errorStore
-	inStore  *inputStore
+	inBuf    []byte
 }
 
 // fastScan is the reading half of fastToolCall: it reads data, changes
@@ -321,19 +320,14 @@ func (c *Classifier) fastApply(r *Result, ex *Exchange, data []byte, event bool,
 		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
 		r.codes |= codeJSONRPC
 		r.codes |= rtypeInputRequired << codeRTShift
-		st := f.inStore
-		if st == nil && f.inputs.n <= 1 {
-			// ClassifyInto: the room of r's previous input request.
-			e := r.more()
-			if e.inStore == nil {
-				e.inStore = new(inputStore)
-			}
-			st = e.inStore
+		buf := f.inBuf
+		if buf == nil {
+			// ClassifyInto, an event, a long key: r's room.
+			buf = r.inputBuf(packedLen(f.inputs.packedRest()))
 		}
-		in := f.inputs.details(data, f.hasRequestState, st)
-		r.more().input = in
+		r.more().input = f.inputs.pack(buf, data, f.hasRequestState)
 		r.Outcome = InputRequired
-		r.Reason = inputReason(len(in.Requests), f.hasRequestState)
+		r.Reason = inputReason(f.inputs.n, f.hasRequestState)
 	default:
 		r.jsonrpc = JSONRPCDetails{ID: r.ownID(data[f.idStart:f.idEnd])}
 		r.codes |= codeJSONRPC
@@ -581,95 +575,6 @@ func (in *fastInputs) read(data []byte, i int) int {
 			return i
 		}
 	}
-}
-
-// inputStore is the room for the InputDetails of one input request (the
-// usual count), with 32 bytes for its key's and mode's bytes.
-type inputStore struct {
-	d    InputDetails
-	reqs [1]InputRequest
-	text [32]byte
-}
-
-// details returns the InputDetails of the requests read from data, in one
-// allocation for the details, their requests and, when they fit in 32 bytes
-// (one request with a short key usually does), the keys' and modes' bytes; a
-// second allocation for the bytes otherwise. For one request or none, st
-// (when not nil) is the room to use instead: the Result's own allocation
-// (Classify), which nothing else uses.
-func (in *fastInputs) details(data []byte, hasState bool, st *inputStore) *InputDetails {
-	var d *InputDetails
-	var text []byte // room for the keys' and modes' bytes, in the same allocation
-	// The details and their requests in one allocation of the size needed.
-	switch {
-	case in.n <= 1:
-		if st == nil {
-			st = new(inputStore)
-		}
-		d, text = &st.d, st.text[:0]
-		d.Requests = st.reqs[:0:in.n]
-	case in.n == 2:
-		st := &struct {
-			d    InputDetails
-			reqs [2]InputRequest
-			text [32]byte
-		}{}
-		d, text = &st.d, st.text[:0]
-		d.Requests = st.reqs[:0:2]
-	default:
-		st := &struct {
-			d    InputDetails
-			reqs [len(fastInputs{}.reqs)]InputRequest
-			text [32]byte
-		}{}
-		d, text = &st.d, st.text[:0]
-		d.Requests = st.reqs[:0:in.n]
-	}
-	d.HasRequestState = hasState
-	size := 0
-	for _, q := range in.reqs[:in.n] {
-		size += int(q.keyEnd - q.keyStart)
-		if q.mode == modeCopy {
-			size += int(q.modeEnd - q.modeStart)
-		}
-	}
-	inline := size <= cap(text)
-	if !inline {
-		text = make([]byte, 0, size)
-	}
-	for _, q := range in.reqs[:in.n] {
-		text = append(text, data[q.keyStart:q.keyEnd]...)
-		if q.mode == modeCopy {
-			text = append(text, data[q.modeStart:q.modeEnd]...)
-		}
-	}
-	var strs string
-	if inline {
-		// The strings share the details' allocation. Nothing writes text
-		// after this: the struct is this call's own and d exposes only
-		// the strings.
-		strs = unsafe.String(unsafe.SliceData(text), len(text))
-	} else {
-		strs = string(text)
-	}
-	off := 0
-	for _, q := range in.reqs[:in.n] {
-		n := int(q.keyEnd - q.keyStart)
-		req := InputRequest{Key: strs[off : off+n], Method: inputMethodNames[q.method]}
-		off += n
-		switch q.mode {
-		case modeForm:
-			req.Mode = "form"
-		case modeURL:
-			req.Mode = "url"
-		case modeCopy:
-			n := int(q.modeEnd - q.modeStart)
-			req.Mode = strs[off : off+n]
-			off += n
-		}
-		d.Requests = append(d.Requests, req)
-	}
-	return d
 }
 
 // fastTextBlocks reads a content array whose blocks are all

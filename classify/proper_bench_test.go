@@ -24,7 +24,7 @@ func BenchmarkClassifyProper(b *testing.B) {
 		c := &Classifier{}
 		b.Run(tc.name, func(b *testing.B) {
 			var s resultError
-			var in inputStore
+			var in [64]byte
 			var w [1]Warning
 			var e extra
 			b.ReportAllocs()
@@ -36,7 +36,7 @@ func BenchmarkClassifyProper(b *testing.B) {
 				}
 				e = extra{warnings: w[:0:1]}
 				s.r = Result{extra: &e}
-				f.errStore, f.inStore = &s.st, &in
+				f.errStore, f.inBuf = &s.st, in[:]
 				s.r.start(ex)
 				s.r.setContentType(ct)
 				s.r.BodyBytes = int64(len(ex.BodyBytes))
@@ -66,7 +66,7 @@ func BenchmarkVerdictAlloc(b *testing.B) {
 	b.Run("input", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			verdictAllocSink = new(resultInput)
+			verdictAllocSink, _ = newInputVerdict(16)
 		}
 	})
 	b.Run("error", func(b *testing.B) {

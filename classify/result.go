@@ -275,11 +275,14 @@ func (f *stringField) put(r *Result, s string) (outside bool) {
 // few have behind one more pointer.
 type extra struct {
 	warnings []Warning
-	input    *InputDetails
 	rare     *rare
-	// inStore is the room of one input request's details that the fast
-	// path wrote input into, kept for ClassifyInto to write the next one.
-	inStore *inputStore
+	// input points at the input requests packed (inputpack.go), nil when
+	// there are none.
+	input *byte
+	// room is the room the classifier packed input requests into, kept
+	// for ClassifyInto to write the next ones (nil when they are in the
+	// verdict's own allocation, or none were written).
+	room *inputRoom
 }
 
 // rare holds what few verdicts carry.
@@ -330,6 +333,7 @@ func (r *Result) set() *extra {
 	if r.extra != nil {
 		*e = *r.extra
 	}
+	e.room = nil // the original's: ClassifyInto into it may write it again
 	r.extra = e
 	return e
 }
@@ -523,19 +527,27 @@ func (r *Result) SetWarnings(w []Warning) {
 }
 
 // Input returns the input requests of an INPUT_REQUIRED verdict, nil for
-// any other.
+// any other. The Result keeps them packed (a smaller verdict), so each call
+// allocates new details equal to the last: changing them does not change
+// r (SetInput does). NumInputRequests, InputRequest and HasRequestState
+// read the same without allocating.
 func (r *Result) Input() *InputDetails {
-	if r.extra == nil {
+	if r.extra == nil || r.extra.input == nil {
 		return nil
 	}
-	return r.extra.input
+	return unpack(r.extra.input)
 }
 
-// SetInput sets what Input returns.
+// SetInput sets what Input returns to details equal to *d (nil: none).
 func (r *Result) SetInput(d *InputDetails) {
-	if d != nil || r.extra != nil {
-		r.set().input = d
+	if d == nil {
+		if r.extra != nil {
+			r.set().input = nil
+		}
+		return
 	}
+	buf := make([]byte, packedLen(packedDetailsRest(d)))
+	r.set().input = packDetails(buf, d)
 }
 
 // Layer returns the layer of the result's outcome (Outcome.Layer): "" for

@@ -23,7 +23,11 @@ func TestResultSizeClass(t *testing.T) {
 		name       string
 		size, want uintptr
 	}{
-		{"an input_required result's (Result and one request)", unsafe.Sizeof(resultInput{}), 256},
+		{"an input_required result's (Result, extra and one request packed)", unsafe.Sizeof(struct {
+			r Result
+			e extra
+			p [16]byte
+		}{}), 160},
 		{"a JSON-RPC error's (Result, error object and reason)", unsafe.Sizeof(resultError{}), 240},
 	} {
 		if tc.size > tc.want {
@@ -57,12 +61,12 @@ func bytesPerRun(runs int, f func()) float64 {
 // TestSmallResponseAllocs: Classify allocates one object on the article's
 // small responses: the Result and, in the same allocation, what the verdict
 // must own (the details and reason of a JSON-RPC error, the input requests
-// of an input_required result; a legacy result's warning is a bit of the
-// Result, legacy18: 192 bytes before, its Warning and extra). An id
-// longer than the Result's six bytes of room is copied on its own.
+// of an input_required result, packed: input19, 256 bytes before, the
+// details, a request and its key's copy; a legacy result's warning is a
+// bit of the Result, legacy18: 192 bytes before, its Warning and extra).
+// An id longer than the Result's six bytes of room is copied on its own.
 // ClassifyInto reuses the caller's Result, its warnings' array and the room
-// of one input request's details, and allocates only a JSON-RPC error's
-// details.
+// of its input requests, and allocates only a JSON-RPC error's details.
 func TestSmallResponseAllocs(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -75,7 +79,8 @@ func TestSmallResponseAllocs(t *testing.T) {
 		{"success", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 1, 0, 96},
 		{"jsonrpc_error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"synthetic invalid params"}}`, wire.IntID(1), JSONRPCError, 1, 1, 240},
 		{"tool_error", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"failed"}],"isError":true}}`, wire.IntID(1), ToolError, 1, 0, 96},
-		{"input_required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`, wire.IntID(1), InputRequired, 1, 0, 256},
+		{"input_required", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"approval":{"method":"elicitation/create","params":{"mode":"form","message":"synthetic input"}}}}}`, wire.IntID(1), InputRequired, 1, 0, 160},
+		{"input_required, four requests", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"},"b":{"method":"roots/list"},"c":{"method":"elicitation/create","params":{"message":"m","mode":"url"}},"d":{"method":"sampling/createMessage","params":{"messages":[]}}},"requestState":"s"}}`, wire.IntID(1), InputRequired, 1, 0, 160},
 		{"legacy", `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":false}}`, wire.IntID(1), ToolSuccess, 1, 0, 96},
 		{"legacy, six-digit id", `{"jsonrpc":"2.0","id":123456,"result":{"content":[{"type":"text","text":"legacy ok"}],"isError":true}}`, wire.IntID(123456), ToolError, 1, 0, 96},
 		{"six-digit id", `{"jsonrpc":"2.0","id":123456,"result":{"resultType":"complete","content":[]}}`, wire.IntID(123456), ToolSuccess, 1, 0, 96},

@@ -204,7 +204,7 @@ func (c *Classifier) inputRequired(r *Result, f *resultFields, invalid Outcome) 
 			return
 		}
 	}
-	r.more().input = in
+	r.keepInput(in)
 	r.Outcome = InputRequired
 	state := "absent"
 	if in.HasRequestState {

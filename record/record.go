@@ -690,10 +690,11 @@ func (r *Record) SetResult(res *classify.Result) {
 	if n := res.Network(); n != nil {
 		r.Network = &Network{Error: n.Error, Phase: n.Phase, RequestSent: n.RequestSent, Timeout: n.Timeout, Cause: n.Cause}
 	}
-	if in := res.Input(); in != nil {
-		r.Input = &Input{HasRequestState: in.HasRequestState, Requests: make([]InputRequest, len(in.Requests))}
-		for i, q := range in.Requests {
-			r.Input.Requests[i] = InputRequest(q)
+	if state, ok := res.HasRequestState(); ok {
+		// Read in place: Input would build the details only to be copied.
+		r.Input = &Input{HasRequestState: state, Requests: make([]InputRequest, res.NumInputRequests())}
+		for i := range r.Input.Requests {
+			r.Input.Requests[i] = InputRequest(res.InputRequest(i))
 		}
 	}
 	if t := res.Task(); t != nil {
