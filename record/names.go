@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,12 +44,29 @@ var authorWords = map[string]bool{
 	"coauthor": true, "coauthors": true, "authority": true, "authorities": true,
 }
 
-// descriptorSuffixes end names that describe a credential rather than hold
+// descriptorWords end names that describe a credential rather than hold
 // one: OAuth metadata (token_endpoint, jwks_uri, authorization_servers,
-// token_endpoint_auth_methods_supported), token_type, key_alg.
-var descriptorSuffixes = []string{
-	"endpoint", "endpoints", "uri", "uris", "url", "urls", "server", "servers", "supported",
-	"type", "types", "method", "methods", "alg", "algs", "algorithm", "algorithms", "scheme", "schemes",
+// token_endpoint_auth_methods_supported), token_type, a scheme, an
+// algorithm. A name ending in one is exempt only when what comes before it
+// is no credential name once its kind endings are taken off, and a last
+// word that only ends in one ("observer", "prototype", "authserver") is one
+// only after kinds alone (descriptorName).
+var descriptorWords = []string{
+	"endpoints", "endpoint", "uris", "uri", "urls", "url", "servers", "server", "supported", "types", "type",
+	"methods", "method", "algorithms", "algorithm", "algs", "alg", "schemes", "scheme",
+}
+
+// kindEndings end the words that name a kind of credential or the protocol
+// that carries one (token, oauth, authorization, session, assertion, jwt,
+// dpop, signature, credentials) rather than a credential a name holds: the
+// subjects of OAuth's descriptors (token_endpoint, id_token_signing_alg_values_supported,
+// subject_token_type, client_assertion_type). Longer first, so that
+// "tokens" goes whole. "key", "secret", "password" and the other stems are
+// no kind: a name holds one (key_type is masked; docs/decisions.md,
+// redact19).
+var kindEndings = []string{
+	"authorizations", "authorization", "authentication", "credentials", "credential", "assertions", "assertion",
+	"signatures", "signature", "sessions", "session", "tokens", "token", "authn", "authz", "auth", "dpop", "jwts", "jwt",
 }
 
 // tokenCountRE matches names that count language-model tokens (maxTokens,
@@ -120,7 +138,7 @@ func sensitiveName(name string, ctx nameContext) bool {
 		return false
 	}
 	norm := strings.Join(words, "")
-	if exemptName(norm, words) {
+	if exemptName(norm, words, ctx) {
 		return false
 	}
 	for _, s := range credentialStems {
@@ -278,21 +296,95 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 // header's name (wwwAuthenticate, a HAR pair's "WWW-Authenticate"), kept as
 // the header itself is (classifyHeaderName): the evidence for a 401 or 403.
 // That name exactly: a longer one ending in it (x_www_authenticate,
-// X-Secret-WWW-Authenticate) is judged as any other name.
-func exemptName(norm string, words []string) bool {
+// X-Secret-WWW-Authenticate) is judged as any other name. An exemption
+// covers an idempotency key or a descriptor, not a credential name with
+// its words appended: what comes before them is judged by the same rules
+// (idempotencyKeyName, descriptorName), so that api_key_idempotency_key and
+// client_secret_token_endpoint are credential names (redact19).
+func exemptName(norm string, words []string, ctx nameContext) bool {
 	switch {
-	case norm == "progresstoken", strings.HasSuffix(norm, "idempotencykey"), strings.Contains(norm, "token") && tokenCountRE.get().MatchString(norm),
+	case norm == "progresstoken", strings.Contains(norm, "token") && tokenCountRE.get().MatchString(norm),
 		norm == "wwwauthenticate", norm == "proxyauthenticate":
 		return true
 	}
-	if len(words) > 1 || len(norm) > 8 {
-		for _, s := range descriptorSuffixes {
-			if strings.HasSuffix(norm, s) && norm != s {
-				return true
-			}
+	if head, ok := cutTail(words, "idempotencykey"); ok {
+		return len(head) == 0 || !sensitiveName(strings.Join(head, "_"), ctx)
+	}
+	return descriptorName(words, ctx)
+}
+
+// cutTail returns words without the tail at their end (tail lower-case,
+// without separators, as words are joined in norm), and whether they end
+// in it. The tail may span words (idempotency, key) or end one
+// (x_idempotencykey, "authserver"): the word's start is kept as a word of
+// its own.
+func cutTail(words []string, tail string) ([]string, bool) {
+	n := len(words)
+	for n > 0 && tail != "" {
+		w := words[n-1]
+		switch {
+		case len(w) <= len(tail) && strings.HasSuffix(tail, w):
+			tail, n = tail[:len(tail)-len(w)], n-1
+		case strings.HasSuffix(w, tail):
+			head := append(slices.Clip(words[:n-1]), w[:len(w)-len(tail)])
+			return head, true
+		default:
+			return nil, false
 		}
 	}
+	return words[:n], tail == ""
+}
+
+// descriptorName reports whether words name a descriptor: they end in a
+// descriptor word (descriptorWords), and what comes before it, with the
+// kind endings (kindEndings) taken off its words, is no credential name.
+// token_endpoint, token_endpoint_auth_methods_supported,
+// id_token_signing_alg_values_supported, subject_token_type,
+// access_token_url, client_assertion_type and authserver are descriptors;
+// client_secret_token_endpoint (client_secret), api_key_type (api_key),
+// key_type (key), password_auth_type (password), secrettype and
+// token_observer ("observer" is no descriptor word) are not.
+func descriptorName(words []string, ctx nameContext) bool {
+	last := words[len(words)-1]
+	for _, d := range descriptorWords {
+		head, ok := cutTail(words, d)
+		if !ok || len(head) == 0 {
+			continue
+		}
+		if last != d && trimKind(head[len(head)-1]) != "" {
+			// A word that ends in the descriptor word is one only when
+			// what comes before it in the word is kinds alone
+			// ("authserver", "tokenendpoint"): "observer",
+			// "prototype" and "secrettype" are none.
+			return false
+		}
+		rest := make([]string, 0, len(head))
+		for _, w := range head {
+			if w = trimKind(w); w != "" {
+				rest = append(rest, w)
+			}
+		}
+		return len(rest) == 0 || !sensitiveName(strings.Join(rest, "_"), ctx)
+	}
 	return false
+}
+
+// trimKind takes the kind endings off the end of a word, as often as they
+// end it: "token" → "", "accesstoken" → "access", "sessiontoken" → "",
+// "oauth" → "o", "secrettoken" → "secret".
+func trimKind(w string) string {
+	for {
+		trimmed := false
+		for _, k := range kindEndings {
+			if strings.HasSuffix(w, k) {
+				w, trimmed = w[:len(w)-len(k)], true
+				break
+			}
+		}
+		if !trimmed {
+			return w
+		}
+	}
 }
 
 // headerRule is what happens to a header's values.
