@@ -337,7 +337,8 @@ func cutTail(words []string, tail string) ([]string, bool) {
 
 // descriptorName reports whether words name a descriptor: they end in a
 // descriptor word (descriptorWords), and what comes before it, with the
-// kind endings (kindEndings) taken off its words, is no credential name.
+// kind endings (kindEndings) taken off its words, holds no credential name
+// (each run of words between two kind endings judged alone).
 // token_endpoint, token_endpoint_auth_methods_supported,
 // id_token_signing_alg_values_supported, subject_token_type,
 // access_token_url, client_assertion_type and authserver are descriptors;
@@ -358,13 +359,22 @@ func descriptorName(words []string, ctx nameContext) bool {
 			// "prototype" and "secrettype" are none.
 			return false
 		}
-		rest := make([]string, 0, len(head))
+		// The words between kind endings, run by run: taking "token"
+		// out of access_token_code must not make "access_code".
+		run := make([]string, 0, len(head))
 		for _, w := range head {
-			if w = trimKind(w); w != "" {
-				rest = append(rest, w)
+			k := trimKind(w)
+			if k != "" {
+				run = append(run, k)
+			}
+			if k != w {
+				if len(run) > 0 && sensitiveName(strings.Join(run, "_"), ctx) {
+					return false
+				}
+				run = run[:0]
 			}
 		}
-		return len(rest) == 0 || !sensitiveName(strings.Join(rest, "_"), ctx)
+		return len(run) == 0 || !sensitiveName(strings.Join(run, "_"), ctx)
 	}
 	return false
 }

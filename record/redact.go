@@ -357,7 +357,11 @@ var (
 var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// pinWord's names, where a name ends (not "ping", "mapping"); "pin&"
 	// before a character reference ("&quot;pin&quot;:", "pin&equals;").
-	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code"},
+	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code",
+	// The stems of two words written with a separator between them
+	// (access_code, code-verifier), which the stems themselves miss in
+	// text (redact19: "code_verifier=…" in text was kept).
+	"access_code", "access-code", "verifier"},
 	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a

@@ -3,6 +3,7 @@ package record
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,6 +182,193 @@ func TestExemptionsCoverOnlyTheirNames(t *testing.T) {
 				if got := c.run(red, name, v); !strings.Contains(got, v) || strings.Contains(got, "[redacted") {
 					t.Errorf("%s %s: the value %q is not kept: %s", c.ctx, name, v, got)
 				}
+			}
+		}
+	}
+}
+
+// holderNames are credential names the tests know (TestRedactByPattern's
+// members and more), as words, each holding a credential by a word that
+// names no kind of credential (key, secret, password, …): with any exempt
+// tail after it the name is a credential name. Not db_pass, user_pw,
+// sim_pin: "pass", "pw" and "pin" make a credential name only as its last
+// word (pass_type, pin_method are none; passWord, pinWord), with or
+// without an exemption.
+var holderNames = [][]string{
+	{"api", "key"}, {"x", "api", "key"}, {"client", "secret"}, {"secret"}, {"password"}, {"user", "password"},
+	{"private", "key"}, {"secret", "key"}, {"aws", "secret", "access", "key"}, {"api", "secret"}, {"passphrase"},
+	{"pwd"}, {"passcode"}, {"access", "code"}, {"code", "verifier"}, {"cookie"}, {"set", "cookie"},
+	{"key"}, {"keys"}, {"sort", "key"}, {"refresh", "token", "secret"},
+	{"session", "secret"}, {"x", "auth", "key"}, {"bearer", "token", "password"},
+}
+
+// kindNames are credential names the tests know that hold a credential by
+// a word naming its kind (token, session, auth, …): with an idempotency
+// key's name after it the name is a credential name; with a descriptor
+// word after it, it is a descriptor of that kind (subject_token_type) and
+// kept.
+var kindNames = [][]string{
+	{"access", "token"}, {"id", "token"}, {"refresh", "token"}, {"token"}, {"session"}, {"session", "id"},
+	{"auth"}, {"x", "auth", "token"}, {"authorization"}, {"jwt"}, {"dpop"}, {"client", "assertion"},
+	{"signature"}, {"credentials"}, {"bearer", "token"},
+}
+
+// idempotencyTails and descriptorTails are the exempt tails, as words:
+// the exempt names themselves, which are kept (keptExemptNames holds them
+// in other spellings).
+var (
+	idempotencyTails = [][]string{{"idempotency", "key"}}
+	descriptorTails  = [][]string{
+		{"endpoint"}, {"endpoints"}, {"token", "endpoint"}, {"authorization", "endpoint"}, {"uri"}, {"uris"},
+		{"jwks", "uri"}, {"redirect", "uris"}, {"url"}, {"urls"}, {"server"}, {"servers"}, {"authorization", "servers"},
+		{"supported"}, {"token", "endpoint", "auth", "methods", "supported"},
+		{"token", "endpoint", "auth", "signing", "alg", "values", "supported"}, {"code", "challenge", "methods", "supported"},
+		{"type"}, {"types"}, {"token", "type"}, {"method"}, {"methods"}, {"alg"}, {"algs"}, {"algorithm"},
+		{"algorithms"}, {"scheme"}, {"schemes"},
+	}
+)
+
+// spell writes words in one of three spellings: snake_case, camelCase,
+// kebab-case (as a header writes it, Each-Word-Capitalized).
+func spell(words []string, how int) string {
+	var b strings.Builder
+	for i, w := range words {
+		switch how {
+		case 0:
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteString(w)
+		case 1:
+			if i > 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			b.WriteString(w)
+		default:
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
+// randomValue turns any bytes into a value that matches no provider
+// pattern and is shaped as a credential word (12 bytes or more of letters
+// and digits, starting "Q7"): only the name can mask it.
+func randomValue(seed []byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := []byte("Q7")
+	for _, c := range seed {
+		if len(b) >= 40 {
+			break
+		}
+		b = append(b, alphabet[int(c)%len(alphabet)])
+	}
+	for len(b) < 12 {
+		b = append(b, alphabet[len(b)*7%len(alphabet)])
+	}
+	return string(b)
+}
+
+// checkTail checks one name in one context: masked (want true) or kept.
+func checkTail(t *testing.T, red *Redactor, c exemptContext, name, value string, masked bool) {
+	t.Helper()
+	got := c.run(red, name, value)
+	switch {
+	case masked && strings.Contains(got, value):
+		t.Errorf("%s %s: the value is kept: %s", c.ctx, name, got)
+	case masked && !strings.Contains(got, "[redacted") && !(c.ctx == "header" && isSessionHash(got)):
+		t.Errorf("%s %s: no mask: %s", c.ctx, name, got)
+	case !masked && (!strings.Contains(got, value) || strings.Contains(got, "[redacted")):
+		t.Errorf("%s %s: the value %q is not kept: %s", c.ctx, name, value, got)
+	}
+}
+
+// tailCase is one name of the property: a credential name (or none) and
+// a tail, and whether the name is masked.
+type tailCase struct {
+	head, tail []string
+	masked     bool
+}
+
+// tailCases: every holder name with every exempt tail (masked), every
+// kind name with an idempotency key's name (masked) and with a descriptor
+// (kept), and each exempt tail alone (kept).
+func tailCases() []tailCase {
+	var cases []tailCase
+	for _, h := range holderNames {
+		for _, tl := range append(slices.Clone(idempotencyTails), descriptorTails...) {
+			cases = append(cases, tailCase{h, tl, true})
+		}
+	}
+	for _, h := range kindNames {
+		for _, tl := range idempotencyTails {
+			cases = append(cases, tailCase{h, tl, true})
+		}
+		for _, tl := range descriptorTails {
+			cases = append(cases, tailCase{h, tl, false})
+		}
+	}
+	for _, tl := range append(slices.Clone(idempotencyTails), descriptorTails...) {
+		if strings.Join(tl, "") != "idempotencykey" && !sensitiveName(strings.Join(tl, "_"), ctxJSON) &&
+			!strings.Contains(strings.Join(tl, ""), "token") && !strings.Contains(strings.Join(tl, ""), "auth") {
+			continue // no stem: no exemption to test
+		}
+		cases = append(cases, tailCase{nil, tl, false})
+	}
+	return cases
+}
+
+// TestExemptTailsEverywhere: FuzzExemptTails' property over every case,
+// spelling and context with one value (redact19).
+func TestExemptTailsEverywhere(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("tails"))
+	value := randomValue([]byte("redact19 tails"))
+	for _, tc := range tailCases() {
+		for how := range 3 {
+			name := spell(append(slices.Clone(tc.head), tc.tail...), how)
+			for _, c := range exemptContexts {
+				checkTail(t, red, c, name, value, tc.masked)
+			}
+		}
+	}
+}
+
+// FuzzExemptTails: for a credential name C the tests know and an exempt
+// tail T, C+T in snake_case, camelCase or kebab-case is masked with any
+// value in every context the redactor reads a name in, when C holds a
+// credential (holderNames) or T is an idempotency key's name; a kind of
+// credential followed by a descriptor (subject_token_type) and the exempt
+// names themselves are kept.
+func FuzzExemptTails(f *testing.F) {
+	f.Add(uint16(0), uint8(0), uint8(0), []byte("seed"))
+	f.Add(uint16(7), uint8(1), uint8(5), []byte("\x00\xff abc"))
+	f.Add(uint16(500), uint8(2), uint8(11), []byte("zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"))
+	cases := tailCases()
+	red := NewRedactorKey([]byte("fuzz tails"))
+	f.Fuzz(func(t *testing.T, i uint16, how, ctx uint8, seed []byte) {
+		tc := cases[int(i)%len(cases)]
+		name := spell(append(slices.Clone(tc.head), tc.tail...), int(how)%3)
+		checkTail(t, red, exemptContexts[int(ctx)%len(exemptContexts)], name, randomValue(seed), tc.masked)
+	})
+}
+
+// TestTwoWordStemsInText: the stems of two words (accesscode,
+// codeverifier) written with a separator (access_code, code-verifier)
+// are credential names in free text too: the gate of Scrub looked for the
+// stems in the text as written, found none, and kept the value of a PKCE
+// code verifier in "code_verifier=…" (redact19, found by
+// TestExemptTailsEverywhere).
+func TestTwoWordStemsInText(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("two words"))
+	for _, name := range []string{"access_code", "access-code", "Access_Code", "code_verifier", "Code-Verifier", "pkce_code_verifier"} {
+		for _, c := range exemptContexts {
+			for _, v := range exemptValues[3:] {
+				checkTail(t, red, c, name, v, true)
 			}
 		}
 	}
