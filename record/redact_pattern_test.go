@@ -178,9 +178,6 @@ func TestRedactKeepsDiagnosis(t *testing.T) {
 	}
 }
 
-// TestMask: the mask names the length and a short keyed hash; equal values
-// give equal masks under one redactor, masks are idempotent, and another
-// redactor (another key) gives another hash.
 // TestChallengeExemptionIsExact: only a challenge under its header's own
 // name (WWW-Authenticate, Proxy-Authenticate, in any spelling) is kept; a
 // longer name that ends in it (x_www_authenticate, secretWwwAuthenticate,
@@ -212,6 +209,9 @@ func TestChallengeExemptionIsExact(t *testing.T) {
 	}
 }
 
+// TestMask: the mask names the length and a short keyed hash; equal values
+// give equal masks under one redactor, masks are idempotent, and another
+// redactor (another key) gives another hash.
 func TestMask(t *testing.T) {
 	t.Parallel()
 	a, b := NewRedactor(), NewRedactor()
