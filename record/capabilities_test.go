@@ -127,8 +127,22 @@ func FuzzClientCapabilities(f *testing.F) {
 		}
 		want, truncated := capped(want)
 		if want != nil {
+			cut := false
 			for i, k := range want {
 				want[i] = Default.Scrub(k)
+				// Each name at most MaxCapabilityNameBytes bytes as
+				// scrubbed, cut at a UTF-8 boundary, and "…".
+				if r := []rune(want[i]); len(want[i]) > MaxCapabilityNameBytes {
+					n := 0
+					for len(string(r[:n+1])) <= MaxCapabilityNameBytes {
+						n++
+					}
+					want[i], cut = string(r[:n])+"…", true
+				}
+			}
+			if cut {
+				slices.Sort(want)
+				want, truncated = slices.Compact(want), true
 			}
 		}
 		if !slices.Equal(back.ClientCapabilities, want) || (back.ClientCapabilities == nil) != (want == nil) {
@@ -271,4 +285,60 @@ func keysOf(raw json.RawMessage) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// TestClientCapabilityNameCapped (redact19): a capability name longer than
+// MaxCapabilityNameBytes is cut to at most that many bytes at a UTF-8
+// boundary, ends in "…" and sets clientCapabilitiesTruncated; names that
+// are the same once cut are one; a name of that many bytes is kept whole.
+// Before, a name was kept whole at any length (one of a mebibyte in every
+// record of a client that declared it).
+func TestClientCapabilityNameCapped(t *testing.T) {
+	meta := func(names ...string) string {
+		var b strings.Builder
+		for i, n := range names {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(n)
+			b.Write(k)
+			b.WriteString(":{}")
+		}
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"_meta":{"` +
+			wire.MetaClientCapabilities + `":{` + b.String() + `}}}}`
+	}
+	a64, a65 := strings.Repeat("a", 64), strings.Repeat("a", 65)
+	euro := strings.Repeat("b", 62) + "€x" // "€" is 3 bytes: 62+3 > 64
+	huge := "x." + strings.Repeat("y", 1<<20)
+	tests := []struct {
+		name      string
+		body      string
+		want      []string
+		truncated bool
+	}{
+		{"64 bytes kept whole", meta("roots", a64), []string{a64, "roots"}, false},
+		{"65 bytes cut", meta("roots", a65), []string{a64 + "…", "roots"}, true},
+		{"cut at a rune boundary", meta(euro), []string{strings.Repeat("b", 62) + "…"}, true},
+		{"the same once cut: one", meta(a65, a64+"zz", "elicitation"), []string{a64 + "…", "elicitation"}, true},
+		{"a mebibyte", meta(huge, "sampling"), []string{"sampling", "x." + strings.Repeat("y", 62) + "…"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, line := capabilitiesLine(t, []byte(tt.body))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("clientCapabilities %q, want %q", got, tt.want)
+			}
+			if has := contains(line, `"clientCapabilitiesTruncated":true`); has != tt.truncated {
+				t.Errorf("clientCapabilitiesTruncated %v, want %v: %.300s", has, tt.truncated, line)
+			}
+			if len(line) > 4096 {
+				t.Errorf("the line is %d bytes", len(line))
+			}
+			for _, n := range got {
+				if len(n) > MaxCapabilityNameBytes+len("…") {
+					t.Errorf("a name of %d bytes", len(n))
+				}
+			}
+		})
+	}
 }

@@ -238,6 +238,9 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	c.Layer = classify.Layer(s(string(c.Layer)))
 	c.Reason, c.Tool, c.ArgsHash = s(c.Reason), s(c.Tool), s(c.ArgsHash)
 	c.ClientCapabilities = scrubShared(s, c.ClientCapabilities)
+	if caps, cut := capNames(c.ClientCapabilities); cut {
+		c.ClientCapabilities, c.ClientCapabilitiesTruncated = caps, true
+	}
 	c.Conn, c.AnsweredOn = s(c.Conn), s(c.AnsweredOn)
 	c.Session = HashSession(c.Session)
 	c.HTTPMethod, c.URL = s(c.HTTPMethod), red.URL(c.URL)
@@ -468,6 +471,37 @@ func scrubShared(s func(string) string, ss []string) []string {
 		}
 	}
 	return ss
+}
+
+// MaxCapabilityNameBytes bounds each name of a record's ClientCapabilities
+// as a line writes it: a longer name is cut to at most this many bytes, at
+// a UTF-8 boundary, and ends in "…", and ClientCapabilitiesTruncated is
+// set, so that a client declaring a name of a mebibyte does not make
+// every record carry it. The name is cut after it was scrubbed: the cut
+// never leaves the start of a credential the redactor would have judged
+// whole.
+const MaxCapabilityNameBytes = 64
+
+// capNames returns names with each name longer than MaxCapabilityNameBytes
+// cut (see there), sorted and each once again, and whether it cut one;
+// names itself when it cut none (names is never modified).
+func capNames(names []string) ([]string, bool) {
+	i := slices.IndexFunc(names, func(n string) bool { return len(n) > MaxCapabilityNameBytes })
+	if i < 0 {
+		return names, false
+	}
+	out := slices.Clone(names)
+	for j, n := range out[i:] {
+		if len(n) > MaxCapabilityNameBytes {
+			k := MaxCapabilityNameBytes
+			for k > 0 && !utf8.RuneStart(n[k]) {
+				k--
+			}
+			out[i+j] = n[:k] + "…"
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), true
 }
 
 // scrubAll returns the scrubbed copy of ss (nil for nil).

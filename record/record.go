@@ -213,13 +213,16 @@ type Record struct {
 	// member that is no object (null, a string: it declares none). At
 	// most wire.MaxCapabilityNames: the schema's names, then the smallest
 	// others (ClientCapabilitiesTruncated says when some were left out).
+	// A line holds each name at most MaxCapabilityNameBytes long, cut
+	// and ending in "…" past it (the encoder cuts it once scrubbed).
 	ClientCapabilities []string `json:"clientCapabilities,omitzero"`
 	// ClientCapabilitiesTruncated marks a declaration of more than
 	// wire.MaxCapabilityNames distinct names: ClientCapabilities holds the
 	// schema's names (elicitation, sampling, roots, tasks, experimental,
 	// extensions) it declared and the smallest others, and left the rest
 	// out, so that a client declaring 10^5 keys does not make every
-	// record carry them.
+	// record carry them; or of a name longer than MaxCapabilityNameBytes,
+	// which the line holds cut.
 	ClientCapabilitiesTruncated bool `json:"clientCapabilitiesTruncated,omitempty"`
 	// Session is the hashed Mcp-Session-Id ("sha256:" and 16 hex digits).
 	// A raw value is hashed by the encoder.
