@@ -299,7 +299,7 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 // X-Secret-WWW-Authenticate) is judged as any other name. An exemption
 // covers an idempotency key or a descriptor, not a credential name with
 // its words appended: what comes before them is judged by the same rules
-// (idempotencyKeyName, descriptorName), so that api_key_idempotency_key and
+// (cutTail, descriptorName), so that api_key_idempotency_key and
 // client_secret_token_endpoint are credential names (redact19).
 func exemptName(norm string, words []string, ctx nameContext) bool {
 	switch {
