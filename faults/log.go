@@ -59,12 +59,15 @@ type ServerDetails struct {
 // members: the decision (Fault) with the request's numbers, the counters
 // after it and the requestState issued, and the request's params facts.
 // A recorder in front of the endpoint (package recorder) puts them into the
-// exchange record.
+// exchange record. The params facts are nil when the endpoint read no
+// JSON-RPC request or notification (a body over MaxBody, invalid JSON, a
+// batch, a response, a GET): the record then does not say what _meta
+// carried, rather than say it carried nothing.
 func (o *Observation) Facts() (*record.Fault, *record.Params) {
 	f := o.Fault()
 	q := o.Request
 	if q == nil {
-		return f, &record.Params{Meta: []string{}}
+		return f, nil
 	}
 	c := q.Counters.clone()
 	f.Count = &record.FaultCount{Post: q.Count.Post, Method: q.Count.Method, Tool: q.Count.Tool}
@@ -74,8 +77,13 @@ func (o *Observation) Facts() (*record.Fault, *record.Params) {
 }
 
 // paramsOf returns the params facts of a request: the _meta keys, its
-// protocol version, a hash of its capabilities, and the MRTR members.
+// protocol version, a hash of its capabilities, and the MRTR members; nil
+// when q's body was not read as a JSON-RPC request or notification, whose
+// _meta is then unknown (an empty Meta would say "declared none").
 func paramsOf(q *Request) *record.Params {
+	if m := q.Message; m == nil || m.Kind != wire.MessageRequest && m.Kind != wire.MessageNotification {
+		return nil
+	}
 	p := &record.Params{Meta: append([]string{}, q.Meta...)}
 	if v, ok := q.MetaValue(wire.MetaProtocolVersion); ok {
 		p.MetaProtocolVersion, _ = wire.StringValue(v)

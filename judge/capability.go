@@ -25,7 +25,7 @@ var capabilityRules = []Rule{
 			if last == nil {
 				return false, "no tools/call reached the server"
 			}
-			if names, _ := t.declared(last); names == nil {
+			if names, _ := t.declared(last); names == nil && !t.refusedUnexercised() {
 				return false, fmt.Sprintf("the records do not say which capabilities were declared for the last tools/call, %s: over 2026-07-28 its own _meta's clientCapabilities, over 2025-11-25 its session's initialize (records of an older mcpdiag, or no initialize)", last.Label())
 			}
 			return true, ""
@@ -127,7 +127,11 @@ func (t *Trace) interaction() *Exchange {
 // tools/call lacks, and no exchange shows the interaction. The server then
 // answered without it, as a server must answer a client that cannot take
 // part; the client's reading of that answer is still judged
-// (client.classification), but the scenario was not exercised.
+// (client.classification), but the scenario was not exercised. When the
+// records do not show the declaration, a -32021 answer to the last
+// tools/call with no interaction is not tested too: every declaration the
+// records leave possible gives that verdict (one without the capability,
+// or one with it that the server refused).
 func (t *Trace) NotTested() string {
 	if t.Case == nil || t.Case.NeedsCapability == "" {
 		return ""
@@ -138,6 +142,13 @@ func (t *Trace) NotTested() string {
 	}
 	need := t.Case.NeedsCapability
 	names, decl := t.declared(last)
+	if names == nil && t.refusedUnexercised() {
+		// Whatever the client declared, the case was not exercised: a
+		// declaration without the capability is not tested, and one
+		// with it that the server refused with -32021 is not either.
+		return fmt.Sprintf("the records do not show which capabilities the client declared for the last tools/call, %s, but the server answered it %s, MissingRequiredClientCapability, and no exchange shows the interaction: not exercised, whatever was declared",
+			last.Label(), answerWords(last))
+	}
 	if names == nil || t.interaction() != nil {
 		return ""
 	}
@@ -154,6 +165,14 @@ func (t *Trace) NotTested() string {
 	}
 	return fmt.Sprintf("the client declared no %s capability (%s); the server answered the last tools/call, %s, %s, as a server must answer a client that cannot take part; the interaction was not exercised",
 		need, declaration(decl, names), last.Label(), answerWords(last))
+}
+
+// refusedUnexercised reports that the server answered the last tools/call
+// with -32021 MissingRequiredClientCapability and no exchange shows the
+// interaction: the case was not exercised, whatever the client declared.
+func (t *Trace) refusedUnexercised() bool {
+	last := t.lastCall()
+	return last != nil && missingCapability(last) && t.interaction() == nil
 }
 
 // capabilityList names declared capabilities for evidence: "none" for an

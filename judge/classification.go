@@ -113,6 +113,8 @@ var classificationRules = []Rule{
 			why := "expected " + string(want)
 			switch {
 			case want == t.Case.Expected:
+			case t.NotTested() != "" && t.clientNames() == nil:
+				why = fmt.Sprintf("expected %s: the records do not show the client's declaration, and the server answered the last tools/call, %s, %s, MissingRequiredClientCapability (the scenario's %s needs the interaction)", want, last.Label(), answerWords(last), t.Case.Expected)
 			case t.NotTested() != "" && slices.Contains(t.clientNames(), t.Case.NeedsCapability):
 				why = fmt.Sprintf("expected %s: the client declared %s but not what the scenario's interaction needs of it, and the server answered the last tools/call, %s, %s (the scenario's %s needs the interaction)", want, t.Case.NeedsCapability, last.Label(), answerWords(last), t.Case.Expected)
 			case t.NotTested() != "":

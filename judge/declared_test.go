@@ -58,8 +58,15 @@ func TestDeclarationIsTheRequestsOwn(t *testing.T) {
 			setCaps(t, recs, "tools/call", []string{})
 			return recs
 		}, judge.NotTested, []string{"the client declared no elicitation capability (POST 2 (tools/call approve, id 2) declared none)", answered}},
-		{"a record that does not show the call's _meta", "badclient-list-declares", func(t *testing.T, recs []map[string]any) []map[string]any {
+		{"a record that does not show the call's _meta, answered -32021", "badclient-list-declares", func(t *testing.T, recs []map[string]any) []map[string]any {
 			delete(find(t, recs, "tools/call"), "params")
+			return recs
+		}, judge.NotTested, []string{"the records do not show which capabilities the client declared for the last tools/call, POST 2 (tools/call approve, id 2), but the server answered it with HTTP 400, HTTP_ERROR (JSON-RPC error -32021), MissingRequiredClientCapability, and no exchange shows the interaction: not exercised, whatever was declared"}},
+		{"a record that does not show the call's _meta, answered with a tool error", "badclient-list-declares", func(t *testing.T, recs []map[string]any) []map[string]any {
+			r := find(t, recs, "tools/call")
+			delete(r, "params")
+			r["status"], r["outcome"], r["isError"] = 200, "TOOL_ERROR", true
+			r["jsonrpc"] = map[string]any{"id": 2, "errorCode": nil}
 			return recs
 		}, judge.NotApplicable, []string{"the records do not say which capabilities were declared for the last tools/call, POST 2 (tools/call approve, id 2)"}},
 		{"MRTR chain as recorded", "builtin-approval", nil, judge.Pass,
@@ -103,6 +110,11 @@ func TestDeclarationIsTheRequestsOwn(t *testing.T) {
 			for _, c := range judgeTrace(t, changed, tt.trace) {
 				if c.Rule == "client.capability" {
 					got = &c
+				}
+				if c.Rule == "client.classification" && strings.Contains(tt.name, "does not show") && strings.Contains(c.Evidence, "declared no") {
+					// The records do not show the declaration: no
+					// evidence may say what it was.
+					t.Errorf("client.classification %s: %s", c.Verdict, c.Evidence)
 				}
 			}
 			if got == nil {
