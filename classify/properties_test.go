@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -85,6 +86,11 @@ var afterTerminal = []string{
 	`data: {"result":{"content":[{"type":"text","text":"` + strings.Repeat("z", 300) + `"}]},"jsonrpc":"2.0","id":"x"}` + "\n\n",
 	"data: not json at all\n\n",
 }
+
+// afterTerminalIDs are the ids of the responses among afterTerminal ("" for
+// an event that is no response): a terminal response with one of them is
+// answered a second time (second-response).
+var afterTerminalIDs = []string{`777`, "", "", "", `1`, "", `"x"`, ""}
 
 // withoutCounters is the verdict without the fields that appending events
 // may change: warnings and the counters of events, comments and bytes.
@@ -241,9 +247,45 @@ func TestGoldenProperties(t *testing.T) {
 					if got, want := withoutCounters(r), withoutCounters(base); got != want {
 						t.Fatalf("appending %d event(s) after the response (%s) changed the verdict:\n%s\nwant\n%s", i+1, c.name, got, want)
 					}
+					checkAddedWarnings(t, base, r, i+1)
 				}
 			}
 		})
+	}
+}
+
+// checkAddedWarnings: appending the first n afterTerminal events to the
+// response classified as base only adds warnings to base's (which keep
+// their order), and names a second response (second-response) exactly
+// when one of them is a response with base's response id.
+func checkAddedWarnings(t *testing.T, base, r *Result, n int) {
+	t.Helper()
+	bw := base.Warnings()
+	var added []Warning
+	k := 0
+	for _, w := range r.Warnings() {
+		if k < len(bw) && w == bw[k] {
+			k++
+			continue
+		}
+		added = append(added, w)
+	}
+	if k != len(bw) {
+		t.Fatalf("appending %d event(s): warnings %+v lack the response's %+v", n, r.Warnings(), bw)
+	}
+	want := false
+	if d := base.JSONRPC(); d != nil && !d.ID.IsNull() && !base.HasWarning(WarnSecondResponse) {
+		for _, id := range afterTerminalIDs[:n] {
+			want = want || id != "" && wire.IDFromRaw([]byte(id)).Equal(d.ID)
+		}
+	}
+	if got := slices.ContainsFunc(added, func(w Warning) bool { return w.Code == WarnSecondResponse }); got != want {
+		t.Fatalf("appending %d event(s) after the response with id %v: second-response named %v, want %v: %+v", n, base.JSONRPC(), got, want, added)
+	}
+	for _, w := range added {
+		if w.Code != WarnMessageAfterTerminal && w.Code != WarnSecondResponse {
+			t.Fatalf("appending %d event(s) added warning %+v", n, w)
+		}
 	}
 }
 

@@ -76,6 +76,9 @@ type streamState struct {
 	// namedAfter: a server request after the response has been named in
 	// a message-after-terminal warning.
 	namedAfter bool
+	// warnedSecond: a second response with the response's id has been
+	// named (second-response), once per stream.
+	warnedSecond bool
 }
 
 // streamDone notes what the reader counted, and recycles a reader stream
@@ -226,6 +229,13 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 		}
 		if first {
 			warnEvent(r, WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
+		}
+		if !st.warnedSecond && secondResponse(r, data) {
+			// Once per stream: a hostile server must not grow the
+			// result with every event.
+			st.warnedSecond = true
+			r.warnText(WarnSecondResponse, fmt.Sprintf("event %d is a second response for id %s (the response was event %d): the server answered the request twice; the verdict is the first answer's",
+				sse.Events, r.JSONRPC().ID.String(), sse.TerminalEvent))
 		}
 		return false, nil
 	}
@@ -410,6 +420,28 @@ func stopEvent(r *Result, o Outcome, format string, sse *SSEDetails) error {
 	r.Reason = fmt.Sprintf(format, sse.Events)
 	sse.End = "stopped-at-error"
 	return nil
+}
+
+// secondResponse reports whether data, an event's data after the
+// response, is another JSON-RPC response (a result or an error, no method)
+// with the response's id. A response that had no id (an error without
+// one) has none to repeat.
+//
+//go:noinline
+func secondResponse(r *Result, data []byte) bool {
+	d := r.JSONRPC()
+	if d == nil || d.ID.IsZero() || d.ID.IsNull() {
+		return false
+	}
+	i := wire.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	env, valid := validEnvelope(data, i)
+	if !valid || env.hasMethod || !env.hasResult && !env.hasError || !env.hasID {
+		return false
+	}
+	return wire.IDFromRaw(env.id).Equal(d.ID)
 }
 
 // afterRequest warns of a server request in event n, after the response

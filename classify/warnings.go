@@ -25,6 +25,7 @@ const (
 	WarnEventNotRead          = "event-not-read"
 	WarnRequestAnswered202    = "request-answered-202"
 	WarnRequestIDNull         = "request-id-null"
+	WarnSecondResponse        = "second-response"
 )
 
 // rules maps each warning code to the spec rule it cites.
@@ -49,6 +50,7 @@ var rules = map[string]string{
 	WarnNotificationWithBody:  "MCP Streamable HTTP §Sending: an accepted notification MUST be answered 202 Accepted with no body",
 	WarnRequestAnswered202:    "MCP Streamable HTTP §Sending: a request is answered with application/json or text/event-stream; 202 Accepted with no body is for accepted notifications and responses, and clients (the TypeScript SDK) discard a 202's body",
 	WarnRequestIDNull:         "MCP basic §Requests: a request's id MUST be a string or an integer, and unlike JSON-RPC it MUST NOT be null; JSON-RPC 2.0 §4: a message with an id member is a request, not a notification",
+	WarnSecondResponse:        "JSON-RPC 2.0 §5: the server replies to a request with a Response (one); MCP 2026-07-28 Streamable HTTP: after the response the server MUST NOT send further messages for the request",
 	WarnEventNotRead:          "not a spec rule but a limit of mcpdiag: an event over the classifier's --max-event-size (or its share of the proxy's --classify-memory) is read through, not parsed; its first bytes showed it was not the response",
 }
 
@@ -63,6 +65,7 @@ func WarningCodes() []string {
 		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
 		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
 		WarnNotificationWithBody, WarnEventNotRead, WarnRequestAnswered202, WarnRequestIDNull,
+		WarnSecondResponse,
 	}
 }
 
