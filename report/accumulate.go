@@ -106,13 +106,16 @@ func Failure(k record.Kind, o classify.Outcome) bool {
 // slowest records, each per kind of record. It is not safe for concurrent
 // use.
 type Accumulator struct {
-	opts     Options
-	records  int64
-	bad      int64
-	badLines []BadLine
-	dropped  int64
-	other    int64
-	rejudged int64
+	opts    Options
+	records int64
+	bad     int64
+	// noOutcome counts the call and exchange records without an outcome
+	// (Summary.NoOutcome).
+	noOutcome int64
+	badLines  []BadLine
+	dropped   int64
+	other     int64
+	rejudged  int64
 	// interruptedBy lists the codes of record.InterruptedWarnings seen,
 	// sorted.
 	interruptedBy []string
@@ -283,9 +286,14 @@ func (a *Accumulator) AddServe(r *record.Record, serve []byte) {
 	a.server.faults(r.ID, d.Faults)
 }
 
-// AddBadLine counts a line that was not a record.
+// AddBadLine counts a line that was not a record, or (b.NoOutcome) a call
+// or exchange record without an outcome, apart (Summary.NoOutcome).
 func (a *Accumulator) AddBadLine(b BadLine) {
-	a.bad++
+	if b.NoOutcome {
+		a.noOutcome++
+	} else {
+		a.bad++
+	}
 	if len(a.badLines) < 4*a.opts.Examples {
 		a.badLines = append(a.badLines, b)
 	}
@@ -369,6 +377,7 @@ func (a *Accumulator) Summary() *Summary {
 		Format:     Format,
 		Records:    a.records,
 		Malformed:  Malformed{Lines: a.bad, Examples: slices.Clone(a.badLines)},
+		NoOutcome:  a.noOutcome,
 		Dropped:    a.dropped,
 		OtherKinds: a.other,
 		Rejudged:   a.rejudged,

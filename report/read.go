@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -11,7 +12,8 @@ import (
 
 // BadLine is a line of a record file that is not a record: malformed JSON,
 // a value that is not an object, a field of the wrong type, or a line
-// longer than the reader's limit.
+// longer than the reader's limit; or (NoOutcome) a call or exchange record
+// without an outcome.
 type BadLine struct {
 	// File names the input ("-" for stdin).
 	File string `json:"file"`
@@ -19,6 +21,11 @@ type BadLine struct {
 	Line int64 `json:"line"`
 	// Error says what is wrong with it.
 	Error string `json:"error"`
+	// NoOutcome marks a call or exchange record without an outcome: every
+	// producer classifies what it records, so it is a producer's bug or a
+	// record cut or written by hand. It is counted apart
+	// (Summary.NoOutcome), in no section, and `mcpdiag report` exits 3.
+	NoOutcome bool `json:"noOutcome,omitempty"`
 }
 
 // String returns "FILE:LINE: ERROR".
@@ -42,8 +49,10 @@ type ServeAdder interface {
 // Read streams the records of r, named name in BadLines, into every report:
 // memory is bounded by the longest line, not by the input. A malformed line
 // is skipped: it goes to onBad (when not nil) and to every report that is a
-// BadLineAdder, and reading goes on with the next line. Read returns the
-// number of records read and an error only when r itself fails.
+// BadLineAdder, and reading goes on with the next line. So does a call or
+// exchange record without an outcome (BadLine.NoOutcome), which no report
+// counts as a record. Read returns the number of records read and an error
+// only when r itself fails.
 func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int64, error) {
 	var n int64
 	rd := record.NewReader(r)
@@ -55,18 +64,14 @@ func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int
 		var le *record.LineError
 		switch {
 		case errors.As(err, &le):
-			b := BadLine{File: name, Line: le.Line, Error: le.Err.Error()}
-			if onBad != nil {
-				onBad(b)
-			}
-			for _, rep := range reports {
-				if ba, ok := rep.(BadLineAdder); ok {
-					ba.AddBadLine(b)
-				}
-			}
+			badLine(BadLine{File: name, Line: le.Line, Error: le.Err.Error()}, onBad, reports)
 			continue
 		case err != nil:
 			return n, err
+		case (rec.Kind == record.KindExchange || rec.Kind == record.KindCall) && rec.Outcome == "":
+			badLine(BadLine{File: name, Line: rd.Line(), NoOutcome: true,
+				Error: fmt.Sprintf("%s record without an outcome (a producer's bug, or a record cut or written by hand): counted apart, in no section", article(string(rec.Kind)))}, onBad, reports)
+			continue
 		}
 		n++
 		var serve []byte
@@ -85,4 +90,26 @@ func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int
 			rep.Add(rec)
 		}
 	}
+}
+
+// badLine gives b to onBad (when not nil) and to every report that is a
+// BadLineAdder.
+func badLine(b BadLine, onBad func(BadLine), reports []Report) {
+	if onBad != nil {
+		onBad(b)
+	}
+	for _, rep := range reports {
+		if ba, ok := rep.(BadLineAdder); ok {
+			ba.AddBadLine(b)
+		}
+	}
+}
+
+// article returns word with its indefinite article ("an exchange", "a
+// call").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }

@@ -92,6 +92,10 @@ func writeText(w *errWriter, s *Summary) {
 		w.printf(", %d malformed %s skipped", s.Malformed.Lines, plural(s.Malformed.Lines, "line", "lines"))
 	}
 	w.printf("\n")
+	if s.NoOutcome > 0 {
+		w.printf("  incomplete: %d call or exchange %s without an outcome (a producer's bug, or a record cut or written by hand): counted apart, in no section\n",
+			s.NoOutcome, plural(s.NoOutcome, "record", "records"))
+	}
 	if s.Dropped > 0 {
 		w.printf("  warning: the producer dropped %d records (full queue): every count is short\n", s.Dropped)
 	}

@@ -303,7 +303,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 		return 0, fmt.Errorf("disk on fire")
 	}
 	r.n++
-	return copy(p, "{\"kind\":\"call\"}\n{\"kind\":\"ca"), nil
+	return copy(p, "{\"kind\":\"call\",\"outcome\":\"TOOL_SUCCESS\"}\n{\"kind\":\"ca"), nil
 }
 
 func TestReadError(t *testing.T) {

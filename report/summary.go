@@ -38,6 +38,12 @@ type Summary struct {
 	Records int64 `json:"records"`
 	// Malformed counts the lines that were skipped, with the first few.
 	Malformed Malformed `json:"malformed"`
+	// NoOutcome counts the call and exchange records without an outcome
+	// (a producer's bug, or a record cut or written by hand): counted
+	// apart, in no section and not in Records; Malformed.Examples shows
+	// the first few (BadLine.NoOutcome), and `mcpdiag report` exits 3 when
+	// there are any (and no gate failed): the input is partial.
+	NoOutcome int64 `json:"noOutcome,omitempty"`
 	// Dropped sums the "dropped" lines: records the producer dropped
 	// because its queue was full, so every count below is short by up to
 	// this many.

@@ -204,7 +204,11 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 	var bad int64
 	show := func(b report.BadLine) {
 		bad++
-		if bad <= maxBadLinesShown {
+		switch {
+		case bad > maxBadLinesShown:
+		case b.NoOutcome:
+			fmt.Fprintf(stderr, "mcpdiag: %s:%d: %s\n", b.File, b.Line, oneLine(b.Error))
+		default:
 			fmt.Fprintf(stderr, "mcpdiag: %s:%d: skipped malformed line: %s\n", b.File, b.Line, oneLine(b.Error))
 		}
 	}
@@ -285,6 +289,10 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		incomplete = append(incomplete, fmt.Sprintf("%d record(s) of exchanges the recording proxy's or server's own shutdown cut (flag SD): the capture was incomplete; they are counted apart, not as failures",
 			s.CutByShutdown))
 	}
+	if s.NoOutcome > 0 {
+		incomplete = append(incomplete, fmt.Sprintf("%d call or exchange record(s) without an outcome (named above by file and line): the input is partial; they are counted apart, in no section",
+			s.NoOutcome))
+	}
 	if len(incomplete) > 0 {
 		return &exitError{code: ExitReportIncomplete, err: errors.New(strings.Join(incomplete, "; "))}
 	}
@@ -294,8 +302,10 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 // ExitReportIncomplete is the exit status of `mcpdiag report` when no gate
 // failed but the records include ones of matrix runs or calls an interrupt
 // cut short (record.InterruptedWarnings) or of exchanges the recording
-// proxy's or server's own shutdown cut (record.FlagSD): the report is
-// printed, and the run or capture it describes was incomplete. A failed gate (exit 1) takes precedence: the
+// proxy's or server's own shutdown cut (record.FlagSD), or call or
+// exchange records without an outcome (report.Summary.NoOutcome): the
+// report is printed, and the run, capture or input it describes was
+// incomplete. A failed gate (exit 1) takes precedence: the
 // failures it found are in the records that were judged.
 const ExitReportIncomplete = 3
 
