@@ -150,7 +150,17 @@ func Explain(r *Result) string {
 	}
 	if r.HTTP() != nil && r.HTTP().WWWAuthenticate != nil {
 		w := r.HTTP().WWWAuthenticate
-		fmt.Fprintf(&b, "  auth:   %s error=%q scope=%q resource_metadata=%q\n", visible.String(w.Scheme), w.Error, w.Scope, w.ResourceMetadata)
+		b.WriteString("  auth:   " + visible.String(w.Scheme))
+		// A parameter the challenge did not carry is not printed (as
+		// the JSON omits it): error="" would say it carried one.
+		for _, p := range [...]struct{ name, value string }{
+			{"error", w.Error}, {"error_description", w.ErrorDescription}, {"scope", w.Scope}, {"resource_metadata", w.ResourceMetadata},
+		} {
+			if p.value != "" {
+				fmt.Fprintf(&b, " %s=%q", p.name, p.value)
+			}
+		}
+		b.WriteString("\n")
 	}
 	if g.Meaning != "" {
 		fmt.Fprintf(&b, "  means:  %s\n  spec:   %s\n  do:     %s\n", g.Meaning, g.Spec, g.Action)
