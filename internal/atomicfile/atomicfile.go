@@ -40,12 +40,12 @@ func Create(path string, perm os.FileMode) (*File, error) {
 	target := path
 	if st, err := os.Stat(path); err == nil {
 		if st.IsDir() {
-			return nil, fmt.Errorf("atomicfile: %s is a directory", path)
+			return nil, fmt.Errorf("%s is a directory", path)
 		}
 		if !st.Mode().IsRegular() {
 			f, err := os.OpenFile(path, os.O_WRONLY, 0)
 			if err != nil {
-				return nil, fmt.Errorf("atomicfile: %w", err)
+				return nil, err
 			}
 			return &File{path: path, target: path, tmp: f, direct: true}, nil
 		}
@@ -60,7 +60,7 @@ func Create(path string, perm os.FileMode) (*File, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("atomicfile: %w", err)
+		return nil, named(path, "creating its temporary file in "+dir, err)
 	}
 	return &File{path: path, target: target, tmp: tmp, perm: perm}, nil
 }
@@ -71,9 +71,29 @@ func (f *File) Name() string { return f.path }
 // Write writes to the temporary file.
 func (f *File) Write(p []byte) (int, error) {
 	if f.done {
-		return 0, fmt.Errorf("atomicfile: %s: write after Commit or Abort", f.path)
+		return 0, fmt.Errorf("%s: write after Commit or Abort", f.path)
 	}
-	return f.tmp.Write(p)
+	n, err := f.tmp.Write(p)
+	if err != nil {
+		err = named(f.path, "writing", err)
+	}
+	return n, err
+}
+
+// named returns err as an error of the file the user named, path, that
+// says what was being done (doing) and ends with the temporary file's
+// name when err named one: an *os.PathError of the temporary file (its Op
+// and Path) gives way to path, its cause kept (errors.Is still finds it).
+func named(path, doing string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path != path {
+		return fmt.Errorf("%s: %s: %w (temporary file %s)", path, doing, pe.Err, pe.Path)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %s: %w (renaming the temporary file %s)", path, doing, le.Err, le.Old)
+	}
+	return fmt.Errorf("%s: %s: %w", path, doing, err)
 }
 
 // Commit flushes the temporary file to disk and renames it into place. On
@@ -81,12 +101,12 @@ func (f *File) Write(p []byte) (int, error) {
 // and the error names the step that failed.
 func (f *File) Commit() error {
 	if f.done {
-		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.path)
+		return fmt.Errorf("%s: already committed or aborted", f.path)
 	}
 	f.done = true
 	if f.direct {
 		if err := f.tmp.Close(); err != nil {
-			return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+			return named(f.path, "writing", err)
 		}
 		return nil
 	}
@@ -100,11 +120,11 @@ func (f *File) Commit() error {
 	}
 	if err != nil {
 		os.Remove(name)
-		return fmt.Errorf("atomicfile: writing %s: %w", f.path, err)
+		return named(f.path, "writing", err)
 	}
 	if err := os.Rename(name, f.target); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("atomicfile: %s not replaced (the rename failed): %w", f.path, err)
+		return named(f.path, "not replaced (the rename failed)", err)
 	}
 	return nil
 }
@@ -132,7 +152,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Abort()
-		return fmt.Errorf("atomicfile: writing %s: %w", path, err)
+		return err
 	}
 	return f.Commit()
 }
