@@ -347,6 +347,11 @@ func cutTail(words []string, tail string) ([]string, bool) {
 // token_observer ("observer" is no descriptor word) are not.
 func descriptorName(words []string, ctx nameContext) bool {
 	last := words[len(words)-1]
+	if len(words) == 1 && len(last) <= 8 {
+		// One short word ("tokenuri", "authurl"): no descriptor, as
+		// before redact19, so that no name masked before is kept now.
+		return false
+	}
 	for _, d := range descriptorWords {
 		head, ok := cutTail(words, d)
 		if !ok || len(head) == 0 {

@@ -111,6 +111,10 @@ var credentialTailNames = []string{
 	// Glued in one lower-case word: no word boundary to read a
 	// descriptor at; masked (docs/decisions.md, redact19).
 	"secrettype", "passwordurl", "secretidempotencykey",
+	// One word of 8 bytes or less: masked before redact19 (no
+	// descriptor), and still (a kind glued to a descriptor in a longer
+	// word, "authserver", is one).
+	"tokenuri", "authurl", "jwtalg", "dpoptype",
 }
 
 // keptExemptNames hold a stem but no credential: their values are kept in
