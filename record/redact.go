@@ -1096,8 +1096,8 @@ func (r *Redactor) maskSchemeCredentials(s string) string {
 // `realm="mcp"`): tok ends in one `=` (two or more are base64 padding)
 // and the quote opens a value, so text other than a closing delimiter
 // follows it (`realm=""` too). A quote followed by the end of the text, a
-// blank or a closing delimiter closes a credential instead
-// (`"Basic dXNlcjE="`).
+// blank, a closing delimiter or `.:!?'` closes a credential instead
+// (`"Basic dXNlcjE="`, `was "Basic dXNlcjE=".`).
 func authParamQuote(tok, rest string) bool {
 	if !strings.HasSuffix(tok, "=") || strings.HasSuffix(tok, "==") {
 		return false
@@ -1106,7 +1106,10 @@ func authParamQuote(tok, rest string) bool {
 		return false
 	}
 	switch rest[0] {
-	case ' ', '\t', '\r', '\n', ',', ';', ')', ']', '}', '>', '\\':
+	case ' ', '\t', '\r', '\n', ',', ';', ')', ']', '}', '>', '\\', '.', ':', '!', '?', '\'':
+		// A blank, a closing delimiter or the punctuation that ends a
+		// sentence or clause: what follows a quoted value, not what
+		// begins one.
 		return false
 	}
 	return true

@@ -31,6 +31,14 @@ func TestSchemeCredentialBeforeAQuote(t *testing.T) {
 		{`{"h":"Basic ` + b64one + `"}`, b64one},
 		{`["Basic ` + b64one + `", 1]`, b64one},
 		{`h="Basic ` + b64one + `";`, b64one},
+		// One '=' of padding, the closing quote followed by punctuation
+		// that ends a sentence or a clause (review19: these were kept).
+		{`the header was "Basic ` + b64one + `".`, b64one},
+		{`sent "Basic ` + b64one + `": refused`, b64one},
+		{`sent "Basic ` + b64one + `"!`, b64one},
+		{`"Basic ` + b64one + `"?`, b64one},
+		{`'"Basic ` + b64one + `"'`, b64one},
+		{`{"text":"got \"Basic ` + b64one + `\"."}`, b64one},
 	} {
 		got := red.Scrub(tc.in)
 		if strings.Contains(got, tc.secret) || !strings.Contains(got, "[redacted:len=") {
