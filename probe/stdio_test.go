@@ -20,6 +20,13 @@ import (
 
 // stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
 // once per test binary.
+// hangLimit is the probe's limit per answer in the tests where a server
+// never answers (or answers late), so that the limit must pass: short, since
+// each hang waits it out, but long enough that every answer the server does
+// give arrives within it on a loaded machine (1 s did not, at load 20: "no
+// answer line within 1s" for an answer the server gave).
+const hangLimit = 4 * time.Second
+
 func stdioServer(t *testing.T) string {
 	t.Helper()
 	return testbin.Build(t, "./testdata/stdioserver")
@@ -255,6 +262,7 @@ func TestProbeStdioServerRequests(t *testing.T) {
 // the notification rule. Either way no other rule fails, and the run's
 // records judged again give the same verdicts.
 func TestProbeStdioNotification(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		protocol, mode, rule, says, answer string
 	}{
@@ -267,9 +275,10 @@ func TestProbeStdioNotification(t *testing.T) {
 		{"2025-11-25", "exit", "probe.answered", "notification: no answer", record.ProbeAnswerNone},
 	} {
 		t.Run(tc.protocol+"/"+tc.mode, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-notification", tc.mode}, Protocol: tc.protocol, Timeout: time.Second})
+			rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-notification", tc.mode}, Protocol: tc.protocol, Timeout: hangLimit})
 			if err != nil {
 				t.Fatalf("probe.Run: %v", err)
 			}
@@ -417,9 +426,10 @@ func TestProbeStdioBanner(t *testing.T) {
 // (It was taken as the next request's answer: "INVALID_ENVELOPE: the
 // response id 3 does not match the request id 4".)
 func TestProbeStdioLateAnswer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-late", "1500ms"}, Protocol: "2025-11-25", Timeout: time.Second})
+	rep, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t), "-late", (hangLimit + 2*time.Second).String()}, Protocol: "2025-11-25", Timeout: hangLimit})
 	if err != nil {
 		t.Fatalf("probe.Run: %v", err)
 	}
@@ -441,7 +451,7 @@ func TestProbeStdioLateAnswer(t *testing.T) {
 	}
 	// Every other record is what a server that answers in time gets:
 	// the same method, id (with its JSON type) and outcome.
-	ontime, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t)}, Protocol: "2025-11-25", Timeout: time.Second})
+	ontime, err := probe.Run(ctx, probe.Options{Command: []string{stdioServer(t)}, Protocol: "2025-11-25", Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("probe.Run: %v", err)
 	}
