@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"regexp"
+	"strings"
 )
 
 // ErrLineTooLong is the error of a LineError for a line longer than the
@@ -172,10 +174,32 @@ func Decode(line []byte) (*Record, error) {
 	}
 	rec := new(Record)
 	if err := json.Unmarshal(line, rec); err != nil {
-		return nil, err
+		return nil, valueFree(err)
 	}
 	Upgrade(rec, line)
 	return Default.Record(rec), nil
+}
+
+// quotedRE is a Go-quoted string (%q) in an error's text.
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// valueFree returns a decoding error without the values it quotes:
+// strconv's, time's and json.Number's errors quote the text they could not
+// read ("parsing \"…\": invalid syntax"), which in a line from another
+// producer, or a damaged one, may be a credential, and readers print the
+// error (report's "skipped malformed line"). A JSON type error names the
+// field and the types, no value, and is returned as it is.
+func valueFree(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &typeErr) || errors.As(err, &syntaxErr) {
+		return err
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, `"`) {
+		return err
+	}
+	return errors.New(quotedRE.ReplaceAllLiteralString(msg, `"…"`))
 }
 
 // readLimit is the body limit of Redactor.Record: a record as read is
