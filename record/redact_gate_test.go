@@ -10,7 +10,8 @@ import (
 // oracleScrubPatterns is scrubPatterns as it was before its gate
 // (patternsMayApply, redact_gate.go), kept verbatim as the test oracle,
 // with the patterns added since (maskUserinfo, the Python names,
-// maskAssignments) run under their own conditions, not the gate's: the
+// maskAssignments) run under their own conditions and the scheme
+// credentials masked as scrubPatterns masks them (maskSchemeCredentials), not the gate's: the
 // gated function must return what this one returns, for every string and
 // context.
 func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
@@ -22,12 +23,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		s = r.maskPEM(s)
 	}
 	if strings.Contains(lower, "bearer") || strings.Contains(lower, "basic") || strings.Contains(lower, "dpop") {
-		s = r.replaceMatches(s, bearerRE, func(m []string) string {
-			if IsRedacted(m[3]) {
-				return m[0]
-			}
-			return m[1] + m[2] + r.Mask(m[3]) + m[4]
-		})
+		// The pattern's own function since ca83b06 (a credential a quote
+		// closes): the oracle is of the gate, not of the pattern.
+		s = r.maskSchemeCredentials(s)
 	}
 	hints := lower
 	if hasLetterEscape(s) { // an escaped name (redact12), decoded for the hints
