@@ -359,9 +359,10 @@ var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// before a character reference ("&quot;pin&quot;:", "pin&equals;").
 	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code",
 	// The stems of two words written with a separator between them
-	// (access_code, code-verifier), which the stems themselves miss in
+	// (access_code, code-verifier; access.code and "access code", which
+	// nameWords splits too: review19), which the stems themselves miss in
 	// text (redact19: "code_verifier=…" in text was kept).
-	"access_code", "access-code", "verifier"},
+	"access_code", "access-code", "access.code", "access code", "verifier"},
 	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a
