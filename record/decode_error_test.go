@@ -40,6 +40,18 @@ func TestDecodeErrorsQuoteNoValue(t *testing.T) {
 			t.Errorf("Reader on %s: %v, want a LineError without the value", line, rerr)
 		}
 	}
+	// A number into an int field: encoding/json's type error names the
+	// number (review19: "cannot unmarshal number 8675309.5").
+	for _, line := range []string{
+		`{"v":2,"kind":"exchange","id":"a","status":8675309.5}`,
+		`{"v":2,"kind":"exchange","id":"a","status":867530986753098675309}`,
+		`{"v":2,"kind":"exchange","id":"a","postCount":8675309.25}`,
+	} {
+		_, err := Decode([]byte(line))
+		if err == nil || strings.Contains(err.Error(), "8675309") || !strings.Contains(err.Error(), "number") {
+			t.Errorf("Decode(%s): %v, want an error that names a number but not its value", line, err)
+		}
+	}
 	// What said where the trouble was is kept: the field and the types.
 	_, err := Decode([]byte(`{"v":2,"kind":"exchange","status":"` + secret + `"}`))
 	if err == nil || !strings.Contains(err.Error(), "Record.status") || strings.Contains(err.Error(), secret[:8]) {

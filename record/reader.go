@@ -188,11 +188,17 @@ var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // read ("parsing \"…\": invalid syntax"), which in a line from another
 // producer, or a damaged one, may be a credential, and readers print the
 // error (report's "skipped malformed line"). A JSON type error names the
-// field and the types, no value, and is returned as it is.
+// field and the types, and the value of a number ("number 8675309.5" into
+// an int field: a PIN, say), which is left out: only its JSON type stays.
 func valueFree(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
-	if errors.As(err, &typeErr) || errors.As(err, &syntaxErr) {
+	if errors.As(err, &typeErr) {
+		c := *typeErr
+		c.Value, _, _ = strings.Cut(c.Value, " ")
+		return &c
+	}
+	if errors.As(err, &syntaxErr) {
 		return err
 	}
 	msg := err.Error()
