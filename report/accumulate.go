@@ -406,6 +406,7 @@ type obs struct {
 	interrupted  bool // a record of a matrix run or a call an interrupt cut short (record.Record.Interrupted)
 	shutdown     bool // an exchange the recording proxy's or server's own shutdown cut (record.Record.CutByShutdown)
 	challenge    bool // an authorization challenge the client answered with a token (record.Record.ChallengeAnswered)
+	designed     bool // an answer the spec designs to a request that is no JSON-RPC message (record.Record.DesignedAnswer)
 }
 
 // apart says why a record is counted apart from the records that can fail,
@@ -436,6 +437,10 @@ const (
 	// WWW-Authenticate) the client answered: its chain got a token and it
 	// re-sent the request, a step of the flow the spec designs.
 	apartChallenge
+	// apartDesigned: an answer the spec designs to a request that is no
+	// JSON-RPC message (a GET or DELETE answered 405, a GET answered
+	// 3xx: record.Record.DesignedAnswer), what the server is meant to say.
+	apartDesigned
 )
 
 func (o obs) apart() apart {
@@ -450,6 +455,8 @@ func (o obs) apart() apart {
 		return apartShutdown
 	case o.challenge:
 		return apartChallenge
+	case o.designed:
+		return apartDesigned
 	}
 	return notApart
 }
@@ -489,7 +496,8 @@ func observe(r *record.Record) obs {
 		refused:     r.ClientAnswer && r.AnswerRefused,
 		interrupted: r.Interrupted(),
 		shutdown:    r.CutByShutdown(),
-		challenge:   r.ChallengeAnswered()}
+		challenge:   r.ChallengeAnswered(),
+		designed:    r.DesignedAnswer() != ""}
 }
 
 func durationMs(d record.Duration) float64 {
@@ -511,6 +519,7 @@ type counted struct {
 	interrupted int64 // of n, records of interrupted matrix runs (outcomes only)
 	shutdown    int64 // of n, records cut by the proxy's or server's shutdown (outcomes only)
 	challenges  int64 // of n, authorization challenges the client answered (outcomes only)
+	designed    int64 // of n, designed answers to requests that are no JSON-RPC message (outcomes only)
 	examples    []string
 }
 
@@ -542,7 +551,10 @@ type section struct {
 	cutByShutdown int64
 	// challenges counts the authorization challenges the client answered.
 	challenges int64
-	orphans    int64
+	// designed counts the designed answers to requests that are no
+	// JSON-RPC message (record.Record.DesignedAnswer).
+	designed int64
+	orphans  int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -656,6 +668,8 @@ func (s *section) add(o obs) {
 		s.cutByShutdown++
 	case apartChallenge:
 		s.challenges++
+	case apartDesigned:
+		s.designed++
 	}
 	if fail {
 		s.failures++
@@ -693,6 +707,9 @@ func (s *section) add(o obs) {
 		oc.n++
 	case apartChallenge:
 		oc.challenges++
+		oc.n++
+	case apartDesigned:
+		oc.designed++
 		oc.n++
 	default:
 		oc.add(o.id, s.opts.Examples)
@@ -779,24 +796,25 @@ func outcomeLayer(name string) string {
 
 func (s *section) summary() *Section {
 	out := &Section{
-		Kind:           string(s.kind),
-		Total:          s.total,
-		Failures:       s.failures,
-		FailureRate:    rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges),
-		Probes:         s.probes,
-		EraFallbacks:   s.fallbacks,
-		Interrupted:    s.interrupted,
-		CutByShutdown:  s.cutByShutdown,
-		AuthChallenges: s.challenges,
-		Orphans:        s.orphans,
-		ErrorAnswers:   s.errAnswers,
-		RefusedAnswers: s.refused,
-		ByLayer:        make(map[string]int64, len(s.layers)),
-		ByOutcome:      []OutcomeCount{},
-		ByTool:         []ToolStats{},
-		Latency:        s.lat.summary(),
-		WorstOffenders: []Offender{},
-		Slowest:        s.slow.sorted(),
+		Kind:            string(s.kind),
+		Total:           s.total,
+		Failures:        s.failures,
+		FailureRate:     rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
+		Probes:          s.probes,
+		EraFallbacks:    s.fallbacks,
+		Interrupted:     s.interrupted,
+		CutByShutdown:   s.cutByShutdown,
+		AuthChallenges:  s.challenges,
+		DesignedAnswers: s.designed,
+		Orphans:         s.orphans,
+		ErrorAnswers:    s.errAnswers,
+		RefusedAnswers:  s.refused,
+		ByLayer:         make(map[string]int64, len(s.layers)),
+		ByOutcome:       []OutcomeCount{},
+		ByTool:          []ToolStats{},
+		Latency:         s.lat.summary(),
+		WorstOffenders:  []Offender{},
+		Slowest:         s.slow.sorted(),
 	}
 	for l, n := range s.layers {
 		out.ByLayer[l] = n
@@ -804,7 +822,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, AuthChallenges: c.challenges, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, AuthChallenges: c.challenges, DesignedAnswers: c.designed, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

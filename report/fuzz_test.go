@@ -28,7 +28,13 @@ func FuzzReport(f *testing.F) {
 		`{"kind":"exchange","id":"c","outcome":"HTTP_ERROR","status":401,"auth":{"step":"challenge"},"decision":{"action":"reauthorize"}}` + "\n" +
 		`{"kind":"exchange","id":"d","outcome":"HTTP_ERROR","status":401,"auth":{"step":"challenge"},"decision":{"action":"fail"}}` + "\n" +
 		`{"kind":"exchange","id":"e","callId":"k","seq":1,"outcome":"STREAM_INCOMPLETE","flags":["SD"]}`)
-	for _, s := range []string{shutdownFile, challengesFile} {
+	// Designed answers (a GET and a DELETE answered 405, a GET 302), one
+	// also cut by shutdown, and a POST answered 405 (judged).
+	f.Add(`{"kind":"exchange","id":"a","outcome":"HTTP_ERROR","httpMethod":"GET","status":405,"jsonrpc":{"id":null}}` + "\n" +
+		`{"kind":"exchange","id":"b","outcome":"HTTP_ERROR","httpMethod":"DELETE","status":405}` + "\n" +
+		`{"kind":"exchange","id":"c","outcome":"HTTP_ERROR","httpMethod":"GET","status":302,"flags":["SD"]}` + "\n" +
+		`{"kind":"exchange","id":"d","outcome":"HTTP_ERROR","httpMethod":"POST","status":405,"method":"tools/list","jsonrpc":{"id":1}}`)
+	for _, s := range []string{shutdownFile, challengesFile, designedFile} {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(string(b))
 		}
@@ -63,19 +69,20 @@ func FuzzReport(f *testing.F) {
 			// Each record counted apart once, for one reason: the
 			// outcomes' shares add up to the section's, and the records
 			// left to judge hold the failures.
-			var apart [5]int64
+			var apart [6]int64
 			for _, c := range sec.ByOutcome {
 				apart[0] += c.Probes
 				apart[1] += c.EraFallbacks
 				apart[2] += c.Interrupted
 				apart[3] += c.CutByShutdown
 				apart[4] += c.AuthChallenges
+				apart[5] += c.DesignedAnswers
 				if c.judged() < 0 {
 					t.Fatalf("%s: %s: count %d, %d judged", sec.Kind, c.Outcome, c.Count, c.judged())
 				}
 			}
-			if want := [5]int64{sec.Probes, sec.EraFallbacks, sec.Interrupted, sec.CutByShutdown, sec.AuthChallenges}; apart != want {
-				t.Fatalf("%s: the outcomes count apart %v (probes, era fallbacks, interrupted, cut by shutdown, auth challenges), the section %v", sec.Kind, apart, want)
+			if want := [6]int64{sec.Probes, sec.EraFallbacks, sec.Interrupted, sec.CutByShutdown, sec.AuthChallenges, sec.DesignedAnswers}; apart != want {
+				t.Fatalf("%s: the outcomes count apart %v (probes, era fallbacks, interrupted, cut by shutdown, auth challenges, designed answers), the section %v", sec.Kind, apart, want)
 			}
 			if sec.judged() < sec.Failures {
 				t.Fatalf("%s: %d failures of %d judged (total %d)", sec.Kind, sec.Failures, sec.judged(), sec.Total)

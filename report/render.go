@@ -162,6 +162,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.AuthChallenges > 0 {
 		w.printf(", %d %s answered (401/403 with WWW-Authenticate; the client got a token and sent the request again: not failures, the spec's authorization flow; the rate is of the others)", sec.AuthChallenges, plural(sec.AuthChallenges, "auth challenge", "auth challenges"))
 	}
+	if sec.DesignedAnswers > 0 {
+		w.printf(", %d designed %s (a GET or DELETE answered 405: no SSE stream, no client session end; a GET answered 3xx: a redirect of the OAuth flow; no JSON-RPC message: not failures, the spec designs them; the rate is of the others)", sec.DesignedAnswers, plural(sec.DesignedAnswers, "answer", "answers"))
+	}
 	if sec.ErrorAnswers > 0 {
 		w.printf(", %d %s to server requests (the client's JSON-RPC error)", sec.ErrorAnswers, plural(sec.ErrorAnswers, "error answer", "error answers"))
 	}
@@ -207,6 +210,9 @@ func writeSection(w *errWriter, sec *Section) {
 		}
 		if c.AuthChallenges > 0 {
 			o += fmt.Sprintf(" (%d %s answered)", c.AuthChallenges, plural(c.AuthChallenges, "auth challenge", "auth challenges"))
+		}
+		if c.DesignedAnswers > 0 {
+			o += fmt.Sprintf(" (%d designed %s)", c.DesignedAnswers, plural(c.DesignedAnswers, "answer", "answers"))
 		}
 		outcomes = append(outcomes, o)
 	}

@@ -107,7 +107,7 @@ type Section struct {
 	// Failure), probes not counted.
 	Failures int64 `json:"failures"`
 	// FailureRate is Failures / (Total − Probes − EraFallbacks −
-	// Interrupted − CutByShutdown − AuthChallenges).
+	// Interrupted − CutByShutdown − AuthChallenges − DesignedAnswers).
 	FailureRate float64 `json:"failureRate"`
 	// Probes counts, in Exchanges, the probes mcpdiag probe sent on
 	// purpose (records with a probe member): their answers, errors to
@@ -150,6 +150,16 @@ type Section struct {
 	// limit) stays a failure, and so does every 401 in a proxy's records,
 	// which cannot say whether the client answered it.
 	AuthChallenges int64 `json:"authChallenges,omitempty"`
+	// DesignedAnswers counts, in Exchanges, the answers the spec designs
+	// to a request that is no JSON-RPC message
+	// (record.Record.DesignedAnswer): a GET answered 405 (the server
+	// offers no SSE stream), a DELETE answered 405 (the client may not end
+	// the session), a GET answered 3xx (a redirect of the OAuth flow:
+	// authorize, metadata). The record's outcome stays HTTP_ERROR (what
+	// happened); as EraFallbacks, they are in Total, ByOutcome, ByTool
+	// and Latency but never in Failures, WorstOffenders or the gates. A
+	// JSON-RPC message's exchange (a POST) is never one.
+	DesignedAnswers int64 `json:"designedAnswers,omitempty"`
 	// ErrorAnswers counts, in Exchanges, the clients' answers to server
 	// requests that were a JSON-RPC error the client sent (clientAnswer,
 	// JSONRPC_ERROR, no answerRefused): counted in Failures under their
@@ -233,6 +243,10 @@ type OutcomeCount struct {
 	// client answered (see Section.AuthChallenges): the gates leave them
 	// out.
 	AuthChallenges int64 `json:"authChallenges,omitempty"`
+	// DesignedAnswers counts, of Count, the designed answers to requests
+	// that are no JSON-RPC message (see Section.DesignedAnswers): the
+	// gates leave them out.
+	DesignedAnswers int64 `json:"designedAnswers,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among
@@ -415,7 +429,7 @@ func ReadSummary(r io.Reader) (*Summary, error) {
 // runs and calls, those the proxy's or server's shutdown cut and the
 // authorization challenges the client answered.
 func (s *Section) judged() int64 {
-	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown - s.AuthChallenges
+	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown - s.AuthChallenges - s.DesignedAnswers
 }
 
 // judged is how many of the outcome's records can fail: all but the
@@ -423,5 +437,5 @@ func (s *Section) judged() int64 {
 // those the proxy's or server's shutdown cut and the authorization
 // challenges the client answered.
 func (c *OutcomeCount) judged() int64 {
-	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted - c.CutByShutdown - c.AuthChallenges
+	return c.Count - c.Probes - c.EraFallbacks - c.Interrupted - c.CutByShutdown - c.AuthChallenges - c.DesignedAnswers
 }

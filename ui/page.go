@@ -57,6 +57,17 @@ type meta struct {
 	// challenge the client answered (record.Record.ChallengeAnswered): not
 	// a failure, as in mcpdiag report.
 	Challenge challengeMeta `json:"challenge"`
+	// Designed are the rules of an answer the spec designs to a request
+	// that is no JSON-RPC message (record.Record.DesignedAnswer): not a
+	// failure, as in mcpdiag report.
+	Designed designedMeta `json:"designed"`
+}
+
+// designedMeta is record.Record.DesignedAnswer's rule: the outcome and
+// the HTTP methods and statuses.
+type designedMeta struct {
+	Outcome classify.Outcome      `json:"outcome"`
+	Rules   []record.DesignedRule `json:"rules"`
 }
 
 // challengeMeta names the typed facts of an answered challenge.
@@ -77,7 +88,8 @@ func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
 		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
 		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD), CutOutcomes: record.CutOutcomes,
-		Challenge: challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize}}
+		Challenge: challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize},
+		Designed:  designedMeta{Outcome: record.DesignedOutcome, Rules: record.DesignedRules}}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)
 	}

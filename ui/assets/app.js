@@ -107,6 +107,10 @@ export function isFailure(r) {
   // and a re-sent request: a step of the spec's authorization flow,
   // counted apart by mcpdiag report, not a failure.
   if (isChallengeAnswered(r)) return false;
+  // An answer the spec designs to a request that is no JSON-RPC message (a
+  // GET or DELETE answered 405, a GET answered 3xx): counted apart by
+  // mcpdiag report as a designed answer, not a failure.
+  if (designedAnswer(r)) return false;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
@@ -126,6 +130,19 @@ export function isInterrupted(r) {
 export function isChallengeAnswered(r) {
   return r.kind === 'exchange' && Boolean(r.auth) && r.auth.step === META.challenge.step &&
     Boolean(r.decision) && r.decision.action === META.challenge.action;
+}
+
+// designedAnswer is record.Record.DesignedAnswer (report's obs.designed):
+// the reason an exchange of a request that is no JSON-RPC message got an
+// answer the spec designs, or '' (META.designed: the outcome and the
+// rules, from Go).
+export function designedAnswer(r) {
+  const d = META.designed;
+  if (!d || r.kind !== 'exchange' || r.outcome !== d.outcome || r.method || r.clientAnswer || r.batch) return '';
+  const id = r.jsonrpc ? r.jsonrpc.id : null;
+  if (id !== null && id !== undefined) return '';
+  const rule = (d.rules || []).find((x) => r.httpMethod === x.httpMethod && r.status >= x.statusMin && r.status <= x.statusMax);
+  return rule ? rule.reason : '';
 }
 
 // isCutByShutdown is report's obs.shutdown: the record carries the flag
@@ -224,6 +241,7 @@ const model = {
   late: 0,               // records marked matrix-line-late (isLate)
   interrupted: 0,        // records of interrupted runs and calls (isInterrupted)
   cutByShutdown: 0,      // exchanges the proxy's or server's shutdown cut (isCutByShutdown)
+  designed: 0,           // designed answers to requests that are no JSON-RPC message (designedAnswer)
 };
 
 function groupKey(r) {
@@ -282,6 +300,14 @@ function addRecord(r) {
   if (isLate(r)) model.late++;
   if (isInterrupted(r)) model.interrupted++;
   if (isCutByShutdown(r)) model.cutByShutdown++;
+  if (designedApart(r)) model.designed++;
+}
+
+// designedApart: a designed answer report counts as one (no earlier
+// reason counts it apart: report's apart order).
+function designedApart(r) {
+  if (!designedAnswer(r) || isInterrupted(r) || isCutByShutdown(r) || isChallengeAnswered(r)) return false;
+  return !r.probe && !(r.eraFallback && r.decision && r.decision.action === 'renegotiate') && !r._eraFallback;
 }
 
 // Era fallbacks mcpdiag report linked (see isFailure), by record id: a
@@ -305,6 +331,7 @@ function clearModel() {
   model.late = 0;
   model.interrupted = 0;
   model.cutByShutdown = 0;
+  model.designed = 0;
   for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
 }
 
@@ -436,7 +463,8 @@ function render() {
     $('count').textContent = `${shown} of ${model.records.length} records` +
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
       (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '') +
-      (model.cutByShutdown ? ` · ${model.cutByShutdown} cut by shutdown (the proxy's or server's own; incomplete; not failures)` : '');
+      (model.cutByShutdown ? ` · ${model.cutByShutdown} cut by shutdown (the proxy's or server's own; incomplete; not failures)` : '') +
+      (model.designed ? ` · ${model.designed} designed ${model.designed === 1 ? 'answer' : 'answers'} (405 to a GET or DELETE, 3xx to a GET; not failures)` : '');
   }
   if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
