@@ -18,8 +18,6 @@ import (
 	"github.com/mcpdiag/mcpdiag/report"
 )
 
-// stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
-// once per test binary.
 // hangLimit is the probe's limit per answer in the tests where a server
 // never answers (or answers late), so that the limit must pass: short, since
 // each hang waits it out, but long enough that every answer the server does
@@ -27,6 +25,8 @@ import (
 // answer line within 1s" for an answer the server gave).
 const hangLimit = 4 * time.Second
 
+// stdioServer builds probe/testdata/stdioserver (go-sdk v1.8.0 over stdio)
+// once per test binary.
 func stdioServer(t *testing.T) string {
 	t.Helper()
 	return testbin.Build(t, "./testdata/stdioserver")
