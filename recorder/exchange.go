@@ -93,6 +93,7 @@ type Exchange struct {
 // exchangeRare is what an Exchange holds only in some runs or for some
 // requests, behind one pointer.
 type exchangeRare struct {
+	late    int64          // the bytes the handler wrote after the client was seen gone (responseWriter.gone): not delivered
 	refused string         // a note: the handler answered itself (Refused)
 	done    chan struct{}  // the record was handed to the sink (made with Options.Sync only)
 	fault   *record.Fault  // the fault layer's decision, nil without one
@@ -678,7 +679,7 @@ func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 		ex.closeErr = errHijacked
 	case ex.Up.Mirrored:
 		ex.closeErr = ex.Up.Err
-	case ex.downErr != nil || ex.clientGone || ex.reqErr != nil && !ex.malformed || inCtx != nil && ex.rc.closing.Load():
+	case ex.downErr != nil || ex.clientGone || rw.gone || ex.reqErr != nil && !ex.malformed || inCtx != nil && ex.rc.closing.Load():
 		// (A request whose context the owner's shutdown ended is cut by
 		// the shutdown below.)
 		ex.clientGone = true

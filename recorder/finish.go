@@ -645,6 +645,9 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	// response arrived whole before the shutdown closed the stream the
 	// server left open a cut one (SD): its record is the response's, and
 	// report judges it (a JSON-RPC error there is the server's failure).
+	// What the handler wrote after the client was seen gone (responseWriter.gone) is
+	// not in res: a response written into the closed connection was not
+	// received, and the exchange reads as the cut one it was.
 	afterResponse := ex.clientGone && res != nil && res.SSE() != nil && res.SSE().Terminal
 	if ex.clientGone {
 		switch {
@@ -667,6 +670,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		}
 		if ex.protocol == classify.Protocol2026 {
 			notes[len(notes)-1] += " (in 2026-07-28 a disconnect cancels the request)"
+		}
+		if ex.rare != nil && ex.rare.late > 0 {
+			// (ex.wrote counts only the bytes written before: the
+			// classifier judged the response as the client got it.)
+			notes = append(notes, fmt.Sprintf("the handler wrote %d more bytes after the client left; they were not delivered", ex.rare.late))
 		}
 		if listenClosed(ex, res) {
 			// The subscription's normal end, not a cut response.

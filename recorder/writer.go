@@ -35,6 +35,7 @@ type responseWriter struct {
 	writing     bool  // Write or forward is in the server's writer, without mu (see Write)
 	stream      bool  // the response is an event stream: its chunks carry their flush times
 	sniff       bool  // the first bytes of a GET's 2xx event stream are still to be looked at (StreamEndpoint)
+	gone        bool  // the client was seen gone (goneSeen, a failed write or flush): later bytes were not delivered
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
 	copied      int64         // the bytes copied for the classifier (not kept as ForwardChunk got them)
@@ -225,8 +226,30 @@ func (rw *responseWriter) beginWrite(b []byte) {
 	if rw.watch != nil && len(b) > 0 {
 		rw.watchRequests(b)
 	}
+	if !rw.gone {
+		rw.goneSeen()
+	}
 	rw.writing = true
 	rw.mu.Unlock()
+}
+
+// goneSeen marks the client as gone (gone) when the request's context
+// ended before a write: net/http ends it when the client's connection
+// closes, and the bytes written after that were not delivered (keepCopy
+// counts them apart, and the classifier never reads them). The owner's
+// shutdown, which ends the context of a connection it may still answer
+// on, is told apart (end). Called with mu held, before each write; a
+// non-blocking receive, no allocation.
+//
+//go:noinline
+func (rw *responseWriter) goneSeen() {
+	select {
+	case <-rw.ex.in.Context().Done():
+		if !rw.ex.rc.closing.Load() {
+			rw.gone = true
+		}
+	default:
+	}
 }
 
 // sniffEndpoint looks for the endpoint event (StreamEndpoint) in the
@@ -298,7 +321,10 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 // to the classifier when the write failed (err) or pendingMax is reached.
 // Called with mu held.
 func (rw *responseWriter) keepCopy(b []byte, err error) {
-	if n := len(b); n > 0 {
+	if n := len(b); n > 0 && rw.gone {
+		// Not delivered: the client had left (goneSeen).
+		rw.ex.rareFields().late += int64(n)
+	} else if n > 0 {
 		if rw.pending == nil {
 			rw.pending = getChunk(n)
 		}
@@ -310,6 +336,7 @@ func (rw *responseWriter) keepCopy(b []byte, err error) {
 		if rw.ex.downErr == nil {
 			rw.ex.downErr = err
 		}
+		rw.gone = true // (the bytes after a failed write were not delivered)
 		rw.handoff()
 	} else if len(rw.pending) >= pendingMax {
 		rw.handoff()
@@ -376,13 +403,16 @@ func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
 	werr := rw.werr
 	rw.werr = nil
 	b := c[:m]
-	if m > 0 && rw.pending == nil && 2*m > cap(c) {
+	if m > 0 && rw.pending == nil && 2*m > cap(c) && !rw.gone {
 		rw.pending, c, b = b, nil, nil
 		rw.ex.wrote += int64(m)
 	}
 	rw.keepCopy(b, werr)
-	if ferr != nil && rw.ex.downErr == nil {
-		rw.ex.downErr = ferr
+	if ferr != nil {
+		if rw.ex.downErr == nil {
+			rw.ex.downErr = ferr
+		}
+		rw.gone = true
 	}
 	rw.handoff()
 	return c, werr
@@ -403,8 +433,11 @@ func (rw *responseWriter) FlushError() error {
 		rw.writeHeader(http.StatusOK)
 	}
 	err := rw.clientFlush()
-	if err != nil && rw.ex.downErr == nil {
-		rw.ex.downErr = err
+	if err != nil {
+		if rw.ex.downErr == nil {
+			rw.ex.downErr = err
+		}
+		rw.gone = true
 	}
 	rw.handoff()
 	return err
