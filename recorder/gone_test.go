@@ -93,16 +93,11 @@ func TestAnswerAfterTheClientLeft(t *testing.T) {
 			if err := <-handlerWrote; err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(testwait.Bound)
-			for {
+			testwait.Until(t, "the exchange's record", func() bool {
 				s.mu.Lock()
-				n := len(s.recs)
-				s.mu.Unlock()
-				if n > 0 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				defer s.mu.Unlock()
+				return len(s.recs) > 0
+			})
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if len(s.recs) != 1 {
