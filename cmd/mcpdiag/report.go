@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,7 +43,9 @@ func newReportCmd() *cobra.Command {
 		Long: `Reads record files (JSONL written by mcpdiag call --record, serve's log or
 proxy --record) from FILEs, or stdin when FILE is "-" or absent, streaming, and
 prints a summary. Calls, exchanges and server lines are counted separately.
-A malformed line is reported on stderr with its line number and skipped.
+A malformed line is reported on stderr with its line number and skipped. An
+input given twice (the same file under two names, a link to it, "-" twice) is
+refused: its records would be counted twice.
 
 Gates for CI: --fail-on OUTCOME,… fails when any call (or exchange, see
 --gate-on) has one of the outcomes; --baseline FILE compares with the --json
@@ -143,8 +146,31 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 			return usageError("--har and --html name the same file %s", o.html)
 		}
 	}
+	// One input given twice (the same name, "./f" and "f", a link to it,
+	// stdin twice) would have its records counted twice, in every count of
+	// the report, without a word: refused (docs/decisions.md).
+	seen := make([]os.FileInfo, len(files))
+	same := func(i int, st os.FileInfo) error {
+		seen[i] = st
+		for j := range i {
+			if seen[j] != nil && os.SameFile(seen[j], st) {
+				return usageError("%s and %s are the same file: its records would be counted twice; name each input once", inputName(files[j]), inputName(files[i]))
+			}
+		}
+		return nil
+	}
 	for i, name := range files {
 		if name == "-" {
+			if slices.Contains(files[:i], "-") {
+				return usageError("stdin (-) is given twice: name each input once")
+			}
+			if f, ok := stdin.(*os.File); ok {
+				if st, err := f.Stat(); err == nil {
+					if err := same(i, st); err != nil {
+						return err
+					}
+				}
+			}
 			inputs[i] = stdin
 			if release := holdInterrupt(stdin, stderr); release != nil {
 				defer release()
@@ -159,6 +185,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if st, err := f.Stat(); err == nil {
 			if st.IsDir() {
 				return usageError("%s is a directory", name)
+			}
+			if err := same(i, st); err != nil {
+				return err
 			}
 			if harTarget != nil && os.SameFile(st, harTarget) {
 				return usageError("--har %s would overwrite an input", o.har)
@@ -297,6 +326,14 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		return &exitError{code: ExitReportIncomplete, err: errors.New(strings.Join(incomplete, "; "))}
 	}
 	return nil
+}
+
+// inputName is how report names an input: "stdin" for "-".
+func inputName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return name
 }
 
 // ExitReportIncomplete is the exit status of `mcpdiag report` when no gate

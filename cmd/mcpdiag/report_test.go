@@ -77,6 +77,11 @@ func TestReportCommand(t *testing.T) {
 	run([]string{"report", "--json", exchangesOnly}, nil, &exBase, &errb)
 	exBaseline := writeFile(t, dir, "exbase.json", exBase.Bytes())
 	garbage := writeFile(t, dir, "garbage.json", []byte(`{"calls":1}`))
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(runFile, link); err != nil {
+		t.Fatal(err)
+	}
+	copied := writeFile(t, dir, "copy.jsonl", good)
 
 	tests := []struct {
 		name   string
@@ -123,6 +128,17 @@ func TestReportCommand(t *testing.T) {
 		{name: "unknown flag", args: []string{runFile, "--nope"}, code: 2, noOut: true, errs: []string{"mcpdiag: unknown flag: --nope"}},
 		{name: "har into a missing directory", args: []string{runFile, "--har", filepath.Join(dir, "no", "x.har")}, code: 2, noOut: true, errs: []string{"mcpdiag: --har: "}},
 		{name: "har over an input", args: []string{runFile, "--har", runFile}, code: 2, noOut: true, errs: []string{"mcpdiag: --har " + runFile + " would overwrite an input"}},
+		// One input given twice would have every count doubled, without a
+		// word (before: "2 files, 82 records", "calls: 40", exit 0).
+		{name: "a file twice", args: []string{runFile, worse, runFile}, code: 2, noOut: true,
+			errs: []string{"mcpdiag: " + runFile + " and " + runFile + " are the same file: its records would be counted twice; name each input once"}},
+		{name: "a file twice, spelled otherwise", args: []string{runFile, filepath.Join(dir, ".", "..", filepath.Base(dir), "run.jsonl")}, code: 2, noOut: true,
+			errs: []string{"mcpdiag: " + runFile + " and " + filepath.Join(dir, ".", "..", filepath.Base(dir), "run.jsonl") + " are the same file"}},
+		{name: "a file and a link to it", args: []string{link, runFile}, code: 2, noOut: true,
+			errs: []string{"mcpdiag: " + link + " and " + runFile + " are the same file"}},
+		{name: "stdin twice", args: []string{"-", runFile, "-"}, stdin: string(good), code: 2, noOut: true,
+			errs: []string{"mcpdiag: stdin (-) is given twice: name each input once"}},
+		{name: "two files of the same bytes", args: []string{runFile, copied}, out: []string{"2 files, 82 records", "calls: 40"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,6 +172,17 @@ func TestReportCommand(t *testing.T) {
 	// The input named by --har was left alone.
 	if data, _ := os.ReadFile(runFile); !bytes.Equal(data, good) {
 		t.Error("run.jsonl was modified")
+	}
+	// Stdin redirected from an input named as well is that input twice.
+	same, err := os.Open(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer same.Close()
+	var sameOut, sameErr bytes.Buffer
+	if code := run([]string{"report", runFile, "-"}, same, &sameOut, &sameErr); code != 2 || sameOut.Len() > 0 ||
+		sameErr.String() != "mcpdiag: "+runFile+" and stdin are the same file: its records would be counted twice; name each input once\n" {
+		t.Errorf("report FILE - < FILE: exit %d, stdout %q, stderr %q; want 2, nothing, the refusal", code, sameOut.String(), sameErr.String())
 	}
 	// Past 20 malformed lines, one more line counts the rest.
 	var out bytes.Buffer
