@@ -55,8 +55,10 @@ type Row struct {
 	// Want is what the client had to print: Expected, or TOOL_SUCCESS when
 	// a retry recovered the call (first run).
 	Want classify.Outcome `json:"want"`
-	// Observed is the classification the client printed ("" none; several
-	// joined with "|" when repeats differ).
+	// Observed is the classification the client printed ("-" none; several
+	// joined with "|" when repeats differ). A run whose client sent no
+	// request observed nothing, whatever it printed: "-" (client.ran fails
+	// it, and client.classification's evidence names what it printed).
 	Observed string `json:"observed"`
 	// Posts and Retries are the first run's; Why says why it retried;
 	// Rounds counts its MRTR rounds.
@@ -93,7 +95,9 @@ func (c *CaseResult) Row() Row {
 	var obs []string
 	for _, r := range c.Runs {
 		o := string(r.Client.Outcome)
-		if o == "" {
+		if o == "" || r.Client.NoRequest {
+			// Nothing reached the server: a printed outcome is no
+			// observation, and "=" would say the case went as expected.
 			o = "-"
 		}
 		if !seen[o] {

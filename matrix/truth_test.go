@@ -74,6 +74,46 @@ exit 1`
 					t.Errorf("a TOOL_SUCCESS printed without a request: client.classification %+v", ch)
 				}
 			}
+			// A client that sent nothing observed nothing: OBSERVED is
+			// "-", never "=" (as expected) for the TOOL_SUCCESS it
+			// printed, in the row, both tables and the JSON.
+			for _, c := range rep.Cases {
+				if row := c.Row(); row.Observed != "-" {
+					t.Errorf("%s: observed %q, want - (no request reached the server)", c.Case.Name, row.Observed)
+				}
+			}
+			for _, wide := range []bool{false, true} {
+				var table bytes.Buffer
+				if err := rep.WriteTable(&table, wide); err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(table.String(), "\n") {
+					f := strings.Fields(line)
+					if len(f) < 3 || f[0] != "baseline" {
+						continue
+					}
+					at := 2 // SCENARIO EXPECTED OBSERVED
+					if wide {
+						at = 4 // SCENARIO ERA LAYER EXPECTED OBSERVED
+					}
+					if obs := f[at]; obs != "-" {
+						t.Errorf("wide=%v: baseline's OBSERVED is %q, want -: %q", wide, obs, line)
+					}
+				}
+			}
+			var js bytes.Buffer
+			if err := rep.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(js.String()), "\n") {
+				var v struct {
+					Case     string `json:"case"`
+					Observed string `json:"observed"`
+				}
+				if err := json.Unmarshal([]byte(line), &v); err != nil || v.Observed != "-" {
+					t.Errorf("--json: %s observed %q (%v), want -", v.Case, v.Observed, err)
+				}
+			}
 		})
 	}
 
