@@ -32,7 +32,11 @@ type HARLog struct {
 	Version string     `json:"version"`
 	Creator HARCreator `json:"creator"`
 	Entries []HAREntry `json:"entries"`
-	Comment string     `json:"comment,omitempty"`
+	// Comment names the exchange records without an outcome that the
+	// archive left out (LeftOut.Comment), when there are any.
+	Comment string `json:"comment,omitempty"`
+	// LeftOut lists them, as the custom field "_leftOut".
+	LeftOut *LeftOut `json:"_leftOut,omitempty"`
 }
 
 // HARCreator names the program that wrote the archive.
@@ -179,6 +183,7 @@ type HARWriter struct {
 	opts    HAROptions
 	entries int64
 	stdio   int64
+	leftOut LeftOut
 	started bool
 	closed  bool
 	err     error
@@ -242,6 +247,20 @@ func (h *HARWriter) Add(r *record.Record) {
 	h.entries++
 }
 
+// AddBadLine notes an exchange record without an outcome (b.NoOutcome),
+// which Read gives to no report as a record: Close names it in the
+// archive's log.comment and "_leftOut", so that the archive does not drop
+// it without saying. Other bad lines (no record, a call) are no entry of
+// an archive and are not noted.
+func (h *HARWriter) AddBadLine(b BadLine) {
+	if b.NoOutcome && b.Kind == record.KindExchange {
+		h.leftOut.Add(b)
+	}
+}
+
+// LeftOut returns the exchange records without an outcome left out.
+func (h *HARWriter) LeftOut() int64 { return h.leftOut.Records }
+
 // Entries returns the number of entries written.
 func (h *HARWriter) Entries() int64 { return h.entries }
 
@@ -265,7 +284,13 @@ func (h *HARWriter) Close() error {
 	}
 	h.start()
 	h.closed = true
-	h.write("]}}\n")
+	h.write("]")
+	if h.leftOut.Records > 0 {
+		comment, _ := json.Marshal(h.leftOut.Comment())
+		named, _ := json.Marshal(&h.leftOut)
+		h.write(`,"comment":` + string(visible.JSON(comment)) + `,"_leftOut":` + string(visible.JSON(named)))
+	}
+	h.write("}}\n")
 	if h.err == nil {
 		h.err = h.bw.Flush()
 	}

@@ -26,6 +26,50 @@ type BadLine struct {
 	// record cut or written by hand. It is counted apart
 	// (Summary.NoOutcome), in no section, and `mcpdiag report` exits 3.
 	NoOutcome bool `json:"noOutcome,omitempty"`
+	// Kind is the kind of a record without an outcome (NoOutcome): call
+	// or exchange; empty for a line that is no record.
+	Kind record.Kind `json:"kind,omitempty"`
+}
+
+// MaxLeftOutNamed is how many records without an outcome a HAR archive or
+// a page names by file and line; past it they are counted.
+const MaxLeftOutNamed = 20
+
+// LeftOut is what an output that shows records (a HAR archive, a page)
+// says of the records it left out because they have no outcome
+// (BadLine.NoOutcome), as mcpdiag report names them on stderr: how many,
+// and the first MaxLeftOutNamed by file and line.
+type LeftOut struct {
+	// Records counts them.
+	Records int64 `json:"records"`
+	// Named are the first MaxLeftOutNamed, in the order read.
+	Named []BadLine `json:"named"`
+}
+
+// Add counts b and names it while fewer than MaxLeftOutNamed are named.
+func (l *LeftOut) Add(b BadLine) {
+	l.Records++
+	if len(l.Named) < MaxLeftOutNamed {
+		l.Named = append(l.Named, b)
+	}
+}
+
+// Comment is the one line that names them: "N record(s) without an
+// outcome left out (…): FILE:LINE (KIND), …", "" when there are none.
+func (l *LeftOut) Comment() string {
+	if l == nil || l.Records == 0 {
+		return ""
+	}
+	at := make([]string, len(l.Named))
+	for i, b := range l.Named {
+		at[i] = fmt.Sprintf("%s:%d (%s)", b.File, b.Line, b.Kind)
+	}
+	more := ""
+	if n := l.Records - int64(len(l.Named)); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	return fmt.Sprintf("%d call or exchange record(s) without an outcome left out (a producer's bug, or a record cut or written by hand; mcpdiag report counts them apart, in no section): %s%s",
+		l.Records, strings.Join(at, ", "), more)
 }
 
 // String returns "FILE:LINE: ERROR".
@@ -69,7 +113,7 @@ func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int
 		case err != nil:
 			return n, err
 		case (rec.Kind == record.KindExchange || rec.Kind == record.KindCall) && rec.Outcome == "":
-			badLine(BadLine{File: name, Line: rd.Line(), NoOutcome: true,
+			badLine(BadLine{File: name, Line: rd.Line(), NoOutcome: true, Kind: rec.Kind,
 				Error: fmt.Sprintf("%s record without an outcome (a producer's bug, or a record cut or written by hand): counted apart, in no section", article(string(rec.Kind)))}, onBad, reports)
 			continue
 		}

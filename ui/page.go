@@ -189,9 +189,16 @@ const MatrixElementID = "mcpdiag-matrix"
 // report counts them; a live page gets them as events named "fallback".
 const EraFallbacksElementID = "mcpdiag-era-fallbacks"
 
+// LeftOutElementID is the id of the <script type="application/json">
+// element that holds what a static page left out: the call and exchange
+// records without an outcome (report.LeftOut, null when none), which the
+// page names by file and line beside its count of records.
+const LeftOutElementID = "mcpdiag-left-out"
+
 // writeTail closes the records element, adds the matrix's element (empty
-// when there is none), the era fallbacks' element and the module.
-func writeTail(w io.Writer, matrix []byte, fallbacks []string) error {
+// when there is none), the era fallbacks' element, the left-out element
+// and the module.
+func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.LeftOut) error {
 	if fallbacks == nil {
 		fallbacks = []string{}
 	}
@@ -199,8 +206,12 @@ func writeTail(w io.Writer, matrix []byte, fallbacks []string) error {
 	if err != nil {
 		return fmt.Errorf("ui: era fallbacks: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
-		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, appJS)
+	lo, err := scriptJSON(leftOut)
+	if err != nil {
+		return fmt.Errorf("ui: records left out: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
+		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, LeftOutElementID, lo, appJS)
 	return err
 }
 
@@ -220,6 +231,9 @@ type HTMLWriter struct {
 	n      int64
 	closed bool
 	matrix []byte
+	// leftOut are the records without an outcome, which no report gets
+	// as a record (report.BadLine.NoOutcome): the page names them.
+	leftOut report.LeftOut
 	// links counts the records as mcpdiag report does, for the era
 	// fallbacks it links at read time (EraFallbacksElementID).
 	links *report.Accumulator
@@ -261,6 +275,19 @@ func (h *HTMLWriter) Add(r *record.Record) {
 	h.links.Add(r)
 }
 
+// AddBadLine notes a call or exchange record without an outcome
+// (b.NoOutcome), which report.Read gives to no report as a record: the
+// page names it by file and line (LeftOutElementID), so that it does not
+// drop it without saying. A line that is no record is not noted.
+func (h *HTMLWriter) AddBadLine(b report.BadLine) {
+	if b.NoOutcome {
+		h.leftOut.Add(b)
+	}
+}
+
+// LeftOut returns the records without an outcome the page left out.
+func (h *HTMLWriter) LeftOut() int64 { return h.leftOut.Records }
+
 // Records returns how many records were written.
 func (h *HTMLWriter) Records() int64 { return h.n }
 
@@ -286,7 +313,11 @@ func (h *HTMLWriter) Close() error {
 	if h.err != nil {
 		return h.err
 	}
-	if err := writeTail(h.bw, h.matrix, h.eraFallbacks()); err != nil {
+	var leftOut *report.LeftOut
+	if h.leftOut.Records > 0 {
+		leftOut = &h.leftOut
+	}
+	if err := writeTail(h.bw, h.matrix, h.eraFallbacks(), leftOut); err != nil {
 		h.err = err
 		return err
 	}

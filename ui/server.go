@@ -284,7 +284,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(w http.ResponseWriter) {
 	var buf bytes.Buffer
 	if err := writeHead(&buf, pageConfig{Mode: "live", Title: s.opts.Title, Events: "events", Meta: newMeta()}); err == nil {
-		err = writeTail(&buf, nil, nil)
+		err = writeTail(&buf, nil, nil, nil)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

@@ -276,6 +276,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		if n := har.Stdio(); n > 0 {
 			fmt.Fprintf(stderr, "mcpdiag: --har %s: %d stdio exchange(s) left out: a HAR entry is an HTTP request and response, and stdio has no HTTP method or status\n", o.har, n)
 		}
+		if n := har.LeftOut(); n > 0 {
+			fmt.Fprintf(stderr, "mcpdiag: --har %s: %d exchange record(s) without an outcome left out (named above by file and line, and in the archive's log.comment)\n", o.har, n)
+		}
 	}
 	if page != nil {
 		if err := page.Close(); err != nil {
@@ -283,6 +286,9 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 		}
 		if err := pageFile.Commit(); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--html: %w", err)}
+		}
+		if n := page.LeftOut(); n > 0 {
+			fmt.Fprintf(stderr, "mcpdiag: --html %s: %d call or exchange record(s) without an outcome left out (named above by file and line, and on the page beside its count of records)\n", o.html, n)
 		}
 	}
 

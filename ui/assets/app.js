@@ -244,6 +244,18 @@ const model = {
   designed: 0,           // designed answers to requests that are no JSON-RPC message (designedAnswer)
 };
 
+// The call and exchange records without an outcome that mcpdiag report left
+// out of a static page (a producer's bug, or a record cut or written by
+// hand), named by file and line as report names them on stderr.
+const leftOut = jsonValue('mcpdiag-left-out');
+
+function leftOutText() {
+  if (!leftOut || !leftOut.records) return '';
+  const named = (leftOut.named || []).map((b) => `${b.file}:${b.line} (${b.kind})`).join(', ');
+  const more = leftOut.records > (leftOut.named || []).length ? ` and ${leftOut.records - leftOut.named.length} more` : '';
+  return ` · ${leftOut.records} left out, without an outcome (counted apart by mcpdiag report): ${named}${more}`;
+}
+
 function groupKey(r) {
   if (r.kind === 'call') return r.id;
   return r.callId || null;
@@ -464,7 +476,8 @@ function render() {
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
       (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '') +
       (model.cutByShutdown ? ` · ${model.cutByShutdown} cut by shutdown (the proxy's or server's own; incomplete; not failures)` : '') +
-      (model.designed ? ` · ${model.designed} designed ${model.designed === 1 ? 'answer' : 'answers'} (405 to a GET or DELETE, 3xx to a GET; not failures)` : '');
+      (model.designed ? ` · ${model.designed} designed ${model.designed === 1 ? 'answer' : 'answers'} (405 to a GET or DELETE, 3xx to a GET; not failures)` : '') +
+      leftOutText();
   }
   if (!headH) headH = $('table').tHead.offsetHeight;
   const top = Math.max(0, list.scrollTop - headH);
