@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -60,5 +61,34 @@ func TestFaultDecisionInRecord(t *testing.T) {
 				t.Errorf("the upstream received the proxy's header %s", k)
 			}
 		}
+	}
+}
+
+// TestFaultedRequestOverTheParseLimitHasItsMethod: with faults on, the
+// proxy's recorder parses as much of a request body as the fault endpoint
+// reads (faults.DefaultMaxBody), so the record of a 5 MiB tools/call the
+// scenario fired on names its method, tool and id. Before, it had none
+// (the recorder's 4 MiB limit) beside the decision that fired on it.
+func TestFaultedRequestOverTheParseLimitHasItsMethod(t *testing.T) {
+	t.Parallel()
+	up := serve(t, bothEras(mcpServer(), true))
+	sel, err := faults.Select("errors.http_status_sequence", []byte(`{"statusCodes":[503],"match":{"tool":"echo"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	purl, _, sink, stop := startProxy(t, up, proxy.Options{Faults: &proxy.FaultOptions{Selection: sel, Seed: 7}})
+	big := `{"text":"` + strings.Repeat("x", 5<<20) + `"}`
+	if _, _, _, err := post(t, http.DefaultClient, purl, callBody(1, "echo", big), modernHeaders("echo")); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	recs := sink.exchanges(t)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	if r.Status != 503 || r.Scenario != "errors.http_status_sequence" || r.Method != "tools/call" || r.Tool != "echo" || r.JSONRPC.ID.String() != "1" {
+		t.Errorf("status %d, scenario %q, method %q, tool %q, id %s; want 503, errors.http_status_sequence, tools/call, echo, 1 (note %q)",
+			r.Status, r.Scenario, r.Method, r.Tool, r.JSONRPC.ID, r.Note)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/recorder"
 )
 
@@ -107,7 +108,8 @@ type Options struct {
 	// bounded by it.
 	ClassifyMemory int64
 	// MaxRequestParse bounds the request bytes read before forwarding
-	// (DefaultMaxRequestParse when 0).
+	// (when 0: DefaultMaxRequestParse, or faults.DefaultMaxBody with
+	// Faults, which read that much of a body before forwarding it).
 	MaxRequestParse int
 	// PreserveHost forwards the client's Host header. By default the
 	// upstream's host is sent, as a client talking to it directly would:
@@ -207,9 +209,18 @@ func New(opts Options) (*Proxy, error) {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	maxParse := opts.MaxRequestParse
+	if maxParse <= 0 && opts.Faults != nil {
+		// The fault endpoint reads and parses a request body up to
+		// faults.DefaultMaxBody before anything is forwarded: the
+		// recorder reads as much, so that a request a scenario acted on
+		// has its method, id and tool in its record (docs/decisions.md,
+		// ids20).
+		maxParse = faults.DefaultMaxBody
+	}
 	rec, err := recorder.New(recorder.Options{
 		Records: opts.Records, Bodies: opts.Bodies, BodyLimit: opts.BodyLimit, MaxEventSize: opts.MaxEventSize,
-		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: opts.MaxRequestParse,
+		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: maxParse,
 		Scenario: opts.Scenario, ScenarioOf: opts.ScenarioOf, FaultScenario: opts.Faults != nil,
 		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/serve"
+	"github.com/mcpdiag/mcpdiag/wire"
 )
 
 // get sends a GET and returns the status (the body read and dropped).
@@ -88,5 +91,57 @@ func TestLogLimit(t *testing.T) {
 	}
 	if got := resp.Header.Get("Mcpdiag-Log-Dropped"); got != fmt.Sprint(requests-limit) {
 		t.Errorf("Mcpdiag-Log-Dropped %q, want %d", got, requests-limit)
+	}
+}
+
+// TestServeRecordsTheMethodTheEndpointRead: the recorder reads as much of a
+// request body as the fault endpoint does (faults.DefaultMaxBody), so a
+// request the endpoint read (and its scenarios matched against) has its
+// method, id and tool in its record. Before, a 5 MiB tools/call (over the
+// recorder's 4 MiB parse limit, under the endpoint's 8 MiB) was recorded
+// with no method, id or tool while the endpoint read it: report and the
+// judge missed the call. Over the endpoint's limit nothing reads the
+// method (413 from the endpoint itself) and the record says so.
+func TestServeRecordsTheMethodTheEndpointRead(t *testing.T) {
+	_, base := start(t, serve.Options{Seed: 1})
+	const endpoint = "/s/errors.tool_error/mcp"
+	sizes := []int{3 << 20, 5 << 20, faults.DefaultMaxBody + 1}
+	for i, size := range sizes {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"},"_meta":{"%s":"%s","%s":{}}}}`,
+			i+1, strings.Repeat("x", size), wire.MetaProtocolVersion, wire.Protocol2026, wire.MetaClientCapabilities)
+		req, _ := http.NewRequest(http.MethodPost, base+endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", wire.Protocol2026)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "echo")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	lines := postsLogged(t, base, endpoint, len(sizes))
+	if len(lines) != len(sizes) {
+		t.Fatalf("%d log lines, want %d", len(lines), len(sizes))
+	}
+	// 3 MiB: the scenario's tool error. 5 MiB: the endpoint read it and
+	// passed it on, and the fixture (go-sdk's 4 MiB limit) answered 413.
+	for i, want := range []struct {
+		scenario string
+		outcome  classify.Outcome
+		status   int
+	}{{"errors.tool_error", classify.ToolError, http.StatusOK}, {"", classify.HTTPError, http.StatusRequestEntityTooLarge}} {
+		r := lines[i].rec
+		if r.Method != "tools/call" || r.Tool != "echo" || r.JSONRPC.ID.String() != fmt.Sprint(i+1) || r.Scenario != want.scenario || r.Outcome != want.outcome || r.Status != want.status {
+			t.Errorf("%d MiB: method %q, tool %q, id %s, scenario %q, outcome %s, status %d; want tools/call, echo, %d, %q, %s, %d (note %q)",
+				sizes[i]>>20, r.Method, r.Tool, r.JSONRPC.ID, r.Scenario, r.Outcome, r.Status, i+1, want.scenario, want.outcome, want.status, r.Note)
+		}
+	}
+	over := lines[2].rec
+	wantNote := fmt.Sprintf("the request body is larger than %d bytes", faults.DefaultMaxBody)
+	if over.Status != http.StatusRequestEntityTooLarge || over.Method != "" || over.Scenario != "" || !strings.Contains(over.Note, wantNote) {
+		t.Errorf("over the endpoint's limit: status %d, method %q, scenario %q, note %q; want 413, none, none, %q…", over.Status, over.Method, over.Scenario, over.Note, wantNote)
 	}
 }

@@ -176,8 +176,13 @@ func New(opts Options) *Server {
 	// The one recorder (package recorder), as in the proxy: every request
 	// to an MCP endpoint is one classified exchange line, written before
 	// the handler returns, with the endpoint's view of it (fault, params).
+	// The recorder parses as much of a request body as the fault
+	// endpoints read (faults.DefaultMaxBody): a request an endpoint
+	// read, and a scenario acted on, has its method, id and tool in its
+	// line (docs/decisions.md, ids20). The endpoint holds that much of
+	// the body anyway.
 	rc, err := recorder.New(recorder.Options{
-		Records: logSink{s}, Bodies: recorder.BodiesNone,
+		Records: logSink{s}, Bodies: recorder.BodiesNone, MaxRequestParse: faults.DefaultMaxBody,
 		FaultScenario: true, ServerFacts: true, Sync: true, Name: "server",
 	})
 	if err != nil {
