@@ -146,6 +146,18 @@ type Accumulator struct {
 	// linked holds the IDs of the exchanges counted as era fallbacks by
 	// linking, until TakeEraFallbacks hands them out.
 	linked []string
+
+	// Authorization challenges a proxy or server recorded, awaiting their
+	// client's answer, oldest first (see linkChallenges).
+	held []heldChallenge
+	// The latest requests counted (see recallAnswer): a challenge's answer
+	// may be recorded before it; a ring once full, its oldest at
+	// answersOldest.
+	answers       []recentAnswer
+	answersOldest int
+	// challengeLinks holds the challenges counted as answered by linking,
+	// until TakeChallengeLinks hands them out.
+	challengeLinks []ChallengeLink
 }
 
 // openCall is a call known from its exchanges only, so far.
@@ -203,6 +215,9 @@ func (a *Accumulator) Add(r *record.Record) {
 			a.rejudged++
 		}
 		a.settle(r)
+		// A challenge a proxy or server recorded waits for its client's
+		// answer (never a refused probe: that is no 401 or 403).
+		held := a.linkChallenges(r, o)
 		if refusedProbe(r) {
 			if a.recall(r) {
 				o.fallback = true
@@ -213,7 +228,9 @@ func (a *Accumulator) Add(r *record.Record) {
 			}
 		} else {
 			a.remember(r)
-			a.exchanges.add(o)
+			if !held {
+				a.exchanges.add(o)
+			}
 		}
 		if r.CallID != "" {
 			a.track(r)
@@ -360,11 +377,13 @@ func (a *Accumulator) orphan(oc *openCall) {
 // Close counts the calls still open (exchanges seen, call line missing) as
 // orphan calls, with the verdict of their last exchange and the time from
 // their first exchange's start to their last one's end, and counts the
-// refused 2026-07-28 requests still awaiting their client's next request as
-// failures (see settle; until then Summary leaves them out). Add may be
-// called again afterwards.
+// refused 2026-07-28 requests still awaiting their client's next request
+// and the authorization challenges still awaiting their client's answer
+// as failures (see settle and linkChallenges; until then Summary leaves
+// them out). Add may be called again afterwards.
 func (a *Accumulator) Close() {
 	a.flushProbes()
+	a.flushChallenges()
 	for a.order.Len() > 0 {
 		a.orphan(a.order.Front().Value.(*openCall))
 	}
@@ -554,7 +573,11 @@ type section struct {
 	// designed counts the designed answers to requests that are no
 	// JSON-RPC message (record.Record.DesignedAnswer).
 	designed int64
-	orphans  int64
+	// linkedChallenges counts, of challenges, those linked to their
+	// client's answer at read time; links keeps the first Options.Top.
+	linkedChallenges int64
+	links            []ChallengeLink
+	orphans          int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -756,6 +779,15 @@ func (s *section) add(o obs) {
 	}
 }
 
+// challengeLink notes a challenge linked to its client's answer
+// (Section.ChallengesLinked, Section.ChallengeLinks); add counts it.
+func (s *section) challengeLink(l ChallengeLink) {
+	s.linkedChallenges++
+	if len(s.links) < s.opts.Top {
+		s.links = append(s.links, l)
+	}
+}
+
 func rate(n, total int64) float64 {
 	if total == 0 {
 		return 0
@@ -796,25 +828,27 @@ func outcomeLayer(name string) string {
 
 func (s *section) summary() *Section {
 	out := &Section{
-		Kind:            string(s.kind),
-		Total:           s.total,
-		Failures:        s.failures,
-		FailureRate:     rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
-		Probes:          s.probes,
-		EraFallbacks:    s.fallbacks,
-		Interrupted:     s.interrupted,
-		CutByShutdown:   s.cutByShutdown,
-		AuthChallenges:  s.challenges,
-		DesignedAnswers: s.designed,
-		Orphans:         s.orphans,
-		ErrorAnswers:    s.errAnswers,
-		RefusedAnswers:  s.refused,
-		ByLayer:         make(map[string]int64, len(s.layers)),
-		ByOutcome:       []OutcomeCount{},
-		ByTool:          []ToolStats{},
-		Latency:         s.lat.summary(),
-		WorstOffenders:  []Offender{},
-		Slowest:         s.slow.sorted(),
+		Kind:             string(s.kind),
+		Total:            s.total,
+		Failures:         s.failures,
+		FailureRate:      rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
+		Probes:           s.probes,
+		EraFallbacks:     s.fallbacks,
+		Interrupted:      s.interrupted,
+		CutByShutdown:    s.cutByShutdown,
+		AuthChallenges:   s.challenges,
+		ChallengesLinked: s.linkedChallenges,
+		ChallengeLinks:   slices.Clone(s.links),
+		DesignedAnswers:  s.designed,
+		Orphans:          s.orphans,
+		ErrorAnswers:     s.errAnswers,
+		RefusedAnswers:   s.refused,
+		ByLayer:          make(map[string]int64, len(s.layers)),
+		ByOutcome:        []OutcomeCount{},
+		ByTool:           []ToolStats{},
+		Latency:          s.lat.summary(),
+		WorstOffenders:   []Offender{},
+		Slowest:          s.slow.sorted(),
 	}
 	for l, n := range s.layers {
 		out.ByLayer[l] = n

@@ -34,6 +34,13 @@ func FuzzReport(f *testing.F) {
 		`{"kind":"exchange","id":"b","outcome":"HTTP_ERROR","httpMethod":"DELETE","status":405}` + "\n" +
 		`{"kind":"exchange","id":"c","outcome":"HTTP_ERROR","httpMethod":"GET","status":302,"flags":["SD"]}` + "\n" +
 		`{"kind":"exchange","id":"d","outcome":"HTTP_ERROR","httpMethod":"POST","status":405,"method":"tools/list","jsonrpc":{"id":1}}`)
+	// A proxy's challenges: answered, refused again with a step-up and
+	// answered, never answered (another client's request follows).
+	f.Add(`{"kind":"exchange","id":"c","conn":"r-1","client":"x@1","httpMethod":"POST","method":"tools/list","status":401,"outcome":"HTTP_ERROR","time":"2026-01-01T00:00:00Z","responseHeaders":{"Www-Authenticate":["Bearer scope=\"a\""]}}` + "\n" +
+		`{"kind":"exchange","id":"s","conn":"r-2","client":"x@1","httpMethod":"POST","method":"tools/list","status":403,"outcome":"HTTP_ERROR","time":"2026-01-01T00:00:01Z","requestHeaders":{"Authorization":["Bearer [redacted:len=3:h=00000001]"]},"responseHeaders":{"Www-Authenticate":["Bearer error=\"insufficient_scope\""]}}` + "\n" +
+		`{"kind":"exchange","id":"a","conn":"r-3","client":"x@1","httpMethod":"POST","method":"tools/list","status":200,"outcome":"RESULT_SUCCESS","time":"2026-01-01T00:00:02Z","requestHeaders":{"Authorization":["Bearer [redacted:len=3:h=00000002]"]}}` + "\n" +
+		`{"kind":"exchange","id":"d","conn":"r-4","client":"x@1","httpMethod":"POST","method":"tools/call","tool":"t","status":401,"outcome":"HTTP_ERROR","time":"2026-01-01T00:00:03Z","responseHeaders":{"Www-Authenticate":["Bearer"]}}` + "\n" +
+		`{"kind":"exchange","id":"e","conn":"r-5","client":"y@1","httpMethod":"POST","method":"tools/call","tool":"t","status":200,"outcome":"TOOL_SUCCESS","time":"2026-01-01T00:00:04Z","requestHeaders":{"Authorization":["Bearer [redacted:len=3:h=00000003]"]}}`)
 	for _, s := range []string{shutdownFile, challengesFile, designedFile} {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(string(b))
@@ -83,6 +90,9 @@ func FuzzReport(f *testing.F) {
 			}
 			if want := [6]int64{sec.Probes, sec.EraFallbacks, sec.Interrupted, sec.CutByShutdown, sec.AuthChallenges, sec.DesignedAnswers}; apart != want {
 				t.Fatalf("%s: the outcomes count apart %v (probes, era fallbacks, interrupted, cut by shutdown, auth challenges, designed answers), the section %v", sec.Kind, apart, want)
+			}
+			if sec.ChallengesLinked > sec.AuthChallenges || int64(len(sec.ChallengeLinks)) > min(sec.ChallengesLinked, 3) {
+				t.Fatalf("%s: %d challenges linked, %d named, of %d answered", sec.Kind, sec.ChallengesLinked, len(sec.ChallengeLinks), sec.AuthChallenges)
 			}
 			if sec.judged() < sec.Failures {
 				t.Fatalf("%s: %d failures of %d judged (total %d)", sec.Kind, sec.Failures, sec.judged(), sec.Total)

@@ -90,19 +90,32 @@ type ServeAdder interface {
 	AddServe(r *record.Record, serve []byte)
 }
 
+// InputEnder is a Report told where each input ends: Read calls EndInput
+// at the end of its input. The Accumulator links no authorization
+// challenge to a request of another input.
+type InputEnder interface {
+	EndInput()
+}
+
 // Read streams the records of r, named name in BadLines, into every report:
 // memory is bounded by the longest line, not by the input. A malformed line
 // is skipped: it goes to onBad (when not nil) and to every report that is a
 // BadLineAdder, and reading goes on with the next line. So does a call or
 // exchange record without an outcome (BadLine.NoOutcome), which no report
-// counts as a record. Read returns the number of records read and an error
-// only when r itself fails.
+// counts as a record. At the end of r every report that is an InputEnder
+// is told so. Read returns the number of records read and an error only
+// when r itself fails.
 func Read(r io.Reader, name string, onBad func(BadLine), reports ...Report) (int64, error) {
 	var n int64
 	rd := record.NewReader(r)
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
+			for _, rep := range reports {
+				if e, ok := rep.(InputEnder); ok {
+					e.EndInput()
+				}
+			}
 			return n, nil
 		}
 		var le *record.LineError

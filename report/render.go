@@ -217,6 +217,18 @@ func writeSection(w *errWriter, sec *Section) {
 		outcomes = append(outcomes, o)
 	}
 	w.printf("  by outcome:  %s\n", strings.Join(outcomes, ", "))
+	if len(sec.ChallengeLinks) > 0 {
+		// The challenges of a proxy's or server's records report linked
+		// to the client's answer, each with the exchange that answered it.
+		var links []string
+		for _, l := range sec.ChallengeLinks {
+			links = append(links, fmt.Sprintf("%s %d %s answered by %s", target(l.Method, l.Tool), l.Status, l.ID, l.AnsweredBy))
+		}
+		if more := sec.ChallengesLinked - int64(len(sec.ChallengeLinks)); more > 0 {
+			links = append(links, fmt.Sprintf("%d more", more))
+		}
+		w.printf("  answered challenges (the client's next such request carried a new token and was not refused): %s\n", strings.Join(links, "; "))
+	}
 	w.printf("  latency:     %s\n", latencyText(sec.Latency))
 	if len(sec.Faults) > 0 {
 		w.printf("  faults fired:\n")

@@ -147,9 +147,20 @@ type Section struct {
 	// the spec designs, so, as EraFallbacks, in Total, ByOutcome, ByTool
 	// and Latency but never in Failures, WorstOffenders or the gates. A
 	// challenge the client did not answer (no token, the retry policy's
-	// limit) stays a failure, and so does every 401 in a proxy's records,
-	// which cannot say whether the client answered it.
+	// limit) stays a failure. A proxy's or server's record says nothing
+	// of the client's chain: its challenge (record.Record.BearerChallenge)
+	// counts here when report links it to the client's answer, the same
+	// client's next request of the same method and tool in the same input
+	// that carried a new Bearer token and was not refused (within
+	// ChallengeAnswerWindow; ChallengesLinked, ChallengeLinks); one never
+	// answered stays a failure.
 	AuthChallenges int64 `json:"authChallenges,omitempty"`
+	// ChallengesLinked counts, of AuthChallenges, the challenges of a
+	// proxy's or server's records linked to their client's answer.
+	ChallengesLinked int64 `json:"challengesLinked,omitempty"`
+	// ChallengeLinks names the first of them (Options.Top) and the
+	// exchange that answered each.
+	ChallengeLinks []ChallengeLink `json:"challengeLinks,omitempty"`
 	// DesignedAnswers counts, in Exchanges, the answers the spec designs
 	// to a request that is no JSON-RPC message
 	// (record.Record.DesignedAnswer): a GET answered 405 (the server

@@ -195,10 +195,20 @@ const EraFallbacksElementID = "mcpdiag-era-fallbacks"
 // page names by file and line beside its count of records.
 const LeftOutElementID = "mcpdiag-left-out"
 
+// ChallengesElementID is the id of the <script type="application/json">
+// element that holds a static page's answered challenges: a JSON array of
+// the report.ChallengeLink objects ({"id", "answeredBy", …}) of the
+// authorization challenges in a proxy's or server's records that mcpdiag
+// report counts as answered by linking them to their client's request
+// with a new token (report.Accumulator's TakeChallengeLinks). The page
+// shows those rows as not failed, as the report counts them; a live page
+// gets them as events named "challenge".
+const ChallengesElementID = "mcpdiag-answered-challenges"
+
 // writeTail closes the records element, adds the matrix's element (empty
-// when there is none), the era fallbacks' element, the left-out element
-// and the module.
-func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.LeftOut) error {
+// when there is none), the era fallbacks' element, the left-out element,
+// the answered challenges' element and the module.
+func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.LeftOut, challenges []report.ChallengeLink) error {
 	if fallbacks == nil {
 		fallbacks = []string{}
 	}
@@ -210,8 +220,15 @@ func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.L
 	if err != nil {
 		return fmt.Errorf("ui: records left out: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
-		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, LeftOutElementID, lo, appJS)
+	if challenges == nil {
+		challenges = []report.ChallengeLink{}
+	}
+	ch, err := scriptJSON(challenges)
+	if err != nil {
+		return fmt.Errorf("ui: answered challenges: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
+		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, LeftOutElementID, lo, ChallengesElementID, ch, appJS)
 	return err
 }
 
@@ -235,7 +252,8 @@ type HTMLWriter struct {
 	// as a record (report.BadLine.NoOutcome): the page names them.
 	leftOut report.LeftOut
 	// links counts the records as mcpdiag report does, for the era
-	// fallbacks it links at read time (EraFallbacksElementID).
+	// fallbacks and the answered challenges it links at read time
+	// (EraFallbacksElementID, ChallengesElementID).
 	links *report.Accumulator
 }
 
@@ -303,6 +321,12 @@ func (h *HTMLWriter) eraFallbacks() []string {
 	return h.links.TakeEraFallbacks()
 }
 
+// EndInput tells the page that one input (a record file) ended, as
+// report.Read tells the report (report.InputEnder): it links no
+// authorization challenge to a request of another input, as mcpdiag report
+// does not.
+func (h *HTMLWriter) EndInput() { h.links.EndInput() }
+
 // Close ends the page and flushes it. It does not close the underlying
 // writer.
 func (h *HTMLWriter) Close() error {
@@ -317,7 +341,8 @@ func (h *HTMLWriter) Close() error {
 	if h.leftOut.Records > 0 {
 		leftOut = &h.leftOut
 	}
-	if err := writeTail(h.bw, h.matrix, h.eraFallbacks(), leftOut); err != nil {
+	fallbacks := h.eraFallbacks()
+	if err := writeTail(h.bw, h.matrix, fallbacks, leftOut, h.links.TakeChallengeLinks()); err != nil {
 		h.err = err
 		return err
 	}

@@ -67,16 +67,19 @@ type Server struct {
 	// published counts the records published (kept or not).
 	published int64
 	// links counts the records as mcpdiag report does, for the era
-	// fallbacks it links at read time (report.Accumulator's
-	// TakeEraFallbacks), which the page is told as "fallback" events.
+	// fallbacks and the answered challenges it links at read time
+	// (report.Accumulator's TakeEraFallbacks and TakeChallengeLinks),
+	// which the page is told as "fallback" and "challenge" events.
 	links *report.Accumulator
 }
 
-// event is one server-sent event: a record, a matrix case, or an era
+// event is one server-sent event: a record, a matrix case, an era
 // fallback (the JSON string of an exchange record's ID that mcpdiag report
-// counts as one, see report.Accumulator.TakeEraFallbacks).
+// counts as one, see report.Accumulator.TakeEraFallbacks) or an answered
+// challenge (a report.ChallengeLink's JSON, see
+// report.Accumulator.TakeChallengeLinks).
 type event struct {
-	name string // "record", "case" or "fallback"
+	name string // "record", "case", "fallback" or "challenge"
 	data []byte // one line of JSON
 }
 
@@ -148,8 +151,8 @@ func (s *Server) PublishCase(jsonLine []byte) error {
 
 // push keeps e for every page and wakes them. rec is e's record, when e is
 // one (nil when it could not be decoded): it is counted for the era
-// fallbacks, and each one it settles is kept after it as a "fallback"
-// event.
+// fallbacks and the answered challenges, and each one it settles is kept
+// after it as a "fallback" or "challenge" event.
 func (s *Server) push(e event, rec *record.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -168,6 +171,13 @@ func (s *Server) push(e event, rec *record.Record) error {
 				continue // a string always marshals
 			}
 			s.keep(event{"fallback", b})
+		}
+		for _, l := range s.links.TakeChallengeLinks() {
+			b, err := json.Marshal(l)
+			if err != nil {
+				continue // strings and a number always marshal
+			}
+			s.keep(event{"challenge", b})
 		}
 	}
 	s.wake()
@@ -284,7 +294,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(w http.ResponseWriter) {
 	var buf bytes.Buffer
 	if err := writeHead(&buf, pageConfig{Mode: "live", Title: s.opts.Title, Events: "events", Meta: newMeta()}); err == nil {
-		err = writeTail(&buf, nil, nil, nil)
+		err = writeTail(&buf, nil, nil, nil, nil)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

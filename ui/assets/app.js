@@ -107,6 +107,11 @@ export function isFailure(r) {
   // and a re-sent request: a step of the spec's authorization flow,
   // counted apart by mcpdiag report, not a failure.
   if (isChallengeAnswered(r)) return false;
+  // A challenge in a proxy's or server's records (401, or 403
+  // insufficient_scope, with a Bearer challenge) mcpdiag report linked to
+  // the client's next such request, which carried a new token and was not
+  // refused: the page is told which (markChallenge).
+  if (r._answeredBy) return false;
   // An answer the spec designs to a request that is no JSON-RPC message (a
   // GET or DELETE answered 405, a GET answered 3xx): counted apart by
   // mcpdiag report as a designed answer, not a failure.
@@ -242,6 +247,7 @@ const model = {
   interrupted: 0,        // records of interrupted runs and calls (isInterrupted)
   cutByShutdown: 0,      // exchanges the proxy's or server's shutdown cut (isCutByShutdown)
   designed: 0,           // designed answers to requests that are no JSON-RPC message (designedAnswer)
+  challenges: 0,         // authorization challenges the client answered (challengeApart)
 };
 
 // The call and exchange records without an outcome that mcpdiag report left
@@ -283,6 +289,7 @@ function addRecord(r) {
   r._i = model.records.length;
   r._seen = Date.now(); // when the page took it (the browser tests measure the delay)
   if (r.id && eraFallbacks.has(r.id)) r._eraFallback = true;
+  if (r.id && challengeLinks.has(r.id)) r._answeredBy = challengeLinks.get(r.id);
   model.records.push(r);
   const key = groupKey(r) || '#' + r._i;
   let g = model.groups.get(key);
@@ -313,12 +320,23 @@ function addRecord(r) {
   if (isInterrupted(r)) model.interrupted++;
   if (isCutByShutdown(r)) model.cutByShutdown++;
   if (designedApart(r)) model.designed++;
+  if (challengeApart(r)) model.challenges++;
+}
+
+// challengeApart: an answered challenge report counts as one (the client
+// marked it, or report linked it to the client's answer), when no earlier
+// reason counts it apart (report's apart order: probe, era fallback,
+// interrupted, cut by shutdown, then the challenge).
+function challengeApart(r) {
+  if (!isChallengeAnswered(r) && !r._answeredBy) return false;
+  if (isInterrupted(r) || isCutByShutdown(r)) return false;
+  return !r.probe && !(r.eraFallback && r.decision && r.decision.action === 'renegotiate') && !r._eraFallback;
 }
 
 // designedApart: a designed answer report counts as one (no earlier
 // reason counts it apart: report's apart order).
 function designedApart(r) {
-  if (!designedAnswer(r) || isInterrupted(r) || isCutByShutdown(r) || isChallengeAnswered(r)) return false;
+  if (!designedAnswer(r) || isInterrupted(r) || isCutByShutdown(r) || isChallengeAnswered(r) || r._answeredBy) return false;
   return !r.probe && !(r.eraFallback && r.decision && r.decision.action === 'renegotiate') && !r._eraFallback;
 }
 
@@ -335,6 +353,26 @@ function markEraFallback(id) {
   }
 }
 
+// Challenges mcpdiag report linked to their client's answer (see
+// isFailure): record id -> the id of the exchange that answered it; as an
+// era fallback's, a mark may come before its record or after it.
+const challengeLinks = new Map();
+
+function markChallenge(l) {
+  if (!l || typeof l.id !== 'string' || !l.id || typeof l.answeredBy !== 'string') return;
+  challengeLinks.set(l.id, l.answeredBy);
+  for (let i = model.records.length - 1; i >= 0; i--) {
+    const r = model.records[i];
+    if (r.id !== l.id) continue;
+    if (!r._answeredBy) {
+      const before = challengeApart(r);
+      r._answeredBy = l.answeredBy;
+      if (!before && challengeApart(r)) model.challenges++;
+    }
+    break;
+  }
+}
+
 function clearModel() {
   model.records = [];
   model.groups = new Map();
@@ -344,6 +382,7 @@ function clearModel() {
   model.interrupted = 0;
   model.cutByShutdown = 0;
   model.designed = 0;
+  model.challenges = 0;
   for (const k of Object.keys(model.facets)) model.facets[k] = new Set();
 }
 
@@ -476,6 +515,7 @@ function render() {
       (model.dropped ? ` · the producer dropped ${model.dropped}` : '') +
       (model.interrupted ? ` · ${model.interrupted} of interrupted runs (incomplete; not failures)` : '') +
       (model.cutByShutdown ? ` · ${model.cutByShutdown} cut by shutdown (the proxy's or server's own; incomplete; not failures)` : '') +
+      (model.challenges ? ` · ${model.challenges} ${model.challenges === 1 ? 'auth challenge' : 'auth challenges'} answered (401/403 the client answered with a new token; not failures)` : '') +
       (model.designed ? ` · ${model.designed} designed ${model.designed === 1 ? 'answer' : 'answers'} (405 to a GET or DELETE, 3xx to a GET; not failures)` : '') +
       leftOutText();
   }
@@ -755,6 +795,8 @@ function showDetail(r) {
       ['re-judged', r._rejudged ? 'recorded RESULT_SUCCESS (application layer) by an mcpdiag before 2026-12-06; not a JSON-RPC request, so HTTP_SUCCESS (transport layer), as mcpdiag report counts it' : undefined],
       ['era fallback', r._eraFallback || (r.eraFallback && d && d.action === 'renegotiate')
         ? 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)' : undefined],
+      ['answered challenge', r._answeredBy
+        ? `yes: the client's next such request, ${r._answeredBy}, carried a new token and was not refused (not a failure)` : undefined],
     ])),
     d ? section('Retry decision', kv([['action', d.action], ['delay', d.delayMs ? fmtMs(d.delayMs) : undefined], ['reason', d.reason || '(none given)']])) : null,
     section('Warnings', warnings.length ? h('ul', { class: 'warnings' }, warnings) : null),
@@ -771,7 +813,7 @@ function showDetail(r) {
     section('Request body', bodyBlock(r.requestBody, 'request body')),
     section('Response headers', headersTable(r.responseHeaders)),
     section('Response body', bodyBlock(r.responseBody, 'response body')),
-    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, r._line !== undefined ? indentJSON(r._line) : (() => { const { _i, _text, _seen, _eraFallback, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
+    h('details', { class: 'raw' }, h('summary', {}, 'The record as JSON'), h('pre', {}, r._line !== undefined ? indentJSON(r._line) : (() => { const { _i, _text, _seen, _eraFallback, _answeredBy, ...plain } = r; return JSON.stringify(plain, null, 2); })())),
   ];
   pane.replaceChildren(...parts.filter(Boolean));
   pane.scrollTop = 0;
@@ -1116,6 +1158,7 @@ function staticRecords() {
 // from are concatenated); a call's exchanges stay under their call.
 addCases(jsonLines('mcpdiag-matrix'), true);
 for (const id of jsonValue('mcpdiag-era-fallbacks') || []) markEraFallback(id);
+for (const l of jsonValue('mcpdiag-answered-challenges') || []) markChallenge(l);
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';
@@ -1136,6 +1179,13 @@ if (cfg.mode === 'live') {
     let id;
     try { id = JSON.parse(ev.data); } catch { return; }
     markEraFallback(id);
+    schedule();
+    scheduleCharts();
+  });
+  es.addEventListener('challenge', (ev) => {
+    let l;
+    try { l = JSON.parse(ev.data); } catch { return; }
+    markChallenge(l);
     schedule();
     scheduleCharts();
   });
