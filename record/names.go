@@ -172,24 +172,76 @@ func sensitiveName(name string, ctx nameContext) bool {
 
 // passWord reports whether a name's last word is "pass" or "pw" (pass,
 // db_pass, smtpPass, user_pw), not a word holding it (bypass, compass,
-// passage). Such a name holds a password, as a string or a number
-// ({"db_pass": 123456}); only the name "pass" alone, beside a count
-// such as "fail", counts passes ({"pass": 5, "fail": 0}; countName).
+// passage), or is a form of the password after one of them (pw_hash,
+// pass_digest, pwValue: heldFormWords). Such a name holds a password, as
+// a string or a number ({"db_pass": 123456}); only the name "pass" alone,
+// beside a count such as "fail", counts passes ({"pass": 5, "fail": 0};
+// countName). A "pass" before other words is no password
+// (db_pass_endpoint, pass_rate, pass_through: redact20).
 func passWord(words []string) bool {
-	last := words[len(words)-1]
-	return last == "pass" || last == "pw"
+	n := len(words)
+	if last := words[n-1]; last == "pass" || last == "pw" {
+		return true
+	}
+	return n > 1 && heldFormWords[words[n-1]] && (words[n-2] == "pass" || words[n-2] == "pw")
 }
 
 // pinWord reports whether a name holds a PIN: its last word is "pin",
-// "pins" or "pincode", or its last two are "pin" and "code" (pin,
-// user_pin, simPin, pin_code); not a word holding it (ping, spinner,
-// mapping, pinned).
+// "pins" or "pincode", or its last two are "pin" and "code", a form of it
+// (heldFormWords: pin_hash) or its number (pin_number, pinNo); not a word
+// holding it (ping, spinner, mapping, pinned), nor a name that goes on
+// (pin_count, pin_mode).
 func pinWord(words []string) bool {
-	last := words[len(words)-1]
+	n := len(words)
+	last := words[n-1]
 	if last == "pin" || last == "pins" || last == "pincode" {
 		return true
 	}
-	return last == "code" && len(words) > 1 && words[len(words)-2] == "pin"
+	if n < 2 || words[n-2] != "pin" {
+		return false
+	}
+	switch last {
+	case "code", "number", "num", "no":
+		return true
+	}
+	return heldFormWords[last]
+}
+
+// heldFormWords name a form of the secret before them (pw_hash,
+// pass_digest, pin_value, pw_enc): after "pass", "pw" or "pin" they
+// make a credential name, as the word alone does (redact20). A password's
+// or a PIN's hash is as secret as the value: a short one is found from it
+// by trying every value.
+var heldFormWords = map[string]bool{
+	"hash": true, "hashed": true, "digest": true, "value": true, "val": true, "enc": true, "encrypted": true,
+}
+
+// heldFormEndings are heldFormWords, and a PIN's number, as endsInHeldForm
+// reads them.
+var heldFormEndings = []struct {
+	form  string
+	pinNo bool // after "pin" only
+}{
+	{"hash", false}, {"hashed", false}, {"digest", false}, {"value", false}, {"val", false}, {"enc", false},
+	{"encrypted", false}, {"number", true}, {"num", true}, {"no", true},
+}
+
+// endsInHeldForm is passWord and pinWord on a name lower-cased without
+// separators (mayBeSensitive's fast path): it ends in "pass", "pw" or
+// "pin" and one of heldFormWords, or in "pin" and "number", "num" or "no".
+// Most names hold none of "pw", "pass" or "pin" and cost one scan each.
+func endsInHeldForm(norm []byte) bool {
+	if !bytes.Contains(norm, []byte("pw")) && !bytes.Contains(norm, []byte("pass")) && !bytes.Contains(norm, []byte("pin")) {
+		return false
+	}
+	for _, f := range heldFormEndings {
+		h, ok := bytes.CutSuffix(norm, []byte(f.form))
+		if ok && (bytes.HasSuffix(h, []byte("pin")) ||
+			!f.pinNo && (bytes.HasSuffix(h, []byte("pass")) || bytes.HasSuffix(h, []byte("pw")))) {
+			return true
+		}
+	}
+	return false
 }
 
 // What a number under a credential name is (countName).
@@ -276,7 +328,8 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 	}
 	if bytes.Contains(norm, []byte("key")) || bytes.Contains(norm, []byte("auth")) ||
 		bytes.HasSuffix(norm, []byte("pass")) || bytes.HasSuffix(norm, []byte("pw")) ||
-		bytes.HasSuffix(norm, []byte("pin")) || bytes.HasSuffix(norm, []byte("pins")) || bytes.HasSuffix(norm, []byte("pincode")) {
+		bytes.HasSuffix(norm, []byte("pin")) || bytes.HasSuffix(norm, []byte("pins")) || bytes.HasSuffix(norm, []byte("pincode")) ||
+		endsInHeldForm(norm) {
 		return true
 	}
 	if ctx == ctxForm {
@@ -566,10 +619,14 @@ func classifyHeaderName(name string) headerRule {
 		return headerScrub
 	}
 	// A header that names a session and nothing else (X-Session-Id) is
-	// hashed like Mcp-Session-Id, so that sessions stay traceable.
+	// hashed like Mcp-Session-Id, so that sessions stay traceable. Not a
+	// session's idempotency key (Session-Idempotency-Key): a value the
+	// client chose, perhaps guessable, which an unkeyed hash would let
+	// anyone confirm offline; masked (keyed), as the JSON member
+	// session_idempotency_key is (redact20).
 	words := nameWords(name)
 	norm := strings.Join(words, "")
-	if strings.Contains(norm, "session") {
+	if _, idem := cutTail(words, "idempotencykey"); strings.Contains(norm, "session") && !idem {
 		stripped := strings.ReplaceAll(norm, "session", "")
 		if !sensitiveName(stripped, ctxHeader) && !strings.Contains(norm, "token") {
 			return headerHash

@@ -310,8 +310,14 @@ var (
 	// A JWT (JWS or JWE compact): 3 to 5 base64url segments whose first
 	// decodes to a JSON object (checked in maskJWTs), after a start of
 	// text, a byte that cannot be in it, or an escape ("\n" in JSON text,
-	// "%2F" in a URL).
-	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.]|\\[A-Za-z]|%[0-9A-Fa-f]{2})(e[w-z0-9_-][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4})`)
+	// "%2F" in a URL). Its dots may be written "\u002e" (JSON text whose
+	// encoder escaped them, read as text: redact20).
+	jwtRE = lazyRegexp(`(?:^|[^A-Za-z0-9_\-.]|\\[A-Za-z]|%[0-9A-Fa-f]{2})(e[w-z0-9_-][A-Za-z0-9_-]*(?:(?:\.|\\u002[eE])[A-Za-z0-9_-]*){2,4})`)
+	// A .netrc entry's password ("machine h login u password p", "default
+	// login u password p"): after the machine's name, or "default" at the
+	// start of a line (not "the default password policy"), and any other
+	// of its tokens, to the next blank (maskNetrc).
+	netrcRE = lazyRegexp(`(?im)(?:\bmachine[ \t\r\n]+\S+|^[ \t]*default)(?:[ \t\r\n]+(?:login|account|port|protocol|macdef)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
 	jsonValueRE = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
@@ -358,6 +364,9 @@ var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// pinWord's names, where a name ends (not "ping", "mapping"); "pin&"
 	// before a character reference ("&quot;pin&quot;:", "pin&equals;").
 	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code",
+	// A PIN's number or a form of it after a separator or in camelCase
+	// (pin_number, pin.hash, pinNo, pinValue; heldFormWords, redact20).
+	"pin_", "pin-", "pin.", "pinnum", "pinno", "pinhash", "pindigest", "pinval", "pinenc",
 	// The stems of two words written with a separator between them
 	// (access_code, code-verifier; access.code and "access code", which
 	// nameWords splits too: review19), which the stems themselves miss in
@@ -427,6 +436,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
 			s = r.maskAssignments(s, ctx)
 		}
+		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
+			s = r.maskNetrc(s) // a .netrc entry, its password after a blank (redact20)
+		}
 	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		// A URL's query inside text (the HTML body of an authorization
@@ -440,8 +452,8 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 	if hasProviderHint(lower) {
 		s = r.maskProviderKeys(s) // redact_provider.go
 	}
-	if strings.Count(s, ".") >= 2 {
-		s = r.maskJWTs(s)
+	if strings.Count(s, ".") >= 2 || strings.Contains(s, `\u002`) {
+		s = r.maskJWTs(s) // "\u002e" for a dot: the gate opens on "\u" (escapeHints)
 	}
 	return s
 }
@@ -495,6 +507,12 @@ func (r *Redactor) maskFieldLines(s string) string {
 			continue
 		}
 		name := decodeName(s[k:j]) // "api%2Dkey: …" is judged as api-key
+		dotted := false
+		if k >= 2 && s[k-1] == '.' {
+			// A dotted name ("db.password:", "access.code:", a
+			// property key): a field, not prose (dottedFieldName).
+			name, dotted = dottedFieldName(s, k, name)
+		}
 		if !mayBeSensitive(name, ctxHeader) {
 			continue
 		}
@@ -525,7 +543,7 @@ func (r *Redactor) maskFieldLines(s string) string {
 			if !sensitiveName(name, ctxJSON) {
 				continue
 			}
-		} else if !headerTextName(name) && !authorizationDump(s, k, j, start) {
+		} else if !dotted && !headerTextName(name) && !authorizationDump(s, k, j, start) {
 			// A single credential word ("Token:", "Session:") is more
 			// often prose; its value is masked only when it is one word
 			// shaped like a credential ("Token: a1b2c3d4e5").
@@ -599,6 +617,49 @@ func quotedEnd(s string, start int) int {
 		}
 	}
 	return len(s)
+}
+
+// dottedFieldName judges the name of a field line written with dots
+// ("db.password: …", "spring.datasource.password: …", "access.code: …"),
+// whose last segment, last, starts at s[k] after a ".". It returns the
+// name to judge and whether the line is a credential field, masked to the
+// end of its line as a name of several words is. The last segment is
+// judged alone when it holds a stem ("client.secret", "auth.token",
+// "api.key"; "gen_ai.usage.input_tokens" is none). When it holds none,
+// the last two segments are judged together ("access.code",
+// "code.verifier", "pin.code"), unless the one before the dot is a
+// credential name on its own: "jwt.ParseWithClaims: token is expired",
+// "session.Close: …" and "auth.Login: …" are Go's and Python's qualified
+// names in error messages, read as before, by their last segment
+// (docs/decisions.md, redact20).
+func dottedFieldName(s string, k int, last string) (string, bool) {
+	q := k - 1
+	for q > 0 && (isFieldNameByte(s[q-1]) || s[q-1] == '%') {
+		q--
+	}
+	if q == k-1 || !isLetter(s[q]) {
+		return last, false
+	}
+	if mayBeSensitive(last, ctxJSON) && sensitiveName(last, ctxJSON) {
+		return last, true
+	}
+	if mayBeSensitive(last, ctxJSON) {
+		// A stem of its own, and no credential name
+		// ("gen_ai.usage.input_tokens", "auth.token_endpoint"): the
+		// segment before it cannot make it one.
+		return last, false
+	}
+	prev := decodeName(s[q : k-1])
+	pair := prev + "." + last
+	if !mayBeSensitive(pair, ctxJSON) || !sensitiveName(pair, ctxJSON) {
+		return last, false
+	}
+	if sensitiveName(prev, ctxJSON) && !pinWord(nameWords(pair)) {
+		// "jwt.Parse", "session.Close": the credential word is the
+		// package's or the class's; "pin.code" is one name.
+		return last, false
+	}
+	return pair, true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -1128,13 +1189,39 @@ func (r *Redactor) maskPEM(s string) string {
 	})
 }
 
+// maskNetrc masks the password of every .netrc entry in s (netrcRE):
+// "machine api.example.com login bob password hunter2" in a tool's text,
+// where no "=" or ":" follows the name.
+func (r *Redactor) maskNetrc(s string) string {
+	idx := netrcRE.get().FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		v := s[m[2]:m[3]]
+		if n, whole := maskedValueAt(v); whole && n == len(v) {
+			continue
+		}
+		b.WriteString(s[last:m[2]])
+		b.WriteString(r.Mask(v))
+		last = m[3]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 // maskJWTs masks every JWT-shaped value: base64url segments joined by dots
-// whose first segment decodes to the start of a JSON object.
+// (or "\u002e") whose first segment decodes to the start of a JSON object.
 func (r *Redactor) maskJWTs(s string) string {
 	return r.replaceMatches(s, jwtRE, func(m []string) string {
 		tok := m[1]
 		lead := m[0][:len(m[0])-len(tok)]
-		head, _, _ := strings.Cut(tok, ".")
+		head := tok
+		if i := strings.IndexAny(tok, `.\`); i >= 0 {
+			head = tok[:i]
+		}
 		if len(head) < 4 || !jsonObjectStart(head) {
 			return m[0]
 		}

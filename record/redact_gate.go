@@ -13,7 +13,7 @@ import "strings"
 //	a nameHint in lower, or (ctxForm) a formHint → the name patterns
 //	a providerHint in lower                     → maskProviderKeys
 //	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
-//	two "." in s                               → maskJWTs
+//	two "." or a "\u002" in s                  → maskJWTs
 //
 // and scrubPatterns looks for the name hints in the text with its escapes
 // decoded too when it holds an escape of a letter or a digit: the gate
@@ -26,7 +26,8 @@ import "strings"
 // any other byte (the Kelvin sign lowers to "k", U+0130 to "i") is left to
 // the patterns. The last condition is narrowed by what jwtRE must match
 // first, an "e" followed by one of [w-z0-9_-]: without such a pair jwtRE
-// has no match and maskJWTs returns s.
+// has no match and maskJWTs returns s; a "\u002" (a dot escaped) opens the
+// gate as every "\u" does (escapeHints).
 
 // escapeHints open the gate on an escape that may be of an ASCII letter or
 // digit ("%61", "\\u0061"): a name hint may hide behind it, and

@@ -54,6 +54,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
 			s = r.maskAssignments(s, ctx)
 		}
+		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
+			s = r.maskNetrc(s) // redact20
+		}
 	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
@@ -62,7 +65,7 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 	if hasAny(lower, providerHints) {
 		s = r.maskProviderKeys(s)
 	}
-	if strings.Count(s, ".") >= 2 {
+	if strings.Count(s, ".") >= 2 || strings.Contains(s, `\u002`) { // and its dots escaped (redact20)
 		s = r.maskJWTs(s)
 	}
 	return s

@@ -17,6 +17,8 @@ import "strings"
 //	    [A-Za-z0-9-], with a digit                            Slack tokens
 //	glpat- + 20 or more of [A-Za-z0-9_-] (then ".…" kept in)  GitLab personal access tokens
 //	AIza + 35 of [A-Za-z0-9_-]                                Google API keys
+//	sk_live_ sk_test_ rk_live_ rk_test_ + 24 to 247 letters
+//	    and digits, with a digit                              Stripe secret and restricted keys
 //
 // The prefix is matched in its case, after a start of text or a byte that
 // is not a letter, digit or "_", and the body must end where its alphabet
@@ -27,6 +29,7 @@ import "strings"
 var providerHints = []string{
 	"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-",
 	"akia", "asia", "xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "glpat-", "aiza",
+	"sk_live_", "sk_test_", "rk_live_", "rk_test_",
 }
 
 // providerShape is one provider key shape: its prefix (in its case) and
@@ -44,7 +47,14 @@ var providerShapes = []providerShape{
 	{"xoxa-", slackToken}, {"xoxb-", slackToken}, {"xoxo-", slackToken}, {"xoxp-", slackToken}, {"xoxr-", slackToken}, {"xoxs-", slackToken},
 	{"glpat-", gitlabToken},
 	{"AIza", func(s string) int { return runShape(s, 4, isKeyByte, 35, 35, 0) }},
+	{"sk_live_", stripeKey}, {"sk_test_", stripeKey}, {"rk_live_", stripeKey}, {"rk_test_", stripeKey},
 }
+
+// stripeKey: a Stripe secret or restricted key, "sk_live_" and the like
+// and 24 to 247 letters and digits with a digit in them (redact20:
+// "sk_live_…" in a tool's error was recorded in the clear). A publishable
+// key (pk_live_) is no secret.
+func stripeKey(s string) int { return runShape(s, 8, isAlnum, 24, 247, needDigit) }
 
 func githubClassic(s string) int { return runShape(s, 4, isAlnum, 36, 251, 0) }
 
@@ -153,7 +163,7 @@ func (r *Redactor) maskProviderKeys(s string) string {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != 'g' && c != 's' && c != 'A' && c != 'x' || !keyStart(s, i) {
+		if c != 'g' && c != 's' && c != 'A' && c != 'x' && c != 'r' || !keyStart(s, i) {
 			continue
 		}
 		for _, p := range providerShapes {
