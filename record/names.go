@@ -173,7 +173,7 @@ func sensitiveName(name string, ctx nameContext) bool {
 // passWord reports whether a name's last word is "pass" or "pw" (pass,
 // db_pass, smtpPass, user_pw), not a word holding it (bypass, compass,
 // passage), or is a form of the password after one of them (pw_hash,
-// pass_digest, pwValue: heldFormWords). Such a name holds a password, as
+// pass_digest, pwValue: heldFormWord). Such a name holds a password, as
 // a string or a number ({"db_pass": 123456}); only the name "pass" alone,
 // beside a count such as "fail", counts passes ({"pass": 5, "fail": 0};
 // countName). A "pass" before other words is no password
@@ -183,12 +183,12 @@ func passWord(words []string) bool {
 	if last := words[n-1]; last == "pass" || last == "pw" {
 		return true
 	}
-	return n > 1 && heldFormWords[words[n-1]] && (words[n-2] == "pass" || words[n-2] == "pw")
+	return n > 1 && heldFormWord(words[n-1]) && (words[n-2] == "pass" || words[n-2] == "pw")
 }
 
 // pinWord reports whether a name holds a PIN: its last word is "pin",
 // "pins" or "pincode", or its last two are "pin" and "code", a form of it
-// (heldFormWords: pin_hash) or its number (pin_number, pinNo); not a word
+// (heldFormWord: pin_hash) or its number (pin_number, pinNo); not a word
 // holding it (ping, spinner, mapping, pinned), nor a name that goes on
 // (pin_count, pin_mode).
 func pinWord(words []string) bool {
@@ -204,21 +204,26 @@ func pinWord(words []string) bool {
 	case "code", "number", "num", "no":
 		return true
 	}
-	return heldFormWords[last]
+	return heldFormWord(last)
 }
 
-// heldFormWords name a form of the secret before them (pw_hash,
-// pass_digest, pin_value, pw_enc): after "pass", "pw" or "pin" they
-// make a credential name, as the word alone does (redact20). A password's
-// or a PIN's hash is as secret as the value: a short one is found from it
-// by trying every value.
-var heldFormWords = map[string]bool{
-	"hash": true, "hashed": true, "digest": true, "value": true, "val": true, "enc": true, "encrypted": true,
+// heldFormWord reports whether a word names a form of the secret before
+// it (pw_hash, pass_digest, pin_value, pw_enc): after "pass", "pw" or
+// "pin" it makes a credential name, as the word alone does (redact20). A
+// password's or a PIN's hash is as secret as the value: a short one is
+// found from it by trying every value. A switch, not a map: nothing
+// allocated at init (TestInitHeap).
+func heldFormWord(w string) bool {
+	switch w {
+	case "hash", "hashed", "digest", "value", "val", "enc", "encrypted":
+		return true
+	}
+	return false
 }
 
-// heldFormEndings are heldFormWords, and a PIN's number, as endsInHeldForm
-// reads them.
-var heldFormEndings = []struct {
+// heldFormEndings are heldFormWord's words, and a PIN's number, as
+// endsInHeldForm reads them.
+var heldFormEndings = [...]struct {
 	form  string
 	pinNo bool // after "pin" only
 }{
@@ -228,7 +233,7 @@ var heldFormEndings = []struct {
 
 // endsInHeldForm is passWord and pinWord on a name lower-cased without
 // separators (mayBeSensitive's fast path): it ends in "pass", "pw" or
-// "pin" and one of heldFormWords, or in "pin" and "number", "num" or "no".
+// "pin" and one of heldFormWord's words, or in "pin" and "number", "num" or "no".
 // Most names hold none of "pw", "pass" or "pin" and cost one scan each.
 func endsInHeldForm(norm []byte) bool {
 	if !bytes.Contains(norm, []byte("pw")) && !bytes.Contains(norm, []byte("pass")) && !bytes.Contains(norm, []byte("pin")) {

@@ -365,7 +365,7 @@ var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// before a character reference ("&quot;pin&quot;:", "pin&equals;").
 	`pin"`, "pin'", "pin:", "pin=", "pin ", "pin\t", `pin\`, "pin%", "pin&", "pins", "pincode", "pin_code", "pin-code",
 	// A PIN's number or a form of it after a separator or in camelCase
-	// (pin_number, pin.hash, pinNo, pinValue; heldFormWords, redact20).
+	// (pin_number, pin.hash, pinNo, pinValue; heldFormWord, redact20).
 	"pin_", "pin-", "pin.", "pinnum", "pinno", "pinhash", "pindigest", "pinval", "pinenc",
 	// The stems of two words written with a separator between them
 	// (access_code, code-verifier; access.code and "access code", which

@@ -60,28 +60,47 @@ type gateHint struct {
 // that a hint added there is in the gate too): gateHints[c] are the hints
 // starting with the byte c, and gatePairs has the bit c1<<7|c2 set for
 // each hint starting with c1 c2, so that most bytes cost one look-up.
+// The hints of each first byte share one array, sized by a first count:
+// appending byte by byte left each list's spare room allocated, at init
+// (TestInitHeap's budget; redact20).
 var gateHints, gatePairs = func() (hints [128][]gateHint, pairs [128 * 128 / 64]uint64) {
-	add := func(form bool, lists ...[]string) {
-		for _, l := range lists {
-			for _, h := range l {
-				if len(h) < 2 {
-					panic("record: a redaction hint must be 2 bytes or more: " + h)
-				}
-				for i := 0; i < len(h); i++ {
-					if h[i] >= 'A' && h[i] <= 'Z' || h[i] >= 0x80 {
-						panic("record: a redaction hint must be lower-case ASCII: " + h)
-					}
-				}
-				hints[h[0]] = append(hints[h[0]], gateHint{h, form})
-				p := uint(h[0])<<7 | uint(h[1])
-				pairs[p/64] |= 1 << (p % 64)
+	lists := []struct {
+		form  bool
+		hints []string
+	}{
+		{false, pemHints}, {false, nameHints}, {false, providerHints}, {false, escapeHints},
+		// Each queryHint starts with a formHint; both are listed so that
+		// the gate stays a superset if either list changes.
+		{true, formHints}, {true, queryHints},
+	}
+	var count [128]int
+	total := 0
+	for _, l := range lists {
+		for _, h := range l.hints {
+			if len(h) < 2 {
+				panic("record: a redaction hint must be 2 bytes or more: " + h)
 			}
+			for i := 0; i < len(h); i++ {
+				if h[i] >= 'A' && h[i] <= 'Z' || h[i] >= 0x80 {
+					panic("record: a redaction hint must be lower-case ASCII: " + h)
+				}
+			}
+			count[h[0]]++
+			total++
 		}
 	}
-	add(false, pemHints, nameHints, providerHints, escapeHints)
-	// Each queryHint starts with a formHint; both are listed so that the
-	// gate stays a superset if either list changes.
-	add(true, formHints, queryHints)
+	all := make([]gateHint, 0, total)
+	for c := range hints {
+		hints[c] = all[len(all) : len(all) : len(all)+count[c]]
+		all = all[:len(all)+count[c]]
+	}
+	for _, l := range lists {
+		for _, h := range l.hints {
+			hints[h[0]] = append(hints[h[0]], gateHint{h, l.form})
+			p := uint(h[0])<<7 | uint(h[1])
+			pairs[p/64] |= 1 << (p % 64)
+		}
+	}
 	return
 }()
 
