@@ -86,7 +86,7 @@ func TestDottedNamesKeptInText(t *testing.T) {
 var passPwPinNames = []string{
 	"pass_phrase", "passPhrase", "passphrase", "passcode", "pass-word", "pwd", "db_pwd", "PGPASSWORD", "MYSQL_PWD",
 	"dbPass", "userPwd", "apiPin", "pin_code", "pinCode",
-	// A form of the password or PIN after its word (heldFormWords), or a
+	// A form of the password or PIN after its word (heldFormWord), or a
 	// PIN's number: kept before redact20.
 	"pw_hash", "pwHash", "pass_digest", "user_pw_value", "pin_number", "pinNo", "pin_hash", "sim.pin.num",
 }
@@ -118,4 +118,53 @@ func TestPassPwPinNames(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzDottedNames: for any dotted credential name the tests know, any
+// value of one or more words, any line shape of TestDottedCredentialNamesInText
+// and any text on the lines before it, Scrub shows none of the value's
+// words and a second Scrub changes nothing (redact20).
+func FuzzDottedNames(f *testing.F) {
+	f.Add(uint16(0), uint8(0), uint8(1), []byte("seed"), "")
+	f.Add(uint16(3), uint8(2), uint8(3), []byte("\x00\xffabcdefgh"), "token: x\n{\"a\": 1}")
+	f.Add(uint16(9), uint8(1), uint8(2), []byte("zzzzzzzzzzzzzzzzzzzz"), "p%61ssword=1 \\u0041")
+	red := NewRedactorKey([]byte("fuzz dotted"))
+	f.Fuzz(func(t *testing.T, i uint16, shape, words uint8, seed []byte, before string) {
+		name := dottedCredentialNames[int(i)%len(dottedCredentialNames)]
+		v := randomValue(seed)
+		n := 1 + int(words)%4
+		parts := make([]string, 0, n)
+		for k := range n {
+			w := v[k*len(v)/n : (k+1)*len(v)/n]
+			if len(w) < 4 {
+				continue
+			}
+			parts = append(parts, w)
+		}
+		if len(parts) == 0 {
+			parts = []string{v}
+		}
+		value := strings.Join(parts, " ")
+		var line string
+		switch shape % 4 {
+		case 0:
+			line = name + ": " + value
+		case 1:
+			line = "error: " + name + ": " + value
+		case 2:
+			line = `level=warn msg="x" ` + name + ": " + value
+		default:
+			line = name + ":\t" + value
+		}
+		in := before + "\n" + line + "\nbye"
+		got := red.Scrub(in)
+		for _, w := range parts {
+			if strings.Contains(got, w) && !strings.Contains(red.Scrub(before), w) {
+				t.Fatalf("Scrub(%q) = %q: %q of %s's value is in the clear", in, got, w, name)
+			}
+		}
+		if again := red.Scrub(got); again != got {
+			t.Fatalf("Scrub(Scrub(%q)) = %q, want %q", in, again, got)
+		}
+	})
 }
