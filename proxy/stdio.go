@@ -158,6 +158,8 @@ type stdioProxy struct {
 	clientRec     int64                      // … of them recorded one by one
 	clientOwed    int64                      // … of them no id-null error of the server answered yet
 	clientNullIDs int64                      // requests of id null the client wrote (among clientBad)
+	strayAnswers  int64                      // client responses that answer no pending server request
+	strayRec      int64                      // … of them recorded one by one
 	records       int64
 	lost          int64     // records the sink refused
 	killAfter     bool      // kill the server once the current request line reached it
@@ -304,6 +306,14 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		s.writeSummary(classify.MalformedJSON, classify.MalformedJSON.Layer(), badPast,
 			fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages (or were requests of id null) and were not recorded one by one", badPast),
 			fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
+	}
+	s.mu.Lock()
+	strayPast := s.strayAnswers - s.strayRec
+	s.mu.Unlock()
+	if strayPast > 0 {
+		s.writeSummary(classify.InvalidEnvelope, classify.InvalidEnvelope.Layer(), strayPast,
+			fmt.Sprintf("%d more responses the client wrote to the server's stdin answered no pending server request and were not recorded one by one", strayPast),
+			fmt.Sprintf("the client's responses that answer no pending server request, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
 	}
 	s.mu.Lock()
 	unsentPast := s.unsentN - s.unsentRec
@@ -813,6 +823,95 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 	s.write(rec)
 }
 
+// onStrayAnswer records a response the client wrote that answers no server
+// request pending: the proxy reads every line of the server's stdout, so no
+// server request of that id is open (never sent, answered already, or sent
+// with another id, as a client that turns the number 1 into the string "1"
+// does). Over HTTP such a POST has its record (the server's status says
+// what it did with it); over stdio it had none, and an answer the server
+// could not pair left no trace. The record is the client's answer
+// (clientAnswer, no method: it answers no request the proxy saw) and
+// INVALID_ENVELOPE, as a server's response for an id no request has. An
+// error of id null is the client's answer to a message it could not read
+// (JSON-RPC 2.0 §5): JSONRPC_ERROR, no fault of the envelope.
+func (s *stdioProxy) onStrayAnswer(m wire.Message, line []byte, batch *stdioBatch) {
+	_, isErr := wire.Field(line, "error")
+	s.mu.Lock()
+	s.strayAnswers++
+	if s.strayRec >= maxNoiseRecords {
+		s.mu.Unlock()
+		return
+	}
+	s.strayRec++
+	var open []string
+	for _, p := range s.srvReqs {
+		open = append(open, p.msg.ID.String()+" ("+p.msg.Method+")")
+	}
+	ids := s.pendingIDs()
+	client, protocol := s.client, s.protocol
+	s.mu.Unlock()
+	sort.Strings(open)
+	outcome := classify.InvalidEnvelope
+	why := fmt.Sprintf("the client wrote a response for id %s (%s) to the server's stdin, and no server request of that id is pending: it answers no request the server sent (one never sent, one answered already, or one sent with another id or id type)", m.ID.String(), idType(m.ID))
+	switch {
+	case m.ID.IsZero():
+		why = "the client wrote a response without an id to the server's stdin: no server request can be paired with it"
+	case m.ID.IsNull() && isErr:
+		outcome = classify.JSONRPCError
+		why = "the client wrote an error response of id null to the server's stdin: its answer (JSON-RPC 2.0 §5) to a message of the server it could not read; it answers no server request"
+	}
+	if len(open) > 0 {
+		why += "; server requests pending then: " + strings.Join(open, ", ")
+	} else {
+		why += "; no server request was pending then"
+	}
+	if batch != nil {
+		why = fmt.Sprintf("message %d of a batch line: %s", batch.index+1, why)
+	}
+	rec := &record.Record{
+		Kind: record.KindExchange, Time: time.Now(), Client: client, ProtocolVersion: protocol, Scenario: s.opts.Scenario,
+		URL: s.url(), HTTPStatuses: []int{}, Outcome: outcome, Layer: outcome.Layer(), Reason: why,
+		ClientAnswer: true,
+		Note:         "the client's response (client → server), passed on as it is; it answers no pending server request",
+	}
+	rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+	if e, ok := wire.Field(line, "error"); ok {
+		if c, ok := wire.Field(e, "code"); ok {
+			if n, err := strconv.ParseInt(string(c), 10, 64); err == nil {
+				rec.JSONRPC.ErrorCode, rec.JSONRPC.ErrorName = &n, classify.CodeName(n)
+			}
+		}
+	}
+	if batch != nil {
+		rec.Note += "; " + batchNote(batch, "it was", "", false)
+		rec.Batch = int64(batch.size)
+	}
+	if len(ids) > 0 {
+		rec.Note += "; requests pending when it was sent: " + strings.Join(ids, ", ")
+	}
+	if s.opts.Bodies == BodiesAll || s.opts.Bodies == BodiesFull {
+		n := min(len(line), s.limit)
+		rec.RequestBody = &record.Body{Text: string(line[:n]), Truncated: n < len(line)}
+	}
+	rec.RequestBytes = int64(len(line))
+	s.observe(rec, rec.Time, rec.Time, wire.Message{})
+	s.write(rec)
+}
+
+// idType names the JSON type of an id, for a reason that says why an
+// answer was not paired.
+func idType(id wire.ID) string {
+	switch {
+	case id.IsNull():
+		return "null"
+	case id.IsNumber():
+		return "a number"
+	case id.IsString():
+		return "a string"
+	}
+	return "neither a string nor a number"
+}
+
 // stdioBatch is where a message sat in a batch line.
 type stdioBatch struct{ size, index int }
 
@@ -863,6 +962,7 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 	// Pairs this line completes are recorded after the lock is released,
 	// and the faults decide then too (a fault may act on the server).
 	var stale, answered, decide *stdioPending
+	stray := false
 	s.mu.Lock()
 	if m.Client != "" {
 		s.client = m.Client
@@ -897,9 +997,14 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 			if batch != nil {
 				answered.answerNote = batchNote(batch, "the client's answer was", answered.protocol, answered.batch == nil)
 			}
+		} else {
+			stray = true
 		}
 	}
 	s.mu.Unlock()
+	if stray {
+		s.onStrayAnswer(m, trimmed, batch)
+	}
 	if decide != nil && s.lines != nil {
 		// Before the line reaches the server, which cannot answer it yet:
 		// the response finds the decision in place.
@@ -964,6 +1069,24 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 				s.log.Warn("writing to the client failed; the server's output is discarded from now on", slog.Any("error", werr))
 			}
 		}
+		// A server request is noted before the client can read it: a
+		// client that answers at once finds it pending (as the HTTP
+		// recorder notes one before it forwards the event). Noted after
+		// the write, a fast answer matched nothing, and the request's
+		// record said the client never answered.
+		early := false
+		if forward && end && whole {
+			if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '{' {
+				if parsed == nil {
+					m := wire.ParseMessage(t)
+					parsed = &m
+				}
+				if parsed.Kind == wire.MessageRequest {
+					s.onServerLine(line, whole, clientGone, parsed)
+					early = true
+				}
+			}
+		}
 		if forward && faulted != nil {
 			for _, o := range faulted {
 				switch {
@@ -979,7 +1102,7 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		} else if forward && len(piece) > 0 {
 			write(piece)
 		}
-		if end && forward {
+		if end && forward && !early {
 			if whole {
 				s.onServerLine(line, whole, clientGone, parsed)
 			} else {
