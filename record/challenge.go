@@ -29,6 +29,12 @@ type ChallengeFacts struct {
 	// Method and Tool are the request's JSON-RPC method and tool (or
 	// prompt) name.
 	Method, Tool string
+	// Args is the request's ArgsHash: a client re-sends the request it
+	// was refused with the same arguments.
+	Args string
+	// Session is the record's hashed Mcp-Session-Id ("" without one): two
+	// sessions are two instances of a client, whatever their names.
+	Session string
 	// Bearer is the request's Authorization value when its scheme is
 	// Bearer, as recorded ("Bearer [redacted:len=N:h=H]": one recording
 	// masks the same token the same way), else "".
@@ -58,12 +64,15 @@ func (f ChallengeFacts) Linkable() bool {
 
 // SameRequest reports whether a is the same client's request as c, sent
 // after c's answer came: the same recording process (Run), the same
-// client and User-Agent, the same JSON-RPC method and tool, started not
-// before c's response headers (records without a time are linked by order
-// alone).
+// client and User-Agent, the same JSON-RPC method, tool and arguments
+// (Args), not another session when both have one, started not before c's
+// response headers (records without a time are linked by order alone).
 func (a ChallengeFacts) SameRequest(c ChallengeFacts) bool {
 	if !a.Linkable() || !c.Linkable() || a.Run != c.Run || a.Client == "" || a.Client != c.Client ||
-		a.UserAgent != c.UserAgent || a.Method != c.Method || a.Tool != c.Tool || a.ID == c.ID {
+		a.UserAgent != c.UserAgent || a.Method != c.Method || a.Tool != c.Tool || a.Args != c.Args || a.ID == c.ID {
+		return false
+	}
+	if a.Session != "" && c.Session != "" && a.Session != c.Session {
 		return false
 	}
 	return a.Start.IsZero() || c.Headers.IsZero() || !a.Start.Before(c.Headers)
@@ -88,7 +97,7 @@ func (r *Record) ChallengeFacts() ChallengeFacts {
 		return ChallengeFacts{ID: r.ID}
 	}
 	f := ChallengeFacts{ID: r.ID, Client: r.Client, Run: connRun(r.Conn), UserAgent: strings.Join(r.RequestHeaders.Values("User-Agent"), ", "),
-		Method: r.Method, Tool: r.Tool, Bearer: r.BearerSent(), Start: r.Time, Status: r.Status, Challenge: r.BearerChallenge()}
+		Method: r.Method, Tool: r.Tool, Args: r.ArgsHash, Session: r.Session, Bearer: r.BearerSent(), Start: r.Time, Status: r.Status, Challenge: r.BearerChallenge()}
 	if !r.Time.IsZero() {
 		f.Headers = r.Time.Add(time.Duration(r.Timings.Headers))
 	}

@@ -65,8 +65,9 @@ type recentAnswer struct {
 //
 // The rule (docs/decisions.md, "An answered challenge in a proxy's
 // records"): a challenge is answered when the same client's next request
-// of the same JSON-RPC method and tool in the same input (the same
-// recording process, client name and User-Agent; record.ChallengeFacts)
+// of the same JSON-RPC method, tool and arguments in the same input (the same
+// recording process, client name, User-Agent and session when both have
+// one; record.ChallengeFacts)
 // that started after the challenge's answer came, and within
 // ChallengeAnswerWindow, carried a Bearer token other than the one the
 // challenge's request carried and was not refused (its status is neither

@@ -150,7 +150,7 @@ type Section struct {
 	// limit) stays a failure. A proxy's or server's record says nothing
 	// of the client's chain: its challenge (record.Record.BearerChallenge)
 	// counts here when report links it to the client's answer, the same
-	// client's next request of the same method and tool in the same input
+	// client's next request of the same method, tool and arguments (and session, when both have one) in the same input
 	// that carried a new Bearer token and was not refused (within
 	// ChallengeAnswerWindow; ChallengesLinked, ChallengeLinks); one never
 	// answered stays a failure.
