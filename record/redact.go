@@ -317,7 +317,11 @@ var (
 	// login u password p"): after the machine's name, or "default" at the
 	// start of a line (not "the default password policy"), and any other
 	// of its tokens, to the next blank (maskNetrc).
-	netrcRE = lazyRegexp(`(?im)(?:\bmachine[ \t\r\n]+\S+|^[ \t]*default)(?:[ \t\r\n]+(?:login|account|port|protocol|macdef)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`)
+	// curl's user and password ("curl -u bob:hunter2 https://…",
+	// "--user 'bob:hunter2'"): the password after the user's ":", to a
+	// blank or a quote (maskCurlUser).
+	curlUserRE = lazyRegexp(`(?:^|[\s"'(])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)`)
+	netrcRE    = lazyRegexp(`(?im)(?:\bmachine[ \t\r\n]+\S+|^[ \t]*default)(?:[ \t\r\n]+(?:login|account|port|protocol|macdef)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
 	jsonValueRE = lazyRegexp(`^(?:"(?:[^"\\]|\\.)*"?|[^\s",}\]]+)`)
@@ -371,7 +375,9 @@ var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// (access_code, code-verifier; access.code and "access code", which
 	// nameWords splits too: review19), which the stems themselves miss in
 	// text (redact19: "code_verifier=…" in text was kept).
-	"access_code", "access-code", "access.code", "access code", "verifier"},
+	"access_code", "access-code", "access.code", "access code", "verifier",
+	// curl's user option, "curl -u user:password" (redact20).
+	"curl"},
 	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a
@@ -439,6 +445,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
 			s = r.maskNetrc(s) // a .netrc entry, its password after a blank (redact20)
 		}
+	}
+	if strings.Contains(lower, "curl") && strings.Contains(s, "-u") {
+		s = r.maskCurlUser(s) // curl -u user:password (redact20)
 	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		// A URL's query inside text (the HTML body of an authorization
@@ -1187,6 +1196,31 @@ func (r *Redactor) maskPEM(s string) string {
 		}
 		return "-----BEGIN " + m[1] + "-----" + r.Mask(body) + m[3]
 	})
+}
+
+// maskCurlUser masks the password of every curl user option in s
+// ("curl -u bob:hunter2 …", "--user=bob:hunter2"), keeping the user: a
+// command a tool prints or quotes in an error. The text must name curl
+// (the gate's hint "curl"): "-u" is another option elsewhere ("docker run
+// -u 1000:1000", "git push -u").
+func (r *Redactor) maskCurlUser(s string) string {
+	idx := curlUserRE.get().FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		v := s[m[2]:m[3]]
+		if n, whole := maskedValueAt(v); whole && n == len(v) {
+			continue
+		}
+		b.WriteString(s[last:m[2]])
+		b.WriteString(r.Mask(v))
+		last = m[3]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // maskNetrc masks the password of every .netrc entry in s (netrcRE):

@@ -58,6 +58,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 			s = r.maskNetrc(s) // redact20
 		}
 	}
+	if strings.Contains(lower, "curl") && strings.Contains(s, "-u") {
+		s = r.maskCurlUser(s) // redact20
+	}
 	if ctx != ctxForm && strings.ContainsAny(s, "?&") && hasAny(lower, queryHints) {
 		s = r.maskAfterNames(s, queryNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctxForm) })
 	}

@@ -8,9 +8,9 @@ import (
 // TestRealSecretShapesInText: the shapes real secrets take in what a tool
 // prints (redact20's attack): each secret is masked in free text and in a
 // tool's text result, and the text around it is kept. Before redact20 a
-// JWT whose dots were written "\u002e", a .netrc entry's password and a
-// Stripe key were recorded in the clear; the other shapes were masked
-// already and are kept here as they are.
+// JWT whose dots were written "\u002e", a .netrc entry's password, a
+// Stripe key and curl's -u password were recorded in the clear; the other
+// shapes were masked already and are kept here as they are.
 func TestRealSecretShapesInText(t *testing.T) {
 	t.Parallel()
 	red := NewRedactorKey([]byte("shapes"))
@@ -26,6 +26,9 @@ func TestRealSecretShapesInText(t *testing.T) {
 		{"Stripe secret key", "charge failed: sk_live_51HqLyjWDarjtT1zdp7dcXYZ is revoked", "sk_live_51HqLyjWDarjtT1zdp7dcXYZ", "is revoked"},
 		{"Stripe test key", "key=sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_4eC39HqLyjWDarjtT1zdp7dc", "key="},
 		{"Stripe restricted key", "using rk_live_51HqLyjWDarjtT1zdp7dcXYZ now", "rk_live_51HqLyjWDarjtT1zdp7dcXYZ", "now"},
+		{"curl -u", "run: curl -s -u bob:Hx7q2Lm9Pz https://api.example/v1", "Hx7q2Lm9Pz", "curl -s -u bob:"},
+		{"curl --user", `exec curl --user "bob:Hx7q2Lm9Pz" -X POST`, "Hx7q2Lm9Pz", `--user "bob:`},
+		{"curl --user=", "curl --user=bob:Hx7q2Lm9Pz https://x", "Hx7q2Lm9Pz", "--user=bob:"},
 		// Masked before redact20 too.
 		{"Bearer with no blank", "Authorization:Bearer Hx7q2Lm9Pz0aB", "Hx7q2Lm9Pz0aB", "Authorization:Bearer "},
 		{"x-api-key", "x-api-key: Hx7q2Lm9Pz0aB", "Hx7q2Lm9Pz0aB", "x-api-key: "},
@@ -67,6 +70,8 @@ func TestRealSecretShapesKept(t *testing.T) {
 		"sk_live_mode is off",
 		`version 1\u002e2\u002e3 released`,
 		"network work rk_live",
+		"docker run -u 1000:1000 img",
+		"git push -u origin main, then curl the endpoint",
 	} {
 		if got := red.Scrub(in); got != in {
 			t.Errorf("Scrub(%q) = %q, want it kept", in, got)

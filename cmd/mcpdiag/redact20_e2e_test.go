@@ -21,8 +21,8 @@ import (
 // "name: value" line of a tool's text result (access.code, code.verifier,
 // auth.token with a value of two words), a password's or PIN's form under
 // its word (pw_hash, pin_number) in structuredContent and in text, a
-// .netrc entry's password, a Stripe key and a JWT whose dots are written
-// "\u002e" in an upstream's text error, and a session's idempotency key
+// .netrc entry's password, a Stripe key, curl's -u password and a JWT
+// whose dots are written "\u002e" in an upstream's text error, and a session's idempotency key
 // in a request header (masked, not hashed unkeyed). The client gets every
 // value (the proxy changes nothing); the record keeps the names and what a
 // diagnosis reads beside them.
@@ -39,6 +39,7 @@ func TestRedact20SecretsNeverRecorded(t *testing.T) {
 		"error netrc":        canary("r20net"),
 		"error stripe":       "sk_live_" + canary("r20stripe0"),
 		"error escaped JWT":  jwtEsc,
+		"error curl -u":      canary("r20curl"),
 	}
 	const sessionIdem = "order-20-0001"
 	var (
@@ -66,7 +67,8 @@ func TestRedact20SecretsNeverRecorded(t *testing.T) {
 			w.WriteHeader(http.StatusBadGateway)
 			_, _ = io.WriteString(w, "upstream failed with token "+secrets["error escaped JWT"]+"\n"+
 				"machine api.example.com login bob password "+secrets["error netrc"]+"\n"+
-				"charge refused for "+secrets["error stripe"]+"\n")
+				"charge refused for "+secrets["error stripe"]+"\n"+
+				"retry with: curl -s -u bob:"+secrets["error curl -u"]+" https://api.example/v1\n")
 			return
 		}
 		text := "config:\naccess.code: " + secrets["text access.code"] + "\ncode.verifier: " + secrets["text code.verifier"] +
@@ -131,7 +133,7 @@ func TestRedact20SecretsNeverRecorded(t *testing.T) {
 		t.Errorf("the record holds the unkeyed hash %s of the session idempotency key", h)
 	}
 	for _, keep := range []string{`access.code: [redacted:len=`, `code.verifier: [redacted:len=`, `auth.token: [redacted:len=`,
-		`params.name: echo`, `\"pass_rate\":\"0.97\"`, `machine api.example.com login bob password [redacted:len=`,
+		`params.name: echo`, `\"pass_rate\":\"0.97\"`, `machine api.example.com login bob password [redacted:len=`, `curl -s -u bob:[redacted:len=`,
 		`"Session-Idempotency-Key":["[redacted:len=13:`} {
 		if !bytes.Contains(out["proxy --record"], []byte(keep)) {
 			t.Errorf("the record lost %q (kept, or masked, as a diagnosis needs):\n%s", keep, out["proxy --record"])
