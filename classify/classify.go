@@ -145,9 +145,33 @@ func (r *Result) start(ex *Exchange) {
 	}
 }
 
-// end writes what into writes last.
-func (r *Result) end() {
+// end writes what into writes last: a warning when the request's id, or
+// else the response's (when its text differs), is not an id MCP allows
+// (wire.ID.MCPProblem). A small integer or a string id costs a byte scan.
+func (r *Result) end(ex *Exchange) {
+	if p := ex.ID.MCPProblem(); p != wire.IDAllowed {
+		r.warnID("request", ex.ID, p)
+		return
+	}
+	if r.codes&codeJSONRPC == 0 {
+		return
+	}
+	if id := r.jsonrpc.ID; !bytes.Equal(id.Raw(), ex.ID.Raw()) {
+		if p := id.MCPProblem(); p != wire.IDAllowed {
+			r.warnID("response", id, p)
+		}
+	}
+}
 
+// warnID adds the warning for an id (the request's or the response's:
+// which) that MCP does not allow, or that not every peer can read (p).
+func (r *Result) warnID(which string, id wire.ID, p wire.IDProblem) {
+	switch p {
+	case wire.IDNotInteger:
+		r.warn(WarnIDNotMCP, "the %s's id %s is a number with a fractional part, which MCP forbids: an id is a string or an integer (JSON-RPC allows it; servers differ: the TypeScript SDK 1.32 refuses it, HTTP 400 -32700, and drops it over stdio; go-sdk 1.8 answers under the id cut to an integer)", which, id)
+	case wire.IDBeyondSafeInteger:
+		r.warn(WarnIDBeyondSafeInteger, "the %s's id %s is an integer beyond ±(2^53-1): MCP allows it, but a peer that reads JSON numbers as doubles cannot hold it exactly (the TypeScript SDK 1.32 refuses it: HTTP 400 -32700, dropped over stdio)", which, id)
+	}
 }
 
 // readShaped is classifyShaped for a body to read (jsonReader's reading,
@@ -162,7 +186,7 @@ func (c *Classifier) readShaped(ex *Exchange, ct string) (*Result, error) {
 	r.start(ex)
 	r.setContentType(ct)
 	err = c.jsonRead(r, ex, ex.Body, data, err)
-	r.end()
+	r.end(ex)
 	return r, err
 }
 
@@ -188,7 +212,7 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 		r.setContentType(ct)
 		r.BodyBytes = int64(len(data))
 		c.general(r, ex, data)
-		r.end()
+		r.end(ex)
 		return r
 	}
 	switch {
@@ -204,7 +228,7 @@ func (c *Classifier) classifyShaped(ex *Exchange, ct string, data []byte) *Resul
 	r.setContentType(ct)
 	r.BodyBytes = int64(len(data))
 	c.fastApply(r, ex, data, false, &f)
-	r.end()
+	r.end(ex)
 	return r
 }
 
@@ -233,7 +257,7 @@ func (c *Classifier) into(ex *Exchange, r *Result) error {
 	}
 	r.start(ex)
 	err := c.classify(r, ex)
-	r.end()
+	r.end(ex)
 	return err
 }
 
@@ -250,7 +274,7 @@ func (c *Classifier) nullIDRequest(ex *Exchange, r *Result) error {
 	r.start(&req)
 	err := c.classify(r, &req)
 	r.warn(WarnRequestIDNull, "the request has id null, which MCP forbids: a request's id is a string or an integer")
-	r.end()
+	r.end(&req)
 	return err
 }
 

@@ -25,3 +25,7 @@ func GoldenCaptures(t *testing.T) []GoldenCapture {
 	}
 	return out
 }
+
+// GeneralPath returns a classifier that never takes the fast path, for the
+// external tests that hold the two paths equal.
+func GeneralPath() *Classifier { return &Classifier{noFastPath: true} }

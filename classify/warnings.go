@@ -26,6 +26,8 @@ const (
 	WarnRequestAnswered202    = "request-answered-202"
 	WarnRequestIDNull         = "request-id-null"
 	WarnSecondResponse        = "second-response"
+	WarnIDNotMCP              = "id-not-mcp"
+	WarnIDBeyondSafeInteger   = "id-beyond-safe-integer"
 )
 
 // rules maps each warning code to the spec rule it cites.
@@ -51,6 +53,8 @@ var rules = map[string]string{
 	WarnRequestAnswered202:    "MCP Streamable HTTP §Sending: a request is answered with application/json or text/event-stream; 202 Accepted with no body is for accepted notifications and responses, and clients (the TypeScript SDK) discard a 202's body",
 	WarnRequestIDNull:         "MCP basic §Requests: a request's id MUST be a string or an integer, and unlike JSON-RPC it MUST NOT be null; JSON-RPC 2.0 §4: a message with an id member is a request, not a notification",
 	WarnSecondResponse:        "JSON-RPC 2.0 §5: the server replies to a request with a Response (one); MCP 2026-07-28 Streamable HTTP: after the response the server MUST NOT send further messages for the request",
+	WarnIDNotMCP:              "MCP basic §Requests and schema RequestId: an id is a string or an integer (JSON Schema's integer: a number with a zero fractional part, so 1.0, 1e2 and -0 are integers); JSON-RPC 2.0 §4 allows a fractional number (it SHOULD NOT have a fractional part), MCP does not",
+	WarnIDBeyondSafeInteger:   "RFC 8259 §6 and I-JSON (RFC 7493 §2.2): an integer beyond ±(2^53-1) is not interoperable, since a receiver may hold numbers as IEEE 754 doubles; the MCP schema allows it as an integer",
 	WarnEventNotRead:          "not a spec rule but a limit of mcpdiag: an event over the classifier's --max-event-size (or its share of the proxy's --classify-memory) is read through, not parsed; its first bytes showed it was not the response",
 }
 
@@ -65,7 +69,7 @@ func WarningCodes() []string {
 		WarnUnknownContentBlock, WarnProtocolErrorAsTool, WarnMissingContentType, WarnMessageAfterTerminal,
 		WarnResponseForOtherID, WarnUnknownEventType, WarnEmptyEvent, WarnInputRequired2025,
 		WarnNotificationWithBody, WarnEventNotRead, WarnRequestAnswered202, WarnRequestIDNull,
-		WarnSecondResponse,
+		WarnSecondResponse, WarnIDNotMCP, WarnIDBeyondSafeInteger,
 	}
 }
 

@@ -71,12 +71,9 @@ func (id ID) IsNumber() bool {
 }
 
 // IsInteger reports whether the id is a number without a fractional part, the
-// only numeric ids the MCP schema allows.
+// only numeric ids the MCP schema allows, read exactly (see MCPProblem).
 func (id ID) IsInteger() bool {
-	if !id.IsNumber() {
-		return false
-	}
-	return IsIntegerNumber(id.raw)
+	return id.IsNumber() && id.MCPProblem() != IDNotInteger
 }
 
 // Equal reports whether two ids are the same JSON-RPC id: same JSON type and
@@ -343,7 +340,10 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 
 // IsIntegerNumber reports whether the JSON number text n has an integral
 // value (7, -3, 1e3, 2.0 are integral; 1.5 is not), as JSON Schema's
-// "integer" type defines it.
+// "integer" type defines it, read as an IEEE 754 double, as the
+// classifier reads a result's numbers (1e400 is not finite, so not an
+// integer; 1.0000000000000001 reads as 1). ID.MCPProblem reads an id
+// exactly instead.
 func IsIntegerNumber(n []byte) bool {
 	if bytes.IndexAny(n, ".eE") < 0 {
 		return true
@@ -353,4 +353,79 @@ func IsIntegerNumber(n []byte) bool {
 		return false
 	}
 	return !math.IsInf(f, 0) && math.Trunc(f) == f
+}
+
+// IDProblem is what keeps a request id from being one MCP allows, or
+// from being read the same by every peer: IDAllowed, IDNotInteger or
+// IDBeyondSafeInteger.
+type IDProblem uint8
+
+const (
+	// IDAllowed is an id MCP allows: a string, or an integer within
+	// ±(2^53−1), however it is spelled (1.0, 1e2 and -0 are integers).
+	// The absent id and null are IDAllowed here: null has its own rule
+	// (a request's id MUST NOT be null; a response may carry it).
+	IDAllowed IDProblem = iota
+	// IDNotInteger is a number with a fractional part (0.5, -1.5e-3):
+	// JSON-RPC 2.0 allows it (its numbers SHOULD NOT have one), the MCP
+	// schema's RequestId (string | integer) does not.
+	IDNotInteger
+	// IDBeyondSafeInteger is an integer beyond ±(2^53−1)
+	// (9007199254740993): the MCP schema allows it, but RFC 8259 §6 and
+	// I-JSON (RFC 7493 §2.2) say no peer can be expected to hold it
+	// exactly, and a peer that reads JSON numbers as IEEE 754 doubles
+	// (JavaScript) cannot.
+	IDBeyondSafeInteger
+)
+
+// maxSafeInteger is 2^53−1, the largest integer every IEEE 754 double
+// holds along with all smaller ones, in decimal.
+const maxSafeInteger = "9007199254740991"
+
+// MCPProblem says whether id is one MCP allows (IDAllowed), and if not,
+// why. Strings, null and the absent id are IDAllowed; a number is read
+// exactly (wire's decimal reading, never a float64). An id of 15 digits or
+// fewer without a fraction or exponent is decided without reading it.
+func (id ID) MCPProblem() IDProblem {
+	raw := id.raw
+	if !id.IsNumber() || len(raw) < len(maxSafeInteger) && bytes.IndexAny(raw, ".eE") < 0 {
+		return IDAllowed
+	}
+	return numberProblem(raw)
+}
+
+// numberProblem is MCPProblem for the JSON number text n, read exactly.
+func numberProblem(n []byte) IDProblem {
+	var buf [64]byte
+	digits, _, exp, bigExp, ok := appendDecimal(buf[:0], n)
+	switch {
+	case !ok:
+		return IDAllowed // not a JSON number: no id to judge here
+	case len(digits) == 0: // zero
+		return IDAllowed
+	case bigExp != nil:
+		if bigExp.Sign() < 0 {
+			return IDNotInteger
+		}
+		return IDBeyondSafeInteger
+	case exp < 0:
+		return IDNotInteger
+	}
+	// An integer: digits followed by exp zeros.
+	width := int64(len(digits)) + exp
+	switch {
+	case width < int64(len(maxSafeInteger)):
+		return IDAllowed
+	case width > int64(len(maxSafeInteger)):
+		return IDBeyondSafeInteger
+	}
+	var full [len(maxSafeInteger)]byte
+	copy(full[:], digits)
+	for i := len(digits); i < len(full); i++ {
+		full[i] = '0'
+	}
+	if string(full[:]) > maxSafeInteger {
+		return IDBeyondSafeInteger
+	}
+	return IDAllowed
 }
