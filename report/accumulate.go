@@ -65,6 +65,13 @@ type Options struct {
 	// call line was not yet; past it the oldest is counted as an orphan at
 	// once (DefaultMaxOpenCalls).
 	MaxOpenCalls int
+	// KeepLinks keeps the IDs of the exchanges counted by linking (era
+	// fallbacks and answered challenges) for TakeEraFallbacks and
+	// TakeChallengeLinks. Without it none is kept: those lists grow with
+	// the input, and a caller that only reads the Summary (mcpdiag report)
+	// would hold them all in what is otherwise bounded memory. The page
+	// and the live view set it.
+	KeepLinks bool
 }
 
 func (o Options) withDefaults() Options {

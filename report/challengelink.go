@@ -173,7 +173,7 @@ func (a *Accumulator) answerChallenge(h heldChallenge, by string) {
 	h.o.challenge = true
 	l := ChallengeLink{ID: h.f.ID, AnsweredBy: by, Method: h.f.Method, Tool: h.f.Tool, Status: h.status}
 	a.exchanges.challengeLink(l)
-	if l.ID != "" {
+	if l.ID != "" && a.opts.KeepLinks {
 		a.challengeLinks = append(a.challengeLinks, l)
 	}
 	a.exchanges.add(h.o)
@@ -253,7 +253,8 @@ func (a *Accumulator) flushChallenges() {
 }
 
 // TakeChallengeLinks returns the challenges counted as answered by
-// linking since the last call (see linkChallenges), in the order they were
+// linking since the last call (see linkChallenges; none without
+// Options.KeepLinks), in the order they were
 // settled, and forgets them. A challenge the client marks itself
 // (record.Record.ChallengeAnswered) is not among them; neither is one
 // still held, which a later record may settle. A page over the same

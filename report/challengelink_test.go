@@ -286,3 +286,44 @@ func insertAt(recs []*record.Record, i int, r *record.Record) []*record.Record {
 	recs[i] = r
 	return recs
 }
+
+// TestLinksKeptOnlyWhenAsked: mcpdiag report reads only the Summary, so its
+// Accumulator keeps no list of the linked exchanges, which would grow with
+// the input in what is otherwise bounded memory. Before, 3,000 answered
+// challenges and 3,000 era fallbacks left 6,000 entries held to the end.
+// With Options.KeepLinks (the page, the live view) each is handed out
+// once; the counts are the same either way.
+func TestLinksKeptOnlyWhenAsked(t *testing.T) {
+	c, a := proxyChallenge(t)
+	const n = 3000
+	for _, keep := range []bool{false, true} {
+		acc := New(Options{KeepLinks: keep})
+		for i := range n {
+			acc.Add(clone(c, fmt.Sprintf("c%d", i)))
+			acc.Add(clone(a, fmt.Sprintf("a%d", i)))
+			for j, line := range []string{
+				`{"v":2,"kind":"exchange","id":"p%d","time":"2026-12-06T09:00:00.000Z","client":"inspector@0.17","protocolVersion":"2026-07-28","scenario":"","method":"tools/list","postCount":1,"httpStatuses":[400],"jsonrpc":{"id":1,"errorCode":null},"resultType":null,"outcome":"HTTP_ERROR","retryOrigin":"none","httpMethod":"POST","status":400,"conn":"r-%d"}`,
+				`{"v":2,"kind":"exchange","id":"i%d","time":"2026-12-06T09:00:00.001Z","client":"inspector@0.17","protocolVersion":"2025-11-25","scenario":"","method":"initialize","postCount":1,"httpStatuses":[200],"jsonrpc":{"id":2,"errorCode":null},"resultType":null,"outcome":"RESULT_SUCCESS","retryOrigin":"none","httpMethod":"POST","status":200,"conn":"r-%d"}`,
+			} {
+				r, err := record.Decode([]byte(fmt.Sprintf(line, i, i)))
+				if err != nil {
+					t.Fatalf("line %d: %v", j, err)
+				}
+				acc.Add(r)
+			}
+		}
+		acc.Close()
+		held := len(acc.challengeLinks) + len(acc.linked)
+		links, fallbacks := acc.TakeChallengeLinks(), acc.TakeEraFallbacks()
+		got := acc.Summary().Exchanges
+		if got.ChallengesLinked != n || got.EraFallbacks != n || got.Failures != 0 {
+			t.Errorf("keep %v: %d challenges linked, %d era fallbacks, %d failures; want %d, %d, 0", keep, got.ChallengesLinked, got.EraFallbacks, got.Failures, n, n)
+		}
+		switch {
+		case !keep && held != 0:
+			t.Errorf("without KeepLinks %d linked exchanges held to the end, want none", held)
+		case keep && (len(links) != n || len(fallbacks) != n):
+			t.Errorf("with KeepLinks %d challenge links and %d era fallbacks handed out, want %d each", len(links), len(fallbacks), n)
+		}
+	}
+}

@@ -195,13 +195,14 @@ func (a *Accumulator) release(i int) {
 // link notes that the exchange o was counted as an era fallback by
 // linking, for TakeEraFallbacks.
 func (a *Accumulator) link(o obs) {
-	if o.id != "" {
+	if o.id != "" && a.opts.KeepLinks {
 		a.linked = append(a.linked, o.id)
 	}
 }
 
 // TakeEraFallbacks returns the IDs of the exchange records counted as era
-// fallbacks by linking since the last call, in the order they were
+// fallbacks by linking since the last call (none without
+// Options.KeepLinks), in the order they were
 // settled, and forgets them: the refused 2026-07-28 requests (see
 // refusedProbe) whose client's next request was its initialize (see settle
 // and recall). A record that marks itself (record.Record.EraFallback, the

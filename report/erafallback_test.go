@@ -103,7 +103,7 @@ func TestEraFallbackLinking(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			acc := New(Options{})
+			acc := New(Options{KeepLinks: true})
 			for i, e := range c.lines {
 				line := fmt.Sprintf(`{"v":2,"kind":"exchange","id":"e%d","time":"2026-12-06T09:00:%02d.%03dZ","client":%q,"protocolVersion":%q,"scenario":"","method":%q,"postCount":1,"httpStatuses":[%d],"jsonrpc":{"id":%d,"errorCode":%s},"resultType":null,"outcome":%q,"retryOrigin":"none","httpMethod":"POST","status":%d,"conn":%q}`,
 					i, e.at%60, i+e.ms, e.client, e.proto, e.method, e.status, i+1, e.ecode, e.outcome, e.status, e.conn)

@@ -268,7 +268,7 @@ func NewHTMLWriter(w io.Writer, opts HTMLOptions) *HTMLWriter {
 	if opts.Title == "" {
 		opts.Title = "mcpdiag report"
 	}
-	h := &HTMLWriter{bw: bufio.NewWriterSize(w, 64<<10), links: report.New(report.Options{})}
+	h := &HTMLWriter{bw: bufio.NewWriterSize(w, 64<<10), links: report.New(report.Options{KeepLinks: true})}
 	h.err = writeHead(h.bw, pageConfig{Mode: "static", Title: opts.Title, Meta: newMeta()})
 	return h
 }

@@ -113,7 +113,7 @@ func TestProxyChallengeRowsAgreeWithReport(t *testing.T) {
 // failed rows are report's failures.
 func TestLiveProxyChallengeRowsAgreeWithReport(t *testing.T) {
 	recs := recordtest.ReadFile(t, "../report/testdata/designed-answers.jsonl")
-	acc := report.New(report.Options{})
+	acc := report.New(report.Options{KeepLinks: true})
 	want := map[string]bool{}
 	for _, r := range recs {
 		acc.Add(r)

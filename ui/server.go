@@ -106,7 +106,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if strings.ContainsAny(tok, "/?#% ") {
 		return nil, errors.New("ui: the token must not hold /, ?, #, % or spaces")
 	}
-	return &Server{opts: opts, token: tok, notify: make(chan struct{}), links: report.New(report.Options{})}, nil
+	return &Server{opts: opts, token: tok, notify: make(chan struct{}), links: report.New(report.Options{KeepLinks: true})}, nil
 }
 
 // Path returns the page's path, "/u/TOKEN/".
