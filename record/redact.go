@@ -441,6 +441,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
 			s = r.maskAssignments(s, ctx)
+			s = r.maskEnclosedAssignments(s, ctx)
 		}
 		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
 			s = r.maskNetrc(s) // a .netrc entry, its password after a blank (redact20)
@@ -1008,7 +1009,10 @@ func (r *Redactor) maskValue(v string) string {
 func (r *Redactor) maskTextPairs(s string) string {
 	// A pair array's value counts when the array ends after it (or the
 	// text does): ["token", "count", "x"] is a list, not a pair.
-	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, jsonTextName, func(_, _, _, rest string) bool {
+	// A member holding "=" is an assignment ("DB_PASSWORD=…", a
+	// container's environment), not a name: ["DB_PASSWORD=x", "PATH=/bin"]
+	// is a list, and its second member no credential.
+	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, func(n string) bool { return !strings.Contains(n, "=") && jsonTextName(n) }, func(_, _, _, rest string) bool {
 		rest = strings.TrimLeft(rest, " \t\r\n")
 		return rest != "" && rest[0] != ']'
 	})
@@ -1088,6 +1092,86 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			b.WriteString(r.Mask(v))
 		}
 		last = end + len(v)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// isAssignNameByte reports whether c may be part of a name in name=value
+// (formNameRE's name bytes, brackets left out: they open a list).
+func isAssignNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == '%'
+}
+
+// enclosedCloser returns, for the byte before a name, what ends the value of
+// name=value there: the closing quote or bracket, the list's separator, or
+// 0 for any other byte (ok false: formNameRE or maskAssignments read those).
+func enclosedCloser(c byte) (closer byte, ok bool) {
+	switch c {
+	case '"', '\'', '`', ',', '|':
+		return c, true
+	case '(':
+		return ')', true
+	case '[':
+		return ']', true
+	case '{':
+		return '}', true
+	}
+	return 0, false
+}
+
+// maskEnclosedAssignments masks the value of every credential name written
+// name=value, no blank, right after a quote, an opening bracket, a comma or
+// a pipe: an assignment inside a JSON or Python string or list
+// ("DB_PASSWORD=…" in a container's environment shown as text,
+// ['API_KEY=…']), in parentheses or in a comma-separated list, which
+// formNameRE (after a start of text, a blank, ?, &, ; or #) does not read.
+// The value runs to a blank or a control byte, to what closes what opened before the name (a
+// quote, a bracket, the list's next item), to a backslash (an escaped quote)
+// or to &, ; or #. Before, such a value was recorded in the clear:
+// server-everything's echo of {"Env": ["DB_PASSWORD=…"]} through proxy
+// --stdio kept the password (outsider20). A scanner, not a pattern: no
+// allocation at init (TestInitHeap).
+func (r *Redactor) maskEnclosedAssignments(s string, ctx nameContext) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '=' || i < last {
+			continue
+		}
+		j := i
+		for j > 0 && i-j < 200 && isAssignNameByte(s[j-1]) {
+			j--
+		}
+		if j == i || j == 0 || j < last {
+			continue
+		}
+		closer, ok := enclosedCloser(s[j-1])
+		if !ok || !sensitiveName(s[j:i], ctx) {
+			continue
+		}
+		end := i + 1
+		if _, whole := maskedValueAt(s[end:]); whole || strings.HasPrefix(s[end:], "[redacted") {
+			continue
+		}
+		n := 0
+		for end+n < len(s) {
+			c := s[end+n]
+			if c <= ' ' || c == '&' || c == ';' || c == '#' || c == '"' || c == '\\' || c == closer {
+				break
+			}
+			n++
+		}
+		if n == 0 || countValue(s[j:i], s[end:end+n], s[:j], s[end+n:]) {
+			continue
+		}
+		b.WriteString(s[last:end])
+		b.WriteString(r.Mask(s[end : end+n]))
+		last = end + n
+		i = last - 1
 	}
 	if last == 0 {
 		return s

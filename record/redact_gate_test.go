@@ -10,7 +10,7 @@ import (
 // oracleScrubPatterns is scrubPatterns as it was before its gate
 // (patternsMayApply, redact_gate.go), kept verbatim as the test oracle,
 // with the patterns added since (maskUserinfo, the Python names,
-// maskAssignments) run under their own conditions and the scheme
+// maskAssignments, maskEnclosedAssignments) run under their own conditions and the scheme
 // credentials masked as scrubPatterns masks them (maskSchemeCredentials), not the gate's: the
 // gated function must return what this one returns, for every string and
 // context.
@@ -53,6 +53,7 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
 			s = r.maskAssignments(s, ctx)
+			s = r.maskEnclosedAssignments(s, ctx) // outsider20
 		}
 		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
 			s = r.maskNetrc(s) // redact20
