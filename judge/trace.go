@@ -249,6 +249,14 @@ func (t *Trace) lastCall() *Exchange {
 	return nil
 }
 
+// CallUnseen reports that printed, a classification that says the call was
+// answered (a success, a tool error, input_required), has no tools/call in
+// the server's log behind it: client.classification fails it, and it is no
+// observation of the case (matrix's OBSERVED is "-", not "=").
+func (t *Trace) CallUnseen(printed classify.Outcome) bool {
+	return healthy(printed) && t.lastCall() == nil
+}
+
 // Recovered reports that a retry recovered the call: some request was sent
 // again after a failure, and the server's answer to the last tools/call did
 // not fail.

@@ -58,7 +58,9 @@ type Row struct {
 	// Observed is the classification the client printed ("-" none; several
 	// joined with "|" when repeats differ). A run whose client sent no
 	// request observed nothing, whatever it printed: "-" (client.ran fails
-	// it, and client.classification's evidence names what it printed).
+	// it, and client.classification's evidence names what it printed); so
+	// does one that printed an answered call (a success, a tool error)
+	// with no tools/call in the server's log (judge.Trace.CallUnseen).
 	Observed string `json:"observed"`
 	// Posts and Retries are the first run's; Why says why it retried;
 	// Rounds counts its MRTR rounds.
@@ -95,9 +97,10 @@ func (c *CaseResult) Row() Row {
 	var obs []string
 	for _, r := range c.Runs {
 		o := string(r.Client.Outcome)
-		if o == "" || r.Client.NoRequest {
-			// Nothing reached the server: a printed outcome is no
-			// observation, and "=" would say the case went as expected.
+		if o == "" || r.Client.NoRequest || r.Trace != nil && r.Trace.CallUnseen(r.Client.Outcome) {
+			// Nothing reached the server, or no tools/call behind a
+			// printed answer: a printed outcome is no observation, and
+			// "=" would say the case went as expected.
 			o = "-"
 		}
 		if !seen[o] {

@@ -387,3 +387,40 @@ func TestHeaderNamesTheRowsEra(t *testing.T) {
 		}
 	}
 }
+
+// TestClientThatNeverCalled: a client that sent a request but no tools/call
+// (initialize only) and printed an answered call (TOOL_SUCCESS) observed
+// nothing: OBSERVED is "-", as for a client that sent no request, beside
+// client.classification's FAIL ("no tools/call reached the server"). A
+// failure it printed is kept: an HTTP_ERROR printed after a 503 to its
+// initialize is what the server answered. Before, baseline's OBSERVED was
+// "=" (as expected), and errors.tool_error's the TOOL_SUCCESS it printed
+// (the Inspector-like client of outsider20).
+func TestClientThatNeverCalled(t *testing.T) {
+	t.Parallel()
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("no curl on PATH")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on PATH")
+	}
+	script := curl + ` -s -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$MCP_URL" -d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"init-only","version":"1"}}}'
+case "$MCP_SCENARIO" in errors.http_status_sequence) echo "outcome: HTTP_ERROR";; *) echo "outcome: TOOL_SUCCESS";; esac`
+	cases := selectCases(t, matrix.Era2025, "baseline", "errors.tool_error", "errors.http_status_sequence")
+	rep := run(t, matrix.Options{Cases: cases, Command: []string{"sh", "-c", script, "sh"}})
+	for _, c := range rep.Cases {
+		want := "-"
+		if c.Case.Scenario() == "errors.http_status_sequence" {
+			want = "=" // HTTP_ERROR printed, HTTP_ERROR expected
+		}
+		row := c.Row()
+		got := row.Observed
+		if got == string(row.Expected) {
+			got = "="
+		}
+		if got != want {
+			t.Errorf("%s: observed %q, want %q (posts %d)", c.Case.Name, row.Observed, want, row.Posts)
+		}
+	}
+}
