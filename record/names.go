@@ -70,10 +70,11 @@ var kindEndings = []string{
 }
 
 // tokenCountRE matches names that count language-model tokens (maxTokens,
-// input_tokens, total_tokens, tokenCount): numbers a diagnosis needs.
+// input_tokens, total_tokens, tokenCount, OpenInference's
+// llm.token_count.prompt/completion/total): numbers a diagnosis needs.
 // Each of its names holds "token", tested first, so that the header
 // names classified at start-up (commonHeaderRules) do not compile it.
-var tokenCountRE = lazyRegexp(`^(?:(?:max|min|num|total|input|output|prompt|completion|cached|cache|reasoning|remaining|used|budget)tokens?(?:count|limit|used)?|tokens?(?:count|limit|used|budget|usage)|(?:count|number)oftokens)$`)
+var tokenCountRE = lazyRegexp(`^(?:(?:max|min|num|total|input|output|prompt|completion|cached|cache|reasoning|remaining|used|budget)tokens?(?:count|limit|used)?|tokens?(?:count|limit|used|budget|usage)|(?:count|number)oftokens|(?:llm)?tokencount(?:prompt|completion|total))$`)
 
 // nameWords splits a name into lower-cased words at "_", "-", ".", spaces
 // and other punctuation, and at camelCase boundaries ("apiKey" → api, key;

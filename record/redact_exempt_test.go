@@ -150,6 +150,10 @@ var keptExemptNames = []string{
 	// Token counts.
 	"maxTokens", "max_tokens", "input_tokens", "output_tokens", "total_tokens", "prompt_tokens",
 	"completion_tokens", "cached_tokens", "tokenCount",
+	// OpenInference's token counts (llm.token_count.*), whole or from a
+	// dotted line's last two segments (review20).
+	"llm.token_count.prompt", "llm.token_count.completion", "llm.token_count.total",
+	"token_count_prompt", "token_count.total",
 }
 
 // TestExemptionsCoverOnlyTheirNames: every credentialTailNames value is
