@@ -162,6 +162,9 @@ type Accumulator struct {
 	// answersOldest.
 	answers       []recentAnswer
 	answersOldest int
+	// tokensSeen is when each Bearer token was first sent (see
+	// tokenBefore), at most maxTokensSeen of them.
+	tokensSeen map[tokenKey]time.Time
 	// challengeLinks holds the challenges counted as answered by linking,
 	// until TakeChallengeLinks hands them out.
 	challengeLinks []ChallengeLink

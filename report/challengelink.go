@@ -18,6 +18,10 @@ const ChallengeAnswerWindow = 5 * time.Minute
 // is awaited; past it the oldest is counted as a failure.
 const maxHeldChallenges = 1024
 
+// maxTokensSeen bounds the tokens remembered with when each was first
+// sent (see tokenBefore); past it one is forgotten for each new one.
+const maxTokensSeen = 1 << 16
+
 // maxRecentAnswers bounds the requests remembered for a challenge recorded
 // after its answer (see recallAnswer).
 const maxRecentAnswers = 256
@@ -81,13 +85,14 @@ func (a *Accumulator) linkChallenges(r *record.Record, o obs) bool {
 	if !f.Linkable() {
 		return false
 	}
+	a.seeToken(f)
 	a.expireChallenges(f)
 	var chain []heldChallenge
 	if i := a.nextHeldFor(f); i >= 0 {
 		h := a.held[i]
 		a.held = slices.Delete(a.held, i, i+1)
 		switch {
-		case !f.Answers(h.f) || f.Status == 0:
+		case !f.Answers(h.f) || f.Status == 0 || a.tokenBefore(f, h.f):
 			a.failChallenge(h)
 		case f.Refused() && f.Challenge && o.apart() == notApart:
 			chain = h.chain
@@ -224,12 +229,54 @@ func (a *Accumulator) recallAnswer(c record.ChallengeFacts) (by string, ok bool)
 		return "", false
 	}
 	q := &a.answers[next]
-	if !q.f.Answers(c) || q.f.Refused() || q.f.Status == 0 {
+	if !q.f.Answers(c) || q.f.Refused() || q.f.Status == 0 || a.tokenBefore(q.f, c) {
 		return "", true
 	}
 	q.used = true
 	return q.f.ID, true
 }
+
+// seeToken remembers when f's Bearer token was first sent in f's
+// recording process, for tokenBefore.
+func (a *Accumulator) seeToken(f record.ChallengeFacts) {
+	if f.Bearer == "" || f.Start.IsZero() {
+		return
+	}
+	k := tokenKey{run: f.Run, bearer: f.Bearer}
+	if first, ok := a.tokensSeen[k]; ok {
+		if f.Start.Before(first) {
+			a.tokensSeen[k] = f.Start
+		}
+		return
+	}
+	if a.tokensSeen == nil {
+		a.tokensSeen = map[tokenKey]time.Time{}
+	}
+	if len(a.tokensSeen) >= maxTokensSeen {
+		for old := range a.tokensSeen {
+			delete(a.tokensSeen, old)
+			break
+		}
+	}
+	a.tokensSeen[k] = f.Start
+}
+
+// tokenBefore reports whether answer f's token was sent before challenge c
+// started (by any request of its recording process in this input): a
+// token the client had already, as another instance of the same client
+// with a cached token has, does not answer c; a client that answers a
+// challenge sends the token it obtained after it (outsider20: a client
+// that gave up on its 401 was counted answered by another instance's
+// cached token). A record written after the answer was linked is not
+// looked back at: records come in the order exchanges end.
+func (a *Accumulator) tokenBefore(f, c record.ChallengeFacts) bool {
+	first, ok := a.tokensSeen[tokenKey{run: f.Run, bearer: f.Bearer}]
+	return ok && !c.Start.IsZero() && first.Before(c.Start)
+}
+
+// tokenKey names a Bearer token as one recording process recorded it
+// (masked the same way each time within it).
+type tokenKey struct{ run, bearer string }
 
 // EndInput ends one input (a record file): the challenges still held are
 // counted as failures (no answer came in it), and its requests are
@@ -238,6 +285,7 @@ func (a *Accumulator) recallAnswer(c record.ChallengeFacts) (by string, ok bool)
 // challenges still held too.
 func (a *Accumulator) EndInput() {
 	a.flushChallenges()
+	clear(a.tokensSeen)
 	clear(a.answers)
 	a.answers = a.answers[:0]
 	a.answersOldest = 0

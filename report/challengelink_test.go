@@ -161,6 +161,26 @@ func TestChallengeLinkRule(t *testing.T) {
 			withToken(c, a.RequestHeaders.Get("Authorization"))
 			return [][]*record.Record{{c, a}}
 		}, 0, 1},
+		// outsider20: another instance of the client, its token cached
+		// from an earlier run, is no answer to a challenge its
+		// fellow instance gave up on.
+		{"the answer's token sent before the challenge", func(c, a *record.Record) [][]*record.Record {
+			early := at(clone(a, "early"), -time.Second)
+			return [][]*record.Record{{early, c, a}}
+		}, 0, 1},
+		{"the answer's token sent before the challenge, the answer recorded first", func(c, a *record.Record) [][]*record.Record {
+			early := at(clone(a, "early"), -time.Second)
+			return [][]*record.Record{{early, a, c}}
+		}, 0, 1},
+		{"the answer's token sent again after the answer", func(c, a *record.Record) [][]*record.Record {
+			later := at(clone(a, "later"), time.Minute)
+			return [][]*record.Record{{c, a, later}}
+		}, 1, 0},
+		{"an old token sent in another recording process", func(c, a *record.Record) [][]*record.Record {
+			early := at(clone(a, "early"), -time.Second)
+			early.Conn = "0badc0de-2"
+			return [][]*record.Record{{early, c, a}}
+		}, 1, 0},
 		{"the retry refused 401 again, then nothing", func(c, a *record.Record) [][]*record.Record {
 			a.Status, a.Outcome, a.Layer = 401, classify.HTTPError, classify.HTTPError.Layer()
 			a.ResponseHeaders = c.ResponseHeaders.Clone()
