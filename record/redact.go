@@ -318,9 +318,10 @@ var (
 	// start of a line (not "the default password policy"), and any other
 	// of its tokens, to the next blank (maskNetrc).
 	// curl's user and password ("curl -u bob:hunter2 https://…",
-	// "--user 'bob:hunter2'"): the password after the user's ":", to a
-	// blank or a quote (maskCurlUser).
-	curlUserRE = lazyRegexp(`(?:^|[\s"'(])(?:-u|--user)(?:[ \t]+|=)['"]?[^\s:'"]+:([^\s'"]+)`)
+	// "-ubob:hunter2", "--user 'bob:hunter2'", "-u :hunter2", the key as
+	// the user "-u sk_…:"): the user (group 1) and the password after its
+	// ":" (group 2), each to a blank or a quote (maskCurlUser).
+	curlUserRE = lazyRegexp(`(?:^|[\s"'(])(?:-u(?:[ \t]+|=)?|--user(?:[ \t]+|=))['"]?([^\s:'"]*):([^\s'"]*)`)
 	netrcRE    = lazyRegexp(`(?im)(?:\bmachine[ \t\r\n]+\S+|^[ \t]*default)(?:[ \t\r\n]+(?:login|account|port|protocol|macdef)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+(\S+)`)
 
 	// A JSON string value (possibly cut) or a bare scalar, after "name":.
@@ -664,9 +665,11 @@ func dottedFieldName(s string, k int, last string) (string, bool) {
 	if !mayBeSensitive(pair, ctxJSON) || !sensitiveName(pair, ctxJSON) {
 		return last, false
 	}
-	if sensitiveName(prev, ctxJSON) && !pinWord(nameWords(pair)) {
+	if sensitiveName(prev, ctxJSON) && !pinWord(nameWords(pair)) && last != "code" && last != "verifier" {
 		// "jwt.Parse", "session.Close": the credential word is the
-		// package's or the class's; "pin.code" is one name.
+		// package's or the class's; "pin.code" is one name, and so are
+		// "auth.code", "oauth.code", "authorization.code" (review20: kept
+		// before), whose lower-case last word is no Go or Python name.
 		return last, false
 	}
 	return pair, true
@@ -1283,10 +1286,12 @@ func (r *Redactor) maskPEM(s string) string {
 }
 
 // maskCurlUser masks the password of every curl user option in s
-// ("curl -u bob:hunter2 …", "--user=bob:hunter2"), keeping the user: a
-// command a tool prints or quotes in an error. The text must name curl
-// (the gate's hint "curl"): "-u" is another option elsewhere ("docker run
-// -u 1000:1000", "git push -u").
+// ("curl -u bob:hunter2 …", "-ubob:hunter2", "--user=bob:hunter2"),
+// keeping the user: a command a tool prints or quotes in an error. With
+// no password after the ":" the user is the credential ("-u sk_live_…:",
+// how Stripe's and others' API keys are sent) and is masked. The text
+// must name curl (the gate's hint "curl"): "-u" is another option
+// elsewhere ("docker run -u 1000:1000", "git push -u").
 func (r *Redactor) maskCurlUser(s string) string {
 	idx := curlUserRE.get().FindAllStringSubmatchIndex(s, -1)
 	if idx == nil {
@@ -1295,13 +1300,23 @@ func (r *Redactor) maskCurlUser(s string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range idx {
-		v := s[m[2]:m[3]]
+		if strings.HasPrefix(s[m[2]:], "[redacted:") {
+			continue // a user masked before: its mask holds ":"
+		}
+		lo, hi := m[4], m[5] // the password
+		if lo == hi {
+			lo, hi = m[2], m[3] // none: the user is the key
+		}
+		v := s[lo:hi]
+		if v == "" {
+			continue
+		}
 		if n, whole := maskedValueAt(v); whole && n == len(v) {
 			continue
 		}
-		b.WriteString(s[last:m[2]])
+		b.WriteString(s[last:lo])
 		b.WriteString(r.Mask(v))
-		last = m[3]
+		last = hi
 	}
 	b.WriteString(s[last:])
 	return b.String()

@@ -12,6 +12,8 @@ var dottedCredentialNames = []string{
 	"access.code", "Access.Code", "code.verifier", "pkce.code.verifier", "client.secret", "oauth.client.secret",
 	"db.password", "spring.datasource.password", "auth.token", "api.key", "aws.secret_access_key", "pin.code",
 	"smtp.pass", "user.pw_hash",
+	// review20: the part before the dot a credential name of its own.
+	"auth.code", "oauth.code", "authorization.code", "oauth.code.verifier",
 }
 
 // TestDottedCredentialNamesInText: a dotted credential name on a

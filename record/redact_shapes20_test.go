@@ -29,6 +29,11 @@ func TestRealSecretShapesInText(t *testing.T) {
 		{"curl -u", "run: curl -s -u bob:Hx7q2Lm9Pz https://api.example/v1", "Hx7q2Lm9Pz", "curl -s -u bob:"},
 		{"curl --user", `exec curl --user "bob:Hx7q2Lm9Pz" -X POST`, "Hx7q2Lm9Pz", `--user "bob:`},
 		{"curl --user=", "curl --user=bob:Hx7q2Lm9Pz https://x", "Hx7q2Lm9Pz", "--user=bob:"},
+		// review20: kept before.
+		{"curl -u with no blank", "curl -ubob:Hx7q2Lm9Pz https://x", "Hx7q2Lm9Pz", "curl -ubob:"},
+		{"curl -u with no user", "curl -u :Hx7q2Lm9Pz https://x", "Hx7q2Lm9Pz", "curl -u :"},
+		{"curl -u with the key as the user", "curl https://api.stripe.com/v1/charges -u api_5Xk2nXyz8TmQ3vRr: -d amount=5", "api_5Xk2nXyz8TmQ3vRr", "-d amount=5"},
+		{"Stripe key with no digit", "charge failed: sk_live_abcdefghijklmnopqrstuvwx is revoked", "sk_live_abcdefghijklmnopqrstuvwx", "is revoked"},
 		// Masked before redact20 too.
 		{"Bearer with no blank", "Authorization:Bearer Hx7q2Lm9Pz0aB", "Hx7q2Lm9Pz0aB", "Authorization:Bearer "},
 		{"x-api-key", "x-api-key: Hx7q2Lm9Pz0aB", "Hx7q2Lm9Pz0aB", "x-api-key: "},
@@ -48,6 +53,9 @@ func TestRealSecretShapesInText(t *testing.T) {
 			}
 			if !strings.Contains(got, tc.kept) {
 				t.Errorf("%s: Scrub(%q) = %q: lost %q", tc.name, in, got, tc.kept)
+			}
+			if again := red.Scrub(got); again != got {
+				t.Errorf("%s: Scrub(Scrub(%q)) = %q, want %q", tc.name, in, again, got)
 			}
 			result := `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":` + jsonQuote(in) + `}]}}`
 			if got := body(red, result); strings.Contains(got, tc.secret) || strings.Contains(got, jsonQuote(tc.secret)) {
@@ -72,6 +80,7 @@ func TestRealSecretShapesKept(t *testing.T) {
 		"network work rk_live",
 		"docker run -u 1000:1000 img",
 		"git push -u origin main, then curl the endpoint",
+		"curl -u bob https://x (curl asks for the password)",
 	} {
 		if got := red.Scrub(in); got != in {
 			t.Errorf("Scrub(%q) = %q, want it kept", in, got)
