@@ -1293,20 +1293,28 @@ func (r *Redactor) maskPEM(s string) string {
 // must name curl (the gate's hint "curl"): "-u" is another option
 // elsewhere ("docker run -u 1000:1000", "git push -u").
 func (r *Redactor) maskCurlUser(s string) string {
-	idx := curlUserRE.get().FindAllStringSubmatchIndex(s, -1)
+	return r.maskSpans(s, curlUserRE.get().FindAllStringSubmatchIndex(s, -1), func(m []int) (int, int) {
+		if strings.HasPrefix(s[m[2]:], "[redacted:") {
+			return 0, 0 // a user masked before: its mask holds ":"
+		}
+		if m[4] == m[5] {
+			return m[2], m[3] // no password: the user is the key
+		}
+		return m[4], m[5]
+	})
+}
+
+// maskSpans masks in s, for each match m of idx (a regexp's submatch
+// indexes, in order), the span span(m) gives, unless it is empty or a mask
+// already (so that a second pass changes nothing).
+func (r *Redactor) maskSpans(s string, idx [][]int, span func(m []int) (lo, hi int)) string {
 	if idx == nil {
 		return s
 	}
 	var b strings.Builder
 	last := 0
 	for _, m := range idx {
-		if strings.HasPrefix(s[m[2]:], "[redacted:") {
-			continue // a user masked before: its mask holds ":"
-		}
-		lo, hi := m[4], m[5] // the password
-		if lo == hi {
-			lo, hi = m[2], m[3] // none: the user is the key
-		}
+		lo, hi := span(m)
 		v := s[lo:hi]
 		if v == "" {
 			continue
@@ -1318,6 +1326,9 @@ func (r *Redactor) maskCurlUser(s string) string {
 		b.WriteString(r.Mask(v))
 		last = hi
 	}
+	if last == 0 {
+		return s
+	}
 	b.WriteString(s[last:])
 	return b.String()
 }
@@ -1326,23 +1337,7 @@ func (r *Redactor) maskCurlUser(s string) string {
 // "machine api.example.com login bob password hunter2" in a tool's text,
 // where no "=" or ":" follows the name.
 func (r *Redactor) maskNetrc(s string) string {
-	idx := netrcRE.get().FindAllStringSubmatchIndex(s, -1)
-	if idx == nil {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		v := s[m[2]:m[3]]
-		if n, whole := maskedValueAt(v); whole && n == len(v) {
-			continue
-		}
-		b.WriteString(s[last:m[2]])
-		b.WriteString(r.Mask(v))
-		last = m[3]
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return r.maskSpans(s, netrcRE.get().FindAllStringSubmatchIndex(s, -1), func(m []int) (int, int) { return m[2], m[3] })
 }
 
 // maskJWTs masks every JWT-shaped value: base64url segments joined by dots
