@@ -807,20 +807,7 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 	if unsent {
 		rec.Note = "the client's line (client → server), not passed on: the server had stopped reading its stdin, or the run ended"
 	}
-	if batch != nil {
-		rec.Note += "; " + batchNote(batch, "it was", "", false)
-		rec.Batch = int64(batch.size)
-	}
-	if len(ids) > 0 {
-		rec.Note += "; requests pending when it was sent: " + strings.Join(ids, ", ")
-	}
-	if s.opts.Bodies == BodiesAll || s.opts.Bodies == BodiesFull {
-		n := min(len(line), s.limit)
-		rec.RequestBody = &record.Body{Text: string(line[:n]), Truncated: n < len(line)}
-	}
-	rec.RequestBytes = int64(len(line))
-	s.observe(rec, rec.Time, rec.Time, wire.Message{})
-	s.write(rec)
+	s.writeClientLine(rec, line, batch, ids)
 }
 
 // onStrayAnswer records a response the client wrote that answers no server
@@ -882,6 +869,14 @@ func (s *stdioProxy) onStrayAnswer(m wire.Message, line []byte, batch *stdioBatc
 			}
 		}
 	}
+	s.writeClientLine(rec, line, batch, ids)
+}
+
+// writeClientLine completes and writes rec, the record of a client's line
+// that pairs with no request (onClientNoise, onStrayAnswer): the batch it
+// came in, the requests pending then (ids), its body as the body mode
+// keeps it, and its size.
+func (s *stdioProxy) writeClientLine(rec *record.Record, line []byte, batch *stdioBatch, ids []string) {
 	if batch != nil {
 		rec.Note += "; " + batchNote(batch, "it was", "", false)
 		rec.Batch = int64(batch.size)
