@@ -126,6 +126,7 @@ type stdioPending struct {
 	cancelled  time.Duration
 	fault      *faults.LineDecision // the scenarios that fired on this request; nil when none did
 	ended      bool                 // the server ended with the request unanswered (UX)
+	cut        bool                 // ... in the middle of its response line (recordServerCut)
 	stopped    bool                 // ... after the proxy passed on a signal it received (SD): the run's own stop
 	left       bool                 // a server request the client never answered: it closed the server's stdin first (DC)
 	subEnded   bool                 // a subscriptions/listen its client or server ended: no response was due
@@ -187,6 +188,12 @@ type stdioProxy struct {
 	heldN    int64
 	heldHead []byte
 	heldSent int64
+	// The server's last line when its stdout ended before the line's
+	// newline and the line does not parse (serverToClient's own, then
+	// RunStdio's): its bytes (capped) and size. recordServerCut records it.
+	srvCut   []byte
+	srvCutN  int64
+	srvCutDC bool // the client had stopped reading when the line came
 }
 
 // RunStdio starts the server command, passes the client's stdin to it and
@@ -277,6 +284,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	why := describeExit(cmd.ProcessState, werr, fwd)
 	s.endClient(why)
 	s.cutLine(why)
+	s.recordServerCut(why, ctx.Err() == nil)
 	// The server's end closed the session (io.EOF, NetClosed) unless the
 	// run was stopped, which killed it (NetOther).
 	var ended error = io.EOF
@@ -1098,9 +1106,12 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 			write(piece)
 		}
 		if end && forward && !early {
-			if whole {
+			switch {
+			case whole && err != nil && s.heldServerCut(line, size, clientGone):
+				// held: recorded once the server's exit is known
+			case whole:
 				s.onServerLine(line, whole, clientGone, parsed)
-			} else {
+			default:
 				s.onLongServerLine(line, tail, size, clientGone)
 			}
 		}
@@ -1109,6 +1120,73 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		}
 	}
 }
+
+// heldServerCut holds the server's last line, which its stdout ended in
+// the middle of (no newline before the end), when it starts like JSON and
+// does not parse: the server exited while writing it, so it is a message
+// cut, not one of invalid JSON; recordServerCut records it once the exit is
+// known. It reports whether it held the line. (A cut line that parses is
+// judged as a line: some clients take it, the Go SDK's decoder does.)
+func (s *stdioProxy) heldServerCut(line []byte, size int64, clientGone bool) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' && t[0] != '[' || wire.Valid(t) {
+		return false
+	}
+	s.srvCut, s.srvCutN, s.srvCutDC = bytes.Clone(t), size, clientGone
+	return true
+}
+
+// recordServerCut records the server's line its stdout ended in the middle
+// of (heldServerCut), why saying how the server ended: as the answer of the
+// pending request whose id shows before the cut, NETWORK_ERROR with the
+// response cut (phase body), or, when no pending request's id shows, in a
+// record of its own with the same words. closed is false when the run was
+// stopped (the server killed), as for flushPending's ended.
+func (s *stdioProxy) recordServerCut(why string, closed bool) {
+	cut, n := s.srvCut, s.srvCutN
+	if cut == nil {
+		return
+	}
+	s.srvCut = nil
+	exit := strings.Replace(why, " before responding", "", 1)
+	id, _, response := wire.ScanHead(cut)
+	var p *stdioPending
+	if id != nil && response {
+		s.mu.Lock()
+		if k, ok := answeredKey(s.pending, wire.IDFromRaw(id)); ok {
+			p = s.pending[k]
+			delete(s.pending, k)
+		}
+		stopped := s.forwarded != nil
+		s.mu.Unlock()
+		if p != nil {
+			p.ended, p.stopped, p.cut = true, stopped, true
+		}
+	}
+	if p == nil {
+		rec := s.orphanRecord(cut, classify.NetworkError, fmt.Sprintf("a line of the server's stdout was cut: %s %d bytes into it, before its newline: the client never got a whole message (a message cut in the middle, not judged; no request's id shows before the cut)", exit, n))
+		if rec != nil {
+			rec.ResponseBytes = n
+			s.writeOrphan(rec)
+		}
+		return
+	}
+	var cause error
+	if closed {
+		cause = io.ErrUnexpectedEOF
+	}
+	text := fmt.Sprintf("%s %d bytes into its response line, before the line's newline: the client never got a whole message (a message cut in the middle, not judged; the server may have processed the request)", exit, n)
+	cex := &classify.Exchange{Method: p.msg.Method, ID: p.msg.ID, ProtocolVersion: p.protocol, Extensions: p.msg.Extensions, Stdio: true}
+	cex.Carries(cut)
+	cex.Body = io.MultiReader(bytes.NewReader(cut), errReader{&classify.WordedError{Text: text, Err: cause}})
+	res, cerr := (&classify.Classifier{}).Classify(cex)
+	s.finishResult(p, res, cerr, cut, time.Now(), s.srvCutDC, "")
+}
+
+// errReader is a reader that fails with err.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // onServerLine classifies a line of the server. parsed is the line's
 // message when the caller has parsed it already (nil: parsed here).
@@ -1292,6 +1370,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		// pipe there is no response line.
 		words := "no response line from the server after the request was sent (the server may have processed it): "
 		switch {
+		case p.cut:
+			words = "the server's response line was cut: "
 		case p.fromSrv:
 			words = "no answer line from the client after the server sent its request: "
 		case p.unsent:

@@ -66,6 +66,14 @@ func runScriptedStdio() {
 			out.Flush()
 			continue
 		}
+		if m.Params.Name == "cut-exit" || m.Params.Name == "cut-exit-id-last" {
+			// Half a response line, no newline, and the server exits
+			// (-id-last: the result first, as the TypeScript SDK writes
+			// it, so the cut hides the id).
+			out.WriteString(cutAnswer(string(m.ID), m.Params.Name))
+			out.Flush()
+			os.Exit(0)
+		}
 		if m.Params.Name == "close-stdin" {
 			// The server stops reading its stdin (it answers first, then
 			// waits to be killed): what the client writes next never
@@ -81,6 +89,15 @@ func runScriptedStdio() {
 			os.Exit(0)
 		}
 	}
+}
+
+// cutAnswer is the half response line the tools cut-exit and
+// cut-exit-id-last write before the server exits.
+func cutAnswer(id, tool string) string {
+	if tool == "cut-exit-id-last" {
+		return `{"result":{"content":[{"type":"text","te`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[`
 }
 
 // big is n bytes of tool result text.
