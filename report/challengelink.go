@@ -278,13 +278,17 @@ func (a *Accumulator) tokenBefore(f, c record.ChallengeFacts) bool {
 // (masked the same way each time within it).
 type tokenKey struct{ run, bearer string }
 
-// EndInput ends one input (a record file): the challenges still held are
-// counted as failures (no answer came in it), and its requests are
-// forgotten, so that no challenge is linked to a request of another
-// input. Read calls it at the end of each input; Close counts the
-// challenges still held too.
+// EndInput ends one input (a record file): the challenges and the refused
+// probes still held are counted as failures (no answer, no initialize
+// came in it), and its requests are forgotten, so that no challenge or
+// era fallback is linked to a request of another input. Read calls it at
+// the end of each input; Close counts what is still held too.
 func (a *Accumulator) EndInput() {
 	a.flushChallenges()
+	a.flushProbes()
+	clear(a.recent)
+	a.recent = a.recent[:0]
+	a.recentOldest = 0
 	clear(a.tokensSeen)
 	clear(a.answers)
 	a.answers = a.answers[:0]

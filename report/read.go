@@ -92,7 +92,7 @@ type ServeAdder interface {
 
 // InputEnder is a Report told where each input ends: Read calls EndInput
 // at the end of its input. The Accumulator links no authorization
-// challenge to a request of another input.
+// challenge and no era fallback to a request of another input.
 type InputEnder interface {
 	EndInput()
 }
