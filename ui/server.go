@@ -66,10 +66,14 @@ type Server struct {
 	closed bool
 	// published counts the records published (kept or not).
 	published int64
-	// links counts the records as mcpdiag report does, for the era
-	// fallbacks and the answered challenges it links at read time
-	// (report.Accumulator's TakeEraFallbacks and TakeChallengeLinks),
-	// which the page is told as "fallback" and "challenge" events.
+	// links counts the records published by Publish and WriteLine (one
+	// source) as mcpdiag report does, for the era fallbacks and the
+	// answered challenges it links at read time (report.Accumulator's
+	// TakeEraFallbacks and TakeChallengeLinks), which the page is told as
+	// "fallback" and "challenge" events. Each Tail links the records of
+	// its file with an Accumulator of its own, as mcpdiag report settles
+	// each file apart (report.InputEnder): no record of one source is
+	// linked to a record of another.
 	links *report.Accumulator
 }
 
@@ -106,7 +110,12 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if strings.ContainsAny(tok, "/?#% ") {
 		return nil, errors.New("ui: the token must not hold /, ?, #, % or spaces")
 	}
-	return &Server{opts: opts, token: tok, notify: make(chan struct{}), links: report.New(report.Options{KeepLinks: true})}, nil
+	return &Server{opts: opts, token: tok, notify: make(chan struct{}), links: newLinks()}, nil
+}
+
+// newLinks returns the Accumulator that links one source's records.
+func newLinks() *report.Accumulator {
+	return report.New(report.Options{KeepLinks: true})
 }
 
 // Path returns the page's path, "/u/TOKEN/".
@@ -114,8 +123,13 @@ func (s *Server) Path() string { return "/u/" + s.token + "/" }
 
 // Publish adds one record and pushes it to every open page. The record is
 // encoded first, redacted as in a record file (ServerOptions.Encoder); r
-// is not modified or kept.
-func (s *Server) Publish(r *record.Record) error {
+// is not modified or kept. The records published (by Publish and
+// WriteLine) are one source: linked with each other, never with those of
+// a file Tail reads.
+func (s *Server) Publish(r *record.Record) error { return s.publish(r, s.links) }
+
+// publish is Publish linking r among the records of links' source.
+func (s *Server) publish(r *record.Record, links *report.Accumulator) error {
 	b, err := s.opts.Encoder.Encode(r)
 	if err != nil {
 		return fmt.Errorf("ui: record %s: %w", r.ID, err)
@@ -127,7 +141,7 @@ func (s *Server) Publish(r *record.Record) error {
 	if err != nil {
 		rec = nil
 	}
-	return s.push(event{"record", line}, rec)
+	return s.push(event{"record", line}, rec, links)
 }
 
 // PublishCase adds one case of a matrix (a line of mcpdiag matrix --json,
@@ -146,14 +160,15 @@ func (s *Server) PublishCase(jsonLine []byte) error {
 	if err := json.Compact(&buf, line); err != nil {
 		return err
 	}
-	return s.push(event{"case", buf.Bytes()}, nil)
+	return s.push(event{"case", buf.Bytes()}, nil, nil)
 }
 
 // push keeps e for every page and wakes them. rec is e's record, when e is
-// one (nil when it could not be decoded): it is counted for the era
-// fallbacks and the answered challenges, and each one it settles is kept
-// after it as a "fallback" or "challenge" event.
-func (s *Server) push(e event, rec *record.Record) error {
+// one (nil when it could not be decoded): it is counted in links, its
+// source's Accumulator, for the era fallbacks and the answered challenges,
+// and each one it settles is kept after it as a "fallback" or "challenge"
+// event.
+func (s *Server) push(e event, rec *record.Record, links *report.Accumulator) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -164,24 +179,41 @@ func (s *Server) push(e event, rec *record.Record) error {
 		s.published++
 	}
 	if rec != nil {
-		s.links.Add(rec)
-		for _, id := range s.links.TakeEraFallbacks() {
-			b, err := json.Marshal(id)
-			if err != nil {
-				continue // a string always marshals
-			}
-			s.keep(event{"fallback", b})
-		}
-		for _, l := range s.links.TakeChallengeLinks() {
-			b, err := json.Marshal(l)
-			if err != nil {
-				continue // strings and a number always marshal
-			}
-			s.keep(event{"challenge", b})
-		}
+		links.Add(rec)
+		s.keepLinks(links)
 	}
 	s.wake()
 	return nil
+}
+
+// keepLinks keeps the era fallbacks and the answered challenges links
+// settled since it was last asked, as "fallback" and "challenge" events.
+func (s *Server) keepLinks(links *report.Accumulator) {
+	for _, id := range links.TakeEraFallbacks() {
+		b, err := json.Marshal(id)
+		if err != nil {
+			continue // a string always marshals
+		}
+		s.keep(event{"fallback", b})
+	}
+	for _, l := range links.TakeChallengeLinks() {
+		b, err := json.Marshal(l)
+		if err != nil {
+			continue // strings and a number always marshal
+		}
+		s.keep(event{"challenge", b})
+	}
+}
+
+// endInput ends links' source as mcpdiag report ends a file
+// (report.InputEnder): what it still holds is settled (a failure), and no
+// later record is linked to an earlier one.
+func (s *Server) endInput(links *report.Accumulator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	links.EndInput()
+	s.keepLinks(links)
+	s.wake()
 }
 
 // keep appends e to the events kept, forgetting the oldest past
@@ -214,7 +246,7 @@ func (s *Server) WriteLine(line []byte) error {
 	if err != nil {
 		rec = nil
 	}
-	return s.push(event{"record", append([]byte(nil), line...)}, rec)
+	return s.push(event{"record", append([]byte(nil), line...)}, rec, s.links)
 }
 
 // Close ends every open event stream; later records are refused.
@@ -378,8 +410,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // poll (50 ms when 0). A line is read when its newline is there, so a line
 // being written is never read half. A malformed line is skipped with a
 // note; a file that shrinks, or is replaced (rotated), is read again from
-// its start, with a note. Tail returns ctx's error, or the error that made
-// the file unreadable.
+// its start, with a note. The file is one source: its records are linked
+// with each other only (never with another file's or the published ones),
+// and a file read again from its start is a new input, as mcpdiag report
+// settles each file it reads apart. Tail returns ctx's error, or the error
+// that made the file unreadable.
 func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) error {
 	if poll <= 0 {
 		poll = 50 * time.Millisecond
@@ -389,6 +424,7 @@ func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) erro
 		return err
 	}
 	defer func() { f.Close() }()
+	links := newLinks()
 	var (
 		pending []byte
 		line    int64
@@ -403,6 +439,7 @@ func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) erro
 		}
 		f.Close()
 		f, pending, line, off = nf, pending[:0], 0, 0
+		s.endInput(links)
 		s.Note(fmt.Sprintf("%s %s: reading it again from its start", path, why))
 		return nil
 	}
@@ -432,7 +469,7 @@ func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) erro
 						if bad <= 20 {
 							s.Note(fmt.Sprintf("%s:%d: skipped malformed line: %v", path, line, derr))
 						}
-					} else if perr := s.Publish(rec); perr != nil {
+					} else if perr := s.publish(rec, links); perr != nil {
 						return perr
 					}
 				}
@@ -467,6 +504,7 @@ func (s *Server) Tail(ctx context.Context, path string, poll time.Duration) erro
 				return err
 			}
 			pending, line, off = pending[:0], 0, 0
+			s.endInput(links)
 			s.Note(path + " was truncated: reading it again from its start")
 		}
 	}
