@@ -308,24 +308,18 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 	}
 	s.summarizeOrphans()
 	s.mu.Lock()
-	badPast := s.clientBad - s.clientRec
+	badPast, strayPast, unsentPast := s.clientBad-s.clientRec, s.strayAnswers-s.strayRec, s.unsentN-s.unsentRec
 	s.mu.Unlock()
 	if badPast > 0 {
 		s.writeSummary(classify.MalformedJSON, classify.MalformedJSON.Layer(), badPast,
 			fmt.Sprintf("%d more lines the client wrote to the server's stdin were not JSON-RPC messages (or were requests of id null) and were not recorded one by one", badPast),
 			fmt.Sprintf("the client's lines that are not JSON-RPC messages or are requests of id null, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
 	}
-	s.mu.Lock()
-	strayPast := s.strayAnswers - s.strayRec
-	s.mu.Unlock()
 	if strayPast > 0 {
 		s.writeSummary(classify.InvalidEnvelope, classify.InvalidEnvelope.Layer(), strayPast,
 			fmt.Sprintf("%d more responses the client wrote to the server's stdin answered no pending server request and were not recorded one by one", strayPast),
 			fmt.Sprintf("the client's responses that answer no pending server request, past the first %d, are counted, not recorded (client → server)", maxNoiseRecords))
 	}
-	s.mu.Lock()
-	unsentPast := s.unsentN - s.unsentRec
-	s.mu.Unlock()
 	if unsentPast > 0 {
 		s.writeSummary(classify.NetworkError, classify.NetworkError.Layer(), unsentPast,
 			fmt.Sprintf("%d more requests the client wrote never reached the server (it had stopped reading its stdin, or the run ended) and were not recorded one by one", unsentPast),
