@@ -92,6 +92,9 @@ output marked incomplete.`,
   mcpdiag matrix --protocol 2026-07-28 --repeat 5 -- python3 client.py --verbose
   mcpdiag matrix --from-records proxy.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := strayUIAddr(cmd.Flags(), args, cmd.ArgsLenAtDash()); err != nil {
+				return err
+			}
 			var command []string
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				if dash > 0 {

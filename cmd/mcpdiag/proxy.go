@@ -127,6 +127,9 @@ N killed it), 1 when the proxy failed or a record was lost, 2 usage.`,
   mcpdiag proxy --stdio --scenario stdio.drop --record calls.jsonl -- ./my-server --flag
   mcpdiag proxy --stdio --stdio-fault garbage,tool=echo -- ./my-server --flag`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := strayUIAddr(cmd.Flags(), args, cmd.ArgsLenAtDash()); err != nil {
+				return err
+			}
 			if dash := cmd.ArgsLenAtDash(); dash > 0 {
 				return usageError("unexpected arguments before --: %q", args[:dash])
 			}

@@ -64,7 +64,12 @@ Stops cleanly on SIGINT or SIGTERM.`,
   mcpdiag serve --listen 127.0.0.1:0 --seed 42 --log server.jsonl
   mcpdiag serve --auth --scenario errors.tool_error
   mcpdiag call 'http://127.0.0.1:8080/s/sse.truncated/mcp?midEvent=true' echo --args '{"text":"hi"}'`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := strayUIAddr(cmd.Flags(), args, cmd.ArgsLenAtDash()); err != nil {
+				return err
+			}
+			return cobra.NoArgs(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if o.addr, err = listen.value(cmd.Flags()); err != nil {
