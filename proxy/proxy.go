@@ -163,6 +163,14 @@ type Options struct {
 	// 0): past it, the record is written REQUEST_ACCEPTED with
 	// streamAnswer.notSeen "timeout".
 	LegacyAnswerWait time.Duration
+	// HeadFlushDelay is how long the head of a response of known length
+	// (a Content-Length) waits for the first bytes of its body before the
+	// proxy sends it alone (DefaultHeadFlushDelay when 0; negative: at
+	// once). A body that comes in time goes out with the head in one
+	// write, as the upstream sent them; a late one follows the head. An
+	// event stream, a body of unknown length, and every response through
+	// Faults or a Middleware have their head sent at once.
+	HeadFlushDelay time.Duration
 	// Shutdown says how Serve stops (serve.go).
 	Shutdown ShutdownOptions
 }
@@ -276,6 +284,20 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if forward {
 		rp.BufferPool = forwardBuffers{}
+		// The forwarding body writes and flushes every piece itself, so
+		// ReverseProxy's own flush of a response of known length only
+		// ever sends the head early, before a body that is late: after
+		// HeadFlushDelay rather than at once, from a timer that is
+		// stopped, never run, when the body comes in time. At once (-1),
+		// it started a goroutine per exchange whose flush nearly always
+		// won the race with the body: the head and the body in two writes
+		// to the client (docs/benchmarks.md, fixed21). An event stream
+		// and a body of unknown length are flushed at once as before
+		// (ReverseProxy's own rule for them).
+		rp.FlushInterval = opts.HeadFlushDelay
+		if rp.FlushInterval == 0 {
+			rp.FlushInterval = DefaultHeadFlushDelay
+		}
 	}
 	p.handler = rp
 	p.transport = rt
@@ -456,6 +478,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	}
 	return err
 }
+
+// DefaultHeadFlushDelay is the default of Options.HeadFlushDelay.
+const DefaultHeadFlushDelay = time.Millisecond
 
 // CopyBufferSize is the size of the buffers the reverse proxy copies
 // response bodies through (httputil.ReverseProxy.BufferPool). 16 KiB: half
