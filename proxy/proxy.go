@@ -108,8 +108,11 @@ type Options struct {
 	// bounded by it.
 	ClassifyMemory int64
 	// MaxRequestParse bounds the request bytes read before forwarding
-	// (when 0: DefaultMaxRequestParse, or faults.DefaultMaxBody with
-	// Faults, which read that much of a body before forwarding it).
+	// (when 0: DefaultMaxRequestParse, or faults.DefaultMaxBody for a
+	// request that reaches a fault endpoint, which reads that much of a
+	// body before forwarding it: every request with a Faults.Selection,
+	// with Faults.AllowHeader alone only one whose HeaderScenario header
+	// names a scenario).
 	MaxRequestParse int
 	// PreserveHost forwards the client's Host header. By default the
 	// upstream's host is sent, as a client talking to it directly would:
@@ -218,17 +221,30 @@ func New(opts Options) (*Proxy, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	maxParse := opts.MaxRequestParse
+	var maxParseOf func(*http.Request) int
 	if maxParse <= 0 && opts.Faults != nil {
 		// The fault endpoint reads and parses a request body up to
 		// faults.DefaultMaxBody before anything is forwarded: the
-		// recorder reads as much, so that a request a scenario acted on
-		// has its method, id and tool in its record (docs/decisions.md,
-		// ids20).
-		maxParse = faults.DefaultMaxBody
+		// recorder reads as much of a request that reaches one, so that
+		// a request a scenario acted on has its method, id and tool in
+		// its record (docs/decisions.md, ids20). With no selection of its
+		// own (--allow-fault-header alone), only a request that names a
+		// scenario in its header reaches an endpoint; any other is read
+		// as without faults (docs/decisions.md, mend21).
+		if len(opts.Faults.Selection) > 0 {
+			maxParse = faults.DefaultMaxBody
+		} else if opts.Faults.AllowHeader {
+			maxParseOf = func(r *http.Request) int {
+				if r.Header.Get(HeaderScenario) != "" {
+					return faults.DefaultMaxBody
+				}
+				return 0
+			}
+		}
 	}
 	rec, err := recorder.New(recorder.Options{
 		Records: opts.Records, Bodies: opts.Bodies, BodyLimit: opts.BodyLimit, MaxEventSize: opts.MaxEventSize,
-		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: maxParse,
+		ClassifyMemory: opts.ClassifyMemory, MaxRequestParse: maxParse, MaxRequestParseOf: maxParseOf,
 		Scenario: opts.Scenario, ScenarioOf: opts.ScenarioOf, FaultScenario: opts.Faults != nil,
 		URL:  func(r *http.Request) string { return p.targetString(r.URL) },
 		Name: "proxy", Upstream: "upstream",

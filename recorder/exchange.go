@@ -523,7 +523,13 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 		// Reading the body makes the server send an Expect:
 		// 100-continue client its 100 Continue.
 		ex.continued = r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, rc.maxParse, ex.probe[:])
+		limit := rc.maxParse
+		if rc.opts.MaxRequestParseOf != nil {
+			if n := rc.opts.MaxRequestParseOf(r); n > 0 {
+				limit = n
+			}
+		}
+		ex.reqBody, ex.reqComplete, ex.reqErr = readPrefix(r.Body, r.ContentLength, limit, ex.probe[:])
 		if ex.reqComplete {
 			// Read to its end: close it now, as the server would when the
 			// handler returns. Left open (ReverseProxy never closes the

@@ -611,7 +611,9 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		if ex.malformed {
 			notes = append(notes, fmt.Sprintf("%s-generated: the request body is malformed (%s); mcpdiag %s answered 400 itself, as a server would, and did not pass the request on", rc.noun, ex.reqErr, rc.noun))
 		} else if !ex.reqComplete && ex.reqErr == nil {
-			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was %s whole but not parsed", rc.maxParse, rc.passedOn()))
+			// begin read the request's limit (its MaxRequestParseOf's, else
+			// maxParse) and found more: the bytes it holds are the limit.
+			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was %s whole but not parsed", len(ex.reqBody), rc.passedOn()))
 		} else if in.Method == http.MethodPost {
 			notes = append(notes, "the request body is not a JSON-RPC message")
 		}

@@ -121,6 +121,10 @@ type Options struct {
 	// MaxRequestParse bounds the request bytes read before the request is
 	// passed on (DefaultMaxRequestParse when 0).
 	MaxRequestParse int
+	// MaxRequestParseOf, when set, bounds one request's read instead
+	// (MaxRequestParse when it returns 0 or less): the proxy reads more
+	// only of a request that a fault endpoint reads that far.
+	MaxRequestParseOf func(*http.Request) int
 	// Scenario is noted in every record (the fault scenario applied).
 	Scenario string
 	// ScenarioOf, when set, names the scenario applied to one request; ""
