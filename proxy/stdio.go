@@ -1071,16 +1071,24 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		// recorder notes one before it forwards the event). Noted after
 		// the write, a fast answer matched nothing, and the request's
 		// record said the client never answered.
+		// A batch line's requests are noted the same way, one by one,
+		// before the line is written; its other messages (answers to the
+		// client's requests) after, as a line of their own is.
 		early := false
+		var batch *serverBatch // a batch line, taken apart before the write
 		if forward && end && whole {
-			if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '{' {
+			if t := bytes.TrimSpace(line); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 				if parsed == nil {
 					m := wire.ParseMessage(t)
 					parsed = &m
 				}
-				if parsed.Kind == wire.MessageRequest {
-					s.onServerLine(line, whole, clientGone, parsed)
+				switch parsed.Kind {
+				case wire.MessageRequest:
+					s.onServerLine(line, whole, clientGone, parsed, nil, serverAll)
 					early = true
+				case wire.MessageBatch:
+					batch = splitServerBatch(t)
+					s.onServerLine(line, whole, clientGone, parsed, batch, serverRequests)
 				}
 			}
 		}
@@ -1103,8 +1111,10 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 			switch {
 			case whole && err != nil && s.heldServerCut(line, size, clientGone):
 				// held: recorded once the server's exit is known
+			case whole && batch != nil:
+				s.onServerLine(line, whole, clientGone, parsed, batch, serverButRequests)
 			case whole:
-				s.onServerLine(line, whole, clientGone, parsed)
+				s.onServerLine(line, whole, clientGone, parsed, nil, serverAll)
 			default:
 				s.onLongServerLine(line, tail, size, clientGone)
 			}
@@ -1182,9 +1192,41 @@ type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
+// serverPart says which messages of a server's batch line onServerLine
+// handles: serverRequests before the line is written to the client (its
+// requests, so that a fast answer finds them pending), serverButRequests
+// after it (the rest), serverAll every one (a line of one message, or a
+// batch line handled at once).
+type serverPart int
+
+const (
+	serverAll serverPart = iota
+	serverRequests
+	serverButRequests
+)
+
+// serverBatch is a server's batch line taken apart: its messages, each
+// parsed once (the byte slices alias the line).
+type serverBatch struct {
+	elems [][]byte
+	msgs  []wire.Message
+}
+
+func splitServerBatch(trimmed []byte) *serverBatch {
+	b := &serverBatch{elems: batchElements(trimmed)}
+	b.msgs = make([]wire.Message, len(b.elems))
+	for i, e := range b.elems {
+		b.msgs[i] = wire.ParseMessage(e)
+	}
+	return b
+}
+
 // onServerLine classifies a line of the server. parsed is the line's
-// message when the caller has parsed it already (nil: parsed here).
-func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *wire.Message) {
+// message when the caller has parsed it already (nil: parsed here), batch
+// the batch line taken apart (nil: taken apart here). part says which
+// messages of a batch line to handle (a line of one message is handled
+// whole whatever part says).
+func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *wire.Message, batch *serverBatch, part serverPart) {
 	trimmed := bytes.TrimSpace(line)
 	now := time.Now()
 	if !whole || len(trimmed) == 0 || trimmed[0] != '{' && trimmed[0] != '[' {
@@ -1210,13 +1252,22 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *w
 		return
 	}
 	if m.Kind == wire.MessageBatch {
-		elems := batchElements(trimmed)
+		if batch == nil {
+			batch = splitServerBatch(trimmed)
+		}
+		elems := batch.elems
 		if len(elems) == 0 {
-			s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is an empty JSON array: a batch must hold at least one message")
+			if part != serverRequests {
+				s.orphan(line, classify.InvalidEnvelope, "a line of the server's stdout is an empty JSON array: a batch must hold at least one message")
+			}
 			return
 		}
 		for i, e := range elems {
-			s.onServerMessage(e, wire.ParseMessage(e), now, clientGone, &stdioBatch{size: len(elems), index: i})
+			em := batch.msgs[i]
+			if isReq := em.Kind == wire.MessageRequest; part == serverRequests && !isReq || part == serverButRequests && isReq {
+				continue
+			}
+			s.onServerMessage(e, em, now, clientGone, &stdioBatch{size: len(elems), index: i})
 		}
 		return
 	}

@@ -149,6 +149,8 @@ func scriptedAnswer(id, tool string) string {
 		return `{"hello":"world"}` + "\n" + small
 	case "ask-roots", "ask-roots-exit": // a server request (roots/list) first, then the answer; -exit: then the server exits
 		return `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}` + "\n" + small
+	case "ask-roots-batch": // the server request inside a batch line (2025-03-26), with a notification, then the answer
+		return `[{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}},{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}]` + "\n" + small
 	case "no-answer", "no-answer-exit": // nothing; -exit: then the server exits
 		return ""
 	case "flood": // 2500 small responses for ids nobody sent, then the answer

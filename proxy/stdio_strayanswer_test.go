@@ -135,54 +135,65 @@ func (a *answerAtOnce) Write(p []byte) (int, error) {
 // TestStdioServerRequestNotedBeforeForwarded: a client that answers a
 // server request the moment it reads it finds the request pending: the
 // roots/list record is the answered one (RESULT_SUCCESS, clientAnswer), and
-// no answer is stray. Before, the proxy noted the server request only after
-// it had written the line to the client, so such an answer matched nothing
-// and roots/list was recorded as never answered ("the client ended the
-// session … without answering"), as a Python client driving
-// server-everything through the proxy showed for its roots/list.
+// no answer is stray; on a line of its own and inside a batch line. Before,
+// the proxy noted the server request only after it had written the line to
+// the client, so such an answer matched nothing and roots/list was recorded
+// as never answered ("the client ended the session … without answering"),
+// as a Python client driving server-everything through the proxy showed for
+// its roots/list; after outsider20 (380fd38) a batch line's request still
+// was (mend21: a stray answer and an unanswered roots/list).
 func TestStdioServerRequestNotedBeforeForwarded(t *testing.T) {
 	t.Parallel()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	sink := &memSink{}
-	cmd, args := stdioCommand()
-	opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-		Stdin: inR, Stdout: &answerAtOnce{t: t, out: outW, in: inW, sink: sink}, Stderr: io.Discard, Records: sink}
-	done := make(chan error, 1)
-	go func() {
-		_, err := proxy.RunStdio(context.Background(), opts)
-		outW.Close()
-		inR.Close()
-		done <- err
-	}()
-	r := bufio.NewReader(outR)
-	got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", "ask-roots")}), "")
-	if !strings.Contains(got, `"method":"roots/list"`) {
-		t.Fatalf("the client received %q, want the server's roots/list first", got)
-	}
-	inW.Close()
-	go io.Copy(io.Discard, r)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(testwait.Bound):
-		t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
-	}
-	var roots []*record.Record
-	for _, rec := range sink.records(t) {
-		if rec.ClientAnswer && rec.Method != "roots/list" {
-			t.Errorf("a stray answer: %s %s", rec.Outcome, rec.Reason)
-		}
-		if rec.Method == "roots/list" {
-			roots = append(roots, rec)
-		}
-	}
-	if len(roots) != 1 || roots[0].Outcome != classify.ResultSuccess || !roots[0].ClientAnswer || string(roots[0].JSONRPC.ID.Raw()) != `"srv-1"` {
-		for _, rec := range roots {
-			t.Logf("roots/list: %s %s (%s)", rec.Outcome, rec.Reason, rec.Note)
-		}
-		t.Fatalf("%d records of roots/list, want one: answered (RESULT_SUCCESS, clientAnswer, id \"srv-1\")", len(roots))
+	for _, tc := range []struct{ name, tool, note string }{
+		{"own line", "ask-roots", ""},
+		{"batch line", "ask-roots-batch", "message 2 of a JSON-RPC batch of 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			sink := &memSink{}
+			cmd, args := stdioCommand()
+			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
+				Stdin: inR, Stdout: &answerAtOnce{t: t, out: outW, in: inW, sink: sink}, Stderr: io.Discard, Records: sink}
+			done := make(chan error, 1)
+			go func() {
+				_, err := proxy.RunStdio(context.Background(), opts)
+				outW.Close()
+				inR.Close()
+				done <- err
+			}()
+			r := bufio.NewReader(outR)
+			got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", tc.tool)}), "")
+			if want := scriptedAnswer("2", tc.tool); got != want {
+				t.Fatalf("the client received %q, want %q", got, want)
+			}
+			inW.Close()
+			go io.Copy(io.Discard, r)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(testwait.Bound):
+				t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
+			}
+			var roots []*record.Record
+			for _, rec := range sink.records(t) {
+				if rec.ClientAnswer && rec.Method != "roots/list" {
+					t.Errorf("a stray answer: %s %s", rec.Outcome, rec.Reason)
+				}
+				if rec.Method == "roots/list" {
+					roots = append(roots, rec)
+				}
+			}
+			if len(roots) != 1 || roots[0].Outcome != classify.ResultSuccess || !roots[0].ClientAnswer || string(roots[0].JSONRPC.ID.Raw()) != `"srv-1"` ||
+				!strings.Contains(roots[0].Note, tc.note) {
+				for _, rec := range roots {
+					t.Logf("roots/list: %s %s (%s)", rec.Outcome, rec.Reason, rec.Note)
+				}
+				t.Fatalf("%d records of roots/list, want one: answered (RESULT_SUCCESS, clientAnswer, id \"srv-1\", note with %q)", len(roots), tc.note)
+			}
+		})
 	}
 }
