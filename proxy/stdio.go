@@ -132,6 +132,7 @@ type stdioPending struct {
 	subEnded   bool                 // a subscriptions/listen its client or server ended: no response was due
 	unsent     bool                 // the request never reached the server (it had stopped reading its stdin, or the run ended)
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
+	injected   bool                 // a server request a fault wrote in the server's place (fault: its decision)
 	answerNote string               // how the answer came, when it came in a batch line
 }
 
@@ -1050,12 +1051,12 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 		}
 		forward := !s.isKilled()
 		var faulted []faults.LineOut // what the faults forward in place of the line
-		var fired string
+		var decision *faults.LineDecision
 		var parsed *wire.Message // the line's one parse, when the faults needed it first
 		if forward && end && s.lines != nil && whole {
 			m := wire.ParseMessage(bytes.TrimSpace(line))
 			parsed = &m
-			faulted, fired, forward = s.applyFault(&m)
+			faulted, decision, forward = s.applyFault(&m)
 		}
 		write := func(b []byte) {
 			if clientGone {
@@ -1096,8 +1097,13 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 			for _, o := range faulted {
 				switch {
 				case o.Injected:
+					// A request-shaped line is noted before the client
+					// reads it, as the server's own requests are.
+					req := s.noteInjected(o.Line, decision)
 					write(append(bytes.Clone(o.Line), '\n'))
-					s.onNoise(o.Line, 0, fired)
+					if !req {
+						s.onNoise(o.Line, 0, decision.Fired())
+					}
 				case bytes.Equal(o.Line, bytes.TrimSpace(line)):
 					write(piece) // the server's own line, byte for byte
 				default:
@@ -1436,6 +1442,9 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	}
 	if p.answerNote != "" {
 		notes = append(notes, p.answerNote)
+	}
+	if p.injected {
+		notes = append(notes, "injected by the fault (FI): the server never wrote this request, the proxy wrote it to the client in the server's place (a client's answer is passed on to the server as any)")
 	}
 	if p.cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("the client cancelled the request (notifications/cancelled) after %s", p.cancelled.Round(time.Millisecond)))
@@ -1791,21 +1800,20 @@ func (s *stdioProxy) isKilled() bool {
 // on to their decision. It returns the lines to forward in its place (nil:
 // the line as it is), the faults that fired, and whether to forward at all:
 // a dropped response is recorded here, with the reason, and not forwarded.
-func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, fired string, forward bool) {
+func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, d *faults.LineDecision, forward bool) {
 	trimmed := m.Body
 	if m.Kind != wire.MessageResponse {
-		return nil, "", true
+		return nil, nil, true
 	}
 	s.mu.Lock()
 	k, _ := answeredKey(s.pending, m.ID)
 	p := s.pending[k]
-	var d *faults.LineDecision
 	if p != nil {
 		d = p.fault
 	}
 	s.mu.Unlock()
 	if d == nil {
-		return nil, "", true
+		return nil, nil, true
 	}
 	out, err := d.Response(s.ctx, trimmed)
 	if err != nil {
@@ -1815,7 +1823,30 @@ func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, fired st
 		}
 		s.mu.Unlock()
 		s.finish(p, nil, time.Now(), err, false)
-		return nil, "", false
+		return nil, nil, false
 	}
-	return out, d.Fired(), true
+	return out, d, true
+}
+
+// noteInjected notes a line a fault writes to the client in the server's
+// place (d: the decision that wrote it) as a server request when it is
+// one, before the client can read it: the client's answer is then paired
+// with it, as with a request of the server's own, and its record says the
+// fault injected it. It reports whether the line was a request; any other
+// line the caller records as noise.
+func (s *stdioProxy) noteInjected(line []byte, d *faults.LineDecision) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	m := wire.ParseMessage(t)
+	if m.Kind != wire.MessageRequest {
+		return false
+	}
+	sp := &stdioPending{start: time.Now(), line: bytes.Clone(t), complete: true, msg: keep(m), fromSrv: true, fault: d, injected: true}
+	s.mu.Lock()
+	sp.protocol, sp.client = s.protocol, s.client
+	s.srvReqs[idKey(m.ID)] = sp
+	s.mu.Unlock()
+	return true
 }

@@ -105,19 +105,26 @@ func TestStdioStrayClientAnswer(t *testing.T) {
 // proxy's write), writes the answer to the proxy's stdin and waits until
 // the proxy has a record of a client's answer (paired or stray): the
 // fastest client there can be, with no timing in the test.
+// trigger and answer, when set, are the request it answers (a part of its
+// line) and its answer line; roots/list's "srv-1" when empty.
 type answerAtOnce struct {
-	t    *testing.T
-	out  io.Writer
-	in   io.Writer
-	sink *memSink
-	done bool
+	t               *testing.T
+	out             io.Writer
+	in              io.Writer
+	sink            *memSink
+	trigger, answer string
+	done            bool
 }
 
 func (a *answerAtOnce) Write(p []byte) (int, error) {
 	n, err := a.out.Write(p)
-	if !a.done && strings.Contains(string(p), `"method":"roots/list"`) {
+	trigger, answer := a.trigger, a.answer
+	if trigger == "" {
+		trigger, answer = `"method":"roots/list"`, `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`
+	}
+	if !a.done && strings.Contains(string(p), trigger) {
 		a.done = true
-		if _, err := io.WriteString(a.in, `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`+"\n"); err != nil {
+		if _, err := io.WriteString(a.in, answer+"\n"); err != nil {
 			a.t.Error(err)
 		}
 		testwait.Until(a.t, "a record of the client's answer", func() bool {
