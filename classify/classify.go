@@ -166,12 +166,32 @@ func (r *Result) end(ex *Exchange) {
 // warnID adds the warning for an id (the request's or the response's:
 // which) that MCP does not allow, or that not every peer can read (p).
 func (r *Result) warnID(which string, id wire.ID, p wire.IDProblem) {
+	if w, ok := idWarning(which, id, p); ok {
+		r.warnText(w.Code, w.Message)
+	}
+}
+
+// IDWarning returns the warning Classify gives for an id MCP does not
+// allow (id-not-mcp) or not every peer can read (id-beyond-safe-integer),
+// which naming whose id it is ("request", "response"); ok is false for an
+// id that is allowed. A verdict made without the classifier (a record its
+// producer builds itself) takes it from here, so that the same id gets the
+// same word either way.
+func IDWarning(which string, id wire.ID) (w Warning, ok bool) {
+	return idWarning(which, id, id.MCPProblem())
+}
+
+func idWarning(which string, id wire.ID, p wire.IDProblem) (Warning, bool) {
+	var code, msg string
 	switch p {
 	case wire.IDNotInteger:
-		r.warn(WarnIDNotMCP, "the %s's id %s is a number with a fractional part, which MCP forbids: an id is a string or an integer (JSON-RPC allows it; servers differ: the TypeScript SDK 1.32 refuses it, HTTP 400 -32700, and drops it over stdio; go-sdk 1.8 answers under the id cut to an integer)", which, id)
+		code, msg = WarnIDNotMCP, fmt.Sprintf("the %s's id %s is a number with a fractional part, which MCP forbids: an id is a string or an integer (JSON-RPC allows it; servers differ: the TypeScript SDK 1.32 refuses it, HTTP 400 -32700, and drops it over stdio; go-sdk 1.8 answers under the id cut to an integer)", which, id)
 	case wire.IDBeyondSafeInteger:
-		r.warn(WarnIDBeyondSafeInteger, "the %s's id %s is an integer beyond ±(2^53-1): MCP allows it, but a peer that reads JSON numbers as doubles cannot hold it exactly (the TypeScript SDK 1.32 refuses it: HTTP 400 -32700, dropped over stdio)", which, id)
+		code, msg = WarnIDBeyondSafeInteger, fmt.Sprintf("the %s's id %s is an integer beyond ±(2^53-1): MCP allows it, but a peer that reads JSON numbers as doubles cannot hold it exactly (the TypeScript SDK 1.32 refuses it: HTTP 400 -32700, dropped over stdio)", which, id)
+	default:
+		return Warning{}, false
 	}
+	return Warning{Code: code, Message: msg, Rule: rules[code]}, true
 }
 
 // readShaped is classifyShaped for a body to read (jsonReader's reading,

@@ -865,6 +865,7 @@ func (s *stdioProxy) onStrayAnswer(m wire.Message, line []byte, batch *stdioBatc
 		Note:         "the client's response (client → server), passed on as it is; it answers no pending server request",
 	}
 	rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+	warnOnID(rec, "response", rec.JSONRPC.ID)
 	if e, ok := wire.Field(line, "error"); ok {
 		if c, ok := wire.Field(e, "code"); ok {
 			if n, err := strconv.ParseInt(string(c), 10, 64); err == nil {
@@ -894,6 +895,22 @@ func (s *stdioProxy) writeClientLine(rec *record.Record, line []byte, batch *std
 	rec.RequestBytes = int64(len(line))
 	s.observe(rec, rec.Time, rec.Time, wire.Message{})
 	s.write(rec)
+}
+
+// warnOnID adds to rec the warning the classifier gives for an id MCP
+// does not allow or not every peer can read (classify.IDWarning), which
+// naming whose id it is, unless rec has an id warning already.
+func warnOnID(rec *record.Record, which string, id wire.ID) {
+	w, ok := classify.IDWarning(which, id)
+	if !ok {
+		return
+	}
+	for _, have := range rec.Warnings {
+		if have.Code == classify.WarnIDNotMCP || have.Code == classify.WarnIDBeyondSafeInteger {
+			return
+		}
+	}
+	rec.Warnings = append(rec.Warnings, record.Warning{Code: w.Code, Message: w.Message})
 }
 
 // idType names the JSON type of an id, for a reason that says why an
@@ -1325,6 +1342,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 				// The response's own id (null is null, not absent) and
 				// its error code, as any answer's record has them.
 				rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+				warnOnID(rec, "response", rec.JSONRPC.ID)
 				if e, ok := wire.Field(trimmed, "error"); ok {
 					if c, ok := wire.Field(e, "code"); ok {
 						if n, err := strconv.ParseInt(string(c), 10, 64); err == nil {
@@ -1397,6 +1415,10 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		rec.SetRequest(p.line)
 	}
 	rec.SetResult(res)
+	// A verdict made here (a subscription ended, a server request left
+	// unanswered, a line over the limit) has not had the classifier's look
+	// at the id: the same word as a classified record's.
+	warnOnID(rec, "request", p.msg.ID)
 	rec.Status, rec.ContentType, rec.HTTPStatuses = 0, "", []int{}
 	rec.Method, rec.ProtocolVersion = p.msg.Method, p.protocol
 	rec.Timings.Total = record.Duration(end.Sub(p.start))

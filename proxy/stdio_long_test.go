@@ -107,6 +107,12 @@ func big(n int) string { return strings.Repeat("x", n) }
 // tool with the given raw id: one or more lines.
 func scriptedAnswer(id, tool string) string {
 	small := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", id)
+	if x, ok := strings.CutPrefix(tool, "ask-roots-id:"); ok { // a server request (roots/list) of id x, then the answer
+		return `{"jsonrpc":"2.0","id":` + x + `,"method":"roots/list"}` + "\n" + small
+	}
+	if x, ok := strings.CutPrefix(tool, "stray-id:"); ok { // a response for id x, which no request has, then the answer
+		return `{"jsonrpc":"2.0","id":` + x + `,"result":{}}` + "\n" + small
+	}
 	switch tool {
 	case "big-id-first": // as go-sdk and the Python SDK write a response
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", id, big(1<<20))
