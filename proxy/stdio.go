@@ -246,7 +246,7 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("proxy: starting %s: %w", opts.Command, err)
+		return nil, &StartError{Command: opts.Command, Err: err}
 	}
 	s.cmd = cmd
 
@@ -926,6 +926,20 @@ func idType(id wire.ID) string {
 	}
 	return "neither a string nor a number"
 }
+
+// StartError is RunStdio's error when the server command cannot be started
+// (not found, not executable, a directory): the command given is wrong,
+// nothing ran and nothing was recorded.
+type StartError struct {
+	Command string // the command as given
+	Err     error  // why it could not start (os/exec's error)
+}
+
+// Error names the command and why it could not start.
+func (e *StartError) Error() string { return fmt.Sprintf("proxy: starting %s: %v", e.Command, e.Err) }
+
+// Unwrap returns why the command could not start.
+func (e *StartError) Unwrap() error { return e.Err }
 
 // stdioBatch is where a message sat in a batch line.
 type stdioBatch struct{ size, index int }

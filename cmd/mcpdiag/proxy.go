@@ -539,6 +539,12 @@ func runStdioProxy(ctx context.Context, stdin io.Reader, stdout, stderr io.Write
 	res, err := proxy.RunStdio(ctx, opts)
 	cerr := closeSink()
 	if err != nil && res == nil {
+		var start *proxy.StartError
+		if errors.As(err, &start) {
+			// A server command that cannot start is bad input: one
+			// line naming it, exit 2 (docs/decisions.md, mend21).
+			return usageError("%v", err)
+		}
 		return &exitError{code: 1, err: err}
 	}
 	if records != nil {

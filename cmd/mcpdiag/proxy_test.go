@@ -72,11 +72,16 @@ func TestProxyUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--stdio", "--scenario", "errors.tool_error", "--", "true"}, "errors.tool_error applies to HTTP servers"},
 		{[]string{"proxy", "--stdio", "--scenario", "stdio.garbage", "--params", `{"line":""}`, "--", "true"}, "stdio.garbage: param line: empty"},
 		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/mcp", "--scenario", "stdio.drop"}, "stdio.drop applies to stdio servers (mcpdiag proxy --stdio)"},
+		// A server command that cannot start is bad input too (mend21:
+		// it exited 1, the status of lost records).
+		{[]string{"proxy", "--stdio", "--", "/nonexistent/mcpdiag-server"}, "starting /nonexistent/mcpdiag-server: fork/exec /nonexistent/mcpdiag-server: no such file or directory"},
+		{[]string{"proxy", "--stdio", "--", "mcpdiag-no-such-command", "arg"}, `starting mcpdiag-no-such-command: exec: "mcpdiag-no-such-command": executable file not found in $PATH`},
+		{[]string{"proxy", "--stdio", "--", "/"}, `starting /: exec: "/": is a directory`},
 	} {
 		var out, errb bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &out, &errb)
-		if code != 2 || !strings.Contains(errb.String(), tc.want) {
-			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) || strings.Count(errb.String(), "\n") != 1 || out.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and one line with %q", tc.args, code, out.String(), errb.String(), tc.want)
 		}
 	}
 }
