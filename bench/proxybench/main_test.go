@@ -261,11 +261,14 @@ func TestGCLine(t *testing.T) {
 
 // TestPlainproxyStandardOnly: the plain proxy's binary links nothing but
 // the standard library and its two packages here (so its image holds no
-// live heap of mcpdiag's), and its copy buffers and idle timeout are
-// mcpdiag's.
+// live heap of mcpdiag's), and its copy buffers, head flush and idle
+// timeout are mcpdiag's.
 func TestPlainproxyStandardOnly(t *testing.T) {
 	if plain.CopyBufferSize != proxy.CopyBufferSize {
 		t.Errorf("plain.CopyBufferSize %d, proxy.CopyBufferSize %d: the baseline's copy buffers must be mcpdiag's", plain.CopyBufferSize, proxy.CopyBufferSize)
+	}
+	if plain.HeadFlushDelay != proxy.DefaultHeadFlushDelay {
+		t.Errorf("plain.HeadFlushDelay %s, proxy.DefaultHeadFlushDelay %s: the baseline must flush a response's head as mcpdiag does", plain.HeadFlushDelay, proxy.DefaultHeadFlushDelay)
 	}
 	if got := plain.Transport().IdleConnTimeout; got != proxy.UpstreamIdleConnTimeout {
 		t.Errorf("plain.Transport().IdleConnTimeout %s, proxy.UpstreamIdleConnTimeout %s: the baseline's transport must be tuned as mcpdiag's", got, proxy.UpstreamIdleConnTimeout)

@@ -10,16 +10,18 @@
 //     after it) and parsed once with wire.ParseMessage (id with its JSON
 //     type, method, tool, protocol version);
 //   - every response byte forwarded as ReverseProxy with FlushInterval -1
-//     forwards it (a write and a flush per read) and scanned once, on the
-//     handler's goroutine, with no second copy: each read lands in a pooled
-//     chunk that is written to the client, handed as it is to the
-//     classifier's event reader (wire.NewPooledSSEChunkReader) or kept for
-//     the classification of a JSON body (classify.Classifier), and kept for
-//     the record's body excerpt up to its limit. A chunk of an event stream
-//     is forwarded once the classifier has read the events it completes, so
-//     that a server request on the stream is noted before the client can
-//     have it (the guarantee mcpdiag's request watch gives), and before the
-//     next read of the upstream (no event waits for the next one);
+//     forwards it (a write and a flush per read; the head of a body of known
+//     length flushed alone only if its body is later than
+//     plain.HeadFlushDelay, as mcpdiag's and the plain proxy's) and scanned
+//     once, on the handler's goroutine, with no second copy: each read lands
+//     in a pooled chunk that is written to the client, handed as it is to the
+//     classifier's event reader (wire.NewPooledSSEChunkReader) or kept for the
+//     classification of a JSON body (classify.Classifier), and kept for the
+//     record's body excerpt up to its limit. A chunk of an event stream is
+//     forwarded once the classifier has read the events it completes, so that
+//     a server request on the stream is noted before the client can have it
+//     (the guarantee mcpdiag's request watch gives), and before the next read
+//     of the upstream (no event waits for the next one);
 //   - one record per exchange (id, method, tool, status, the verdict by
 //     record.Record.SetResult, the timings, the response body excerpt of an
 //     exchange that did not succeed, at the default body mode and limit),
@@ -115,7 +117,7 @@ func New(upstream *url.URL, rt http.RoundTripper, sink Writer) *Proxy {
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        rewrite(upstream),
-		FlushInterval:  -1,
+		FlushInterval:  plain.HeadFlushDelay,
 		Transport:      rt,
 		BufferPool:     plain.BufferPool(),
 		ModifyResponse: modifyResponse,

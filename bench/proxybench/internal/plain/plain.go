@@ -18,6 +18,16 @@ import (
 // equal; this package cannot import proxy).
 const CopyBufferSize = 16 << 10
 
+// HeadFlushDelay is the reverse proxy's FlushInterval:
+// proxy.DefaultHeadFlushDelay, mcpdiag's own (held equal by the same
+// test). A response of known length whose body comes within it reaches
+// the client in one write, head and body, as it does through mcpdiag
+// proxy; with -1 a goroutine per response flushed the head alone first
+// (docs/decisions.md, "The head of a response of known length waits up to
+// 1 ms"). ReverseProxy flushes event streams and bodies of unknown length
+// at once whatever this is.
+const HeadFlushDelay = time.Millisecond
+
 // Transport returns the transport mcpdiag proxy builds for itself
 // (proxy.New): http.DefaultTransport cloned, with an idle pool for many
 // clients and its idle timeout.
@@ -30,10 +40,11 @@ func Transport() *http.Transport {
 }
 
 // New returns the plain reverse proxy to upstream over rt: Rewrite with
-// SetURL and the upstream's own Host, FlushInterval -1 (every write
-// flushed, as mcpdiag does for event streams), pooled copy buffers of
-// CopyBufferSize (without a BufferPool, ReverseProxy allocates 32 KiB per
-// response, which an idle stream holds while it waits), and full duplex.
+// SetURL and the upstream's own Host, FlushInterval HeadFlushDelay (every
+// write of an event stream flushed at once, as mcpdiag does), pooled copy
+// buffers of CopyBufferSize (without a BufferPool, ReverseProxy allocates
+// 32 KiB per response, which an idle stream holds while it waits), and
+// full duplex.
 //
 // Full duplex: without it net/http closes the inbound body when the
 // response starts, and the transport's last read of a Content-Length body
@@ -43,7 +54,7 @@ func Transport() *http.Transport {
 func New(upstream *url.URL, rt http.RoundTripper) http.Handler {
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(upstream); pr.Out.Host = "" },
-		FlushInterval: -1,
+		FlushInterval: HeadFlushDelay,
 		Transport:     rt,
 		BufferPool:    buffers{},
 	}
