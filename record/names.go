@@ -159,7 +159,7 @@ func sensitiveName(name string, ctx nameContext) bool {
 	if strings.Contains(rest.String(), "auth") {
 		return true
 	}
-	if passWord(words) || pinWord(words) {
+	if passWord(words) || pinWord(words) || otpWord(words) {
 		return true
 	}
 	if ctx == ctxForm {
@@ -206,6 +206,49 @@ func pinWord(words []string) bool {
 		return true
 	}
 	return heldFormWord(last)
+}
+
+// otpWord reports whether a name holds a one-time password: one of its
+// words is "otp", "totp" or "hotp" (otp, user.otp, otp_code, mfaOtp,
+// TOTP), not a word holding the letters (hotplug, footprint). A one-time
+// password is short-lived but a credential while it lives, and the
+// record outlives it only if the code is replayed within its window,
+// which is what a record must not make possible (names21). A number
+// under an otp name is masked as a PIN's is, unless the name says when
+// or how many (otp_expires_at, otp_length: measureWord).
+func otpWord(words []string) bool {
+	for _, w := range words {
+		switch w {
+		case "otp", "totp", "hotp", "otps":
+			return true
+		}
+	}
+	return false
+}
+
+// measureWord reports whether a name's last word (or its last two)
+// says when a credential expires or was made, or how many or how long
+// it is, rather than holding it: client_secret_expires_at (RFC 7591
+// §3.2.1), expires_in, issued_at, session_count, password_length,
+// token_ttl. A number under such a name is that time or count, and is
+// kept (countMeasure); a string under it is masked as before (names21).
+func measureWord(words []string) bool {
+	n := len(words)
+	if n < 2 {
+		return false
+	}
+	switch words[n-1] {
+	case "count", "length", "len", "size", "ttl", "lifetime", "expiry", "expiration", "expires", "expiresat", "expiresin", "issuedat", "createdat":
+		return true
+	case "at", "in":
+		// A time: expires_at, issued_at, created_at, expires_in; after a
+		// verb's past or a word that names a moment, not "sign_in".
+		switch words[n-2] {
+		case "expires", "expired", "issued", "created", "updated", "rotated", "revoked", "refreshed", "used", "last":
+			return true
+		}
+	}
+	return false
 }
 
 // heldFormWord reports whether a word names a form of the secret before
@@ -258,6 +301,10 @@ const (
 	// name is a credential name only by its last word "tokens", and a
 	// number, true, false or null under it is kept.
 	countAlways
+	// countMeasure: a name that says when a credential expires or was
+	// made, or how many or how long it is (measureWord):
+	// a number under it is kept, a string masked.
+	countMeasure
 	// countBeside: the name "pass" alone, a count of passes when a
 	// count of another kind is its sibling ({"pass": 5, "fail": 0},
 	// probe's grades); a password otherwise ({"user": "bob", "pass":
@@ -280,6 +327,8 @@ func countName(name string) int {
 		if len(words) == 1 || !sensitiveName(strings.Join(words[:len(words)-1], "_"), ctxJSON) {
 			return countAlways
 		}
+	case measureWord(words):
+		return countMeasure
 	}
 	return countNone
 }
@@ -335,7 +384,7 @@ func mayBeSensitive(name string, ctx nameContext) bool {
 	if bytes.Contains(norm, []byte("key")) || bytes.Contains(norm, []byte("auth")) ||
 		bytes.HasSuffix(norm, []byte("pass")) || bytes.HasSuffix(norm, []byte("pw")) ||
 		bytes.HasSuffix(norm, []byte("pin")) || bytes.HasSuffix(norm, []byte("pins")) || bytes.HasSuffix(norm, []byte("pincode")) ||
-		endsInHeldForm(norm) {
+		endsInHeldForm(norm) || bytes.Contains(norm, []byte("otp")) {
 		return true
 	}
 	if ctx == ctxForm {
@@ -367,6 +416,14 @@ func exemptName(norm string, words []string, ctx nameContext) bool {
 		return true
 	}
 	if head, ok := cutTail(words, "idempotencykey"); ok {
+		return len(head) == 0 || !sensitiveName(strings.Join(head, "_"), ctx)
+	}
+	if head, ok := cutTail(words, "keyid"); ok {
+		// A key's identifier (key_id, keyId, signing_key_id; a JWK's
+		// "kid", RFC 7517 §4.5, published in the JWKS) names the key,
+		// as an idempotency key names a request; what comes before it
+		// is judged alone, so that session_key_id and
+		// client_secret_key_id stay credential names (names21).
 		return len(head) == 0 || !sensitiveName(strings.Join(head, "_"), ctx)
 	}
 	return descriptorName(words, ctx)

@@ -378,7 +378,9 @@ var nameHints = append([]string{"key", "auth", "pass", "pw",
 	// text (redact19: "code_verifier=…" in text was kept).
 	"access_code", "access-code", "access.code", "access code", "verifier",
 	// curl's user option, "curl -u user:password" (redact20).
-	"curl"},
+	"curl",
+	// A one-time password's word (otpWord: otp, totp, hotp; names21).
+	"otp"},
 	credentialStems...)
 
 // Scrub removes credentials from free text (error messages, notes, a
@@ -440,12 +442,15 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			s = r.maskAfterNames(s, flagNameRE, flagValueRE, jsonTextName)
 		}
 		if strings.IndexByte(s, '=') >= 0 {
-			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })
+			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) }, measureNumber)
 			s = r.maskAssignments(s, ctx)
 			s = r.maskEnclosedAssignments(s, ctx)
 		}
 		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
 			s = r.maskNetrc(s) // a .netrc entry, its password after a blank (redact20)
+		}
+		if strings.ContainsAny(s, " \t") {
+			s = r.maskBlankSeparated(s) // "client_secret VALUE" on a line of its own (names21)
 		}
 	}
 	if strings.Contains(lower, "curl") && strings.Contains(s, "-u") {
@@ -518,6 +523,12 @@ func (r *Redactor) maskFieldLines(s string) string {
 			continue
 		}
 		name := decodeName(s[k:j]) // "api%2Dkey: …" is judged as api-key
+		if exceptionName(name) {
+			// "InvalidTokenError: …", "jwt.exceptions.InvalidTokenError:
+			// …": an exception's class and its message, prose that the
+			// other rules read (names21).
+			continue
+		}
 		dotted := false
 		if k >= 2 && s[k-1] == '.' {
 			// A dotted name ("db.password:", "access.code:", a
@@ -592,6 +603,13 @@ func (r *Redactor) maskFieldLines(s string) string {
 			}
 		}
 		v := s[start:end]
+		if tv := strings.TrimRight(v, " \t"); !quoted && (measureNumber(name, tv, "", "") ||
+			dotted && strings.EqualFold(name, "pass") && onlyDigits(tv) && len(tv) < 4) {
+			// "client_secret_expires_at: 0": a time, not the secret;
+			// "test.pass: 5": a count of passes, as "Pass: 5" is read
+			// (a number of four digits or more is a PIN's; names21).
+			continue
+		}
 		if v == "" || IsRedacted(unquoteValue(v)) || quoted && IsRedacted(strings.Trim(v, `'`)) || onlyMasks(strings.TrimRight(v, " \t")) ||
 			maskAmidBlanks(strings.TrimRight(v, " \t")) { // "[redacted…]+": the escaped pass's blank kept after its mask
 			continue
@@ -651,6 +669,14 @@ func dottedFieldName(s string, k int, last string) (string, bool) {
 	if q == k-1 || !isLetter(s[q]) {
 		return last, false
 	}
+	prev := decodeName(s[q : k-1])
+	pair := prev + "." + last
+	if mayBeSensitive(pair, ctxJSON) && !sensitiveName(pair, ctxJSON) && mayBeSensitive(last, ctxJSON) {
+		// The two segments spell an exempt name together
+		// ("progress.token" is MCP's progressToken, "signing.key_id" a
+		// key's id): read as that name is (names21).
+		return pair, false
+	}
 	if mayBeSensitive(last, ctxJSON) && sensitiveName(last, ctxJSON) {
 		return last, true
 	}
@@ -660,19 +686,63 @@ func dottedFieldName(s string, k int, last string) (string, bool) {
 		// segment before it cannot make it one.
 		return last, false
 	}
-	prev := decodeName(s[q : k-1])
-	pair := prev + "." + last
 	if !mayBeSensitive(pair, ctxJSON) || !sensitiveName(pair, ctxJSON) {
 		return last, false
 	}
-	if sensitiveName(prev, ctxJSON) && !pinWord(nameWords(pair)) && last != "code" && last != "verifier" {
+	if sensitiveName(prev, ctxJSON) && qualifiedName(prev, last) {
 		// "jwt.Parse", "session.Close": the credential word is the
-		// package's or the class's; "pin.code" is one name, and so are
-		// "auth.code", "oauth.code", "authorization.code" (review20: kept
-		// before), whose lower-case last word is no Go or Python name.
+		// package's, the name after it a function's or a type's. A
+		// lower-case last segment is a property ("secret.value",
+		// "auth.code", "pin.code": names21, review20), a field.
 		return last, false
 	}
 	return pair, true
+}
+
+// qualifiedName reports whether prev.last reads as a Go or Python
+// qualified name, a package or module and a function or type in it
+// ("jwt.ParseWithClaims", "session.Close", "auth.Login"): prev has no
+// upper-case letter and last starts with one. A property path
+// ("secret.value", "Secret.Value", "password.hash") is none (names21).
+func qualifiedName(prev, last string) bool {
+	if last == "" || last[0] < 'A' || last[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(prev); i++ {
+		if prev[i] >= 'A' && prev[i] <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// exceptionName reports whether the name of a "Name: …" line of text is
+// an exception's class, as Python, Java and JavaScript print one before
+// its message ("InvalidTokenError: Signature has expired",
+// "BadCredentialsException: …", "jwt.exceptions.InvalidTokenError: …"):
+// its last segment starts with an upper-case letter, is written in
+// letters and digits only (no "_" or "-": not a header or a field), and
+// its last word is Error, Exception or Warning. The message is prose,
+// read by the other rules (a Bearer credential, a JWT, name=value in it
+// are masked as anywhere; names21).
+func exceptionName(name string) bool {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	if name == "" || name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isLetter(c) && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	for _, w := range []string{"Error", "Exception", "Warning"} {
+		if strings.HasSuffix(name, w) && len(name) > len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
@@ -717,6 +787,58 @@ func credentialWord(s string, start int) int {
 		return 0
 	}
 	return end - start
+}
+
+// isNumber reports whether s is a JSON number ("0", "-1.5", "1e9",
+// "1700000000"): the value a time or a count is written as.
+func isNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	d := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == d || s[d] == '0' && i-d > 1 {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		f := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == f {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		e := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == e {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// measureNumber is the keep rule of name=value and "Name: value" in
+// text: a number under a name that says when or how many
+// (client_secret_expires_at=0, session_count=4; countMeasure) or counts
+// tokens (tokens=1500) is that time or count, not a credential.
+func measureNumber(name, v, _, _ string) bool {
+	if !isNumber(v) {
+		return false
+	}
+	c := countName(name)
+	return c == countMeasure || c == countAlways
 }
 
 // onlyDigits reports whether s is made of the digits 0-9 only.
@@ -772,6 +894,8 @@ func countValue(name, v, before, rest string) bool {
 	switch countName(name) {
 	case countAlways:
 		return true
+	case countMeasure:
+		return isNumber(v) // when or how many (measureWord)
 	case countBeside:
 		const window = 512
 		if len(before) > window {
@@ -1085,7 +1209,8 @@ func (r *Redactor) maskAssignments(s string, ctx nameContext) string {
 			v = s[end : end+n] // a character reference in it (redact_escaped.go)
 		}
 		quoted := v != "" && (v[0] == '"' || v[0] == '\'')
-		if v == "" || !quoted && !escQuoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) {
+		if v == "" || !quoted && !escQuoted && m[5]-m[4] == 1 || IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) ||
+			measureNumber(s[m[2]:m[3]], v, "", "") {
 			continue
 		}
 		b.WriteString(s[last:end])
@@ -1331,6 +1456,87 @@ func (r *Redactor) maskSpans(s string, idx [][]int, span func(m []int) (lo, hi i
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// maskBlankSeparated masks the value of every line of s that is a
+// credential name of two words or more and one value after blanks, and
+// nothing else ("client_secret VALUE", "api_key 'VALUE'": a directive of
+// a config file that takes no "=" or ":", as nginx's, ssh's or a .netrc-
+// like file's). A single word before a blank is prose more often
+// ("password reset", "token expired") and is left to the other rules;
+// so is a line with more words ("api_key missing in request"). A
+// scanner: no pattern to compile.
+func (r *Redactor) maskBlankSeparated(s string) string {
+	var b strings.Builder
+	last := 0
+	for ls := 0; ls < len(s); {
+		le := ls
+		for le < len(s) && s[le] != '\n' && s[le] != '\r' {
+			le++
+		}
+		if lo, hi, ok := blankSeparatedValue(s[ls:le]); ok {
+			v := s[ls+lo : ls+hi]
+			masked := r.Mask(v)
+			if v[0] == '"' || v[0] == '\'' {
+				masked = r.maskValue(v)
+			}
+			b.WriteString(s[last : ls+lo])
+			b.WriteString(masked)
+			last = ls + hi
+		}
+		ls = le + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// blankSeparatedValue returns the value's span in line when line is a
+// credential name of several words, blanks and one value (a word, or a
+// string in quotes), with blanks only around them (maskBlankSeparated).
+func blankSeparatedValue(line string) (lo, hi int, ok bool) {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	ns := i
+	for i < len(line) && (isFieldNameByte(line[i]) || line[i] == '.') {
+		i++
+	}
+	if i == ns || !isLetter(line[ns]) || i == len(line) || line[i] != ' ' && line[i] != '\t' {
+		return 0, 0, false
+	}
+	name := line[ns:i]
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	lo = i
+	if lo == len(line) {
+		return 0, 0, false
+	}
+	if q := line[lo]; q == '"' || q == '\'' {
+		hi = quotedEnd(line, lo)
+	} else {
+		for hi = lo; hi < len(line) && line[hi] != ' ' && line[hi] != '\t'; hi++ {
+		}
+	}
+	for j := hi; j < len(line); j++ {
+		if line[j] != ' ' && line[j] != '\t' {
+			return 0, 0, false
+		}
+	}
+	v := line[lo:hi]
+	if len(nameWords(name)) < 2 || !mayBeSensitive(name, ctxJSON) || !sensitiveName(name, ctxJSON) ||
+		IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || onlyMasks(v) || measureNumber(name, v, "", "") {
+		return 0, 0, false
+	}
+	switch v[0] {
+	case '=', ':':
+		return 0, 0, false // a separator after a blank: the other rules' ("api_key = …")
+	}
+	return lo, hi, true
 }
 
 // maskNetrc masks the password of every .netrc entry in s (netrcRE):
@@ -1766,11 +1972,36 @@ func looksLikeForm(b []byte) bool {
 	return true
 }
 
+// netrcAcrossLines reports whether b may hold a .netrc entry over more
+// than one line: "password" and "machine" or "default" (any case), and
+// a line end.
+func netrcAcrossLines(b []byte) bool {
+	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		return false
+	}
+	return containsFold(b, "password") && (containsFold(b, "machine") || containsFold(b, "default"))
+}
+
+// containsFold reports whether b holds w (lower-case ASCII) in any case.
+func containsFold(b []byte, w string) bool {
+	for i := 0; i+len(w) <= len(b); i++ {
+		if lowerASCII(b[i]) == w[0] && hasFoldPrefix(string(b[i:i+len(w)]), w) {
+			return true
+		}
+	}
+	return false
+}
+
 // redactText redacts an event stream or other text line by line.
 func (r *Redactor) redactText(b []byte) []byte {
 	if bytes.Contains(b, []byte("-----BEGIN ")) {
 		// A PEM block spans lines: mask it across them first.
 		b = []byte(r.maskPEM(string(b)))
+	}
+	if netrcAcrossLines(b) {
+		// A .netrc entry spans lines too ("machine h\nlogin u\npassword
+		// p"): a line alone ("password p") is no entry (names21).
+		b = []byte(r.maskNetrc(string(b)))
 	}
 	// The lines are those of an event stream (CR, LF or CRLF end them, a
 	// BOM may lead): wire.SSEScanner finds them, and what lies between

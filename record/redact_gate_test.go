@@ -58,6 +58,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		if strings.Contains(lower, "password") && (strings.Contains(lower, "machine") || strings.Contains(lower, "default")) {
 			s = r.maskNetrc(s) // redact20
 		}
+		if strings.ContainsAny(s, " \t") {
+			s = r.maskBlankSeparated(s) // names21
+		}
 	}
 	if strings.Contains(lower, "curl") && strings.Contains(s, "-u") {
 		s = r.maskCurlUser(s) // redact20

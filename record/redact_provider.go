@@ -19,6 +19,20 @@ import "strings"
 //	AIza + 35 of [A-Za-z0-9_-]                                Google API keys
 //	sk_live_ sk_test_ rk_live_ rk_test_ + 24 to 247 letters
 //	    and digits                                            Stripe secret and restricted keys
+//	whsec_ + 24 to 247 letters and digits                     Stripe webhook signing secrets
+//	npm_ + 36 letters and digits                              npm access tokens
+//	hf_ + 34 letters                                          Hugging Face tokens
+//	pypi-AgEIcHlwaS5vcmc + 50 or more of [A-Za-z0-9_-]        PyPI upload tokens
+//	glrt- gldt- + 20 or more of [A-Za-z0-9_-]                 GitLab runner and deploy tokens
+//	dop_v1_ doo_v1_ dor_v1_ + 64 hex digits                   DigitalOcean tokens
+//	shpat_ shpca_ shppa_ shpss_ + 32 hex digits               Shopify tokens and shared secrets
+//	lin_api_ + 40 letters and digits                          Linear API keys
+//	pplx- + 48 letters and digits                             Perplexity API keys
+//	sntryu_ + 64 hex digits                                   Sentry user tokens
+//	xapp- + 10 or more of [A-Za-z0-9-], with a digit          Slack app-level tokens
+//
+// (names21: the prefixes and lengths of gitleaks' rules and GitHub's
+// secret scanning partners; whsec_ from Stripe's webhook documentation.)
 //
 // The prefix is matched in its case, after a start of text or a byte that
 // is not a letter, digit or "_", and the body must end where its alphabet
@@ -30,6 +44,8 @@ var providerHints = []string{
 	"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-",
 	"akia", "asia", "xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "glpat-", "aiza",
 	"sk_live_", "sk_test_", "rk_live_", "rk_test_",
+	"whsec_", "npm_", "hf_", "pypi-agei", "glrt-", "gldt-", "dop_v1_", "doo_v1_", "dor_v1_",
+	"shpat_", "shpca_", "shppa_", "shpss_", "lin_api_", "pplx-", "sntryu_", "xapp-",
 }
 
 // providerShape is one provider key shape: its prefix (in its case) and
@@ -48,7 +64,34 @@ var providerShapes = []providerShape{
 	{"glpat-", gitlabToken},
 	{"AIza", func(s string) int { return runShape(s, 4, isKeyByte, 35, 35, 0) }},
 	{"sk_live_", stripeKey}, {"sk_test_", stripeKey}, {"rk_live_", stripeKey}, {"rk_test_", stripeKey},
+	{"whsec_", func(s string) int { return runShape(s, 6, isAlnum, 24, 247, 0) }},
+	{"npm_", func(s string) int { return runShape(s, 4, isAlnum, 36, 36, 0) }},
+	{"hf_", func(s string) int { return runShape(s, 3, isLetter, 34, 34, 0) }},
+	{"pypi-AgEIcHlwaS5vcmc", func(s string) int { return runShape(s, 20, isKeyByte, 50, 1000, 0) }},
+	{"glrt-", gitlabToken5}, {"gldt-", gitlabToken5},
+	{"dop_v1_", hex64}, {"doo_v1_", hex64}, {"dor_v1_", hex64},
+	{"shpat_", shopify}, {"shpca_", shopify}, {"shppa_", shopify}, {"shpss_", shopify},
+	{"lin_api_", func(s string) int { return runShape(s, 8, isAlnum, 40, 40, 0) }},
+	{"pplx-", func(s string) int { return runShape(s, 5, isAlnum, 48, 48, 0) }},
+	{"sntryu_", func(s string) int { return runShape(s, 7, isHexByte, 64, 64, 0) }},
+	{"xapp-", slackToken},
 }
+
+// providerFirst marks the first bytes of the providerShapes' prefixes:
+// maskProviderKeys looks for a key only at them.
+var providerFirst = func() (t [256]bool) {
+	for _, p := range providerShapes {
+		t[p.prefix[0]] = true
+	}
+	return
+}()
+
+func hex64(s string) int { return runShape(s, 7, isHexByte, 64, 64, 0) }
+
+func shopify(s string) int { return runShape(s, 6, isHexByte, 32, 32, 0) }
+
+// gitlabToken5 is gitlabToken for a prefix of 5 bytes (glrt-, gldt-).
+func gitlabToken5(s string) int { return runShape(s, 5, isKeyByte, 20, 255, 0) }
 
 // stripeKey: a Stripe secret or restricted key, "sk_live_" and the like
 // and 24 to 247 letters and digits (redact20: "sk_live_…" in a tool's
@@ -165,7 +208,7 @@ func (r *Redactor) maskProviderKeys(s string) string {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != 'g' && c != 's' && c != 'A' && c != 'x' && c != 'r' || !keyStart(s, i) {
+		if !providerFirst[c] || !keyStart(s, i) {
 			continue
 		}
 		for _, p := range providerShapes {
