@@ -1498,6 +1498,14 @@ func (r *Redactor) maskBlankSeparated(s string) string {
 // string in quotes), with blanks only around them (maskBlankSeparated).
 func blankSeparatedValue(line string) (lo, hi int, ok bool) {
 	i := 0
+	if strings.HasPrefix(line, "data:") {
+		// An event stream's data line ("data: client_secret VALUE"):
+		// its text after the field's name and one blank.
+		i = len("data:")
+		if i < len(line) && line[i] == ' ' {
+			i++
+		}
+	}
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
 	}

@@ -14,6 +14,9 @@ var dottedCredentialNames = []string{
 	"smtp.pass", "user.pw_hash",
 	// review20: the part before the dot a credential name of its own.
 	"auth.code", "oauth.code", "authorization.code", "oauth.code.verifier",
+	// names21: a one-time password; a credential word before a
+	// lower-case last segment that is no stem.
+	"user.otp", "mfa.totp", "secret.value", "password.hash", "Secret.Value", "token.raw",
 }
 
 // TestDottedCredentialNamesInText: a dotted credential name on a

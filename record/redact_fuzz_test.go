@@ -13,6 +13,7 @@ import (
 var plantNames = []string{
 	"access_token", "apiSecret", "aws_secret_access_key", "passphrase", "jwt", "X-Api-Key", "privateKey",
 	"client_assertion", "sessionToken", "DPoP", "cookie", "signature", "pwd", "password", "authorization",
+	"otp", "user_totp", "mfaOtpCode", // names21
 }
 
 // The planted values: none is registered as a secret, so only the patterns
@@ -43,6 +44,10 @@ func FuzzRedactAdversarial(f *testing.F) {
 	f.Add(`{"k":"\u0041\"\\","n":1e9,"t":true}`, "secret_key", uint8(1), uint8(5), uint16(3))
 	f.Add("plain text with a colon: and = signs&x=1", "", uint8(2), uint8(0), uint16(12))
 	f.Add(`[1,{"keyword":"x","progressToken":"y"},[]]`, "monkey", uint8(5), uint8(3), uint16(1))
+	// names21's shapes: a blank for separator, a .netrc over lines, a
+	// time under a secret's name, a key's id, an otp.
+	f.Add("client_secret Hx7q2Lm9\nmachine h\nlogin u\npassword p4ss\nuser.otp: 804172\n", "otp", uint8(1), uint8(0), uint16(9))
+	f.Add(`{"client_secret_expires_at":0,"key_id":"kid-1","session_count":4,"otp":804172}`, "user_totp", uint8(0), uint8(2), uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, body, name string, which, depth uint8, at uint16) {
 		if len(body) > 1<<16 || strings.Contains(strings.ToLower(body), "planted") || strings.Contains(body, "eyJ") || strings.Contains(body, "UGxB") {

@@ -134,6 +134,8 @@ var gateFragments = func() []string {
 		"PlAnTeD-0123456789-value", "[redacted]", "[redacted:len=3:h=0123abcd]",
 		"@", "://", "postgres://", "u:pw@", "'", "'password': ", " = ", "=\"", "='",
 		"ghp_", "github_pat_", "sk-", "sk-proj-", "AKIA", "ASIA", "xoxb-", "glpat-", "AIza", "A1b2C3d4E5f6G7h8I9", "IOSFODNN7EXAMPLE", "0123456789", "_-",
+		"client_secret ", "secret.value: ", "user.otp: ", "OTP", "machine h\nlogin u\npassword ", "data: ", "InvalidTokenError: ", "_expires_at", "key_id", "progress.token", "test.pass: ", // names21
+		"npm_TCllNwh2WLQlMWVhybM1iQrsTj6rMQ0BOh6d", "whsec_", "0123456789abcdef0123456789abcdef",
 	}
 	for _, l := range [][]string{pemHints, nameHints, formHints, queryHints, providerHints} {
 		f = append(f, l...)
@@ -274,6 +276,7 @@ func FuzzScrubGate(f *testing.F) {
 	}
 	f.Add("X-Api-Key: abcdefgh\n{\"token\":\"v\"} ?code=1&state=2 Bearer a.b.c eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln")
 	f.Add("to\u212aen=abc")
+	f.Add("client_secret Hx7q2Lm9\ndata: api_key 'a b'\nuser.otp: 804172 otp=1 secret.value: v InvalidTokenError: x client_secret_expires_at: 0 (key_id=k) npm_TCllNwh2WLQlMWVhybM1iQrsTj6rMQ0BOh6d whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH") // names21
 	r := NewRedactorKey([]byte("gate"))
 	if err := r.AddSecret("sk-gate-secret-0123"); err != nil {
 		f.Fatal(err)

@@ -50,6 +50,13 @@ var plantCarriers = append([]func(v string) string{
 	func(v string) string { return `{"user": "bob", "pass": ` + v + `}` },
 	func(v string) string { return `{"db_pass": ` + v + `, "fail": 0}` },
 	func(v string) string { return `{'user_pw': ` + v + `}` },
+	// names21: a one-time password's word, a credential word before a
+	// neutral last segment, a blank for separator.
+	func(v string) string { return `user.otp: ` + v },
+	func(v string) string { return `verify otp=` + v + `&user=bob` },
+	func(v string) string { return `{"mfa": {"totp": ` + v + `}}` },
+	func(v string) string { return `secret.value: ` + v },
+	func(v string) string { return `client_secret ` + v },
 }, escapedCarriers...)
 
 // plantWords are what the random texts around a secret are made of: words,

@@ -26,6 +26,18 @@ var providerKeys = map[string]string{
 	"gitlab routable":    "glpat-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr.01.0q1w2e3r4",
 	"google api key":     "AIza" + "SyD-1a2B3c4D5e6F7g8H9i0J_kLmNoPqRsT",
 	"jwt without a name": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiJ1c2VyLTEifQ.c2lnbmF0dXJlLXZhbHVl",
+	// names21.
+	"npm":            "npm_" + "TCllNwh2WLQlMWVhybM1iQrsTj6rMQ0BOh6d",
+	"stripe webhook": "whsec_" + "5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH",
+	"hugging face":   "hf_" + "abcdefghijklmnopqrstuvwxyzABCDEFGH",
+	"pypi":           "pypi-AgEIcHlwaS5vcmc" + "CJDU3OTM5NzQ3LWI5NzgtNDAxZi04ZjYwLTE2N2Q5YzFkZDJjYgACKlsz",
+	"gitlab runner":  "glrt-" + "2CR8_eVxiioB1QmzPZwa",
+	"digitalocean":   "dop_v1_" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	"shopify":        "shpat_" + "0123456789abcdef0123456789abcdef",
+	"linear":         "lin_api_" + "Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1n",
+	"perplexity":     "pplx-" + "Ab3dEf5hIj7lMn9pQr1tUv3xYz5bCd7fGh9jKl1nOp3rSt5v",
+	"sentry user":    "sntryu_" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+	"slack app":      "xapp-" + "1-A0123456789-1234567890123-abcdef0123",
 }
 
 // TestProviderKeysMasked: a provider key with no name beside it is masked
