@@ -689,11 +689,12 @@ func dottedFieldName(s string, k int, last string) (string, bool) {
 	if !mayBeSensitive(pair, ctxJSON) || !sensitiveName(pair, ctxJSON) {
 		return last, false
 	}
-	if sensitiveName(prev, ctxJSON) && qualifiedName(prev, last) {
+	if sensitiveName(prev, ctxJSON) && !pinWord(nameWords(pair)) && qualifiedName(prev, last) {
 		// "jwt.Parse", "session.Close": the credential word is the
 		// package's, the name after it a function's or a type's. A
 		// lower-case last segment is a property ("secret.value",
-		// "auth.code", "pin.code": names21, review20), a field.
+		// "auth.code": names21, review20), a field; "pin.Code" is one
+		// name in any case.
 		return last, false
 	}
 	return pair, true

@@ -101,6 +101,7 @@ var names21Masked = []struct{ text, secret string }{
 	{"secret.value: two words", "two words"},
 	{"password.hash: 5f1c9a7e0b2d", "5f1c9a7e0b2d"},
 	{"Secret.Value: Hx7q2Lm9", "Hx7q2Lm9"},
+	{"sim.pin.Code: 8041", "8041"},
 	// A blank for separator, on a line of its own.
 	{"client_secret Hx7q2Lm9Pz", "Hx7q2Lm9Pz"},
 	{"  api_key\tHx7q2Lm9Pz  ", "Hx7q2Lm9Pz"},
