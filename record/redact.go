@@ -1499,14 +1499,6 @@ func (r *Redactor) maskBlankSeparated(s string) string {
 // string in quotes), with blanks only around them (maskBlankSeparated).
 func blankSeparatedValue(line string) (lo, hi int, ok bool) {
 	i := 0
-	if strings.HasPrefix(line, "data:") {
-		// An event stream's data line ("data: client_secret VALUE"):
-		// its text after the field's name and one blank.
-		i = len("data:")
-		if i < len(line) && line[i] == ' ' {
-			i++
-		}
-	}
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
 	}
@@ -2031,6 +2023,12 @@ func (r *Redactor) redactText(b []byte) []byte {
 		if t.Kind == wire.SSEField && t.Field == wire.FieldData && isJSONDoc(t.Value) {
 			out.Write(line[:len(line)-len(t.Value)]) // "data:" and its space
 			out.Write(r.redactJSON(t.Value))
+		} else if t.Kind == wire.SSEField && t.Field == wire.FieldData && len(t.Value) > 0 && len(t.Value) < len(line) {
+			// A data line of text is scrubbed as the text it carries, so
+			// that a rule reading a line from its start reads the data's
+			// ("data: client_secret VALUE"; names21).
+			out.Write(line[:len(line)-len(t.Value)])
+			out.WriteString(r.Scrub(string(t.Value)))
 		} else {
 			out.WriteString(r.Scrub(string(line)))
 		}
