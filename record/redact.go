@@ -1974,13 +1974,19 @@ func looksLikeForm(b []byte) bool {
 }
 
 // netrcAcrossLines reports whether b may hold a .netrc entry over more
-// than one line: "password" and "machine" or "default" (any case), and
-// a line end.
+// than one line: a line end, "password" in lower case, capitalized or in
+// capitals (found by bytes.Contains: a body with none, nearly every body,
+// costs three fast searches), and "machine" or "default" in any case. A
+// keyword in mixed case ("PassWord") across lines is not looked for; on
+// one line netrcRE reads any case.
 func netrcAcrossLines(b []byte) bool {
+	if !bytes.Contains(b, []byte("password")) && !bytes.Contains(b, []byte("Password")) && !bytes.Contains(b, []byte("PASSWORD")) {
+		return false
+	}
 	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
 		return false
 	}
-	return containsFold(b, "password") && (containsFold(b, "machine") || containsFold(b, "default"))
+	return containsFold(b, "machine") || containsFold(b, "default")
 }
 
 // containsFold reports whether b holds w (lower-case ASCII) in any case.

@@ -129,7 +129,7 @@ var gateHints, gatePairs, tailHints, tailPairs = func() (hints [128][]gateHint, 
 // gateTailAnchored are the hints the gate looks up by their last byte
 // (see gateHints).
 var gateTailAnchored = [...]string{"otp", "npm_", "whsec_", "hf_", "lin_api_", "dop_v1_", "doo_v1_", "dor_v1_",
-	"shpat_", "shpca_", "shppa_", "shpss_", "sntryu_", "pplx-", "pypi-agei"}
+	"shpat_", "shpca_", "shppa_", "shpss_", "sntryu_", "pplx-"}
 
 func tailAnchored(h string) bool {
 	for _, t := range gateTailAnchored {
@@ -141,21 +141,31 @@ func tailAnchored(h string) bool {
 }
 
 // gateByte marks the bytes at which patternsMayApply has something to
-// check: a byte that is not ASCII, '.', '?', '&', '@', 'e' (a JWT's start) and
-// each byte that folds to the first byte of a hint. Every other byte is
-// skipped at once (the pair a hint needs starts at its first byte, and a
-// byte after it is looked at in its own turn).
-var gateByte = func() (t [256]bool) {
+// check (gateVisit): a byte that is not ASCII, '.', '?', '&', '@', 'e' (a
+// JWT's start) and each byte that folds to the first or, for a
+// tail-anchored hint, the last byte of a hint; gateTail marks the last.
+// Every other byte is skipped at once (the pair a hint needs starts at its
+// first byte, and a byte after it is looked at in its own turn).
+var gateByte = func() (t [256]uint8) {
 	for c := range t {
 		switch {
 		case c >= 0x80, c == '.', c == '?', c == '&', c == '@', c == 'e':
-			t[c] = true
-		default:
-			t[c] = len(gateHints[lowerASCII(byte(c))]) > 0 || len(tailHints[lowerASCII(byte(c))]) > 0
+			t[c] = gateVisit
+		case len(gateHints[lowerASCII(byte(c))]) > 0:
+			t[c] = gateVisit
+		}
+		if c < 0x80 && len(tailHints[lowerASCII(byte(c))]) > 0 {
+			t[c] |= gateVisit | gateTail
 		}
 	}
 	return
 }()
+
+// The bits of gateByte.
+const (
+	gateVisit = 1 << iota
+	gateTail
+)
 
 // lowerASCII folds an ASCII upper-case letter to lower case, as
 // strings.ToLower does on ASCII text.
@@ -200,7 +210,8 @@ func patternsMayApply(s string, ctx nameContext) bool {
 	dots, jwtStart, query, form, at := 0, false, false, false, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !gateByte[c] {
+		g := gateByte[c]
+		if g == 0 {
 			continue // none of the conditions below can hold at c
 		}
 		if c >= 0x80 {
@@ -217,7 +228,8 @@ func patternsMayApply(s string, ctx nameContext) bool {
 			at = true
 			continue
 		}
-		if lc := asciiLower[c]; len(tailHints[lc]) > 0 && i > 0 {
+		if g&gateTail != 0 && i > 0 {
+			lc := asciiLower[c]
 			// A hint that ends at c (gateTailAnchored). s[i-1] is ASCII:
 			// a byte that is not returned above.
 			p := uint(asciiLower[s[i-1]])<<7 | uint(lc)
