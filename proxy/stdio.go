@@ -133,6 +133,7 @@ type stdioPending struct {
 	unsent     bool                 // the request never reached the server (it had stopped reading its stdin, or the run ended)
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
 	injected   bool                 // a server request a fault wrote in the server's place (fault: its decision)
+	superseded bool                 // a server request not answered when another of its id reached the client (noteServerRequest)
 	answerNote string               // how the answer came, when it came in a batch line
 }
 
@@ -1378,11 +1379,7 @@ func (s *stdioProxy) onServerMessage(line []byte, m wire.Message, now time.Time,
 		}
 		s.finish(p, trimmed, now, nil, clientGone)
 	case wire.MessageRequest:
-		sp := &stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: keep(m), fromSrv: true, batch: batch}
-		s.mu.Lock()
-		sp.protocol, sp.client = s.protocol, s.client
-		s.srvReqs[idKey(m.ID)] = sp
-		s.mu.Unlock()
+		s.noteServerRequest(&stdioPending{start: now, line: bytes.Clone(trimmed), complete: true, msg: keep(m), fromSrv: true, batch: batch})
 	case wire.MessageNotification:
 		if m.Method != "notifications/cancelled" || m.Cancelled.IsZero() {
 			return
@@ -1442,6 +1439,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		notes = append(notes, "a server request (server → client), not answered: the client closed the server's stdin")
 	case p.fromSrv && p.ended:
 		notes = append(notes, "a server request (server → client), not answered")
+	case p.fromSrv && p.superseded:
+		notes = append(notes, "a server request (server → client), not answered before a later server request of the same id reached the client: an answer of that id is paired with the later one")
 	case p.fromSrv:
 		notes = append(notes, "a server request (server → client), answered by the client")
 		rec.ClientAnswer = true
@@ -1452,7 +1451,7 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	case p.unsent:
 		notes = append(notes, "the client's request (client → server), not passed on to the server")
 	}
-	if p.ended || p.left {
+	if p.ended || p.left || p.superseded {
 		// The classifier's words are HTTP's ("no HTTP response"); on a
 		// pipe there is no response line.
 		words := "no response line from the server after the request was sent (the server may have processed it): "
@@ -1879,10 +1878,26 @@ func (s *stdioProxy) noteInjected(line []byte, d *faults.LineDecision) bool {
 	if m.Kind != wire.MessageRequest {
 		return false
 	}
-	sp := &stdioPending{start: time.Now(), line: bytes.Clone(t), complete: true, msg: keep(m), fromSrv: true, fault: d, injected: true}
+	s.noteServerRequest(&stdioPending{start: time.Now(), line: bytes.Clone(t), complete: true, msg: keep(m), fromSrv: true, fault: d, injected: true})
+	return true
+}
+
+// noteServerRequest notes sp, a server request the client is about to
+// read (the server's own, or one a fault writes in its place), under its
+// id. A request of the same id still waiting for its answer is recorded
+// then, not answered: an answer of that id is the later one's from now on
+// (JSON-RPC: an id is unique among a sender's requests in flight). Before,
+// the later one took its place in the table and the earlier one had no
+// record at all.
+func (s *stdioProxy) noteServerRequest(sp *stdioPending) {
+	k := idKey(sp.msg.ID)
 	s.mu.Lock()
 	sp.protocol, sp.client = s.protocol, s.client
-	s.srvReqs[idKey(m.ID)] = sp
+	stale := s.srvReqs[k]
+	s.srvReqs[k] = sp
 	s.mu.Unlock()
-	return true
+	if stale != nil {
+		stale.superseded = true
+		s.finish(stale, nil, time.Now(), fmt.Errorf("another server request with the same id %s reached the client before this one was answered", sp.msg.ID.String()), false)
+	}
 }

@@ -1,0 +1,113 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
+	"github.com/mcpdiag/mcpdiag/proxy"
+	"github.com/mcpdiag/mcpdiag/record"
+)
+
+// TestStdioServerRequestSameIDTwice: two server requests of one id reach
+// the client while the first is still unanswered (a server that reuses the
+// id of a request it still waits for; stdio.garbage writing its
+// request-shaped line before each of two calls' answers). Each request
+// line the client got has its record: the first one not answered
+// (NETWORK_ERROR, as a server request the client had not answered when the
+// server ended, without UX), its reason and note saying a later request of
+// its id took its place; the second not answered as the client closed
+// stdin; both with the id as written, no client answer, FI when the fault
+// wrote them. Before, the
+// second took the first's place in the proxy's table and the first had no
+// record at all: two requests, one record.
+func TestStdioServerRequestSameIDTwice(t *testing.T) {
+	t.Parallel()
+	const injected = `{"jsonrpc":"2.0","id":"inj-1","method":"ping"}`
+	for _, tc := range []struct {
+		name, tool, method, id string
+		fault                  bool
+	}{
+		{"server's own", "ask-roots", "roots/list", `"srv-1"`, false},
+		{"injected by stdio.garbage", "echo", "ping", `"inj-1"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			sink := &memSink{}
+			cmd, args := stdioCommand()
+			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
+				Stdin: inR, Stdout: outW, Stderr: io.Discard, Records: sink}
+			want := scriptedAnswer("2", tc.tool) + scriptedAnswer("3", tc.tool)
+			if tc.fault {
+				sel, err := faults.SelectStdio("stdio.garbage", []byte(`{"line":`+mustJSON(injected)+`,"match":{"tool":"echo"}}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Faults = &proxy.FaultOptions{Selection: sel}
+				want = injected + "\n" + scriptedAnswer("2", tc.tool) + injected + "\n" + scriptedAnswer("3", tc.tool)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := proxy.RunStdio(context.Background(), opts)
+				outW.Close()
+				inR.Close()
+				done <- err
+			}()
+			r := bufio.NewReader(outR)
+			got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", tc.tool), scriptedCall("3", tc.tool)}), "")
+			if got != want {
+				t.Fatalf("the client received %q, want %q", got, want)
+			}
+			inW.Close()
+			go io.Copy(io.Discard, r)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(testwait.Bound):
+				t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
+			}
+			var reqs, superseded, left, calls int
+			for _, rec := range sink.records(t) {
+				switch {
+				case rec.Method == tc.method:
+					reqs++
+					if string(rec.JSONRPC.ID.Raw()) != tc.id || rec.ClientAnswer {
+						t.Errorf("a %s record: id %s, clientAnswer %v; want id %s, no client answer", tc.method, rec.JSONRPC.ID.Raw(), rec.ClientAnswer, tc.id)
+					}
+					switch {
+					case strings.Contains(rec.Note, "a later server request of the same id"):
+						superseded++
+						if rec.Outcome != classify.NetworkError || rec.Flags.Has(record.FlagFI) != tc.fault || rec.Flags.Has(record.FlagUX) {
+							t.Errorf("the superseded request's record: %s, flags %v; want NETWORK_ERROR, FI %v, no UX", rec.Outcome, rec.Flags, tc.fault)
+						}
+						if rec.Reason != "no answer line from the client after the server sent its request: another server request with the same id "+tc.id+" reached the client before this one was answered" {
+							t.Errorf("the superseded request's reason: %q", rec.Reason)
+						}
+					case strings.Contains(rec.Note, "not answered: the client closed the server's stdin"):
+						left++
+					default:
+						t.Errorf("a %s record: %s, reason %q, note %q", tc.method, rec.Outcome, rec.Reason, rec.Note)
+					}
+				case rec.Method == "tools/call":
+					calls++
+				default:
+					t.Errorf("a record of %q: %s, reason %q", rec.Method, rec.Outcome, rec.Reason)
+				}
+			}
+			if reqs != 2 || superseded != 1 || left != 1 || calls != 2 {
+				t.Errorf("%d records of %s (%d superseded, %d not answered) and %d of tools/call; want 2 (1, 1) and 2", reqs, tc.method, superseded, left, calls)
+			}
+		})
+	}
+}
