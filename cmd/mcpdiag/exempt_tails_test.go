@@ -3,12 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -36,23 +32,7 @@ func TestExemptTailsNeverRecorded(t *testing.T) {
 		idemKey       = "k-19-idempotent"
 		headerKey     = "k-19-header"
 	)
-	var (
-		mu   sync.Mutex
-		sent []byte
-	)
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		sent = append(sent, b...)
-		sent = append(sent, r.Header.Get("X-Api-Key-Idempotency-Key")...)
-		mu.Unlock()
-		var req struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if err := json.Unmarshal(b, &req); err != nil || len(req.ID) == 0 {
-			http.Error(w, "want a JSON-RPC request", http.StatusBadRequest)
-			return
-		}
+	upstream := newTravelUpstream(t, "X-Api-Key-Idempotency-Key", func(w http.ResponseWriter, id json.RawMessage, _ string) {
 		text := "client_secret_token_endpoint: " + secrets["result text descriptor"] + "\napi_key_idempotency_key=" + secrets["result text idempotency"]
 		result, _ := json.Marshal(map[string]any{
 			"content": []any{map[string]any{"type": "text", "text": text}},
@@ -64,9 +44,8 @@ func TestExemptTailsNeverRecorded(t *testing.T) {
 			},
 		})
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + string(result) + `}`))
-	}))
-	defer upstream.Close()
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(result) + `}`))
+	})
 
 	rec := filepath.Join(t.TempDir(), "proxy.jsonl")
 	px := runHTTPProxyForTest(t, proxyOptions{upstream: upstream.URL + "/mcp", recordFile: rec, recordBodies: "all"})
@@ -83,27 +62,11 @@ func TestExemptTailsNeverRecorded(t *testing.T) {
 		"text":                         string(textArg),
 	})
 	body := `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"echo","arguments":` + string(args) + `}}`
-	req, err := http.NewRequest(http.MethodPost, px.base+"/mcp", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("X-Api-Key-Idempotency-Key", secrets["header idempotency"])
-	req.Header.Set("Idempotency-Key", headerKey)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	got := postMCP(t, px.base+"/mcp", body, map[string]string{"X-Api-Key-Idempotency-Key": secrets["header idempotency"], "Idempotency-Key": headerKey})
 	px.stop()
 
 	// The test proves something only if every value travelled.
-	mu.Lock()
-	all := append(append([]byte{}, sent...), got...)
-	mu.Unlock()
+	all := upstream.travelled(got)
 	for _, k := range sortedKeys(secrets) {
 		if !bytes.Contains(all, []byte(secrets[k])) {
 			t.Errorf("the %s secret never travelled: the test proves nothing for it", k)

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/record"
@@ -42,27 +40,8 @@ func TestRedact20SecretsNeverRecorded(t *testing.T) {
 		"error curl -u":      canary("r20curl"),
 	}
 	const sessionIdem = "order-20-0001"
-	var (
-		mu   sync.Mutex
-		sent []byte
-	)
-	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		sent = append(sent, b...)
-		sent = append(sent, r.Header.Get("Session-Idempotency-Key")...)
-		mu.Unlock()
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(b, &req); err != nil || len(req.ID) == 0 {
-			http.Error(w, "want a JSON-RPC request", http.StatusBadRequest)
-			return
-		}
-		if req.Params.Name == "fail" {
+	upstream := newTravelUpstream(t, "Session-Idempotency-Key", func(w http.ResponseWriter, id json.RawMessage, tool string) {
+		if tool == "fail" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusBadGateway)
 			_, _ = io.WriteString(w, "upstream failed with token "+secrets["error escaped JWT"]+"\n"+
@@ -78,37 +57,20 @@ func TestRedact20SecretsNeverRecorded(t *testing.T) {
 			"structuredContent": map[string]any{"pw_hash": secrets["result pw_hash"], "pin_number": secrets["result pin_number"], "pass_rate": "0.97"},
 		})
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":` + string(result) + `}`))
-	}))
-	defer upstream.Close()
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(result) + `}`))
+	})
 
 	rec := filepath.Join(t.TempDir(), "proxy.jsonl")
 	px := runHTTPProxyForTest(t, proxyOptions{upstream: upstream.URL + "/mcp", recordFile: rec, recordBodies: "all"})
 	var got []byte
 	for i, tool := range []string{"echo", "fail"} {
 		body := `{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
-		req, err := http.NewRequest(http.MethodPost, px.base+"/mcp", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Session-Idempotency-Key", sessionIdem)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		got = append(got, b...)
+		got = append(got, postMCP(t, px.base+"/mcp", body, map[string]string{"Session-Idempotency-Key": sessionIdem})...)
 	}
 	px.stop()
 
 	// The test proves something only if every value travelled.
-	mu.Lock()
-	all := append(append([]byte{}, sent...), got...)
-	mu.Unlock()
+	all := upstream.travelled(got)
 	for _, k := range sortedKeys(secrets) {
 		if !bytes.Contains(all, []byte(secrets[k])) && !bytes.Contains(all, []byte(jsonQuoted(secrets[k]))) {
 			t.Errorf("the %s secret never travelled: the test proves nothing for it", k)
