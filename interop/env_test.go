@@ -308,8 +308,9 @@ type exchangeRecord struct {
 		ID        json.RawMessage `json:"id"`
 		ErrorCode *int            `json:"errorCode"`
 	} `json:"jsonrpc"`
-	AnsweredOn   string `json:"answeredOn"`
-	ClientAnswer bool   `json:"clientAnswer"`
+	AnsweredOn   string   `json:"answeredOn"`
+	ClientAnswer bool     `json:"clientAnswer"`
+	Flags        []string `json:"flags"`
 	StreamAnswer *struct {
 		Seen    bool   `json:"seen"`
 		NotSeen string `json:"notSeen"`

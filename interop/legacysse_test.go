@@ -48,7 +48,11 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 		{[]string{"--tool-name", "echo", "--tool-arg", "message=hi"}, "Echo: hi"},
 		{[]string{"--tool-name", "get-resource-reference", "--tool-arg", "resourceId=-1"}, "Invalid resourceId"},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		// The bound only turns a hang into a failure that says so: at load
+		// ~26 one run took more than the 60 s this was (mend21: killed with
+		// no output, Node still starting).
+		const bound = 5 * time.Minute
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
 		cmd := exec.CommandContext(ctx, nt.node, append([]string{launcher, "--cli", px.base + "/sse", "--transport", "sse",
 			"--method", "tools/call"}, run.args...)...)
 		cmd.Env = []string{"PATH=" + nt.bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "MCP_INSPECTOR_SECRET_STORE=memory", "NO_COLOR=1"}
@@ -56,7 +60,11 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		hung := ctx.Err() != nil
 		cancel()
+		if hung {
+			t.Fatalf("inspector %v did not finish within %s: %v\n%s", run.args, bound, err, out.String())
+		}
 		if !strings.Contains(out.String(), run.want) {
 			t.Fatalf("inspector %v: %v\n%s", run.args, err, out.String())
 		}
@@ -84,10 +92,19 @@ func TestInspectorLegacySSERecord(t *testing.T) {
 			// the GET stream (roots/list, when the Inspector answers it
 			// before it exits: timing): the POST carrying it, accepted 202,
 			// judged by the answer (answers13), the server request's method.
-			if r.HTTPMethod != "POST" || r.Status != 202 || r.Outcome != "RESULT_SUCCESS" || r.AnsweredOn != "" ||
+			// The Inspector exits once it printed the tool's result, and
+			// its answer's POST may still be in flight then (at load ~25 it
+			// was): the record says the client left before the response,
+			// NETWORK_ERROR, DC, no status. Either is what happened; any
+			// other record of the answer is wrong.
+			status, outcome := 202, "RESULT_SUCCESS"
+			if slices.Contains(r.Flags, "DC") {
+				status, outcome = 0, "NETWORK_ERROR"
+			}
+			if r.HTTPMethod != "POST" || r.Status != status || r.Outcome != outcome || r.AnsweredOn != "" ||
 				!integer.Match(r.JSONRPC.ID) || !slices.Contains([]string{"roots/list", "sampling/createMessage", "elicitation/create"}, r.Method) {
-				t.Errorf("the client's answer %s %q (id %s): status %d, %s, answeredOn %q; want a POST 202 RESULT_SUCCESS with the server request's method and integer id",
-					r.HTTPMethod, r.Method, r.JSONRPC.ID, r.Status, r.Outcome, r.AnsweredOn)
+				t.Errorf("the client's answer %s %q (id %s): status %d, %s, flags %v, answeredOn %q; want a POST %d %s with the server request's method and integer id",
+					r.HTTPMethod, r.Method, r.JSONRPC.ID, r.Status, r.Outcome, r.Flags, r.AnsweredOn, status, outcome)
 			}
 			continue
 		}
