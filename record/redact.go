@@ -523,10 +523,15 @@ func (r *Redactor) maskFieldLines(s string) string {
 			continue
 		}
 		name := decodeName(s[k:j]) // "api%2Dkey: …" is judged as api-key
-		if exceptionName(name) {
+		if exceptionName(name) && exceptionProse(s[i+1:]) {
 			// "InvalidTokenError: …", "jwt.exceptions.InvalidTokenError:
 			// …": an exception's class and its message, prose that the
-			// other rules read (names21).
+			// other rules read (names21). A message of one word or one
+			// string in quotes is no prose but a value, read as a field
+			// line's: Python's KeyError prints the key it missed
+			// ("KeyError: 'tok_…'", a session looked up by its token),
+			// and "InvalidTokenError: <the token>" prints the token
+			// (review21).
 			continue
 		}
 		dotted := false
@@ -744,6 +749,24 @@ func exceptionName(name string) bool {
 		}
 	}
 	return false
+}
+
+// exceptionProse reports whether the rest of a line after an exception's
+// "Name:" (rest, up to its line end) is a message of more than one word:
+// not one word, and not one string in quotes ("KeyError: 'a b'").
+func exceptionProse(rest string) bool {
+	e := 0
+	for e < len(rest) && rest[e] != '\n' && rest[e] != '\r' {
+		e++
+	}
+	t := strings.Trim(rest[:e], " \t")
+	if t == "" || !strings.ContainsAny(t, " \t") {
+		return false
+	}
+	if q := t[0]; (q == '"' || q == '\'') && quotedEnd(t, 0) == len(t) && t[len(t)-1] == q {
+		return false
+	}
+	return true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
