@@ -134,6 +134,8 @@ type stdioPending struct {
 	batch      *stdioBatch          // where the request sat in a batch line; nil: a line of its own
 	injected   bool                 // a server request a fault wrote in the server's place (fault: its decision)
 	superseded bool                 // a server request not answered when another of its id reached the client (noteServerRequest)
+	refused    string               // an injected request not written to the client: why (noteInjected)
+	shared     string               // a server request whose id an injected request still waiting had: what that means for its answer (noteServerRequest)
 	answerNote string               // how the answer came, when it came in a batch line
 }
 
@@ -574,7 +576,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			// held of a line is no complete line: no request).
 			return
 		}
-		kill := false
+		kill, drop := false, false
 		var unsent bool
 		if end {
 			line, whole := lr.take()
@@ -590,7 +592,9 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			// A last line with no newline: the client closed its stdin
 			// in the middle of it.
 			s.lastCut = err == io.EOF && (len(piece) == 0 || piece[len(piece)-1] != '\n')
-			s.onClientLine(line, whole, unsent)
+			// The client's answer to a request the fault injected is
+			// not passed on: the server never sent that request.
+			drop = s.onClientLine(line, whole, unsent, len(piece) == len(line))
 			// The exit fault kills the server right after this request
 			// reached it; from now on its output is dropped, so that an
 			// answer it writes before the kill lands never reaches the
@@ -606,7 +610,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			s.heldN, s.heldHead, s.heldSent = 0, s.heldHead[:0], 0
 			s.mu.Unlock()
 		}
-		if len(piece) > 0 && !unsent {
+		if len(piece) > 0 && !unsent && !drop {
 			if !end {
 				s.mu.Lock()
 				s.heldSent += int64(len(piece))
@@ -706,11 +710,14 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 // messages counts as if it had come on a line of its own, and the record of
 // each request in it says so (record.Record.Batch). unsent says the line is
 // not passed on to the server (see clientToServer): its requests are
-// recorded at once as never having reached it.
-func (s *stdioProxy) onClientLine(line []byte, whole, unsent bool) {
+// recorded at once as never having reached it. single says the line came
+// in one piece (nothing of it was passed on yet); drop reports that it is
+// a client's answer to a request a fault injected, which the server never
+// sent: the caller does not pass it on.
+func (s *stdioProxy) onClientLine(line []byte, whole, unsent, single bool) (drop bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
-		return
+		return false
 	}
 	m := wire.Message{Kind: wire.MessageInvalid}
 	if whole {
@@ -723,7 +730,7 @@ func (s *stdioProxy) onClientLine(line []byte, whole, unsent bool) {
 		elems := batchElements(trimmed)
 		if len(elems) == 0 {
 			s.onClientNoise(trimmed, nil, nil, unsent)
-			return
+			return false
 		}
 		for i, e := range elems {
 			b := &stdioBatch{size: len(elems), index: i}
@@ -735,19 +742,19 @@ func (s *stdioProxy) onClientLine(line []byte, whole, unsent bool) {
 				if em.IsNullIDRequest() {
 					s.onClientNoise(e, &em, b, unsent)
 				}
-				s.onClientMessage(em, e, true, b, unsent)
+				s.onClientMessage(em, e, true, b, unsent, false)
 			}
 		}
-		return
+		return false
 	}
 	if whole && m.Kind == wire.MessageInvalid {
 		s.onClientNoise(trimmed, nil, nil, unsent)
-		return
+		return false
 	}
 	if m.IsNullIDRequest() {
 		s.onClientNoise(trimmed, &m, nil, unsent)
 	}
-	s.onClientMessage(m, trimmed, whole, nil, unsent)
+	return s.onClientMessage(m, trimmed, whole, nil, unsent, whole && single)
 }
 
 // onClientNoise records a line of the client that is not a JSON-RPC
@@ -978,8 +985,13 @@ const batchProtocol = "2025-03-26"
 // a batch line's (batch says where it sat; nil for a line of its own).
 // unsent says it is not passed on to the server: a request is recorded at
 // once as never having reached it (unsentRequest), and a notification or an
-// answer, which the server never sees, is not looked at.
-func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool, batch *stdioBatch, unsent bool) {
+// answer, which the server never sees, is not looked at. droppable says
+// the message is a line of its own that nothing of was passed on yet; drop
+// reports that it answers a request a fault injected (noteInjected), which
+// the server never sent, so the caller keeps it from the server. An
+// injected request's answer that cannot be kept back (in a batch line, or
+// a line passed on in pieces) is passed on, and its record says so.
+func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool, batch *stdioBatch, unsent, droppable bool) (drop bool) {
 	if unsent {
 		if m.Kind == wire.MessageRequest {
 			s.mu.Lock()
@@ -987,7 +999,7 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 			s.mu.Unlock()
 			s.unsentRequest(p)
 		}
-		return
+		return false
 	}
 	// Pairs this line completes are recorded after the lock is released,
 	// and the faults decide then too (a fault may act on the server).
@@ -1027,6 +1039,14 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 			if batch != nil {
 				answered.answerNote = batchNote(batch, "the client's answer was", answered.protocol, answered.batch == nil)
 			}
+			if answered.injected {
+				drop = droppable
+				how := "the client's answer was not passed on to the server, which never sent this request"
+				if !drop {
+					how = "the client's answer was passed on to the server, which never sent this request (it came in a batch line, or in pieces, and could not be kept back)"
+				}
+				answered.answerNote = strings.TrimPrefix(answered.answerNote+"; "+how, "; ")
+			}
 		} else {
 			stray = true
 		}
@@ -1051,6 +1071,7 @@ func (s *stdioProxy) onClientMessage(m wire.Message, trimmed []byte, whole bool,
 	if answered != nil {
 		s.finish(answered, trimmed, time.Now(), nil, false)
 	}
+	return drop
 }
 
 func (s *stdioProxy) protocolFor(m wire.Message) string {
@@ -1131,7 +1152,13 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 				case o.Injected:
 					// A request-shaped line is noted before the client
 					// reads it, as the server's own requests are.
-					req := s.noteInjected(o.Line, decision)
+					req, refused := s.noteInjected(o.Line, decision)
+					if refused != nil {
+						// Its id is a pending server request's: the
+						// client's answers could not be told apart.
+						s.finish(refused, nil, time.Now(), errors.New(refused.refused), false)
+						continue
+					}
 					write(append(bytes.Clone(o.Line), '\n'))
 					if !req {
 						s.onNoise(o.Line, 0, decision.Fired())
@@ -1435,6 +1462,8 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	rec.Timings.Total = record.Duration(end.Sub(p.start))
 	var notes []string
 	switch {
+	case p.fromSrv && p.refused != "":
+		notes = append(notes, "a request the fault was to inject (server → client), not written to the client: "+p.refused)
 	case p.fromSrv && p.left:
 		notes = append(notes, "a server request (server → client), not answered: the client closed the server's stdin")
 	case p.fromSrv && p.ended:
@@ -1451,13 +1480,15 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	case p.unsent:
 		notes = append(notes, "the client's request (client → server), not passed on to the server")
 	}
-	if p.ended || p.left || p.superseded {
+	if p.ended || p.left || p.superseded || p.refused != "" {
 		// The classifier's words are HTTP's ("no HTTP response"); on a
 		// pipe there is no response line.
 		words := "no response line from the server after the request was sent (the server may have processed it): "
 		switch {
 		case p.cut:
 			words = "the server's response line was cut: "
+		case p.refused != "":
+			words = "not written to the client: "
 		case p.fromSrv:
 			words = "no answer line from the client after the server sent its request: "
 		case p.unsent:
@@ -1478,8 +1509,11 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	if p.answerNote != "" {
 		notes = append(notes, p.answerNote)
 	}
-	if p.injected {
-		notes = append(notes, "injected by the fault (FI): the server never wrote this request, the proxy wrote it to the client in the server's place (a client's answer is passed on to the server as any)")
+	if p.shared != "" {
+		notes = append(notes, p.shared)
+	}
+	if p.injected && p.refused == "" {
+		notes = append(notes, "injected by the fault (FI): the server never wrote this request, the proxy wrote it to the client in the server's place")
 	}
 	if p.cancelled > 0 {
 		notes = append(notes, fmt.Sprintf("the client cancelled the request (notifications/cancelled) after %s", p.cancelled.Round(time.Millisecond)))
@@ -1868,18 +1902,38 @@ func (s *stdioProxy) applyFault(m *wire.Message) (out []faults.LineOut, d *fault
 // one, before the client can read it: the client's answer is then paired
 // with it, as with a request of the server's own, and its record says the
 // fault injected it. It reports whether the line was a request; any other
-// line the caller records as noise.
-func (s *stdioProxy) noteInjected(line []byte, d *faults.LineDecision) bool {
+// line the caller records as noise. A request whose id is that of a server
+// request still waiting for the client's answer (the server's own, or one
+// injected before) is not noted: refused is it, for the caller to record
+// and not to write. The client would answer both with that id, and no
+// answer could be told to be the one or the other's (real servers number
+// their requests 0, 1, 2…, as an injected line may).
+func (s *stdioProxy) noteInjected(line []byte, d *faults.LineDecision) (req bool, refused *stdioPending) {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 || t[0] != '{' {
-		return false
+		return false, nil
 	}
 	m := wire.ParseMessage(t)
 	if m.Kind != wire.MessageRequest {
-		return false
+		return false, nil
 	}
-	s.noteServerRequest(&stdioPending{start: time.Now(), line: bytes.Clone(t), complete: true, msg: keep(m), fromSrv: true, fault: d, injected: true})
-	return true
+	sp := &stdioPending{start: time.Now(), line: bytes.Clone(t), complete: true, msg: keep(m), fromSrv: true, fault: d, injected: true}
+	s.mu.Lock()
+	if k, ok := answeredKey(s.srvReqs, m.ID); ok {
+		held := s.srvReqs[k]
+		sp.protocol, sp.client = s.protocol, s.client
+		s.mu.Unlock()
+		who := "the server's own " + held.msg.Method
+		if held.injected {
+			who = "the " + held.msg.Method + " the fault injected before"
+		}
+		sp.unsent = true
+		sp.refused = fmt.Sprintf("its id %s is the id of %s (id %s), still waiting for the client's answer: the client's answers of that id could not be told apart", m.ID.String(), who, held.msg.ID.String())
+		return true, sp
+	}
+	s.mu.Unlock()
+	s.noteServerRequest(sp)
+	return true, nil
 }
 
 // noteServerRequest notes sp, a server request the client is about to
@@ -1894,10 +1948,20 @@ func (s *stdioProxy) noteServerRequest(sp *stdioPending) {
 	s.mu.Lock()
 	sp.protocol, sp.client = s.protocol, s.client
 	stale := s.srvReqs[k]
+	if stale != nil && stale.injected && !sp.injected {
+		// The server's own request of an id the fault's request still
+		// waiting has: recorded on both sides (noteInjected refuses the
+		// other order).
+		sp.shared = fmt.Sprintf("its id %s was also the id of the %s the fault injected, which the client had not answered when this request reached it: the proxy cannot tell their answers apart; the answer paired here is the client's first of that id after this request, and may be its answer to the injected %s", sp.msg.ID.String(), stale.msg.Method, stale.msg.Method)
+	}
 	s.srvReqs[k] = sp
 	s.mu.Unlock()
 	if stale != nil {
 		stale.superseded = true
-		s.finish(stale, nil, time.Now(), fmt.Errorf("another server request with the same id %s reached the client before this one was answered", sp.msg.ID.String()), false)
+		why := fmt.Errorf("another server request with the same id %s reached the client before this one was answered", sp.msg.ID.String())
+		if sp.shared != "" {
+			why = fmt.Errorf("the server's own %s of the same id %s reached the client before this injected request was answered: the client's answers of that id cannot be told apart, and none is paired with this one", sp.msg.Method, sp.msg.ID.String())
+		}
+		s.finish(stale, nil, time.Now(), why, false)
 	}
 }

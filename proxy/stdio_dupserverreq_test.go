@@ -18,14 +18,14 @@ import (
 
 // TestStdioServerRequestSameIDTwice: two server requests of one id reach
 // the client while the first is still unanswered (a server that reuses the
-// id of a request it still waits for; stdio.garbage writing its
-// request-shaped line before each of two calls' answers). Each request
-// line the client got has its record: the first one not answered
-// (NETWORK_ERROR, as a server request the client had not answered when the
-// server ended, without UX), its reason and note saying a later request of
-// its id took its place; the second not answered as the client closed
-// stdin; both with the id as written, no client answer, FI when the fault
-// wrote them. Before, the
+// id of a request it still waits for). Each request line the client got
+// has its record: the first one not answered (NETWORK_ERROR, as a server
+// request the client had not answered when the server ended, without UX),
+// its reason and note saying a later request of its id took its place; the
+// second not answered as the client closed stdin; both with the id as
+// written, no client answer. (stdio.garbage's request-shaped line written
+// before each of two calls' answers was a case here; since collide21 the
+// second is not written: TestStdioInjectedIDCollision.) Before, the
 // second took the first's place in the proxy's table and the first had no
 // record at all: two requests, one record.
 func TestStdioServerRequestSameIDTwice(t *testing.T) {
@@ -36,7 +36,6 @@ func TestStdioServerRequestSameIDTwice(t *testing.T) {
 		fault                  bool
 	}{
 		{"server's own", "ask-roots", "roots/list", `"srv-1"`, false},
-		{"injected by stdio.garbage", "echo", "ping", `"inj-1"`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -31,6 +31,7 @@ func runScriptedStdio() {
 	sc.Buffer(nil, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	listen := "null" // the id of the open subscriptions/listen request
+	var answers []string
 	for sc.Scan() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -41,7 +42,16 @@ func runScriptedStdio() {
 		}
 		err := json.Unmarshal(sc.Bytes(), &m)
 		if err == nil && m.ID != nil && m.Method == "" {
+			answers = append(answers, string(m.ID))
 			continue // the client's answer to a server request
+		}
+		if m.Params.Name == "answers-seen" {
+			// The ids of the client's answers this server read, in order
+			// (a text of them joined by commas): what the proxy passed on.
+			text, _ := json.Marshal(strings.Join(answers, ","))
+			out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":` + string(text) + `}]}}` + "\n")
+			out.Flush()
+			continue
 		}
 		if err == nil && m.ID != nil && m.Method == "subscriptions/listen" {
 			// A 2026-07-28 subscription: acknowledged, never answered
