@@ -64,8 +64,38 @@ func (r *Record) Interrupted() bool {
 // diagnosis. An SD record with another outcome holds what the server said
 // before the stop (a 500's head and part of its body, then a hang:
 // HTTP_ERROR), a failure of the server's own, judged as any other.
+//
+// A 2024-11-05 HTTP+SSE request whose answer the proxy still awaited on the
+// GET stream when it shut down (UnansweredOnStream AnswerShutdown) is cut
+// by shutdown too: its REQUEST_ACCEPTED record has no SD flag, but the stop
+// is what left it without an answer.
 func (r *Record) CutByShutdown() bool {
-	return r.Flags.Has(FlagSD) && slices.Contains(CutOutcomes, r.Outcome)
+	return r.Flags.Has(FlagSD) && slices.Contains(CutOutcomes, r.Outcome) || r.UnansweredOnStream() == AnswerShutdown
+}
+
+// AnswerUnknown is what UnansweredOnStream returns for a request whose
+// answer was not seen on the stream when the record does not say why.
+const AnswerUnknown = "unknown"
+
+// UnansweredOnStream returns why the answer of r, the record of a request
+// POSTed over the 2024-11-05 HTTP+SSE transport and accepted 202
+// (REQUEST_ACCEPTED, with a StreamAnswer), was awaited on the session's GET
+// stream and never seen there (StreamAnswer.NotSeen: AnswerStreamEnded,
+// AnswerTimeout, AnswerEvicted, AnswerShutdown, AnswerAmbiguous, or
+// AnswerUnknown when it is empty), or "" when the answer was seen or r is
+// no such record. The request then went unanswered, as a streamable HTTP
+// request whose stream ended first (STREAM_INCOMPLETE): report counts it
+// failed, or cut by shutdown (CutByShutdown) when the proxy's stop cut the
+// wait. A REQUEST_ACCEPTED record without a StreamAnswer (a recorder that
+// does not pair answers) says nothing of its answer: "".
+func (r *Record) UnansweredOnStream() string {
+	if r.Kind != KindExchange || r.Outcome != classify.RequestAccepted || r.StreamAnswer == nil || r.StreamAnswer.Seen {
+		return ""
+	}
+	if r.StreamAnswer.NotSeen == "" {
+		return AnswerUnknown
+	}
+	return r.StreamAnswer.NotSeen
 }
 
 // CutOutcomes are the outcomes a shutdown's cut makes of an exchange:

@@ -436,6 +436,10 @@ type obs struct {
 	shutdown     bool // an exchange the recording proxy's or server's own shutdown cut (record.Record.CutByShutdown)
 	challenge    bool // an authorization challenge the client answered with a token (record.Record.ChallengeAnswered)
 	designed     bool // an answer the spec designs to a request that is no JSON-RPC message (record.Record.DesignedAnswer)
+	// unanswered: a 2024-11-05 HTTP+SSE request accepted 202 whose answer
+	// never came on the GET stream (record.Record.UnansweredOnStream, other
+	// than the shutdown's cut): a failure whatever its outcome says.
+	unanswered bool
 }
 
 // apart says why a record is counted apart from the records that can fail,
@@ -526,7 +530,21 @@ func observe(r *record.Record) obs {
 		interrupted: r.Interrupted(),
 		shutdown:    r.CutByShutdown(),
 		challenge:   r.ChallengeAnswered(),
-		designed:    r.DesignedAnswer() != ""}
+		designed:    r.DesignedAnswer() != "",
+		unanswered:  unanswered(r)}
+}
+
+// unanswered reports a 2024-11-05 HTTP+SSE request whose answer was
+// awaited on the GET stream and never came, for a reason other than the
+// recording proxy's shutdown (record.Record.UnansweredOnStream: the stream
+// ended, the proxy's wait ran out, it stopped waiting to keep its bound, or
+// another request of the same id waited at once): the request went
+// unanswered, a failure as a streamable HTTP request's STREAM_INCOMPLETE
+// is, though its outcome (REQUEST_ACCEPTED) is the POST's 202. One the
+// shutdown cut is counted as cut by shutdown (record.Record.CutByShutdown).
+func unanswered(r *record.Record) bool {
+	why := r.UnansweredOnStream()
+	return why != "" && why != record.AnswerShutdown
 }
 
 func durationMs(d record.Duration) float64 {
@@ -549,6 +567,7 @@ type counted struct {
 	shutdown    int64 // of n, records cut by the proxy's or server's shutdown (outcomes only)
 	challenges  int64 // of n, authorization challenges the client answered (outcomes only)
 	designed    int64 // of n, designed answers to requests that are no JSON-RPC message (outcomes only)
+	unanswered  int64 // of n, 2024-11-05 HTTP+SSE requests whose answer never came on the stream, failures (outcomes only)
 	examples    []string
 }
 
@@ -583,6 +602,9 @@ type section struct {
 	// designed counts the designed answers to requests that are no
 	// JSON-RPC message (record.Record.DesignedAnswer).
 	designed int64
+	// unanswered counts the 2024-11-05 HTTP+SSE requests whose answer
+	// never came on the stream (obs.unanswered), each a failure.
+	unanswered int64
 	// linkedChallenges counts, of challenges, those linked to their
 	// client's answer at read time; links keeps the first Options.Top.
 	linkedChallenges int64
@@ -689,7 +711,7 @@ func (s *section) add(o obs) {
 	// not judged (the matrix's own verdicts leave it out): a NETWORK_ERROR
 	// there is the stop cutting the connection, not the server failing.
 	ap := o.apart()
-	fail := ap == notApart && Failure(s.kind, o.outcome)
+	fail := ap == notApart && (Failure(s.kind, o.outcome) || o.unanswered)
 	switch ap {
 	case apartProbe:
 		s.probes++
@@ -706,6 +728,10 @@ func (s *section) add(o obs) {
 	}
 	if fail {
 		s.failures++
+	}
+	unanswered := fail && o.unanswered
+	if unanswered {
+		s.unanswered++
 	}
 	if o.errorAnswer {
 		s.errAnswers++
@@ -746,6 +772,9 @@ func (s *section) add(o obs) {
 		oc.n++
 	default:
 		oc.add(o.id, s.opts.Examples)
+		if unanswered {
+			oc.unanswered++
+		}
 	}
 
 	key := toolKey{o.method, o.tool}
@@ -850,6 +879,7 @@ func (s *section) summary() *Section {
 		ChallengesLinked: s.linkedChallenges,
 		ChallengeLinks:   slices.Clone(s.links),
 		DesignedAnswers:  s.designed,
+		Unanswered:       s.unanswered,
 		Orphans:          s.orphans,
 		ErrorAnswers:     s.errAnswers,
 		RefusedAnswers:   s.refused,
@@ -866,7 +896,7 @@ func (s *section) summary() *Section {
 	for name, c := range s.outcomes {
 		out.ByOutcome = append(out.ByOutcome, OutcomeCount{
 			Outcome: name, Layer: outcomeLayer(name), Failure: name != None && Failure(s.kind, classify.Outcome(name)),
-			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, AuthChallenges: c.challenges, DesignedAnswers: c.designed, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
+			Count: c.n, Probes: c.probes, EraFallbacks: c.fallback, Interrupted: c.interrupted, CutByShutdown: c.shutdown, AuthChallenges: c.challenges, DesignedAnswers: c.designed, Unanswered: c.unanswered, Rate: rate(c.n, s.total), Examples: slices.Clone(c.examples),
 		})
 	}
 	slices.SortFunc(out.ByOutcome, func(a, b OutcomeCount) int {

@@ -159,6 +159,9 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.CutByShutdown > 0 {
 		w.printf(", %d cut by shutdown (the recording proxy's or server's own, flag SD: not failures; the rate is of the others)", sec.CutByShutdown)
 	}
+	if sec.Unanswered > 0 {
+		w.printf(", %d unanswered on the stream (2024-11-05 HTTP+SSE requests accepted 202 whose answer never came on the GET stream: failures, as a STREAM_INCOMPLETE)", sec.Unanswered)
+	}
 	if sec.AuthChallenges > 0 {
 		w.printf(", %d %s answered (401/403 with WWW-Authenticate; the client got a token and sent the request again: not failures, the spec's authorization flow; the rate is of the others)", sec.AuthChallenges, plural(sec.AuthChallenges, "auth challenge", "auth challenges"))
 	}
@@ -207,6 +210,9 @@ func writeSection(w *errWriter, sec *Section) {
 		}
 		if c.CutByShutdown > 0 {
 			o += fmt.Sprintf(" (%d cut by shutdown)", c.CutByShutdown)
+		}
+		if c.Unanswered > 0 {
+			o += fmt.Sprintf(" (%d unanswered on the stream)", c.Unanswered)
 		}
 		if c.AuthChallenges > 0 {
 			o += fmt.Sprintf(" (%d %s answered)", c.AuthChallenges, plural(c.AuthChallenges, "auth challenge", "auth challenges"))

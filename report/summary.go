@@ -139,6 +139,15 @@ type Section struct {
 	// in Total, ByOutcome and ByTool but never in Failures,
 	// WorstOffenders, the gates, Latency or Slowest.
 	CutByShutdown int64 `json:"cutByShutdown,omitempty"`
+	// Unanswered counts, in Exchanges, the requests POSTed over the
+	// 2024-11-05 HTTP+SSE transport and accepted 202 (REQUEST_ACCEPTED)
+	// whose answer was awaited on the GET stream and never came
+	// (record.Record.UnansweredOnStream: the stream ended, the proxy's wait
+	// ran out, it stopped waiting to keep its bound, or another request of
+	// the same id waited at once): each is in Failures, WorstOffenders and
+	// the gates, as a streamable HTTP request's STREAM_INCOMPLETE is. One
+	// the proxy's shutdown cut is in CutByShutdown instead.
+	Unanswered int64 `json:"unanswered,omitempty"`
 	// AuthChallenges counts, in Exchanges, the authorization challenges
 	// (an MCP request answered 401 or 403 with WWW-Authenticate) that the
 	// client answered: its authorization chain got a token and it sent
@@ -258,6 +267,10 @@ type OutcomeCount struct {
 	// that are no JSON-RPC message (see Section.DesignedAnswers): the
 	// gates leave them out.
 	DesignedAnswers int64 `json:"designedAnswers,omitempty"`
+	// Unanswered counts, of Count, the 2024-11-05 HTTP+SSE requests whose
+	// answer never came on the stream (see Section.Unanswered): failures,
+	// though the outcome (REQUEST_ACCEPTED) is not one.
+	Unanswered int64 `json:"unanswered,omitempty"`
 	// Rate is Count / Section.Total.
 	Rate float64 `json:"rate"`
 	// Examples are the ids of the first few records, probes not among

@@ -61,6 +61,19 @@ type meta struct {
 	// that is no JSON-RPC message (record.Record.DesignedAnswer): not a
 	// failure, as in mcpdiag report.
 	Designed designedMeta `json:"designed"`
+	// Unanswered names a 2024-11-05 HTTP+SSE request whose answer never
+	// came on the stream (record.Record.UnansweredOnStream): a failure
+	// though its outcome is not one, or cut by shutdown when the reason is
+	// the proxy's stop, as in mcpdiag report.
+	Unanswered unansweredMeta `json:"unanswered"`
+}
+
+// unansweredMeta is record.Record.UnansweredOnStream's typed facts: the
+// outcome of such a record and the reason the shutdown cut it.
+type unansweredMeta struct {
+	Outcome  classify.Outcome `json:"outcome"`
+	Shutdown string           `json:"shutdown"`
+	Unknown  string           `json:"unknown"`
 }
 
 // designedMeta is record.Record.DesignedAnswer's rule: the outcome and
@@ -88,8 +101,9 @@ func newMeta() meta {
 	m := meta{WarningRules: map[string]string{}, FlagDocs: map[string]string{},
 		Layers:      []string{"transport", "protocol", "interaction", "application", "none"},
 		Interrupted: record.InterruptedWarnings, CutByShutdown: string(record.FlagSD), CutOutcomes: record.CutOutcomes,
-		Challenge: challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize},
-		Designed:  designedMeta{Outcome: record.DesignedOutcome, Rules: record.DesignedRules}}
+		Challenge:  challengeMeta{Step: record.AuthStepChallenge, Action: record.ActionReauthorize},
+		Designed:   designedMeta{Outcome: record.DesignedOutcome, Rules: record.DesignedRules},
+		Unanswered: unansweredMeta{Outcome: classify.RequestAccepted, Shutdown: record.AnswerShutdown, Unknown: record.AnswerUnknown}}
 	for _, c := range classify.WarningCodes() {
 		m.WarningRules[c] = classify.Rule(c)
 	}

@@ -116,6 +116,11 @@ export function isFailure(r) {
   // GET or DELETE answered 405, a GET answered 3xx): counted apart by
   // mcpdiag report as a designed answer, not a failure.
   if (designedAnswer(r)) return false;
+  // A 2024-11-05 HTTP+SSE request accepted 202 whose answer never came on
+  // the GET stream: unanswered, a failure as in mcpdiag report, though its
+  // outcome (REQUEST_ACCEPTED) is not one (one the shutdown cut is
+  // isCutByShutdown's, above).
+  if (unansweredOnStream(r)) return true;
   const o = OUTCOMES.get(r.outcome);
   if (!o) return true;
   if (o.notFailure) return false;
@@ -156,7 +161,18 @@ export function designedAnswer(r) {
 // one an interrupt's warning marks is counted as interrupted instead, as
 // report does.
 export function isCutByShutdown(r) {
-  return (r.flags || []).includes(META.cutByShutdown) && (META.cutOutcomes || []).includes(r.outcome) && !isInterrupted(r);
+  return ((r.flags || []).includes(META.cutByShutdown) && (META.cutOutcomes || []).includes(r.outcome) ||
+    unansweredOnStream(r) === META.unanswered.shutdown) && !isInterrupted(r);
+}
+
+// unansweredOnStream is record.Record.UnansweredOnStream: why the answer
+// of a 2024-11-05 HTTP+SSE request accepted 202 (REQUEST_ACCEPTED with a
+// streamAnswer) never came on the GET stream (META.unanswered.unknown when
+// the record does not say), or ''.
+export function unansweredOnStream(r) {
+  const a = r.streamAnswer;
+  if (r.kind !== 'exchange' || r.outcome !== META.unanswered.outcome || !a || a.seen) return '';
+  return a.notSeen || META.unanswered.unknown;
 }
 
 function fmtTime(t) {
