@@ -104,6 +104,10 @@ func (r *Record) ChallengeFacts() ChallengeFacts {
 	return f
 }
 
+// ConnRun is the recording process's part of a connection id: "RUN" of
+// "RUN-N" (recorder.ConnContext), else the whole id (a remote address).
+func ConnRun(conn string) string { return connRun(conn) }
+
 // connRun is the recording process's part of a connection id: "RUN" of
 // "RUN-N" (recorder.ConnContext), else the whole id (a remote address).
 func connRun(conn string) string {

@@ -154,6 +154,10 @@ type Accumulator struct {
 	// linking, until TakeEraFallbacks hands them out.
 	linked []string
 
+	// POST initializes answered 404 or 405 awaiting their client's legacy
+	// GET, oldest first (see settleLegacy).
+	inits []heldInitialize
+
 	// Authorization challenges a proxy or server recorded, awaiting their
 	// client's answer, oldest first (see linkChallenges).
 	held []heldChallenge
@@ -225,10 +229,13 @@ func (a *Accumulator) Add(r *record.Record) {
 			a.rejudged++
 		}
 		a.settle(r)
+		a.settleLegacy(r)
 		// A challenge a proxy or server recorded waits for its client's
 		// answer (never a refused probe: that is no 401 or 403).
 		held := a.linkChallenges(r, o)
-		if refusedProbe(r) {
+		if refusedInitialize(r) {
+			a.holdInitialize(r, o)
+		} else if refusedProbe(r) {
 			if a.recall(r) {
 				o.fallback = true
 				a.link(o)
@@ -393,6 +400,7 @@ func (a *Accumulator) orphan(oc *openCall) {
 // them out). Add may be called again afterwards.
 func (a *Accumulator) Close() {
 	a.flushProbes()
+	a.flushInits()
 	a.flushChallenges()
 	for a.order.Len() > 0 {
 		a.orphan(a.order.Front().Value.(*openCall))
@@ -429,7 +437,8 @@ type obs struct {
 	layer        classify.Layer
 	ms           float64
 	probe        bool // a probe mcpdiag probe sent on purpose (record.Probe)
-	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback)
+	fallback     bool // the era probe a 2025-11-25 server refused, and the client fell back (record.EraFallback), or the 2024-11-05 fallback (legacy)
+	legacy       bool // of fallback: a POST initialize answered 404 or 405, then the client's legacy GET (settleLegacy)
 	errorAnswer  bool // a client's answer that was its JSON-RPC error (record.ClientAnswer)
 	refused      bool // a client's answer the server refused in a 2xx's body (record.AnswerRefused)
 	interrupted  bool // a record of a matrix run or a call an interrupt cut short (record.Record.Interrupted)
@@ -592,6 +601,9 @@ type section struct {
 	failures  int64
 	probes    int64
 	fallbacks int64
+	// legacyFallbacks counts, of fallbacks, the 2024-11-05 fallbacks (a
+	// POST initialize answered 404 or 405, then the legacy GET).
+	legacyFallbacks int64
 	// interrupted counts the records of matrix runs the stop cut short.
 	interrupted int64
 	// cutByShutdown counts the records the recording proxy's or server's
@@ -717,6 +729,9 @@ func (s *section) add(o obs) {
 		s.probes++
 	case apartFallback:
 		s.fallbacks++
+		if o.legacy {
+			s.legacyFallbacks++
+		}
 	case apartInterrupted:
 		s.interrupted++
 	case apartShutdown:
@@ -873,6 +888,7 @@ func (s *section) summary() *Section {
 		FailureRate:      rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
 		Probes:           s.probes,
 		EraFallbacks:     s.fallbacks,
+		LegacyFallbacks:  s.legacyFallbacks,
 		Interrupted:      s.interrupted,
 		CutByShutdown:    s.cutByShutdown,
 		AuthChallenges:   s.challenges,

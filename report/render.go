@@ -150,8 +150,11 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Probes > 0 {
 		w.printf(", %d %s sent on purpose by mcpdiag probe (not failures: its rules judge the answers; the rate is of the others)", sec.Probes, plural(sec.Probes, "probe", "probes"))
 	}
-	if sec.EraFallbacks > 0 {
-		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", sec.EraFallbacks, plural(sec.EraFallbacks, "era probe", "era probes"))
+	if n := sec.EraFallbacks - sec.LegacyFallbacks; n > 0 {
+		w.printf(", %d %s of 2026-07-28 that a 2025-11-25 server refused, the client falling back to initialize (not failures: the spec's backward-compatibility rule; the rate is of the others)", n, plural(n, "era probe", "era probes"))
+	}
+	if n := sec.LegacyFallbacks; n > 0 {
+		w.printf(", %d POST %s answered 404/405, the client falling back to the 2024-11-05 HTTP+SSE GET stream (not failures: the spec's backward-compatibility rule; the rate is of the others)", n, plural(n, "initialize", "initializes"))
 	}
 	if sec.Interrupted > 0 {
 		w.printf(", %d interrupted (cut short by an interrupt: not failures; the rate is of the others)", sec.Interrupted)

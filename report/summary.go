@@ -123,6 +123,15 @@ type Section struct {
 	// outcome is the server's answer, HTTP_ERROR say) but never in
 	// Failures, WorstOffenders or the gates.
 	EraFallbacks int64 `json:"eraFallbacks,omitempty"`
+	// LegacyFallbacks counts, of EraFallbacks, the POST initializes a
+	// server of the 2024-11-05 HTTP+SSE transport answered 404 or 405,
+	// after which the same client opened the legacy GET stream, as the
+	// spec's backward-compatibility rule says (report links them at read
+	// time: the same recording process and User-Agent, the next request a
+	// GET of text/event-stream to the same URL within
+	// LegacyFallbackWindow): counted as EraFallbacks are, never as
+	// failures.
+	LegacyFallbacks int64 `json:"legacyFallbacks,omitempty"`
 	// Interrupted counts the records of matrix runs the matrix's stop cut
 	// short and of calls `mcpdiag call` was stopped in (one of the
 	// warnings record.InterruptedWarnings; a call rebuilt from exchanges
