@@ -810,7 +810,9 @@ function showDetail(r) {
       ['note', r.note],
       ['re-judged', r._rejudged ? 'recorded RESULT_SUCCESS (application layer) by an mcpdiag before 2026-12-06; not a JSON-RPC request, so HTTP_SUCCESS (transport layer), as mcpdiag report counts it' : undefined],
       ['era fallback', r._eraFallback || (r.eraFallback && d && d.action === 'renegotiate')
-        ? 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)' : undefined],
+        ? (r._eraFallback && r.method === 'initialize'
+          ? 'yes: the POST initialize a 2024-11-05 HTTP+SSE server answered 404/405, after which the client opened the legacy GET stream (not a failure)'
+          : 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)') : undefined],
       ['answered challenge', r._answeredBy
         ? `yes: the client's next such request, ${r._answeredBy}, carried a new token and was not refused (not a failure)` : undefined],
     ])),
