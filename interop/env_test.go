@@ -156,14 +156,21 @@ func start(name string, cmd *exec.Cmd, ready *regexp.Regexp) (*proc, string, err
 	}
 }
 
-// stop ends the process group: SIGTERM, then SIGKILL after 5 s.
+// stopGrace is how long stop waits after SIGTERM before SIGKILL: longer
+// than mcpdiag proxy's own shutdown (proxy.DefaultShutdownTimeout, 5 s, which
+// net/http's Shutdown can take in full for a client's connection that never
+// sent a request), so that a proxy under test is never killed while it
+// flushes its records. A process that exits at once takes no longer.
+const stopGrace = 30 * time.Second
+
+// stop ends the process group: SIGTERM, then SIGKILL after stopGrace.
 func (p *proc) stop() {
 	p.stopOnce.Do(func() {
 		pid := p.cmd.Process.Pid
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
 		select {
 		case <-p.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(stopGrace):
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			<-p.done
 		}
