@@ -450,7 +450,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 			s = r.maskNetrc(s) // a .netrc entry, its password after a blank (redact20)
 		}
 		if strings.ContainsAny(s, " \t") {
-			s = r.maskBlankSeparated(s) // "client_secret VALUE" on a line of its own (names21)
+			s = r.maskBlankSeparated(s) // "client_secret VALUE" wherever it stands (names21, collide21)
 		}
 	}
 	if strings.Contains(lower, "curl") && strings.Contains(s, "-u") {
@@ -1482,33 +1482,40 @@ func (r *Redactor) maskSpans(s string, idx [][]int, span func(m []int) (lo, hi i
 	return b.String()
 }
 
-// maskBlankSeparated masks the value of every line of s that is a
-// credential name of two words or more and one value after blanks, and
-// nothing else ("client_secret VALUE", "api_key 'VALUE'": a directive of
-// a config file that takes no "=" or ":", as nginx's, ssh's or a .netrc-
-// like file's). A single word before a blank is prose more often
-// ("password reset", "token expired") and is left to the other rules;
-// so is a line with more words ("api_key missing in request"). A
+// maskBlankSeparated masks the value after every credential name of two
+// words or more that blanks and a value follow, wherever the name stands
+// in s ("client_secret VALUE", "Echo: client_secret   VALUE", "api_key
+// 'VALUE' was used": a directive of a config file that takes no "=" or ":",
+// as nginx's, ssh's or a .netrc-like file's, and the same echoed inside a
+// line). A single word before a blank is prose more often ("password
+// reset", "token expired") and is left to the other rules; so is a value
+// that is a word of prose (blankProseWords: "api_key missing from the
+// request"). Until collide21 the name had to start its line and the value
+// to end it, and "Echo: client_secret VALUE" was kept in the clear. A
 // scanner: no pattern to compile.
 func (r *Redactor) maskBlankSeparated(s string) string {
 	var b strings.Builder
 	last := 0
-	for ls := 0; ls < len(s); {
-		le := ls
-		for le < len(s) && s[le] != '\n' && s[le] != '\r' {
-			le++
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !isLetter(c) || i > 0 && (isFieldNameByte(s[i-1]) || s[i-1] == '.') {
+			i++
+			continue
 		}
-		if lo, hi, ok := blankSeparatedValue(s[ls:le]); ok {
-			v := s[ls+lo : ls+hi]
-			masked := r.Mask(v)
-			if v[0] == '"' || v[0] == '\'' {
-				masked = r.maskValue(v)
-			}
-			b.WriteString(s[last : ls+lo])
-			b.WriteString(masked)
-			last = ls + hi
+		lo, hi, next := blankSeparatedValue(s, i)
+		if hi == 0 {
+			i = next
+			continue
 		}
-		ls = le + 1
+		v := s[lo:hi]
+		masked := r.Mask(v)
+		if v[0] == '"' || v[0] == '\'' {
+			masked = r.maskValue(v)
+		}
+		b.WriteString(s[last:lo])
+		b.WriteString(masked)
+		last = hi
+		i = hi
 	}
 	if last == 0 {
 		return s
@@ -1517,50 +1524,90 @@ func (r *Redactor) maskBlankSeparated(s string) string {
 	return b.String()
 }
 
-// blankSeparatedValue returns the value's span in line when line is a
-// credential name of several words, blanks and one value (a word, or a
-// string in quotes), with blanks only around them (maskBlankSeparated).
-func blankSeparatedValue(line string) (lo, hi int, ok bool) {
-	i := 0
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+// blankSeparatedValue reads the name that starts at ns in s: when it is a
+// credential name of several words followed by blanks (not a line's end)
+// and one value (a word, or a string in quotes), it returns the value's
+// span; otherwise hi is 0. next is where the caller looks on (past the
+// name) (maskBlankSeparated).
+func blankSeparatedValue(s string, ns int) (lo, hi, next int) {
+	i := ns
+	for i < len(s) && (isFieldNameByte(s[i]) || s[i] == '.') {
 		i++
 	}
-	ns := i
-	for i < len(line) && (isFieldNameByte(line[i]) || line[i] == '.') {
-		i++
+	next = i
+	if i == len(s) || s[i] != ' ' && s[i] != '\t' {
+		return 0, 0, next
 	}
-	if i == ns || !isLetter(line[ns]) || i == len(line) || line[i] != ' ' && line[i] != '\t' {
-		return 0, 0, false
+	name := s[ns:i]
+	if !multiWordName(name) {
+		return 0, 0, next
 	}
-	name := line[ns:i]
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
 	lo = i
-	if lo == len(line) {
-		return 0, 0, false
+	if lo == len(s) || s[lo] == '\n' || s[lo] == '\r' {
+		return 0, 0, next
 	}
-	if q := line[lo]; q == '"' || q == '\'' {
-		hi = quotedEnd(line, lo)
+	if q := s[lo]; q == '"' || q == '\'' {
+		hi = quotedEnd(s, lo)
 	} else {
-		for hi = lo; hi < len(line) && line[hi] != ' ' && line[hi] != '\t'; hi++ {
+		for hi = lo; hi < len(s) && s[hi] != ' ' && s[hi] != '\t' && s[hi] != '\n' && s[hi] != '\r'; hi++ {
 		}
 	}
-	for j := hi; j < len(line); j++ {
-		if line[j] != ' ' && line[j] != '\t' {
-			return 0, 0, false
-		}
+	if hi <= lo {
+		return 0, 0, next
 	}
-	v := line[lo:hi]
-	if len(nameWords(name)) < 2 || !mayBeSensitive(name, ctxJSON) || !sensitiveName(name, ctxJSON) ||
-		IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || onlyMasks(v) || measureNumber(name, v, "", "") {
-		return 0, 0, false
-	}
+	v := s[lo:hi]
 	switch v[0] {
 	case '=', ':':
-		return 0, 0, false // a separator after a blank: the other rules' ("api_key = …")
+		return 0, 0, next // a separator after a blank: the other rules' ("api_key = …")
 	}
-	return lo, hi, true
+	if k := strings.IndexByte(v, '='); k > 0 && strings.TrimRight(v[k:], "=") != "" {
+		return 0, 0, next // an assignment (a challenge's algs="…"), the other rules'; base64's padding ends a value
+	}
+	if blankProseWord(v) || len(nameWords(name)) < 2 || !mayBeSensitive(name, ctxJSON) || !sensitiveName(name, ctxJSON) ||
+		IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || onlyMasks(v) || measureNumber(name, v, "", "") {
+		return 0, 0, next
+	}
+	return lo, hi, next
+}
+
+// multiWordName reports, cheaply, whether name may be of several words
+// (a separator, or a capital after a small letter): the gate before
+// nameWords, which maskBlankSeparated would call at every word of a text.
+func multiWordName(name string) bool {
+	for i := 1; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '_' || c == '-' || c == '.':
+			return true
+		case c >= 'A' && c <= 'Z' && name[i-1] >= 'a' && name[i-1] <= 'z':
+			return true
+		}
+	}
+	return false
+}
+
+// blankProseWords are the words that, after a credential name and a blank,
+// begin prose about it rather than give its value ("api_key missing from
+// the request", "client_secret is required"): maskBlankSeparated keeps
+// them. A credential that is one of these words is no secret.
+var blankProseWords = map[string]bool{
+	"a": true, "an": true, "the": true, "is": true, "was": true, "are": true, "were": true, "be": true, "been": true,
+	"not": true, "no": true, "missing": true, "required": true, "invalid": true, "expired": true, "revoked": true,
+	"empty": true, "unset": true, "must": true, "should": true, "cannot": true, "can": true, "will": true, "has": true,
+	"have": true, "had": true, "does": true, "did": true, "and": true, "or": true, "for": true, "from": true, "in": true,
+	"of": true, "to": true, "with": true, "rejected": true, "accepted": true, "provided": true, "found": true, "needed": true,
+}
+
+// blankProseWord reports whether v, without trailing punctuation, is one
+// of blankProseWords in any case.
+func blankProseWord(v string) bool {
+	v = strings.TrimRight(v, ".,;:!?)")
+	if len(v) > 9 {
+		return false
+	}
+	return blankProseWords[strings.ToLower(v)]
 }
 
 // maskNetrc masks the password of every .netrc entry in s (netrcRE):

@@ -54,6 +54,10 @@ var names21Kept = []string{
 	// more than one word after a name, an otp inside a word.
 	"password reset",
 	"api_key missing from the request",
+	"Echo: client_secret is required",
+	"the refresh_token was revoked",
+	"client_secret_expires_at 0 and access_token expired.",
+	"my_password\n",
 	"hotplug: enabled",
 	"footprint=123456",
 }
@@ -106,6 +110,14 @@ var names21Masked = []struct{ text, secret string }{
 	{"client_secret Hx7q2Lm9Pz", "Hx7q2Lm9Pz"},
 	{"  api_key\tHx7q2Lm9Pz  ", "Hx7q2Lm9Pz"},
 	{"clientSecret 'Hx7 q2Lm9Pz'", "Hx7 q2Lm9Pz"},
+	// The same wherever the name stands (collide21: kept in the clear
+	// before, in the record, the page and the HAR).
+	{"Echo: client_secret   cs9876543210abcdef", "cs9876543210abcdef"},
+	{"Echo: client_secret cs9876543210abcdef (from env)", "cs9876543210abcdef"},
+	{"got api_key\tHx7q2Lm9Pz, retrying", "Hx7q2Lm9Pz"},
+	{"with clientSecret 'Hx7 q2Lm9Pz' set", "Hx7 q2Lm9Pz"},
+	{"a=1 access_token Zq9x7Wk2Lm5N b=2", "Zq9x7Wk2Lm5N"},
+	{"client_secret missing-not Zq9x7Wk2; refresh_token Zq9x7Wk3", "Zq9x7Wk3"},
 	// A string under a time's name is no time: still masked.
 	{`client_secret_expires_at: "Hx7q2Lm9"`, "Hx7q2Lm9"},
 	{"test.pass: 80417263", "80417263"},

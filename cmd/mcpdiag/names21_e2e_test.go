@@ -33,7 +33,9 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 		"result otp":         "73920418",
 		"text secret.value":  canary("n21sv"),
 		"text client_secret": canary("n21cs"),
-		"error netrc":        canary("n21net"),
+		// Mid-line, as an echo tool gives it back (collide21).
+		"text Echo: client_secret": canary("c21cs"),
+		"error netrc":              canary("n21net"),
 	}
 	var (
 		mu   sync.Mutex
@@ -63,6 +65,7 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 		text := "publish token " + secrets["text npm"] + "\nwebhook " + secrets["text whsec"] +
 			"\nuser.otp: " + secrets["text user.otp"] + "\nverify otp=" + secrets["text otp="] +
 			"\nsecret.value: " + secrets["text secret.value"] + "\nclient_secret " + secrets["text client_secret"] +
+			"\nEcho: client_secret   " + secrets["text Echo: client_secret"] +
 			"\nprogress.token: 42\nInvalidTokenError: Signature has expired"
 		result, _ := json.Marshal(map[string]any{
 			"content":           []any{map[string]any{"type": "text", "text": text}},
@@ -114,7 +117,7 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 	}
 	out.leaks(t, needles)
 	for _, keep := range []string{`user.otp: [redacted:len=8:`, `otp=[redacted:len=8:`, `secret.value: [redacted:len=`,
-		`client_secret [redacted:len=`, `\"otp\":\"[redacted:len=8:`, `\"client_secret_expires_at\":0`,
+		`client_secret [redacted:len=`, `Echo: client_secret   [redacted:len=`, `\"otp\":\"[redacted:len=8:`, `\"client_secret_expires_at\":0`,
 		`progress.token: 42`, `InvalidTokenError: Signature has expired`, `login bob\npassword [redacted:len=`} {
 		if !bytes.Contains(out["proxy --record"], []byte(keep)) {
 			t.Errorf("the record lost %q (kept, or masked, as a diagnosis needs):\n%s", keep, out["proxy --record"])
