@@ -1546,13 +1546,13 @@ func blankSeparatedValue(s string, ns int) (lo, hi, next int) {
 		i++
 	}
 	lo = i
-	if lo == len(s) || s[lo] == '\n' || s[lo] == '\r' {
+	if lo == len(s) || isLineBreak(s[lo]) {
 		return 0, 0, next
 	}
 	if q := s[lo]; q == '"' || q == '\'' {
 		hi = quotedEnd(s, lo)
 	} else {
-		for hi = lo; hi < len(s) && s[hi] != ' ' && s[hi] != '\t' && s[hi] != '\n' && s[hi] != '\r'; hi++ {
+		for hi = lo; hi < len(s) && s[hi] != ' ' && s[hi] != '\t' && !isLineBreak(s[hi]); hi++ {
 		}
 	}
 	if hi <= lo {
@@ -1562,6 +1562,8 @@ func blankSeparatedValue(s string, ns int) (lo, hi, next int) {
 	switch v[0] {
 	case '=', ':':
 		return 0, 0, next // a separator after a blank: the other rules' ("api_key = …")
+	case '(':
+		return 0, 0, next // a remark opens: prose ("AUTH_FAILED (transport layer)", an outcome's name)
 	}
 	if k := strings.IndexByte(v, '='); k > 0 && strings.TrimRight(v[k:], "=") != "" {
 		return 0, 0, next // an assignment (a challenge's algs="…"), the other rules'; base64's padding ends a value
@@ -1597,8 +1599,11 @@ var blankProseWords = map[string]bool{
 	"not": true, "no": true, "missing": true, "required": true, "invalid": true, "expired": true, "revoked": true,
 	"empty": true, "unset": true, "must": true, "should": true, "cannot": true, "can": true, "will": true, "has": true,
 	"have": true, "had": true, "does": true, "did": true, "and": true, "or": true, "for": true, "from": true, "in": true,
-	"of": true, "to": true, "with": true, "rejected": true, "accepted": true, "provided": true, "found": true, "needed": true,
+	"of": true, "to": true, "with": true, "at": true, "on": true, "by": true, "after": true, "when": true, "rejected": true, "accepted": true, "provided": true, "found": true, "needed": true,
 }
+
+// isLineBreak reports whether c ends a line of text (LF or CR).
+func isLineBreak(c byte) bool { return c == '\n' || c == 13 }
 
 // blankProseWord reports whether v, without trailing punctuation, is one
 // of blankProseWords in any case.

@@ -58,6 +58,7 @@ var names21Kept = []string{
 	"the refresh_token was revoked",
 	"client_secret_expires_at 0 and access_token expired.",
 	"my_password\n",
+	"AUTH_FAILED (transport layer) — tool \"echo\"",
 	"hotplug: enabled",
 	"footprint=123456",
 }
