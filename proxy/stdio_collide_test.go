@@ -7,11 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
-	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -115,16 +113,7 @@ func TestStdioInjectedIDCollision(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			inW.Close()
-			go io.Copy(io.Discard, r)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(testwait.Bound):
-				t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
-			}
+			endClient(t, inW, r, done)
 			seen := map[string]int{}
 			for _, rec := range sink.records(t) {
 				if rec.Method == "tools/call" {
@@ -215,16 +204,7 @@ func TestStdioInjectedAnswerNotPassedOn(t *testing.T) {
 	if want := scriptedAnswer("2", "ask-roots") + injected + "\n" + scriptedAnswer("3", "echo") + seen; got != want {
 		t.Fatalf("the client received %q, want %q", got, want)
 	}
-	inW.Close()
-	go io.Copy(io.Discard, r)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(testwait.Bound):
-		t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
-	}
+	endClient(t, inW, r, done)
 	var pings, roots int
 	for _, rec := range sink.records(t) {
 		switch rec.Method {

@@ -7,11 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
-	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -68,16 +66,7 @@ func TestStdioInjectedRequestAnswered(t *testing.T) {
 			if want := injected + "\n" + scriptedAnswer("2", "echo"); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
-			inW.Close()
-			go io.Copy(io.Discard, r)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(testwait.Bound):
-				t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
-			}
+			endClient(t, inW, r, done)
 			var pings, calls int
 			for _, rec := range sink.records(t) {
 				switch {

@@ -175,16 +175,7 @@ func TestStdioServerRequestNotedBeforeForwarded(t *testing.T) {
 			if want := scriptedAnswer("2", tc.tool); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
-			inW.Close()
-			go io.Copy(io.Discard, r)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(testwait.Bound):
-				t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
-			}
+			endClient(t, inW, r, done)
 			var roots []*record.Record
 			for _, rec := range sink.records(t) {
 				if rec.ClientAnswer && rec.Method != "roots/list" {
@@ -202,5 +193,22 @@ func TestStdioServerRequestNotedBeforeForwarded(t *testing.T) {
 				t.Fatalf("%d records of roots/list, want one: answered (RESULT_SUCCESS, clientAnswer, id \"srv-1\", note with %q)", len(roots), tc.note)
 			}
 		})
+	}
+}
+
+// endClient closes the client's side of a stdio proxy under test (its
+// stdin, inW), drains what the proxy still writes to it (r), and waits,
+// bounded, for the proxy's run to end with no error (done).
+func endClient(t *testing.T, inW io.Closer, r io.Reader, done <-chan error) {
+	t.Helper()
+	inW.Close()
+	go io.Copy(io.Discard, r)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testwait.Bound):
+		t.Fatalf("the stdio proxy did not end within %s", testwait.Bound)
 	}
 }
