@@ -1,15 +1,10 @@
 package proxy_test
 
 import (
-	"bufio"
-	"context"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
-	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -82,40 +77,20 @@ func TestStdioInjectedIDCollision(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			injected := `{"jsonrpc":"2.0","id":` + tc.id + `,"method":"ping"}`
-			sel, err := faults.SelectStdio("stdio.garbage", []byte(`{"line":`+mustJSON(injected)+`,"match":{"tool":"echo"}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			sink := &memSink{}
-			cmd, args := stdioCommand()
-			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-				Stdin: inR, Stdout: outW, Stderr: io.Discard, Records: sink, Faults: &proxy.FaultOptions{Selection: sel}}
-			done := make(chan error, 1)
-			go func() {
-				_, err := proxy.RunStdio(context.Background(), opts)
-				outW.Close()
-				inR.Close()
-				done <- err
-			}()
-			r := bufio.NewReader(outR)
+			run := startScripted(t, proxy.StdioOptions{Faults: garbageFaults(t, injected)}, nil)
 			var calls []string
 			for i, tool := range tc.tools {
 				calls = append(calls, scriptedCall(string(rune('2'+i)), tool))
 			}
-			got := strings.Join(conversation(t, inW, r, calls), "")
-			if want := strings.ReplaceAll(tc.client, "INJ", injected+"\n"); got != want {
+			if got, want := run.talk(t, calls...), strings.ReplaceAll(tc.client, "INJ", injected+"\n"); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
 			if tc.answer != "" {
-				if _, err := io.WriteString(inW, tc.answer+"\n"); err != nil {
-					t.Fatal(err)
-				}
+				run.send(t, tc.answer)
 			}
-			endClient(t, inW, r, done)
+			run.end(t)
 			seen := map[string]int{}
-			for _, rec := range sink.records(t) {
+			for _, rec := range run.sink.records(t) {
 				if rec.Method == "tools/call" {
 					seen[rec.Method]++
 					continue
@@ -169,44 +144,25 @@ func TestStdioInjectedIDCollision(t *testing.T) {
 func TestStdioInjectedAnswerNotPassedOn(t *testing.T) {
 	t.Parallel()
 	const injected = `{"jsonrpc":"2.0","id":"inj-1","method":"ping"}`
-	sel, err := faults.SelectStdio("stdio.garbage", []byte(`{"line":`+mustJSON(injected)+`,"match":{"tool":"echo"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	sink := &memSink{}
-	cmd, args := stdioCommand()
-	opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-		Stdin: inR, Stdout: outW, Stderr: io.Discard, Records: sink, Faults: &proxy.FaultOptions{Selection: sel}}
-	done := make(chan error, 1)
-	go func() {
-		_, err := proxy.RunStdio(context.Background(), opts)
-		outW.Close()
-		inR.Close()
-		done <- err
-	}()
-	r := bufio.NewReader(outR)
+	run := startScripted(t, proxy.StdioOptions{Faults: garbageFaults(t, injected)}, nil)
 	var got string
 	for _, step := range []struct{ call, answer string }{
 		{scriptedCall("2", "ask-roots"), `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[]}}`},
 		{scriptedCall("3", "echo"), `{"jsonrpc":"2.0","id":"inj-1","result":{}}`},
 		{scriptedCall("4", "answers-seen"), ""},
 	} {
-		got += strings.Join(conversation(t, inW, r, []string{step.call}), "")
+		got += run.talk(t, step.call)
 		if step.answer != "" {
-			if _, err := io.WriteString(inW, step.answer+"\n"); err != nil {
-				t.Fatal(err)
-			}
+			run.send(t, step.answer)
 		}
 	}
 	seen := `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"\"srv-1\""}]}}` + "\n"
 	if want := scriptedAnswer("2", "ask-roots") + injected + "\n" + scriptedAnswer("3", "echo") + seen; got != want {
 		t.Fatalf("the client received %q, want %q", got, want)
 	}
-	endClient(t, inW, r, done)
+	run.end(t)
 	var pings, roots int
-	for _, rec := range sink.records(t) {
+	for _, rec := range run.sink.records(t) {
 		switch rec.Method {
 		case "ping":
 			pings++

@@ -1,15 +1,10 @@
 package proxy_test
 
 import (
-	"bufio"
-	"context"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
-	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -28,45 +23,21 @@ import (
 // record at all: two requests, one record.
 func TestStdioServerRequestSameIDTwice(t *testing.T) {
 	t.Parallel()
-	const injected = `{"jsonrpc":"2.0","id":"inj-1","method":"ping"}`
 	for _, tc := range []struct {
 		name, tool, method, id string
-		fault                  bool
 	}{
-		{"server's own", "ask-roots", "roots/list", `"srv-1"`, false},
+		{"server's own", "ask-roots", "roots/list", `"srv-1"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			sink := &memSink{}
-			cmd, args := stdioCommand()
-			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-				Stdin: inR, Stdout: outW, Stderr: io.Discard, Records: sink}
+			run := startScripted(t, proxy.StdioOptions{}, nil)
 			want := scriptedAnswer("2", tc.tool) + scriptedAnswer("3", tc.tool)
-			if tc.fault {
-				sel, err := faults.SelectStdio("stdio.garbage", []byte(`{"line":`+mustJSON(injected)+`,"match":{"tool":"echo"}}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				opts.Faults = &proxy.FaultOptions{Selection: sel}
-				want = injected + "\n" + scriptedAnswer("2", tc.tool) + injected + "\n" + scriptedAnswer("3", tc.tool)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := proxy.RunStdio(context.Background(), opts)
-				outW.Close()
-				inR.Close()
-				done <- err
-			}()
-			r := bufio.NewReader(outR)
-			got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", tc.tool), scriptedCall("3", tc.tool)}), "")
-			if got != want {
+			if got := run.talk(t, scriptedCall("2", tc.tool), scriptedCall("3", tc.tool)); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
-			endClient(t, inW, r, done)
+			run.end(t)
 			var reqs, superseded, left, calls int
-			for _, rec := range sink.records(t) {
+			for _, rec := range run.sink.records(t) {
 				switch {
 				case rec.Method == tc.method:
 					reqs++
@@ -76,8 +47,8 @@ func TestStdioServerRequestSameIDTwice(t *testing.T) {
 					switch {
 					case strings.Contains(rec.Note, "a later server request of the same id"):
 						superseded++
-						if rec.Outcome != classify.NetworkError || rec.Flags.Has(record.FlagFI) != tc.fault || rec.Flags.Has(record.FlagUX) {
-							t.Errorf("the superseded request's record: %s, flags %v; want NETWORK_ERROR, FI %v, no UX", rec.Outcome, rec.Flags, tc.fault)
+						if rec.Outcome != classify.NetworkError || rec.Flags.Has(record.FlagFI) || rec.Flags.Has(record.FlagUX) {
+							t.Errorf("the superseded request's record: %s, flags %v; want NETWORK_ERROR, no FI, no UX", rec.Outcome, rec.Flags)
 						}
 						if rec.Reason != "no answer line from the client after the server sent its request: another server request with the same id "+tc.id+" reached the client before this one was answered" {
 							t.Errorf("the superseded request's reason: %q", rec.Reason)

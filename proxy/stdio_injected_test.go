@@ -1,15 +1,10 @@
 package proxy_test
 
 import (
-	"bufio"
-	"context"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcpdiag/mcpdiag/classify"
-	"github.com/mcpdiag/mcpdiag/faults"
 	"github.com/mcpdiag/mcpdiag/proxy"
 	"github.com/mcpdiag/mcpdiag/record"
 )
@@ -40,35 +35,17 @@ func TestStdioInjectedRequestAnswered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sel, err := faults.SelectStdio("stdio.garbage", []byte(`{"line":`+mustJSON(injected)+`,"match":{"tool":"echo"}}`))
-			if err != nil {
-				t.Fatal(err)
+			at := &answerAtOnce{trigger: `"id":"inj-1"`, answer: `{"jsonrpc":"2.0","id":"inj-1","result":{}}`}
+			if !tc.answer {
+				at = nil
 			}
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			sink := &memSink{}
-			var stdout io.Writer = outW
-			if tc.answer {
-				stdout = &answerAtOnce{t: t, out: outW, in: inW, sink: sink, trigger: `"id":"inj-1"`, answer: `{"jsonrpc":"2.0","id":"inj-1","result":{}}`}
-			}
-			cmd, args := stdioCommand()
-			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-				Stdin: inR, Stdout: stdout, Stderr: io.Discard, Records: sink, Faults: &proxy.FaultOptions{Selection: sel}}
-			done := make(chan error, 1)
-			go func() {
-				_, err := proxy.RunStdio(context.Background(), opts)
-				outW.Close()
-				inR.Close()
-				done <- err
-			}()
-			r := bufio.NewReader(outR)
-			got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", "echo")}), "")
-			if want := injected + "\n" + scriptedAnswer("2", "echo"); got != want {
+			run := startScripted(t, proxy.StdioOptions{Faults: garbageFaults(t, injected)}, at)
+			if got, want := run.talk(t, scriptedCall("2", "echo")), injected+"\n"+scriptedAnswer("2", "echo"); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
-			endClient(t, inW, r, done)
+			run.end(t)
 			var pings, calls int
-			for _, rec := range sink.records(t) {
+			for _, rec := range run.sink.records(t) {
 				switch {
 				case rec.Outcome == proxy.StdioNoise:
 					t.Errorf("the injected JSON line recorded as noise: %s (%s)", rec.Reason, rec.Note)

@@ -1,8 +1,6 @@
 package proxy_test
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"os"
 	"strings"
@@ -157,27 +155,13 @@ func TestStdioServerRequestNotedBeforeForwarded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			sink := &memSink{}
-			cmd, args := stdioCommand()
-			opts := proxy.StdioOptions{Command: cmd, Args: args, Env: append(os.Environ(), stdioScriptEnv+"=1"),
-				Stdin: inR, Stdout: &answerAtOnce{t: t, out: outW, in: inW, sink: sink}, Stderr: io.Discard, Records: sink}
-			done := make(chan error, 1)
-			go func() {
-				_, err := proxy.RunStdio(context.Background(), opts)
-				outW.Close()
-				inR.Close()
-				done <- err
-			}()
-			r := bufio.NewReader(outR)
-			got := strings.Join(conversation(t, inW, r, []string{scriptedCall("2", tc.tool)}), "")
-			if want := scriptedAnswer("2", tc.tool); got != want {
+			run := startScripted(t, proxy.StdioOptions{}, &answerAtOnce{})
+			if got, want := run.talk(t, scriptedCall("2", tc.tool)), scriptedAnswer("2", tc.tool); got != want {
 				t.Fatalf("the client received %q, want %q", got, want)
 			}
-			endClient(t, inW, r, done)
+			run.end(t)
 			var roots []*record.Record
-			for _, rec := range sink.records(t) {
+			for _, rec := range run.sink.records(t) {
 				if rec.ClientAnswer && rec.Method != "roots/list" {
 					t.Errorf("a stray answer: %s %s", rec.Outcome, rec.Reason)
 				}

@@ -4,11 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpdiag/mcpdiag/internal/testwait"
 	"github.com/mcpdiag/mcpdiag/record"
@@ -35,67 +32,30 @@ func TestFinishersLastIdleFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := rc.fin
-	release := make(chan struct{})
 	flushed := make(chan struct{}, 4) // a stream's finisher started
-	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/json" {
-			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-			return
-		}
-		// Past lazyStart: the stream's finisher starts while it is open.
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(": " + strings.Repeat("x", lazyStart) + "\n\n"))
-		w.(http.Flusher).Flush() // (which starts the stream's finisher)
-		flushed <- struct{}{}
-		<-release
-	})))
-	defer srv.Close()
-	var once sync.Once
-	done := func() { once.Do(func() { close(release) }) }
-	defer done()
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(testwait.Bound)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal(what)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	post := func(path string) *http.Response {
-		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	fs := newFinisherServer(t, rc, flushed)
 	// Four streams open at once: four finishers, each idle once its
 	// stream's record is written.
 	const streams = 4
 	var resps []*http.Response
 	for range streams {
-		resps = append(resps, post("/stream"))
+		resps = append(resps, fs.post(t, "/stream"))
 	}
 	for range streams {
-		select {
-		case <-flushed:
-		case <-time.After(testwait.Bound):
-			t.Fatal("the streams were not flushed")
-		}
+		testwait.Recv(t, flushed, "the streams' flush")
 	}
-	done()
+	fs.release()
 	for _, resp := range resps {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	waitFor("the streams' finishers not idle", func() bool { return f.n.Load() == streams && rc.Stats().InFlight == 0 })
+	testwait.Until(t, "the streams' finishers not idle", func() bool { return f.n.Load() == streams && rc.Stats().InFlight == 0 })
 	const n = 20
 	for range n {
-		resp := post("/json")
+		resp := fs.post(t, "/json")
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		waitFor("the finisher not idle again", func() bool { return f.n.Load() == streams && rc.Stats().InFlight == 0 })
+		testwait.Until(t, "the finisher not idle again", func() bool { return f.n.Load() == streams && rc.Stats().InFlight == 0 })
 	}
 	if err := rc.Wait(context.Background()); err != nil {
 		t.Fatal(err)

@@ -200,47 +200,16 @@ func TestFinishersCountIdleOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := rc.fin
-	release := make(chan struct{})
-	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/json" {
-			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(": " + strings.Repeat("x", lazyStart) + "\n\n"))
-		w.(http.Flusher).Flush()
-		<-release
-	})))
-	defer srv.Close()
-	var once sync.Once
-	done := func() { once.Do(func() { close(release) }) }
-	defer done() // (before srv.Close, which waits for the handler)
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(testwait.Bound)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal(what)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	post := func(path string) *http.Response {
-		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
-	resp := post("/json")
+	fs := newFinisherServer(t, rc, nil)
+	resp := fs.post(t, "/json")
 	resp.Body.Close()
-	waitFor("no idle finisher after an exchange", func() bool { return f.n.Load() == 1 })
-	resp = post("/stream")
-	waitFor("the stream's finisher still counted while it works", func() bool { return f.n.Load() == 0 && rc.Stats().InFlight == 1 })
-	done()
+	testwait.Until(t, "no idle finisher after an exchange", func() bool { return f.n.Load() == 1 })
+	resp = fs.post(t, "/stream")
+	testwait.Until(t, "the stream's finisher still counted while it works", func() bool { return f.n.Load() == 0 && rc.Stats().InFlight == 1 })
+	fs.release()
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	waitFor("the stream's finisher not idle after its record", func() bool { return f.n.Load() == 1 && rc.Stats().InFlight == 0 })
+	testwait.Until(t, "the stream's finisher not idle after its record", func() bool { return f.n.Load() == 1 && rc.Stats().InFlight == 0 })
 	if err := rc.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
