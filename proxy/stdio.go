@@ -1452,6 +1452,11 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 	case p.complete:
 		rec.SetRequest(p.line)
 	}
+	if rec.JSONRPC.ID.IsZero() {
+		// A request line longer than the proxy inspects: its id as its
+		// head or tail showed it (onLongServerLine).
+		rec.JSONRPC.ID = p.msg.ID
+	}
 	rec.SetResult(res)
 	// A verdict made here (a subscription ended, a server request left
 	// unanswered, a line over the limit) has not had the classifier's look

@@ -34,11 +34,10 @@ func (s *stdioProxy) onLongServerLine(head, tail []byte, size int64, clientGone 
 		if hm.id == nil || wire.IDFromRaw(hm.id).IsNull() {
 			return // a notification: not recorded, as any notification
 		}
+		// Noted as any server request (noteServerRequest): one of its id
+		// still waiting is recorded superseded, not dropped.
 		id := wire.IDFromRaw(bytes.Clone(hm.id))
-		s.mu.Lock()
-		s.srvReqs[idKey(id)] = &stdioPending{start: now, line: bytes.Clone(bytes.TrimSpace(head)), msg: wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName},
-			protocol: s.protocol, client: s.client, fromSrv: true}
-		s.mu.Unlock()
+		s.noteServerRequest(&stdioPending{start: now, line: bytes.Clone(bytes.TrimSpace(head)), msg: wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName}, fromSrv: true})
 		return
 	}
 	idRaw := hm.id

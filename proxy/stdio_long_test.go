@@ -120,6 +120,9 @@ func scriptedAnswer(id, tool string) string {
 	if x, ok := strings.CutPrefix(tool, "ask-roots-id:"); ok { // a server request (roots/list) of id x, then the answer
 		return `{"jsonrpc":"2.0","id":` + x + `,"method":"roots/list"}` + "\n" + small
 	}
+	if x, ok := strings.CutPrefix(tool, "ask-roots-big-id:"); ok { // a server request (roots/list) of id x, a line of 32 KiB and more, then the answer
+		return `{"jsonrpc":"2.0","id":` + x + `,"method":"roots/list","params":{"_meta":{"pad":"` + big(32<<10) + `"}}}` + "\n" + small
+	}
 	if x, ok := strings.CutPrefix(tool, "stray-id:"); ok { // a response for id x, which no request has, then the answer
 		return `{"jsonrpc":"2.0","id":` + x + `,"result":{}}` + "\n" + small
 	}
