@@ -77,6 +77,11 @@ func runClassify(out io.Writer, stdin io.Reader, args []string, o classifyOption
 	default:
 		return usageError("--protocol %q: must be 2026-07-28 or 2025-11-25", o.protocol)
 	}
+	if o.method == "" {
+		// As for --id: an empty method (a script's unset variable) would
+		// be classified as the default, tools/call, and echoed so.
+		return usageError("--method: empty method (the request's JSON-RPC method, such as tools/call)")
+	}
 	if o.id != "" || o.idSet {
 		// An empty --id (a script's unset variable) is bad input, not
 		// "unchecked": the check the user asked for would be skipped.

@@ -35,6 +35,12 @@ func TestClassifyCommand(t *testing.T) {
 		// id-not-checked; '--id=' alike).
 		{"empty id", []string{"classify", "--id", ""}, ok, 2, nil, "--id: empty id"},
 		{"empty id, one word", []string{"classify", "--id="}, ok, 2, nil, "--id: empty id"},
+		// An empty --method is bad input too (outsider22: it exited 0 and
+		// printed "method": "tools/call", a method the user did not give:
+		// the classifier reads an empty method as its default).
+		{"empty method", []string{"classify", "--id", `"a"`, "--method", ""}, ok, 2, nil, "--method: empty method"},
+		{"empty method, one word", []string{"classify", "--id", `"a"`, "--method="}, ok, 2, nil, "--method: empty method"},
+		{"another method echoed", []string{"classify", "--id", `"a"`, "--method", "resources/read"}, ok, 0, []string{`"method": "resources/read"`}, ""},
 		{"bad protocol", []string{"classify", "--protocol", "2024-01-01"}, ok, 2, nil, "--protocol"},
 		{"not HTTP", []string{"classify"}, "{\"jsonrpc\":\"2.0\"}", 2, nil, "not a raw HTTP response"},
 		{"empty input", []string{"classify"}, "", 2, nil, "empty"},
