@@ -1161,7 +1161,7 @@ func (s *stdioProxy) serverToClient(stdout io.Reader) {
 					}
 					write(append(bytes.Clone(o.Line), '\n'))
 					if !req {
-						s.onNoise(o.Line, 0, decision.Fired())
+						s.onInjectedLine(o.Line, decision.Fired())
 					}
 				case bytes.Equal(o.Line, bytes.TrimSpace(line)):
 					write(piece) // the server's own line, byte for byte
@@ -1600,6 +1600,89 @@ func (s *stdioProxy) onNoise(line []byte, size int64, fired string) {
 	}
 	s.observe(rec, rec.Time, rec.Time, wire.Message{})
 	s.write(rec)
+}
+
+// onInjectedLine records a line a fault wrote to the client in the
+// server's place that is no request (noteInjected takes those), as what
+// the client reads it as: not JSON, STDIO_NOISE (a stray print); a line that
+// starts like JSON and does not parse, MALFORMED_JSON; a notification, its
+// method (HTTP_SUCCESS in the transport layer: delivered, not answered, as
+// any notification); a response, its id with its type, and either the
+// client's pending request of that id, which takes it as its answer (the
+// classifier's verdict on it as that request's answer; the server's own
+// answer then follows it), or none (INVALID_ENVELOPE, as a server's response
+// for an id no request has); a batch line (not taken apart) and any other
+// JSON, their own words. Each with the scenario that fired, FI and the note
+// that the server never wrote it. Before, every such line was STDIO_NOISE,
+// "not JSON", of a line that is JSON.
+func (s *stdioProxy) onInjectedLine(line []byte, fired string) {
+	t := bytes.TrimSpace(line)
+	if !wire.Valid(t) {
+		if len(t) == 0 || t[0] != '{' && t[0] != '[' {
+			s.onNoise(line, 0, fired)
+			return
+		}
+		s.injectedRecord(line, classify.MalformedJSON, "the fault wrote a line to the client in the server's place that starts like JSON but is not valid JSON", fired, nil)
+		return
+	}
+	m := wire.ParseMessage(t)
+	switch m.Kind {
+	case wire.MessageNotification:
+		s.injectedRecord(line, classify.HTTPSuccess, fmt.Sprintf("the fault wrote a %s notification to the client in the server's place: a JSON-RPC message, not noise, which no one answers", m.Method), fired, func(rec *record.Record) {
+			rec.Method = m.Method
+		})
+	case wire.MessageResponse:
+		s.mu.Lock()
+		k, _ := answeredKey(s.pending, m.ID)
+		p := s.pending[k]
+		var method, protocol string
+		var reqID wire.ID
+		var ext []string
+		if p != nil {
+			method, protocol, reqID, ext = p.msg.Method, p.protocol, p.msg.ID, p.msg.Extensions
+			p.answerNote = strings.TrimPrefix(p.answerNote+"; "+fmt.Sprintf("the fault wrote a response of id %s to the client before the server's answer (FI): the client takes that one as this request's answer, and this record's answer, the server's, came after it", m.ID.String()), "; ")
+		}
+		s.mu.Unlock()
+		if p == nil {
+			s.injectedRecord(line, classify.InvalidEnvelope, fmt.Sprintf("the fault wrote a response for id %s (%s) to the client in the server's place, which no pending request has", m.ID.String(), idType(m.ID)), fired, func(rec *record.Record) {
+				rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+				warnOnID(rec, "response", rec.JSONRPC.ID)
+			})
+			return
+		}
+		cex := &classify.Exchange{Method: method, ID: reqID, ProtocolVersion: protocol, Extensions: ext, Stdio: true}
+		cex.Carries(t)
+		res, _ := (&classify.Classifier{}).Classify(cex)
+		s.injectedRecord(line, classify.InvalidEnvelope, "", fired, func(rec *record.Record) {
+			rec.Method = method
+			rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(reqID.Raw()))
+			rec.SetResult(res)
+			rec.Reason = "an answer the fault wrote in the server's place: " + rec.Reason
+			rec.Note = strings.TrimPrefix(fmt.Sprintf("the client takes it as the answer to its pending %s (id %s); the server's own answer of that id follows it", method, reqID.String())+"; "+rec.Note, "; ")
+		})
+	case wire.MessageBatch:
+		s.injectedRecord(line, classify.HTTPSuccess, "the fault wrote a JSON array (a batch line) to the client in the server's place; the proxy does not take an injected batch apart: a request in it is not waited for, and the client's answer to it is recorded as answering no server request", fired, nil)
+	default:
+		s.injectedRecord(line, classify.InvalidEnvelope, "the fault wrote a line to the client in the server's place that is JSON but not a JSON-RPC message", fired, nil)
+	}
+}
+
+// injectedRecord writes the record of a line a fault injected (see
+// onInjectedLine): outcome and reason (reason "" leaves the one set
+// sets), the scenario that fired, FI, and then set, when not nil, adds
+// what the line is.
+func (s *stdioProxy) injectedRecord(line []byte, outcome classify.Outcome, reason, fired string, set func(*record.Record)) {
+	rec := s.orphanRecord(line, outcome, reason)
+	if rec == nil {
+		return
+	}
+	rec.Note = strings.TrimPrefix(rec.Note+"; injected by the fault (FI): the server never wrote this line, the proxy wrote it to the client in the server's place", "; ")
+	rec.Scenario = fired
+	rec.Flags.Add(record.FlagFI)
+	if set != nil {
+		set(rec)
+	}
+	s.writeOrphan(rec)
 }
 
 // orphan records a server line that answers no request.
