@@ -8,8 +8,10 @@ import (
 
 // TestAnsweredKey: an answer finds the request of its id by value, else the
 // one request whose number id a float64 reading makes its own (a server
-// that rounds ids is paired, and the classification names the mismatch);
-// never across JSON types, and never one of two so rounded.
+// that rounds ids is paired, and the classification names the mismatch),
+// or the one whose id is its text in the other JSON type (stdio22: "7"
+// for 7, 7 for "7"; paired, and the classification names the mismatch);
+// never one of two so rounded, never a string that is no number's text.
 func TestAnsweredKey(t *testing.T) {
 	t.Parallel()
 	table := func(ids ...string) map[string]int {
@@ -32,7 +34,13 @@ func TestAnsweredKey(t *testing.T) {
 		{"exact past float64", []string{`9007199254740993`, `9007199254740992`}, `9007199254740992`, 1},
 		{"rounded by the server", []string{`9007199254740993`}, `9007199254740992`, 0},
 		{"two so rounded", []string{`9007199254740993`, `9007199254740995`}, `9007199254740994`, -1},
-		{"no string by a number", []string{`"9007199254740992"`}, `9007199254740992`, -1},
+		{"a string by a number's text", []string{`"9007199254740992"`}, `9007199254740992`, 0},
+		{"a number by a string's text", []string{`7`}, `"7"`, 0},
+		{"a number by a string of its value", []string{`7`}, `"7.0"`, 0},
+		{"the same type first", []string{`7`, `"7"`}, `"7"`, 1},
+		{"no number by a spaced string", []string{`7`}, `" 7"`, -1},
+		{"no number by a string not a number", []string{`7`}, `"7a"`, -1},
+		{"no string by a rounded number", []string{`"9007199254740993"`}, `9007199254740992`, -1},
 		{"none", []string{`2`}, `1`, -1},
 	}
 	for _, c := range cases {

@@ -245,7 +245,8 @@ type answerWant struct {
 	seen    bool
 	notSeen string
 	isError bool
-	code    int64 // JSON-RPC error code, 0 for none
+	code    int64  // JSON-RPC error code, 0 for none
+	respID  string // the answer's id as written, when it is not the request's ("" none)
 }
 
 func checkPost(t *testing.T, posts map[string]*record.Record, id string, w answerWant) {
@@ -267,7 +268,7 @@ func checkPost(t *testing.T, posts map[string]*record.Record, id string, w answe
 	isError := r.IsError != nil && *r.IsError
 	if r.Outcome != w.outcome || r.Layer != w.outcome.Layer() || r.Method != "tools/call" && w.tool != "" || r.Tool != w.tool ||
 		sa.Seen != w.seen || sa.NotSeen != w.notSeen || isError != w.isError || code != w.code ||
-		r.Status != http.StatusAccepted || r.AnsweredOn != record.AnsweredOnStream || !r.JSONRPC.ResponseID.IsZero() {
+		r.Status != http.StatusAccepted || r.AnsweredOn != record.AnsweredOnStream || string(r.JSONRPC.ResponseID.Raw()) != w.respID {
 		t.Errorf("id %s: %s (%s) method %q tool %q streamAnswer %+v isError %v code %d status %d answeredOn %q responseId %s;\n want %s tool %q seen %v notSeen %q isError %v code %d status 202 (reason %q)",
 			id, r.Outcome, r.Layer, r.Method, r.Tool, *sa, isError, code, r.Status, r.AnsweredOn, r.JSONRPC.ResponseID,
 			w.outcome, w.tool, w.seen, w.notSeen, w.isError, w.code, r.Reason)
@@ -289,9 +290,12 @@ func checkPost(t *testing.T, posts map[string]*record.Record, id string, w answe
 // outcome (TOOL_SUCCESS, TOOL_ERROR with isError, JSONRPC_ERROR), with
 // its id, method and tool as sent, its HTTP 202 kept, and streamAnswer
 // seen; an answer sent before the POST's 202 is paired too. A request
-// whose answer never comes (none, or one of id "5" for the request of id
-// 5) is written REQUEST_ACCEPTED when the stream ends (notSeen
-// "stream-ended"). The stream's record counts the responses it carried.
+// whose answer never comes is written REQUEST_ACCEPTED when the stream
+// ends (notSeen "stream-ended"). An answer of id "5" for the request of id
+// 5 (stdio22: the other JSON type's text, as the stdio proxy pairs it) is
+// that request's, INVALID_ENVELOPE with the answer's id kept (before, it
+// was counted unpaired and the request never answered). The stream's
+// record counts the responses it carried.
 // Before, every request was REQUEST_ACCEPTED and the stream's record
 // counted nothing.
 func TestLegacySSEPairsAnswers(t *testing.T) {
@@ -308,7 +312,7 @@ func TestLegacySSEPairsAnswers(t *testing.T) {
 		call(`5`, "retype"), call(`6`, "never"))
 	readAnswers(t, br, 6)
 	// Every answer paired (or counted) before the stream ends.
-	waitFor(t, sink, "paired records", seenAnswers(5))
+	waitFor(t, sink, "paired records", seenAnswers(6))
 	resp.Body.Close()
 	stop()
 
@@ -317,7 +321,7 @@ func TestLegacySSEPairsAnswers(t *testing.T) {
 	checkPost(t, posts, `"c-2"`, answerWant{outcome: classify.ToolError, tool: "fail", seen: true, isError: true})
 	checkPost(t, posts, `3`, answerWant{outcome: classify.JSONRPCError, tool: "rpcerr", seen: true, code: -32602})
 	checkPost(t, posts, `"4"`, answerWant{outcome: classify.ToolSuccess, tool: "first", seen: true})
-	checkPost(t, posts, `5`, answerWant{outcome: classify.RequestAccepted, tool: "retype", notSeen: record.AnswerStreamEnded})
+	checkPost(t, posts, `5`, answerWant{outcome: classify.InvalidEnvelope, tool: "retype", seen: true, respID: `"5"`})
 	checkPost(t, posts, `6`, answerWant{outcome: classify.RequestAccepted, tool: "never", notSeen: record.AnswerStreamEnded})
 	if r := posts[`0`]; r == nil || r.Method != "initialize" || r.StreamAnswer == nil || !r.StreamAnswer.Seen || !r.Outcome.Success() || r.Outcome == classify.RequestAccepted {
 		t.Errorf("initialize: %+v", r)
@@ -346,7 +350,7 @@ func TestLegacySSEPairsAnswers(t *testing.T) {
 	if get == nil || get.StreamAnswers == nil {
 		t.Fatalf("the GET stream's record: %+v", get)
 	}
-	if want := (record.StreamAnswers{Responses: 6, Paired: 5, Unpaired: 1}); *get.StreamAnswers != want {
+	if want := (record.StreamAnswers{Responses: 6, Paired: 6}); *get.StreamAnswers != want {
 		t.Errorf("the stream's answers %+v, want %+v", *get.StreamAnswers, want)
 	}
 	if get.Outcome != classify.HTTPSuccess {

@@ -25,7 +25,8 @@ func keep(m wire.Message) wire.Message {
 func idKey(id wire.ID) string { return id.Key() }
 
 // answeredKey returns the key in pending of the request an answer of id
-// answers: the one of the same id (idKey), else, for a number, the one
+// answers: the one of the same id (idKey), else the one whose id is the
+// same text as the other JSON type (otherTypeKey), else, for a number, the one
 // request only whose id reads as the same float64: a server (or client)
 // that reads ids into a float64 answers 9007199254740993 as
 // 9007199254740992, and the record's classification then names the
@@ -33,8 +34,14 @@ func idKey(id wire.ID) string { return id.Key() }
 // than one so rounded, waits.
 func answeredKey[V any](pending map[string]V, id wire.ID) (key string, ok bool) {
 	key = idKey(id)
-	if _, ok := pending[key]; ok || !id.IsNumber() {
+	if _, ok := pending[key]; ok {
 		return key, ok
+	}
+	if k, ok := otherTypeKey(pending, id); ok {
+		return k, true
+	}
+	if !id.IsNumber() {
+		return key, false
 	}
 	f, err := strconv.ParseFloat(string(id.Raw()), 64)
 	if err != nil {
@@ -57,4 +64,35 @@ func answeredKey[V any](pending map[string]V, id wire.ID) (key string, ok bool) 
 		return key, false
 	}
 	return found, true
+}
+
+// otherTypeKey returns the key in pending of the request whose id is id's
+// text in the other JSON type: the number 7 for an answer of id "7", the
+// string "7" for an answer of id 7. Such an answer breaks JSON-RPC (an id
+// keeps its type), but its sender meant that request, and a client that
+// reads ids loosely (the TypeScript SDK looks a response up by
+// Number(response.id)) takes it as that request's answer; paired, the
+// record's classification names the mismatch (INVALID_ENVELOPE) instead of
+// an answer to no request and a request never answered.
+func otherTypeKey[V any](pending map[string]V, id wire.ID) (string, bool) {
+	var other wire.ID
+	switch {
+	case id.IsNumber():
+		other = wire.StringID(string(id.Raw()))
+	case id.IsString():
+		v, ok := wire.StringValue(id.Raw())
+		if !ok {
+			return "", false
+		}
+		n, err := wire.ParseID(v)
+		if err != nil || !n.IsNumber() || string(n.Raw()) != v {
+			return "", false
+		}
+		other = n
+	default:
+		return "", false
+	}
+	k := idKey(other)
+	_, ok := pending[k]
+	return k, ok
 }

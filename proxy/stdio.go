@@ -579,7 +579,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 		kill, drop := false, false
 		var unsent bool
 		if end {
-			line, whole := lr.take()
+			line, tail, _, whole := lr.takeLong()
 			if h := s.opts.hooks; h != nil && h.clientLine != nil {
 				h.clientLine(line)
 			}
@@ -594,7 +594,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			s.lastCut = err == io.EOF && (len(piece) == 0 || piece[len(piece)-1] != '\n')
 			// The client's answer to a request the fault injected is
 			// not passed on: the server never sent that request.
-			drop = s.onClientLine(line, whole, unsent, len(piece) == len(line))
+			drop = s.onClientLine(line, tail, whole, unsent, len(piece) == len(line))
 			// The exit fault kills the server right after this request
 			// reached it; from now on its output is dropped, so that an
 			// answer it writes before the kill lands never reaches the
@@ -713,10 +713,27 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 // recorded at once as never having reached it. single says the line came
 // in one piece (nothing of it was passed on yet); drop reports that it is
 // a client's answer to a request a fault injected, which the server never
-// sent: the caller does not pass it on.
-func (s *stdioProxy) onClientLine(line []byte, whole, unsent, single bool) (drop bool) {
+// sent: the caller does not pass it on. A line longer than the proxy
+// inspects (not whole: line is its head, tail its last bytes) is a request
+// when its head shows a method and no result, and its id shows in its head
+// or as its last member (as the TypeScript SDK writes a request): it is
+// waited for as any request, its record's body (when kept) the line's head.
+func (s *stdioProxy) onClientLine(line, tail []byte, whole, unsent, single bool) (drop bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
+		return false
+	}
+	if !whole {
+		if hm := scanHead(trimmed); hm.method && !hm.response {
+			idRaw := hm.id
+			if idRaw == nil {
+				idRaw = tailID(tail)
+			}
+			if id := wire.IDFromRaw(bytes.Clone(idRaw)); id.IsString() || id.IsNumber() {
+				m := wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName}
+				return s.onClientMessage(m, bytes.Clone(trimmed), false, nil, unsent, false)
+			}
+		}
 		return false
 	}
 	m := wire.Message{Kind: wire.MessageInvalid}
@@ -1294,6 +1311,9 @@ func splitServerBatch(trimmed []byte) *serverBatch {
 func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *wire.Message, batch *serverBatch, part serverPart) {
 	trimmed := bytes.TrimSpace(line)
 	now := time.Now()
+	if whole && s.answerAfterBOM(trimmed, now, clientGone) {
+		return
+	}
 	if !whole || len(trimmed) == 0 || trimmed[0] != '{' && trimmed[0] != '[' {
 		if whole && len(trimmed) > 0 && wire.Valid(trimmed) {
 			// A JSON scalar on its own line: JSON, but not a message.
@@ -1337,6 +1357,44 @@ func (s *stdioProxy) onServerLine(line []byte, whole, clientGone bool, parsed *w
 		return
 	}
 	s.onServerMessage(line, m, now, clientGone, nil)
+}
+
+// utf8BOM is the UTF-8 byte order mark, U+FEFF.
+const utf8BOM = "\xef\xbb\xbf"
+
+// jsonAfterBOM reports a line that is JSON after a UTF-8 byte order mark.
+func jsonAfterBOM(trimmed []byte) bool {
+	return bytes.HasPrefix(trimmed, []byte(utf8BOM)) && wire.Valid(trimmed[len(utf8BOM):])
+}
+
+// answerAfterBOM records a server line that is a response after a UTF-8
+// byte order mark (a runtime that writes one at the start of its stdout)
+// as the answer of the pending request of its id: the classifier's
+// MALFORMED_JSON with the words it has for a body after a BOM (RFC 8259
+// §8.1), as over HTTP; JSON.parse, the TypeScript SDK's reader, and Go's
+// encoding/json refuse the line, so the client never reads the answer. It
+// reports whether it recorded the line (no pending request of its id: it
+// did not, and the line is noise with those words, onNoise).
+func (s *stdioProxy) answerAfterBOM(trimmed []byte, now time.Time, clientGone bool) bool {
+	if !jsonAfterBOM(trimmed) {
+		return false
+	}
+	m := wire.ParseMessage(trimmed[len(utf8BOM):])
+	if m.Kind != wire.MessageResponse {
+		return false
+	}
+	s.mu.Lock()
+	k, ok := answeredKey(s.pending, m.ID)
+	p := s.pending[k]
+	if ok {
+		delete(s.pending, k)
+	}
+	s.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	s.finish(p, bytes.Clone(trimmed), now, nil, clientGone)
+	return true
 }
 
 // onServerMessage handles one message of the server: a line's (line is the
@@ -1551,6 +1609,10 @@ func (s *stdioProxy) finishResult(p *stdioPending, res *classify.Result, cerr er
 		}
 	}
 	s.addBodies(rec, p.line, resp, res.Outcome)
+	if !p.complete && rec.RequestBody != nil {
+		// The head of a line longer than the proxy inspects.
+		rec.RequestBody.Truncated = true
+	}
 	s.observe(rec, p.start, end, p.msg)
 	s.mu.Lock()
 	s.records++
@@ -1589,6 +1651,8 @@ func (s *stdioProxy) onNoise(line []byte, size int64, fired string) {
 	if size > 0 {
 		rec.Reason = fmt.Sprintf("a line of %d bytes on the server's stdout is not JSON: clients that read stdout as JSON-RPC fail on it", size)
 		rec.ResponseBytes = size
+	} else if jsonAfterBOM(bytes.TrimSpace(line)) {
+		rec.Reason = "a line on the server's stdout is JSON after a UTF-8 byte order mark (EF BB BF), which JSON sent over a network must not start with (RFC 8259 §8.1): JSON.parse (the TypeScript SDK's reader) and Go's encoding/json refuse it, so clients that read stdout as JSON-RPC fail on it"
 	}
 	if len(ids) > 0 {
 		rec.Note = "requests pending when it arrived: " + strings.Join(ids, ", ")

@@ -162,6 +162,17 @@ func scriptedAnswer(id, tool string) string {
 			return strings.Replace(small, `"id":`+id, `"id":`+b.String(), 1)
 		}
 		return small
+	case "string-id": // a number id answered as a string ("7" for 7)
+		return strings.Replace(small, `"id":`+id, `"id":`+strconv.Quote(id), 1)
+	case "number-id": // a string id of digits answered as a number (8 for "8")
+		if v, err := strconv.Unquote(id); err == nil {
+			return strings.Replace(small, `"id":`+id, `"id":`+v, 1)
+		}
+		return small
+	case "bom": // the answer after a UTF-8 byte order mark, as a server whose runtime writes one first does
+		return "\xef\xbb\xbf" + small
+	case "crlf": // the answer ended by CR LF
+		return strings.TrimSuffix(small, "\n") + "\r\n"
 	case "malformed": // a line that starts like JSON and is not, then the answer
 		return `{"jsonrpc":"2.0","id":` + "\n" + small
 	case "not-a-message": // a JSON object that is no JSON-RPC message, then the answer

@@ -1,0 +1,97 @@
+package proxy_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpdiag/mcpdiag/classify"
+	"github.com/mcpdiag/mcpdiag/proxy"
+)
+
+// TestStdioAttackLines: what a user's stdio server and client do to the
+// lines, through the proxy in front of the scripted server. For each: the
+// client receives the server's bytes unchanged, and each call has one
+// record, with its id as the client wrote it (its JSON type kept), its
+// method and a true outcome; no other record.
+//
+//   - An answer whose id is the request's of another JSON type ("7" for 7,
+//     8 for "8"): the server broke the envelope; a client that reads the id
+//     loosely (the TypeScript SDK's Number(response.id)) takes it as the
+//     answer, a strict one does not. The call's record is INVALID_ENVELOPE
+//     naming both ids. Before: a record "a response for id "7", which no
+//     pending request has", and the call recorded as never answered.
+//   - A request line longer than --max-event-size, its id first or last
+//     (as the TypeScript SDK writes a request: method, params, jsonrpc, id):
+//     the call's record, paired with its answer. Before: no record of the
+//     call, and its answer recorded as answering no request.
+//   - A UTF-8 byte order mark before the answer (a runtime that writes one
+//     at the start of its stdout): MALFORMED_JSON, as classify says of a
+//     body after a BOM over HTTP. Before: STDIO_NOISE "not JSON", and the
+//     call recorded as never answered.
+//     Its record's request body is the line's head, marked truncated.
+//   - Lines ended by CR LF, the client's and the server's, and an empty
+//     line of the client's: passed as they are, the call paired.
+func TestStdioAttackLines(t *testing.T) {
+	t.Parallel()
+	pad := strings.Repeat("p", 32<<10)
+	for _, tc := range []struct {
+		name     string
+		line     string // the client's line (its newline added)
+		answer   string // what the client receives
+		id       string // the call's record's id
+		outcome  classify.Outcome
+		reason   string // contained
+		respID   string // the record's responseId (the answer's id as written), when it differs
+		readLine bool   // the answer's id is not the call's: read one line, not up to the id
+	}{
+		{name: "string id for a number", line: scriptedCall("7", "string-id"), answer: scriptedAnswer("7", "string-id"), id: "7",
+			outcome: classify.InvalidEnvelope, reason: `the response id "7" does not match the request id 7`, respID: `"7"`, readLine: true},
+		{name: "number id for a string", line: scriptedCall(`"8"`, "number-id"), answer: scriptedAnswer(`"8"`, "number-id"), id: `"8"`,
+			outcome: classify.InvalidEnvelope, reason: `the response id 8 does not match the request id "8"`, respID: "8", readLine: true},
+		{name: "long request, id first", line: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + pad + `"}}}`,
+			answer: scriptedAnswer("9", "echo"), id: "9", outcome: classify.ToolSuccess},
+		{name: "long request, id last", line: `{"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + pad + `"}},"jsonrpc":"2.0","id":"c-10"}`,
+			answer: scriptedAnswer(`"c-10"`, "echo"), id: `"c-10"`, outcome: classify.ToolSuccess},
+		{name: "BOM before the answer", line: scriptedCall("11", "bom"), answer: scriptedAnswer("11", "bom"), id: "11",
+			outcome: classify.MalformedJSON, reason: "byte order mark", readLine: true},
+		{name: "CR LF", line: scriptedCall("12", "crlf") + "\r", answer: scriptedAnswer("12", "crlf"), id: "12", outcome: classify.ToolSuccess},
+		{name: "an empty line first", line: "\n" + scriptedCall("13", "echo"), answer: scriptedAnswer("13", "echo"), id: "13", outcome: classify.ToolSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			run := startScripted(t, proxy.StdioOptions{MaxLineSize: 16 << 10, Bodies: proxy.BodiesAll}, nil)
+			var got string
+			if tc.readLine {
+				run.send(t, tc.line)
+				l, err := run.out.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = l
+			} else {
+				got = run.talk(t, tc.line)
+			}
+			if got != tc.answer {
+				t.Fatalf("the client received %q, want %q", got, tc.answer)
+			}
+			run.end(t)
+			recs := run.sink.records(t)
+			for _, rec := range recs {
+				t.Logf("record: %s %q id %s responseId %s: %s (%s)", rec.Outcome, rec.Method, rec.JSONRPC.ID.Raw(), rec.JSONRPC.ResponseID.Raw(), rec.Reason, rec.Note)
+			}
+			if len(recs) != 1 {
+				t.Fatalf("%d records, want 1: the call's", len(recs))
+			}
+			rec := recs[0]
+			if rec.Method != "tools/call" || string(rec.JSONRPC.ID.Raw()) != tc.id || rec.Outcome != tc.outcome || !strings.Contains(rec.Reason, tc.reason) ||
+				string(rec.JSONRPC.ResponseID.Raw()) != tc.respID || rec.ClientAnswer {
+				t.Errorf("the call's record: %q id %s %s responseId %s reason %q; want tools/call, id %s, %s, responseId %s, reason with %q",
+					rec.Method, rec.JSONRPC.ID.Raw(), rec.Outcome, rec.JSONRPC.ResponseID.Raw(), rec.Reason, tc.id, tc.outcome, tc.respID, tc.reason)
+			}
+			// A long line's record keeps its head, marked cut.
+			if long := strings.HasPrefix(tc.name, "long"); rec.RequestBody == nil || rec.RequestBody.Truncated != long {
+				t.Errorf("the call's request body: %+v, want one, truncated %v", rec.RequestBody != nil, long)
+			}
+		})
+	}
+}
