@@ -781,6 +781,8 @@ func (s *stdioProxy) onClientLine(line, tail []byte, whole, unsent, single bool)
 // records. The line is the record's request body when bodies are
 // recorded whole (--record-bodies all or full). Past maxNoiseRecords such
 // lines are counted, and RunStdio writes one summary record at the end.
+// A line that is a message after a UTF-8 byte order mark is MALFORMED_JSON,
+// with the message's method, tool and id (the server cannot read it).
 // A member of a batch line that is not a JSON-RPC message (batch says where
 // it sat) and an empty batch line ([]) are recorded the same way, and so is
 // a request of id null (nullID: its message), whose record names its method
@@ -788,11 +790,17 @@ func (s *stdioProxy) onClientLine(line, tail []byte, whole, unsent, single bool)
 // clientToServer): the record says so, and no answer of the server is owed.
 func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *stdioBatch, unsent bool) {
 	outcome, why := classify.InvalidEnvelope, "a line the client wrote to the server's stdin is JSON but not a JSON-RPC message"
+	var bom *wire.Message // the message after a byte order mark: its method, tool and id are the record's
 	switch {
 	case nullID != nil:
 		why = fmt.Sprintf("the client wrote a %s request of id null to the server's stdin: MCP forbids a null id (a request's id is a string or an integer), and JSON-RPC 2.0 §4 makes it a request, not a notification, that no answer can be paired with", nullID.Method)
 		if batch != nil {
 			why = fmt.Sprintf("message %d of a batch line: %s", batch.index+1, why)
+		}
+	case batch == nil && jsonAfterBOM(line):
+		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is JSON after a UTF-8 byte order mark (EF BB BF), which JSON sent over a network must not start with (RFC 8259 §8.1): JSON.parse (the TypeScript SDK's reader), Go's encoding/json and Python's json.loads refuse it"
+		if bm := wire.ParseMessage(line[len(utf8BOM):]); bm.Kind != wire.MessageInvalid {
+			bom = &bm
 		}
 	case !wire.Valid(line) && s.lastCut && batch == nil:
 		outcome, why = classify.MalformedJSON, fmt.Sprintf("a line the client wrote to the server's stdin is not JSON: it is cut, the client closed its stdin %d bytes into it, before its newline", len(line))
@@ -831,6 +839,12 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 		Reason: why + answers,
 		Method: method, Tool: tool,
 		Note: "the client's line (client → server), passed on as it is",
+	}
+	if bom != nil {
+		rec.Method, rec.Tool = bom.Method, bom.Tool
+		if !bom.ID.IsZero() {
+			rec.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(bom.ID.Raw()))
+		}
 	}
 	if unsent {
 		rec.Note = "the client's line (client → server), not passed on: the server had stopped reading its stdin, or the run ended"

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -93,5 +94,45 @@ func TestStdioAttackLines(t *testing.T) {
 				t.Errorf("the call's request body: %+v, want one, truncated %v", rec.RequestBody != nil, long)
 			}
 		})
+	}
+}
+
+// TestStdioClientLineAfterABOM: a client whose first line starts with a
+// UTF-8 byte order mark (a tool that writes its requests through a
+// UTF-8-with-BOM encoder). The line reaches the server unchanged; the
+// scripted server, as Go's and Node's readers do, cannot read it and
+// answers with a parse error of id null. The client's line's record is
+// MALFORMED_JSON naming the BOM, with the method, tool and id of the
+// request after it (id with its JSON type); the server's error is its
+// answer to that line (JSONRPC_ERROR). Before, the line's reason was
+// "not JSON" of a line that is JSON after three bytes, with no method.
+func TestStdioClientLineAfterABOM(t *testing.T) {
+	t.Parallel()
+	run := startScripted(t, proxy.StdioOptions{Env: append(os.Environ(), stdioScriptNullIDEnv+"=1")}, nil)
+	run.send(t, "\xef\xbb\xbf"+scriptedCall(`"b-1"`, "echo"))
+	got, err := run.out.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n"; got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.end(t)
+	var line, answer int
+	for _, rec := range run.sink.records(t) {
+		switch {
+		case rec.Outcome == classify.MalformedJSON:
+			line++
+			if rec.Method != "tools/call" || rec.Tool != "echo" || string(rec.JSONRPC.ID.Raw()) != `"b-1"` || !strings.Contains(rec.Reason, "byte order mark") {
+				t.Errorf("the client's line's record: %q %q id %s, reason %q", rec.Method, rec.Tool, rec.JSONRPC.ID.Raw(), rec.Reason)
+			}
+		case rec.Outcome == classify.JSONRPCError && rec.JSONRPC.ID.IsNull():
+			answer++
+		default:
+			t.Errorf("a record: %s %q id %s, reason %q", rec.Outcome, rec.Method, rec.JSONRPC.ID.Raw(), rec.Reason)
+		}
+	}
+	if line != 1 || answer != 1 {
+		t.Errorf("%d records of the client's line and %d of the server's error, want 1 and 1", line, answer)
 	}
 }

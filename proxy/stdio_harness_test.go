@@ -24,8 +24,9 @@ type scriptedRun struct {
 }
 
 // startScripted starts RunStdio in front of the scripted server. opts
-// gives what the test sets (Faults, MaxLineSize…); the command, its
-// environment, the pipes, stderr (discarded) and the sink are set here.
+// gives what the test sets (Faults, MaxLineSize, Env: the proxy's own
+// environment when nil…); the command, the scripted server's variable, the
+// pipes, stderr (discarded) and the sink are set here.
 // at, when not nil, is the client that answers a server request the moment
 // it reads it: its trigger and answer are the test's, the rest is filled
 // in here. The run ends with end (the client closes its stdin).
@@ -35,7 +36,10 @@ func startScripted(t *testing.T, opts proxy.StdioOptions, at *answerAtOnce) *scr
 	outR, outW := io.Pipe()
 	run := &scriptedRun{in: inW, out: bufio.NewReader(outR), sink: &memSink{}, done: make(chan error, 1)}
 	opts.Command, opts.Args = stdioCommand()
-	opts.Env = append(os.Environ(), stdioScriptEnv+"=1")
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	opts.Env = append(opts.Env, stdioScriptEnv+"=1")
 	opts.Stdin, opts.Stdout, opts.Stderr, opts.Records = inR, outW, io.Discard, run.sink
 	if at != nil {
 		at.t, at.out, at.in, at.sink = t, outW, inW, run.sink
