@@ -1,6 +1,9 @@
 package proxy_test
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -135,4 +138,34 @@ func TestStdioClientLineAfterABOM(t *testing.T) {
 	if line != 1 || answer != 1 {
 		t.Errorf("%d records of the client's line and %d of the server's error, want 1 and 1", line, answer)
 	}
+}
+
+// TestStdioClientLinesReachTheServerUnchanged: the lines of the attacks
+// above, the other way: what the client writes reaches the server byte for
+// byte (the scripted server's lines-seen gives each line's size and
+// digest): a CR LF line, an empty line, a line after a UTF-8 BOM, a request
+// longer than --max-event-size with its id last, a string with escapes and
+// characters outside ASCII.
+func TestStdioClientLinesReachTheServerUnchanged(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		scriptedCall("1", "echo") + "\r",
+		"",
+		"\xef\xbb\xbf" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"method":"tools/call","params":{"name":"echo","arguments":{"pad":"` + strings.Repeat("p", 32<<10) + `"}},"jsonrpc":"2.0","id":"c-2"}`,
+		`{"jsonrpc":"2.0","id":"\u00e9-3","method":"tools/call","params":{"name":"echo","arguments":{"t":"é ✓ \"q\" \\ \/"}}}`,
+	}
+	run := startScripted(t, proxy.StdioOptions{MaxLineSize: 16 << 10}, nil)
+	var want []string
+	for _, l := range lines {
+		run.send(t, l)
+		sum := sha256.Sum256([]byte(l))
+		want = append(want, fmt.Sprintf("%d:%x", len(l), sum[:4]))
+	}
+	got := run.talk(t, scriptedCall("9", "lines-seen"))
+	text, _ := json.Marshal(strings.Join(want, ","))
+	if !strings.HasSuffix(got, `{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":`+string(text)+`}]}}`+"\n") {
+		t.Errorf("the server read %q,\nwant the lines as the client wrote them: %s", got, text)
+	}
+	run.end(t)
 }

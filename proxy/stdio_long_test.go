@@ -2,6 +2,8 @@ package proxy_test
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,10 +31,24 @@ const stdioScriptNullIDEnv = "MCPDIAG_TEST_STDIO_SCRIPT_NULLID"
 func runScriptedStdio() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 1<<20)
+	// Lines end at LF only: a CR before it is the line's (ScanLines would
+	// drop it, and lines-seen would not show what the proxy passed on).
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	listen := "null" // the id of the open subscriptions/listen request
 	var answers []string
+	var seen []string // a digest of every line read, for lines-seen
 	for sc.Scan() {
+		sum := sha256.Sum256(sc.Bytes())
+		seen = append(seen, fmt.Sprintf("%d:%x", len(sc.Bytes()), sum[:4]))
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -44,6 +60,15 @@ func runScriptedStdio() {
 		if err == nil && m.ID != nil && m.Method == "" {
 			answers = append(answers, string(m.ID))
 			continue // the client's answer to a server request
+		}
+		if m.Params.Name == "lines-seen" {
+			// Each line this server read before this one, as its size
+			// and the start of its SHA-256 (joined by commas): what the
+			// proxy passed on, byte for byte.
+			text, _ := json.Marshal(strings.Join(seen[:len(seen)-1], ","))
+			out.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":` + string(text) + `}]}}` + "\n")
+			out.Flush()
+			continue
 		}
 		if m.Params.Name == "answers-seen" {
 			// The ids of the client's answers this server read, in order
