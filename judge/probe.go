@@ -34,7 +34,7 @@ var probeRules = []Rule{
 		Title:   "the server answers every probe (no timeout, no dropped connection, no cut stream)",
 		Cite:    "MCP basic/transports §Streamable HTTP: the server MUST return a response (or 202 to a notification); JSON-RPC 2.0 §Response: a request gets a response",
 		Probe:   true,
-		Applies: anyProbe(isProbe),
+		Applies: anyProbe(isProbe, isProbe),
 		Check: func(t *Trace) (bool, string) {
 			// A server that asks a question answers: on 2025-11-25 with a
 			// request on the stream (the probe answers it, declining an
@@ -92,7 +92,7 @@ var probeRules = []Rule{
 		Title:   "every answer is well-formed JSON-RPC with a valid result shape",
 		Cite:    "JSON-RPC 2.0 §Response object; MCP schema (CallToolResult, ListToolsResult; resultType on 2026-07-28)",
 		Probe:   true,
-		Applies: anyProbe(gotAnswer),
+		Applies: anyProbe(isProbe, gotAnswer),
 		Check: eachProbe(gotAnswer, func(x *Exchange) string {
 			if x.Outcome == classify.InvalidEnvelope && !x.ResponseID.IsZero() {
 				return "" // an id that does not match: probe.id-type's finding
@@ -125,7 +125,7 @@ var probeRules = []Rule{
 		Cite: "MCP 2025-11-25 server/tools §Error Handling (SEP-1303): input validation errors are tool execution errors (isError true) " +
 			"the model can correct; a JSON-RPC -32602 is the older answer, still allowed; server/tools §Security: servers MUST validate all tool inputs",
 		Probe:   true,
-		Applies: anyProbe(isArgumentProbe),
+		Applies: anyProbe(ofKinds(argumentKinds), isArgumentProbe),
 		Check: func(t *Trace) (bool, string) {
 			var bad []string
 			tool, rpc := 0, 0
@@ -159,7 +159,7 @@ var probeRules = []Rule{
 		Cite: "MCP server/tools §Error Handling: tool execution errors are reported in the result with isError true; " +
 			"without it the client and the model take the error text for a result",
 		Probe:   true,
-		Applies: anyProbe(isMustFail),
+		Applies: anyProbe(func(x *Exchange) bool { return mustFail(x.Probe.Kind) }, isMustFail),
 		Check: eachProbe(isMustFail, func(x *Exchange) string {
 			if !mustFail(x.Probe.Kind) || x.Outcome != classify.ToolSuccess {
 				return ""
@@ -177,7 +177,7 @@ var probeRules = []Rule{
 		Title:   "a call of a tool the server does not have gets a JSON-RPC error (protocol error), not a tool result",
 		Cite:    "MCP server/tools §Error Handling: protocol errors (JSON-RPC) for unknown tools; the spec's example is -32602",
 		Probe:   true,
-		Applies: anyProbe(isUnknownTool),
+		Applies: anyProbe(ofKind("unknown-tool"), isUnknownTool),
 		Check: eachProbe(isUnknownTool, func(x *Exchange) string {
 			if x.Probe.Kind != "unknown-tool" || !gotAnswer(x) {
 				return ""
@@ -196,7 +196,7 @@ var probeRules = []Rule{
 		Cite: "MCP server/tools §Error Handling: protocol errors for malformed requests (requests that fail to satisfy the CallToolRequest schema); " +
 			"a tool execution error is tolerated for non-object arguments (the request names a tool)",
 		Probe:   true,
-		Applies: anyProbe(isMalformedCall),
+		Applies: anyProbe(ofKinds(malformedKinds), isMalformedCall),
 		Check: eachProbe(isMalformedCall, func(x *Exchange) string {
 			k := x.Probe.Kind
 			if k != "missing-name" && k != "arguments-not-object" || !gotAnswer(x) || x.ErrorCode != nil {
@@ -215,7 +215,7 @@ var probeRules = []Rule{
 		Title:   "every answer carries the request's id back with its JSON type (a string stays a string, a number a number)",
 		Cite:    "JSON-RPC 2.0 §Response object: id MUST be the same as the value of the id member in the Request; MCP basic §Responses",
 		Probe:   true,
-		Applies: anyProbe(isAnsweredRequest),
+		Applies: anyProbe(func(x *Exchange) bool { return !isNotification(x) }, isAnsweredRequest),
 		Check: eachProbe(isAnsweredRequest, func(x *Exchange) string {
 			// An HTTP error may carry a JSON-RPC error with no id (null:
 			// refused before the body was read); one with an id carries
@@ -248,7 +248,7 @@ var probeRules = []Rule{
 		Cite: "MCP basic/transports §Protocol Version Header: a server that receives an invalid or unsupported MCP-Protocol-Version " +
 			"MUST respond with 400 Bad Request (on 2026-07-28 with UnsupportedProtocolVersion -32022 or HeaderMismatch -32020)",
 		Probe:   true,
-		Applies: anyProbe(isKind("bad-protocol-version")),
+		Applies: anyProbe(ofKind("bad-protocol-version"), isKind("bad-protocol-version")),
 		Check: eachProbe(isKind("bad-protocol-version"), func(x *Exchange) string {
 			if x.Status == 400 {
 				return ""
@@ -267,7 +267,7 @@ var probeRules = []Rule{
 			"clients older than 2025-06-18 MAY read its absence as 2025-03-26, one that does not MUST reject it per §Server Validation " +
 			"(400 Bad Request with HeaderMismatch -32020)",
 		Probe:   true,
-		Applies: anyProbe(isKind("no-protocol-version")),
+		Applies: anyProbe(ofKind("no-protocol-version"), isKind("no-protocol-version")),
 		Check:   eachAnswer(isKind("no-protocol-version"), missingVersionAnswer),
 		// A failure breaks at least a SHOULD (2025-11-25: assume
 		// 2025-03-26), and a MUST on 2026-07-28 (reject it per §Server
@@ -282,7 +282,7 @@ var probeRules = []Rule{
 			"RFC 9110 §12.5.1, the server may honor Accept with 406 Not Acceptable (§15.5.7) or disregard it; a 400 refuses a " +
 			"request that breaks the transport's MUST",
 		Probe:   true,
-		Applies: anyProbe(isKind("accept-json-only")),
+		Applies: anyProbe(ofKind("accept-json-only"), isKind("accept-json-only")),
 		Check:   eachAnswer(isKind("accept-json-only"), acceptAnswer),
 		// No key word names the server's answer: a 5xx or a 404 for the
 		// client's Accept is another answer than HTTP prescribes (406).
@@ -294,7 +294,7 @@ var probeRules = []Rule{
 		Cite: "MCP basic/transports §Streamable HTTP, sending messages: for a notification the server MUST return 202 Accepted with no body (or a 4xx when it does not accept it); " +
 			"MCP basic §Notifications: a one-way message, the receiver MUST NOT send a response (over stdio: no line answers it); JSON-RPC 2.0 §4.1",
 		Probe:   true,
-		Applies: anyProbe(isAnsweredNotification),
+		Applies: anyProbe(isNotification, isAnsweredNotification),
 		Check: eachProbe(isAnsweredNotification, func(x *Exchange) string {
 			if !isNotification(x) || x.Probe.Answer == record.ProbeAnswerSilent {
 				return ""
@@ -470,7 +470,7 @@ func isModernResult(x *Exchange) bool {
 // without resultType (2025-11-25) says so, rather than that no probe was
 // answered.
 func resultTypeApplies(t *Trace) (bool, string) {
-	ok, why := anyProbe(isModernResult)(t)
+	ok, why := anyProbe(isProbe, isModernResult)(t)
 	if ok {
 		return ok, why
 	}
@@ -491,9 +491,7 @@ func isProbe(*Exchange) bool           { return true }
 func isArgumentProbe(x *Exchange) bool { return argumentKinds[x.Probe.Kind] && decidable(x) }
 func isMustFail(x *Exchange) bool      { return mustFail(x.Probe.Kind) && decidable(x) }
 func isUnknownTool(x *Exchange) bool   { return x.Probe.Kind == "unknown-tool" && decidable(x) }
-func isMalformedCall(x *Exchange) bool {
-	return (x.Probe.Kind == "missing-name" || x.Probe.Kind == "arguments-not-object") && decidable(x)
-}
+func isMalformedCall(x *Exchange) bool { return malformedKinds[x.Probe.Kind] && decidable(x) }
 func isAnsweredRequest(x *Exchange) bool {
 	// A refused Origin or protocol version may answer without an id, or
 	// without a JSON-RPC body at all: an HTTP error is judged when it
@@ -554,17 +552,39 @@ func probes(t *Trace, f func(*Exchange) bool) []*Exchange {
 	return out
 }
 
-func anyProbe(f func(*Exchange) bool) func(*Trace) (bool, string) {
+// anyProbe is a rule's Applies: true when a probe that judged selects
+// (one of kind, with an answer the rule can read) is in the trace. The n/a
+// evidence says which is missing: no probe at all, no probe of the kind
+// (a tool with no property has no argument probe: outsider22, where it
+// said "no probe of this kind was answered" of probes never sent), or no
+// answer to the ones sent.
+func anyProbe(kind, judged func(*Exchange) bool) func(*Trace) (bool, string) {
 	return func(t *Trace) (bool, string) {
-		if len(probes(t, f)) > 0 {
+		if len(probes(t, judged)) > 0 {
 			return true, ""
 		}
 		if len(probes(t, func(*Exchange) bool { return true })) == 0 {
 			return false, "no probe was sent"
 		}
+		if len(probes(t, kind)) == 0 {
+			return false, "no probe of this kind was sent"
+		}
 		return false, "no probe of this kind was answered"
 	}
 }
+
+// ofKind selects the probes of one kind, answered or not.
+func ofKind(kind string) func(*Exchange) bool {
+	return func(x *Exchange) bool { return x.Probe.Kind == kind }
+}
+
+// ofKinds selects the probes of the kinds in set, answered or not.
+func ofKinds(set map[string]bool) func(*Exchange) bool {
+	return func(x *Exchange) bool { return set[x.Probe.Kind] }
+}
+
+// malformedKinds are the probes of probe.malformed-call.
+var malformedKinds = map[string]bool{"missing-name": true, "arguments-not-object": true}
 
 // eachProbe fails with the probes (of those which selects) f objects to;
 // its pass evidence counts the probes judged.
@@ -717,7 +737,7 @@ func serverOrigin(x *Exchange) bool { return isKind("foreign-origin")(x) && !x.P
 // originApplies is probe.origin's Applies: not applicable when every
 // foreign-origin probe was refused by a proxy in front of the server.
 func originApplies(t *Trace) (bool, string) {
-	if ok, why := anyProbe(serverOrigin)(t); ok || len(probes(t, isKind("foreign-origin"))) == 0 {
+	if ok, why := anyProbe(ofKind("foreign-origin"), serverOrigin)(t); ok || len(probes(t, isKind("foreign-origin"))) == 0 {
 		return ok, why
 	}
 	return false, "a proxy in front of the server refused the foreign Origin itself (Proxy-Status), so the server's own check was not reached: probe the server directly"

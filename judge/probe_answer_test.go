@@ -57,3 +57,37 @@ func TestProbeAnswerFact(t *testing.T) {
 }
 
 func boolPtr(v bool) *bool { return &v }
+
+// TestProbeNotApplicableSaysWhy: a probe rule that does not apply says
+// whether no probe of its kind was sent or none of those sent was
+// answered. Before (outsider22), a tool with no property, which gets no
+// argument probe, read "no probe of this kind was answered" in its
+// probe.invalid-arguments cell, as if the server had not answered.
+func TestProbeNotApplicableSaysWhy(t *testing.T) {
+	rec := func(kind string, outcome classify.Outcome, answer string) *record.Record {
+		return &record.Record{Kind: record.KindExchange, Method: "tools/call", Tool: "get-env", URL: "http://127.0.0.1:1/mcp",
+			Status: 200, Outcome: outcome, ProtocolVersion: "2025-11-25", IsError: boolPtr(outcome == classify.ToolError),
+			Probe: &record.Probe{Kind: kind, Index: 0, Answer: answer}}
+	}
+	for _, tc := range []struct {
+		name string
+		rec  *record.Record
+		rule string
+		says string
+	}{
+		{"no argument probe sent", rec("unknown-tool", classify.ToolError, record.ProbeAnswerResponse), "probe.invalid-arguments", "no probe of this kind was sent"},
+		{"no origin probe sent", rec("unknown-tool", classify.ToolError, record.ProbeAnswerResponse), "probe.origin", "no probe of this kind was sent"},
+		{"argument probe not answered", rec("wrong-type", classify.NetworkError, record.ProbeAnswerNone), "probe.invalid-arguments", "no probe of this kind was answered"},
+		{"unknown-tool probe not answered", rec("unknown-tool", classify.NetworkError, record.ProbeAnswerNone), "probe.unknown-tool", "no probe of this kind was answered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := judge.NewTrace("probe", []*record.Record{tc.rec}, nil)
+			tr.Probe = true
+			for _, c := range judge.Judge(tr) {
+				if c.Rule == tc.rule && (c.Verdict != judge.NotApplicable || c.Evidence != tc.says) {
+					t.Errorf("%s %s %q, want n/a %q", c.Rule, c.Verdict, c.Evidence, tc.says)
+				}
+			}
+		})
+	}
+}
