@@ -169,3 +169,35 @@ func TestStdioClientLinesReachTheServerUnchanged(t *testing.T) {
 	}
 	run.end(t)
 }
+
+// TestStdioServerBOMLineAnswersNothing: a server line that is JSON after a
+// UTF-8 byte order mark and answers no request (a notification a runtime
+// wrote first on its stdout) reaches the client unchanged and stays
+// STDIO_NOISE (the client's reader refuses it), its reason naming the BOM;
+// the call after it is paired as usual. Before, the reason said the line
+// was not JSON.
+func TestStdioServerBOMLineAnswersNothing(t *testing.T) {
+	t.Parallel()
+	run := startScripted(t, proxy.StdioOptions{}, nil)
+	if got, want := run.talk(t, scriptedCall("2", "bom-notification")), scriptedAnswer("2", "bom-notification"); got != want {
+		t.Fatalf("the client received %q, want %q", got, want)
+	}
+	run.end(t)
+	var noise, calls int
+	for _, rec := range run.sink.records(t) {
+		switch {
+		case rec.Outcome == proxy.StdioNoise:
+			noise++
+			if !strings.Contains(rec.Reason, "JSON after a UTF-8 byte order mark") {
+				t.Errorf("the BOM line's reason: %q", rec.Reason)
+			}
+		case rec.Method == "tools/call" && rec.Outcome == classify.ToolSuccess:
+			calls++
+		default:
+			t.Errorf("a record: %s %q id %s, reason %q", rec.Outcome, rec.Method, rec.JSONRPC.ID.Raw(), rec.Reason)
+		}
+	}
+	if noise != 1 || calls != 1 {
+		t.Errorf("%d noise records and %d of the call, want 1 and 1", noise, calls)
+	}
+}

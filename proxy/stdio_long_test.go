@@ -196,6 +196,8 @@ func scriptedAnswer(id, tool string) string {
 		return small
 	case "bom": // the answer after a UTF-8 byte order mark, as a server whose runtime writes one first does
 		return "\xef\xbb\xbf" + small
+	case "bom-notification": // a notification after a UTF-8 byte order mark, then the answer
+		return "\xef\xbb\xbf" + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"up"}}` + "\n" + small
 	case "crlf": // the answer ended by CR LF
 		return strings.TrimSuffix(small, "\n") + "\r\n"
 	case "malformed": // a line that starts like JSON and is not, then the answer
