@@ -798,7 +798,7 @@ func (s *stdioProxy) onClientNoise(line []byte, nullID *wire.Message, batch *std
 			why = fmt.Sprintf("message %d of a batch line: %s", batch.index+1, why)
 		}
 	case batch == nil && jsonAfterBOM(line):
-		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is JSON after a UTF-8 byte order mark (EF BB BF), which JSON sent over a network must not start with (RFC 8259 §8.1): JSON.parse (the TypeScript SDK's reader), Go's encoding/json and Python's json.loads refuse it"
+		outcome, why = classify.MalformedJSON, "a line the client wrote to the server's stdin is JSON after a UTF-8 byte order mark (EF BB BF), which JSON sent over a network must not start with (RFC 8259 §8.1): JSON.parse (the TypeScript SDK's reader) and Go's encoding/json refuse it"
 		if bm := wire.ParseMessage(line[len(utf8BOM):]); bm.Kind != wire.MessageInvalid {
 			bom = &bm
 		}
