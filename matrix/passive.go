@@ -215,6 +215,14 @@ func use(l *serverLine, safety map[string]retry.Safety, bodies, lists *bool, pro
 		// saw it, per endpoint, like a version-1 server line.
 		kind = record.KindServer
 	}
+	if r.Probe != nil && (kind == record.KindServer || kind == record.KindExchange) {
+		// A probe of mcpdiag probe: a request that breaks the rules on
+		// purpose, to see how the server answers. The probe's own
+		// records say so, and so do the fault server's lines of it (the
+		// Mcpdiag-Probe header), which are read as server lines.
+		*probes++
+		return true
+	}
 	switch kind {
 	case record.KindServer:
 		if l.endpoint() == "" || r.HTTPMethod == "" {
@@ -249,12 +257,6 @@ func use(l *serverLine, safety map[string]retry.Safety, bodies, lists *bool, pro
 			// An exchange of the client's authorization chain (metadata,
 			// registration, token: mcpdiag call's records): not a
 			// request to the MCP server, which the rules judge.
-			return true
-		}
-		if r.Probe != nil {
-			// A probe of mcpdiag probe: a request that breaks the
-			// rules on purpose, to see how the server answers.
-			*probes++
 			return true
 		}
 		if r.RequestBody != nil {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpdiag/mcpdiag/internal/testwait"
 )
 
 // TestMatrixFromRecordsOfA2025Session (issue 10, defect 8): a real
@@ -160,6 +162,40 @@ func TestMatrixFromRecordsOfAProbeRun(t *testing.T) {
 	code := run([]string{"matrix", "--from-records", rec}, nil, &out, &errb)
 	if code != 0 || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "mcpdiag probe's probes") {
 		t.Errorf("exit %d:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// TestMatrixFromRecordsOfAServeLogOfAProbeRun: the server's own log of a
+// probe run (`mcpdiag serve --log`, GET /admin/log) marks each probe's
+// line with its probe member too (the Mcpdiag-Probe header); matrix
+// --from-records leaves those out as it does the probe's own records, and
+// passes. Before (outsider22), serve's lines were judged as fault-server
+// lines before the probe check, and the probe run failed spec.accept,
+// spec.protocol-header, spec.method-headers and safety.retry-bound as a
+// client's faults ("POST 23 (tools/list, id 23): Accept \"application/json\"").
+func TestMatrixFromRecordsOfAServeLogOfAProbeRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log, rec := filepath.Join(dir, "serve.jsonl"), filepath.Join(dir, "probe.jsonl")
+	mcp, _ := startServe(t, serveOptions{seed: 1, logFile: log})
+	var out, errb bytes.Buffer
+	run([]string{"probe", mcp, "--record", rec}, strings.NewReader(""), &out, &errb)
+	b, _ := os.ReadFile(rec)
+	sent := strings.Count(string(b), `"probe":{`)
+	if sent == 0 {
+		t.Fatalf("probe recorded no probe:\n%s%s", out.String(), errb.String())
+	}
+	var probed int
+	testwait.Until(t, "serve's log lines of every probe", func() bool {
+		b, _ := os.ReadFile(log)
+		probed = strings.Count(string(b), `"probe":{`)
+		return probed >= sent
+	})
+	out.Reset()
+	errb.Reset()
+	code := run([]string{"matrix", "--from-records", log}, nil, &out, &errb)
+	if code != 0 || strings.Contains(out.String(), "FAIL") || !strings.Contains(out.String(), "mcpdiag probe's probes") {
+		t.Errorf("exit %d (%d probe lines in the log):\n%s%s", code, probed, out.String(), errb.String())
 	}
 }
 
