@@ -277,6 +277,35 @@ func (e *Encoder) sanitizeInto(c *Record, red *Redactor, rec *Record, headers bo
 	c.ResponseBody = e.body(red, c.ResponseBody)
 }
 
+// sanitizeResume returns a redacted copy of v.
+func sanitizeResume(red *Redactor, v *Resume) *Resume {
+	s := red.Scrub
+	c := *v
+	c.After, c.LastEventID = s(c.After), s(c.LastEventID)
+	if v.RetryMs != nil {
+		ms := *v.RetryMs
+		c.RetryMs = &ms
+	}
+	if v.Responses != nil {
+		c.Responses = make([]StreamResponse, len(v.Responses))
+		for i, r := range v.Responses {
+			r.ID = scrubID(red, r.ID)
+			r.EventID, r.Method, r.Tool, r.Reason = s(r.EventID), s(r.Method), s(r.Tool), s(r.Reason)
+			r.Outcome, r.Layer = classify.Outcome(s(string(r.Outcome))), classify.Layer(s(string(r.Layer)))
+			if r.IsError != nil {
+				b := *r.IsError
+				r.IsError = &b
+			}
+			if r.ErrorCode != nil {
+				n := *r.ErrorCode
+				r.ErrorCode = &n
+			}
+			c.Responses[i] = r
+		}
+	}
+	return &c
+}
+
 // sanitizeMembers redacts the members few records carry, for sanitizeInto:
 // in a frame of its own, off the path every record takes.
 func sanitizeMembers(c *Record, red *Redactor) {
@@ -300,6 +329,9 @@ func sanitizeMembers(c *Record, red *Redactor) {
 		v := *c.StreamAnswer
 		v.NotSeen = s(v.NotSeen)
 		c.StreamAnswer = &v
+	}
+	if c.Resume != nil {
+		c.Resume = sanitizeResume(red, c.Resume)
 	}
 	if c.NotClassified != nil {
 		v := *c.NotClassified

@@ -152,6 +152,11 @@ func appendRecordHeaders(b []byte, r *Record, h *lineHeaders) (_ []byte, ok bool
 			return b, false
 		}
 	}
+	if r.Resume != nil {
+		if b, ok = appendReflect(b, `,"resume":`, r.Resume); !ok {
+			return b, false
+		}
+	}
 	b = appendOmitInt(b, `,"policyRetries":`, int64(r.PolicyRetries))
 	b = appendOmitInt(b, `,"inputRounds":`, int64(r.InputRounds))
 	if r.ClientAnswer {

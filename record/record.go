@@ -127,6 +127,76 @@ type StreamAnswers struct {
 	Unread int `json:"unread,omitempty"`
 }
 
+// Resume holds the event ids of an event-stream response, for the
+// resumption of the 2025-11-25 Streamable HTTP transport ("Resumability
+// and Redelivery"; SEP-1699 lets a server close a request's stream after
+// an event with an id, and the client resumes it with a GET carrying
+// Last-Event-ID, on which the rest, its response too, arrives):
+// Record.Resume. Every member is a fact of the exchange's own bytes and
+// headers; report links a resumable stream to the GET that resumed it.
+type Resume struct {
+	// After is the Last-Event-ID header the request carried: a GET that
+	// resumes a stream after that event.
+	After string `json:"after,omitempty"`
+	// LastEventID is the stream's last event ID as it ended (WHATWG: the
+	// id field of the last event that carried one), what a client resumes
+	// the stream after.
+	LastEventID string `json:"lastEventId,omitempty"`
+	// RetryMs is the stream's last retry field, in milliseconds: the least
+	// wait before a client reconnects. Absent when the stream had none.
+	RetryMs *int64 `json:"retryMs,omitempty"`
+	// Resumable marks the stream of a JSON-RPC request, in a session,
+	// that ended without the request's response after an event with an id
+	// (LastEventID): a cut the client may resume, not a plain one. The
+	// record's outcome stays what the stream showed (STREAM_INCOMPLETE);
+	// the request's verdict is that of its response on the GET that
+	// resumes the stream, which report finds (docs/report.md, Resumed
+	// streams).
+	Resumable bool `json:"resumable,omitempty"`
+	// Responses are the JSON-RPC responses a GET event stream carried, in
+	// order, at most MaxStreamResponses of them.
+	Responses []StreamResponse `json:"responses,omitempty"`
+	// MoreResponses counts the responses past MaxStreamResponses.
+	MoreResponses int `json:"moreResponses,omitempty"`
+}
+
+// MaxStreamResponses bounds Resume.Responses.
+const MaxStreamResponses = 16
+
+// StreamResponse is one JSON-RPC response a GET event stream carried
+// (Resume.Responses), judged by the classifier as the response of the
+// request the recorder knew of that id in the session (Method and Tool),
+// or, when it knew none, with no method.
+type StreamResponse struct {
+	// ID is the response's id, with its JSON type.
+	ID wire.ID `json:"id"`
+	// EventID is the last event ID as of the event that carried it (its
+	// own id field, else the one before it).
+	EventID string `json:"eventId,omitempty"`
+	// Method and Tool are those of the request it was judged the response
+	// of: a request of its id (and JSON type) in the same session whose
+	// own stream ended without its response; "" when the recorder knew
+	// of none, and the outcome is then that of a response to no known
+	// method (RESULT_SUCCESS or JSONRPC_ERROR).
+	Method string `json:"method,omitempty"`
+	// Tool is the request's tool (or prompt) name, when it has one.
+	Tool string `json:"tool,omitempty"`
+	// Outcome, Layer and Reason are the classifier's verdict on the
+	// response.
+	Outcome classify.Outcome `json:"outcome"`
+	// Layer is the outcome's layer.
+	Layer classify.Layer `json:"layer,omitempty"`
+	// Reason is the classifier's one-line explanation.
+	Reason string `json:"reason,omitempty"`
+	// IsError is a tool result's isError member, when present.
+	IsError *bool `json:"isError,omitempty"`
+	// ErrorCode is the JSON-RPC error code, when the response is an
+	// error.
+	ErrorCode *int64 `json:"errorCode,omitempty"`
+	// After is when the event was read, since the GET started.
+	After Duration `json:"afterMs,omitempty"`
+}
+
 // ResultType is the MCP resultType of a result ("complete",
 // "input_required", "task"). The empty value means that the result carried
 // none (or that there was no result) and is written as JSON null.
@@ -298,6 +368,12 @@ type Record struct {
 	// event stream, the JSON-RPC responses it carried and how they were
 	// paired with the POSTs they answer.
 	StreamAnswers *StreamAnswers `json:"streamAnswers,omitempty"`
+	// Resume holds an event stream's ids for resumption (2025-11-25
+	// Streamable HTTP): on a request's record whose stream the server
+	// closed without the response after an event with an id, that it is
+	// resumable and after which event; on a GET's, the Last-Event-ID it
+	// resumed after and the JSON-RPC responses its stream carried.
+	Resume *Resume `json:"resume,omitempty"`
 	// PolicyRetries counts, on a call, the exchanges sent by the retry
 	// policy.
 	PolicyRetries int `json:"policyRetries,omitempty"`

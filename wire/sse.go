@@ -141,6 +141,16 @@ type SSEReader struct {
 	retryD  int   // its digits so far
 	evBytes int   // the event's line bytes so far, one per line end
 
+	// lastID is the stream's last event ID (WHATWG: the last event ID
+	// buffer as of the last blank line), hasLastID whether an id field
+	// set it; lastRetry the last retry field made of digits (see
+	// LastEventID, Retry).
+	lastID       []byte
+	lastIDArr    [64]byte // lastID's storage while it fits: no allocation per stream for the usual ids
+	hasLastID    bool
+	lastRetry    int64
+	hasLastRetry bool
+
 	skip     *SkippedEventError // the event being read through, if any
 	head     []byte             // its data's first bytes
 	skipLine int64              // the offset of the line that began it
@@ -528,6 +538,12 @@ func (s *SSEReader) Next() (Event, error) {
 		if s.src != nil && t.HasData {
 			s.src.EventEnd(t.End)
 		}
+		if s.hasID {
+			if s.lastID == nil {
+				s.lastID = s.lastIDArr[:0]
+			}
+			s.lastID, s.hasLastID = append(s.lastID[:0], s.evID...), true
+		}
 		if s.skip != nil {
 			e := s.skip
 			s.skip = nil
@@ -562,6 +578,26 @@ func (s *SSEReader) Next() (Event, error) {
 		s.resetEvent()
 		return ev, nil
 	}
+}
+
+// LastEventID returns the stream's last event ID as the events read so far
+// set it (WHATWG HTML, "Server-sent events": the id field of an event
+// sets the last event ID buffer, and every blank line that ends an event,
+// dispatched or not, one with no data included, makes it the last event
+// ID; an id field with no value resets it to ""): what a client resumes
+// the stream after, with Last-Event-ID. ok is false when no event that
+// ended carried an id field. Of an event read through as a
+// *SkippedEventError, an id field counts when it came before the event
+// went over the bound.
+func (s *SSEReader) LastEventID() (id string, ok bool) {
+	return string(s.lastID), s.hasLastID
+}
+
+// Retry returns the last retry field of the stream read so far, in
+// milliseconds (WHATWG: a value of ASCII digits only sets the reconnection
+// time, as soon as it is read); ok is false when none did.
+func (s *SSEReader) Retry() (ms int64, ok bool) {
+	return s.lastRetry, s.hasLastRetry
 }
 
 // eventStart is the stream offset of the pending event: its first line,
@@ -685,6 +721,7 @@ func (s *SSEReader) line(t *SSEToken) {
 		}
 		if t.Last && s.retryOK && s.retryD > 0 {
 			s.retry, s.hasRet = s.retryN, true
+			s.lastRetry, s.hasLastRetry = s.retryN, true
 		}
 	}
 }
