@@ -176,8 +176,8 @@ type StreamResponse struct {
 	// Method and Tool are those of the request it was judged the response
 	// of: a request of its id (and JSON type) in the same session whose
 	// own stream ended without its response; "" when the recorder knew
-	// of none, and the outcome is then that of a response to no known
-	// method (RESULT_SUCCESS or JSONRPC_ERROR).
+	// of none, and the outcome is then the classifier's on a response to no
+	// known method (by its shape).
 	Method string `json:"method,omitempty"`
 	// Tool is the request's tool (or prompt) name, when it has one.
 	Tool string `json:"tool,omitempty"`

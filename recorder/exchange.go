@@ -711,6 +711,10 @@ func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 		ex.closeErr = ex.rc.shutErr
 		shutNoHead = ex.status == 0
 	}
+	if opensResume(ex) {
+		// Before the client can see the stream end, and resume it.
+		ex.rc.resumes.open(ex)
+	}
 	if ex.pipe != nil {
 		ex.pipe.closeWithError(ex.closeErr)
 	}

@@ -40,14 +40,15 @@ func (rc *Recorder) run(ex *Exchange) {
 	}
 	var res *classify.Result
 	var cerr error
+	var resume *record.Resume
 	refused := false
 	if ex.status == 0 {
 		// (Started by end: no response bytes, so none streamed.)
 		res = rc.noResponse(ex)
 	} else {
-		res, refused, cerr = rc.classifyResponse(ex, capt)
+		res, refused, cerr, resume = rc.classifyResponse(ex, capt)
 	}
-	rc.finish(ex, res, refused, cerr, capt)
+	rc.finish(ex, res, refused, cerr, capt, resume)
 	if capt != nil {
 		if ex.pipe != nil {
 			ex.pipe.keep(nil) // (the reader is done: nothing takes bytes any more)
@@ -87,10 +88,12 @@ var captures = sync.Pool{New: func() any { return new(capture) }}
 // deeper path copies it on every exchange.
 //
 // refused reports a client's answer the server refused in a 2xx's body
-// (classifyAnswerAck): res is the server's JSON-RPC error then.
+// (classifyAnswerAck): res is the server's JSON-RPC error then. resume is
+// the record's Resume (resume.go): a request's stream that ended
+// resumable, a GET stream's event ids and responses.
 //
 //go:noinline
-func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify.Result, refused bool, cerr error) {
+func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify.Result, refused bool, cerr error, resume *record.Resume) {
 	body := ex.bodyReader()
 	// An event stream is read by chunks (the pipe's own copies, no
 	// second copy) through an event reader whose scanner is the one
@@ -112,8 +115,13 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 	}
 	if ex.msg.IsRPC() {
 		res, refused, cerr = rc.classifyRPC(ex, body, events)
+		if opensResume(ex) {
+			// (The classifier read a stream without its response to
+			// the end: the events' last id is the stream's.)
+			resume = rc.settleResume(ex, res, events)
+		}
 	} else {
-		res = rc.plainHTTP(ex, body, events)
+		res, resume = rc.plainHTTP(ex, body, events)
 	}
 	if ex.pipe != nil && (capt != nil && !capt.more || events != nil && ex.wantsEventTimes()) {
 		// Keep capturing what the classifier did not read (it stops
@@ -134,7 +142,7 @@ func (rc *Recorder) classifyResponse(ex *Exchange, capt *capture) (res *classify
 	if ex.early {
 		ex.pipe.waitHandler()
 	}
-	return res, refused, cerr
+	return res, refused, cerr, resume
 }
 
 // classifyRPC is the classifier's verdict on the response to a JSON-RPC
@@ -335,16 +343,17 @@ func (rc *Recorder) noResponse(ex *Exchange) *classify.Result {
 
 // plainHTTP judges an exchange that is not a JSON-RPC message (GET and
 // DELETE on the MCP endpoint, OAuth metadata, a body that is not JSON-RPC)
-// at the HTTP layer only.
-func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSEReader) *classify.Result {
+// at the HTTP layer only. A GET event stream's event ids and the JSON-RPC
+// responses it carried are its record's Resume, resume (resume.go).
+func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSEReader) (res *classify.Result, resume *record.Resume) {
 	if ex.status < 200 || ex.status > 299 {
 		res, _ := (&classify.Classifier{}).Classify(&classify.Exchange{
 			Method: ex.msg.Method, Status: ex.status, Header: ex.respHeader, Body: body,
 		})
 		_, _ = io.Copy(io.Discard, body)
-		return res
+		return res, nil
 	}
-	res := &classify.Result{Status: ex.status}
+	res = &classify.Result{Status: ex.status}
 	res.SetContentType(ex.respHeader.Get("Content-Type"))
 	what := fmt.Sprintf("HTTP %d to %s", ex.status, ex.in.Method)
 	var err error
@@ -387,7 +396,14 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 				sse.Notifications++
 			} else if m.Kind == wire.MessageResponse && ex.pipe != nil && ex.pipe.eager {
 				rc.opts.StreamMessage(ex, ev.Data, &m)
+			} else if m.Kind == wire.MessageResponse && ex.in.Method == http.MethodGet {
+				// A 2025-11-25 GET stream's response: the rest of a
+				// request's stream the GET resumed (resume.go).
+				resume = rc.streamResponse(ex, resume, ev.Data, &m, rd)
 			}
+		}
+		if ex.in.Method == http.MethodGet && (ex.pipe == nil || !ex.pipe.eager) {
+			resume = rc.endGETStream(ex, resume, rd)
 		}
 		sse.Comments = rd.Comments
 		_, _ = io.Copy(io.Discard, body)
@@ -412,8 +428,11 @@ func (rc *Recorder) plainHTTP(ex *Exchange, body io.Reader, events *wire.SSERead
 		// the HTTP exchange was read.
 		res.Outcome = classify.HTTPSuccess
 		res.Reason = what + "; not a JSON-RPC exchange, judged at the HTTP layer only"
+		if resume != nil && len(resume.Responses) > 0 {
+			res.Reason += fmt.Sprintf("; it carried %d JSON-RPC response(s), each judged in resume.responses", len(resume.Responses)+resume.MoreResponses)
+		}
 	}
-	return res
+	return res, resume
 }
 
 // capture keeps the first limit bytes the classifier reads from the pipe,
@@ -525,7 +544,7 @@ func (rc *Recorder) cancelled() string {
 //
 // refused marks a client's answer the server refused in a 2xx's body: res
 // is the server's JSON-RPC error (classifyAnswerAck).
-func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cerr error, capt *capture) {
+func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cerr error, capt *capture, resume *record.Resume) {
 	in := ex.in
 	rec := records.Get().(*record.Record)
 	*rec = record.Record{
@@ -714,6 +733,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		notes = append(notes, "the classifier failed: "+cerr.Error())
 	}
 
+	rec.Resume = resume
 	rc.bodies(ex, rec, capt)
 	rc.rememberSession(ex, rec, res)
 	if len(ex.arrivals) > 0 {
@@ -835,6 +855,7 @@ func (rc *Recorder) rememberSession(ex *Exchange, rec *record.Record, res *class
 		rc.sessions.put(rec.Session, info)
 	case ex.in.Method == http.MethodDelete && ex.session != "":
 		rc.sessions.del(ex.session)
+		rc.resumes.dropSession(ex.session)
 	}
 }
 

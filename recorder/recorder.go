@@ -210,6 +210,7 @@ type Recorder struct {
 
 	sessions sessionStore
 	srvReqs  serverRequests // server requests seen on streams, until answered
+	resumes  resumeTable    // a session's requests whose event stream a GET may resume (resume.go)
 	fin      *finishers
 
 	wg       sync.WaitGroup
