@@ -172,6 +172,15 @@ type Accumulator struct {
 	// challengeLinks holds the challenges counted as answered by linking,
 	// until TakeChallengeLinks hands them out.
 	challengeLinks []ChallengeLink
+
+	// Resumable requests awaiting the GET that resumes their stream,
+	// oldest first, and the GET streams' responses that answered none
+	// held yet (see linkResumes).
+	resumes []heldResume
+	loose   []looseResponse
+	// resumeLinks holds the requests counted by their response on a GET,
+	// until TakeResumeLinks hands them out.
+	resumeLinks []ResumeLink
 }
 
 // openCall is a call known from its exchanges only, so far.
@@ -230,6 +239,12 @@ func (a *Accumulator) Add(r *record.Record) {
 		}
 		a.settle(r)
 		a.settleLegacy(r)
+		// A resumable request waits for the GET that resumes its
+		// stream, whose response is its verdict (resumelink.go).
+		a.expireResumes(r.Time)
+		if resumingGET(r) {
+			a.linkResumes(r)
+		}
 		// A challenge a proxy or server recorded waits for its client's
 		// answer (never a refused probe: that is no 401 or 403).
 		held := a.linkChallenges(r, o)
@@ -245,7 +260,11 @@ func (a *Accumulator) Add(r *record.Record) {
 			}
 		} else {
 			a.remember(r)
-			if !held {
+			switch {
+			case held:
+			case resumable(r, o):
+				a.holdResume(r, o)
+			default:
 				a.exchanges.add(o)
 			}
 		}
@@ -402,6 +421,7 @@ func (a *Accumulator) Close() {
 	a.flushProbes()
 	a.flushInits()
 	a.flushChallenges()
+	a.flushResumes()
 	for a.order.Len() > 0 {
 		a.orphan(a.order.Front().Value.(*openCall))
 	}
@@ -445,6 +465,13 @@ type obs struct {
 	shutdown     bool // an exchange the recording proxy's or server's own shutdown cut (record.Record.CutByShutdown)
 	challenge    bool // an authorization challenge the client answered with a token (record.Record.ChallengeAnswered)
 	designed     bool // an answer the spec designs to a request that is no JSON-RPC message (record.Record.DesignedAnswer)
+	// resumed: a request whose stream the server closed before its
+	// response, counted by the response the GET that resumed the stream
+	// carried (its outcome and layer are the response's; resumelink.go).
+	// notResumed: one no GET resumed (a failure, its STREAM_INCOMPLETE);
+	// resumeAmbiguous of those, one a GET's response could not be told
+	// from another request's of the same id.
+	resumed, notResumed, resumeAmbiguous bool
 	// unanswered: a 2024-11-05 HTTP+SSE request accepted 202 whose answer
 	// never came on the GET stream (record.Record.UnansweredOnStream, other
 	// than the shutdown's cut): a failure whatever its outcome says.
@@ -621,7 +648,15 @@ type section struct {
 	// client's answer at read time; links keeps the first Options.Top.
 	linkedChallenges int64
 	links            []ChallengeLink
-	orphans          int64
+	// resumed counts the requests counted by the response on the GET that
+	// resumed their stream (resumeLinks the first Options.Top);
+	// notResumed the resumable ones no GET resumed (failures),
+	// resumeAmbiguous of them those with an ambiguous response; unlinked
+	// the GET streams' responses that answered no request of the input,
+	// ambiguousResponses those that answered two or more alike.
+	resumed, notResumed, resumeAmbiguous, unlinked, ambiguousResponses int64
+	resumeLinks                                                        []ResumeLink
+	orphans                                                            int64
 	errAnswers,
 	refused int64 // clients' answers: their JSON-RPC errors, and those the server refused
 	layers    map[string]int64
@@ -747,6 +782,12 @@ func (s *section) add(o obs) {
 	unanswered := fail && o.unanswered
 	if unanswered {
 		s.unanswered++
+	}
+	if fail && o.notResumed {
+		s.notResumed++
+		if o.resumeAmbiguous {
+			s.resumeAmbiguous++
+		}
 	}
 	if o.errorAnswer {
 		s.errAnswers++
@@ -882,29 +923,35 @@ func outcomeLayer(name string) string {
 
 func (s *section) summary() *Section {
 	out := &Section{
-		Kind:             string(s.kind),
-		Total:            s.total,
-		Failures:         s.failures,
-		FailureRate:      rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
-		Probes:           s.probes,
-		EraFallbacks:     s.fallbacks,
-		LegacyFallbacks:  s.legacyFallbacks,
-		Interrupted:      s.interrupted,
-		CutByShutdown:    s.cutByShutdown,
-		AuthChallenges:   s.challenges,
-		ChallengesLinked: s.linkedChallenges,
-		ChallengeLinks:   slices.Clone(s.links),
-		DesignedAnswers:  s.designed,
-		Unanswered:       s.unanswered,
-		Orphans:          s.orphans,
-		ErrorAnswers:     s.errAnswers,
-		RefusedAnswers:   s.refused,
-		ByLayer:          make(map[string]int64, len(s.layers)),
-		ByOutcome:        []OutcomeCount{},
-		ByTool:           []ToolStats{},
-		Latency:          s.lat.summary(),
-		WorstOffenders:   []Offender{},
-		Slowest:          s.slow.sorted(),
+		Kind:               string(s.kind),
+		Total:              s.total,
+		Failures:           s.failures,
+		FailureRate:        rate(s.failures, s.total-s.probes-s.fallbacks-s.interrupted-s.cutByShutdown-s.challenges-s.designed),
+		Probes:             s.probes,
+		EraFallbacks:       s.fallbacks,
+		LegacyFallbacks:    s.legacyFallbacks,
+		Interrupted:        s.interrupted,
+		CutByShutdown:      s.cutByShutdown,
+		AuthChallenges:     s.challenges,
+		ChallengesLinked:   s.linkedChallenges,
+		ChallengeLinks:     slices.Clone(s.links),
+		DesignedAnswers:    s.designed,
+		Unanswered:         s.unanswered,
+		Resumed:            s.resumed,
+		ResumeLinks:        slices.Clone(s.resumeLinks),
+		NotResumed:         s.notResumed,
+		ResumeAmbiguous:    s.resumeAmbiguous,
+		UnlinkedResponses:  s.unlinked,
+		AmbiguousResponses: s.ambiguousResponses,
+		Orphans:            s.orphans,
+		ErrorAnswers:       s.errAnswers,
+		RefusedAnswers:     s.refused,
+		ByLayer:            make(map[string]int64, len(s.layers)),
+		ByOutcome:          []OutcomeCount{},
+		ByTool:             []ToolStats{},
+		Latency:            s.lat.summary(),
+		WorstOffenders:     []Offender{},
+		Slowest:            s.slow.sorted(),
 	}
 	for l, n := range s.layers {
 		out.ByLayer[l] = n

@@ -286,6 +286,7 @@ type tokenKey struct{ run, bearer string }
 func (a *Accumulator) EndInput() {
 	a.flushChallenges()
 	a.flushProbes()
+	a.flushResumes()
 	clear(a.recent)
 	a.recent = a.recent[:0]
 	a.recentOldest = 0

@@ -165,6 +165,22 @@ func writeSection(w *errWriter, sec *Section) {
 	if sec.Unanswered > 0 {
 		w.printf(", %d unanswered on the stream (2024-11-05 HTTP+SSE requests accepted 202 whose answer never came on the GET stream: failures, as a STREAM_INCOMPLETE)", sec.Unanswered)
 	}
+	if sec.Resumed > 0 {
+		w.printf(", %d %s whose stream the server closed before the response, resumed by the client's GET (counted by the response that came there)", sec.Resumed, plural(sec.Resumed, "request", "requests"))
+	}
+	if sec.NotResumed > 0 {
+		w.printf(", %d resumable %s never resumed (the server closed the stream after an event id and no GET of the session brought the response: failures", sec.NotResumed, plural(sec.NotResumed, "stream", "streams"))
+		if sec.ResumeAmbiguous > 0 {
+			w.printf("; %d of them because a response of their id could not be told from another request's", sec.ResumeAmbiguous)
+		}
+		w.printf(")")
+	}
+	if n := sec.UnlinkedResponses + sec.AmbiguousResponses; n > 0 {
+		w.printf(", %d %s on GET streams that answered no request of the input", n, plural(n, "response", "responses"))
+		if sec.AmbiguousResponses > 0 {
+			w.printf(" (%d ambiguous: two requests of the session shared the id)", sec.AmbiguousResponses)
+		}
+	}
 	if sec.AuthChallenges > 0 {
 		w.printf(", %d %s answered (401/403 with WWW-Authenticate; the client got a token and sent the request again: not failures, the spec's authorization flow; the rate is of the others)", sec.AuthChallenges, plural(sec.AuthChallenges, "auth challenge", "auth challenges"))
 	}
@@ -237,6 +253,16 @@ func writeSection(w *errWriter, sec *Section) {
 			links = append(links, fmt.Sprintf("%d more", more))
 		}
 		w.printf("  answered challenges (the client's next such request carried a new token and was not refused): %s\n", strings.Join(links, "; "))
+	}
+	if len(sec.ResumeLinks) > 0 {
+		var links []string
+		for _, l := range sec.ResumeLinks {
+			links = append(links, fmt.Sprintf("%s %s resumed by %s: %s", target(l.Method, l.Tool), l.ID, l.ResumedBy, l.Outcome))
+		}
+		if more := sec.Resumed - int64(len(sec.ResumeLinks)); more > 0 {
+			links = append(links, fmt.Sprintf("%d more", more))
+		}
+		w.printf("  resumed streams (the response came on the GET that resumed the request's stream): %s\n", strings.Join(links, "; "))
 	}
 	w.printf("  latency:     %s\n", latencyText(sec.Latency))
 	if len(sec.Faults) > 0 {

@@ -157,6 +157,38 @@ type Section struct {
 	// the gates, as a streamable HTTP request's STREAM_INCOMPLETE is. One
 	// the proxy's shutdown cut is in CutByShutdown instead.
 	Unanswered int64 `json:"unanswered,omitempty"`
+	// Resumed counts, in Exchanges, the requests whose event stream the
+	// server closed before their response, after an event with an id
+	// (record.Resume.Resumable: a 2025-11-25 resumable stream, SEP-1699's
+	// polling), and whose response came on the GET that resumed the
+	// stream: report links them (the same recording process and session,
+	// the response of the request's id with its JSON type and method, the
+	// GET's Last-Event-ID the stream's last event id when two requests
+	// share the id, within ResumeWindow; ResumeLinks) and counts the
+	// request by that response's outcome and layer, as mcpdiag call
+	// judges the call it resumes itself: TOOL_SUCCESS, or a failure when
+	// the response is one. The GET keeps its own verdict (HTTP_SUCCESS).
+	Resumed int64 `json:"resumed,omitempty"`
+	// ResumeLinks names the first of them (Options.Top), each with the GET
+	// whose stream carried its response.
+	ResumeLinks []ResumeLink `json:"resumeLinks,omitempty"`
+	// NotResumed counts, of Failures, the resumable requests no GET of the
+	// input resumed with their response: their STREAM_INCOMPLETE stands.
+	NotResumed int64 `json:"notResumed,omitempty"`
+	// ResumeAmbiguous counts, of NotResumed, those a GET's response of
+	// their id could not be told from another request's of the same id
+	// (AmbiguousResponses).
+	ResumeAmbiguous int64 `json:"resumeAmbiguous,omitempty"`
+	// UnlinkedResponses counts the JSON-RPC responses on GET streams
+	// (record.Resume.Responses) that answered no resumable request of the
+	// input: a stream resumed in another session or recording, a
+	// response of an id of another JSON type, a request recorded
+	// elsewhere.
+	UnlinkedResponses int64 `json:"unlinkedResponses,omitempty"`
+	// AmbiguousResponses counts the responses on GET streams that two or
+	// more resumable requests of the same id could have been answered by,
+	// none of which the GET resumed: they answer none.
+	AmbiguousResponses int64 `json:"ambiguousResponses,omitempty"`
 	// AuthChallenges counts, in Exchanges, the authorization challenges
 	// (an MCP request answered 401 or 403 with WWW-Authenticate) that the
 	// client answered: its authorization chain got a token and it sent
