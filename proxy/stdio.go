@@ -579,7 +579,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 		kill, drop := false, false
 		var unsent bool
 		if end {
-			line, tail, _, whole := lr.takeLong()
+			line, tail, size, whole := lr.takeLong()
 			if h := s.opts.hooks; h != nil && h.clientLine != nil {
 				h.clientLine(line)
 			}
@@ -594,7 +594,7 @@ func (s *stdioProxy) clientToServer(stdin io.WriteCloser) {
 			s.lastCut = err == io.EOF && (len(piece) == 0 || piece[len(piece)-1] != '\n')
 			// The client's answer to a request the fault injected is
 			// not passed on: the server never sent that request.
-			drop = s.onClientLine(line, tail, whole, unsent, len(piece) == len(line))
+			drop = s.onClientLine(line, tail, size, whole, unsent, len(piece) == len(line))
 			// The exit fault kills the server right after this request
 			// reached it; from now on its output is dropped, so that an
 			// answer it writes before the kill lands never reaches the
@@ -718,21 +718,27 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 // when its head shows a method and no result, and its id shows in its head
 // or as its last member (as the TypeScript SDK writes a request): it is
 // waited for as any request, its record's body (when kept) the line's head.
-func (s *stdioProxy) onClientLine(line, tail []byte, whole, unsent, single bool) (drop bool) {
+// One with no method whose id shows so is the client's answer to the
+// server request of that id (onLongClientAnswer). size is the line's.
+func (s *stdioProxy) onClientLine(line, tail []byte, size int64, whole, unsent, single bool) (drop bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return false
 	}
 	if !whole {
-		if hm := scanHead(trimmed); hm.method && !hm.response {
-			idRaw := hm.id
-			if idRaw == nil {
-				idRaw = tailID(tail)
-			}
-			if id := wire.IDFromRaw(bytes.Clone(idRaw)); id.IsString() || id.IsNumber() {
-				m := wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName}
-				return s.onClientMessage(m, bytes.Clone(trimmed), false, nil, unsent, false)
-			}
+		hm := scanHead(trimmed)
+		idRaw := hm.id
+		if idRaw == nil {
+			idRaw = tailID(tail)
+		}
+		id := wire.IDFromRaw(bytes.Clone(idRaw))
+		switch {
+		case !id.IsString() && !id.IsNumber():
+		case hm.method && !hm.response:
+			m := wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName}
+			return s.onClientMessage(m, bytes.Clone(trimmed), false, nil, unsent, false)
+		case !hm.method && !unsent:
+			s.onLongClientAnswer(id, size)
 		}
 		return false
 	}
@@ -772,6 +778,39 @@ func (s *stdioProxy) onClientLine(line, tail []byte, whole, unsent, single bool)
 		s.onClientNoise(trimmed, &m, nil, unsent)
 	}
 	return s.onClientMessage(m, trimmed, whole, nil, unsent, whole && single)
+}
+
+// onLongClientAnswer pairs the client's answer on a line longer than the
+// proxy inspects (id shown by its head or tail, size its length) with the
+// server request of its id: that request's record, NOT_CLASSIFIED with the
+// size and the limit, as a server's long response is its request's
+// (onLongServerLine). The line was passed on whole (it could not be kept
+// back, even when it answers a request a fault injected). An answer to no
+// pending server request is not recorded.
+func (s *stdioProxy) onLongClientAnswer(id wire.ID, size int64) {
+	s.mu.Lock()
+	k, ok := answeredKey(s.srvReqs, id)
+	p := s.srvReqs[k]
+	if ok {
+		delete(s.srvReqs, k)
+	}
+	s.mu.Unlock()
+	if p == nil {
+		return
+	}
+	res := &classify.Result{
+		Outcome:   classify.NotClassified,
+		Reason:    fmt.Sprintf("not classified: the client's answer line is %d bytes, more than the %d bytes the proxy holds for inspection (--max-event-size); it was passed on whole", size, s.maxLine),
+		BodyBytes: size,
+	}
+	res.SetMethod(p.msg.Method)
+	res.SetProtocol(p.protocol)
+	res.SetNotClassified(&classify.NotClassifiedDetails{Cause: classify.CauseBodyTooLarge, Size: size, Limit: int64(s.maxLine)})
+	note := fmt.Sprintf("the client's answer (%d bytes) was passed on to the server untouched; only its classification was given up", size)
+	if p.injected {
+		note += "; it was passed on to the server, which never sent this request (it came in pieces and could not be kept back)"
+	}
+	s.finishResult(p, res, nil, nil, time.Now(), false, note)
 }
 
 // onClientNoise records a line of the client that is not a JSON-RPC

@@ -201,3 +201,50 @@ func TestStdioServerBOMLineAnswersNothing(t *testing.T) {
 		t.Errorf("%d noise records and %d of the call, want 1 and 1", noise, calls)
 	}
 }
+
+// TestStdioLongClientAnswer: the client's answer to a server request on a
+// line longer than --max-event-size (a large sampling result, a long roots
+// list), its id first or last (as the TypeScript SDK writes a response:
+// result, jsonrpc, id). It reaches the server whole, and the server
+// request's record is the client's answer: NOT_CLASSIFIED with the line's
+// size and the limit, the request's method and id. Before, the answer was
+// read as nothing, and the server request was recorded as one the client
+// left unanswered when it ended the session.
+func TestStdioLongClientAnswer(t *testing.T) {
+	t.Parallel()
+	pad := strings.Repeat("r", 32<<10)
+	for _, tc := range []struct{ name, answer string }{
+		{"id first", `{"jsonrpc":"2.0","id":"srv-1","result":{"roots":[{"uri":"file:///` + pad + `"}]}}`},
+		{"id last", `{"result":{"roots":[{"uri":"file:///` + pad + `"}]},"jsonrpc":"2.0","id":"srv-1"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			run := startScripted(t, proxy.StdioOptions{MaxLineSize: 16 << 10}, nil)
+			if got, want := run.talk(t, scriptedCall("2", "ask-roots")), scriptedAnswer("2", "ask-roots"); got != want {
+				t.Fatalf("the client received %q, want %q", got, want)
+			}
+			run.send(t, tc.answer)
+			sum := sha256.Sum256([]byte(tc.answer))
+			digest := fmt.Sprintf(",%d:%x\"", len(tc.answer), sum[:4]) // the last line before lines-seen
+			if got := run.talk(t, scriptedCall("3", "lines-seen")); !strings.Contains(got, digest) {
+				t.Errorf("the server read %q, want the answer whole after the call (%s)", got, digest)
+			}
+			run.end(t)
+			var roots int
+			for _, rec := range run.sink.records(t) {
+				if rec.Method != "roots/list" {
+					continue
+				}
+				roots++
+				if rec.Outcome != classify.NotClassified || !rec.ClientAnswer || string(rec.JSONRPC.ID.Raw()) != `"srv-1"` ||
+					rec.NotClassified == nil || rec.NotClassified.Size != int64(len(tc.answer)+1) || rec.NotClassified.Limit != 16<<10 {
+					t.Errorf("roots/list's record: %s clientAnswer %v id %s %+v, reason %q; want NOT_CLASSIFIED, the client's answer, \"srv-1\", size %d, limit %d",
+						rec.Outcome, rec.ClientAnswer, rec.JSONRPC.ID.Raw(), rec.NotClassified, rec.Reason, len(tc.answer)+1, 16<<10)
+				}
+			}
+			if roots != 1 {
+				t.Errorf("%d roots/list records, want 1", roots)
+			}
+		})
+	}
+}
