@@ -219,10 +219,21 @@ const LeftOutElementID = "mcpdiag-left-out"
 // gets them as events named "challenge".
 const ChallengesElementID = "mcpdiag-answered-challenges"
 
+// ResumesElementID is the id of the <script type="application/json">
+// element that holds a static page's resumed streams: a JSON array of the
+// report.ResumeLink objects ({"id", "resumedBy", "outcome", …}) of the
+// requests whose stream the server closed before their response, which
+// mcpdiag report counts by the response on the GET that resumed the
+// stream (report.Accumulator's TakeResumeLinks). The page shows those rows
+// with that response's verdict, as the report counts them; a live page
+// gets them as events named "resume".
+const ResumesElementID = "mcpdiag-resumed-streams"
+
 // writeTail closes the records element, adds the matrix's element (empty
 // when there is none), the era fallbacks' element, the left-out element,
-// the answered challenges' element and the module.
-func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.LeftOut, challenges []report.ChallengeLink) error {
+// the answered challenges' element, the resumed streams' element and the
+// module.
+func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.LeftOut, challenges []report.ChallengeLink, resumes []report.ResumeLink) error {
 	if fallbacks == nil {
 		fallbacks = []string{}
 	}
@@ -241,8 +252,15 @@ func writeTail(w io.Writer, matrix []byte, fallbacks []string, leftOut *report.L
 	if err != nil {
 		return fmt.Errorf("ui: answered challenges: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
-		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, LeftOutElementID, lo, ChallengesElementID, ch, appJS)
+	if resumes == nil {
+		resumes = []report.ResumeLink{}
+	}
+	rs, err := scriptJSON(resumes)
+	if err != nil {
+		return fmt.Errorf("ui: resumed streams: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "</script>\n<script id=\"%s\" type=\"application/x-ndjson\">\n%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script id=\"%s\" type=\"application/json\">%s</script>\n<script type=\"module\">%s</script>\n</body>\n</html>\n",
+		MatrixElementID, visible.JSON(bytes.ReplaceAll(matrix, []byte("<"), []byte(`\u003c`))), EraFallbacksElementID, fb, LeftOutElementID, lo, ChallengesElementID, ch, ResumesElementID, rs, appJS)
 	return err
 }
 
@@ -356,7 +374,7 @@ func (h *HTMLWriter) Close() error {
 		leftOut = &h.leftOut
 	}
 	fallbacks := h.eraFallbacks()
-	if err := writeTail(h.bw, h.matrix, fallbacks, leftOut, h.links.TakeChallengeLinks()); err != nil {
+	if err := writeTail(h.bw, h.matrix, fallbacks, leftOut, h.links.TakeChallengeLinks(), h.links.TakeResumeLinks()); err != nil {
 		h.err = err
 		return err
 	}

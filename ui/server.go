@@ -83,7 +83,7 @@ type Server struct {
 // challenge (a report.ChallengeLink's JSON, see
 // report.Accumulator.TakeChallengeLinks).
 type event struct {
-	name string // "record", "case", "fallback" or "challenge"
+	name string // "record", "case", "fallback", "challenge" or "resume" (a report.ResumeLink's JSON, see report.Accumulator.TakeResumeLinks)
 	data []byte // one line of JSON
 }
 
@@ -202,6 +202,13 @@ func (s *Server) keepLinks(links *report.Accumulator) {
 			continue // strings and a number always marshal
 		}
 		s.keep(event{"challenge", b})
+	}
+	for _, l := range links.TakeResumeLinks() {
+		b, err := json.Marshal(l)
+		if err != nil {
+			continue // strings always marshal
+		}
+		s.keep(event{"resume", b})
 	}
 }
 
@@ -326,7 +333,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) page(w http.ResponseWriter) {
 	var buf bytes.Buffer
 	if err := writeHead(&buf, pageConfig{Mode: "live", Title: s.opts.Title, Events: "events", Meta: newMeta()}); err == nil {
-		err = writeTail(&buf, nil, nil, nil, nil)
+		err = writeTail(&buf, nil, nil, nil, nil, nil)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

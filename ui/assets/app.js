@@ -116,15 +116,25 @@ export function isFailure(r) {
   // GET or DELETE answered 405, a GET answered 3xx): counted apart by
   // mcpdiag report as a designed answer, not a failure.
   if (designedAnswer(r)) return false;
+  // A request whose stream the server closed before its response, which
+  // came on the GET that resumed the stream: mcpdiag report counts it by
+  // that response's outcome (markResume).
+  if (r._resumedBy) return outcomeFailure(r._resumedOutcome, r.kind);
   // A 2024-11-05 HTTP+SSE request accepted 202 whose answer never came on
   // the GET stream: unanswered, a failure as in mcpdiag report, though its
   // outcome (REQUEST_ACCEPTED) is not one (one the shutdown cut is
   // isCutByShutdown's, above).
   if (unansweredOnStream(r)) return true;
-  const o = OUTCOMES.get(r.outcome);
+  return outcomeFailure(r.outcome, r.kind);
+}
+
+// outcomeFailure is report.Failure: whether outcome counts as a failure on
+// a record of kind.
+function outcomeFailure(outcome, kind) {
+  const o = OUTCOMES.get(outcome);
   if (!o) return true;
   if (o.notFailure) return false;
-  if (r.outcome === 'INPUT_REQUIRED') return r.kind === 'call';
+  if (outcome === 'INPUT_REQUIRED') return kind === 'call';
   return true;
 }
 
@@ -306,6 +316,7 @@ function addRecord(r) {
   r._seen = Date.now(); // when the page took it (the browser tests measure the delay)
   if (r.id && eraFallbacks.has(r.id)) r._eraFallback = true;
   if (r.id && challengeLinks.has(r.id)) r._answeredBy = challengeLinks.get(r.id);
+  if (r.id && resumeLinks.has(r.id)) setResumed(r, resumeLinks.get(r.id));
   model.records.push(r);
   const key = groupKey(r) || '#' + r._i;
   let g = model.groups.get(key);
@@ -386,6 +397,24 @@ function markChallenge(l) {
       if (!before && challengeApart(r)) model.challenges++;
     }
     break;
+  }
+}
+
+// Requests mcpdiag report counted by the response on the GET that resumed
+// their stream (see isFailure): record id -> its report.ResumeLink; as a
+// challenge's, a mark may come before its record or after it.
+const resumeLinks = new Map();
+
+function setResumed(r, l) {
+  Object.defineProperty(r, '_resumedBy', { value: l.resumedBy, configurable: true });
+  Object.defineProperty(r, '_resumedOutcome', { value: l.outcome, configurable: true });
+}
+
+function markResume(l) {
+  if (!l || typeof l.id !== 'string' || !l.id || typeof l.resumedBy !== 'string' || typeof l.outcome !== 'string') return;
+  resumeLinks.set(l.id, l);
+  for (let i = model.records.length - 1; i >= 0; i--) {
+    if (model.records[i].id === l.id) { setResumed(model.records[i], l); break; }
   }
 }
 
@@ -815,6 +844,8 @@ function showDetail(r) {
           : 'yes: the 2026-07-28 request a 2025-11-25 server refused, after which the client fell back to initialize (not a failure)') : undefined],
       ['answered challenge', r._answeredBy
         ? `yes: the client's next such request, ${r._answeredBy}, carried a new token and was not refused (not a failure)` : undefined],
+      ['resumed', r._resumedBy
+        ? `yes: the server closed the stream before the response, which came on the GET that resumed it, ${r._resumedBy}: ${r._resumedOutcome} (counted so)` : undefined],
     ])),
     d ? section('Retry decision', kv([['action', d.action], ['delay', d.delayMs ? fmtMs(d.delayMs) : undefined], ['reason', d.reason || '(none given)']])) : null,
     section('Warnings', warnings.length ? h('ul', { class: 'warnings' }, warnings) : null),
@@ -1177,6 +1208,7 @@ function staticRecords() {
 addCases(jsonLines('mcpdiag-matrix'), true);
 for (const id of jsonValue('mcpdiag-era-fallbacks') || []) markEraFallback(id);
 for (const l of jsonValue('mcpdiag-answered-challenges') || []) markChallenge(l);
+for (const l of jsonValue('mcpdiag-resumed-streams') || []) markResume(l);
 ingest(staticRecords().map((r, i) => [Date.parse(r.time), i, r])
   .sort((a, b) => (a[0] || 0) - (b[0] || 0) || a[1] - b[1]).map((e) => e[2]));
 document.body.dataset.ready = 'true';
@@ -1204,6 +1236,13 @@ if (cfg.mode === 'live') {
     let l;
     try { l = JSON.parse(ev.data); } catch { return; }
     markChallenge(l);
+    schedule();
+    scheduleCharts();
+  });
+  es.addEventListener('resume', (ev) => {
+    let l;
+    try { l = JSON.parse(ev.data); } catch { return; }
+    markResume(l);
     schedule();
     scheduleCharts();
   });
