@@ -37,7 +37,7 @@ var livenessRules = []Rule{
 			case c.OutOfTime && t.Case != nil && c.Builtin:
 				ev += fmt.Sprintf("; its call's own time limit (%s) ran out before the call ended", FormatDuration(t.Case.Timeout))
 			case c.OutOfTime && t.Case != nil:
-				ev += fmt.Sprintf("; it exited at or after the time limit it was given (MCP_TIMEOUT_MS, %s)", FormatDuration(t.Case.Timeout))
+				ev += fmt.Sprintf("; it exited at or after the time limit it was given (MCP_TIMEOUT_MS, %s), counted from its first request", FormatDuration(t.Case.Timeout))
 			}
 			return c.Active <= bound, ev
 		},

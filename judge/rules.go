@@ -18,8 +18,10 @@ const (
 	NotApplicable Verdict = "n/a"
 	// NotTested: the run did not exercise what its case is about (the
 	// client did not declare the capability the scenario's interaction
-	// needs, and the server answered without it): neither a pass nor a
-	// failure. A run with such a check and no failed one is not tested.
+	// needs, and the server answered without it; or the client's call ran
+	// out of its time limit, so its classification cannot be compared):
+	// neither a pass nor a failure. A run with such a check and no failed
+	// one is not tested.
 	NotTested Verdict = "not tested"
 )
 

@@ -120,7 +120,8 @@ type ClientRun struct {
 	// OutOfTime reports a built-in client's call whose own time limit (the
 	// case's Timeout) had passed when the call returned, or a client
 	// program that exited by itself at or after the limit it was given
-	// (MCP_TIMEOUT_MS, counted from its start): what it printed may be its
+	// (MCP_TIMEOUT_MS, the call's, counted from its first request as the
+	// server saw it arrive: its start-up does not count): what it printed may be its
 	// deadline's (a read cut, a retry or an authorization step not made),
 	// not a reading of the server's answer.
 	OutOfTime bool `json:"outOfTime,omitempty"`

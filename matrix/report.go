@@ -413,7 +413,8 @@ func (r *Report) writeNotTested(b *strings.Builder) {
 		}
 	}
 	fmt.Fprintf(b, "NOT TESTED in %d %s: %s\n  neither passed nor failed (no failure of the exit status): the client declared no capability\n"+
-		"  the scenario's interaction needs, and the server answered it without the interaction.\n  first:    %s\n",
+		"  the scenario's interaction needs, and the server answered it without the interaction; or its call ran\n"+
+		"  out of the time limit it was given, so what it printed was not compared with the server's answer.\n  first:    %s\n",
 		runs, plural(runs, "run", "runs"), visible.String(names(where, 3)), visible.String(first))
 }
 

@@ -478,6 +478,15 @@ func endpointFor(base string, c *Case, n int) (u, key string) {
 	return base + path + "?" + q.Encode(), path + "?" + q.Encode()
 }
 
+// ArrivalSlack is how much sooner than the server saw its first request
+// arrive a client program may have started its call's clock (it starts it
+// as it sends, then connects and writes; on a loaded machine its
+// scheduling adds more). A program that exits by itself within
+// MCP_TIMEOUT_MS - ArrivalSlack of its first request did not run out of
+// that limit; one that exits later may have (docs/decisions.md,
+// matrixna22).
+const ArrivalSlack = time.Second
+
 func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrivals, base string, c *Case, idx, n int, safety map[string]retry.Safety, opts Options) *RunResult {
 	u, key := endpointFor(base, c, n)
 	rr := &RunResult{Repeat: n, URL: u, Endpoint: key}
@@ -509,6 +518,20 @@ func runCase(ctx context.Context, srv *serve.Server, sink *logSink, arr *arrival
 	// one run and an ordinary run in the next).
 	if at, ok := first.at(); ok {
 		rr.Client.Startup, rr.Client.Active = max(0, at.Sub(begin)), max(0, end.Sub(at))
+		if opts.Command != nil {
+			// The limit the program was given (MCP_TIMEOUT_MS, the
+			// call's) had passed when it exited by itself: a program
+			// that honours it may have printed that limit's report.
+			// A call starts no sooner than the program's first
+			// request, so one that exits before first+Timeout did not
+			// run out of it (a timeout reported then is its own
+			// mistake), however long it took to start (matrixna22:
+			// counted from its start, a 9.5 s start-up made a
+			// misclassification 0.5 s after the first request "out
+			// of time"). ArrivalSlack allows for the program's clock
+			// starting before its first request reached the server.
+			rr.Client.OutOfTime = rr.Client.Exited && c.Timeout > 0 && rr.Client.Active+ArrivalSlack >= c.Timeout
+		}
 		// A request that came as the start-up limit passed: the
 		// client started, and the rules judge what it did.
 		rr.Client.NotStarted = false
@@ -1094,12 +1117,8 @@ func runCommand(ctx context.Context, c *Case, u string, first *arrival, opts Opt
 		cr.Error = fmt.Sprintf("killed %s after its first request (the run's limit)", ms(limit))
 	}
 	cr.Outcome = PrintedOutcome(cr.Stdout)
-	// The limit the client was given (MCP_TIMEOUT_MS) had passed when it
-	// exited by itself: a client that honours it may have printed that
-	// limit's report. Its clock starts no sooner than its process, so a
-	// client that exits before start+Timeout did not run out of it (a
-	// timeout reported then is its own mistake).
-	cr.OutOfTime = cr.Exited && c.Timeout > 0 && cr.Duration >= c.Timeout
+	// OutOfTime is set by runCase, once the first request's arrival is
+	// known (the limit counts from it).
 	return cr
 }
 

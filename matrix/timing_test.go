@@ -4,6 +4,7 @@ package matrix_test
 
 import (
 	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -163,8 +164,8 @@ func TestBuiltinClientOutOfTimeSaysSo(t *testing.T) {
 		if ch.Verdict == judge.Fail {
 			t.Errorf("%s failed: %s", ch.Rule, ch.Evidence)
 		}
-		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotApplicable || !strings.Contains(ch.Evidence, "time limit (1s) ran out before it ended: it printed "+string(r.Client.Outcome))) {
-			t.Errorf("client.classification %s %q, want n/a naming the 1s limit", ch.Verdict, ch.Evidence)
+		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotTested || !strings.Contains(ch.Evidence, "time limit (1s) ran out before it ended: it printed "+string(r.Client.Outcome))) {
+			t.Errorf("client.classification %s %q, want not tested naming the 1s limit", ch.Verdict, ch.Evidence)
 		}
 		if ch.Rule == "live.finish" && !strings.Contains(ch.Evidence, "its call's own time limit (1s) ran out") {
 			t.Errorf("live.finish does not say the limit ran out: %s", ch.Evidence)
@@ -176,6 +177,27 @@ func TestBuiltinClientOutOfTimeSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"outOfTime":true`) {
 		t.Errorf("--json does not say the call ran out of time:\n%s", js.String())
+	}
+	// Not a pass in any view (matrixna22): the text, --json and --junit
+	// count it not tested, with the reason.
+	if !strings.Contains(js.String(), `"verdict":"not tested"`) || !strings.Contains(js.String(), `"notTestedRuns":1`) {
+		t.Errorf("--json does not say not tested:\n%s", js.String())
+	}
+	var txt, ju bytes.Buffer
+	if err := rep.WriteText(&txt, matrix.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "1 runs: 0 passed, 1 not tested, 0 failed.") || !strings.Contains(txt.String(), "ran out before it ended") {
+		t.Errorf("the text does not count it not tested, with the reason:\n%s", txt.String())
+	}
+	if err := rep.WriteJUnit(&ju); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ju.String(), `<skipped message="not tested: the call&#39;s own time limit (1s) ran out`) {
+		t.Errorf("--junit does not skip it with the reason:\n%s", ju.String())
+	}
+	if rep.Failed() {
+		t.Error("the report failed: not tested is no failure of the exit status")
 	}
 }
 
@@ -226,9 +248,54 @@ func TestCommandClientOutOfTimeSaysSo(t *testing.T) {
 		if ch.Verdict == judge.Fail {
 			t.Errorf("%s failed: %s", ch.Rule, ch.Evidence)
 		}
-		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotApplicable || !strings.Contains(ch.Evidence, "MCP_TIMEOUT_MS, 1s") || !strings.Contains(ch.Evidence, "printed NETWORK_ERROR")) {
-			t.Errorf("client.classification %s %q, want n/a naming the 1s limit it was given", ch.Verdict, ch.Evidence)
+		if ch.Rule == "client.classification" && (ch.Verdict != judge.NotTested || !strings.Contains(ch.Evidence, "MCP_TIMEOUT_MS, 1s") || !strings.Contains(ch.Evidence, "printed NETWORK_ERROR")) {
+			t.Errorf("client.classification %s %q, want not tested naming the 1s limit it was given", ch.Verdict, ch.Evidence)
 		}
+	}
+	// Not a pass (matrixna22): the run is counted not tested.
+	if v := r.Verdict(); v != judge.NotTested {
+		t.Errorf("run verdict %s, want not tested", v)
+	}
+	if tot := rep.Totals(); tot.PassedRuns() != 0 || tot.NotTestedRuns != 1 || tot.FailedRuns != 0 {
+		t.Errorf("totals: %d passed, %d not tested, %d failed; want 0, 1, 0", tot.PassedRuns(), tot.NotTestedRuns, tot.FailedRuns)
+	}
+}
+
+// TestCommandClientSlowStartIsNotOutOfTime (matrixna22): a client program
+// that starts later than the limit it was given (a shell sleeping before
+// it, as an interpreter starts under load) and then misclassifies at once
+// (badclient -bad lie prints TOOL_SUCCESS for the JSON-RPC error). The
+// limit (MCP_TIMEOUT_MS, the call's) counted from its process start, so
+// it was "out of time": client.classification n/a, and the run passed.
+// Counted from its first request, it is judged: FAIL. Should the machine
+// be so loaded that the call itself outlasts the limit, the run must be
+// not tested, still no pass.
+func TestCommandClientSlowStartIsNotOutOfTime(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	cs := selectCases(t, matrix.Era2026, "errors.jsonrpc_error")
+	cs[0].Timeout = 3 * time.Second
+	rep := run(t, matrix.Options{Cases: cs, Command: []string{"sh", "-c", `sleep 4; exec "$0" "$@"`, badClient(t), "-bad", "lie"}})
+	r := rep.Cases[0].Runs[0]
+	if r.Client.Startup < cs[0].Timeout || r.Client.NoRequest {
+		t.Fatalf("client %+v: want a first request after the 3s limit", r.Client)
+	}
+	ch := checkOf(t, rep, cs[0].Name, "client.classification")
+	if r.Client.Active+matrix.ArrivalSlack < cs[0].Timeout {
+		if r.Client.OutOfTime || ch.Verdict != judge.Fail || !strings.Contains(ch.Evidence, "printed TOOL_SUCCESS") || r.Verdict() != judge.Fail {
+			t.Errorf("ran %s after a %s start-up: OutOfTime %v, client.classification %s %q, run %s; want FAIL, printed TOOL_SUCCESS",
+				r.Client.Active, r.Client.Startup, r.Client.OutOfTime, ch.Verdict, ch.Evidence, r.Verdict())
+		}
+		if !rep.Failed() {
+			t.Error("the report passed")
+		}
+	} else if ch.Verdict != judge.NotTested || r.Verdict() != judge.NotTested {
+		t.Errorf("ran %s after its first request: client.classification %s %q, run %s; want not tested", r.Client.Active, ch.Verdict, ch.Evidence, r.Verdict())
+	}
+	if tot := rep.Totals(); tot.PassedRuns() != 0 {
+		t.Errorf("%d run(s) passed, want none", tot.PassedRuns())
 	}
 }
 
