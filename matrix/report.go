@@ -602,6 +602,14 @@ func exchangesJSON(t *judge.Trace) []ExchangeJSON {
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if len(r.Cases) == 0 && r.Incomplete != nil {
+		// Stopped before any run finished: no case object carries the
+		// state, so one object without a case says it (matrixna22:
+		// nothing was written, and a JSON consumer got nothing).
+		in := r.Incomplete
+		return enc.Encode(IncompleteJSON{Incomplete: in.String(), Reason: in.Reason, Finished: in.Finished, Planned: in.Planned,
+			Interrupted: in.Interrupted, NotRun: in.NotRun, Parallel: r.Parallel})
+	}
 	for _, c := range r.Cases {
 		j := c.JSON()
 		j.Parallel = r.Parallel
@@ -613,6 +621,19 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// IncompleteJSON is the one --json object of a matrix stopped before any
+// run finished: no "case", the "incomplete" line every case object would
+// carry, and the Incomplete fields.
+type IncompleteJSON struct {
+	Incomplete  string   `json:"incomplete"`
+	Reason      string   `json:"reason"`
+	Finished    int      `json:"finishedRuns"`
+	Planned     int      `json:"plannedRuns"`
+	Interrupted int      `json:"interruptedRuns"`
+	NotRun      []string `json:"notRun"`
+	Parallel    int      `json:"parallel,omitempty"`
 }
 
 // The JUnit XML shape most CI systems read.

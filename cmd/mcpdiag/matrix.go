@@ -257,6 +257,21 @@ func runMatrix(ctx context.Context, stdin io.Reader, stdout io.Writer, o matrixO
 	}
 	if rep == nil {
 		if ctx.Err() != nil {
+			if o.json {
+				// A JSON consumer gets the state, as after a run
+				// (matrixna22): nothing ran, every case is not run.
+				in := &matrix.Incomplete{Reason: context.Cause(ctx).Error(), Planned: len(cases) * max(1, o.repeat), NotRun: []string{}}
+				for _, c := range cases {
+					in.NotRun = append(in.NotRun, c.Name)
+				}
+				out := stdout
+				if o.record == "-" && o.stderr != nil {
+					out = o.stderr
+				}
+				if err := (&matrix.Report{Incomplete: in}).WriteJSON(visible.JSONWriter{W: out}); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("matrix stopped (%v) before any run; writing the report: %w", context.Cause(ctx), err)}
+				}
+			}
 			return &exitError{code: interruptCode(ctx), err: fmt.Errorf("matrix stopped (%v) before any run: %w", context.Cause(ctx), runErr)}
 		}
 		return &exitError{code: 2, err: runErr}

@@ -214,3 +214,48 @@ func heldCalls(t *testing.T, counters string) int {
 	}
 	return n
 }
+
+// TestMatrixJSONInterruptedBeforeAnyRunFinished (outsider22 D6): SIGINT to
+// a real `mcpdiag matrix --json` while every run is in flight (its clients
+// started and send nothing) printed nothing on stdout (exit 130): a JSON
+// consumer got no document and no incomplete state. It must print one
+// object, with no case, saying how much ran: the incomplete line every case
+// object carries when a later interrupt leaves some, and its fields.
+func TestMatrixJSONInterruptedBeforeAnyRunFinished(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses sh and SIGINT")
+	}
+	bin := testBinary(t)
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "started")
+	client := []string{"--", "sh", "-c", `: >"` + mark + `.$$"; exec sleep 60`}
+	args := []string{bin, "matrix", "--json", "--scenarios", "baseline,errors.tool_error", "--protocol", "2026-07-28", "--parallel", "2", "--start-timeout", "60s"}
+	p := startProcess(t, nil, append(args, client...)...)
+	testwait.Until(t, "both clients to start (their marker files)", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "started.*"))
+		return len(m) == 2
+	})
+	code := p.stop(t, syscall.SIGINT)
+	out := p.stdout.String()
+	if code != 130 {
+		t.Errorf("exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out, p.stderr.String())
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var v struct {
+		Case        *string
+		Incomplete  string
+		Reason      string
+		Finished    *int `json:"finishedRuns"`
+		Planned     int  `json:"plannedRuns"`
+		Interrupted int  `json:"interruptedRuns"`
+		NotRun      []string
+		Parallel    int
+	}
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &v) != nil {
+		t.Fatalf("stdout is not one JSON object:\n%s\nstderr:\n%s", out, p.stderr.String())
+	}
+	if v.Case != nil || v.Incomplete != "interrupt after 0 of 2 runs, 2 interrupted" || v.Reason != "interrupt" || v.Finished == nil || *v.Finished != 0 ||
+		v.Planned != 2 || v.Interrupted != 2 || strings.Join(v.NotRun, ",") != "baseline,errors.tool_error" || v.Parallel != 2 {
+		t.Errorf("JSON %+v, want no case, interrupt after 0 of 2 runs, 2 interrupted, both cases not run, parallel 2:\n%s", v, out)
+	}
+}
