@@ -1259,8 +1259,12 @@ func isAssignNameByte(c byte) bool {
 }
 
 // enclosedCloser returns, for the byte before a name, what ends the value of
-// name=value there: the closing quote or bracket, the list's separator, or
-// 0 for any other byte (ok false: formNameRE or maskAssignments read those).
+// name=value there: the closing quote or bracket, the list's separator, the
+// next tag after an element's ">", or 0 when only a blank, a control byte,
+// "&", ";", "#", a quote or a backslash ends it (after ":", "/", "$", "@",
+// "!", "~", "^"); ok is false for any other byte (a start of text, a blank,
+// "?", "&", ";", "#": formNameRE or maskAssignments read those; a name
+// byte).
 func enclosedCloser(c byte) (closer byte, ok bool) {
 	switch c {
 	case '"', '\'', '`', ',', '|':
@@ -1271,6 +1275,17 @@ func enclosedCloser(c byte) (closer byte, ok bool) {
 		return ']', true
 	case '{':
 		return '}', true
+	case '>':
+		// The text of an HTML or XML element ("<p>password=…</p>", an
+		// error page): the value runs to the next tag.
+		return '<', true
+	case '*':
+		return '*', true // Markdown emphasis ("**password=…**")
+	case ':', '/', '$', '@', '!', '~', '^':
+		// A label, a path or a variable with no blank before the name
+		// ("error:password=…", "/set/api_key=…", "$DB_PASSWORD=…"):
+		// nothing closes the value but what ends any (review22).
+		return 0, true
 	}
 	return 0, false
 }
@@ -1280,7 +1295,10 @@ func enclosedCloser(c byte) (closer byte, ok bool) {
 // a pipe: an assignment inside a JSON or Python string or list
 // ("DB_PASSWORD=…" in a container's environment shown as text,
 // ['API_KEY=…']), in parentheses or in a comma-separated list, which
-// formNameRE (after a start of text, a blank, ?, &, ; or #) does not read.
+// formNameRE (after a start of text, a blank, ?, &, ; or #) does not read;
+// and right after an element's ">" (an HTML error page's
+// "<p>password=…</p>"), "*", ":", "/", "$", "@", "!", "~" or "^", which
+// no rule read before review22 (enclosedCloser).
 // The value runs to a blank or a control byte, to what closes what opened before the name (a
 // quote, a bracket, the list's next item), to a backslash (an escaped quote)
 // or to &, ; or #. Before, such a value was recorded in the clear:
@@ -1316,6 +1334,15 @@ func (r *Redactor) maskEnclosedAssignments(s string, ctx nameContext) string {
 				break
 			}
 			n++
+		}
+		if k := refRunLen(s[end:], n); k > n {
+			// An HTML character reference in it ("it&#39;s-…", as an
+			// error page writes "it's-…"): the value runs past it, up
+			// to what closes what opened before the name (review22).
+			if c := strings.IndexByte(s[end+n:end+k], closer); closer != 0 && c >= 0 {
+				k = n + c
+			}
+			n = k
 		}
 		if n == 0 || countValue(s[j:i], s[end:end+n], s[:j], s[end+n:]) {
 			continue

@@ -26,6 +26,18 @@ func TestEnclosedAssignments(t *testing.T) {
 		{`"password=plainvalue9876"`, `"`},
 		{"`secret=plainvalue9876`", "`"},
 		{`flags|client_secret=plainvalue9876|x`, `|x`},
+		// review22: after any of these bytes no rule read the name, and
+		// the value was recorded in the clear.
+		{`<p>password=plainvalue9876</p>`, `</p>`},
+		{`<td>api_key=plainvalue9876</td><td>x</td>`, `</td><td>x</td>`},
+		{`**password=plainvalue9876**`, `**`},
+		{`error:password=plainvalue9876 rejected`, ` rejected`},
+		{`GET /reset/token=plainvalue9876 HTTP/1.1`, ` HTTP/1.1`},
+		{`$DB_PASSWORD=plainvalue9876`, ``},
+		{`bob@password=plainvalue9876`, ``},
+		{`!secret=plainvalue9876;x`, `;x`},
+		{`~token=plainvalue9876`, ``},
+		{`^api_key=plainvalue9876`, ``},
 	} {
 		got := Default.Scrub(c.in)
 		if strings.Contains(got, secret) || !strings.HasSuffix(got, c.keep) || !strings.Contains(got, "[redacted:len=14:") {
@@ -35,9 +47,26 @@ func TestEnclosedAssignments(t *testing.T) {
 			t.Errorf("Scrub twice: %q, then %q", got, again)
 		}
 	}
+	// An HTML character reference in the value does not end it
+	// (FuzzEscapedPairMetamorphic, review22: "PlAnTeD&#39;0123…" after a
+	// quote kept all after the "&"): masked whole, 19 bytes as written.
+	for _, c := range []struct{ in, keep string }{
+		{`"access_token=plain&#39;value9876" x`, `" x`},
+		{`<p>password=plain&#39;value9876</p>`, `</p>`},
+		{`(password=plain&#39;value9876) x`, `) x`},
+	} {
+		got := Default.Scrub(c.in)
+		if strings.Contains(got, "value9876") || !strings.HasSuffix(got, c.keep) || !strings.Contains(got, "[redacted:len=19:") {
+			t.Errorf("Scrub(%q) = %q: want the value masked whole and %q kept", c.in, got, c.keep)
+		}
+		if again := Default.Scrub(got); again != got {
+			t.Errorf("Scrub twice: %q, then %q", got, again)
+		}
+	}
 	for _, s := range []string{
 		`["PATH=/bin", "HOME=/root"]`, `"state=open"`, `"code=200"`, `(max_tokens=100)`, `"password=true"`,
 		`["LANG=C", "TERM=xterm"]`, `(x=1, y=2)`,
+		`<p>state=open</p>`, `**max_tokens=100**`, `error:password_length=12`, `/v1/tokens=3`, `$HOME=/root`,
 	} {
 		if got := Default.Scrub(s); got != s {
 			t.Errorf("Scrub(%q) = %q, want it unchanged", s, got)

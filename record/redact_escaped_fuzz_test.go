@@ -135,6 +135,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	f.Add("A", "0+", "0", []byte("78"), uint8('!'), uint8(0x06), uint8(0), "0", uint16(0))
 	// And "%09" ("p%72ivateKey:%09'v'0+").
 	f.Add("A", "0+", "0", []byte("78"), uint8('<'), uint8(0x06), uint8(0), "0", uint16(0))
+	// review22's run of 20000: a value written as HTML after a quote
+	// ("\"access_token=PlAnTeD&#39;0123…"): all after the "&" was kept.
+	f.Add(`"`, "0", "0", []byte(""), uint8(0), uint8(0), uint8(';'), "'", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {
