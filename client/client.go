@@ -22,7 +22,7 @@ import (
 const InputRoundsExceeded = classify.InputRoundsExceeded
 
 // ErrUsage marks a call that cannot start because of its inputs (bad URL,
-// arguments that are not a JSON object).
+// an empty tool name, arguments that are not a JSON object).
 var ErrUsage = errors.New("usage")
 
 // ErrInterrupted is the cause a program gives the context of a call it
@@ -246,6 +246,11 @@ type callState struct {
 // or nil for none) and returns what happened. The error is non-nil only for
 // bad inputs; every server-side failure is in the Call.
 func (c *Client) CallTool(ctx context.Context, tool string, args json.RawMessage) (*Call, error) {
+	if tool == "" {
+		// No tool has an empty name (tool names are 1 to 128 characters):
+		// sent, its refusal would be reported as the server's answer.
+		return nil, fmt.Errorf("%w: the tool name is empty", ErrUsage)
+	}
 	if len(args) > 0 && wire.Kind(args) != '{' {
 		return nil, fmt.Errorf("%w: tool arguments must be a JSON object", ErrUsage)
 	}

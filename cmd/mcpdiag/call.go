@@ -114,6 +114,11 @@ func runCall(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, url
 	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
 		return usageError("URL %q: must start with http:// or https://", url)
 	}
+	if tool == "" {
+		// No tool has an empty name (the spec: 1 to 128 characters): the
+		// call would be sent and its refusal reported as the server's.
+		return usageError("TOOL is empty: give the name of a tool the server lists in tools/list")
+	}
 	switch o.protocol {
 	case client.ProtocolAuto, client.Protocol2026, client.Protocol2025:
 	default:

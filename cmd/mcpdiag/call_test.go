@@ -181,6 +181,10 @@ func TestCallCommandUsage(t *testing.T) {
 		// A bad --fsync without --record was accepted and the call made
 		// (outsider19): proxy refuses it either way.
 		{"call", "http://127.0.0.1:1/mcp", "t", "--fsync", "sometimes"},
+		// An empty tool name was sent, and the server's refusal reported
+		// as its answer (TOOL_ERROR, or HTTP_ERROR for the missing Mcp-Name
+		// header it made): exit 1 or 4 for bad input (outsider21).
+		{"call", "http://127.0.0.1:1/mcp", ""},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, strings.NewReader(""), &out, &errb); code != 2 || strings.Count(errb.String(), "\n") != 1 {
@@ -190,8 +194,19 @@ func TestCallCommandUsage(t *testing.T) {
 			t.Errorf("%v: stderr %q names Go's types", args, errb.String())
 		}
 	}
-	// A refused connection is a transport failure, not a usage error.
+	// The empty tool's line names what is wrong, and nothing is recorded.
+	rec := filepath.Join(t.TempDir(), "empty.jsonl")
 	var out, errb bytes.Buffer
+	if code := run([]string{"call", "http://127.0.0.1:1/mcp", "", "--record", rec}, strings.NewReader(""), &out, &errb); code != 2 ||
+		errb.String() != "mcpdiag: TOOL is empty: give the name of a tool the server lists in tools/list\n" || out.Len() != 0 {
+		t.Errorf("call URL '': exit %d, stderr %q, stdout %q; want 2 and the one line naming TOOL", code, errb.String(), out.String())
+	}
+	if _, err := os.Stat(rec); !os.IsNotExist(err) {
+		t.Errorf("call URL '' --record: the record file was opened (%v); want nothing written for bad input", err)
+	}
+	// A refused connection is a transport failure, not a usage error.
+	out.Reset()
+	errb.Reset()
 	if code := run([]string{"call", "http://127.0.0.1:1/mcp", "echo", "--retries", "0"}, strings.NewReader(""), &out, &errb); code != 4 {
 		t.Errorf("connection refused: exit %d, want 4\n%s", code, out.String())
 	}
