@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/client"
+	"github.com/mcpdiag/mcpdiag/internal/execerr"
 	"github.com/mcpdiag/mcpdiag/judge"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/retry"
@@ -125,7 +126,7 @@ func startStdio(argv []string) (*stdioServer, error) {
 		return nil, err
 	}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", argv[0], err)
+		return nil, fmt.Errorf("starting %s: %w", argv[0], execerr.Explain(s.cmd.Path, s.cmd.Dir, err))
 	}
 	go func() {
 		defer close(s.lines)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpdiag/mcpdiag/classify"
 	"github.com/mcpdiag/mcpdiag/faults"
+	"github.com/mcpdiag/mcpdiag/internal/execerr"
 	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/recorder"
 	"github.com/mcpdiag/mcpdiag/wire"
@@ -249,7 +250,9 @@ func RunStdio(ctx context.Context, opts StdioOptions) (*StdioResult, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, &StartError{Command: opts.Command, Err: err}
+		// A script whose #! interpreter is missing fails with "no such
+		// file" for the script: name the interpreter (execerr).
+		return nil, &StartError{Command: opts.Command, Err: execerr.Explain(cmd.Path, cmd.Dir, err)}
 	}
 	s.cmd = cmd
 
@@ -1006,8 +1009,9 @@ func idType(id wire.ID) string {
 }
 
 // StartError is RunStdio's error when the server command cannot be started
-// (not found, not executable, a directory): the command given is wrong,
-// nothing ran and nothing was recorded.
+// (not found, not executable, a directory, a script whose #! interpreter is
+// missing, named by an *execerr.InterpreterError in Err): the command given
+// is wrong, nothing ran and nothing was recorded.
 type StartError struct {
 	Command string // the command as given
 	Err     error  // why it could not start (os/exec's error)
