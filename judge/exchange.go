@@ -135,8 +135,16 @@ type Exchange struct {
 }
 
 // Key identifies "the same request": method, tool and arguments hash. An
-// MRTR round and a retry have the key of the request they repeat.
-func (x *Exchange) Key() string { return x.Method + "\x00" + x.Tool + "\x00" + x.ArgsHash }
+// MRTR round and a retry have the key of the request they repeat. A request
+// whose arguments were not read (a method and no hash: a body over the
+// recorder's parse limit, record.Record.SetMessageHead) is the same as no
+// other: its key is its own.
+func (x *Exchange) Key() string {
+	if x.Method != "" && x.ArgsHash == "" {
+		return fmt.Sprintf("%s\x00%s\x00unread %p", x.Method, x.Tool, x)
+	}
+	return x.Method + "\x00" + x.Tool + "\x00" + x.ArgsHash
+}
 
 // Round reports an MRTR round: a request that carries requestState or
 // inputResponses.

@@ -528,9 +528,10 @@ func (c *connLanes) trace(base string, r *record.Record) (key, label string) {
 }
 
 // sameRequest reports whether r sends the request of failed again: the
-// same method, tool and arguments (its id may differ, and should).
+// same method, tool and arguments (its id may differ, and should). Arguments
+// not read (no hash: a body over the parse limit) are the same as none.
 func sameRequest(failed, r *record.Record) bool {
-	return failed != nil && r.Method == failed.Method && r.Tool == failed.Tool && r.ArgsHash == failed.ArgsHash
+	return failed != nil && r.Method == failed.Method && r.Tool == failed.Tool && r.ArgsHash == failed.ArgsHash && (r.ArgsHash != "" || r.Method == "")
 }
 
 // refusedStatus reports the statuses safety.4xx-unchanged reads as a

@@ -804,6 +804,17 @@ func (r *Record) SetRequest(body []byte) {
 	r.SetMessage(&m)
 }
 
+// SetMessageHead sets the facts a request body larger than was parsed
+// showed in its head (wire.ParseMessageHead): its id (with its JSON type)
+// when seen there, its method and its tool. Its arguments were not read, so
+// it sets no args hash and no client capabilities.
+func (r *Record) SetMessageHead(m *wire.Message) {
+	if !m.ID.IsZero() {
+		r.JSONRPC.ID = wire.IDFromRaw(bytes.Clone(m.ID.Raw()))
+	}
+	r.Method, r.Tool = m.Method, m.Tool
+}
+
 // SetMessage reads the facts of a client's JSON-RPC message into r: Method,
 // JSONRPC.ID, Tool, ArgsHash, ClientCapabilities and
 // ClientCapabilitiesTruncated (m.CapabilityNames()) and

@@ -544,9 +544,16 @@ func (rc *Recorder) begin(r *http.Request) *Exchange {
 	} else {
 		ex.reqComplete = true
 	}
-	if ex.reqComplete {
+	switch {
+	case ex.reqComplete:
 		ex.msg = wire.ParseMessage(ex.reqBody)
-	} else {
+	case ex.reqErr == nil:
+		// Larger than the limit: the limit bounds what is parsed, not
+		// what the head says. Its method, id and tool are read from the
+		// members whole in the bytes read (a JSON-RPC message names its
+		// method first, and often its id); the rest is forwarded unread.
+		ex.msg = wire.ParseMessageHead(ex.reqBody)
+	default:
 		ex.msg = wire.Message{Kind: wire.MessageInvalid}
 	}
 	ex.session = r.Header.Get("Mcp-Session-Id")

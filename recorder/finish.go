@@ -579,9 +579,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	}
 	if ex.reqComplete && ex.msg.Kind != wire.MessageEmpty {
 		rec.SetMessage(&ex.msg)
+	} else if ex.msg.Head {
+		rec.SetMessageHead(&ex.msg)
 	}
 	method, protocol := rec.Method, rec.ProtocolVersion
-	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
+	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid && !ex.msg.Head || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
 		method = ""
 	}
 	answered := false // a client's answer the server accepted, judged as an answer
@@ -621,6 +623,9 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	}
 
 	var notes []string
+	if ex.msg.Head {
+		notes = append(notes, headNote(&ex.msg, len(ex.reqBody), rc.passedOn()))
+	}
 	switch ex.msg.Kind {
 	case wire.MessageResponse:
 		notes = append(notes, "the client's response to a server request")
@@ -629,10 +634,8 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	case wire.MessageInvalid:
 		if ex.malformed {
 			notes = append(notes, fmt.Sprintf("%s-generated: the request body is malformed (%s); mcpdiag %s answered 400 itself, as a server would, and did not pass the request on", rc.noun, ex.reqErr, rc.noun))
-		} else if !ex.reqComplete && ex.reqErr == nil {
-			// begin read the request's limit (its MaxRequestParseOf's, else
-			// maxParse) and found more: the bytes it holds are the limit.
-			notes = append(notes, fmt.Sprintf("the request body is larger than %d bytes; it was %s whole but not parsed", len(ex.reqBody), rc.passedOn()))
+		} else if ex.msg.Head {
+			// headNote said what its head holds.
 		} else if in.Method == http.MethodPost {
 			notes = append(notes, "the request body is not a JSON-RPC message")
 		}
@@ -878,4 +881,32 @@ func quoteAll(ss []string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
+}
+
+// headNote says of a request body over the parse limit (begin read limit
+// bytes of it and found more) that it was passed on whole, and what its
+// head (ParseMessageHead) said: the method, the tool and the id read from
+// it, or that the id, or everything, lies past it, so that the answer is
+// judged at the HTTP layer only.
+func headNote(m *wire.Message, limit int, passed string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the request body is larger than %d bytes; it was %s whole and parsed only as far as that", limit, passed)
+	switch {
+	case m.Method == "":
+		b.WriteString(" (no method in it), so the answer is judged at the HTTP layer only")
+		return b.String()
+	case m.Kind == wire.MessageRequest:
+		fmt.Fprintf(&b, ": method %s", m.Method)
+		if m.Tool != "" {
+			fmt.Fprintf(&b, ", tool %s", m.Tool)
+		}
+		b.WriteString(" and id read from its head (its arguments unread)")
+	default:
+		fmt.Fprintf(&b, ": method %s", m.Method)
+		if m.Tool != "" {
+			fmt.Fprintf(&b, " and tool %s", m.Tool)
+		}
+		b.WriteString(" read from its head; its id, if any, lies past it, so the answer is judged at the HTTP layer only")
+	}
+	return b.String()
 }

@@ -100,8 +100,9 @@ func TestLogLimit(t *testing.T) {
 // method, id and tool in its record. Before, a 5 MiB tools/call (over the
 // recorder's 4 MiB parse limit, under the endpoint's 8 MiB) was recorded
 // with no method, id or tool while the endpoint read it: report and the
-// judge missed the call. Over the endpoint's limit nothing reads the
-// method (413 from the endpoint itself) and the record says so.
+// judge missed the call. Over the endpoint's limit the endpoint answers
+// 413 itself without matching a scenario; the record has what the body's
+// head says (method, tool, id: wire.ParseMessageHead) and says so.
 func TestServeRecordsTheMethodTheEndpointRead(t *testing.T) {
 	_, base := start(t, serve.Options{Seed: 1})
 	const endpoint = "/s/errors.tool_error/mcp"
@@ -141,7 +142,10 @@ func TestServeRecordsTheMethodTheEndpointRead(t *testing.T) {
 	}
 	over := lines[2].rec
 	wantNote := fmt.Sprintf("the request body is larger than %d bytes", faults.DefaultMaxBody)
-	if over.Status != http.StatusRequestEntityTooLarge || over.Method != "" || over.Scenario != "" || !strings.Contains(over.Note, wantNote) {
-		t.Errorf("over the endpoint's limit: status %d, method %q, scenario %q, note %q; want 413, none, none, %q…", over.Status, over.Method, over.Scenario, over.Note, wantNote)
+	wantHead := "method tools/call, tool echo and id read from its head"
+	if over.Status != http.StatusRequestEntityTooLarge || over.Method != "tools/call" || over.Tool != "echo" || over.JSONRPC.ID.String() != "3" || over.ArgsHash != "" ||
+		over.Scenario != "" || !strings.Contains(over.Note, wantNote) || !strings.Contains(over.Note, wantHead) {
+		t.Errorf("over the endpoint's limit: status %d, method %q, tool %q, id %s, argsHash %q, scenario %q, note %q; want 413, tools/call, echo, 3, none, none, %q… %q",
+			over.Status, over.Method, over.Tool, over.JSONRPC.ID, over.ArgsHash, over.Scenario, over.Note, wantNote, wantHead)
 	}
 }

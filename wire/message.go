@@ -85,6 +85,12 @@ type Message struct {
 	Extensions []string
 	// Cancelled is params.requestId of a notifications/cancelled.
 	Cancelled ID
+	// Head marks a message read by [ParseMessageHead] from the first bytes
+	// of a body larger than was read: only Method, ID, Tool and URI are set,
+	// from members whose whole value is in those bytes; Kind is
+	// MessageRequest when a method and an id that is not null show there,
+	// else MessageInvalid (the id, or the method, may follow).
+	Head bool
 }
 
 // IsNullIDRequest reports a message with a method and an id member that is
@@ -572,4 +578,115 @@ func MessageFor(ctx context.Context, body []byte) *Message {
 	}
 	m := ParseMessage(body)
 	return &m
+}
+
+// ParseMessageHead reads what the first bytes of a JSON-RPC message larger
+// than head, cut anywhere, say: the top-level members in order while each
+// one's whole value is in head (as [ScanHead]), taking "method" (a string)
+// and "id", and of a "params" object cut by the end of head its members in
+// order while whole, taking "name" (the tool of a tools/call or
+// prompts/get) and "uri" (of a resources/read). Members after the first
+// one that runs past the end are not seen; neither is a member repeated
+// after it (a complete parse would take the last). The message is Head:
+// MessageRequest when a method and an id that is not null were seen, else
+// MessageInvalid with what was seen. Params, Arguments and _meta's facts
+// stay empty. It does not count as a parse (MessageParses): it reads a body
+// ParseMessage could not.
+func ParseMessageHead(head []byte) Message {
+	m := Message{Kind: MessageInvalid, Head: true}
+	var method, id, name, uri []byte
+	var hasID bool
+	eachHeadMember(head, skipSpace(head, 0), func(key, v []byte, whole bool) bool {
+		switch {
+		case !whole:
+			if string(key) == "params" && len(v) > 0 && v[0] == '{' {
+				eachHeadMember(v, 0, func(k, pv []byte, whole bool) bool {
+					switch {
+					case !whole:
+					case string(k) == "name":
+						name = pv
+					case string(k) == "uri":
+						uri = pv
+					}
+					return whole
+				})
+			}
+			return false
+		case string(key) == "method":
+			method = v
+		case string(key) == "id":
+			id, hasID = v, true
+		case string(key) == "params" && Kind(v) == '{':
+			_ = EachField(v, func(k, pv []byte) bool {
+				switch {
+				case KeyIs(k, "name"):
+					name = pv
+				case KeyIs(k, "uri"):
+					uri = pv
+				}
+				return true
+			})
+		}
+		return true
+	})
+	var ok bool
+	if m.Method, ok = StringValue(method); !ok {
+		m.Method = ""
+	}
+	if hasID {
+		m.ID = IDFromRaw(id)
+	}
+	if m.Method != "" && hasID && !m.ID.IsNull() {
+		m.Kind = MessageRequest
+	}
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		m.Tool, _ = StringValue(name)
+	case "resources/read":
+		m.URI, _ = StringValue(uri)
+	}
+	return m
+}
+
+// eachHeadMember calls fn with the key (unescaped) and raw value of each
+// member of the object that starts at data[i], in order, while the data
+// holds them: whole is false for the last call when the value starts but
+// does not end in data (v is then the rest of data). It stops when fn
+// returns false, at the end of the object, or at anything that is not a
+// member.
+func eachHeadMember(data []byte, i int, fn func(key, v []byte, whole bool) bool) {
+	if i >= len(data) || data[i] != '{' {
+		return
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		end, _ := ScanString(data, i)
+		if end < 0 {
+			return
+		}
+		key := Key(data[i:end])
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return
+		}
+		i = skipSpace(data, i+1)
+		if i >= len(data) {
+			return
+		}
+		vend := ScanValue(data, i)
+		if vend < 0 || vend == len(data) && (data[i] == '-' || isDigit(data[i])) {
+			// Cut (or malformed): the rest is the value's start. A
+			// number that ends where data does may go on past it.
+			fn(key, data[i:], false)
+			return
+		}
+		if !fn(key, data[i:vend], true) {
+			return
+		}
+		i = skipSpace(data, vend)
+		if i >= len(data) || data[i] != ',' {
+			return
+		}
+		i = skipSpace(data, i+1)
+	}
 }
