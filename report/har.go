@@ -120,6 +120,11 @@ type HARContent struct {
 	Text     string `json:"text,omitempty"`
 	// Truncated reports that Text is shorter than the body.
 	Truncated bool `json:"_truncated,omitempty"`
+	// StreamAnswer is, for a message POSTed over the 2024-11-05 HTTP+SSE
+	// transport whose answer came on the session's GET stream, that answer
+	// (its size, application/json, the recorded excerpt): the POST's own
+	// response, which Size and Text describe, is the 202's few bytes.
+	StreamAnswer *HARContent `json:"_streamAnswer,omitempty"`
 }
 
 // HARTimings split Time. Only the time to the response headers (Wait) and
@@ -355,7 +360,14 @@ func Entry(r *record.Record) HAREntry {
 		e.Response.BodySize = r.ResponseBytes
 	}
 	if b := r.ResponseBody; b != nil {
-		e.Response.Content.Text, e.Response.Content.Truncated = b.Text, b.Truncated
+		if sa := r.StreamAnswer; r.AnsweredOn == record.AnsweredOnStream && sa != nil && sa.Seen {
+			// The record keeps the answer the stream carried, not the
+			// POST's "Accepted": content is this response's (HAR 1.2:
+			// size, text and mimeType of one body).
+			e.Response.Content.StreamAnswer = &HARContent{Size: sa.Bytes, MimeType: "application/json", Text: b.Text, Truncated: b.Truncated}
+		} else {
+			e.Response.Content.Text, e.Response.Content.Truncated = b.Text, b.Truncated
+		}
 	}
 	if n := r.Network; n != nil {
 		e.Response.Error = n.Error
