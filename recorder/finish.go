@@ -678,7 +678,8 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		case ex.shutdown && afterResponse:
 			notes = append(notes, fmt.Sprintf("the %s shut down after the response arrived whole (%d bytes): it closed the stream the %s had left open", rc.noun, ex.wrote, orWord(rc.opts.Upstream, "handler")))
 		case ex.shutdown:
-			rc.stats.cutByShutdown.Add(1)
+			// Counted when written (Write), by what report makes of the
+			// record: cut, or closed with its verdict.
 			rec.Flags.Add(record.FlagSD)
 			notes = append(notes, fmt.Sprintf("the %s shut down after %d response bytes; %s", rc.noun, ex.wrote, rc.cancelled()))
 		case ex.status == 0:

@@ -217,7 +217,7 @@ type Recorder struct {
 	inFlight atomic.Int64
 	closing  atomic.Bool
 	stats    struct {
-		exchanges, recordErrors, clientGone, cutByShutdown, upstreamErrors, upstreamResets, notClassified atomic.Int64
+		exchanges, recordErrors, clientGone, cutByShutdown, closedByShutdown, upstreamErrors, upstreamResets, notClassified atomic.Int64
 	}
 }
 
@@ -275,9 +275,18 @@ type Stats struct {
 	RecordErrors int64 `json:"recordErrors"`
 	// ClientGone counts exchanges the client left before the end.
 	ClientGone int64 `json:"clientGone"`
-	// CutByShutdown counts exchanges the owner's own shutdown cut (see
-	// BeginShutdown); they are not in ClientGone.
+	// CutByShutdown counts the records of exchanges the owner's own
+	// shutdown cut (see BeginShutdown) before their answer was whole: what
+	// record.Record.CutByShutdown, and so mcpdiag report, counts as cut by
+	// shutdown (flag SD with a cut outcome, or a held 2024-11-05 request
+	// whose answer the stop left unseen). They are not in ClientGone.
 	CutByShutdown int64 `json:"cutByShutdown"`
+	// ClosedByShutdown counts the records flagged SD whose outcome the cut
+	// did not make: an open-ended GET event stream the shutdown closed (its
+	// record is HTTP_SUCCESS: no answer was awaited on it), or an answer
+	// whose failure had shown before the cut (a 500's head). report judges
+	// them by their outcome, not as cut.
+	ClosedByShutdown int64 `json:"closedByShutdown"`
 	// UpstreamErrors counts exchanges answered by the handler itself
 	// because its upstream could not be reached or failed before
 	// responding (Exchange.Up).
@@ -302,7 +311,7 @@ type Stats struct {
 func (rc *Recorder) Stats() Stats {
 	return Stats{
 		Exchanges: rc.stats.exchanges.Load(), InFlight: rc.inFlight.Load(),
-		RecordErrors: rc.stats.recordErrors.Load(), ClientGone: rc.stats.clientGone.Load(), CutByShutdown: rc.stats.cutByShutdown.Load(),
+		RecordErrors: rc.stats.recordErrors.Load(), ClientGone: rc.stats.clientGone.Load(), CutByShutdown: rc.stats.cutByShutdown.Load(), ClosedByShutdown: rc.stats.closedByShutdown.Load(),
 		UpstreamErrors: rc.stats.upstreamErrors.Load(), UpstreamResets: rc.stats.upstreamResets.Load(),
 		NotClassified:  rc.stats.notClassified.Load(),
 		ClassifyMemory: rc.budget.Limit(), ClassifyMemoryInUse: rc.budget.InUse(), ClassifyMemoryPeak: rc.budget.Peak(),
@@ -345,8 +354,19 @@ func (rc *Recorder) BeginShutdown() { rc.closing.Store(true) }
 
 // Write hands a record to the sink, with an id when it has none; a record
 // the sink refuses is counted and named in the log. The Finish hook's
-// records go through it.
+// records go through it. A record of an exchange the shutdown cut or
+// closed is counted here (Stats.CutByShutdown, Stats.ClosedByShutdown),
+// once its outcome is final.
 func (rc *Recorder) Write(rec *record.Record) {
+	if rec.Flags.Has(record.FlagSD) || rec.Outcome == classify.RequestAccepted && rec.StreamAnswer != nil {
+		// The stop's count agrees with report's (Stats.CutByShutdown).
+		switch {
+		case rec.CutByShutdown():
+			rc.stats.cutByShutdown.Add(1)
+		case rec.Flags.Has(record.FlagSD):
+			rc.stats.closedByShutdown.Add(1)
+		}
+	}
 	if rc.opts.Records == nil {
 		return
 	}

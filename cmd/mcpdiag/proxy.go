@@ -481,6 +481,11 @@ func runHTTPProxy(ctx context.Context, stderr io.Writer, o proxyOptions, bodies 
 		}
 		fmt.Fprint(stderr, ")")
 	}
+	if st.ClosedByShutdown > 0 {
+		// Not cut: their records hold their verdicts (report counts
+		// them so too).
+		fmt.Fprintf(stderr, "; %d closed by the shutdown after their answer began (an open event stream, say): not cut, judged by what came", st.ClosedByShutdown)
+	}
 	fmt.Fprint(stderr, summary())
 	if st.InFlight > 0 {
 		fmt.Fprintf(stderr, "; %d exchanges still open at exit have no record", st.InFlight)
