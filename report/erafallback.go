@@ -232,15 +232,25 @@ type recentRequest struct {
 	at           time.Time
 	initialize   bool
 	http         bool
+	// noMethod marks an exchange without a JSON-RPC method (a GET, a
+	// DELETE), kept for holdInitialize's look back (recall skips it); ua
+	// is its User-Agent, and target, for a legacy GET (legacyGET), the
+	// URL it streams from (endpoint).
+	noMethod   bool
+	ua, target string
 }
 
-// remember keeps r for recall: the latest maxRecentRequests requests with a
-// start time and a connection.
+// remember keeps r for recall and holdInitialize: the latest
+// maxRecentRequests exchanges with a start time and a connection.
 func (a *Accumulator) remember(r *record.Record) {
-	if r.Time.IsZero() || r.Conn == "" || r.Method == "" {
+	if r.Time.IsZero() || r.Conn == "" {
 		return
 	}
-	q := recentRequest{conn: r.Conn, client: r.Client, at: r.Time, initialize: r.Method == "initialize", http: r.HTTPMethod != ""}
+	q := recentRequest{conn: r.Conn, client: r.Client, at: r.Time, initialize: r.Method == "initialize", http: r.HTTPMethod != "",
+		noMethod: r.Method == "", ua: userAgent(r)}
+	if legacyGET(r) {
+		q.target = endpoint(r)
+	}
 	if len(a.recent) < maxRecentRequests {
 		a.recent = append(a.recent, q)
 		return
@@ -273,7 +283,7 @@ func (a *Accumulator) recall(r *record.Record) bool {
 	var next *recentRequest
 	for k := range a.recent {
 		q := a.recentAt(k)
-		if q.conn == r.Conn && q.at.After(r.Time) && (next == nil || q.at.Before(next.at)) {
+		if !q.noMethod && q.conn == r.Conn && q.at.After(r.Time) && (next == nil || q.at.Before(next.at)) {
 			next = q
 		}
 	}

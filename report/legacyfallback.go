@@ -67,12 +67,34 @@ func userAgent(r *record.Record) string {
 }
 
 // holdInitialize keeps a refused initialize until Close or its client's
-// legacy GET settles it.
+// legacy GET settles it. The requests already counted come first (the
+// latest maxRecentRequests, remember): the order of the file is not the
+// order of the client's requests (a GET recorded before the 404, files
+// read in another order), so the client's earliest request remembered that
+// started after r settles it at once when it is the legacy GET (settleLegacy's
+// rule), and else bounds the GET to come.
 func (a *Accumulator) holdInitialize(r *record.Record, o obs) {
+	h := heldInitialize{o: o, run: record.ConnRun(r.Conn), ua: userAgent(r), start: r.Time, target: endpoint(r)}
+	var next *recentRequest
+	for k := range a.recent {
+		q := a.recentAt(k)
+		if record.ConnRun(q.conn) == h.run && q.ua == h.ua && q.at.After(h.start) && (next == nil || q.at.Before(next.at)) {
+			next = q
+		}
+	}
+	if next != nil {
+		if next.target != "" && next.target == h.target && next.at.Sub(h.start) <= LegacyFallbackWindow {
+			h.o.fallback, h.o.legacy = true, true
+			a.link(h.o)
+			a.exchanges.add(h.o)
+			return
+		}
+		h.next = next.at
+	}
 	if len(a.inits) >= maxPendingProbes {
 		a.releaseInit(0) // the oldest: a failure
 	}
-	a.inits = append(a.inits, heldInitialize{o: o, run: record.ConnRun(r.Conn), ua: userAgent(r), start: r.Time, target: endpoint(r)})
+	a.inits = append(a.inits, h)
 }
 
 // settleLegacy decides the refused initializes that exchange record r

@@ -74,6 +74,27 @@ func TestLegacyFallbackRule(t *testing.T) {
 			return append([]*record.Record{rs[0], &x}, rs[1:]...)
 		}, false},
 		{"500", func(rs []*record.Record) []*record.Record { refused.Status = http.StatusInternalServerError; return rs }, false},
+		// The order of the file is not the client's: the 404 read after
+		// its GET (files given in another order, a sink that wrote them
+		// so) is the same fallback; a request between them by start
+		// time still makes it a failure, wherever it is in the file.
+		{"the GET recorded first", func(rs []*record.Record) []*record.Record { return lastIs(rs, refused.ID) }, true},
+		{"the GET and another request recorded first", func(rs []*record.Record) []*record.Record {
+			x := *refused
+			x.ID, x.Status, x.Outcome = "BETWEEN", http.StatusOK, "RESULT_SUCCESS"
+			x.Method = "tools/list"
+			x.Time = refused.Time.Add(get.Time.Sub(refused.Time) / 2)
+			return lastIs(append([]*record.Record{&x}, rs...), refused.ID)
+		}, false},
+		{"the GET recorded first, out of the window", func(rs []*record.Record) []*record.Record {
+			get.Time = refused.Time.Add(LegacyFallbackWindow + time.Millisecond)
+			return lastIs(rs, refused.ID)
+		}, false},
+		{"the GET of another User-Agent recorded first", func(rs []*record.Record) []*record.Record {
+			get.RequestHeaders = get.RequestHeaders.Clone()
+			get.RequestHeaders.Set("User-Agent", "curl/8")
+			return lastIs(rs, refused.ID)
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			recs := recordtest.ReadFile(t, legacyFile)
@@ -134,4 +155,18 @@ func TestLegacyFallbackHeldUntilClose(t *testing.T) {
 	if s := acc.Summary(); s.Exchanges.Total != 1 || s.Exchanges.Failures != 1 || s.Exchanges.LegacyFallbacks != 0 {
 		t.Fatalf("closed: %d exchanges, %d failures, %d legacy fallbacks; want 1, 1, 0", s.Exchanges.Total, s.Exchanges.Failures, s.Exchanges.LegacyFallbacks)
 	}
+}
+
+// lastIs moves the record of id to the end of rs.
+func lastIs(rs []*record.Record, id string) []*record.Record {
+	var out []*record.Record
+	var last *record.Record
+	for _, r := range rs {
+		if r.ID == id {
+			last = r
+			continue
+		}
+		out = append(out, r)
+	}
+	return append(out, last)
 }
