@@ -497,6 +497,15 @@ func (s *Section) judged() int64 {
 	return s.Total - s.Probes - s.EraFallbacks - s.Interrupted - s.CutByShutdown - s.AuthChallenges - s.DesignedAnswers
 }
 
+// failures is how many of c's records count as failures: every judged
+// one for a failure outcome, else the unanswered ones (Unanswered).
+func (c *OutcomeCount) failures() int64 {
+	if c.Failure {
+		return c.judged()
+	}
+	return c.Unanswered
+}
+
 // judged is how many of the outcome's records can fail: all but the
 // probes, the era fallbacks, the records of interrupted runs and calls,
 // those the proxy's or server's shutdown cut and the authorization
