@@ -41,7 +41,18 @@ func FuzzReport(f *testing.F) {
 		`{"kind":"exchange","id":"a","conn":"r-3","client":"x@1","httpMethod":"POST","method":"tools/list","status":200,"outcome":"RESULT_SUCCESS","time":"2026-01-01T00:00:02Z","requestHeaders":{"Authorization":["Bearer [redacted:len=3:h=00000002]"]}}` + "\n" +
 		`{"kind":"exchange","id":"d","conn":"r-4","client":"x@1","httpMethod":"POST","method":"tools/call","tool":"t","status":401,"outcome":"HTTP_ERROR","time":"2026-01-01T00:00:03Z","responseHeaders":{"Www-Authenticate":["Bearer"]}}` + "\n" +
 		`{"kind":"exchange","id":"e","conn":"r-5","client":"y@1","httpMethod":"POST","method":"tools/call","tool":"t","status":200,"outcome":"TOOL_SUCCESS","time":"2026-01-01T00:00:04Z","requestHeaders":{"Authorization":["Bearer [redacted:len=3:h=00000003]"]}}`)
-	for _, s := range []string{shutdownFile, challengesFile, designedFile} {
+	// 2024-11-05 HTTP+SSE: a POST initialize answered 404 and its legacy
+	// GET (the GET read first, then after), a request whose answer never
+	// came on the stream, one the shutdown left unanswered, an ambiguous
+	// one and one answered there.
+	legacyGET := `{"kind":"exchange","id":"g","conn":"r-2","httpMethod":"GET","url":"http://h/sse","status":200,"outcome":"HTTP_SUCCESS","time":"2026-01-01T00:00:01Z","requestHeaders":{"Accept":["text/event-stream"],"User-Agent":["node"]}}`
+	legacy404 := `{"kind":"exchange","id":"i","conn":"r-1","httpMethod":"POST","url":"http://h/sse","method":"initialize","status":404,"outcome":"HTTP_ERROR","time":"2026-01-01T00:00:00Z","requestHeaders":{"User-Agent":["node"]}}`
+	f.Add(legacyGET + "\n" + legacy404 + "\n" + legacy404 + "\n" + legacyGET + "\n" +
+		`{"kind":"exchange","id":"u","conn":"r-3","httpMethod":"POST","method":"tools/call","tool":"t","status":202,"outcome":"REQUEST_ACCEPTED","answeredOn":"stream","streamAnswer":{"seen":false,"notSeen":"stream-ended"}}` + "\n" +
+		`{"kind":"exchange","id":"v","conn":"r-3","httpMethod":"POST","method":"tools/call","tool":"t","status":202,"outcome":"REQUEST_ACCEPTED","answeredOn":"stream","streamAnswer":{"seen":false,"notSeen":"shutdown"}}` + "\n" +
+		`{"kind":"exchange","id":"w","conn":"r-3","httpMethod":"POST","method":"tools/call","tool":"t","status":202,"outcome":"REQUEST_ACCEPTED","answeredOn":"stream","streamAnswer":{"seen":false,"notSeen":"ambiguous"}}` + "\n" +
+		`{"kind":"exchange","id":"x","conn":"r-3","httpMethod":"POST","method":"tools/call","tool":"t","status":202,"outcome":"TOOL_SUCCESS","contentType":"text/plain","responseBytes":8,"answeredOn":"stream","streamAnswer":{"seen":true,"bytes":40},"responseBody":{"text":"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"}}`)
+	for _, s := range []string{shutdownFile, challengesFile, designedFile, legacyFile} {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(string(b))
 		}
@@ -93,6 +104,14 @@ func FuzzReport(f *testing.F) {
 			}
 			if sec.ChallengesLinked > sec.AuthChallenges || int64(len(sec.ChallengeLinks)) > min(sec.ChallengesLinked, 3) {
 				t.Fatalf("%s: %d challenges linked, %d named, of %d answered", sec.Kind, sec.ChallengesLinked, len(sec.ChallengeLinks), sec.AuthChallenges)
+			}
+			var unanswered int64
+			for _, c := range sec.ByOutcome {
+				unanswered += c.Unanswered
+			}
+			if unanswered != sec.Unanswered || sec.Unanswered > sec.Failures || sec.LegacyFallbacks > sec.EraFallbacks {
+				t.Fatalf("%s: %d unanswered by outcome, %d in the section, %d failures; %d legacy fallbacks of %d era fallbacks",
+					sec.Kind, unanswered, sec.Unanswered, sec.Failures, sec.LegacyFallbacks, sec.EraFallbacks)
 			}
 			if sec.judged() < sec.Failures {
 				t.Fatalf("%s: %d failures of %d judged (total %d)", sec.Kind, sec.Failures, sec.judged(), sec.Total)
