@@ -14,6 +14,7 @@ import (
 	"github.com/mcpdiag/mcpdiag/client"
 	"github.com/mcpdiag/mcpdiag/internal/atomicfile"
 	"github.com/mcpdiag/mcpdiag/internal/visible"
+	"github.com/mcpdiag/mcpdiag/record"
 	"github.com/mcpdiag/mcpdiag/report"
 	"github.com/mcpdiag/mcpdiag/ui"
 	"github.com/spf13/cobra"
@@ -44,7 +45,8 @@ func newReportCmd() *cobra.Command {
 proxy --record) from FILEs, or stdin when FILE is "-" or absent, streaming, and
 prints a summary. Calls, exchanges and server lines are counted separately.
 A malformed line is reported on stderr with its line number and skipped. An
-input given twice (the same file under two names, a link to it, "-" twice) is
+input given twice (the same file under two names, a link to it, "-" twice, or
+two inputs that begin with the same record, as cat f | mcpdiag report f -) is
 refused: its records would be counted twice.
 
 Gates for CI: --fail-on OUTCOME,… fails when any call (or exchange, see
@@ -241,12 +243,28 @@ func runReport(stdin io.Reader, stdout, stderr io.Writer, files []string, o repo
 			fmt.Fprintf(stderr, "mcpdiag: %s:%d: skipped malformed line: %s\n", b.File, b.Line, oneLine(b.Error))
 		}
 	}
+	// The same records given twice through another route than the same
+	// file (cat f | report f -, a copy of f) are not told apart by name:
+	// an input whose first record (by id) is an earlier input's first is
+	// refused too. Only first records are compared: counting every id
+	// would hold memory in the input's size (docs/decisions.md).
+	firsts := make([]firstRecord, len(inputs))
 	for i, in := range inputs {
 		name := files[i]
 		if name == "-" {
 			name = "stdin"
 		}
-		st, err := report.ReadFile(in, name, show, reports...)
+		st, err := report.ReadFile(in, name, show, append(reports, &firsts[i])...)
+		if id := firsts[i].id; err == nil && id != "" {
+			for j := range i {
+				if firsts[j].id == id {
+					if har != nil {
+						har.Close()
+					}
+					return usageError("%s begins with record %s, as %s does: the same records given twice would be counted twice; name each input once", inputName(files[i]), id, inputName(files[j]))
+				}
+			}
+		}
 		var notRecords *report.NotRecordsError
 		if err != nil {
 			if har != nil {
@@ -385,5 +403,15 @@ func holdInterrupt(stdin io.Reader, stderr io.Writer) func() {
 			signal.Stop(sigs)
 			close(done)
 		})
+	}
+}
+
+// firstRecord keeps the id of the first record of an input that has one.
+type firstRecord struct{ id string }
+
+// Add keeps r's id when it is the input's first with one.
+func (f *firstRecord) Add(r *record.Record) {
+	if f.id == "" && r != nil {
+		f.id = r.ID
 	}
 }

@@ -82,6 +82,12 @@ func TestReportCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	copied := writeFile(t, dir, "copy.jsonl", good)
+	// The same run again: other records (the writer gives each a new id).
+	other := writeRun(t, 20, 1, 10)
+	var firstOfGood struct{ ID string }
+	if err := json.Unmarshal(good[:bytes.IndexByte(good, '\n')], &firstOfGood); err != nil || firstOfGood.ID == "" {
+		t.Fatalf("the run's first record has no id: %v", err)
+	}
 
 	tests := []struct {
 		name   string
@@ -96,7 +102,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "file", args: []string{runFile}, out: []string{"run.jsonl, 41 records", "calls: 20, 1 failed (5.0%)", "exchanges: 21, 2 failed", "TOOL_ERROR", "CALL0001"}},
 		{name: "stdin without FILE", stdin: string(good), out: []string{"stdin, 41 records", "calls: 20"}},
 		{name: "stdin as -", args: []string{"-"}, stdin: string(good), out: []string{"calls: 20"}},
-		{name: "a file and stdin", args: []string{runFile, "-"}, stdin: string(good), out: []string{"2 files, 82 records", "calls: 40"}},
+		{name: "a file and stdin", args: []string{runFile, "-"}, stdin: string(other), out: []string{"2 files, 82 records", "calls: 40"}},
 		{name: "empty stdin", stdin: "", code: 2, noOut: true, errs: []string{"mcpdiag: stdin: no records (empty input)"}},
 		{name: "malformed lines are skipped", args: []string{malformed}, out: []string{"2 malformed lines skipped", "calls: 20"},
 			errs: []string{"mcpdiag: " + malformed + ":1: skipped malformed line: ", "mcpdiag: " + malformed + ":43: skipped malformed line: "}},
@@ -138,7 +144,16 @@ func TestReportCommand(t *testing.T) {
 			errs: []string{"mcpdiag: " + link + " and " + runFile + " are the same file"}},
 		{name: "stdin twice", args: []string{"-", runFile, "-"}, stdin: string(good), code: 2, noOut: true,
 			errs: []string{"mcpdiag: stdin (-) is given twice: name each input once"}},
-		{name: "two files of the same bytes", args: []string{runFile, copied}, out: []string{"2 files, 82 records", "calls: 40"}},
+		// The same records by another route than the same file: cat f |
+		// mcpdiag report f -, a copy (before: "2 files, 82 records",
+		// "calls: 40", exit 0). Two inputs whose first records are the same
+		// record (its id) are refused; other records of the same shape
+		// are read.
+		{name: "a file and its records on stdin", args: []string{runFile, "-"}, stdin: string(good), code: 2, noOut: true,
+			errs: []string{"mcpdiag: stdin begins with record " + firstOfGood.ID + ", as " + runFile + " does: the same records given twice would be counted twice; name each input once"}},
+		{name: "two files of the same bytes", args: []string{runFile, copied}, code: 2, noOut: true,
+			errs: []string{"mcpdiag: " + copied + " begins with record " + firstOfGood.ID + ", as " + runFile + " does"}},
+		{name: "two files of the same shape, other records", args: []string{runFile, writeFile(t, dir, "other.jsonl", other)}, out: []string{"2 files, 82 records", "calls: 40"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
