@@ -64,4 +64,20 @@ func TestLegacySSEHeldWrittenWhenWaitRunsOut(t *testing.T) {
 	if posts, _ = byID(t, sink); len(posts) != 2 {
 		t.Errorf("%d POST records, want 2", len(posts))
 	}
+	// The proxy's count of what its shutdown cut is report's: the records
+	// record.Record.CutByShutdown counts (the two POSTs the stop left
+	// unanswered), and the other SD ones closed (small22; before, the
+	// held POSTs were not counted).
+	var cut, closed int64
+	for _, r := range sink.exchanges(t) {
+		switch {
+		case r.CutByShutdown():
+			cut++
+		case r.Flags.Has(record.FlagSD):
+			closed++
+		}
+	}
+	if st := p.Stats(); cut != 2 || st.CutByShutdown != cut || st.ClosedByShutdown != closed {
+		t.Errorf("the records: %d cut by shutdown, %d closed; the proxy's stats: %d, %d; want 2 cut, and the same counts", cut, closed, st.CutByShutdown, st.ClosedByShutdown)
+	}
 }
