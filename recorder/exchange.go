@@ -211,6 +211,11 @@ func (ex *Exchange) End() time.Time {
 	return ex.start.Add(ex.endAt)
 }
 
+// parsedHead reports a request body over the parse limit: begin read the
+// limit and found more, so ex.msg is wire.ParseMessageHead's reading of the
+// bytes read, not a whole parse.
+func (ex *Exchange) parsedHead() bool { return !ex.reqComplete && ex.reqErr == nil }
+
 // Method returns the JSON-RPC method of the request ("" when it is none).
 func (ex *Exchange) Method() string { return ex.msg.Method }
 

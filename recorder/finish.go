@@ -579,11 +579,11 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	}
 	if ex.reqComplete && ex.msg.Kind != wire.MessageEmpty {
 		rec.SetMessage(&ex.msg)
-	} else if ex.msg.Head {
+	} else if ex.parsedHead() {
 		rec.SetMessageHead(&ex.msg)
 	}
 	method, protocol := rec.Method, rec.ProtocolVersion
-	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid && !ex.msg.Head || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
+	if ex.msg.Kind == wire.MessageResponse || ex.msg.Kind == wire.MessageInvalid && !ex.parsedHead() || ex.msg.Kind == wire.MessageBatch || ex.msg.Kind == wire.MessageEmpty {
 		method = ""
 	}
 	answered := false // a client's answer the server accepted, judged as an answer
@@ -623,7 +623,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	}
 
 	var notes []string
-	if ex.msg.Head {
+	if ex.parsedHead() {
 		notes = append(notes, headNote(&ex.msg, len(ex.reqBody), rc.passedOn()))
 	}
 	switch ex.msg.Kind {
@@ -634,7 +634,7 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	case wire.MessageInvalid:
 		if ex.malformed {
 			notes = append(notes, fmt.Sprintf("%s-generated: the request body is malformed (%s); mcpdiag %s answered 400 itself, as a server would, and did not pass the request on", rc.noun, ex.reqErr, rc.noun))
-		} else if ex.msg.Head {
+		} else if ex.parsedHead() {
 			// headNote said what its head holds.
 		} else if in.Method == http.MethodPost {
 			notes = append(notes, "the request body is not a JSON-RPC message")

@@ -85,12 +85,6 @@ type Message struct {
 	Extensions []string
 	// Cancelled is params.requestId of a notifications/cancelled.
 	Cancelled ID
-	// Head marks a message read by [ParseMessageHead] from the first bytes
-	// of a body larger than was read: only Method, ID, Tool and URI are set,
-	// from members whose whole value is in those bytes; Kind is
-	// MessageRequest when a method and an id that is not null show there,
-	// else MessageInvalid (the id, or the method, may follow).
-	Head bool
 }
 
 // IsNullIDRequest reports a message with a method and an id member that is
@@ -587,13 +581,14 @@ func MessageFor(ctx context.Context, body []byte) *Message {
 // order while whole, taking "name" (the tool of a tools/call or
 // prompts/get) and "uri" (of a resources/read). Members after the first
 // one that runs past the end are not seen; neither is a member repeated
-// after it (a complete parse would take the last). The message is Head:
-// MessageRequest when a method and an id that is not null were seen, else
-// MessageInvalid with what was seen. Params, Arguments and _meta's facts
-// stay empty. It does not count as a parse (MessageParses): it reads a body
-// ParseMessage could not.
+// after it (a complete parse would take the last). Kind is MessageRequest
+// when a method and an id that is not null were seen, else MessageInvalid
+// with what was seen (the id, or the method, may follow). Params, Arguments
+// and _meta's facts stay empty: a caller tells such a message from a whole
+// one by what it parsed (the recorder: a body over its limit). It does not
+// count as a parse (MessageParses): it reads a body ParseMessage could not.
 func ParseMessageHead(head []byte) Message {
-	m := Message{Kind: MessageInvalid, Head: true}
+	m := Message{Kind: MessageInvalid}
 	var method, id, name, uri []byte
 	var hasID bool
 	eachHeadMember(head, skipSpace(head, 0), func(key, v []byte, whole bool) bool {

@@ -41,9 +41,9 @@ func TestParseMessageHead(t *testing.T) {
 		if !m.ID.IsZero() {
 			id = string(m.ID.Raw())
 		}
-		if !m.Head || m.Kind != c.kind || m.Method != c.method || id != c.id || m.Tool != c.tool || m.URI != c.uri || m.Params != nil || m.Arguments != nil || m.Meta != nil {
-			t.Errorf("%s: ParseMessageHead(%s) = head %v kind %s method %q id %s tool %q uri %q params %s; want kind %s method %q id %s tool %q uri %q, no params",
-				c.name, c.head, m.Head, m.Kind, m.Method, id, m.Tool, m.URI, m.Params, c.kind, c.method, c.id, c.tool, c.uri)
+		if m.Kind != c.kind || m.Method != c.method || id != c.id || m.Tool != c.tool || m.URI != c.uri || m.Params != nil || m.Arguments != nil || m.Meta != nil {
+			t.Errorf("%s: ParseMessageHead(%s) = kind %s method %q id %s tool %q uri %q params %s; want kind %s method %q id %s tool %q uri %q, no params",
+				c.name, c.head, m.Kind, m.Method, id, m.Tool, m.URI, m.Params, c.kind, c.method, c.id, c.tool, c.uri)
 		}
 	}
 }
