@@ -718,29 +718,39 @@ func (s *stdioProxy) unsentRequest(p *stdioPending) {
 // a client's answer to a request a fault injected, which the server never
 // sent: the caller does not pass it on. A line longer than the proxy
 // inspects (not whole: line is its head, tail its last bytes) is a request
-// when its head shows a method and no result, and its id shows in its head
-// or as its last member (as the TypeScript SDK writes a request): it is
-// waited for as any request, its record's body (when kept) the line's head.
-// One with no method whose id shows so is the client's answer to the
-// server request of that id (onLongClientAnswer). size is the line's.
+// when its head or the top-level members its tail ends with (tailMembers:
+// a request written with its params first) show a method and no result,
+// and its id shows in its head or tail: it is waited for as any request,
+// its record's body (when kept) the line's head. One that shows a result
+// or an error member and no method, its id shown so, is the client's
+// answer to the server request of that id (onLongClientAnswer). One that
+// shows neither is paired with nothing: an id alone does not say whether
+// the line answers a server request or asks the server. size is the line's.
 func (s *stdioProxy) onClientLine(line, tail []byte, size int64, whole, unsent, single bool) (drop bool) {
 	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
 		return false
 	}
 	if !whole {
-		hm := scanHead(trimmed)
+		hm, tm := scanHead(trimmed), tailMembers(tail)
 		idRaw := hm.id
+		if idRaw == nil {
+			idRaw = tm.id
+		}
 		if idRaw == nil {
 			idRaw = tailID(tail)
 		}
+		if !hm.method && tm.method {
+			hm.method, hm.methodName = true, tm.methodName
+		}
+		hm.response = hm.response || tm.response
 		id := wire.IDFromRaw(bytes.Clone(idRaw))
 		switch {
 		case !id.IsString() && !id.IsNumber():
 		case hm.method && !hm.response:
 			m := wire.Message{Kind: wire.MessageRequest, ID: id, Method: hm.methodName}
 			return s.onClientMessage(m, bytes.Clone(trimmed), false, nil, unsent, false)
-		case !hm.method && !unsent:
+		case hm.response && !hm.method && !unsent:
 			s.onLongClientAnswer(id, size)
 		}
 		return false

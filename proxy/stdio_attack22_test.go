@@ -248,3 +248,60 @@ func TestStdioLongClientAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioLongClientRequestIDOfServerRequest: a request of the client on a
+// line longer than --max-event-size whose head hides its method (params
+// written first, a 32 KiB argument), its id the id of a server request
+// still waiting ("srv-1"). Before, a long line whose head showed no method
+// was read as the client's answer to the server request of its id: the
+// roots/list was recorded answered (NOT_CLASSIFIED, clientAnswer true) and
+// the server's answer to the tools/call as a response to no request
+// (INVALID_ENVELOPE). Now the method the line's tail shows makes it the
+// request it is: the tools/call of id "srv-1" (a string) is recorded with
+// the server's answer, and the roots/list as one the client never answered.
+func TestStdioLongClientRequestIDOfServerRequest(t *testing.T) {
+	t.Parallel()
+	pad := strings.Repeat("r", 32<<10)
+	params := `"params":{"name":"echo","arguments":{"pad":"` + pad + `"}}`
+	for _, tc := range []struct{ name, request string }{
+		{"params first, id last", `{` + params + `,"method":"tools/call","jsonrpc":"2.0","id":"srv-1"}`},
+		{"id first, method last", `{"jsonrpc":"2.0","id":"srv-1",` + params + `,"method":"tools/call"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			run := startScripted(t, proxy.StdioOptions{MaxLineSize: 16 << 10}, nil)
+			if got, want := run.talk(t, scriptedCall("2", "ask-roots")), scriptedAnswer("2", "ask-roots"); got != want {
+				t.Fatalf("the client received %q, want %q", got, want)
+			}
+			run.send(t, tc.request)
+			run.end(t)
+			type key struct{ method, id string }
+			got := map[key][]string{}
+			for _, rec := range run.sink.records(t) {
+				k := key{rec.Method, string(rec.JSONRPC.ID.Raw())}
+				got[k] = append(got[k], fmt.Sprintf("%s clientAnswer %v", rec.Outcome, rec.ClientAnswer))
+				switch k {
+				case key{"tools/call", "2"}:
+					if rec.Outcome != classify.ToolSuccess {
+						t.Errorf("tools/call 2: %s, reason %q; want TOOL_SUCCESS", rec.Outcome, rec.Reason)
+					}
+				case key{"tools/call", `"srv-1"`}:
+					if rec.Outcome != classify.ToolSuccess || rec.ClientAnswer {
+						t.Errorf("the long tools/call: %s clientAnswer %v, reason %q; want TOOL_SUCCESS, the server's answer to it", rec.Outcome, rec.ClientAnswer, rec.Reason)
+					}
+				case key{"roots/list", `"srv-1"`}:
+					if rec.Outcome != classify.HTTPSuccess || rec.ClientAnswer || !strings.Contains(rec.Note, "not answered: the client closed the server's stdin") {
+						t.Errorf("roots/list: %s clientAnswer %v, note %q; want HTTP_SUCCESS, not answered (the client closed the server's stdin)", rec.Outcome, rec.ClientAnswer, rec.Note)
+					}
+				default:
+					t.Errorf("a record of %q id %s: %s clientAnswer %v, reason %q", rec.Method, rec.JSONRPC.ID.Raw(), rec.Outcome, rec.ClientAnswer, rec.Reason)
+				}
+			}
+			for _, k := range []key{{"tools/call", "2"}, {"tools/call", `"srv-1"`}, {"roots/list", `"srv-1"`}} {
+				if len(got[k]) != 1 {
+					t.Errorf("%d records of %s id %s, want 1 (all: %v)", len(got[k]), k.method, k.id, got)
+				}
+			}
+		})
+	}
+}

@@ -137,6 +137,76 @@ func scanHead(head []byte) headMembers {
 	return hm
 }
 
+// tailMembers reads the top-level members at the end of a message whose
+// head hides them (a request written with its params first: the method
+// and id come after them). The tail must end in the object's last brace;
+// the members are the longest run `"key":VALUE, …}` that starts after a
+// comma or a brace and reads to that brace exactly. A member of a nested
+// object is followed by its own brace before the line's, and a quote
+// inside a string is escaped, so neither is taken for the message's.
+func tailMembers(tail []byte) headMembers {
+	var tm headMembers
+	t := bytes.TrimRight(tail, " \t\r\n")
+	if len(t) == 0 || t[len(t)-1] != '}' {
+		return tm
+	}
+	t = bytes.TrimRight(t[:len(t)-1], " \t\r\n")
+	for i := 0; i < len(t); i++ {
+		if t[i] != '"' {
+			continue
+		}
+		before := bytes.TrimRight(t[:i], " \t\r\n")
+		if len(before) == 0 || before[len(before)-1] != ',' && before[len(before)-1] != '{' {
+			continue
+		}
+		if m, ok := readMembers(t, i); ok {
+			return m
+		}
+	}
+	return tm
+}
+
+// readMembers reads `"key":VALUE` members separated by commas from t[i:]
+// to t's end exactly; ok is false when t[i:] is not such a run.
+func readMembers(t []byte, i int) (m headMembers, ok bool) {
+	for {
+		end, _ := wire.ScanString(t, i)
+		if end < 0 {
+			return headMembers{}, false
+		}
+		key := string(wire.Key(t[i:end]))
+		i = wire.SkipSpace(t, end)
+		if i >= len(t) || t[i] != ':' {
+			return headMembers{}, false
+		}
+		i = wire.SkipSpace(t, i+1)
+		vend := wire.ScanValue(t, i)
+		if vend < 0 {
+			return headMembers{}, false
+		}
+		switch key {
+		case "method":
+			m.method = true
+			m.methodName, _ = wire.StringValue(t[i:vend])
+		case "result", "error":
+			m.response = true
+		case "id":
+			m.id = t[i:vend]
+		}
+		i = wire.SkipSpace(t, vend)
+		if i == len(t) {
+			return m, true
+		}
+		if t[i] != ',' {
+			return headMembers{}, false
+		}
+		i = wire.SkipSpace(t, i+1)
+		if i >= len(t) || t[i] != '"' {
+			return headMembers{}, false
+		}
+	}
+}
+
 // tailID reads the id of a message whose last top-level member is its id:
 // the line ends in `,"id":VALUE}` (spaces allowed). A nested "id" is never
 // followed by the object's last brace and the line's end, so it is not
