@@ -467,6 +467,7 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 	s = r.maskEscapedText(s, ctx)
 	if hasProviderHint(lower) {
 		s = r.maskProviderKeys(s) // redact_provider.go
+		s = r.maskWebhookURLs(s)  // redact_webhook.go
 	}
 	if strings.Count(s, ".") >= 2 || strings.Contains(s, `\u002`) {
 		s = r.maskJWTs(s) // "\u002e" for a dot: the gate opens on "\u" (escapeHints)

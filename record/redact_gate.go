@@ -11,7 +11,7 @@ import "strings"
 //	"-----begin" in lower                      → maskPEM
 //	"bearer", "basic" or "dpop" in lower       → bearerRE
 //	a nameHint in lower, or (ctxForm) a formHint → the name patterns
-//	a providerHint in lower                     → maskProviderKeys
+//	a providerHint in lower                     → maskProviderKeys, maskWebhookURLs
 //	not ctxForm, "?" or "&" in s, a queryHint in lower → queryNameRE
 //	two "." or a "\u002" in s                  → maskJWTs
 //

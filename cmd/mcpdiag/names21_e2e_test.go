@@ -24,6 +24,8 @@ import (
 // over the lines of an upstream's plain-text error. The names and what a
 // diagnosis reads beside them are kept: client_secret_expires_at stays
 // the number 0, progress.token and an exception's message stay as sent.
+// Slack's and Discord's webhook URLs (outsider22) keep their host and
+// head, their secret path masked.
 func TestNames21SecretsNeverRecorded(t *testing.T) {
 	secrets := map[string]string{
 		"text npm":           "npm_" + "TCllNwh2WLQlMWVhybM1iQrsTj6rMQ0BOh6d",
@@ -36,6 +38,9 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 		// Mid-line, as an echo tool gives it back (collide21).
 		"text Echo: client_secret": canary("c21cs"),
 		"error netrc":              canary("n21net"),
+		// A webhook URL's path is its credential (outsider22).
+		"text slack webhook":   "T0N22SLK1/B0N22SLK2/" + canary("o22sl"),
+		"text discord webhook": "1234567890123456789/" + canary("o22dc") + "-Ab_Cd",
 	}
 	var (
 		mu   sync.Mutex
@@ -66,7 +71,9 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 			"\nuser.otp: " + secrets["text user.otp"] + "\nverify otp=" + secrets["text otp="] +
 			"\nsecret.value: " + secrets["text secret.value"] + "\nclient_secret " + secrets["text client_secret"] +
 			"\nEcho: client_secret   " + secrets["text Echo: client_secret"] +
-			"\nprogress.token: 42\nInvalidTokenError: Signature has expired"
+			"\nprogress.token: 42\nInvalidTokenError: Signature has expired" +
+			"\nposted to https://hooks.slack.com/services/" + secrets["text slack webhook"] +
+			" and https://discord.com/api/webhooks/" + secrets["text discord webhook"]
 		result, _ := json.Marshal(map[string]any{
 			"content":           []any{map[string]any{"type": "text", "text": text}},
 			"structuredContent": map[string]any{"otp": json.Number(secrets["result otp"]), "client_secret_expires_at": 0},
@@ -118,7 +125,8 @@ func TestNames21SecretsNeverRecorded(t *testing.T) {
 	out.leaks(t, needles)
 	for _, keep := range []string{`user.otp: [redacted:len=8:`, `otp=[redacted:len=8:`, `secret.value: [redacted:len=`,
 		`client_secret [redacted:len=`, `Echo: client_secret   [redacted:len=`, `\"otp\":\"[redacted:len=8:`, `\"client_secret_expires_at\":0`,
-		`progress.token: 42`, `InvalidTokenError: Signature has expired`, `login bob\npassword [redacted:len=`} {
+		`progress.token: 42`, `InvalidTokenError: Signature has expired`, `login bob\npassword [redacted:len=`,
+		`https://hooks.slack.com/services/[redacted:len=`, `https://discord.com/api/webhooks/[redacted:len=`} {
 		if !bytes.Contains(out["proxy --record"], []byte(keep)) {
 			t.Errorf("the record lost %q (kept, or masked, as a diagnosis needs):\n%s", keep, out["proxy --record"])
 		}
