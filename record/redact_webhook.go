@@ -33,7 +33,7 @@ var webhookHeads = []string{
 // webhookHints, lower-cased, are in providerHints: under them
 // scrubPatterns looks for webhook URLs too (and the gate opens). "/webhooks" is in the escaped
 // form ("\/webhooks") as well.
-var webhookHints = []string{"hooks.slack.com", "/webhooks", "%2fwebhooks"}
+var webhookHints = providerHints[len(providerHints)-3:]
 
 // webhookMinBody is the fewest secret bytes (not separators) a webhook
 // path must hold to be masked: Slack's are 44 or more, Discord's 80 or so.

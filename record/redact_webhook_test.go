@@ -62,3 +62,20 @@ func TestWebhookURLNearMisses(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookHintsInProviderHints: webhookHints are providerHints' last
+// three, the hints the gate opens on for a webhook URL.
+func TestWebhookHintsInProviderHints(t *testing.T) {
+	want := []string{"hooks.slack.com", "/webhooks", "%2fwebhooks"}
+	if strings.Join(webhookHints, " ") != strings.Join(want, " ") {
+		t.Errorf("webhookHints = %q, want %q", webhookHints, want)
+	}
+	if patternsMayApply("see https://x/T0/B0/abc", ctxJSON) {
+		t.Fatal("the gate opens on the text without a hint: the check below proves nothing")
+	}
+	for _, h := range webhookHints {
+		if !patternsMayApply("see https://x"+strings.ToUpper(h)+"/T0/B0/abc", ctxJSON) {
+			t.Errorf("the gate stays shut on %q", h)
+		}
+	}
+}
