@@ -12,4 +12,11 @@ type Baseline struct {
 func (s *Baseline) Validate() error { return nil }
 
 // Wrap implements Scenario.
-func (s *Baseline) Wrap(next http.Handler, _ *Env) http.Handler { return next }
+// Baseline changes nothing, so each request it is chosen for is recorded
+// as passed through (no FI), unless its rules delayed it.
+func (s *Baseline) Wrap(next http.Handler, env *Env) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		env.PassThrough(r, "baseline injects nothing; passed through unchanged")
+		next.ServeHTTP(w, r)
+	})
+}

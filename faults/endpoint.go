@@ -162,7 +162,7 @@ func newRule(index int, c Configured, seed uint64, key []byte, base string) *rul
 	matcher, _ := c.Scenario.(Matcher)
 	return &rule{
 		id: c.ID, index: index, rules: rules, matcher: matcher,
-		env:      &Env{ID: c.ID, Index: index, Seed: seed, Key: key, Base: base, rng: stream(seed, index, 2)},
+		env:      &Env{ID: c.ID, Index: index, Seed: seed, Key: key, Base: base, rng: stream(seed, index, 2), delays: rules.Delay.active()},
 		schedRng: stream(seed, index, 0), delayRng: stream(seed, index, 1),
 	}
 }

@@ -57,7 +57,7 @@ func (s *StatusSequence) Wrap(next http.Handler, env *Env) http.Handler {
 		}
 		code := s.StatusCodes[min(n, len(s.StatusCodes))-1]
 		if code/100 == 2 {
-			env.Note(r, "statusCodes[%d] = %d: passed through", min(n, len(s.StatusCodes))-1, code)
+			env.PassThrough(r, "statusCodes[%d] = %d: passed through unchanged", min(n, len(s.StatusCodes))-1, code)
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -131,7 +131,7 @@ func (s *StatusPerMethod) Wrap(next http.Handler, env *Env) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		code := s.Statuses[RequestOf(r).Method]
 		if code/100 == 2 {
-			env.Note(r, "%d: passed through", code)
+			env.PassThrough(r, "%d: passed through unchanged", code)
 			next.ServeHTTP(w, r)
 			return
 		}

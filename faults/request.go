@@ -167,6 +167,23 @@ func (q *Request) note(layer int, s string) {
 	}
 }
 
+// passThrough notes s on the layer's decision and, unless its rules
+// delayed the request (a change of its own), turns it from fired into
+// passed through.
+func (q *Request) passThrough(layer int, s string, delays bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, f := range q.firings {
+		if f.Layer == layer {
+			f.Notes = append(f.Notes, s)
+			if !delays && f.Fired {
+				f.Fired, f.PassedThrough = false, true
+			}
+			return
+		}
+	}
+}
+
 func (q *Request) addDelay(layer int, d time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -250,19 +250,19 @@ func editResult(w http.ResponseWriter, r *http.Request, next http.Handler, env *
 	evs := c.events()
 	i := responseIndex(evs, req.ID)
 	if c.status/100 != 2 || i < 0 {
-		env.Note(r, "the server did not answer with a response (HTTP %d); passed through unchanged", c.status)
+		env.PassThrough(r, "the server did not answer with a response (HTTP %d); passed through unchanged", c.status)
 		c.replay(w)
 		return
 	}
 	res, ok := wire.Field(evs[i].data, "result")
 	var obj map[string]json.RawMessage
 	if !ok || json.Unmarshal(res, &obj) != nil || obj == nil {
-		env.Note(r, "the server answered without a result object; passed through unchanged")
+		env.PassThrough(r, "the server answered without a result object; passed through unchanged")
 		c.replay(w)
 		return
 	}
 	if err := edit(obj); err != nil {
-		env.Note(r, "%v; passed through unchanged", err)
+		env.PassThrough(r, "%v; passed through unchanged", err)
 		c.replay(w)
 		return
 	}

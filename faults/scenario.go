@@ -122,6 +122,9 @@ type Env struct {
 
 	mu  sync.Mutex
 	rng *rand.Rand
+	// delays reports rules with an active delay: a request they delayed
+	// was changed even when the scenario passes it through.
+	delays bool
 }
 
 // Float64 returns a seeded pseudo-random number in [0,1). Draws are taken in
@@ -138,6 +141,18 @@ func (e *Env) Float64() float64 {
 func (e *Env) Note(r *http.Request, format string, args ...any) {
 	if req := RequestOf(r); req != nil {
 		req.note(e.Index, fmt.Sprintf(format, args...))
+	}
+}
+
+// PassThrough notes, for request r, that the scenario leaves it unchanged
+// (the note says why): the decision is recorded as passed through
+// (FaultDecision.PassedThrough), not fired, so the exchange gets no FI and
+// counts as no fault fired. A scenario calls it before passing r on
+// untouched; when its rules delay r, the delay changed r and the
+// decision stays fired.
+func (e *Env) PassThrough(r *http.Request, format string, args ...any) {
+	if req := RequestOf(r); req != nil {
+		req.passThrough(e.Index, fmt.Sprintf(format, args...), e.delays)
 	}
 }
 

@@ -40,7 +40,7 @@ func (s *UnknownToolAsToolError) Wrap(next http.Handler, env *Env) http.Handler 
 		evs := c.events()
 		i := responseIndex(evs, req.ID)
 		if req.Name == "" || i < 0 {
-			env.Note(r, "no named tool call answered with a JSON-RPC error; passed through unchanged")
+			env.PassThrough(r, "no named tool call answered with a JSON-RPC error; passed through unchanged")
 			c.replay(w)
 			return
 		}
@@ -50,7 +50,7 @@ func (s *UnknownToolAsToolError) Wrap(next http.Handler, env *Env) http.Handler 
 			Message string `json:"message"`
 		}
 		if !ok || json.Unmarshal(e, &rpcErr) != nil {
-			env.Note(r, "the server did not answer with a JSON-RPC error; passed through unchanged")
+			env.PassThrough(r, "the server did not answer with a JSON-RPC error; passed through unchanged")
 			c.replay(w)
 			return
 		}
@@ -80,7 +80,7 @@ func (s *ValidationAsSuccess) Wrap(next http.Handler, env *Env) http.Handler {
 			// A call whose arguments are not an object breaks the
 			// CallToolRequest schema: that is probe.malformed-call's
 			// mistake, not this one.
-			env.Note(r, "arguments are not an object; passed through unchanged")
+			env.PassThrough(r, "arguments are not an object; passed through unchanged")
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -156,7 +156,7 @@ func (s *IDAsString) Wrap(next http.Handler, env *Env) http.Handler {
 		req := RequestOf(r)
 		n, err := strconv.ParseInt(req.ID.String(), 10, 64)
 		if !req.ID.IsNumber() || err != nil || n < s.MinID {
-			env.Note(r, "the id is not a number of at least %d in plain digits; passed through unchanged", s.MinID)
+			env.PassThrough(r, "the id is not a number of at least %d in plain digits; passed through unchanged", s.MinID)
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -181,7 +181,7 @@ func (s *NotificationAnswered) Wrap(next http.Handler, env *Env) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := RequestOf(r)
 		if !req.ID.IsZero() {
-			env.Note(r, "a request, not a notification; passed through unchanged")
+			env.PassThrough(r, "a request, not a notification; passed through unchanged")
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -338,7 +338,7 @@ func (s *MalformedCallAsSuccess) Wrap(next http.Handler, env *Env) http.Handler 
 		noName := req.Message != nil && !hasMember(req.Params, "name")
 		notObject := len(req.Args) > 0 && wire.Kind(req.Args) != '{'
 		if !noName && !notObject {
-			env.Note(r, "a well-formed tools/call; passed through unchanged")
+			env.PassThrough(r, "a well-formed tools/call; passed through unchanged")
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -373,12 +373,12 @@ func (s *ErrorStreamCut) Wrap(next http.Handler, env *Env) http.Handler {
 		evs := c.events()
 		i := responseIndex(evs, req.ID)
 		if i < 0 {
-			env.Note(r, "no response to cut; passed through unchanged")
+			env.PassThrough(r, "no response to cut; passed through unchanged")
 			c.replay(w)
 			return
 		}
 		if _, ok := wire.Field(evs[i].data, "error"); !ok {
-			env.Note(r, "the answer is no JSON-RPC error; passed through unchanged")
+			env.PassThrough(r, "the answer is no JSON-RPC error; passed through unchanged")
 			c.replay(w)
 			return
 		}

@@ -165,6 +165,12 @@ type FaultDecision struct {
 	// Fired reports that the scenario acted; Why says why (or why not).
 	Fired bool   `json:"fired"`
 	Why   string `json:"why"`
+	// PassedThrough reports a request the scenario's schedule chose that
+	// the scenario left unchanged (a small id for server.id_as_string, a
+	// success for a scenario that rewrites errors, baseline): Fired is
+	// false then, and Notes say why. A scenario whose rules delay is
+	// not passed through: the delay changed the exchange.
+	PassedThrough bool `json:"passedThrough,omitempty"`
 	// Draw is the schedule's random draw, when there was one.
 	Draw *float64 `json:"draw,omitempty"`
 	// DelayMs are the delays the scenario waited, in milliseconds.

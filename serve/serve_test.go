@@ -470,3 +470,55 @@ func TestShutdownEndsHangs(t *testing.T) {
 		t.Errorf("the log says the client left, where the server's shutdown ended the request:\n%s", log)
 	}
 }
+
+// TestPassThroughIsNoFault: server.id_as_string left the built-in
+// client's small ids as they were, yet its requests were logged with FI
+// and "fault injected (FI)" while the decision's note said "passed
+// through unchanged" (outsider22: report counted a fault fired on
+// exchanges the fault never touched). A pass-through is now recorded as
+// such (passedThrough, not fired, no FI); a large id on the same
+// endpoint still fires.
+func TestPassThroughIsNoFault(t *testing.T) {
+	_, base := start(t, serve.Options{Seed: 5})
+	e, _ := faults.Lookup("server.id_as_string")
+	ep := "/s/server.id_as_string/mcp?run=pass"
+	c, err := client.New(client.Options{URL: base + ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(context.Background(), e.Tool, e.Args); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1000007,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", base+ep, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "echo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(answer), `"id":"1000007"`) {
+		t.Fatalf("the large id was not answered as a string: %d %s", resp.StatusCode, answer)
+	}
+	lines := postsLogged(t, base, ep, 3)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, l := range lines {
+		r := l.rec
+		if r.Fault == nil || len(r.Fault.Decisions) != 1 {
+			t.Fatalf("line %d: no single decision: %s", i, l.raw)
+		}
+		d := r.Fault.Decisions[0]
+		large := i == 2
+		if r.Flags.Has(record.FlagFI) != large || d.Fired != large || d.PassedThrough == large ||
+			strings.Contains(r.Note, "fault injected") != large || (r.Scenario != "") != large {
+			t.Errorf("line %d (large id %v): flags %v, fired %v, passedThrough %v, scenario %q, note %q", i, large, r.Flags, d.Fired, d.PassedThrough, r.Scenario, r.Note)
+		}
+	}
+}
