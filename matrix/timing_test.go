@@ -101,7 +101,7 @@ func TestRequestThatArrivesAfterItsRunWasJudged(t *testing.T) {
 		t.Fatalf("%d tools/call line(s) in the record, want 1", len(calls))
 	}
 	c := calls[0]
-	if c.Kind != record.KindExchange || c.Method != "tools/call" || c.Scenario != "baseline" || c.Fault == nil || c.Fault.Endpoint != r.Endpoint || c.Status != 200 {
+	if c.Kind != record.KindExchange || c.Method != "tools/call" || c.Scenario != "" || c.Fault == nil || c.Fault.Selection != "baseline" || c.Fault.Endpoint != r.Endpoint || c.Status != 200 {
 		t.Errorf("the late line: kind %s, fault %+v, status %d; want an exchange of %s, 200", c.Kind, c.Fault, c.Status, r.Endpoint)
 	}
 	if len(c.Warnings) != 1 || c.Warnings[0].Code != matrix.LateWarning {
