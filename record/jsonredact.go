@@ -31,6 +31,9 @@ type jsonRedactor struct {
 	i   int
 	out []byte
 	red *Redactor
+	// list says that the next value is a member's under a name that
+	// says its array lists kinds of things (listMember): no pair array.
+	list bool
 }
 
 func (w *jsonRedactor) space() {
@@ -47,6 +50,8 @@ func (w *jsonRedactor) space() {
 }
 
 func (w *jsonRedactor) value() bool {
+	list := w.list
+	w.list = false
 	w.space()
 	if w.i >= len(w.src) {
 		return false
@@ -55,7 +60,7 @@ func (w *jsonRedactor) value() bool {
 	case '{':
 		return w.object()
 	case '[':
-		return w.array()
+		return w.array(list)
 	case '"':
 		_, ok := w.str()
 		return ok
@@ -233,8 +238,13 @@ func (w *jsonRedactor) object() bool {
 				return false
 			}
 			valStart, valEnd, valRaw = mark, len(w.out), w.src[start:w.i]
-		} else if !w.value() {
-			return false
+		} else {
+			if i := wire.SkipSpace(w.src, w.i); i < len(w.src) && w.src[i] == '[' {
+				w.list = listMember(key)
+			}
+			if !w.value() {
+				return false
+			}
 		}
 		w.space()
 		if w.i >= len(w.src) {
@@ -330,12 +340,16 @@ func (w *jsonRedactor) maskRange(start, end int, raw []byte) {
 	w.out = append(w.out[:start], tail...)
 }
 
-func (w *jsonRedactor) array() bool {
+// array copies the array at w.i. list says that it is the value of a
+// member whose name says it lists kinds of things (listMember).
+func (w *jsonRedactor) array(list bool) bool {
 	w.out = append(w.out, '[')
 	w.i++
 	// A pair array (["X-Api-Key", "v"], as header lists are written):
 	// its second string is a credential when its first is a credential
-	// name and the array holds nothing else.
+	// name and the array holds nothing else, unless the array is a list
+	// member's value (grant_types: ["authorization_code",
+	// "refresh_token"]).
 	n, pairSecret := 0, false
 	valStart, valEnd := -1, -1
 	var valRaw []byte
@@ -355,7 +369,7 @@ func (w *jsonRedactor) array() bool {
 			if !ok {
 				return false
 			}
-			pairSecret = sensitiveName(name, ctxJSON)
+			pairSecret = !list && sensitiveName(name, ctxJSON)
 		case n == 1 && pairSecret && w.src[w.i] == '"':
 			mark, start := len(w.out), w.i
 			if !w.value() {

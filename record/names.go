@@ -429,6 +429,32 @@ func exemptName(norm string, words []string, ctx nameContext) bool {
 	return descriptorName(words, ctx)
 }
 
+// listMember reports whether a JSON member's name says that its array
+// lists kinds of things, not a name and its value (mask22): its last word
+// is a plural descriptor word (grant_types, response_types,
+// token_endpoint_auth_methods_supported, redirect_uris: OAuth's and
+// OpenID's metadata, whose arrays hold registered names), scope or scopes
+// (RFC 6749 §3.3: a scope is a permission's name), or it is JSON Schema's
+// required (property names, as a tool's inputSchema lists them). A
+// credential name is none: its value is masked whole.
+func listMember(key string) bool {
+	words := nameWords(key)
+	if len(words) == 0 {
+		return false
+	}
+	switch words[len(words)-1] {
+	case "endpoints", "uris", "urls", "servers", "supported", "types", "methods", "algorithms", "algs", "schemes",
+		"scope", "scopes":
+	case "required":
+		if len(words) > 1 {
+			return false
+		}
+	default:
+		return false
+	}
+	return !sensitiveName(key, ctxJSON)
+}
+
 // cutTail returns words without the tail at their end (tail lower-case,
 // without separators, as words are joined in norm), and whether they end
 // in it. The tail may span words (idempotency, key) or end one

@@ -1164,9 +1164,11 @@ func (r *Redactor) maskTextPairs(s string) string {
 	// A member holding "=" is an assignment ("DB_PASSWORD=…", a
 	// container's environment), not a name: ["DB_PASSWORD=x", "PATH=/bin"]
 	// is a list, and its second member no credential.
-	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, func(n string) bool { return !strings.Contains(n, "=") && jsonTextName(n) }, func(_, _, _, rest string) bool {
+	// An array under a member whose name says it lists kinds of things
+	// (grant_types, scopes_supported: listMember) is that list.
+	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, func(n string) bool { return !strings.Contains(n, "=") && jsonTextName(n) }, func(_, _, before, rest string) bool {
 		rest = strings.TrimLeft(rest, " \t\r\n")
-		return rest != "" && rest[0] != ']'
+		return rest != "" && rest[0] != ']' || listMember(memberBefore(before))
 	})
 	s = r.maskAfterNames(s, harNameRE, jsonValueRE, jsonTextName)
 	if !strings.Contains(s, `"value"`) {
@@ -1179,6 +1181,30 @@ func (r *Redactor) maskTextPairs(s string) string {
 		i := strings.Index(m[0], m[1])
 		return m[0][:i] + r.maskValue(m[1]) + m[0][i+len(m[1]):]
 	})
+}
+
+// memberBefore returns the name of the JSON member whose value starts
+// right after before ("grant_types" in `{"grant_types": `, also with
+// its quotes escaped, as JSON text held in a JSON string is written), or
+// "" when before does not end in a member's name and ":".
+func memberBefore(before string) string {
+	b := strings.TrimRight(before, " \t\r\n")
+	if !strings.HasSuffix(b, ":") {
+		return ""
+	}
+	b = strings.TrimRight(b[:len(b)-1], " \t\r\n")
+	if !strings.HasSuffix(b, `"`) {
+		return ""
+	}
+	b = strings.TrimSuffix(b[:len(b)-1], `\`)
+	i := len(b)
+	for i > 0 && (isLetter(b[i-1]) || b[i-1] >= '0' && b[i-1] <= '9' || b[i-1] == '_' || b[i-1] == '-' || b[i-1] == '.') {
+		i--
+	}
+	if i == 0 || b[i-1] != '"' && b[i-1] != '\\' {
+		return ""
+	}
+	return b[i:]
 }
 
 // maskAssignments masks the value of every credential name written as

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestMask22ThroughTheProxy (mask22): a tool's result travels through the
+// real HTTP proxy (127.0.0.1, bodies recorded) from a real upstream on
+// 127.0.0.1, and the record and report's outputs over it (text, --json,
+// --html, --har) keep what a diagnosis reads and hold no secret: OAuth
+// metadata's two-name lists (grant_types, the token endpoint's methods)
+// and a tool's required arguments are kept as sent, in structuredContent
+// (JSON) and in a text content (JSON text); a name/value pair array
+// (fetch's headers) still has its value masked.
+func TestMask22ThroughTheProxy(t *testing.T) {
+	secrets := map[string]string{
+		"pair array, JSON":      canary("m22pj"),
+		"pair array, text":      canary("m22pt"),
+		"pair under a non-list": canary("m22pn"),
+	}
+	metadata := `{"issuer":"https://as.example","grant_types_supported":["authorization_code","refresh_token"],` +
+		`"grant_types":["password","refresh_token"],"token_endpoint_auth_methods_supported":["client_secret_basic","none"],` +
+		`"scopes_supported":["session","read"],"required":["api_key","query"]}`
+	var (
+		mu   sync.Mutex
+		sent []byte
+	)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sent = append(sent, b...)
+		mu.Unlock()
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal(b, &req); err != nil || len(req.ID) == 0 {
+			http.Error(w, "want a JSON-RPC request", http.StatusBadRequest)
+			return
+		}
+		text := metadata + "\n" + `{"headers":[["authorization","Bearer ` + secrets["pair array, text"] + `"],["accept","*/*"]]}`
+		structured := `{"metadata":` + metadata + `,"headers":[["X-Api-Key","` + secrets["pair array, JSON"] + `"]],` +
+			`"args":["--api-key","` + secrets["pair under a non-list"] + `"]}`
+		textJSON, _ := json.Marshal(text)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"content":[{"type":"text","text":`+
+			string(textJSON)+`}],"structuredContent":`+structured+`}}`)
+	}))
+	defer upstream.Close()
+
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "proxy.jsonl")
+	px := runHTTPProxyForTest(t, proxyOptions{upstream: upstream.URL + "/mcp", recordFile: rec, recordBodies: "all"})
+	req, err := http.NewRequest(http.MethodPost, px.base+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"metadata","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	px.stop()
+
+	mu.Lock()
+	all := append(append([]byte{}, sent...), got...)
+	mu.Unlock()
+	for _, k := range sortedKeys(secrets) {
+		if !bytes.Contains(all, []byte(secrets[k])) {
+			t.Errorf("the %s secret never travelled: the test proves nothing for it", k)
+		}
+	}
+	out := outputs{}
+	out.file(t, "proxy --record", rec)
+	out.reports(t, dir, rec)
+	needles := map[string]string{}
+	for k, v := range secrets {
+		needles[k], needles[k+", JSON-escaped"] = v, jsonQuoted(v)
+	}
+	out.leaks(t, needles)
+	// The metadata as JSON (structuredContent) and as JSON text in a
+	// string (the text content), each held in the record's body text: a
+	// JSON string, so quoted once more.
+	quote := func(s string) string { return strings.Trim(jsonQuoted(s), `"`) }
+	keeps := []string{quote(metadata), quote(quote(metadata)),
+		quote(`"headers":[["X-Api-Key","[redacted:len=`), quote(`"args":["--api-key","[redacted:len=`),
+		quote(quote(`[["authorization","Bearer [redacted:len=`))}
+	for _, keep := range keeps {
+		if !bytes.Contains(out["proxy --record"], []byte(keep)) {
+			t.Errorf("the record lost %s (kept, or masked, as a diagnosis needs):\n%s", keep, out["proxy --record"])
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package record
+
+import (
+	"strings"
+	"testing"
+)
+
+// mask22ListsKept are arrays of two strings whose first is a credential
+// name and which are no name/value pair: the value of a member whose name
+// says it lists kinds of things (listMember). OAuth's metadata (RFC 8414,
+// RFC 7591) says by them whether refresh tokens and public clients are
+// supported; a tool's inputSchema which arguments are required. Before
+// mask22 each second string was masked (outsider21 D4).
+var mask22ListsKept = []string{
+	`{"grant_types":["authorization_code","refresh_token"]}`,
+	`{"grant_types": [ "password", "refresh_token" ]}`,
+	`{"token_endpoint_auth_methods_supported":["client_secret_basic","none"]}`,
+	`{"token_endpoint_auth_methods_supported":["client_secret_post","client_secret_basic"]}`,
+	`{"response_types":["token","code"]}`,
+	`{"scopes_supported":["session","read"]}`,
+	`{"scope":["session","read"]}`,
+	`{"grantTypes":["authorization_code","refresh_token"]}`,
+	`{"name":"lookup","inputSchema":{"type":"object","required":["api_key","query"]}}`,
+}
+
+// mask22PairsMasked are name/value pairs whose value stays masked: a
+// pair standing alone or in a list of pairs (fetch's headers, a list of
+// tuples, Object.entries), under a member whose name lists nothing, or
+// under a credential name.
+var mask22PairsMasked = []struct{ text, secret string }{
+	{`["Authorization","Bearer Hx7q2Lm9Pz"]`, "Hx7q2Lm9Pz"},
+	{`["api_key","sk-Hx7q2Lm9PzQw3r"]`, "Hx7q2Lm9PzQw3r"},
+	{`["password","hunter2x"]`, "hunter2x"},
+	{`{"headers":[["authorization","Bearer Hx7q2Lm9Pz"]]}`, "Hx7q2Lm9Pz"},
+	{`{"headers":[["api_key","Hx7q2Lm9Pz"],["accept","*/*"]]}`, "Hx7q2Lm9Pz"},
+	{`{"header":["X-Api-Key","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+	{`{"args":["--api-key","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+	{`{"cmd":["AUTH","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+	// A pair inside a list member's array is a pair.
+	{`{"grant_types":[["password","Hx7q2Lm9Pz"]]}`, "Hx7q2Lm9Pz"},
+	// A credential name that ends in a list word is masked whole.
+	{`{"api_key_types":["password","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+	// required is JSON Schema's keyword alone.
+	{`{"password_required":["password","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+	{`{"not_required":["password","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+}
+
+// TestMask22PairArrays: each mask22ListsKept document is given back byte
+// for byte as a JSON body, as a JSON document cut short (read as text),
+// and as text in every names21 producer; each mask22PairsMasked secret
+// is in none of those outputs.
+func TestMask22PairArrays(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	for _, in := range mask22ListsKept {
+		if got := body(red, in); got != in {
+			t.Errorf("Body(%s) = %s, want it kept byte for byte", in, got)
+		}
+		cut := in[:len(in)-1]
+		if got := body(red, cut); got != cut {
+			t.Errorf("Body(%s) (cut) = %s, want it kept byte for byte", cut, got)
+		}
+		for _, p := range names21Producers {
+			got := p.run(red, in)
+			if !strings.Contains(got, in) && !strings.Contains(got, strings.Trim(jsonQuote(in), `"`)) {
+				t.Errorf("%s: %s became %s, want it kept", p.name, in, got)
+			}
+		}
+	}
+	for _, tc := range mask22PairsMasked {
+		outs := map[string]string{"Body": body(red, tc.text), "Body cut": body(red, tc.text[:len(tc.text)-1])}
+		for _, p := range names21Producers {
+			outs[p.name] = p.run(red, tc.text)
+		}
+		for name, got := range outs {
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%s: %s recorded as %s: the secret is in the clear", name, tc.text, got)
+			}
+			if !strings.Contains(got, "[redacted") {
+				t.Errorf("%s: %s recorded as %s: no mask", name, tc.text, got)
+			}
+		}
+	}
+}
