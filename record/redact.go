@@ -505,9 +505,15 @@ var textFieldWords = map[string]bool{
 // letters, digits, "_" and "-" after a start of text or a character that
 // is none of those; the value runs to the end of the line or a quote. It
 // scans the colons rather than running a regular expression over the text.
-func (r *Redactor) maskFieldLines(s string) string {
+func (r *Redactor) maskFieldLines(s string) (out string) {
 	var b strings.Builder
 	last := 0
+	credExc := false
+	defer func() {
+		if credExc {
+			out = r.maskExceptionMessages(out)
+		}
+	}()
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' || i < last {
 			continue
@@ -525,6 +531,11 @@ func (r *Redactor) maskFieldLines(s string) string {
 		}
 		name := decodeName(s[k:j]) // "api%2Dkey: …" is judged as api-key
 		if exceptionName(name) && exceptionProse(s[i+1:]) {
+			// A credential's exception ("PasswordMismatchError:
+			// expected …", "AuthenticationError: Incorrect API key
+			// provided: …"): its message's credential-shaped words are
+			// masked after this pass (maskExceptionMessages, mask22).
+			credExc = credExc || sensitiveName(name, ctxJSON)
 			// "InvalidTokenError: …", "jwt.exceptions.InvalidTokenError:
 			// …": an exception's class and its message, prose that the
 			// other rules read (names21). A message of one word or one
@@ -750,6 +761,98 @@ func exceptionName(name string) bool {
 		}
 	}
 	return false
+}
+
+// maskExceptionMessages masks the credential-shaped words in the message
+// of every exception whose class names a credential ("PasswordMismatchError:
+// expected hunter2-Secret", "AuthenticationError: Incorrect API key
+// provided: abcd1234efgh5678"; mask22): a message of more than one word
+// is prose (exceptionProse), and a developer's message about a password,
+// a key or a token often quotes it. A word is credential-shaped, once the
+// punctuation around it is taken off, when it has 8 bytes or more with a
+// letter and a digit (as a field line's single word, credentialWord), or
+// is 6 digits or more and nothing else (a one-time code: shorter numbers
+// in prose are counts, ports, years, statuses); a URL or a path, an
+// e-mail address, a time, a date, a version or an address (digits and
+// "-:.+TZ" alone) and a word holding "=" (left to the assignment rules)
+// are none. The message runs to its line's end or a double quote.
+func (r *Redactor) maskExceptionMessages(s string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' || i < last {
+			continue
+		}
+		k := i
+		for k > 0 && (isLetter(s[k-1]) || s[k-1] >= '0' && s[k-1] <= '9') {
+			k--
+		}
+		if k == i || k > 0 && (isFieldNameByte(s[k-1]) || s[k-1] == '%') || !exceptionName(s[k:i]) ||
+			!sensitiveName(s[k:i], ctxJSON) || !exceptionProse(s[i+1:]) {
+			continue
+		}
+		end := i + 1
+		for end < len(s) && !isLineBreak(s[end]) && s[end] != '"' {
+			end++
+		}
+		for w := i + 1; w < end; {
+			for w < end && (s[w] == ' ' || s[w] == '\t') {
+				w++
+			}
+			e := w
+			for e < end && s[e] != ' ' && s[e] != '\t' {
+				e++
+			}
+			lo, hi := w, e
+			for lo < hi && strings.IndexByte("'`([{<", s[lo]) >= 0 {
+				lo++
+			}
+			for hi > lo && strings.IndexByte("'`.,;:!?)]}>", s[hi-1]) >= 0 {
+				hi--
+			}
+			if lo < hi && messageCredential(s[lo:hi]) {
+				b.WriteString(s[last:lo])
+				b.WriteString(r.Mask(s[lo:hi]))
+				last = hi
+			}
+			w = e
+		}
+		i = end - 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// messageCredential reports whether w, a word of an exception's message
+// without the punctuation around it, is shaped like a credential (see
+// maskExceptionMessages).
+func messageCredential(w string) bool {
+	if strings.Contains(w, "[redacted") || strings.Contains(w, "://") || w[0] == '/' || strings.IndexByte(w, '@') >= 0 {
+		return false
+	}
+	if eq := strings.IndexByte(w, '='); eq >= 0 && strings.TrimRight(w[eq:], "=") != "" {
+		return false // name=value: the assignment rules'
+	}
+	letter, digit, timeish := false, false, true
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case isLetter(c):
+			letter = true
+			timeish = timeish && (c == 'T' || c == 'Z')
+		default:
+			timeish = timeish && strings.IndexByte("-:.+", c) >= 0
+		}
+	}
+	if timeish {
+		return len(w) >= 6 && onlyDigits(w) // a one-time code; a time, a date, a version, a count, a port: none
+	}
+	return len(w) >= 8 && letter && digit
 }
 
 // exceptionProse reports whether the rest of a line after an exception's

@@ -82,3 +82,62 @@ func TestMask22PairArrays(t *testing.T) {
 		}
 	}
 }
+
+// mask22ExceptionsMasked are messages of an exception whose class names a
+// credential, each quoting the secret among other words: kept in the
+// clear before mask22 (a message of more than one word was read as
+// prose, names21).
+var mask22ExceptionsMasked = []struct{ text, secret string }{
+	{"PasswordMismatchError: expected hunter2-Secret", "hunter2-Secret"},
+	{"PasswordMismatchError: expected 'hunter2-Secret', got 'x'", "hunter2-Secret"},
+	{"AuthenticationError: Incorrect API key provided: abcd1234efgh5678", "abcd1234efgh5678"},
+	{"openai.AuthenticationError: Incorrect API key provided: abcd1234efgh5678. You can find your API key at https://platform.example.com/account/api-keys.", "abcd1234efgh5678"},
+	{"jwt.exceptions.InvalidTokenError: token Zq9x7Wk2Lm5N is not valid", "Zq9x7Wk2Lm5N"},
+	{"InvalidOtpError: code 804172 was already used", "804172"},
+	{"BadCredentialsException: bad credentials for bob (Hx7q2Lm9Pz)", "Hx7q2Lm9Pz"},
+	{"Traceback (most recent call last):\n  File \"app.py\", line 9, in login\nPasswordMismatchError: expected hunter2-Secret for bob", "hunter2-Secret"},
+}
+
+// mask22ExceptionsKept are messages of a credential's exception that quote
+// no credential: times, dates, counts, ports, versions, URLs, paths and
+// e-mail addresses stay as written.
+var mask22ExceptionsKept = []string{
+	"InvalidTokenError: Signature has expired",
+	"TokenExpiredError: jwt expired at 2026-12-07T10:00:00Z",
+	"AuthenticationError: 401 Unauthorized from https://api.example.com/v1/chat",
+	"InvalidKeyError: key rotated on 2026-12-07, see /etc/keys/v2/current.pem",
+	"TokenLimitError: 4096 tokens requested, 8192 allowed on port 8080",
+	"AuthenticationError: no account for bob2@example.com since v1.2.3 (10.0.0.1)",
+	"jwt.exceptions.ExpiredSignatureError: Signature has expired",
+}
+
+// TestMask22ExceptionMessages: a credential-shaped word in a credential
+// exception's message is masked in every producer (the class and the
+// other words kept), a second Scrub changes nothing; a message holding
+// none is kept byte for byte.
+func TestMask22ExceptionMessages(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	for _, tc := range mask22ExceptionsMasked {
+		for _, p := range names21Producers {
+			got := p.run(red, tc.text)
+			if strings.Contains(got, tc.secret) {
+				t.Errorf("%s: %q recorded as %q: the secret is in the clear", p.name, tc.text, got)
+			}
+			if !strings.Contains(got, "Error: ") && !strings.Contains(got, "Exception: ") || !strings.Contains(got, "[redacted") {
+				t.Errorf("%s: %q recorded as %q: want the class kept and the secret masked", p.name, tc.text, got)
+			}
+		}
+		got := red.Scrub(tc.text)
+		if again := red.Scrub(got); again != got {
+			t.Errorf("Scrub(Scrub(%q)) = %q, want %q", tc.text, again, got)
+		}
+	}
+	for _, in := range mask22ExceptionsKept {
+		for _, p := range names21Producers {
+			if got := p.run(red, in); !strings.Contains(got, in) && !strings.Contains(got, strings.Trim(jsonQuote(in), `"`)) {
+				t.Errorf("%s: %q became %q, want it kept", p.name, in, got)
+			}
+		}
+	}
+}

@@ -19,12 +19,15 @@ import (
 // metadata's two-name lists (grant_types, the token endpoint's methods)
 // and a tool's required arguments are kept as sent, in structuredContent
 // (JSON) and in a text content (JSON text); a name/value pair array
-// (fetch's headers) still has its value masked.
+// (fetch's headers) still has its value masked; a credential-shaped word
+// in a credential exception's message is masked, a time in one kept.
 func TestMask22ThroughTheProxy(t *testing.T) {
 	secrets := map[string]string{
 		"pair array, JSON":      canary("m22pj"),
 		"pair array, text":      canary("m22pt"),
 		"pair under a non-list": canary("m22pn"),
+		"exception message":     canary("m22ex"),
+		"exception, API key":    canary("m22ak"),
 	}
 	metadata := `{"issuer":"https://as.example","grant_types_supported":["authorization_code","refresh_token"],` +
 		`"grant_types":["password","refresh_token"],"token_endpoint_auth_methods_supported":["client_secret_basic","none"],` +
@@ -45,7 +48,10 @@ func TestMask22ThroughTheProxy(t *testing.T) {
 			http.Error(w, "want a JSON-RPC request", http.StatusBadRequest)
 			return
 		}
-		text := metadata + "\n" + `{"headers":[["authorization","Bearer ` + secrets["pair array, text"] + `"],["accept","*/*"]]}`
+		text := metadata + "\n" + `{"headers":[["authorization","Bearer ` + secrets["pair array, text"] + `"],["accept","*/*"]]}` +
+			"\nPasswordMismatchError: expected " + secrets["exception message"] + " for bob" +
+			"\nAuthenticationError: Incorrect API key provided: " + secrets["exception, API key"] + ". See https://as.example/keys." +
+			"\nTokenExpiredError: jwt expired at 2026-12-07T10:00:00Z"
 		structured := `{"metadata":` + metadata + `,"headers":[["X-Api-Key","` + secrets["pair array, JSON"] + `"]],` +
 			`"args":["--api-key","` + secrets["pair under a non-list"] + `"]}`
 		textJSON, _ := json.Marshal(text)
@@ -96,7 +102,9 @@ func TestMask22ThroughTheProxy(t *testing.T) {
 	quote := func(s string) string { return strings.Trim(jsonQuoted(s), `"`) }
 	keeps := []string{quote(metadata), quote(quote(metadata)),
 		quote(`"headers":[["X-Api-Key","[redacted:len=`), quote(`"args":["--api-key","[redacted:len=`),
-		quote(quote(`[["authorization","Bearer [redacted:len=`))}
+		quote(quote(`[["authorization","Bearer [redacted:len=`)),
+		quote(quote("PasswordMismatchError: expected [redacted:len=")), quote(quote("AuthenticationError: Incorrect API key provided: [redacted:len=")),
+		quote(quote("TokenExpiredError: jwt expired at 2026-12-07T10:00:00Z"))}
 	for _, keep := range keeps {
 		if !bytes.Contains(out["proxy --record"], []byte(keep)) {
 			t.Errorf("the record lost %s (kept, or masked, as a diagnosis needs):\n%s", keep, out["proxy --record"])
