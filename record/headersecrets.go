@@ -15,11 +15,14 @@ import (
 func (r *Redactor) AddHeaderSecrets(h http.Header) {
 	for name, vs := range h {
 		rule := classifyHeader(name)
-		if rule != headerMask && rule != headerAuth && rule != headerCookie {
+		if rule != headerMask && rule != headerMeasure && rule != headerAuth && rule != headerCookie {
 			continue
 		}
 		for _, v := range vs {
 			v = strings.TrimSpace(v)
+			if rule == headerMeasure && isNumber(v) {
+				continue // a time or a count (X-Client-Secret-Expires-At: 0)
+			}
 			parts := []string{v}
 			switch rule {
 			case headerAuth:

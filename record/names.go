@@ -554,13 +554,19 @@ const (
 	headerURL                      // redacted as a URL
 	headerCookie                   // Cookie / Set-Cookie: names kept, values masked
 	headerAuth                     // Authorization-like: the scheme kept, the credential masked
+	// headerMeasure: a credential's name ending in a time or a count
+	// (X-Client-Secret-Expires-At, countMeasure): a number is that time
+	// or count, kept; any other value is masked (mask22).
+	headerMeasure
 )
 
 // IsCredentialHeader reports whether the values of the header name are
 // credentials that records mask (Authorization, Cookie, X-Api-Key, DPoP, …;
 // see Redactor.Headers). A producer that sends such a header can register
 // its value with AddSecret, so that the value is masked wherever else it
-// appears (a server that quotes it in an error message).
+// appears (a server that quotes it in an error message). A credential's
+// name ending in a time or a count (X-Client-Secret-Expires-At) is none:
+// a number under it is that time or count, kept; another value is masked.
 func IsCredentialHeader(name string) bool {
 	switch classifyHeader(name) {
 	case headerMask, headerAuth, headerCookie:
@@ -706,6 +712,11 @@ func classifyHeaderName(name string) headerRule {
 	}
 	if !sensitiveName(name, ctxHeader) {
 		return headerScrub
+	}
+	if countName(name) == countMeasure {
+		// A time or a count under a credential's name
+		// (X-Client-Secret-Expires-At, X-Session-Count; mask22).
+		return headerMeasure
 	}
 	// A header that names a session and nothing else (X-Session-Id) is
 	// hashed like Mcp-Session-Id, so that sessions stay traceable. Not a

@@ -230,12 +230,12 @@ func (r *Redactor) withFieldSecrets(hs ...[]headerField) *Redactor {
 	for _, h := range hs {
 		for _, f := range h {
 			rule := f.rule
-			if rule != headerMask && rule != headerAuth && rule != headerCookie {
+			if rule != headerMask && rule != headerMeasure && rule != headerAuth && rule != headerCookie {
 				continue
 			}
 			for _, v := range f.values {
-				if IsRedacted(v) {
-					continue
+				if IsRedacted(v) || rule == headerMeasure && isNumber(strings.TrimSpace(v)) {
+					continue // a time or a count is no secret to mask elsewhere
 				}
 				switch rule {
 				case headerAuth:
@@ -885,7 +885,7 @@ func headerTextName(n string) bool {
 		return false
 	}
 	switch classifyHeader(n) {
-	case headerMask, headerAuth, headerCookie, headerHash:
+	case headerMask, headerMeasure, headerAuth, headerCookie, headerHash:
 		return true
 	}
 	return false
@@ -1716,20 +1716,49 @@ func blankSeparatedValue(s string, ns int) (lo, hi, next int) {
 		return 0, 0, next
 	}
 	v := s[lo:hi]
-	switch v[0] {
-	case '=', ':':
-		return 0, 0, next // a separator after a blank: the other rules' ("api_key = …")
-	case '(':
+	if v[0] == '(' {
 		return 0, 0, next // a remark opens: prose ("AUTH_FAILED (transport layer)", an outcome's name)
 	}
-	if k := strings.IndexByte(v, '='); k > 0 && strings.TrimRight(v[k:], "=") != "" {
-		return 0, 0, next // an assignment (a challenge's algs="…"), the other rules'; base64's padding ends a value
+	for _, d := range [2]string{v, decodedValue(v)} {
+		if d == "" {
+			continue
+		}
+		if d[0] == '=' || d[0] == ':' {
+			// A separator after a blank: the other rules' ("api_key =
+			// …"), also escaped ("DPoP \x3D \"v\"": maskEscapedText's;
+			// the escape alone was masked and the value kept, mask22's
+			// fuzzing).
+			return 0, 0, next
+		}
+		if k := strings.IndexByte(d, '='); k > 0 && strings.TrimRight(d[k:], "=") != "" {
+			return 0, 0, next // an assignment (a challenge's algs="…"), the other rules'; base64's padding ends a value
+		}
 	}
 	if blankProseWord(v) || len(nameWords(name)) < 2 || !mayBeSensitive(name, ctxJSON) || !sensitiveName(name, ctxJSON) ||
 		IsRedacted(unquoteValue(v)) || IsRedacted(strings.Trim(v, `'`)) || onlyMasks(v) || measureNumber(name, v, "", "") {
 		return 0, 0, next
 	}
 	return lo, hi, next
+}
+
+// decodedValue returns v with its escapes decoded (decodeEscapes, twice:
+// an escape escaped again), or "" when it holds none.
+func decodedValue(v string) string {
+	if strings.IndexAny(v, `%\&`) < 0 {
+		return ""
+	}
+	d, changed := v, false
+	for range 2 {
+		b, _, any := decodeEscapes(d, false)
+		if !any {
+			break
+		}
+		d, changed = string(b), true
+	}
+	if !changed {
+		return ""
+	}
+	return d
 }
 
 // multiWordName reports, cheaply, whether name may be of several words
@@ -1863,6 +1892,11 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 func (r *Redactor) headerValue(rule headerRule, v string) string {
 	switch rule {
 	case headerMask:
+		return r.Mask(v)
+	case headerMeasure:
+		if isNumber(strings.TrimSpace(v)) {
+			return v // a time or a count (X-Client-Secret-Expires-At: 0)
+		}
 		return r.Mask(v)
 	case headerAuth:
 		return r.maskAuthorization(v)
@@ -2206,19 +2240,75 @@ func looksLikeForm(b []byte) bool {
 }
 
 // netrcAcrossLines reports whether b may hold a .netrc entry over more
-// than one line: a line end, "password" in lower case, capitalized or in
-// capitals (found by bytes.Contains: a body with none, nearly every body,
-// costs three fast searches), and "machine" or "default" in any case. A
-// keyword in mixed case ("PassWord") across lines is not looked for; on
-// one line netrcRE reads any case.
+// than one line: a line end, "password" in any case (holdsPassword: a
+// body without a "w" costs two fast searches), and "machine" or "default"
+// in any case.
 func netrcAcrossLines(b []byte) bool {
-	if !bytes.Contains(b, []byte("password")) && !bytes.Contains(b, []byte("Password")) && !bytes.Contains(b, []byte("PASSWORD")) {
-		return false
-	}
 	if bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
 		return false
 	}
+	if !holdsPassword(b) {
+		return false
+	}
 	return containsFold(b, "machine") || containsFold(b, "default")
+}
+
+// maskNetrcInData masks the password of a .netrc entry split over an
+// event stream's data lines ("data: machine h\ndata: login u\ndata:
+// password p": a tool's output streamed line by line; mask22): netrcRE
+// reads a copy of b whose lines' "data:" and the blank after it are
+// blanks, so that each match's place is the same in b. "data:" itself is
+// then no machine's name ("data: the machine\ndata: password policy" is
+// no entry).
+func (r *Redactor) maskNetrcInData(b []byte) []byte {
+	var view []byte
+	var sc wire.SSEScanner
+	sc.Feed(b)
+	sc.Close()
+	for t := sc.Next(); t != nil; t = sc.Next() {
+		if t.Kind != wire.SSEField || t.Field != wire.FieldData || !t.Last {
+			continue
+		}
+		start := int(t.Line)
+		n := int(t.End) - start - len(t.Value) // "data:" and its blank
+		if n <= 0 {
+			continue
+		}
+		if view == nil {
+			view = bytes.Clone(b)
+		}
+		for i := start; i < start+n; i++ {
+			view[i] = ' '
+		}
+	}
+	if view == nil {
+		return []byte(r.maskNetrc(string(b)))
+	}
+	idx := netrcRE.get().FindAllSubmatchIndex(view, -1)
+	if idx == nil {
+		return b
+	}
+	return []byte(r.maskSpans(string(b), idx, func(m []int) (int, int) { return m[2], m[3] }))
+}
+
+// holdsPassword reports whether b holds "password" in any case ("PassWord",
+// "PASSword": curl reads .netrc's keywords in any case; mask22). It looks
+// at each "w" and "W" (bytes.IndexByte), not at every byte.
+func holdsPassword(b []byte) bool {
+	for _, w := range []byte{'w', 'W'} {
+		for i := 4; i < len(b); {
+			j := bytes.IndexByte(b[i:], w)
+			if j < 0 {
+				break
+			}
+			p := i + j
+			if p+4 <= len(b) && hasFoldPrefix(string(b[p-4:p+4]), "password") {
+				return true
+			}
+			i = p + 1
+		}
+	}
+	return false
 }
 
 // containsFold reports whether b holds w (lower-case ASCII) in any case.
@@ -2240,7 +2330,12 @@ func (r *Redactor) redactText(b []byte) []byte {
 	if netrcAcrossLines(b) {
 		// A .netrc entry spans lines too ("machine h\nlogin u\npassword
 		// p"): a line alone ("password p") is no entry (names21).
-		b = []byte(r.maskNetrc(string(b)))
+		// In an event stream, the entry's lines are data lines (mask22).
+		if bytes.Contains(b, []byte("data:")) {
+			b = r.maskNetrcInData(b)
+		} else {
+			b = []byte(r.maskNetrc(string(b)))
+		}
 	}
 	// The lines are those of an event stream (CR, LF or CRLF end them, a
 	// BOM may lead): wire.SSEScanner finds them, and what lies between

@@ -138,6 +138,9 @@ func FuzzEscapedPairMetamorphic(f *testing.F) {
 	// review22's run of 20000: a value written as HTML after a quote
 	// ("\"access_token=PlAnTeD&#39;0123…"): all after the "&" was kept.
 	f.Add(`"`, "0", "0", []byte(""), uint8(0), uint8(0), uint8(';'), "'", uint16(0))
+	// mask22's run: "ADPoP \x3D \"v\"": collide21's blank-separated rule
+	// masked the escaped "=" as the value and kept the value.
+	f.Add("A", "0", "DPoP", []byte("777770"), uint8(0x15), uint8(0), uint8(0), "0", uint16(0))
 	red := NewRedactor()
 	f.Fuzz(func(t *testing.T, before, after, name string, modes []byte, shape, which, valueMode uint8, joins string, cut uint16) {
 		if len(before)+len(after)+len(joins) > 1<<12 || len(modes) > 64 || strings.HasSuffix(before, `\`) {

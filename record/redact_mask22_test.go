@@ -1,6 +1,7 @@
 package record
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -138,6 +139,118 @@ func TestMask22ExceptionMessages(t *testing.T) {
 			if got := p.run(red, in); !strings.Contains(got, in) && !strings.Contains(got, strings.Trim(jsonQuote(in), `"`)) {
 				t.Errorf("%s: %q became %q, want it kept", p.name, in, got)
 			}
+		}
+	}
+}
+
+// TestMask22MeasureHeaders: a header whose credential name ends in a time
+// or a count (names21's rule for text, JSON and forms) keeps a number and
+// masks anything else, and registers no number as a secret to mask
+// elsewhere; a credential header with a number stays masked.
+func TestMask22MeasureHeaders(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	kept := http.Header{
+		"X-Client-Secret-Expires-At": {"0"},
+		"X-Token-Expires-In":         {"3600"},
+		"X-Session-Expires-At":       {"1700000000"},
+		"X-Session-Count":            {"4"},
+		"X-Api-Key-Rotated-At":       {" 1700000000"},
+	}
+	got := red.Headers(kept)
+	for name, vs := range kept {
+		if g := got[name]; len(g) != 1 || g[0] != vs[0] {
+			t.Errorf("Headers: %s: %q became %q, want it kept", name, vs, g)
+		}
+	}
+	masked := http.Header{
+		"X-Client-Secret-Expires-At": {"Hx7q2Lm9Pz"},
+		"X-Token-Expires-In":         {"3600 Hx7q2Lm9Pz"},
+		"X-Client-Secret":            {"1700000000"},
+		"X-Api-Key":                  {"12345678"},
+		"X-Password-Length":          {"0x1f Hx7q2Lm9Pz"},
+	}
+	got = red.Headers(masked)
+	for name, vs := range masked {
+		if g := strings.Join(got[name], ""); strings.Contains(g, vs[0]) || !strings.Contains(g, "[redacted") {
+			t.Errorf("Headers: %s: %q became %q, want it masked", name, vs, g)
+		}
+	}
+	for _, name := range []string{"X-Client-Secret-Expires-At", "X-Token-Expires-In"} {
+		if IsCredentialHeader(name) {
+			t.Errorf("IsCredentialHeader(%s) = true, want false (a time)", name)
+		}
+	}
+	// The values of the request's own headers registered as secrets: a
+	// time is none, a string under the same name is.
+	sec := NewRedactorKey([]byte("mask22"))
+	sec.AddHeaderSecrets(http.Header{"X-Client-Secret-Expires-At": {"1700000000"}, "X-Token-Expires-At": {"Hx7q2Lm9PzQw"}})
+	if s := "expires 1700000000, echo Hx7q2Lm9PzQw"; sec.Scrub(s) != "expires 1700000000, echo [redacted:len=12:h="+sec.Mask("Hx7q2Lm9PzQw")[len("[redacted:len=12:h="):] {
+		t.Errorf("after AddHeaderSecrets, Scrub(%q) = %q, want the time kept and the string masked", s, sec.Scrub(s))
+	}
+	w := sec.withHeaderSecrets(http.Header{"X-Client-Secret-Expires-At": {"1700000000"}})
+	if s := `{"client_secret_expires_at":1700000000}`; w.Scrub(s) != s {
+		t.Errorf("withHeaderSecrets: Scrub(%s) = %s, want it kept", s, w.Scrub(s))
+	}
+}
+
+// TestMask22Netrc: a .netrc entry split over an event stream's data lines
+// or spelled in mixed case over a body's lines has its password masked
+// (kept in the clear before mask22); "data:" is no machine's name, and
+// prose near the keywords is kept. And, rechecked after collide21:
+// "client_secret VALUE # comment" masks the value, keeps the comment.
+func TestMask22Netrc(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	for _, in := range []string{
+		"data: machine api.example.com\ndata: login bob\ndata: password Hx7q2Lm9Pz\n\n",
+		"event: message\r\ndata:machine api.example.com login bob\r\ndata:password Hx7q2Lm9Pz\r\n\r\n",
+		"id: 1\ndata: cat ~/.netrc\ndata: machine api.example.com\ndata:   login bob\ndata:   PASSWORD Hx7q2Lm9Pz\n\n",
+		"machine api.example.com\nlogin bob\nPASSword Hx7q2Lm9Pz\n",
+		"MACHINE api.example.com\nLogin bob\npAsSwOrD Hx7q2Lm9Pz\n",
+	} {
+		got := body(red, in)
+		if strings.Contains(got, "Hx7q2Lm9Pz") || !strings.Contains(got, "login bob") && !strings.Contains(got, "Login bob") {
+			t.Errorf("Body(%q) = %q: want the password masked, the entry kept", in, got)
+		}
+		if again := body(red, got); again != got {
+			t.Errorf("Body(Body(%q)) = %q, want %q", in, again, got)
+		}
+	}
+	for _, in := range []string{
+		"data: the machine\ndata: password policy applies\n\n",
+		"data: machine learning\ndata: is not a password\n\n",
+		"the default\nPASSWORD policy applies\n",
+	} {
+		if got := body(red, in); got != in {
+			t.Errorf("Body(%q) = %q, want it kept", in, got)
+		}
+	}
+	for _, p := range names21Producers {
+		in := "client_secret Hx7q2Lm9Pz # from vault"
+		if got := p.run(red, in); strings.Contains(got, "Hx7q2Lm9Pz") || !strings.Contains(got, "client_secret [redacted:len=10:") || !strings.Contains(got, " # from vault") {
+			t.Errorf("%s: %q became %q, want the value masked, the comment kept", p.name, in, got)
+		}
+	}
+}
+
+// TestMask22EscapedSeparatorAfterBlank: a credential name of several
+// words, a blank and an escaped "=" or ":" before the value is an
+// assignment written with escapes, not the name and a value: the value
+// is masked, as it is written plainly. collide21's blank-separated rule
+// masked the escape alone and kept the value (mask22's fuzzing).
+func TestMask22EscapedSeparatorAfterBlank(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	for _, in := range []string{
+		`ADPoP \x3D "Hx7q2Lm9PzQw"0`,
+		`client_secret \u003d "Hx7q2Lm9PzQw"`,
+		`client_secret %3D Hx7q2Lm9PzQw`,
+		`api_key &#61; Hx7q2Lm9PzQw`,
+		`api_key \x3a Hx7q2Lm9PzQw`,
+	} {
+		if got := red.Scrub(in); strings.Contains(got, "Hx7q2Lm9PzQw") {
+			t.Errorf("Scrub(%q) = %q: the secret is in the clear", in, got)
 		}
 	}
 }
