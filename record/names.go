@@ -438,6 +438,9 @@ func exemptName(norm string, words []string, ctx nameContext) bool {
 // required (property names, as a tool's inputSchema lists them). A
 // credential name is none: its value is masked whole.
 func listMember(key string) bool {
+	if !listSuffix(key) {
+		return false // most arrays' members ("content", "tools"): no allocation
+	}
 	words := nameWords(key)
 	if len(words) == 0 {
 		return false
@@ -453,6 +456,21 @@ func listMember(key string) bool {
 		return false
 	}
 	return !sensitiveName(key, ctxJSON)
+}
+
+// listWords are the last words of listMember's names.
+var listWords = [...]string{"endpoints", "uris", "urls", "servers", "supported", "types", "methods", "algorithms", "algs",
+	"schemes", "scope", "scopes", "required"}
+
+// listSuffix reports whether key ends in one of listWords, in any case:
+// listMember's test before it splits the name into words.
+func listSuffix(key string) bool {
+	for _, w := range listWords {
+		if len(key) >= len(w) && hasFoldPrefix(key[len(key)-len(w):], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // cutTail returns words without the tail at their end (tail lower-case,
