@@ -353,6 +353,10 @@ func (w *jsonRedactor) array(list bool) bool {
 	n, pairSecret := 0, false
 	valStart, valEnd := -1, -1
 	var valRaw []byte
+	// An argument list (a command's args: ["-y", "server", "--api-key",
+	// "v"]): the string after a credential's flag is its value, masked
+	// unless it is a flag itself (mask22), as "--api-key v" in text.
+	flag := false
 	for {
 		w.space()
 		if w.i >= len(w.src) {
@@ -363,23 +367,41 @@ func (w *jsonRedactor) array(list bool) bool {
 			w.i++
 			return true
 		}
+		isStr := w.src[w.i] == '"'
 		switch {
-		case n == 0 && w.src[w.i] == '"':
+		case flag && w.src[w.i] != '{' && w.src[w.i] != '[' && !(isStr && w.i+1 < len(w.src) && w.src[w.i+1] == '-'):
+			mark, start := len(w.out), w.i
+			if !w.value() {
+				return false
+			}
+			w.maskRange(mark, len(w.out), w.src[start:w.i])
+			flag = false
+		case n == 0 && isStr:
 			name, ok := w.str()
 			if !ok {
 				return false
 			}
 			pairSecret = !list && sensitiveName(name, ctxJSON)
-		case n == 1 && pairSecret && w.src[w.i] == '"':
+			flag = credentialFlag(name)
+		case n == 1 && pairSecret && isStr:
 			mark, start := len(w.out), w.i
-			if !w.value() {
+			v, ok := w.str()
+			if !ok {
 				return false
 			}
 			valStart, valEnd, valRaw = mark, len(w.out), w.src[start:w.i]
+			flag = credentialFlag(v)
+		case isStr:
+			v, ok := w.str()
+			if !ok {
+				return false
+			}
+			flag = credentialFlag(v)
 		default:
 			if !w.value() {
 				return false
 			}
+			flag = false
 		}
 		n++
 		w.space()
@@ -410,4 +432,19 @@ func (r *Redactor) RedactJSON(b []byte) []byte {
 		return []byte(r.Scrub(string(b)))
 	}
 	return r.redactJSON(b)
+}
+
+// credentialFlag reports whether s is a command-line flag whose name is a
+// credential name ("--api-key", "--password", "--client_secret"): the
+// argument after it is its value.
+func credentialFlag(s string) bool {
+	if len(s) < 3 || s[0] != '-' || s[1] != '-' || !isLetter(s[2]) {
+		return false
+	}
+	for i := 3; i < len(s); i++ {
+		if !isFieldNameByte(s[i]) {
+			return false
+		}
+	}
+	return sensitiveName(s[2:], ctxJSON)
 }

@@ -352,6 +352,12 @@ var (
 	// one word that is no flag.
 	flagNameRE  = lazyRegexp(`(?:^|[\s"'(\[=,])--([A-Za-z][A-Za-z0-9_\-]{0,200})[ \t]+`)
 	flagValueRE = lazyRegexp(`^[^\s"'\-][^\s"',)]*`)
+	// The same in an argument list written as JSON text that could not
+	// be parsed (["--api-key", "v"], a command's args in a cut body):
+	// the flag in quotes, a comma, and a string that is no flag, or a
+	// number (mask22).
+	jsonFlagRE      = lazyRegexp(`"--([A-Za-z][A-Za-z0-9_\-]{0,200})"\s*,\s*`)
+	jsonFlagValueRE = lazyRegexp(`^(?:"(?:[^"\\\-]|\\.)(?:[^"\\]|\\.)*"?|-?[0-9][0-9.eE+\-]*)`)
 	// A name/value pair in JSON text that could not be parsed: a pair
 	// array (["X-Api-Key", "v"]) and a HAR-style object ({"name":
 	// "X-Api-Key", "value": "v"}, either member first).
@@ -440,6 +446,9 @@ func (r *Redactor) scrubPatterns(s string, ctx nameContext) string {
 		}
 		if strings.Contains(s, "--") {
 			s = r.maskAfterNames(s, flagNameRE, flagValueRE, jsonTextName)
+			if strings.Contains(s, `"--`) {
+				s = r.maskAfterNames(s, jsonFlagRE, jsonFlagValueRE, jsonTextName) // ["--api-key", "v"] (mask22)
+			}
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) }, measureNumber)

@@ -49,6 +49,9 @@ func (r *Redactor) oracleScrubPatterns(s string, ctx nameContext) string {
 		}
 		if strings.Contains(s, "--") {
 			s = r.maskAfterNames(s, flagNameRE, flagValueRE, jsonTextName)
+			if strings.Contains(s, `"--`) {
+				s = r.maskAfterNames(s, jsonFlagRE, jsonFlagValueRE, jsonTextName) // mask22
+			}
 		}
 		if strings.IndexByte(s, '=') >= 0 {
 			s = r.maskAfterNames(s, formNameRE, formValueRE, func(n string) bool { return sensitiveName(n, ctx) })

@@ -254,3 +254,48 @@ func TestMask22EscapedSeparatorAfterBlank(t *testing.T) {
 		}
 	}
 }
+
+// TestMask22FlagsInArgumentLists: in an argument list written as JSON (a
+// command's args, as an MCP client's configuration writes a server's),
+// the argument after a credential's flag is masked, as "--api-key v" in
+// text is; kept before mask22 unless the list was the pair ["--api-key",
+// "v"] alone. The list's other arguments, a flag after the flag (in a
+// list of more than two: two are a pair), and the value of a flag that
+// names no credential are kept.
+func TestMask22FlagsInArgumentLists(t *testing.T) {
+	t.Parallel()
+	red := NewRedactorKey([]byte("mask22"))
+	for _, tc := range []struct{ text, secret string }{
+		{`{"command":"npx","args":["-y","@acme/mcp-server","--api-key","Hx7q2Lm9Pz"]}`, "Hx7q2Lm9Pz"},
+		{`{"args":["server","--client-secret","Hx7q2Lm9Pz","--port","8080"]}`, "Hx7q2Lm9Pz"},
+		{`["run","--password", "hunter two"]`, "hunter two"},
+		{`{"args":["--token",123456789,"-v"]}`, "123456789"},
+	} {
+		outs := map[string]string{"Body": body(red, tc.text), "Body cut": body(red, tc.text[:len(tc.text)-1])}
+		for _, p := range names21Producers {
+			outs[p.name] = p.run(red, tc.text)
+		}
+		for name, got := range outs {
+			if strings.Contains(got, tc.secret) || !strings.Contains(got, "[redacted") {
+				t.Errorf("%s: %s recorded as %s: want the value masked", name, tc.text, got)
+			}
+			if !strings.Contains(got, "--port") && strings.Contains(tc.text, "--port") {
+				t.Errorf("%s: %s recorded as %s: want the other flags kept", name, tc.text, got)
+			}
+		}
+	}
+	for _, in := range []string{
+		`{"command":"npx","args":["-y","@acme/mcp-server","--port","8080","--max-tokens","4096"]}`,
+		`{"args":["--api-key","--verbose","-v"]}`,
+		`{"args":["--api-key"]}`,
+	} {
+		if got := body(red, in); got != in {
+			t.Errorf("Body(%s) = %s, want it kept byte for byte", in, got)
+		}
+		for _, p := range names21Producers {
+			if got := p.run(red, in); !strings.Contains(got, in) && !strings.Contains(got, strings.Trim(jsonQuote(in), `"`)) {
+				t.Errorf("%s: %s became %s, want it kept", p.name, in, got)
+			}
+		}
+	}
+}
