@@ -348,11 +348,12 @@ func (w *jsonRedactor) array(list bool) bool {
 	// A pair array (["X-Api-Key", "v"], as header lists are written):
 	// its second string is a credential when its first is a credential
 	// name and the array holds nothing else, unless the array is a list
-	// member's value (grant_types: ["authorization_code",
-	// "refresh_token"]).
+	// member's value and the second string a registered name too
+	// (grant_types: ["password", "refresh_token"]; registeredName).
 	n, pairSecret := 0, false
 	valStart, valEnd := -1, -1
 	var valRaw []byte
+	var valName string
 	// An argument list (a command's args: ["-y", "server", "--api-key",
 	// "v"]): the string after a credential's flag is its value, masked
 	// unless it is a flag itself (mask22), as "--api-key v" in text.
@@ -381,7 +382,7 @@ func (w *jsonRedactor) array(list bool) bool {
 			if !ok {
 				return false
 			}
-			pairSecret = !list && sensitiveName(name, ctxJSON)
+			pairSecret = sensitiveName(name, ctxJSON)
 			flag = credentialFlag(name)
 		case n == 1 && pairSecret && isStr:
 			mark, start := len(w.out), w.i
@@ -389,7 +390,7 @@ func (w *jsonRedactor) array(list bool) bool {
 			if !ok {
 				return false
 			}
-			valStart, valEnd, valRaw = mark, len(w.out), w.src[start:w.i]
+			valStart, valEnd, valRaw, valName = mark, len(w.out), w.src[start:w.i], v
 			flag = credentialFlag(v)
 		case isStr:
 			v, ok := w.str()
@@ -413,7 +414,7 @@ func (w *jsonRedactor) array(list bool) bool {
 			w.out = append(w.out, ',')
 			w.i++
 		case ']':
-			if n == 2 && valStart >= 0 {
+			if n == 2 && valStart >= 0 && !(list && registeredName(valName)) {
 				w.maskRange(valStart, valEnd, valRaw)
 			}
 			w.out = append(w.out, ']')

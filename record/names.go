@@ -458,6 +458,25 @@ func listMember(key string) bool {
 	return !sensitiveName(key, ctxJSON)
 }
 
+// registeredName reports whether s is written as the registered names a
+// list member's array holds (refresh_token, none, client_secret_basic):
+// lower-case letters in words joined by "_", no digit, no capital. A pair
+// array under a list member ({"auth_methods": ["password", "Hx7q2Lm9Pz"]})
+// whose second string is anything else stays a name and its value, masked
+// (review22: the member's name alone kept such values in the clear).
+func registeredName(s string) bool {
+	if s == "" || s[0] == '_' || s[len(s)-1] == '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c == '_' && s[i-1] != '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // listWords are the last words of listMember's names.
 var listWords = [...]string{"endpoints", "uris", "urls", "servers", "supported", "types", "methods", "algorithms", "algs",
 	"schemes", "scope", "scopes", "required"}

@@ -800,10 +800,7 @@ func (r *Redactor) maskExceptionMessages(s string) string {
 			!sensitiveName(s[k:i], ctxJSON) || !exceptionProse(s[i+1:]) {
 			continue
 		}
-		end := i + 1
-		for end < len(s) && !isLineBreak(s[end]) && s[end] != '"' {
-			end++
-		}
+		end := messageEnd(s, i+1)
 		for w := i + 1; w < end; {
 			for w < end && (s[w] == ' ' || s[w] == '\t') {
 				w++
@@ -813,10 +810,10 @@ func (r *Redactor) maskExceptionMessages(s string) string {
 				e++
 			}
 			lo, hi := w, e
-			for lo < hi && strings.IndexByte("'`([{<", s[lo]) >= 0 {
+			for lo < hi && strings.IndexByte("'`([{<\"\\", s[lo]) >= 0 {
 				lo++
 			}
-			for hi > lo && strings.IndexByte("'`.,;:!?)]}>", s[hi-1]) >= 0 {
+			for hi > lo && strings.IndexByte("'`.,;:!?)]}>\"\\", s[hi-1]) >= 0 {
 				hi--
 			}
 			if lo < hi && messageCredential(s[lo:hi]) {
@@ -835,11 +832,44 @@ func (r *Redactor) maskExceptionMessages(s string) string {
 	return b.String()
 }
 
+// messageEnd returns where the message of an exception that starts at
+// from ends: at its line's end or at a double quote (the end of the JSON
+// string that holds it, "\"" in JSON text), except a quoted word's quotes:
+// a quote after a blank opens a word, and the next quote on the line closes
+// it when a blank, punctuation, a quote or the line's end follows
+// (PasswordMismatchError: expected "hunter2-Secret" for bob; review22: the
+// message was cut at the word's opening quote).
+func messageEnd(s string, from int) int {
+	end := from
+	for end < len(s) && !isLineBreak(s[end]) {
+		if s[end] != '"' {
+			end++
+			continue
+		}
+		q := end
+		if q > from && s[q-1] == '\\' {
+			q--
+		}
+		if q == from || s[q-1] != ' ' && s[q-1] != '\t' {
+			return end
+		}
+		c := end + 1
+		for c < len(s) && !isLineBreak(s[c]) && s[c] != '"' {
+			c++
+		}
+		if c >= len(s) || s[c] != '"' || c+1 < len(s) && !isLineBreak(s[c+1]) && strings.IndexByte(" \t.,;:!?)]}\"'\\", s[c+1]) < 0 {
+			return end
+		}
+		end = c + 1
+	}
+	return end
+}
+
 // messageCredential reports whether w, a word of an exception's message
 // without the punctuation around it, is shaped like a credential (see
 // maskExceptionMessages).
 func messageCredential(w string) bool {
-	if strings.Contains(w, "[redacted") || strings.Contains(w, "://") || w[0] == '/' || strings.IndexByte(w, '@') >= 0 {
+	if strings.Contains(w, "[redacted") || strings.Contains(w, "://") || messagePath(w) || messageEmail(w) {
 		return false
 	}
 	if eq := strings.IndexByte(w, '='); eq >= 0 && strings.TrimRight(w[eq:], "=") != "" {
@@ -862,6 +892,36 @@ func messageCredential(w string) bool {
 		return len(w) >= 6 && onlyDigits(w) // a one-time code; a time, a date, a version, a count, a port: none
 	}
 	return len(w) >= 8 && letter && digit
+}
+
+// messagePath reports whether w, a word of an exception's message, is a
+// path: it starts with "/" and holds another "/" or a "." (/etc/app.conf,
+// /v1/tokens). One segment and nothing else (/abcd1234efgh5678, a key
+// behind a slash: review22) is no path.
+func messagePath(w string) bool {
+	return w[0] == '/' && strings.ContainsAny(w[1:], "/.")
+}
+
+// messageEmail reports whether w, a word of an exception's message, is an
+// e-mail address: a "@" after its first byte, and after it a domain ending
+// in "." and two letters or more (bob@example.com). P@ssw0rd2024 is none
+// (review22: any "@" was read as an address).
+func messageEmail(w string) bool {
+	at := strings.IndexByte(w, '@')
+	if at <= 0 {
+		return false
+	}
+	dom := w[at+1:]
+	dot := strings.LastIndexByte(dom, '.')
+	if dot <= 0 || len(dom)-dot-1 < 2 {
+		return false
+	}
+	for i := dot + 1; i < len(dom); i++ {
+		if !isLetter(dom[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // exceptionProse reports whether the rest of a line after an exception's
@@ -1277,10 +1337,11 @@ func (r *Redactor) maskTextPairs(s string) string {
 	// container's environment), not a name: ["DB_PASSWORD=x", "PATH=/bin"]
 	// is a list, and its second member no credential.
 	// An array under a member whose name says it lists kinds of things
-	// (grant_types, scopes_supported: listMember) is that list.
-	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, func(n string) bool { return !strings.Contains(n, "=") && jsonTextName(n) }, func(_, _, before, rest string) bool {
+	// (grant_types, scopes_supported: listMember) is that list when its
+	// second string is a registered name too (registeredName).
+	s = r.maskAfterNames(s, pairArrayRE, jsonValueRE, func(n string) bool { return !strings.Contains(n, "=") && jsonTextName(n) }, func(_, v, before, rest string) bool {
 		rest = strings.TrimLeft(rest, " \t\r\n")
-		return rest != "" && rest[0] != ']' || listMember(memberBefore(before))
+		return rest != "" && rest[0] != ']' || registeredName(strings.Trim(v, `\"`)) && listMember(memberBefore(before))
 	})
 	s = r.maskAfterNames(s, harNameRE, jsonValueRE, jsonTextName)
 	if !strings.Contains(s, `"value"`) {
