@@ -111,6 +111,12 @@ type requestWatch struct {
 	// of "" and "message" either (wire.EventCarriesMessage).
 	typ    [8]byte
 	typLen int
+
+	// inl is the stream's classification on the forwarding goroutine
+	// (PROTOTYPE fwd20), which does the watch's work; tried: the first
+	// forward looked whether it may.
+	inl   *inlineClass
+	tried bool
 }
 
 // requestWatches holds the watches of streams that ended.

@@ -106,6 +106,8 @@ type exchangeRare struct {
 	// sniffed holds the first bytes of a GET's event stream while its
 	// first event is not whole (sniffEndpoint), on the writer's goroutine.
 	sniffed []byte
+	// inl is the classification made on the forwarding goroutine (PROTOTYPE fwd20).
+	inl *inlineResult
 }
 
 // rareFields returns ex.rare, made when ex had none. Only the handler's
@@ -731,6 +733,10 @@ func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 		ex.pipe.closeWithError(ex.closeErr)
 	}
 	ex.endAt, ex.ended = time.Since(ex.start), true
+	if rw.watch != nil && rw.watch.inl != nil {
+		rw.watch.inl.finish(ex.closeErr)
+		rw.watch.inl = nil
+	}
 	if rw.watch != nil {
 		rw.watch.release()
 		rw.watch = nil

@@ -34,15 +34,21 @@ func (rc *Recorder) run(ex *Exchange) {
 		defer close(ex.rare.done)
 	}
 	var capt *capture
-	if rc.opts.Bodies != BodiesNone {
-		capt = captures.Get().(*capture)
-		*capt = capture{limit: rc.bodyLimit, pieces: capt.pieces[:0]}
-	}
 	var res *classify.Result
 	var cerr error
 	var resume *record.Resume
 	refused := false
-	if ex.status == 0 {
+	var inl *inlineResult
+	if ex.rare != nil {
+		inl = ex.rare.inl
+	}
+	if inl == nil && rc.opts.Bodies != BodiesNone {
+		capt = captures.Get().(*capture)
+		*capt = capture{limit: rc.bodyLimit, pieces: capt.pieces[:0]}
+	}
+	if inl != nil {
+		res, cerr, capt = inl.res, inl.cerr, inl.capt
+	} else if ex.status == 0 {
 		// (Started by end: no response bytes, so none streamed.)
 		res = rc.noResponse(ex)
 	} else {

@@ -88,8 +88,11 @@ func TestForwardBodyKeepsChunks(t *testing.T) {
 		{"16 KiB events, forwarded", stream(4, 16<<10), true, func(int) int { return 0 }},
 		{"16 KiB events, written", stream(4, 16<<10), false, func(total int) int { return total }},
 		{"9000-byte events, forwarded", stream(6, 9000), true, func(int) int { return 0 }},
-		{"8000-byte events, forwarded", stream(6, 8000), true, func(total int) int { return total }},
-		{"200-byte events, forwarded", stream(50, 200), true, func(total int) int { return total }},
+		// (PROTOTYPE fwd20: a forwarded event stream is classified on the
+		// forwarding goroutine, before each piece is written: no piece is
+		// copied for the classifier, small or large.)
+		{"8000-byte events, forwarded", stream(6, 8000), true, func(int) int { return 0 }},
+		{"200-byte events, forwarded", stream(50, 200), true, func(int) int { return 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := bytes.Join(tc.pieces, nil)

@@ -36,6 +36,7 @@ type responseWriter struct {
 	stream      bool  // the response is an event stream: its chunks carry their flush times
 	sniff       bool  // the first bytes of a GET's 2xx event stream are still to be looked at (StreamEndpoint)
 	gone        bool  // the client was seen gone (goneSeen, a failed write or flush): later bytes were not delivered
+	forwarding  bool  // the write is forward's (PROTOTYPE fwd20)
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
 	copied      int64         // the bytes copied for the classifier (not kept as ForwardChunk got them)
@@ -295,7 +296,26 @@ func (rw *responseWriter) sniffEndpoint(b []byte) {
 //
 //go:noinline
 func (rw *responseWriter) watchRequests(b []byte) {
-	rw.watch.feed(b, &rw.ex.rc.srvReqs, rw.ex.session)
+	w := rw.watch
+	if !w.tried {
+		w.tried = true
+		if rw.forwarding {
+			rw.startInline()
+		}
+	}
+	if w.inl != nil {
+		// (PROTOTYPE fwd20) The classifier reads b before the client can
+		// have it, unless the client left (goneSeen): then b is not
+		// delivered, and the classifier never reads it.
+		if !rw.gone {
+			rw.goneSeen()
+		}
+		if !rw.gone {
+			w.inl.feed(b)
+		}
+		return
+	}
+	w.feed(b, &rw.ex.rc.srvReqs, rw.ex.session)
 }
 
 // maxSniff bounds the bytes kept while the first event of a GET's event
@@ -321,6 +341,25 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 // to the classifier when the write failed (err) or pendingMax is reached.
 // Called with mu held.
 func (rw *responseWriter) keepCopy(b []byte, err error) {
+	if rw.watch != nil && rw.watch.inl != nil {
+		// (PROTOTYPE fwd20) A Write's bytes, copied for the capture.
+		if n := len(b); n > 0 && !rw.gone {
+			c := append(getChunk(n), b...)
+			rw.ex.wrote += int64(n)
+			if c = rw.watch.inl.written(c, n, true); c != nil {
+				putChunk(c)
+			}
+		} else if n > 0 {
+			rw.ex.rareFields().late += int64(n)
+		}
+		if err != nil {
+			if rw.ex.downErr == nil {
+				rw.ex.downErr = err
+			}
+			rw.gone = true
+		}
+		return
+	}
 	if n := len(b); n > 0 && rw.gone {
 		// Not delivered: the client had left (goneSeen).
 		rw.ex.rareFields().late += int64(n)
@@ -380,7 +419,9 @@ func (ex *Exchange) ForwardChunk(c []byte, n int) ([]byte, error) {
 // is not held across the server's Write and Flush, and its frame lies under
 // net/http's writing of the head and is kept as small (see Write).
 func (rw *responseWriter) forward(c []byte, n int) ([]byte, error) {
+	rw.forwarding = true
 	rw.beginWrite(c[:n])
+	rw.forwarding = false
 	m, err := rw.w.Write(c[:n])
 	if err == nil && m != n {
 		err = io.ErrShortWrite
@@ -403,6 +444,9 @@ func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
 	werr := rw.werr
 	rw.werr = nil
 	b := c[:m]
+	if rw.watch != nil && rw.watch.inl != nil {
+		return rw.forwardedInline(c, m, werr, ferr)
+	}
 	if m > 0 && rw.pending == nil && 2*m > cap(c) && !rw.gone {
 		rw.pending, c, b = b, nil, nil
 		rw.ex.wrote += int64(m)

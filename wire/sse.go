@@ -112,6 +112,7 @@ type SSEReader struct {
 	err    error // how the reads ended (io.EOF included)
 	sc     SSEScanner
 	closed bool  // the scanner has been told the stream ended
+	paused bool  // Next returned ErrSSEPaused inside an event: the next call goes on with it
 	endErr error // what Next returns once the stream is done
 
 	data  []byte // the data lines so far, joined with "\n"
@@ -219,6 +220,13 @@ type SSEChunkSource interface {
 	EventEnd(end int64)
 }
 
+// ErrSSEPaused is what a chunk source's NextChunk returns when it has no
+// bytes yet and the reader is to return rather than wait: Next (and Drain)
+// then return it at once, keeping the event in progress, and the next call
+// asks the source again (PROTOTYPE fwd20: a classifier fed on the
+// forwarding goroutine, which holds no frame of it while the stream waits).
+var ErrSSEPaused = errors.New("wire: event stream paused: no bytes yet")
+
 // SSEReadSize is how many bytes an SSEReader reads at a time.
 const SSEReadSize = sseBufferSize
 
@@ -267,10 +275,9 @@ func (s *SSEReader) Drain() {
 	for {
 		t := s.sc.Next()
 		if t == nil {
-			if s.closed {
+			if s.closed || s.fill() {
 				return
 			}
-			s.fill()
 			continue
 		}
 		if t.Kind == SSEEnd && t.HasData && s.src != nil {
@@ -387,8 +394,9 @@ func readBufferSize(r io.Reader) int {
 	return min(n+1, sseBufferSize)
 }
 
-// fill feeds the scanner the next read, or tells it the stream ended.
-func (s *SSEReader) fill() {
+// fill feeds the scanner the next read, or tells it the stream ended. It
+// reports that the chunk source paused (ErrSSEPaused).
+func (s *SSEReader) fill() (paused bool) {
 	if s.lending {
 		// The next chunk may release the one the line lies in.
 		s.keepLent()
@@ -396,17 +404,20 @@ func (s *SSEReader) fill() {
 	if s.err != nil {
 		s.sc.Close()
 		s.closed = true
-		return
+		return false
 	}
 	if s.src != nil {
 		b, err := s.src.NextChunk()
+		if err == ErrSSEPaused {
+			return true
+		}
 		if err != nil {
 			s.err = err
 		}
 		if len(b) > 0 {
 			s.sc.Feed(b)
 		}
-		return
+		return false
 	}
 	n, err := s.r.Read(s.buf)
 	if err != nil {
@@ -415,6 +426,7 @@ func (s *SSEReader) fill() {
 	if n > 0 {
 		s.sc.Feed(s.buf[:n])
 	}
+	return false
 }
 
 // growData makes the capacity of s.data at least need, reserving the
@@ -515,7 +527,10 @@ func (s *SSEReader) Next() (Event, error) {
 	if s.endErr != nil {
 		return Event{}, s.endErr
 	}
-	if s.held > keepHeld {
+	if s.paused {
+		// (The event in progress when the source paused goes on.)
+		s.paused = false
+	} else if s.held > keepHeld {
 		// The last event was large: do not hold its buffer while the
 		// stream idles or sends small events.
 		s.Release()
@@ -527,7 +542,10 @@ func (s *SSEReader) Next() (Event, error) {
 				s.Bytes, s.BOM = s.sc.Offset(), s.sc.BOM
 				return Event{}, s.end()
 			}
-			s.fill()
+			if s.fill() {
+				s.paused = true
+				return Event{}, ErrSSEPaused
+			}
 			continue
 		}
 		if t.Kind != SSEEnd {
