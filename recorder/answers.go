@@ -112,10 +112,8 @@ type requestWatch struct {
 	typ    [8]byte
 	typLen int
 
-	// inl is the stream's classification on the forwarding goroutine
-	// (PROTOTYPE fwd20), which does the watch's work; tried: the first
-	// forward looked whether it may.
-	inl   *inlineClass
+	// tried: the first forward looked whether the stream may be
+	// classified on the forwarding goroutine (PROTOTYPE fwd20).
 	tried bool
 }
 

@@ -106,8 +106,10 @@ type exchangeRare struct {
 	// sniffed holds the first bytes of a GET's event stream while its
 	// first event is not whole (sniffEndpoint), on the writer's goroutine.
 	sniffed []byte
-	// inl is the classification made on the forwarding goroutine (PROTOTYPE fwd20).
-	inl *inlineResult
+	// inline is the stream's classification on the forwarding goroutine
+	// while it streams, inl the same once the handler ended, for the
+	// finishing goroutine (PROTOTYPE fwd20).
+	inline, inl *inlineClass
 }
 
 // rareFields returns ex.rare, made when ex had none. Only the handler's
@@ -733,9 +735,9 @@ func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 		ex.pipe.closeWithError(ex.closeErr)
 	}
 	ex.endAt, ex.ended = time.Since(ex.start), true
-	if rw.watch != nil && rw.watch.inl != nil {
-		rw.watch.inl.finish(ex.closeErr)
-		rw.watch.inl = nil
+	if ex.rare != nil && ex.rare.inline != nil {
+		ex.rare.inline.finish(ex.closeErr)
+		ex.rare.inl, ex.rare.inline = ex.rare.inline, nil
 	}
 	if rw.watch != nil {
 		rw.watch.release()

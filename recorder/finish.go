@@ -38,7 +38,7 @@ func (rc *Recorder) run(ex *Exchange) {
 	var cerr error
 	var resume *record.Resume
 	refused := false
-	var inl *inlineResult
+	var inl *inlineClass
 	if ex.rare != nil {
 		inl = ex.rare.inl
 	}
@@ -47,7 +47,10 @@ func (rc *Recorder) run(ex *Exchange) {
 		*capt = capture{limit: rc.bodyLimit, pieces: capt.pieces[:0]}
 	}
 	if inl != nil {
-		res, cerr, capt = inl.res, inl.cerr, inl.capt
+		res, cerr = inl.sc.Result()
+		capt = inl.capt
+		ex.rare.inl = nil
+		inl.release()
 	} else if ex.status == 0 {
 		// (Started by end: no response bytes, so none streamed.)
 		res = rc.noResponse(ex)

@@ -48,14 +48,6 @@ type inlineClass struct {
 	onReq  func([]byte)
 }
 
-// inlineResult is what the forwarding goroutine's classification left for
-// the finishing goroutine.
-type inlineResult struct {
-	res  *classify.Result
-	cerr error
-	capt *capture
-}
-
 var inlineClasses = sync.Pool{New: func() any {
 	ic := new(inlineClass)
 	ic.onReq = ic.sawRequest
@@ -101,7 +93,7 @@ func (rw *responseWriter) startInline() bool {
 		ic.capt = captures.Get().(*capture)
 		*ic.capt = capture{limit: rc.bodyLimit, pieces: ic.capt.pieces[:0]}
 	}
-	rw.watch.inl = ic
+	ex.rareFields().inline = ic
 	return true
 }
 
@@ -174,10 +166,22 @@ func (ic *inlineClass) written(c []byte, m int, delivered bool) []byte {
 		ic.ex.eventEnded(e, at)
 	}
 	ic.ends = ic.ends[:0]
-	if delivered && m > 0 && ic.capt != nil {
+	if delivered && m > 0 && ic.capt != nil && ic.capt.n < ic.capt.limit {
+		if 2*m <= cap(c) {
+			// A piece under half its chunk is copied, as the pipe's
+			// writer copied it: an idle stream's priming event does not
+			// hold the 16 KiB chunk it was read into.
+			cp := append(getChunk(m), c[:m]...)
+			if !ic.capt.add(cp, m, false, cap(cp) < minPooledChunk) {
+				putChunk(cp)
+			}
+			return c
+		}
 		if ic.capt.add(c[:m], m, false, cap(c) < minPooledChunk) {
 			return nil // (the capture holds it)
 		}
+	} else if delivered && m > 0 && ic.capt != nil {
+		ic.capt.add(c[:m], m, false, false) // (past the limit: counted, not kept)
 	}
 	return c
 }
@@ -196,12 +200,25 @@ func (ic *inlineClass) finish(err error) {
 	}
 	ic.drain()
 	ic.events.Drain()
-	res, cerr := ic.sc.Result()
-	ic.ex.rareFields().inl = &inlineResult{res: res, cerr: cerr, capt: ic.capt}
 	ic.events.Recycle()
+	ic.events = nil
+}
+
+// release gives ic back to its pool once the finishing goroutine took its
+// verdict and capture.
+func (ic *inlineClass) release() {
 	onReq := ic.onReq
 	*ic = inlineClass{onReq: onReq}
 	inlineClasses.Put(ic)
+}
+
+// inline returns the stream's classification on the forwarding goroutine,
+// nil when it has none. Called with mu held.
+func (rw *responseWriter) inline() *inlineClass {
+	if rare := rw.ex.rare; rare != nil {
+		return rare.inline
+	}
+	return nil
 }
 
 // forwardedInline is forwarded for a stream classified inline: the m bytes
@@ -220,7 +237,7 @@ func (rw *responseWriter) forwardedInline(c []byte, m int, werr, ferr error) ([]
 			ex.rareFields().late += int64(m)
 		}
 	}
-	c = rw.watch.inl.written(c, m, delivered)
+	c = rw.inline().written(c, m, delivered)
 	for _, err := range [2]error{werr, ferr} {
 		if err != nil {
 			if ex.downErr == nil {

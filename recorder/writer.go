@@ -224,7 +224,7 @@ func (rw *responseWriter) beginWrite(b []byte) {
 	if rw.sniff && len(b) > 0 {
 		rw.sniffEndpoint(b)
 	}
-	if rw.watch != nil && len(b) > 0 {
+	if (rw.watch != nil || rw.ex.rare != nil) && len(b) > 0 {
 		rw.watchRequests(b)
 	}
 	if !rw.gone {
@@ -297,13 +297,15 @@ func (rw *responseWriter) sniffEndpoint(b []byte) {
 //go:noinline
 func (rw *responseWriter) watchRequests(b []byte) {
 	w := rw.watch
-	if !w.tried {
+	if w != nil && !w.tried {
 		w.tried = true
-		if rw.forwarding {
-			rw.startInline()
+		if rw.forwarding && rw.startInline() {
+			// (PROTOTYPE fwd20) The classifier does the watch's work.
+			w.release()
+			rw.watch, w = nil, nil
 		}
 	}
-	if w.inl != nil {
+	if ic := rw.inline(); ic != nil {
 		// (PROTOTYPE fwd20) The classifier reads b before the client can
 		// have it, unless the client left (goneSeen): then b is not
 		// delivered, and the classifier never reads it.
@@ -311,11 +313,13 @@ func (rw *responseWriter) watchRequests(b []byte) {
 			rw.goneSeen()
 		}
 		if !rw.gone {
-			w.inl.feed(b)
+			ic.feed(b)
 		}
 		return
 	}
-	w.feed(b, &rw.ex.rc.srvReqs, rw.ex.session)
+	if w != nil {
+		w.feed(b, &rw.ex.rc.srvReqs, rw.ex.session)
+	}
 }
 
 // maxSniff bounds the bytes kept while the first event of a GET's event
@@ -341,12 +345,12 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 // to the classifier when the write failed (err) or pendingMax is reached.
 // Called with mu held.
 func (rw *responseWriter) keepCopy(b []byte, err error) {
-	if rw.watch != nil && rw.watch.inl != nil {
+	if ic := rw.inline(); ic != nil {
 		// (PROTOTYPE fwd20) A Write's bytes, copied for the capture.
 		if n := len(b); n > 0 && !rw.gone {
 			c := append(getChunk(n), b...)
 			rw.ex.wrote += int64(n)
-			if c = rw.watch.inl.written(c, n, true); c != nil {
+			if c = ic.written(c, n, true); c != nil {
 				putChunk(c)
 			}
 		} else if n > 0 {
@@ -444,7 +448,7 @@ func (rw *responseWriter) forwarded(c []byte, m int) ([]byte, error) {
 	werr := rw.werr
 	rw.werr = nil
 	b := c[:m]
-	if rw.watch != nil && rw.watch.inl != nil {
+	if rw.inline() != nil {
 		return rw.forwardedInline(c, m, werr, ferr)
 	}
 	if m > 0 && rw.pending == nil && 2*m > cap(c) && !rw.gone {

@@ -543,7 +543,13 @@ func (s *SSEReader) Next() (Event, error) {
 				return Event{}, s.end()
 			}
 			if s.fill() {
-				s.paused = true
+				if s.sc.InBlock() || s.skip != nil || len(s.data) > 0 || s.lending {
+					s.paused = true
+				} else {
+					// Between events: a stream that waits holds no data
+					// buffer.
+					s.Release()
+				}
 				return Event{}, ErrSSEPaused
 			}
 			continue
