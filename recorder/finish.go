@@ -39,7 +39,9 @@ func (rc *Recorder) run(ex *Exchange) {
 	var resume *record.Resume
 	refused := false
 	var inl *inlineClass
-	if ex.rare != nil {
+	if !ex.early && ex.rare != nil {
+		// (An exchange classified inline never starts its finisher early;
+		// one started early reads ex.rare only after the handler's end.)
 		inl = ex.rare.inl
 	}
 	if inl == nil && rc.opts.Bodies != BodiesNone {
