@@ -78,7 +78,7 @@ func (s *StreamClassification) finish(err error) {
 	if ex.Status == http.StatusAccepted && err == nil && r.Outcome != EmptyResponse {
 		r.warn(WarnRequestAnswered202, "the response to a request came with HTTP 202, which clients read as \"accepted, no body\": the TypeScript SDK discards the body, so its caller never gets this answer (%s)", r.Outcome)
 	}
-	r.end()
+	r.end(ex)
 }
 
 // Result returns the verdict and Classify's error, once Step reported the
