@@ -63,6 +63,13 @@ func (s *serverRequests) saw(session string, msg []byte) {
 // answered returns, and forgets, the method of the server request of
 // session that id answers ("" when the recorder did not see it).
 func (s *serverRequests) answered(session string, id wire.ID) string {
+	m, _ := s.answeredOK(session, id)
+	return m
+}
+
+// answeredOK is answered, and reports whether the request was noted at all
+// (ok: an ambiguous one too).
+func (s *serverRequests) answeredOK(session string, id wire.ID) (string, bool) {
 	k := serverRequestKey(session, id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,9 +84,9 @@ func (s *serverRequests) answered(session string, id wire.ID) string {
 		}
 	}
 	if m == ambiguousServerRequest {
-		return ""
+		return "", ok
 	}
-	return m
+	return m, ok
 }
 
 // ambiguousServerRequest marks a key two server requests with different

@@ -598,13 +598,23 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 		method = ""
 	}
 	answered := false // a client's answer the server accepted, judged as an answer
+	waitExpired := false
 	if ex.msg.Kind == wire.MessageResponse {
 		// A client's answer to a server request: its record names the
 		// method it answers (when a stream of the session carried the
 		// request) and, once the server accepted it, is judged as the
 		// answer, as the stdio proxy judges the answer line.
 		rec.ClientAnswer = true
-		method = rc.srvReqs.answered(ex.session, ex.msg.ID)
+		var noted bool
+		method, noted = rc.srvReqs.answeredOK(ex.session, ex.msg.ID)
+		if !noted {
+			// The request may be in a piece of a stream of the session
+			// that the client got before its classifier read it
+			// (pieceWatch): wait for the pieces in flight, then look
+			// again.
+			waitExpired = rc.pieces.wait(ex.session)
+			method, _ = rc.srvReqs.answeredOK(ex.session, ex.msg.ID)
+		}
 		// Judged as mcpdiag call judges its own answers
 		// (classify.JudgeClientAnswer): accepted (a 202, or another 2xx
 		// with no body), as the answer it is; refused in a 2xx's body, as
@@ -636,6 +646,9 @@ func (rc *Recorder) finish(ex *Exchange, res *classify.Result, refused bool, cer
 	var notes []string
 	if ex.parsedHead() {
 		notes = append(notes, headNote(&ex.msg, len(ex.reqBody), rc.passedOn()))
+	}
+	if waitExpired && method == "" {
+		notes = append(notes, fmt.Sprintf("the method this answer answers is not known: a stream of its session was still writing a piece to a client that read nothing for %s, and its request may be in that piece", answerWaitLimit))
 	}
 	switch ex.msg.Kind {
 	case wire.MessageResponse:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/classify"
@@ -46,6 +47,14 @@ type inlineClass struct {
 	capt   *capture
 	lastAt time.Duration
 	onReq  func([]byte)
+
+	// The piece in flight (pieceWatch): its number while it is written
+	// and until the classifier read it, 0 otherwise; pieces counts the
+	// stream's pieces; gen and session are its registration's.
+	flight  atomic.Uint64
+	pieces  uint64
+	gen     uint64
+	session string
 }
 
 var inlineClasses = sync.Pool{New: func() any {
@@ -94,8 +103,13 @@ func (rw *responseWriter) startInline() bool {
 		*ic.capt = capture{limit: rc.bodyLimit, pieces: ic.capt.pieces[:0]}
 	}
 	ex.rareFields().inline = ic
+	rc.pieces.add(ic, ex.session)
 	return true
 }
+
+// testPieceWritten, when set (tests only), is called after a forwarded
+// piece was written and flushed and before the classifier reads it.
+var testPieceWritten func(ex *Exchange)
 
 type noBody struct{}
 
@@ -123,7 +137,8 @@ func (ic *inlineClass) EventEnd(end int64) {
 	ic.ends = append(ic.ends, end)
 }
 
-// feed classifies b, the next bytes of the stream, before they are written.
+// feed classifies b, the next bytes of the stream, once they were written
+// and flushed.
 func (ic *inlineClass) feed(b []byte) {
 	ic.b = b
 	if !ic.done && ic.sc.Step() {
@@ -159,8 +174,7 @@ func (ic *inlineClass) drain() {
 // written notes the m bytes of c a forward wrote and flushed (delivered:
 // the client had not left): the capture keeps them, and the events they
 // completed are timed. It returns c when it is still the caller's.
-func (ic *inlineClass) written(c []byte, m int, delivered bool) []byte {
-	at := time.Since(ic.ex.start)
+func (ic *inlineClass) written(c []byte, m int, delivered bool, at time.Duration) []byte {
 	ic.lastAt = at
 	for _, e := range ic.ends {
 		ic.ex.eventEnded(e, at)
@@ -202,6 +216,7 @@ func (ic *inlineClass) finish(err error) {
 	ic.events.Drain()
 	ic.events.Recycle()
 	ic.events = nil
+	ic.ex.rc.pieces.remove(ic)
 }
 
 // release gives ic back to its pool once the finishing goroutine took its
@@ -229,15 +244,23 @@ func (rw *responseWriter) inline() *inlineClass {
 //go:noinline
 func (rw *responseWriter) forwardedInline(c []byte, m int, werr, ferr error) ([]byte, error) {
 	ex := rw.ex
+	at := time.Since(ex.start)
+	ic := rw.inline()
 	delivered := !rw.gone
 	if m > 0 {
 		if delivered {
 			ex.wrote += int64(m)
+			if testPieceWritten != nil {
+				testPieceWritten(ex)
+			}
+			// The part written, exactly, once the client may have it.
+			ic.feed(c[:m])
 		} else {
 			ex.rareFields().late += int64(m)
 		}
 	}
-	c = rw.inline().written(c, m, delivered)
+	c = ic.written(c, m, delivered, at)
+	ex.rc.pieces.landed(ic)
 	for _, err := range [2]error{werr, ferr} {
 		if err != nil {
 			if ex.downErr == nil {

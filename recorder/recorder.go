@@ -211,6 +211,7 @@ type Recorder struct {
 	sessions sessionStore
 	srvReqs  serverRequests // server requests seen on streams, until answered
 	resumes  resumeTable    // a session's requests whose event stream a GET may resume (resume.go)
+	pieces   pieceWatch     // the pieces in flight of streams classified as they are forwarded
 	fin      *finishers
 
 	wg       sync.WaitGroup

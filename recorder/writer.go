@@ -313,7 +313,10 @@ func (rw *responseWriter) watchRequests(b []byte) {
 			rw.goneSeen()
 		}
 		if !rw.gone {
-			ic.feed(b)
+			// Its bytes may reach the client from now on: an answer
+			// whose request the classifier has not noted waits for it
+			// (pieceWatch).
+			ic.begin()
 		}
 		return
 	}
@@ -346,16 +349,20 @@ func (rw *responseWriter) wrote(b []byte) (int, error) {
 // Called with mu held.
 func (rw *responseWriter) keepCopy(b []byte, err error) {
 	if ic := rw.inline(); ic != nil {
-		// (PROTOTYPE fwd20) A Write's bytes, copied for the capture.
+		// A Write's bytes, read by the classifier once written, and
+		// copied for the capture.
+		at := time.Since(rw.ex.start)
 		if n := len(b); n > 0 && !rw.gone {
-			c := append(getChunk(n), b...)
 			rw.ex.wrote += int64(n)
-			if c = ic.written(c, n, true); c != nil {
+			ic.feed(b)
+			c := append(getChunk(n), b...)
+			if c = ic.written(c, n, true, at); c != nil {
 				putChunk(c)
 			}
 		} else if n > 0 {
 			rw.ex.rareFields().late += int64(n)
 		}
+		rw.ex.rc.pieces.landed(ic)
 		if err != nil {
 			if rw.ex.downErr == nil {
 				rw.ex.downErr = err
