@@ -81,6 +81,11 @@ func (s *StreamClassification) finish(err error) {
 	r.end(ex)
 }
 
+// Rebind makes c and ex the classifier and exchange Step reads with: the
+// same settings and the same exchange as BeginStream's, held elsewhere
+// (a caller that gives them back while the stream waits between events).
+func (s *StreamClassification) Rebind(c *Classifier, ex *Exchange) { s.c, s.ex = c, ex }
+
 // Result returns the verdict and Classify's error, once Step reported the
 // end.
 func (s *StreamClassification) Result() (*Result, error) { return s.r, s.err }

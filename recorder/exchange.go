@@ -106,10 +106,9 @@ type exchangeRare struct {
 	// sniffed holds the first bytes of a GET's event stream while its
 	// first event is not whole (sniffEndpoint), on the writer's goroutine.
 	sniffed []byte
-	// inline is the stream's classification on the forwarding goroutine
-	// while it streams, inl the same once the handler ended, for the
-	// finishing goroutine (PROTOTYPE fwd20).
-	inline, inl *inlineClass
+	// copied counts the bytes the writer copied for the classifier (not
+	// kept as ForwardChunk got them), with countCopies only (tests).
+	copied int64
 }
 
 // rareFields returns ex.rare, made when ex had none. Only the handler's
@@ -735,9 +734,10 @@ func (rw *responseWriter) end(panicked any, inCtx error) (shutNoHead bool) {
 		ex.pipe.closeWithError(ex.closeErr)
 	}
 	ex.endAt, ex.ended = time.Since(ex.start), true
-	if ex.rare != nil && ex.rare.inline != nil {
-		ex.rare.inline.finish(ex.closeErr)
-		ex.rare.inl, ex.rare.inline = ex.rare.inline, nil
+	if rw.inl != nil {
+		// (rw.inline is nil from here on: a write after the handler's
+		// end is not the classification's.)
+		rw.inl.finish(ex.closeErr)
 	}
 	if rw.watch != nil {
 		rw.watch.release()

@@ -39,10 +39,10 @@ func (rc *Recorder) run(ex *Exchange) {
 	var resume *record.Resume
 	refused := false
 	var inl *inlineClass
-	if !ex.early && ex.rare != nil {
-		// (An exchange classified inline never starts its finisher early;
-		// one started early reads ex.rare only after the handler's end.)
-		inl = ex.rare.inl
+	if !ex.early {
+		// (An exchange classified inline never starts its finisher early:
+		// the handler ended, and with it the classification.)
+		inl = ex.rw.inl
 	}
 	if inl == nil && rc.opts.Bodies != BodiesNone {
 		capt = captures.Get().(*capture)
@@ -51,7 +51,7 @@ func (rc *Recorder) run(ex *Exchange) {
 	if inl != nil {
 		res, cerr = inl.sc.Result()
 		capt = inl.capt
-		ex.rare.inl = nil
+		ex.rw.inl = nil
 		inl.release()
 	} else if ex.status == 0 {
 		// (Started by end: no response bytes, so none streamed.)

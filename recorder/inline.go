@@ -34,16 +34,15 @@ import (
 // goroutine.
 type inlineClass struct {
 	ex     *Exchange
-	cl     classify.Classifier
-	cx     classify.Exchange
+	w      *inlineWork // the classifier and its reader, nil while parked between events
 	sc     classify.StreamClassification
-	events *wire.SSEReader
-	b      []byte // handed to the reader at its next NextChunk
-	endErr error  // how the stream ended (ended)
+	endErr error // how the stream ended (ended)
 	ended  bool
 	done   bool // the classification is over: the rest is read for its server requests and event ends
-	ends   []int64
-	endA   [8]int64
+	// parked is the reader's state while it is parked between events (w
+	// nil): an idle stream holds neither a reader nor the classifier's
+	// exchange (wire.SSEReader.Park).
+	parked wire.SSEParked
 	capt   *capture
 	lastAt time.Duration
 	onReq  func([]byte)
@@ -55,6 +54,45 @@ type inlineClass struct {
 	pieces  uint64
 	gen     uint64
 	session string
+}
+
+// inlineWork is what an inlineClass holds only while it reads: the
+// classifier, its exchange, the event reader, the piece it is fed and the
+// event ends it found, from inlineWorks.
+type inlineWork struct {
+	cl     classify.Classifier
+	cx     classify.Exchange
+	events *wire.SSEReader
+	b      []byte // handed to the reader at its next NextChunk
+	ends   []int64
+}
+
+var inlineWorks = sync.Pool{New: func() any { return new(inlineWork) }}
+
+// work gives ic its classifier and exchange, made from its Exchange, with
+// events as the exchange's event reader.
+func (ic *inlineClass) work(events *wire.SSEReader) *inlineWork {
+	ex, rc := ic.ex, ic.ex.rc
+	w := inlineWorks.Get().(*inlineWork)
+	w.events = events
+	w.cl = classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget,
+		KeepResponse: ex.msg.Method == "tools/list" || ex.msg.Method == "initialize", OnServerRequest: ic.onReq}
+	w.cx = classify.Exchange{
+		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
+		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
+		Status: ex.status, Header: ex.respHeader, Body: noBody{}, Events: events,
+	}
+	ic.w = w
+	return w
+}
+
+// putWork gives ic's work back to inlineWorks (its reader recycled or
+// parked before).
+func (ic *inlineClass) putWork() {
+	w := ic.w
+	ic.w = nil
+	*w = inlineWork{ends: w.ends[:0]}
+	inlineWorks.Put(w)
 }
 
 var inlineClasses = sync.Pool{New: func() any {
@@ -81,19 +119,11 @@ func (rw *responseWriter) startInline() bool {
 	ic := inlineClasses.Get().(*inlineClass)
 	onReq := ic.onReq
 	*ic = inlineClass{ex: ex, onReq: onReq}
-	ic.ends = ic.endA[:0]
-	ic.events = wire.NewPooledSSEChunkReader(ic, rc.opts.MaxEventSize)
-	ic.events.SetBudget(rc.budget)
-	ic.cl = classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget}
-	ic.cl.KeepResponse = ex.msg.Method == "tools/list" || ex.msg.Method == "initialize"
-	ic.cl.OnServerRequest = ic.onReq
-	ic.cx = classify.Exchange{
-		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
-		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
-		Status: ex.status, Header: ex.respHeader, Body: noBody{}, Events: ic.events,
-	}
-	if !ic.cl.BeginStream(&ic.cx, &ic.sc) {
-		ic.events.Recycle()
+	w := ic.work(wire.NewPooledSSEChunkReader(ic, rc.opts.MaxEventSize))
+	w.events.SetBudget(rc.budget)
+	if !w.cl.BeginStream(&w.cx, &ic.sc) {
+		w.events.Recycle()
+		ic.putWork()
 		*ic = inlineClass{onReq: onReq}
 		inlineClasses.Put(ic)
 		return false
@@ -102,7 +132,7 @@ func (rw *responseWriter) startInline() bool {
 		ic.capt = captures.Get().(*capture)
 		*ic.capt = capture{limit: rc.bodyLimit, pieces: ic.capt.pieces[:0]}
 	}
-	ex.rareFields().inline = ic
+	rw.inl = ic
 	rc.pieces.add(ic, ex.session)
 	return true
 }
@@ -118,8 +148,8 @@ func (noBody) Read([]byte) (int, error) { return 0, io.EOF }
 // NextChunk implements wire.SSEChunkSource: the piece fed last, once; then
 // the end, or a pause.
 func (ic *inlineClass) NextChunk() ([]byte, error) {
-	if b := ic.b; b != nil {
-		ic.b = nil
+	if b := ic.w.b; b != nil {
+		ic.w.b = nil
 		return b, nil
 	}
 	if ic.ended {
@@ -134,27 +164,52 @@ func (ic *inlineClass) EventEnd(end int64) {
 		ic.ex.eventEnded(end, ic.lastAt)
 		return
 	}
-	ic.ends = append(ic.ends, end)
+	ic.w.ends = append(ic.w.ends, end)
 }
 
 // feed classifies b, the next bytes of the stream, once they were written
 // and flushed.
 func (ic *inlineClass) feed(b []byte) {
-	ic.b = b
+	ic.unpark()
+	w := ic.w
+	w.b = b
 	if !ic.done && ic.sc.Step() {
 		ic.done = true
 	}
 	if ic.done {
 		ic.drain()
 	}
-	ic.b = nil
+	w.b = nil
+}
+
+// park parks ic's reader and gives its work back when the reader waits
+// between events and no event end waits for its time: an idle stream
+// holds neither.
+func (ic *inlineClass) park() {
+	if w := ic.w; w != nil && len(w.ends) == 0 {
+		if p, ok := w.events.Park(); ok {
+			ic.parked = p
+			ic.putWork()
+		}
+	}
+}
+
+// unpark gives ic its reader and work back when they were parked.
+func (ic *inlineClass) unpark() {
+	if ic.w == nil {
+		rc := ic.ex.rc
+		events := wire.ResumeSSEChunkReader(ic, rc.opts.MaxEventSize, ic.parked)
+		events.SetBudget(rc.budget)
+		w := ic.work(events)
+		ic.sc.Rebind(&w.cl, &w.cx)
+	}
 }
 
 // drain reads the events after the classification's end for their server
 // requests (the watch's duty) and their ends (the record's times).
 func (ic *inlineClass) drain() {
 	for {
-		ev, err := ic.events.Next()
+		ev, err := ic.w.events.Next()
 		if err != nil {
 			if err == wire.ErrSSEPaused {
 				return
@@ -162,7 +217,7 @@ func (ic *inlineClass) drain() {
 			if errors.As(err, new(*wire.SkippedEventError)) {
 				continue
 			}
-			ic.events.Drain()
+			ic.w.events.Drain()
 			return
 		}
 		if wire.IsServerRequest(ev.Type, ev.Data) {
@@ -176,10 +231,13 @@ func (ic *inlineClass) drain() {
 // completed are timed. It returns c when it is still the caller's.
 func (ic *inlineClass) written(c []byte, m int, delivered bool, at time.Duration) []byte {
 	ic.lastAt = at
-	for _, e := range ic.ends {
-		ic.ex.eventEnded(e, at)
+	if w := ic.w; w != nil {
+		for _, e := range w.ends {
+			ic.ex.eventEnded(e, at)
+		}
+		w.ends = w.ends[:0]
+		defer ic.park()
 	}
-	ic.ends = ic.ends[:0]
 	if delivered && m > 0 && ic.capt != nil && ic.capt.n < ic.capt.limit {
 		if 2*m <= cap(c) {
 			// A piece under half its chunk is copied, as the pipe's
@@ -207,15 +265,16 @@ func (ic *inlineClass) finish(err error) {
 		err = io.EOF
 	}
 	ic.ended, ic.endErr = true, err
+	ic.unpark()
 	if !ic.done {
 		for !ic.sc.Step() {
 		}
 		ic.done = true
 	}
 	ic.drain()
-	ic.events.Drain()
-	ic.events.Recycle()
-	ic.events = nil
+	ic.w.events.Drain()
+	ic.w.events.Recycle()
+	ic.putWork()
 	ic.ex.rc.pieces.remove(ic)
 }
 
@@ -230,10 +289,10 @@ func (ic *inlineClass) release() {
 // inline returns the stream's classification on the forwarding goroutine,
 // nil when it has none. Called with mu held.
 func (rw *responseWriter) inline() *inlineClass {
-	if rare := rw.ex.rare; rare != nil {
-		return rare.inline
+	if rw.ex.ended {
+		return nil
 	}
-	return nil
+	return rw.inl
 }
 
 // forwardedInline is forwarded for a stream classified inline: the m bytes

@@ -9,10 +9,15 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpdiag/mcpdiag/wire"
 )
+
+// countCopies makes the writer count in exchangeRare.copied the bytes it
+// copies for the classifier (tests only).
+var countCopies atomic.Bool
 
 // pendingMax is how many written-but-unflushed bytes the writer keeps before
 // it hands them to the classifier anyway (a handler in front of the upstream
@@ -39,7 +44,7 @@ type responseWriter struct {
 	forwarding  bool  // the write is forward's (PROTOTYPE fwd20)
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
-	copied      int64         // the bytes copied for the classifier (not kept as ForwardChunk got them)
+	inl         *inlineClass  // the event stream's classification on the forwarding goroutine (inlineClass), nil when none
 	watch       *requestWatch // an event stream's server requests, noted before they are forwarded (nil: not a stream, or it ended)
 }
 
@@ -380,7 +385,9 @@ func (rw *responseWriter) keepCopy(b []byte, err error) {
 		}
 		rw.pending = append(rw.pending, b...)
 		rw.ex.wrote += int64(n)
-		rw.copied += int64(n)
+		if countCopies.Load() {
+			rw.ex.rareFields().copied += int64(n)
+		}
 	}
 	if err != nil {
 		if rw.ex.downErr == nil {

@@ -243,6 +243,47 @@ func NewPooledSSEChunkReader(src SSEChunkSource, maxEvent int) *SSEReader {
 	return s
 }
 
+// SSEParked is what a reader over a chunk source keeps of a stream while
+// it waits between events (Park): a stream that idles holds these few
+// bytes instead of a reader.
+type SSEParked struct {
+	off, bytes int64 // the scanner's offset, Bytes
+	retry      int64 // the last retry field's value (Event.Retry)
+	comments   int
+	bomSeen    int8
+	started    bool // the scanner is past the point where a BOM may be
+	cr         bool // the last line ended in CR: an LF next is part of it
+	scBOM, bom bool
+}
+
+// Park recycles s (as Recycle) and returns what ResumeSSEChunkReader needs
+// to go on with the stream, when s, a pooled reader over a chunk source,
+// paused between events: no event and no line in progress, no bytes of its
+// source unscanned, the stream not ended. Otherwise ok is false and s is
+// left as it was.
+func (s *SSEReader) Park() (p SSEParked, ok bool) {
+	sc := &s.sc
+	if s.src == nil || !s.pooled || s.err != nil || s.endErr != nil || s.closed || s.paused ||
+		s.skip != nil || len(s.data) > 0 || s.lending || s.evBytes != 0 ||
+		sc.closed || sc.done || sc.inBlock || sc.phase != phaseStart || len(sc.p) > 0 {
+		return SSEParked{}, false
+	}
+	p = SSEParked{off: sc.off, bytes: s.Bytes, retry: s.retry, comments: s.Comments, bomSeen: int8(sc.bomSeen),
+		started: sc.started, cr: sc.cr, scBOM: sc.BOM, bom: s.BOM}
+	s.Recycle()
+	return p, true
+}
+
+// ResumeSSEChunkReader returns a pooled reader over src (as
+// NewPooledSSEChunkReader) that goes on with the stream where Park left
+// it: what it returns is what the parked reader would have returned.
+func ResumeSSEChunkReader(src SSEChunkSource, maxEvent int, p SSEParked) *SSEReader {
+	s := NewPooledSSEChunkReader(src, maxEvent)
+	s.sc.off, s.sc.bomSeen, s.sc.started, s.sc.cr, s.sc.BOM = p.off, int(p.bomSeen), p.started, p.cr, p.scBOM
+	s.Bytes, s.Comments, s.BOM, s.retry = p.bytes, p.comments, p.bom, p.retry
+	return s
+}
+
 // readers holds the SSEReaders Recycle gave back, zeroed: a reader is about
 // 500 bytes, which NewPooledSSEChunkReader allocated for every event stream
 // the recorder classified.
