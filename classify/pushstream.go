@@ -7,7 +7,7 @@ import (
 )
 
 // StreamClassification is the classification of an event-stream response
-// fed as it arrives (PROTOTYPE fwd20): its event reader (Exchange.Events)
+// fed as it arrives (the recorder's forwarding goroutine): its event reader (Exchange.Events)
 // is over a chunk source that returns wire.ErrSSEPaused when it has no
 // bytes yet, and Step reads the events of what it has, then returns, so
 // that the caller (the recorder, on the goroutine that forwards the

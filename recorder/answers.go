@@ -120,7 +120,7 @@ type requestWatch struct {
 	typLen int
 
 	// tried: the first forward looked whether the stream may be
-	// classified on the forwarding goroutine (PROTOTYPE fwd20).
+	// classified on the forwarding goroutine (startInline).
 	tried bool
 }
 

@@ -90,9 +90,10 @@ func TestForwardBodyKeepsChunks(t *testing.T) {
 		{"16 KiB events, forwarded", stream(4, 16<<10), true, func(int) int { return 0 }},
 		{"16 KiB events, written", stream(4, 16<<10), false, func(total int) int { return total }},
 		{"9000-byte events, forwarded", stream(6, 9000), true, func(int) int { return 0 }},
-		// (PROTOTYPE fwd20: a forwarded event stream is classified on the
-		// forwarding goroutine, before each piece is written: no piece is
-		// copied for the classifier, small or large.)
+		// (A forwarded event stream is classified on the forwarding
+		// goroutine, each piece once it was written: no piece is copied
+		// for the classifier, small or large; the capture copies a small
+		// one for the record, as before.)
 		{"8000-byte events, forwarded", stream(6, 8000), true, func(int) int { return 0 }},
 		{"200-byte events, forwarded", stream(50, 200), true, func(int) int { return 0 }},
 	} {

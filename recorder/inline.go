@@ -11,24 +11,23 @@ import (
 	"github.com/mcpdiag/mcpdiag/wire"
 )
 
-// PROTOTYPE (fwd20, not for main): the classifier on the forwarding
-// goroutine. An event stream that answers a JSON-RPC request through the
+// The classifier on the forwarding goroutine (fwd21, after fwd20's
+// prototype). An event stream that answers a JSON-RPC request through the
 // proxy's forwarding loop (ForwardChunk) is classified as it is forwarded:
-// each piece is fed to the classifier (classify.StreamClassification)
-// before it is written, in place of the request watch's scan (the
-// classifier notes each server request the piece completes), and after the
-// write the piece is kept for the record's capture and its events are
-// timed. No pipe, no finishing goroutine while the response streams, no
-// second scan. The classifier returns after each piece (its reader
-// pauses, wire.ErrSSEPaused), so an idle stream holds no frame of it: the
-// forwarding loop waits in idle18's empty read as before. At the handler's
-// end the classifier is given how the response ended (the error the pipe's
-// reader got) and the record is made on a finishing goroutine as before.
-//
-// Departures from the product (docs/benchmarks.md, fwd20): the client gets
-// a piece after the classification of the events it completes (the watch's
-// scan before); the bytes of a write that failed part way are classified
-// whole (the pipe took the part written).
+// each piece is written and flushed first, then the part written is fed to
+// the classifier (classify.StreamClassification), which notes each server
+// request the piece completes in place of the request watch's scan; the
+// piece is kept for the record's capture and its events are timed at the
+// flush. No pipe, no finishing goroutine while the response streams, no
+// second scan, and no client waits for the classifier. The classifier
+// returns after each piece (its reader pauses, wire.ErrSSEPaused), so an
+// idle stream holds no frame of it (the forwarding loop waits in idle18's
+// empty read); between events its reader is parked and its work given back
+// (an idle stream holds the verdict so far, the capture and a few words).
+// A client may read a server request before the classifier noted it: the
+// record of its answer waits for the pieces in flight (pieceWatch). At the
+// handler's end the classifier is given how the response ended and the
+// record is made on a finishing goroutine as before.
 
 // inlineClass is an event stream's classification on the forwarding
 // goroutine.
@@ -104,7 +103,8 @@ var inlineClasses = sync.Pool{New: func() any {
 func (ic *inlineClass) sawRequest(msg []byte) { ic.ex.rc.srvReqs.saw(ic.ex.session, msg) }
 
 // startInline begins the classification of the stream on the forwarding
-// goroutine when the exchange is in the prototype's scope; false leaves
+// goroutine when the exchange is in its scope (a 2xx event stream, through
+// ForwardChunk, answering a request, not Sync, not a live stream); false leaves
 // the exchange to the request watch and the pipe. Called with mu held, by
 // the first forward's beginWrite.
 //

@@ -41,7 +41,7 @@ type responseWriter struct {
 	stream      bool  // the response is an event stream: its chunks carry their flush times
 	sniff       bool  // the first bytes of a GET's 2xx event stream are still to be looked at (StreamEndpoint)
 	gone        bool  // the client was seen gone (goneSeen, a failed write or flush): later bytes were not delivered
-	forwarding  bool  // the write is forward's (PROTOTYPE fwd20)
+	forwarding  bool  // the write is forward's (startInline)
 	werr        error // the server's Write's error, from Write to wrote
 	pending     []byte
 	inl         *inlineClass  // the event stream's classification on the forwarding goroutine (inlineClass), nil when none
@@ -305,15 +305,15 @@ func (rw *responseWriter) watchRequests(b []byte) {
 	if w != nil && !w.tried {
 		w.tried = true
 		if rw.forwarding && rw.startInline() {
-			// (PROTOTYPE fwd20) The classifier does the watch's work.
+			// The classifier does the watch's work (inlineClass).
 			w.release()
 			rw.watch, w = nil, nil
 		}
 	}
 	if ic := rw.inline(); ic != nil {
-		// (PROTOTYPE fwd20) The classifier reads b before the client can
-		// have it, unless the client left (goneSeen): then b is not
-		// delivered, and the classifier never reads it.
+		// The classifier reads b once it was written (forwardedInline),
+		// unless the client left (goneSeen): then b is not delivered, and
+		// the classifier never reads it.
 		if !rw.gone {
 			rw.goneSeen()
 		}

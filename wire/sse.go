@@ -223,8 +223,9 @@ type SSEChunkSource interface {
 // ErrSSEPaused is what a chunk source's NextChunk returns when it has no
 // bytes yet and the reader is to return rather than wait: Next (and Drain)
 // then return it at once, keeping the event in progress, and the next call
-// asks the source again (PROTOTYPE fwd20: a classifier fed on the
-// forwarding goroutine, which holds no frame of it while the stream waits).
+// asks the source again (the recorder's classifier fed on the forwarding
+// goroutine, which holds no frame of it while the stream waits). A reader
+// that paused between events can be parked (Park).
 var ErrSSEPaused = errors.New("wire: event stream paused: no bytes yet")
 
 // SSEReadSize is how many bytes an SSEReader reads at a time.
