@@ -156,6 +156,17 @@ type SSEReader struct {
 	head     []byte             // its data's first bytes
 	skipLine int64              // the offset of the line that began it
 
+	// The whole data and type of the event read through, kept for onSkip
+	// while they are small enough (KeepSkipped).
+	onSkip   func(typ string, data []byte)
+	keepSkip int    // the most data bytes kept
+	skipData []byte // its data lines so far, joined with "\n"
+	skipType []byte // its type so far
+	skipSep  bool   // a data line of it ended: the next one begins with "\n"
+	// skipOver: its data is over keepSkip; skipTypeOver: its type (the
+	// last event line's) is over maxSkippedType. Nothing is handed on.
+	skipOver, skipTypeOver bool
+
 	budget *Budget
 	held   int64 // bytes reserved from budget (counted even without one)
 	pooled bool  // buffers come from and go back to the package's pools (Recycle)
@@ -622,6 +633,9 @@ func (s *SSEReader) Next() (Event, error) {
 				s.head = s.head[:n-1]
 			}
 			e.Head, s.head = s.head, nil
+			if s.onSkip != nil {
+				s.skipped()
+			}
 			return Event{}, e
 		}
 		if !t.HasData {
@@ -813,13 +827,99 @@ func (s *SSEReader) startSkip(cause error, t *SSEToken) {
 		s.head = append(s.head, '\n')
 	}
 	s.skip, s.skipLine = e, t.Line
-	// Nothing of the event is kept from here on.
+	if s.onSkip != nil {
+		s.startKeep(t)
+	}
+	// Nothing of the event is kept from here on (but what KeepSkipped
+	// asked for).
 	s.Release()
 	s.skipPiece(t)
 }
 
+// maxSkippedType bounds the type of an event read through that
+// KeepSkipped hands on: a longer one is neither "" nor "message".
+const maxSkippedType = 64
+
+// KeepSkipped makes the reader hand f the type and data of each event it
+// reads through (over its bound or budget: Next returns a
+// *SkippedEventError for it) whose data is at most n bytes (joined as
+// Event.Data is) and whose type at most 64, before Next returns the error:
+// a caller that must know what such an event was (the recorder notes the
+// server requests in the events its classifier does not hold). The bytes
+// are kept while the event is read through, outside the reader's budget
+// and bound (at most n of them, and only then); f must not keep data.
+// Call it before the first Next (and again after ResumeSSEChunkReader).
+func (s *SSEReader) KeepSkipped(n int, f func(typ string, data []byte)) {
+	s.onSkip, s.keepSkip = f, n
+}
+
+// startKeep begins keeping the event read through from t (not applied
+// yet) for onSkip: its data and type so far, and whether a data line of it
+// ended.
+func (s *SSEReader) startKeep(t *SSEToken) {
+	s.skipOver = len(s.data) > s.keepSkip
+	s.skipData = s.skipData[:0]
+	if !s.skipOver {
+		s.skipData = append(s.skipData, s.data...)
+	}
+	// A piece that goes on a data line begun before has no "\n" before it.
+	s.skipSep = s.lines > 0 && !(t.Kind == SSEField && t.Field == FieldData && !t.First)
+	s.skipTypeOver = len(s.evType) > maxSkippedType
+	s.skipType = s.skipType[:0]
+	if !s.skipTypeOver {
+		s.skipType = append(s.skipType, s.evType...)
+	}
+}
+
+// keepPiece follows a piece of a line of the event read through for
+// onSkip.
+func (s *SSEReader) keepPiece(t *SSEToken) {
+	switch t.Field {
+	case FieldData:
+		if s.skipOver {
+			return
+		}
+		sep := t.First && s.skipSep
+		if n := len(s.skipData) + len(t.Value); n > s.keepSkip || sep && n+1 > s.keepSkip {
+			s.skipOver, s.skipData = true, s.skipData[:0]
+			return
+		}
+		if sep {
+			s.skipData = append(s.skipData, '\n')
+		}
+		s.skipData = append(s.skipData, t.Value...)
+		if t.Last {
+			s.skipSep = true
+		}
+	case FieldEvent:
+		if t.First {
+			s.skipType, s.skipTypeOver = s.skipType[:0], false
+		}
+		if s.skipTypeOver || len(s.skipType)+len(t.Value) > maxSkippedType {
+			s.skipType, s.skipTypeOver = s.skipType[:0], true
+			return
+		}
+		s.skipType = append(s.skipType, t.Value...)
+	}
+}
+
+// skipped hands onSkip the event read through that just ended, when it
+// kept it, and drops a large buffer.
+func (s *SSEReader) skipped() {
+	if !s.skipOver && !s.skipTypeOver {
+		s.onSkip(string(s.skipType), s.skipData)
+	}
+	if cap(s.skipData) > skippedHead {
+		s.skipData = nil
+	}
+	s.skipData, s.skipType = s.skipData[:0], s.skipType[:0]
+}
+
 // skipPiece follows a piece of a line of an event that is read through.
 func (s *SSEReader) skipPiece(t *SSEToken) {
+	if s.onSkip != nil && t.Kind == SSEField {
+		s.keepPiece(t)
+	}
 	switch {
 	case t.Kind == SSEComment:
 		// A comment that was itself over the bound and is cut by the end
