@@ -45,6 +45,7 @@ type inlineClass struct {
 	capt   *capture
 	lastAt time.Duration
 	onReq  func([]byte)
+	onSkip func(typ string, data []byte) // sawSkipped, made once per pooled inlineClass
 
 	// The piece in flight (pieceWatch): its number while it is written
 	// and until the classifier read it, 0 otherwise; pieces counts the
@@ -81,6 +82,10 @@ func (ic *inlineClass) work(events *wire.SSEReader) *inlineWork {
 		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,
 		Status: ex.status, Header: ex.respHeader, Body: noBody{}, Events: events,
 	}
+	// An event the classifier reads through (over MaxEventSize or the
+	// budget) is looked at for a server request as the request watch
+	// looked at it: up to maxWatchedEvent.
+	events.KeepSkipped(maxWatchedEvent, ic.onSkip)
 	ic.w = w
 	return w
 }
@@ -96,11 +101,21 @@ func (ic *inlineClass) putWork() {
 
 var inlineClasses = sync.Pool{New: func() any {
 	ic := new(inlineClass)
-	ic.onReq = ic.sawRequest
+	ic.onReq, ic.onSkip = ic.sawRequest, ic.sawSkipped
 	return ic
 }}
 
 func (ic *inlineClass) sawRequest(msg []byte) { ic.ex.rc.srvReqs.saw(ic.ex.session, msg) }
+
+// sawSkipped notes the server request in an event the classifier read
+// through without holding it (wire.SSEReader.KeepSkipped): the watch's
+// duty for an event under maxWatchedEvent, done before the piece that
+// completed it lands (pieceWatch), so that its answer names its method.
+func (ic *inlineClass) sawSkipped(typ string, data []byte) {
+	if wire.IsServerRequest(typ, data) {
+		ic.sawRequest(data)
+	}
+}
 
 // startInline begins the classification of the stream on the forwarding
 // goroutine when the exchange is in its scope (a 2xx event stream, through
@@ -117,14 +132,14 @@ func (rw *responseWriter) startInline() bool {
 		return false
 	}
 	ic := inlineClasses.Get().(*inlineClass)
-	onReq := ic.onReq
-	*ic = inlineClass{ex: ex, onReq: onReq}
+	onReq, onSkip := ic.onReq, ic.onSkip
+	*ic = inlineClass{ex: ex, onReq: onReq, onSkip: onSkip}
 	w := ic.work(wire.NewPooledSSEChunkReader(ic, rc.opts.MaxEventSize))
 	w.events.SetBudget(rc.budget)
 	if !w.cl.BeginStream(&w.cx, &ic.sc) {
 		w.events.Recycle()
 		ic.putWork()
-		*ic = inlineClass{onReq: onReq}
+		*ic = inlineClass{onReq: onReq, onSkip: onSkip}
 		inlineClasses.Put(ic)
 		return false
 	}
@@ -281,8 +296,8 @@ func (ic *inlineClass) finish(err error) {
 // release gives ic back to its pool once the finishing goroutine took its
 // verdict and capture.
 func (ic *inlineClass) release() {
-	onReq := ic.onReq
-	*ic = inlineClass{onReq: onReq}
+	onReq, onSkip := ic.onReq, ic.onSkip
+	*ic = inlineClass{onReq: onReq, onSkip: onSkip}
 	inlineClasses.Put(ic)
 }
 

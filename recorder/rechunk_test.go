@@ -86,22 +86,33 @@ func rechunkedRecord(t *testing.T, stream string, pieces [][]byte, maxEvent int)
 // which the pipe's classifier reads: a stream with a server request and
 // notifications before its result, one cut before its result, one with
 // messages after it, one with CRLF lines and a BOM, one with an event over
-// MaxEventSize.
+// MaxEventSize, and server requests over MaxEventSize (noted as the
+// request watch notes them: under maxWatchedEvent, before and after the
+// result).
 func TestForwardRechunkedSameRecord(t *testing.T) {
 	req := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"?\",\"requestedSchema\":{\"type\":\"object\"}}}\n\n"
 	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"
 	result := "id: 9\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("r", 1500) + "\"}]}}\n\n"
 	big := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1,\"message\":\"" + strings.Repeat("m", 5000) + "\"}}\n\n"
+	// A server request the classifier reads through (over MaxEventSize),
+	// under the request watch's maxWatchedEvent, and one over it too.
+	bigReq := func(n int) string {
+		return "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\ndata: \"method\":\"elicitation/create\",\"params\":{\"message\":\"" + strings.Repeat("q", n) + "\",\"requestedSchema\":{\"type\":\"object\"}}}\n\n"
+	}
 	for _, tc := range []struct {
 		name, stream string
 		maxEvent     int
+		noted        string // the method noted for e1
 	}{
-		{"request, notifications, result", ": hi\n\n" + note + req + note + result, 0},
-		{"cut before the result", note + req + "data: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"res", 0},
-		{"messages after the result", req + result + note + req, 0},
-		{"CRLF and a BOM", "\ufeff" + strings.ReplaceAll(note+req+result, "\n", "\r\n"), 0},
-		{"an event over MaxEventSize", note + big + req + result, 4096},
-		{"no event", ": only a comment\n\n", 0},
+		{"request, notifications, result", ": hi\n\n" + note + req + note + result, 0, "elicitation/create"},
+		{"cut before the result", note + req + "data: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"res", 0, "elicitation/create"},
+		{"messages after the result", req + result + note + req, 0, "elicitation/create"},
+		{"CRLF and a BOM", "\ufeff" + strings.ReplaceAll(note+req+result, "\n", "\r\n"), 0, "elicitation/create"},
+		{"an event over MaxEventSize", note + big + req + result, 4096, "elicitation/create"},
+		{"a request over MaxEventSize", note + bigReq(9000) + result, 4096, "elicitation/create"},
+		{"a request over MaxEventSize after the result", result + strings.ReplaceAll(bigReq(9000), "\n", "\r\n"), 4096, "elicitation/create"},
+		{"a request over MaxEventSize and maxWatchedEvent", note + bigReq(maxWatchedEvent) + result, 4096, ""},
+		{"no event", ": only a comment\n\n", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, wantM := rechunkedRecord(t, tc.stream, nil, tc.maxEvent)
@@ -125,8 +136,8 @@ func TestForwardRechunkedSameRecord(t *testing.T) {
 					t.Errorf("%s: record\n%s\nrequest noted %q; written whole:\n%s\nrequest noted %q", ch.name, got, gotM, want, wantM)
 				}
 			}
-			if strings.Contains(tc.stream, "e1") && wantM != "elicitation/create" {
-				t.Errorf("the request noted as %q", wantM)
+			if wantM != tc.noted {
+				t.Errorf("the request noted as %q, want %q", wantM, tc.noted)
 			}
 		})
 	}
