@@ -47,13 +47,24 @@ type inlineClass struct {
 	onReq  func([]byte)
 	onSkip func(typ string, data []byte) // sawSkipped, made once per pooled inlineClass
 
-	// The piece in flight (pieceWatch): its number while it is written
-	// and until the classifier read it, 0 otherwise; pieces counts the
-	// stream's pieces; gen and session are its registration's.
-	flight  atomic.Uint64
+	// slot is the stream's piece in flight, as pieceWatch reads it from
+	// an answer's finishing goroutine; pieces counts the stream's pieces;
+	// session is its registration's.
+	slot    *pieceSlot
 	pieces  uint64
-	gen     uint64
 	session string
+}
+
+// pieceSlot is what an answer's finishing goroutine reads of a stream
+// (pieceWatch.wait): the number of its piece in flight, while it is written
+// and until the classifier read it (0 otherwise), and its registration's
+// generation (under pieceWatch.mu). It belongs to a pooled inlineClass for
+// good and is never reset with it: a waiter may still read it after the
+// stream ended and its inlineClass went back to the pool or to another
+// stream, and tells that by the generation.
+type pieceSlot struct {
+	flight atomic.Uint64
+	gen    uint64
 }
 
 // inlineWork is what an inlineClass holds only while it reads: the
@@ -100,10 +111,18 @@ func (ic *inlineClass) putWork() {
 }
 
 var inlineClasses = sync.Pool{New: func() any {
-	ic := new(inlineClass)
+	ic := &inlineClass{slot: new(pieceSlot)}
 	ic.onReq, ic.onSkip = ic.sawRequest, ic.sawSkipped
 	return ic
 }}
+
+// reset makes ic a new stream's (ex; nil for the pool), keeping what a
+// pooled inlineClass keeps across its uses: its two callbacks and its
+// piece slot, which is pieceWatch's (never written here: an answer's
+// finishing goroutine may read it without ic's owner).
+func (ic *inlineClass) reset(ex *Exchange) {
+	*ic = inlineClass{ex: ex, onReq: ic.onReq, onSkip: ic.onSkip, slot: ic.slot}
+}
 
 func (ic *inlineClass) sawRequest(msg []byte) { ic.ex.rc.srvReqs.saw(ic.ex.session, msg) }
 
@@ -132,14 +151,13 @@ func (rw *responseWriter) startInline() bool {
 		return false
 	}
 	ic := inlineClasses.Get().(*inlineClass)
-	onReq, onSkip := ic.onReq, ic.onSkip
-	*ic = inlineClass{ex: ex, onReq: onReq, onSkip: onSkip}
+	ic.reset(ex)
 	w := ic.work(wire.NewPooledSSEChunkReader(ic, rc.opts.MaxEventSize))
 	w.events.SetBudget(rc.budget)
 	if !w.cl.BeginStream(&w.cx, &ic.sc) {
 		w.events.Recycle()
 		ic.putWork()
-		*ic = inlineClass{onReq: onReq, onSkip: onSkip}
+		ic.reset(nil)
 		inlineClasses.Put(ic)
 		return false
 	}
@@ -296,8 +314,7 @@ func (ic *inlineClass) finish(err error) {
 // release gives ic back to its pool once the finishing goroutine took its
 // verdict and capture.
 func (ic *inlineClass) release() {
-	onReq, onSkip := ic.onReq, ic.onSkip
-	*ic = inlineClass{onReq: onReq, onSkip: onSkip}
+	ic.reset(nil)
 	inlineClasses.Put(ic)
 }
 

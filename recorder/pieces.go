@@ -41,7 +41,7 @@ func (p *pieceWatch) add(ic *inlineClass, session string) {
 		p.cond.L = &p.mu
 	}
 	p.gen++
-	ic.gen, ic.session = p.gen, session
+	ic.slot.gen, ic.session = p.gen, session
 	p.streams[session] = append(p.streams[session], ic)
 	p.mu.Unlock()
 }
@@ -64,8 +64,8 @@ func (p *pieceWatch) remove(ic *inlineClass) {
 	} else {
 		p.streams[ic.session] = s
 	}
-	ic.gen = 0
-	ic.flight.Store(0)
+	ic.slot.gen = 0
+	ic.slot.flight.Store(0)
 	if p.waiters.Load() > 0 {
 		p.cond.Broadcast()
 	}
@@ -76,13 +76,13 @@ func (p *pieceWatch) remove(ic *inlineClass) {
 // from now on.
 func (ic *inlineClass) begin() {
 	ic.pieces++
-	ic.flight.Store(ic.pieces)
+	ic.slot.flight.Store(ic.pieces)
 }
 
 // landed clears ic's piece in flight once the classifier read the part of
 // it written, and wakes the answers waiting for it.
 func (p *pieceWatch) landed(ic *inlineClass) {
-	ic.flight.Store(0)
+	ic.slot.flight.Store(0)
 	if p.waiters.Load() > 0 {
 		p.mu.Lock()
 		p.cond.Broadcast()
@@ -90,10 +90,12 @@ func (p *pieceWatch) landed(ic *inlineClass) {
 	}
 }
 
-// inFlight is a piece a waiter waits for: its stream (the registration gen
-// tells a pooled inlineClass used again apart) and its number.
+// inFlight is a piece a waiter waits for: its stream's slot (the
+// registration gen tells a pooled inlineClass used again apart) and its
+// number. The waiter reads the slot only, never the inlineClass, which its
+// owner resets without the watch's lock.
 type inFlight struct {
-	ic     *inlineClass
+	slot   *pieceSlot
 	gen    uint64
 	ticket uint64
 }
@@ -110,8 +112,8 @@ func (p *pieceWatch) wait(session string) (expired bool) {
 	var buf [4]inFlight
 	snap := buf[:0]
 	for _, ic := range p.streams[session] {
-		if t := ic.flight.Load(); t != 0 {
-			snap = append(snap, inFlight{ic, ic.gen, t})
+		if t := ic.slot.flight.Load(); t != 0 {
+			snap = append(snap, inFlight{ic.slot, ic.slot.gen, t})
 		}
 	}
 	if len(snap) == 0 {
@@ -128,7 +130,7 @@ func (p *pieceWatch) wait(session string) (expired bool) {
 	for !timedOut {
 		pending := false
 		for _, f := range snap {
-			if f.ic.gen == f.gen && f.ic.flight.Load() == f.ticket {
+			if f.slot.gen == f.gen && f.slot.flight.Load() == f.ticket {
 				pending = true
 				break
 			}

@@ -186,3 +186,125 @@ func TestAnswerWaitIsBounded(t *testing.T) {
 		t.Errorf("the answer's record: method %q, id %s, note %q; want no method, \"e1\", the note", a.Method, a.JSONRPC.ID.Raw(), a.Note)
 	}
 }
+
+// onceReader returns b in one read, then io.EOF.
+type onceReader struct {
+	b    []byte
+	done bool
+}
+
+func (o *onceReader) Read(p []byte) (int, error) {
+	if o.done {
+		return 0, io.EOF
+	}
+	o.done = true
+	return copy(p, o.b), nil
+}
+
+// TestAnswerWaitAcrossAReleasedStream: an answer's record waits for the
+// pieces in flight of two streams of its session; one of them ends, and
+// its inlineClass goes back to the pool (reset) while the wait goes on.
+// The waiter reads only the stream's piece slot, which the reset leaves
+// alone: under -race this failed (review21) while the waiter read the
+// inlineClass's generation under the watch's lock and release reset it
+// without it. The answer's record names its method.
+func TestAnswerWaitAcrossAReleasedStream(t *testing.T) {
+	s := &allSink{answered: make(chan struct{})}
+	rc, err := New(Options{Records: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aGo, bGo := make(chan struct{}), make(chan struct{})
+	var aOnce, bOnce sync.Once
+	testPieceWritten = func(ex *Exchange) {
+		switch ex.msg.ID.String() {
+		case "1":
+			aOnce.Do(func() { <-aGo })
+		case "2":
+			bOnce.Do(func() { <-bGo })
+		}
+	}
+	t.Cleanup(func() { testPieceWritten = nil })
+	progress := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/answer" {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		ex := From(r.Context())
+		if r.URL.Path == "/a" {
+			forwardBody(ex, &onceReader{b: []byte(progress)})
+			return
+		}
+		forwardBody(ex, &gatedReader{first: []byte(elicitEvent), rest: []byte(finalEvent), gate: s.answered})
+	})))
+	defer srv.Close()
+	post := func(path, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "s-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return resp
+	}
+	aDone := make(chan struct{})
+	go func() {
+		defer close(aDone)
+		resp := post("/a", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+		if resp != nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	testwait.Until(t, "stream A's piece in flight", func() bool {
+		rc.pieces.mu.Lock()
+		defer rc.pieces.mu.Unlock()
+		return len(rc.pieces.streams["s-1"]) == 1 && rc.pieces.streams["s-1"][0].slot.flight.Load() != 0
+	})
+	call := post("/b", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	br := bufio.NewReader(call.Body)
+	var got strings.Builder
+	for !strings.HasSuffix(got.String(), "\n\n") {
+		line, err := br.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() {
+		ans := post("/answer", `{"jsonrpc":"2.0","id":"e1","result":{"action":"accept","content":{"name":"ada"}}}`)
+		if ans != nil {
+			io.Copy(io.Discard, ans.Body)
+			ans.Body.Close()
+		}
+	}()
+	testwait.Until(t, "the answer's record waiting", func() bool { return rc.pieces.waiters.Load() > 0 })
+	close(aGo) // A's piece lands, its stream ends, its inlineClass is released
+	testwait.Recv(t, aDone, "stream A's end")
+	testwait.Until(t, "stream A's record", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, r := range s.recs {
+			if r.JSONRPC.ID.String() == "1" {
+				return true
+			}
+		}
+		return false
+	})
+	close(bGo)
+	io.ReadAll(br)
+	call.Body.Close()
+	if err := rc.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if a := s.answer(); a == nil || a.Method != "elicitation/create" || string(a.JSONRPC.ID.Raw()) != `"e1"` {
+		t.Errorf("the answer's record %+v, want elicitation/create's answer, id \"e1\"", a)
+	}
+}
