@@ -73,6 +73,14 @@ type Classifier struct {
 	// server sends on a response stream (legal in 2025-11-25, where
 	// elicitation arrives this way). The bytes are only valid during the call.
 	OnServerRequest func(msg []byte)
+	// OnLateServerRequest, when set, is called with each JSON-RPC request
+	// the server sends on a response stream after the response (no part
+	// of the exchange: OnServerRequest is not called with it), for a
+	// reader that goes on reading: the recorder notes it, so that a
+	// client's answer to it names its method. Nothing after the response
+	// is read with StopAtTerminal. The bytes are only valid during the
+	// call.
+	OnLateServerRequest func(msg []byte)
 
 	// Budget, when set, is the memory that classifiers running at the same
 	// time share (a proxy's in-flight exchanges): an event or body whose

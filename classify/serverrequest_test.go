@@ -2,7 +2,9 @@ package classify
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,8 +25,17 @@ const serverRequestLimit = 8 << 10
 // recorder does, or as a client, stop).
 func handedOn(t *testing.T, stream string, stop bool) []string {
 	t.Helper()
-	var got []string
-	c := &Classifier{MaxEventSize: serverRequestLimit, StopAtTerminal: stop, OnServerRequest: func(m []byte) { got = append(got, string(m)) }}
+	got, _ := handedOnLate(t, stream, stop)
+	return got
+}
+
+// handedOnLate is handedOn with what the classifier hands to
+// OnLateServerRequest (after the response) apart.
+func handedOnLate(t *testing.T, stream string, stop bool) (got, late []string) {
+	t.Helper()
+	c := &Classifier{MaxEventSize: serverRequestLimit, StopAtTerminal: stop,
+		OnServerRequest:     func(m []byte) { got = append(got, string(m)) },
+		OnLateServerRequest: func(m []byte) { late = append(late, string(m)) }}
 	// The error of a stream with an unread event (not classified) is
 	// no matter here.
 	r, _ := c.Classify(&Exchange{Method: "tools/call", ID: wire.StringID("fuzz-call"), ProtocolVersion: Protocol2025,
@@ -32,7 +43,54 @@ func handedOn(t *testing.T, stream string, stop bool) []string {
 	if r == nil {
 		t.Fatal("classify: no verdict")
 	}
-	return got
+	return got, late
+}
+
+// responseHead is the response to handedOn's request, as an event.
+const responseHead = "data: {\"jsonrpc\":\"2.0\",\"id\":\"fuzz-call\",\"result\":{\"content\":[]}}\n\n"
+
+// TestLateServerRequestHandedOn: a server request after the response goes
+// to OnLateServerRequest, the first and every later one (the recorder's
+// classifier on the forwarding goroutine notes them there, as the request
+// watch did before it forwarded them), never to OnServerRequest (truth16:
+// no part of the exchange), and to neither when the classifier stops at
+// the response. Before, no request after the response was handed on:
+// fwd21's branch left a client's answer to one without its method.
+func TestLateServerRequestHandedOn(t *testing.T) {
+	t.Parallel()
+	req := func(id int) string {
+		return fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"roots/list\"}\n\n", id)
+	}
+	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
+	ping := "event: ping\ndata: {\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"roots/list\"}\n\n"
+	ids := func(msgs []string) []string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, wire.ParseMessage([]byte(m)).ID.String())
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name, stream string
+		before, late []string // the ids handed on, without StopAtTerminal
+	}{
+		{"one after", responseHead + req(1), nil, []string{"1"}},
+		{"two after, a ping between", responseHead + note + req(1) + ping + req(2), nil, []string{"1", "2"}},
+		{"before and after", req(1) + responseHead + req(2), []string{"1"}, []string{"2"}},
+		{"after a second response", responseHead + responseHead + req(3), nil, []string{"3"}},
+		{"none after", req(4) + responseHead + note, []string{"4"}, nil},
+	} {
+		for _, stop := range []bool{false, true} {
+			got, late := handedOnLate(t, c.stream, stop)
+			wantLate := c.late
+			if stop {
+				wantLate = nil
+			}
+			if !slices.Equal(ids(got), c.before) || !slices.Equal(ids(late), wantLate) {
+				t.Errorf("%s, stop %v: handed on %q before the response, %q after; want %q, %q", c.name, stop, ids(got), ids(late), c.before, wantLate)
+			}
+		}
+	}
 }
 
 // TestServerRequestAfterUnread: after an event the classifier read
@@ -124,6 +182,15 @@ func FuzzIsServerRequest(f *testing.F) {
 				handed := len(got) == 1 && got[0] == string(ev.Data)
 				if len(got) > 1 || is != handed {
 					t.Fatalf("type %q data %q (unread before: %v, stop %v): IsServerRequest %v, the classifier handed on %q", ev.Type, ev.Data, prefix != "", stop, is, got)
+				}
+			}
+			// After the response (once or twice): to OnLateServerRequest
+			// only, unless the classifier stops at the response.
+			for _, prefix := range []string{responseHead, responseHead + responseHead} {
+				got, late := handedOnLate(t, prefix+stream, stop)
+				handed := len(late) == 1 && late[0] == string(ev.Data)
+				if len(got) != 0 || len(late) > 1 || (is && !stop) != handed {
+					t.Fatalf("type %q data %q (after the response, stop %v): IsServerRequest %v, the classifier handed on %q, %q late", ev.Type, ev.Data, stop, is, got, late)
 				}
 			}
 		}

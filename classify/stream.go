@@ -219,13 +219,19 @@ func (c *Classifier) streamEvent(r *Result, ex *Exchange, st *streamState, data 
 		sse.AfterTerminal++
 		first := !st.warnedAfter
 		st.warnedAfter = true
-		if !st.namedAfter && wire.IsServerRequest(typ, data) {
-			// Named, not counted in Requests (those came before the
-			// answer, as part of the exchange): a reader learns that a
-			// request came, and that it was no part of this answer.
-			st.namedAfter = true
-			afterRequest(r, data, sse.Events, first)
-			return false, nil
+		if (!st.namedAfter || c.OnLateServerRequest != nil) && wire.IsServerRequest(typ, data) {
+			if c.OnLateServerRequest != nil {
+				c.OnLateServerRequest(data)
+			}
+			if !st.namedAfter {
+				// Named, not counted in Requests (those came before
+				// the answer, as part of the exchange): a reader learns
+				// that a request came, and that it was no part of this
+				// answer.
+				st.namedAfter = true
+				afterRequest(r, data, sse.Events, first)
+				return false, nil
+			}
 		}
 		if first {
 			warnEvent(r, WarnMessageAfterTerminal, "event %d arrived after the response", sse.Events)
