@@ -172,6 +172,9 @@ func (rc *Recorder) classifyRPC(ex *Exchange, body io.Reader, events *wire.SSERe
 				rc.srvReqs.saw(ex.session, msg)
 			}
 		}
+		// (After the response too, as the classification on the
+		// forwarding goroutine notes them: inlineClass.)
+		cl.OnLateServerRequest = cl.OnServerRequest
 	}
 	cx := &classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,

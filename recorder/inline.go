@@ -87,7 +87,10 @@ func (ic *inlineClass) work(events *wire.SSEReader) *inlineWork {
 	w := inlineWorks.Get().(*inlineWork)
 	w.events = events
 	w.cl = classify.Classifier{MaxEventSize: rc.opts.MaxEventSize, Budget: rc.budget,
-		KeepResponse: ex.msg.Method == "tools/list" || ex.msg.Method == "initialize", OnServerRequest: ic.onReq}
+		KeepResponse: ex.msg.Method == "tools/list" || ex.msg.Method == "initialize", OnServerRequest: ic.onReq,
+		// A request after the response is noted too, as the request
+		// watch noted every one.
+		OnLateServerRequest: ic.onReq}
 	w.cx = classify.Exchange{
 		Method: ex.msg.Method, ID: idOrNil(&ex.msg), Notification: ex.msg.Kind != wire.MessageRequest,
 		ProtocolVersion: ex.protocol, Extensions: ex.msg.Extensions,

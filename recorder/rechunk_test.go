@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -86,9 +87,9 @@ func rechunkedRecord(t *testing.T, stream string, pieces [][]byte, maxEvent int)
 // which the pipe's classifier reads: a stream with a server request and
 // notifications before its result, one cut before its result, one with
 // messages after it, one with CRLF lines and a BOM, one with an event over
-// MaxEventSize, and server requests over MaxEventSize (noted as the
-// request watch notes them: under maxWatchedEvent, before and after the
-// result).
+// MaxEventSize, server requests over MaxEventSize (noted as the request
+// watch notes them: under maxWatchedEvent, before and after the result),
+// and server requests after the result.
 func TestForwardRechunkedSameRecord(t *testing.T) {
 	req := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"?\",\"requestedSchema\":{\"type\":\"object\"}}}\n\n"
 	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"
@@ -112,6 +113,8 @@ func TestForwardRechunkedSameRecord(t *testing.T) {
 		{"a request over MaxEventSize", note + bigReq(9000) + result, 4096, "elicitation/create"},
 		{"a request over MaxEventSize after the result", result + strings.ReplaceAll(bigReq(9000), "\n", "\r\n"), 4096, "elicitation/create"},
 		{"a request over MaxEventSize and maxWatchedEvent", note + bigReq(maxWatchedEvent) + result, 4096, ""},
+		{"a request after the result", result + note + req, 0, "elicitation/create"},
+		{"a request over maxWatchedEvent after the result", result + bigReq(maxWatchedEvent), 0, "elicitation/create"},
 		{"no event", ": only a comment\n\n", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,4 +144,104 @@ func TestForwardRechunkedSameRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inlineRecord is rechunkedRecord without a server, for the fuzz target:
+// the request served by rc.Serve into a collecting writer, its record's
+// facts, the bytes the client got, and the methods noted for the server
+// requests of ids "e1" and "e2".
+func inlineRecord(t *testing.T, stream []byte, pieces [][]byte, opts Options) (facts string, out []byte, noted [2]string) {
+	t.Helper()
+	s := &lastSink{}
+	opts.Records, opts.Bodies = s, BodiesAll
+	rc, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &collectWriter{h: http.Header{}}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"echo","arguments":{}}}`))
+	r.Header.Set("Mcp-Session-Id", "s-1")
+	rc.Serve(w, r, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if pieces == nil {
+			w.Write(stream)
+			return
+		}
+		if err := forwardBody(From(r.Context()), &pieceReader{pieces: pieces}); err != io.EOF {
+			t.Errorf("forwardBody: %v, want io.EOF", err)
+		}
+	}))
+	if err := rc.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rec := s.last()
+	if rec == nil {
+		t.Fatal("no record")
+	}
+	for i, raw := range []string{`"e1"`, `"e2"`} {
+		id, err := wire.ParseID(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted[i], _ = rc.srvReqs.answeredOK("s-1", id)
+	}
+	return recordFacts(rec), w.body.Bytes(), noted
+}
+
+// FuzzForwardInlineSameRecord (metamorphic, the forwarding goroutine's
+// classification): a stream put together from notifications, server
+// requests (small, and over MaxEventSize or the classification budget but
+// under maxWatchedEvent), the result, a large notification, comments, CRLF
+// lines and a cut, forwarded through ForwardChunk in pieces of any sizes,
+// reaches the client byte for byte and gives the record and the noted
+// server requests the same stream gets written in one Write (the pipe's
+// classifier and the request watch).
+func FuzzForwardInlineSameRecord(f *testing.F) {
+	f.Add([]byte{0, 1, 3}, uint8(0), []byte{5, 200, 1})
+	f.Add([]byte{3, 1}, uint8(0), []byte{7})
+	f.Add([]byte{2, 0, 3, 1}, uint8(1), []byte{90, 1, 1, 1, 255})
+	f.Add([]byte{4, 2, 6, 3, 7}, uint8(2), []byte{})
+	f.Add([]byte{5, 6, 2, 3}, uint8(3), []byte{13, 77})
+	note := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n"
+	req := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"?\",\"requestedSchema\":{\"type\":\"object\"}}}\n\n"
+	bigReq := "data: {\"jsonrpc\":\"2.0\",\"id\":\"e2\",\ndata: \"method\":\"sampling/createMessage\",\"params\":{\"messages\":[],\"x\":\"" + strings.Repeat("q", 9000) + "\"}}\n\n"
+	result := "id: 9\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("r", 1500) + "\"}]}}\n\n"
+	big := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1,\"message\":\"" + strings.Repeat("m", 5000) + "\"}}\n\n"
+	parts := []string{note, req, bigReq, result, big, ": keep-alive\n\n", strings.ReplaceAll(bigReq, "\n", "\r\n"), "event: other\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"roots/list\"}\n\n"}
+	f.Fuzz(func(t *testing.T, which []byte, mode uint8, cuts []byte) {
+		if len(which) > 12 {
+			which = which[:12]
+		}
+		var sb strings.Builder
+		for _, w := range which {
+			sb.WriteString(parts[int(w)%len(parts)])
+		}
+		if mode&4 != 0 {
+			sb.WriteString("data: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"res")
+		}
+		stream := []byte(sb.String())
+		var opts Options
+		if mode&1 != 0 {
+			opts.MaxEventSize = 4096
+		}
+		if mode&2 != 0 {
+			opts.ClassifyMemory = 8 << 10
+		}
+		want, _, wantNoted := inlineRecord(t, stream, nil, opts)
+		var pieces [][]byte
+		rest := stream
+		for _, c := range cuts {
+			n := min(int(c)*37+1, len(rest))
+			pieces, rest = append(pieces, rest[:n]), rest[n:]
+		}
+		pieces = append(pieces, rest)
+		got, out, gotNoted := inlineRecord(t, stream, pieces, opts)
+		if !bytes.Equal(out, stream) {
+			t.Fatalf("the client got %d bytes that differ from the %d read", len(out), len(stream))
+		}
+		if got != want || gotNoted != wantNoted {
+			t.Errorf("in %d pieces: record\n%s\nnoted %q; written whole:\n%s\nnoted %q", len(pieces), got, gotNoted, want, wantNoted)
+		}
+	})
 }
