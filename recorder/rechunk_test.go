@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -240,8 +241,17 @@ func FuzzForwardInlineSameRecord(f *testing.F) {
 		if !bytes.Equal(out, stream) {
 			t.Fatalf("the client got %d bytes that differ from the %d read", len(out), len(stream))
 		}
+		// The bytes of the shared budget in use when it refused an event
+		// (event-not-read's words) depend on how the stream's lines fell
+		// into the pieces its reader was fed (2048 against 512 for one
+		// cut, on fwd21's branch already: the reader's buffers differ,
+		// the refusal and the verdict do not): left out.
+		got, want = budgetInUse.ReplaceAllString(got, "N of them in use"), budgetInUse.ReplaceAllString(want, "N of them in use")
 		if got != want || gotNoted != wantNoted {
 			t.Errorf("in %d pieces: record\n%s\nnoted %q; written whole:\n%s\nnoted %q", len(pieces), got, gotNoted, want, wantNoted)
 		}
 	})
 }
+
+// budgetInUse is the budget's use in event-not-read's words.
+var budgetInUse = regexp.MustCompile(`[0-9]+ of them in use`)
