@@ -223,8 +223,7 @@ func (ic *inlineClass) feed(b []byte) {
 // holds neither.
 func (ic *inlineClass) park() {
 	if w := ic.w; w != nil && len(w.ends) == 0 {
-		if p, ok := w.events.Park(); ok {
-			ic.parked = p
+		if w.events.ParkInto(&ic.parked) {
 			ic.putWork()
 		}
 	}

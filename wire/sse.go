@@ -266,6 +266,12 @@ type SSEParked struct {
 	started    bool // the scanner is past the point where a BOM may be
 	cr         bool // the last line ended in CR: an LF next is part of it
 	scBOM, bom bool
+	// The stream's last event id and retry (LastEventID, Retry): lastID
+	// is storage of the parked state's own, reused by ParkInto.
+	lastID       []byte
+	hasLastID    bool
+	lastRetry    int64
+	hasLastRetry bool
 }
 
 // Park recycles s (as Recycle) and returns what ResumeSSEChunkReader needs
@@ -274,16 +280,26 @@ type SSEParked struct {
 // source unscanned, the stream not ended. Otherwise ok is false and s is
 // left as it was.
 func (s *SSEReader) Park() (p SSEParked, ok bool) {
+	ok = s.ParkInto(&p)
+	return p, ok
+}
+
+// ParkInto is Park into *p, whose storage for the last event id it reuses
+// (a stream parked between every event allocates once for its id): false
+// leaves s and *p as they were.
+func (s *SSEReader) ParkInto(p *SSEParked) bool {
 	sc := &s.sc
 	if s.src == nil || !s.pooled || s.err != nil || s.endErr != nil || s.closed || s.paused ||
 		s.skip != nil || len(s.data) > 0 || s.lending || s.evBytes != 0 ||
 		sc.closed || sc.done || sc.inBlock || sc.phase != phaseStart || len(sc.p) > 0 {
-		return SSEParked{}, false
+		return false
 	}
-	p = SSEParked{off: sc.off, bytes: s.Bytes, retry: s.retry, comments: s.Comments, bomSeen: int8(sc.bomSeen),
-		started: sc.started, cr: sc.cr, scBOM: sc.BOM, bom: s.BOM}
+	*p = SSEParked{off: sc.off, bytes: s.Bytes, retry: s.retry, comments: s.Comments, bomSeen: int8(sc.bomSeen),
+		started: sc.started, cr: sc.cr, scBOM: sc.BOM, bom: s.BOM,
+		lastID: append(p.lastID[:0], s.lastID...), hasLastID: s.hasLastID,
+		lastRetry: s.lastRetry, hasLastRetry: s.hasLastRetry}
 	s.Recycle()
-	return p, true
+	return true
 }
 
 // ResumeSSEChunkReader returns a pooled reader over src (as
@@ -293,6 +309,10 @@ func ResumeSSEChunkReader(src SSEChunkSource, maxEvent int, p SSEParked) *SSERea
 	s := NewPooledSSEChunkReader(src, maxEvent)
 	s.sc.off, s.sc.bomSeen, s.sc.started, s.sc.cr, s.sc.BOM = p.off, int(p.bomSeen), p.started, p.cr, p.scBOM
 	s.Bytes, s.Comments, s.BOM, s.retry = p.bytes, p.comments, p.bom, p.retry
+	if p.hasLastID {
+		s.lastID, s.hasLastID = append(s.lastIDArr[:0], p.lastID...), true
+	}
+	s.lastRetry, s.hasLastRetry = p.lastRetry, p.hasLastRetry
 	return s
 }
 

@@ -81,12 +81,14 @@ func readKeepSkipped(t *testing.T, chunks [][]byte, bound int, budget int64, kee
 		if pending {
 			t.Fatalf("KeepSkipped's function called, then Next returned an event, not the skipped one")
 		}
-		fmt.Fprintf(&out, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data)
+		fmt.Fprintf(&out, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q last=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data, lastID(rd))
 	}
 	if pending {
 		t.Fatalf("KeepSkipped's function called for an event Next did not return as skipped")
 	}
-	fmt.Fprintf(&out, "bytes=%d comments=%d bom=%v\n", rd.Bytes, rd.Comments, rd.BOM)
+	last, hasLast := rd.LastEventID()
+	retry, hasRetry := rd.Retry()
+	fmt.Fprintf(&out, "bytes=%d comments=%d bom=%v last=%q/%v retry=%d/%v\n", rd.Bytes, rd.Comments, rd.BOM, last, hasLast, retry, hasRetry)
 	rd.Recycle()
 	return out.String(), kept
 }

@@ -73,9 +73,11 @@ func readPaused(src *pausedSource, bound int, budget int64, park bool) (string, 
 			fmt.Fprintf(&out, "error %v\n", err)
 			return out.String(), parks
 		}
-		fmt.Fprintf(&out, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data)
+		fmt.Fprintf(&out, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q last=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data, lastID(rd))
 	}
-	fmt.Fprintf(&out, "bytes=%d comments=%d bom=%v\n", rd.Bytes, rd.Comments, rd.BOM)
+	last, hasLast := rd.LastEventID()
+	retry, hasRetry := rd.Retry()
+	fmt.Fprintf(&out, "bytes=%d comments=%d bom=%v last=%q/%v retry=%d/%v\n", rd.Bytes, rd.Comments, rd.BOM, last, hasLast, retry, hasRetry)
 	rd.Drain() // (the stream was read to its end: the source has no more)
 	rd.Recycle()
 	return out.String(), parks
@@ -167,4 +169,12 @@ func FuzzPausedReader(f *testing.F) {
 		size := -(1 + int(seed%64))
 		checkPaused(t, stream, cut(stream, size, rand.New(rand.NewPCG(seed, 0))), bound, budget, nil)
 	})
+}
+
+// lastID is rd's last event id and retry as a test prints them after an
+// event.
+func lastID(rd *SSEReader) string {
+	id, ok := rd.LastEventID()
+	ms, rok := rd.Retry()
+	return fmt.Sprintf("%s/%v retry %d/%v", id, ok, ms, rok)
 }

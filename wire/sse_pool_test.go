@@ -37,9 +37,11 @@ func readAllEvents(rd *SSEReader) string {
 			fmt.Fprintf(&b, "error %v\n", err)
 			return b.String()
 		}
-		fmt.Fprintf(&b, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data)
+		fmt.Fprintf(&b, "event off=%d len=%d type=%q id=%q/%v retry=%d/%v data=%q last=%q\n", ev.Offset, ev.Length, ev.Type, ev.ID, ev.HasID, ev.Retry, ev.HasRetry, ev.Data, lastID(rd))
 	}
-	fmt.Fprintf(&b, "bytes=%d comments=%d bom=%v\n", rd.Bytes, rd.Comments, rd.BOM)
+	last, hasLast := rd.LastEventID()
+	retry, hasRetry := rd.Retry()
+	fmt.Fprintf(&b, "bytes=%d comments=%d bom=%v last=%q/%v retry=%d/%v\n", rd.Bytes, rd.Comments, rd.BOM, last, hasLast, retry, hasRetry)
 	return b.String()
 }
 
