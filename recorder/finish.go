@@ -51,6 +51,11 @@ func (rc *Recorder) run(ex *Exchange) {
 	if inl != nil {
 		res, cerr = inl.sc.Result()
 		capt = inl.capt
+		if opensResume(ex) {
+			// (The stream's reader ended with the handler: finish kept
+			// its last event id and retry.)
+			resume = rc.settleResumeAt(ex, res, inl.lastID, inl.hasLastID, inl.retryMs, inl.hasRetry)
+		}
 		ex.rw.inl = nil
 		inl.release()
 	} else if ex.status == 0 {

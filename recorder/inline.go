@@ -44,8 +44,15 @@ type inlineClass struct {
 	parked wire.SSEParked
 	capt   *capture
 	lastAt time.Duration
-	onReq  func([]byte)
-	onSkip func(typ string, data []byte) // sawSkipped, made once per pooled inlineClass
+	// The stream's last event id and retry as its reader ended (finish),
+	// for the record's resume (settleResume): the reader is recycled
+	// before the finishing goroutine makes the record.
+	lastID    string
+	hasLastID bool
+	retryMs   int64
+	hasRetry  bool
+	onReq     func([]byte)
+	onSkip    func(typ string, data []byte) // sawSkipped, made once per pooled inlineClass
 
 	// slot is the stream's piece in flight, as pieceWatch reads it from
 	// an answer's finishing goroutine; pieces counts the stream's pieces;
@@ -308,6 +315,8 @@ func (ic *inlineClass) finish(err error) {
 	}
 	ic.drain()
 	ic.w.events.Drain()
+	ic.lastID, ic.hasLastID = ic.w.events.LastEventID()
+	ic.retryMs, ic.hasRetry = ic.w.events.Retry()
 	ic.w.events.Recycle()
 	ic.putWork()
 	ic.ex.rc.pieces.remove(ic)

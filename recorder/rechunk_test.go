@@ -105,18 +105,26 @@ func TestForwardRechunkedSameRecord(t *testing.T) {
 		name, stream string
 		maxEvent     int
 		noted        string // the method noted for e1
+		resume       string // what the record's resume says, "" for none
 	}{
-		{"request, notifications, result", ": hi\n\n" + note + req + note + result, 0, "elicitation/create"},
-		{"cut before the result", note + req + "data: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"res", 0, "elicitation/create"},
-		{"messages after the result", req + result + note + req, 0, "elicitation/create"},
-		{"CRLF and a BOM", "\ufeff" + strings.ReplaceAll(note+req+result, "\n", "\r\n"), 0, "elicitation/create"},
-		{"an event over MaxEventSize", note + big + req + result, 4096, "elicitation/create"},
-		{"a request over MaxEventSize", note + bigReq(9000) + result, 4096, "elicitation/create"},
-		{"a request over MaxEventSize after the result", result + strings.ReplaceAll(bigReq(9000), "\n", "\r\n"), 4096, "elicitation/create"},
-		{"a request over MaxEventSize and maxWatchedEvent", note + bigReq(maxWatchedEvent) + result, 4096, ""},
-		{"a request after the result", result + note + req, 0, "elicitation/create"},
-		{"a request over maxWatchedEvent after the result", result + bigReq(maxWatchedEvent), 0, "elicitation/create"},
-		{"no event", ": only a comment\n\n", 0, ""},
+		{"request, notifications, result", ": hi\n\n" + note + req + note + result, 0, "elicitation/create", ""},
+		{"cut before the result", note + req + "data: {\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"res", 0, "elicitation/create", ""},
+		{"messages after the result", req + result + note + req, 0, "elicitation/create", ""},
+		{"CRLF and a BOM", "\ufeff" + strings.ReplaceAll(note+req+result, "\n", "\r\n"), 0, "elicitation/create", ""},
+		{"an event over MaxEventSize", note + big + req + result, 4096, "elicitation/create", ""},
+		{"a request over MaxEventSize", note + bigReq(9000) + result, 4096, "elicitation/create", ""},
+		{"a request over MaxEventSize after the result", result + strings.ReplaceAll(bigReq(9000), "\n", "\r\n"), 4096, "elicitation/create", ""},
+		{"a request over MaxEventSize and maxWatchedEvent", note + bigReq(maxWatchedEvent) + result, 4096, "", ""},
+		{"a request after the result", result + note + req, 0, "elicitation/create", ""},
+		{"a request over maxWatchedEvent after the result", result + bigReq(maxWatchedEvent), 0, "elicitation/create", ""},
+		{"no event", ": only a comment\n\n", 0, "", ""},
+		// resume22: a stream the server closed before the result after
+		// an event with an id (SEP-1699's polling) is resumable after
+		// its last event id, with its retry; the last id counts only as
+		// its event ends.
+		{"closed for polling", "id: p0\nretry: 500\ndata: \n\n" + note + "id: p1\n" + note + req + "id: p2\n", 0, "elicitation/create", `{"lastEventId":"p1","retryMs":500,"resumable":true}`},
+		{"closed for polling after an id-only event", "retry: 10\nretry: 2x\n\n" + note + "id: q7\n\n", 0, "", `{"lastEventId":"q7","retryMs":10,"resumable":true}`},
+		{"answered after an id", "id: p0\ndata: \n\n" + result, 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, wantM := rechunkedRecord(t, tc.stream, nil, tc.maxEvent)
@@ -142,6 +150,15 @@ func TestForwardRechunkedSameRecord(t *testing.T) {
 			}
 			if wantM != tc.noted {
 				t.Errorf("the request noted as %q, want %q", wantM, tc.noted)
+			}
+			var rec struct {
+				Resume json.RawMessage `json:"resume"`
+			}
+			if err := json.Unmarshal([]byte(want), &rec); err != nil {
+				t.Fatal(err)
+			}
+			if string(rec.Resume) != tc.resume {
+				t.Errorf("the record's resume is %s, want %s", rec.Resume, tc.resume)
 			}
 		})
 	}

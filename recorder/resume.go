@@ -181,7 +181,7 @@ func (t *resumeTable) removeLocked(e *resumeEntry) {
 // sessions), answered 2xx with an event stream. Called with the writer's
 // mu held.
 func opensResume(ex *Exchange) bool {
-	return ex.session != "" && ex.msg.Kind == wire.MessageRequest && ex.pipe != nil && ex.status >= 200 && ex.status <= 299 &&
+	return ex.session != "" && ex.msg.Kind == wire.MessageRequest && (ex.pipe != nil || ex.rw.inl != nil) && ex.status >= 200 && ex.status <= 299 &&
 		ex.in.Method == http.MethodPost && isEventStream(ex.respHeader.Get("Content-Type"))
 }
 
@@ -190,18 +190,25 @@ func opensResume(ex *Exchange) bool {
 // after an event with an id, and the owner's shutdown did not cut it. It
 // returns the record's Resume then, nil otherwise.
 func (rc *Recorder) settleResume(ex *Exchange, res *classify.Result, events *wire.SSEReader) *record.Resume {
-	var last string
-	var ok bool
-	if events != nil {
-		last, ok = events.LastEventID()
+	if events == nil {
+		return rc.settleResumeAt(ex, res, "", false, 0, false)
 	}
+	last, ok := events.LastEventID()
+	ms, rok := events.Retry()
+	return rc.settleResumeAt(ex, res, last, ok, ms, rok)
+}
+
+// settleResumeAt is settleResume with the stream reader's last event id
+// (ok: an event set one) and retry (rok: a retry field set it), as a
+// stream classified on the forwarding goroutine kept them (inlineClass).
+func (rc *Recorder) settleResumeAt(ex *Exchange, res *classify.Result, last string, ok bool, ms int64, rok bool) *record.Resume {
 	resumable := ok && last != "" && res != nil && res.Outcome == classify.StreamIncomplete && !ex.shutdown
 	rc.resumes.settle(ex, resumable, last)
 	if !resumable {
 		return nil
 	}
 	r := &record.Resume{LastEventID: last, Resumable: true}
-	if ms, ok := events.Retry(); ok {
+	if rok {
 		r.RetryMs = &ms
 	}
 	return r

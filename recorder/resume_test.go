@@ -93,65 +93,105 @@ func TestResumedStreamRecorded(t *testing.T) {
 			{method: "POST", body: callBody("1"), outcome: classify.StreamIncomplete},
 		}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			s := &sink{}
-			rc, err := recorder.New(recorder.Options{Records: s, Sync: true})
-			if err != nil {
+		for _, fwd := range []bool{false, true} {
+			name := c.name
+			if fwd {
+				name += ", forwarded byte by byte"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				resumedStreamSteps(t, fwd, streams, c.steps)
+			})
+		}
+	}
+}
+
+// resumedStreamSteps runs TestResumedStreamRecorded's steps against a
+// recorder whose server writes each stream whole (Sync: the record is
+// made as the handler ends) or, fwd, forwards it through ForwardChunk one
+// byte at a time, as the proxy forwards an upstream's pieces: a request's
+// stream is then classified on the forwarding goroutine, which parks its
+// reader between events (the record is waited for before the next step).
+func resumedStreamSteps(t *testing.T, fwd bool, streams map[string]string, steps []resumeStep) {
+	s := &sink{}
+	rc, err := recorder.New(recorder.Options{Records: s, Sync: !fwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		key := string(b)
+		if r.Method == http.MethodGet {
+			key = "GET " + r.Header.Get("X-Stream")
+		}
+		stream, ok := streams[key]
+		if !ok {
+			http.Error(w, "no stream for "+key, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if !fwd {
+			_, _ = io.WriteString(w, stream)
+			return
+		}
+		ex := recorder.From(r.Context())
+		ch := recorder.Chunk(16 << 10)
+		for i := range len(stream) {
+			if ch == nil {
+				ch = recorder.Chunk(16 << 10)
+			}
+			ch[0] = stream[i]
+			if ch, err = ex.ForwardChunk(ch, 1); err != nil {
+				t.Errorf("ForwardChunk: %v", err)
+				break
+			}
+		}
+		if ch != nil {
+			recorder.PutChunk(ch)
+		}
+	})))
+	defer srv.Close()
+	for i, st := range steps {
+		req, _ := http.NewRequest(st.method, srv.URL+"/mcp", strings.NewReader(st.body))
+		if st.session != "" {
+			req.Header.Set("Mcp-Session-Id", st.session)
+		}
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if st.lastEventID != "" {
+			req.Header.Set("Last-Event-ID", st.lastEventID)
+		}
+		req.Header.Set("X-Stream", st.stream)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if fwd {
+			// (The record is made on a finishing goroutine.)
+			if err := rc.Wait(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			srv := httptest.NewServer(rc.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				b, _ := io.ReadAll(r.Body)
-				key := string(b)
-				if r.Method == http.MethodGet {
-					key = "GET " + r.Header.Get("X-Stream")
-				}
-				stream, ok := streams[key]
-				if !ok {
-					http.Error(w, "no stream for "+key, http.StatusNotFound)
-					return
-				}
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.WriteHeader(http.StatusOK)
-				_, _ = io.WriteString(w, stream)
-			})))
-			defer srv.Close()
-			for i, st := range c.steps {
-				req, _ := http.NewRequest(st.method, srv.URL+"/mcp", strings.NewReader(st.body))
-				if st.session != "" {
-					req.Header.Set("Mcp-Session-Id", st.session)
-				}
-				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-				if st.lastEventID != "" {
-					req.Header.Set("Last-Event-ID", st.lastEventID)
-				}
-				req.Header.Set("X-Stream", st.stream)
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, _ = io.ReadAll(resp.Body)
-				resp.Body.Close()
-				s.mu.Lock()
-				n := len(s.recs)
-				var got *record.Record
-				if n == i+1 {
-					got = s.recs[i]
-				}
-				s.mu.Unlock()
-				if got == nil {
-					t.Fatalf("step %d: %d records, want %d", i+1, n, i+1)
-				}
-				if got.Outcome != st.outcome {
-					t.Errorf("step %d (%s): outcome %s, want %s (%s)", i+1, st.method, got.Outcome, st.outcome, got.Reason)
-				}
-				checkResume(t, i+1, got.Resume, st.resume)
-				if st.method == "POST" && (got.Method != "tools/call" || got.Tool != "long-task") {
-					t.Errorf("step %d: method %q tool %q", i+1, got.Method, got.Tool)
-				}
-			}
-		})
+		}
+		s.mu.Lock()
+		n := len(s.recs)
+		var got *record.Record
+		if n == i+1 {
+			got = s.recs[i]
+		}
+		s.mu.Unlock()
+		if got == nil {
+			t.Fatalf("step %d: %d records, want %d", i+1, n, i+1)
+		}
+		if got.Outcome != st.outcome {
+			t.Errorf("step %d (%s): outcome %s, want %s (%s)", i+1, st.method, got.Outcome, st.outcome, got.Reason)
+		}
+		checkResume(t, i+1, got.Resume, st.resume)
+		if st.method == "POST" && (got.Method != "tools/call" || got.Tool != "long-task") {
+			t.Errorf("step %d: method %q tool %q", i+1, got.Method, got.Tool)
+		}
 	}
 }
 
