@@ -207,28 +207,39 @@ func isHexByte(c byte) bool {
 }
 
 // maskProviderKeys masks every provider key in s (see providerShapes).
-func (r *Redactor) maskProviderKeys(s string) string {
+func (r *Redactor) maskProviderKeys(s string) string { return r.maskFound(s, providerKeyAt) }
+
+// providerKeyAt returns the end of the provider key starting at s[i].
+func providerKeyAt(s string, i int) (start, end int, ok bool) {
+	if !providerFirst[s[i]] || !keyStart(s, i) {
+		return 0, 0, false
+	}
+	for _, p := range providerShapes {
+		if !strings.HasPrefix(s[i:], p.prefix) {
+			continue
+		}
+		if n := p.keyLen(s[i:]); n > 0 {
+			return i, i + n, true
+		}
+	}
+	return 0, 0, false
+}
+
+// maskFound returns s with every credential find reports masked: find(s, i)
+// looks at s[i] and gives the bytes [start, end) to mask (start ≥ i, end >
+// start), and the scan goes on after them.
+func (r *Redactor) maskFound(s string, find func(s string, i int) (start, end int, ok bool)) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !providerFirst[c] || !keyStart(s, i) {
+		start, end, ok := find(s, i)
+		if !ok {
 			continue
 		}
-		for _, p := range providerShapes {
-			if !strings.HasPrefix(s[i:], p.prefix) {
-				continue
-			}
-			n := p.keyLen(s[i:])
-			if n == 0 {
-				continue
-			}
-			b.WriteString(s[last:i])
-			b.WriteString(r.Mask(s[i : i+n]))
-			last = i + n
-			i = last - 1
-			break
-		}
+		b.WriteString(s[last:start])
+		b.WriteString(r.Mask(s[start:end]))
+		last = end
+		i = end - 1
 	}
 	if last == 0 {
 		return s

@@ -1,7 +1,5 @@
 package record
 
-import "strings"
-
 // Webhook URLs: a URL whose path is the credential. Whoever holds a Slack
 // incoming webhook's URL (or a workflow's or trigger's) can post to its
 // channel, and a Discord webhook's URL carries its token; neither has a
@@ -40,34 +38,22 @@ var webhookHints = providerHints[len(providerHints)-3:]
 const webhookMinBody = 20
 
 // maskWebhookURLs masks the secret path of every webhook URL in s.
-func (r *Redactor) maskWebhookURLs(s string) string {
-	var b strings.Builder
-	last := 0
-	for i := 0; i < len(s); i++ {
-		if c := lowerASCII(s[i]); c != 'h' && c != 'd' || !keyStart(s, i) {
-			continue
-		}
-		for _, head := range webhookHeads {
-			at := matchWebhookHead(s, i, head)
-			if at < 0 {
-				continue
+func (r *Redactor) maskWebhookURLs(s string) string { return r.maskFound(s, webhookPathAt) }
+
+// webhookPathAt returns the secret path of the webhook URL whose head
+// starts at s[i].
+func webhookPathAt(s string, i int) (start, end int, ok bool) {
+	if c := lowerASCII(s[i]); c != 'h' && c != 'd' || !keyStart(s, i) {
+		return 0, 0, false
+	}
+	for _, head := range webhookHeads {
+		if at := matchWebhookHead(s, i, head); at >= 0 {
+			if end := webhookBodyEnd(s, at); end >= 0 {
+				return at, end, true
 			}
-			end := webhookBodyEnd(s, at)
-			if end < 0 {
-				continue
-			}
-			b.WriteString(s[last:at])
-			b.WriteString(r.Mask(s[at:end]))
-			last = end
-			i = end - 1
-			break
 		}
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return 0, 0, false
 }
 
 // matchWebhookHead returns the index in s after head matched at i (see
